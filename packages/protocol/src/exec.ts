@@ -1,0 +1,144 @@
+/**
+ * One tool call: {@link ExecRequest} in, {@link ExecResult} out. The same two shapes run
+ * through the gateway, the runner and the client; each layer adds only what is its own.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { StatusSchema } from './status.ts'
+
+/** Languages a sandbox can run. */
+export const LANGUAGES = ['python', 'javascript'] as const
+/** A language a sandbox can run. */
+export type Language = (typeof LANGUAGES)[number]
+
+/**
+ * Static bounds of the contract. A deployment may configure tighter limits (the gateway and the
+ * runner check those and name the field), never looser ones.
+ */
+export const LIMITS = Object.freeze({
+  /** Largest `timeout_ms` any deployment accepts. */
+  maxTimeoutMs: 3_600_000,
+  minTimeoutMs: 1,
+  /** Default `timeout_ms`. */
+  defaultTimeoutMs: 10_000,
+  /** Largest `memory_mb` any deployment accepts. */
+  maxMemoryMb: 65_536,
+  minMemoryMb: 16,
+  /** Default `memory_mb`. */
+  defaultMemoryMb: 1024,
+  /** Most items in one batch request. */
+  maxBatchItems: 1024,
+  /** Most files in one request. */
+  maxFiles: 256,
+  /** Longest file path in `files` or `fetch_files`. */
+  maxPathLength: 255
+})
+
+/** Schema of {@link ExecRequest}. */
+export const ExecRequestSchema = Type.Object({
+  language: Type.Optional(Type.Union(LANGUAGES.map((l) => Type.Literal(l)), {
+    default: 'python', description: 'python (default) or javascript'
+  })),
+  code: Type.String({ description: 'The program to run' }),
+  stdin: Type.Optional(Type.String({ description: 'Text given to the program on standard input', default: '' })),
+  timeout_ms: Type.Optional(Type.Integer({
+    minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: LIMITS.defaultTimeoutMs,
+    description: 'Wall-clock limit for the run, in milliseconds'
+  })),
+  memory_mb: Type.Optional(Type.Integer({
+    minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: LIMITS.defaultMemoryMb,
+    description: 'Memory the program may allocate beyond the warm interpreter, in MiB'
+  })),
+  files: Type.Optional(Type.Record(
+    Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
+    Type.String({ contentEncoding: 'base64' }),
+    { description: 'Files written into the job\'s working directory before it runs: relative path → base64 content' }
+  )),
+  fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
+    maxItems: LIMITS.maxFiles,
+    description: 'Relative paths read back from the working directory after the run, returned in `files`'
+  })),
+  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })),
+  request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Caller\'s id, echoed in the result and the logs' }))
+}, { $id: 'ExecRequest', additionalProperties: false })
+
+/** A tool call as the caller sends it. */
+export type ExecRequest = Static<typeof ExecRequestSchema>
+
+/** An {@link ExecRequest} with every default applied, as runners and drivers see it. */
+export interface ResolvedExecRequest {
+  language: Language
+  code: string
+  stdin: string
+  timeout_ms: number
+  memory_mb: number
+  files: Record<string, string>
+  fetch_files: string[]
+  session_id?: string
+  request_id?: string
+}
+
+/** Applies the contract's defaults to a validated request. */
+export function resolveExecRequest (req: ExecRequest): ResolvedExecRequest {
+  const resolved: ResolvedExecRequest = {
+    language: req.language ?? 'python',
+    code: req.code,
+    stdin: req.stdin ?? '',
+    timeout_ms: req.timeout_ms ?? LIMITS.defaultTimeoutMs,
+    memory_mb: req.memory_mb ?? LIMITS.defaultMemoryMb,
+    files: req.files ?? {},
+    fetch_files: req.fetch_files ?? []
+  }
+  if (req.session_id !== undefined) resolved.session_id = req.session_id
+  if (req.request_id !== undefined) resolved.request_id = req.request_id
+  return resolved
+}
+
+/** Schema of {@link ExecErrorInfo}. */
+export const ExecErrorInfoSchema = Type.Object({
+  type: Type.String({ description: 'Exception class for user errors (ValueError), or a stable SF_ERR_… code for the fleet\'s' }),
+  message: Type.String(),
+  traceback: Type.Optional(Type.String({ description: 'The user\'s frames only' }))
+}, { $id: 'ExecErrorInfo' })
+
+/** Why a run did not end `ok`. */
+export type ExecErrorInfo = Static<typeof ExecErrorInfoSchema>
+
+/** Schema of {@link ExecResult}. */
+export const ExecResultSchema = Type.Object({
+  status: StatusSchema,
+  stdout: Type.String(),
+  stderr: Type.String(),
+  exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Process exit code; null when the process was killed or never ran' }),
+  duration_ms: Type.Number({ description: 'Run time of the code' }),
+  queue_ms: Type.Number({ description: 'Time spent waiting for a sandbox' }),
+  truncated: Type.Object({ stdout: Type.Boolean(), stderr: Type.Boolean() }),
+  error: Type.Union([ExecErrorInfoSchema, Type.Null()]),
+  files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that existed' }),
+  runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
+  sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
+  request_id: Type.Optional(Type.String())
+}, { $id: 'ExecResult', additionalProperties: false })
+
+/** The outcome of one tool call. */
+export type ExecResult = Static<typeof ExecResultSchema>
+
+/**
+ * Builds the result of a call that never reached user code (a fleet or request status).
+ * `type` is the stable SF_ERR_… code.
+ */
+export function failedResult (status: ExecResult['status'], type: string, message: string, extra: Partial<ExecResult> = {}): ExecResult {
+  return {
+    status,
+    stdout: '',
+    stderr: '',
+    exit_code: null,
+    duration_ms: 0,
+    queue_ms: 0,
+    truncated: { stdout: false, stderr: false },
+    error: { type, message },
+    files: {},
+    runner: '',
+    sandbox: '',
+    ...extra
+  }
+}

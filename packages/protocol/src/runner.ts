@@ -1,0 +1,33 @@
+/** What a runner reports to gateways: its capacity and load, for routing. */
+import { Type, type Static } from '@sinclair/typebox'
+import { LANGUAGES } from './exec.ts'
+
+/** Lifecycle of a runner. */
+export const RUNNER_STATES = ['starting', 'ready', 'draining', 'closed'] as const
+/** A runner's lifecycle state. */
+export type RunnerState = (typeof RUNNER_STATES)[number]
+
+/** Schema of {@link RunnerLoad}. */
+export const RunnerLoadSchema = Type.Object({
+  runner: Type.String({ description: 'The runner\'s id, unique in the fleet' }),
+  state: Type.Union(RUNNER_STATES.map((s) => Type.Literal(s))),
+  backend: Type.String({ description: 'Driver of its Python pool: process | docker | pyodide | unsafe' }),
+  languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l)))),
+  capacity: Type.Integer({ description: 'Sandboxes that can run at once' }),
+  in_flight: Type.Integer({ description: 'Jobs running now' }),
+  queued: Type.Integer({ description: 'Jobs waiting for a sandbox' }),
+  queue_limit: Type.Integer({ description: 'Most jobs it will queue before answering overloaded' }),
+  warm: Type.Integer({ description: 'Sandboxes idle and ready' }),
+  busy: Type.Integer({ description: 'Sandboxes running a job' }),
+  sessions: Type.Integer({ description: 'Sessions held' })
+}, { $id: 'RunnerLoad' })
+
+/** A runner's load report (`GET /v1/runner/load`). */
+export type RunnerLoad = Static<typeof RunnerLoadSchema>
+
+/** Paths of the runner's internal API, which gateways call. */
+export const RUNNER_PATHS = Object.freeze({
+  execute: '/v1/execute',
+  batch: '/v1/execute/batch',
+  load: '/v1/runner/load'
+})

@@ -1,0 +1,94 @@
+/**
+ * The driver interface: how the runner's pool talks to one kind of sandbox.
+ *
+ * A {@link Driver} knows how to make {@link Sandbox}es of one backend (process, docker,
+ * pyodide, javascript). The pool, the queue, deadlines, replacement and statistics are written
+ * once in `pool/` and reused by every driver; a new backend is one new file in `drivers/`.
+ *
+ * Contract every driver keeps:
+ * - `Sandbox.execute()` runs exactly one job at a time and resolves with a {@link RunOutcome}
+ *   whose status is one of the user statuses (`ok`, `error`, `timeout`, `memory`, `killed`)
+ *   whenever the user's code ran. It rejects (with an `SF_ERR_…` error) only for faults of the
+ *   fleet, when the code cannot be blamed (spawn failure, protocol violation by the driver's own
+ *   side); the pool then answers `infra_error` and replaces the sandbox.
+ * - It never resolves later than `timeout_ms` plus a small grace: the sandbox enforces the
+ *   deadline itself, and the driver kills the whole sandbox if it does not answer in time.
+ * - After an outcome with `retire: true` (timeout, memory, crash, broken state) the pool closes
+ *   the sandbox and starts a replacement; it is never given another job.
+ * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
+ */
+import type { ExecResult, Language, ResolvedExecRequest } from '@sandfleet/protocol'
+
+/** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
+export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
+
+/** Lifecycle of one sandbox. */
+export type SandboxState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed'
+
+/** One job handed to a sandbox. */
+export interface Job {
+  /** The request, defaults applied and validated against the runner's limits. */
+  request: ResolvedExecRequest
+  /** Most bytes kept of stdout and of stderr each; the rest is read and dropped, marked truncated. */
+  maxOutputBytes: number
+}
+
+/** What one run produced: the user-code part of an {@link ExecResult}. */
+export interface RunOutcome {
+  status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed'
+  stdout: string
+  stderr: string
+  exit_code: number | null
+  duration_ms: number
+  truncated: { stdout: boolean, stderr: boolean }
+  error: ExecResult['error']
+  files: Record<string, string>
+  /** True when this sandbox must not run another job (timeout, memory, crash, K jobs reached by the driver). */
+  retire?: boolean
+}
+
+/** A sandbox's own counters, for /metrics and the load report. */
+export interface SandboxStats {
+  jobs: number
+  /** Resident memory of the sandbox in bytes, when the driver can measure it. */
+  memoryBytes?: number
+}
+
+/** One pre-warmed sandbox, owned by the pool. */
+export interface Sandbox {
+  /** Unique within the runner, e.g. `process-3`; reported in every result. */
+  readonly id: string
+  readonly state: SandboxState
+  /** Boots the sandbox until it can run a job (interpreter warm). Rejects with a clear message. */
+  start(): Promise<void>
+  /** Runs one job; see the contract above. */
+  execute(job: Job): Promise<RunOutcome>
+  stats(): SandboxStats
+  /** Stops the sandbox and frees everything it holds. Idempotent. */
+  close(): Promise<void>
+}
+
+/** What the driver protects against, said at start-up and on /v1/info. */
+export interface IsolationReport {
+  driver: DriverName
+  /** One line: the boundary, e.g. "bubblewrap namespaces (no network, read-only root) + cgroup memory/pids limits". */
+  boundary: string
+  /** What that boundary does and does not protect against, one item a property. */
+  properties: string[]
+}
+
+/** A backend: makes sandboxes of one kind. */
+export interface Driver {
+  readonly name: DriverName
+  readonly languages: readonly Language[]
+  /**
+   * Checks the prerequisites (binaries, image, engine) once at start-up. Rejects with an error
+   * whose message says what is missing and how to fix it, never a stack trace.
+   */
+  check(): Promise<void>
+  /** Makes a sandbox, not yet started. */
+  createSandbox(id: string): Sandbox
+  describe(): IsolationReport
+  /** Frees shared resources (a host process, an engine connection). Idempotent. */
+  close(): Promise<void>
+}
