@@ -103,6 +103,15 @@ export const ExecErrorInfoSchema = Type.Object({
 /** Why a run did not end `ok`. */
 export type ExecErrorInfo = Static<typeof ExecErrorInfoSchema>
 
+/** Schema of {@link DisplayData}. */
+export const DisplayDataSchema = Type.Record(Type.String(), Type.String(), {
+  $id: 'DisplayData',
+  description: 'One display result: MIME type → content (text/plain holds the repr)'
+})
+
+/** One rich result of a session cell, keyed by MIME type, as in a Jupyter `execute_result`. */
+export type DisplayData = Static<typeof DisplayDataSchema>
+
 /** Schema of {@link ExecResult}. */
 export const ExecResultSchema = Type.Object({
   status: StatusSchema,
@@ -116,7 +125,10 @@ export const ExecResultSchema = Type.Object({
   files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that existed' }),
   runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
   sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
-  request_id: Type.Optional(Type.String())
+  request_id: Type.Optional(Type.String()),
+  display: Type.Optional(Type.Array(DisplayDataSchema, {
+    description: 'Session cells only: rich results, as Jupyter\'s execute_result. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)}'
+  }))
 }, { $id: 'ExecResult', additionalProperties: false })
 
 /** The outcome of one tool call. */
