@@ -1,0 +1,116 @@
+/**
+ * The runner's internal HTTP API, as a Fastify instance that does not listen (tests use
+ * `inject()`; `main.ts` listens):
+ *
+ * - `POST /v1/execute`: an ExecRequest → an ExecResult (400 ErrorBody when it is refused).
+ * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
+ *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
+ * - `GET /v1/runner/load` (RunnerLoad), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+ *
+ * Every error response is the protocol's ErrorBody, naming the field at fault.
+ */
+import { PassThrough } from 'node:stream'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import {
+  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
+  RUNNER_PATHS, RunnerLoadSchema, type BatchRequest, type ErrorBody, type ExecRequest
+} from '@sandfleet/protocol'
+import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
+import type { Runner } from './runner.ts'
+
+/** Options of {@link buildRunnerApp}. */
+export interface RunnerAppOptions {
+  /** A pino logger, `true` for Fastify's default, `false` (default) for none. */
+  logger?: boolean | object
+  /** Largest body accepted (default: the runner's `maxBodyBytes`). */
+  maxBodyBytes?: number
+}
+
+/** Builds an error body. */
+function errorBody (code: RunnerErrorCode, message: string, field?: string): ErrorBody {
+  const body: ErrorBody = { status: RUNNER_ERRORS[code].status, error: { code, message } }
+  if (field !== undefined && field !== '') body.error.field = field
+  return body
+}
+
+/** The field an ajv error names: `requests/3/timeout_ms`, `code` for a missing property. */
+function fieldOf (err: FastifyError): string {
+  const v = err.validation?.[0]
+  if (v === undefined) return ''
+  const path = v.instancePath.replace(/^\//, '')
+  const params = v.params as { missingProperty?: string, additionalProperty?: string }
+  const leaf = params.missingProperty ?? params.additionalProperty
+  return leaf === undefined ? path : path === '' ? leaf : `${path}/${leaf}`
+}
+
+/** The runner's internal API on `runner`; see the module comment. */
+export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.maxBodyBytes ?? runner.config.maxBodyBytes,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    disableRequestLogging: true
+  } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance
+
+  app.addSchema(ExecRequestSchema)
+  app.addSchema(ExecResultSchema)
+
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    if (err.validation !== undefined) {
+      const field = fieldOf(err)
+      const message = `${field === '' ? 'body' : field} ${err.validation[0]?.message ?? 'is invalid'}`
+      return reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', message, field))
+    }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_BODY_TOO_LARGE', `the body is over ${options.maxBodyBytes ?? runner.config.maxBodyBytes} bytes`))
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_UNSUPPORTED_MEDIA', RUNNER_ERRORS.SF_ERR_RUNNER_UNSUPPORTED_MEDIA.message))
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
+      return reply.code(400).send(errorBody('SF_ERR_RUNNER_BAD_JSON', `the body is not valid JSON: ${err.message}`))
+    }
+    reply.log.error({ err }, 'runner request failed')
+    return reply.code(500).send(errorBody('SF_ERR_RUNNER_INTERNAL', err.message))
+  })
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('SF_ERR_RUNNER_NOT_FOUND', `no route ${request.method} ${request.url}`)))
+
+  const errorResponses = { 400: ErrorBodySchema, 503: ErrorBodySchema }
+
+  app.post<{ Body: ExecRequest }>(RUNNER_PATHS.execute, {
+    schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
+  }, async (request, reply) => {
+    const problem = runner.check(request.body)
+    if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, problem.message, problem.field))
+    return await runner.execute(request.body)
+  })
+
+  app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
+    schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
+  }, async (request, reply) => {
+    const { requests } = request.body
+    for (let i = 0; i < requests.length; i++) {
+      const problem = runner.check(requests[i])
+      if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, `requests/${i}/${problem.field}: ${problem.message}`, `requests/${i}/${problem.field}`))
+    }
+    const accept = request.headers.accept ?? ''
+    if (!accept.includes(NDJSON)) return { results: await runner.executeBatch(requests) }
+    // Streaming: one line per result as it finishes; a client that goes away cancels what still waits.
+    const aborter = new AbortController()
+    const stream = new PassThrough()
+    let done = false
+    request.raw.once('close', () => { if (!done) aborter.abort() })
+    void runner.executeBatch(requests, (index, result) => {
+      stream.write(`${JSON.stringify({ index, result })}\n`)
+    }, { signal: aborter.signal }).then(() => { done = true; stream.end() })
+    return await reply.header('content-type', NDJSON).send(stream)
+  })
+
+  app.get(RUNNER_PATHS.load, { schema: { response: { 200: RunnerLoadSchema } } }, async () => runner.load())
+  app.get('/healthz', async () => ({ status: 'ok', runner: runner.id, state: runner.state }))
+  app.get('/readyz', async (_request, reply) => {
+    const ready = runner.state === 'ready'
+    return await reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : runner.state, runner: runner.id })
+  })
+  app.get('/metrics', async (_request, reply) => {
+    const body = await runner.registry.metrics()
+    return await reply.header('content-type', runner.registry.contentType).send(body)
+  })
+  return app
+}

@@ -1,0 +1,186 @@
+/**
+ * The runner's configuration: one schema with defaults and no unknown keys, read from flags
+ * (`--pool-size 4`, `--pool-size=4`) and `SANDFLEET_*` variables (`SANDFLEET_POOL_SIZE=4`) into a
+ * frozen, typed object. Precedence: defaults < environment < flags < explicit overrides. A bad
+ * configuration throws one {@link ConfigError} listing every problem.
+ */
+import { availableParallelism, hostname } from 'node:os'
+import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
+import { Value, ValuePointer } from '@sinclair/typebox/value'
+import { LANGUAGES, LIMITS } from '@sandfleet/protocol'
+import { ConfigError } from './errors.ts'
+
+/** Backends the runner's Python pool can use; `auto` picks the strongest available. */
+export const BACKENDS = ['auto', 'process', 'docker', 'pyodide', 'unsafe'] as const
+/** A backend choice. */
+export type Backend = (typeof BACKENDS)[number]
+
+const int = (minimum: number, maximum: number, description: string): TInteger =>
+  Type.Integer({ minimum, maximum, description })
+
+/** Schema of {@link RunnerConfig}: every key, its bounds and its meaning. */
+export const RunnerConfigSchema = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128, description: 'Runner id, unique in the fleet (default runner-<host>-<pid>)' }),
+  host: Type.String({ minLength: 1, description: 'Address the internal API listens on' }),
+  port: int(0, 65_535, 'Port the internal API listens on (0: any free port)'),
+  backend: Type.Union(BACKENDS.map((b) => Type.Literal(b)), { description: 'Driver of the Python pool; auto = strongest isolation available; unsafe = no isolation (prints a warning)' }),
+  languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l))), { uniqueItems: true, description: 'Languages served (empty: every language with an available driver)' }),
+  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: the number of cores)'),
+  maxJobsPerSandbox: int(0, Number.MAX_SAFE_INTEGER, 'Jobs a sandbox runs before it is replaced (0: no limit)'),
+  maxQueuedJobs: int(0, 1_000_000, 'Jobs waiting for a sandbox before new ones are answered overloaded'),
+  queueTimeoutMs: int(1, LIMITS.maxTimeoutMs, 'Longest a job waits for a sandbox before it is answered queue_timeout'),
+  drainTimeoutMs: int(0, LIMITS.maxTimeoutMs, 'On shutdown, how long queued and running jobs may finish'),
+  replaceBackoffMs: int(1, 60_000, 'First delay before retrying a sandbox that failed to start (doubles)'),
+  replaceBackoffMaxMs: int(1, 600_000, 'Longest delay between retries of a sandbox that fails to start'),
+  maxTimeoutMs: int(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, 'Largest timeout_ms accepted'),
+  maxMemoryMb: int(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, 'Largest memory_mb accepted'),
+  maxCodeBytes: int(1, 64 * 1024 * 1024, 'Largest code accepted, in UTF-8 bytes'),
+  maxBodyBytes: int(1024, 1024 * 1024 * 1024, 'Largest HTTP body accepted by the internal API'),
+  maxOutputBytes: int(0, 64 * 1024 * 1024, 'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'),
+  graceMs: int(0, 600_000, 'Beyond timeout_ms, how long a sandbox may take to answer before it is killed'),
+  pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
+  executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python)' }),
+  dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend' }),
+  sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512)'),
+  sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none)'),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
+}, { additionalProperties: false })
+
+/** The runner's configuration, frozen. Build it with {@link parseRunnerConfig} or {@link runnerConfig}. */
+export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>
+/** A partial configuration: what a caller overrides; the rest takes its default. */
+export type RunnerConfigInput = Partial<Static<typeof RunnerConfigSchema>>
+
+/** The defaults, computed on this host. */
+export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
+  return {
+    id: `runner-${hostname()}-${process.pid}`,
+    host: '127.0.0.1',
+    port: 8080,
+    backend: 'auto',
+    languages: [],
+    poolSize: Math.max(1, availableParallelism()),
+    maxJobsPerSandbox: 10_000,
+    maxQueuedJobs: 8192,
+    queueTimeoutMs: 30_000,
+    drainTimeoutMs: 20_000,
+    replaceBackoffMs: 100,
+    replaceBackoffMaxMs: 5000,
+    maxTimeoutMs: 300_000,
+    maxMemoryMb: 4096,
+    maxCodeBytes: 1024 * 1024,
+    maxBodyBytes: 32 * 1024 * 1024,
+    maxOutputBytes: 64 * 1024,
+    graceMs: 2000,
+    pythonPath: 'python3',
+    executorPath: '',
+    dockerImage: 'sandfleet/python:latest',
+    sandboxMemoryMb: 0,
+    sandboxPids: 0,
+    logLevel: 'info'
+  }
+}
+
+type Key = keyof Static<typeof RunnerConfigSchema>
+const KEYS = Object.keys(RunnerConfigSchema.properties) as Key[]
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+const envName = (key: string): string => `SANDFLEET_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
+
+/** Flag name (without `--`) → config key, e.g. `pool-size` → `poolSize`. */
+export const RUNNER_FLAGS: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [kebab(k), k]))
+/** Environment variable → config key, e.g. `SANDFLEET_POOL_SIZE` → `poolSize`. */
+export const RUNNER_ENV: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [envName(k), k]))
+
+/** Where the configuration comes from. */
+export interface ConfigSources {
+  /** Command-line arguments after the command (`['--pool-size', '4']`). */
+  argv?: readonly string[]
+  /** Environment; only the `SANDFLEET_*` names of this schema are read. */
+  env?: Readonly<Record<string, string | undefined>>
+  /** Values set by code; they win over flags and environment. */
+  overrides?: RunnerConfigInput
+  /** When true, flags this schema does not know are returned in `rest` instead of being problems. */
+  allowUnknownFlags?: boolean
+}
+
+function coerce (key: Key, raw: string): unknown {
+  const schema = RunnerConfigSchema.properties[key] as TSchema & { type?: string }
+  if (schema.type === 'integer') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw
+  if (schema.type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  if (schema.type === 'boolean') return raw === '' || raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
+  return raw
+}
+
+/**
+ * Reads flags, environment and overrides into a frozen {@link RunnerConfig}.
+ * Throws a {@link ConfigError} listing every problem (unknown flag, wrong type, out of range).
+ */
+export function parseRunnerConfig (sources: ConfigSources = {}): RunnerConfig {
+  return readRunnerConfig(sources).config
+}
+
+/**
+ * Like {@link parseRunnerConfig}, and also returns the arguments it did not take (with
+ * `allowUnknownFlags`), for a command line that mixes the runner's flags with others.
+ */
+export function readRunnerConfig (sources: ConfigSources = {}): { config: RunnerConfig, rest: string[] } {
+  return parseWithRest(sources)
+}
+
+function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: string[] } {
+  const problems: string[] = []
+  const values: Record<string, unknown> = runnerConfigDefaults()
+  const origin: Record<string, string> = {}
+  for (const [name, key] of RUNNER_ENV) {
+    const raw = sources.env?.[name]
+    if (raw === undefined || raw === '') continue
+    values[key] = coerce(key, raw)
+    origin[key] = name
+  }
+  const rest: string[] = []
+  const argv = sources.argv ?? []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (!arg.startsWith('--')) {
+      if (sources.allowUnknownFlags === true) rest.push(arg)
+      else problems.push(`unexpected argument "${arg}"`)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = arg.slice(2, eq === -1 ? undefined : eq)
+    const key = RUNNER_FLAGS.get(name)
+    if (key === undefined) {
+      if (sources.allowUnknownFlags === true) rest.push(arg)
+      else problems.push(`unknown flag --${name}`)
+      continue
+    }
+    let raw: string
+    if (eq !== -1) raw = arg.slice(eq + 1)
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) raw = argv[++i]
+    else { problems.push(`--${name}: needs a value`); continue }
+    values[key] = coerce(key, raw)
+    origin[key] = `--${name}`
+  }
+  for (const [key, value] of Object.entries(sources.overrides ?? {})) {
+    if (value === undefined) continue
+    if (!KEYS.includes(key as Key)) { problems.push(`unknown key "${key}"`); continue }
+    values[key] = value
+    origin[key] = 'overrides'
+  }
+  for (const error of Value.Errors(RunnerConfigSchema, values)) {
+    const key = error.path.split('/')[1] ?? ''
+    const where = origin[key] === undefined ? key : `${key} (${origin[key]})`
+    problems.push(`${where}: ${error.message} (got ${JSON.stringify(ValuePointer.Get(values, error.path))})`)
+  }
+  if (problems.length === 0 && (values.replaceBackoffMaxMs as number) < (values.replaceBackoffMs as number)) {
+    problems.push('replaceBackoffMaxMs: must be ≥ replaceBackoffMs')
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  values.languages = Object.freeze([...(values.languages as string[])])
+  return { config: Object.freeze(values) as RunnerConfig, rest }
+}
+
+/** A frozen configuration from code: the defaults with `input` applied, validated. */
+export function runnerConfig (input: RunnerConfigInput = {}): RunnerConfig {
+  return parseWithRest({ overrides: input }).config
+}

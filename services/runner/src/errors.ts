@@ -1,0 +1,82 @@
+/**
+ * The runner's errors. Each has a stable `SF_ERR_RUNNER_…` code (documented in docs/errors.md),
+ * a message, the HTTP status a caller sees and, when another error led to it, a `cause`.
+ *
+ * Faults of one job never reject {@link Runner.execute}: they become a result status, and the
+ * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
+ * choice) and used to name codes in results and HTTP error bodies.
+ */
+import type { Status } from '@sandfleet/protocol'
+
+/** Every code the runner produces, with the HTTP status and the result status a caller sees. */
+export const RUNNER_ERRORS = Object.freeze({
+  SF_ERR_RUNNER_CONFIG: { httpStatus: 500, status: 'infra_error', message: 'Invalid runner configuration' },
+  SF_ERR_RUNNER_DRIVER_UNAVAILABLE: { httpStatus: 500, status: 'infra_error', message: 'The backend is not available in this runner' },
+  SF_ERR_RUNNER_NO_BACKEND: { httpStatus: 500, status: 'infra_error', message: 'No isolation backend is available on this host' },
+  SF_ERR_RUNNER_POOL_START: { httpStatus: 503, status: 'infra_error', message: 'No sandbox of the pool could be started' },
+  SF_ERR_RUNNER_SANDBOX_START: { httpStatus: 503, status: 'infra_error', message: 'A sandbox failed to start' },
+  SF_ERR_RUNNER_SANDBOX_FAILED: { httpStatus: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
+  SF_ERR_RUNNER_NO_SANDBOX: { httpStatus: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
+  SF_ERR_RUNNER_NOT_STARTED: { httpStatus: 503, status: 'infra_error', message: 'The runner is not started' },
+  SF_ERR_RUNNER_DRAINING: { httpStatus: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },
+  SF_ERR_RUNNER_OVERLOADED: { httpStatus: 429, status: 'overloaded', message: 'The runner\'s queue is full' },
+  SF_ERR_RUNNER_QUEUE_TIMEOUT: { httpStatus: 503, status: 'queue_timeout', message: 'The job waited past its queue deadline and was not run' },
+  SF_ERR_RUNNER_CANCELLED: { httpStatus: 499, status: 'queue_timeout', message: 'The caller cancelled the job before it ran' },
+  SF_ERR_RUNNER_INVALID_REQUEST: { httpStatus: 400, status: 'invalid_request', message: 'The request does not match the schema' },
+  SF_ERR_RUNNER_BAD_JSON: { httpStatus: 400, status: 'invalid_request', message: 'The body is not valid JSON' },
+  SF_ERR_RUNNER_BODY_TOO_LARGE: { httpStatus: 400, status: 'invalid_request', message: 'The body is larger than the runner accepts' },
+  SF_ERR_RUNNER_UNSUPPORTED_MEDIA: { httpStatus: 400, status: 'invalid_request', message: 'The body must be application/json' },
+  SF_ERR_RUNNER_LIMIT: { httpStatus: 400, status: 'invalid_request', message: 'A field is over the runner\'s configured limit' },
+  SF_ERR_RUNNER_LANGUAGE: { httpStatus: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
+  SF_ERR_RUNNER_NOT_FOUND: { httpStatus: 404, status: 'invalid_request', message: 'No such route' },
+  SF_ERR_RUNNER_INTERNAL: { httpStatus: 500, status: 'infra_error', message: 'Internal runner error' }
+} satisfies Record<string, { httpStatus: number, status: Status, message: string }>)
+
+/** A stable runner error code. */
+export type RunnerErrorCode = keyof typeof RUNNER_ERRORS
+
+/** An error of the runner, with a stable code, the HTTP status a caller sees and a cause. */
+export class RunnerError extends Error {
+  /** Stable `SF_ERR_RUNNER_…` code. */
+  readonly code: RunnerErrorCode
+  /** HTTP status a caller of the runner's API sees for it. */
+  readonly statusCode: number
+  /** Result status it maps to. */
+  readonly status: Status
+  /** The request field at fault, when there is one (a JSON path without the leading slash). */
+  readonly field?: string
+
+  constructor (code: RunnerErrorCode, message?: string, options: { cause?: unknown, field?: string } = {}) {
+    const spec = RUNNER_ERRORS[code]
+    super(message ?? spec.message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'RunnerError'
+    this.code = code
+    this.statusCode = spec.httpStatus
+    this.status = spec.status
+    if (options.field !== undefined) this.field = options.field
+  }
+}
+
+/** A configuration that failed validation: the message lists every problem, one a line. */
+export class ConfigError extends RunnerError {
+  /** Each problem, e.g. `poolSize: must be an integer ≥ 1 (got "x")`. */
+  readonly problems: readonly string[]
+
+  constructor (problems: string[]) {
+    super('SF_ERR_RUNNER_CONFIG', `invalid runner configuration:\n  - ${problems.join('\n  - ')}`)
+    this.name = 'ConfigError'
+    this.problems = Object.freeze([...problems])
+  }
+}
+
+/** The message of any thrown value, for logs and results (never a stack trace). */
+export function messageOf (err: unknown): string {
+  if (err instanceof Error) return err.message
+  return String(err)
+}
+
+/** The stable code of any thrown value when it carries one (`SF_ERR_…`), else the fallback. */
+export function codeOf (err: unknown, fallback: string): string {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('SF_ERR_') ? code : fallback
+}

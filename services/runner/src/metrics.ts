@@ -1,0 +1,95 @@
+/**
+ * The runner's Prometheus metrics, in a registry of its own (never the global one), names
+ * `sandfleet_runner_…`. Pool gauges are read from the pools when scraped; per-job counters and
+ * histograms use label children bound once, so the hot path does no label lookups.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
+import type { Pool, ReplaceReason } from './pool/pool.ts'
+
+const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+interface Bound {
+  executions: Map<Status, Counter.Internal>
+  duration: Histogram.Internal<string>
+  queueWait: Histogram.Internal<string>
+}
+
+/** The runner's metrics; {@link record} is called once per result. */
+export class RunnerMetrics {
+  /** The registry `GET /metrics` serves. */
+  readonly registry = new Registry()
+  readonly #executions: Counter<string>
+  readonly #duration: Histogram<string>
+  readonly #queueWait: Histogram<string>
+  readonly #replacements: Counter<string>
+  readonly #replaceSeconds: Histogram<string>
+  readonly #startFailures: Counter<string>
+  readonly #bound = new Map<Language, Bound>()
+  #pools: readonly Pool[] = []
+
+  constructor (runnerId: string) {
+    const registers = [this.registry]
+    this.registry.setDefaultLabels({ runner: runnerId })
+    this.#executions = new Counter({ name: 'sandfleet_runner_executions_total', help: 'Jobs answered, by status, language and backend', labelNames: ['status', 'language', 'backend'], registers })
+    this.#duration = new Histogram({ name: 'sandfleet_runner_execution_duration_seconds', help: 'Run time of the code', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
+    this.#queueWait = new Histogram({ name: 'sandfleet_runner_queue_wait_seconds', help: 'Time jobs waited for a sandbox', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
+    this.#replacements = new Counter({ name: 'sandfleet_runner_sandbox_replacements_total', help: 'Sandboxes replaced, by reason (retire, crash, max_jobs)', labelNames: ['language', 'backend', 'reason'], registers })
+    this.#replaceSeconds = new Histogram({ name: 'sandfleet_runner_sandbox_replace_seconds', help: 'Time from a sandbox leaving service to its replacement being ready', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
+    this.#startFailures = new Counter({ name: 'sandfleet_runner_sandbox_start_failures_total', help: 'Sandbox start attempts that failed', labelNames: ['language', 'backend'], registers })
+    const pools = (): readonly Pool[] => this.#pools
+    const gauge = (name: string, help: string, read: (s: ReturnType<Pool['stats']>) => number): void => {
+      void new Gauge({
+        name, help, labelNames: ['language', 'backend'], registers,
+        collect () {
+          this.reset()
+          for (const pool of pools()) {
+            const s = pool.stats()
+            this.set({ language: s.language, backend: s.driver }, read(s))
+          }
+        }
+      })
+    }
+    gauge('sandfleet_runner_sandboxes_warm', 'Sandboxes idle and ready', (s) => s.warm)
+    gauge('sandfleet_runner_sandboxes_busy', 'Sandboxes running a job', (s) => s.busy)
+    gauge('sandfleet_runner_sandboxes_starting', 'Sandboxes booting (first start or replacement)', (s) => s.starting)
+    gauge('sandfleet_runner_pool_size', 'Sandboxes each pool keeps', (s) => s.size)
+    gauge('sandfleet_runner_in_flight', 'Jobs running now', (s) => s.busy)
+    gauge('sandfleet_runner_queued', 'Jobs waiting for a sandbox', (s) => s.queued)
+  }
+
+  /** Attaches the pools whose gauges are reported and binds their label children. */
+  attach (pools: readonly Pool[]): void {
+    this.#pools = pools
+    for (const pool of pools) {
+      const labels = { language: pool.language, backend: pool.driver.name }
+      const executions = new Map<Status, Counter.Internal>()
+      for (const status of STATUSES) executions.set(status, this.#executions.labels({ ...labels, status }))
+      this.#bound.set(pool.language, { executions, duration: this.#duration.labels(labels), queueWait: this.#queueWait.labels(labels) })
+    }
+  }
+
+  /** Counts one answered job. */
+  record (language: Language, result: ExecResult): void {
+    const bound = this.#bound.get(language)
+    if (bound === undefined) {
+      this.#executions.inc({ status: result.status, language, backend: 'none' })
+      return
+    }
+    bound.executions.get(result.status)?.inc()
+    if (result.sandbox !== '') bound.duration.observe(result.duration_ms / 1000)
+    bound.queueWait.observe(result.queue_ms / 1000)
+  }
+
+  /** Pool event: a replacement is ready. */
+  replaced (pool: Pool, reason: ReplaceReason, ms: number): void {
+    const labels = { language: pool.language, backend: pool.driver.name }
+    this.#replacements.inc({ ...labels, reason })
+    this.#replaceSeconds.observe(labels, ms / 1000)
+  }
+
+  /** Pool event: a sandbox failed to start. */
+  startFailed (pool: Pool): void {
+    this.#startFailures.inc({ language: pool.language, backend: pool.driver.name })
+  }
+}

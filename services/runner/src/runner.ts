@@ -1,0 +1,306 @@
+/**
+ * The runner: one pool of pre-warmed sandboxes per language it serves, behind one API that the
+ * HTTP app (`app.ts`) and the gateway's in-process adapter both use.
+ *
+ * {@link Runner.execute} never rejects: every fault becomes a status (`invalid_request` for a
+ * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
+ * fleet's faults, a user status when the code ran).
+ */
+import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import type { Registry } from 'prom-client'
+import type { RunnerConfig } from './config.ts'
+import type { Driver, IsolationReport } from './drivers/driver.ts'
+import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS, type DriverOptions } from './drivers/index.ts'
+import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'
+import { silentLogger, type Logger } from './logger.ts'
+import { RunnerMetrics } from './metrics.ts'
+import { Pool, type PoolStats } from './pool/pool.ts'
+
+/** Options of a {@link Runner}. */
+export interface RunnerOptions {
+  /** Where the runner logs (a pino logger fits); silent by default. */
+  logger?: Logger
+  /** Use this driver (already made, not yet checked) for the languages it declares instead of choosing by `config.backend`. */
+  driver?: Driver
+}
+
+/** Per-call options of {@link Runner.execute}. */
+export interface ExecuteOptions {
+  /** Aborting it answers a job that is still waiting for a sandbox (`queue_timeout`, SF_ERR_RUNNER_CANCELLED) without running it. */
+  signal?: AbortSignal
+}
+
+/** A request the runner refuses before queueing: what the HTTP app turns into a 400. */
+export interface RequestProblem {
+  code: RunnerErrorCode
+  message: string
+  /** The field at fault (`timeout_ms`, `code`, `language`). */
+  field: string
+}
+
+/** The runner; see the module comment. */
+export class Runner {
+  /** The runner's id, unique in the fleet; in every result. */
+  readonly id: string
+  /** The configuration it runs with. */
+  readonly config: RunnerConfig
+  /** Its Prometheus registry (its own, not the global one). */
+  readonly registry: Registry
+  readonly #log: Logger
+  readonly #metrics: RunnerMetrics
+  readonly #givenDriver: Driver | undefined
+  readonly #pools = new Map<Language, Pool>()
+  readonly #drivers: Driver[] = []
+  #state: RunnerState = 'starting'
+  #starting: Promise<void> | undefined
+  #closing: Promise<void> | undefined
+  #backendReason = ''
+
+  constructor (config: RunnerConfig, options: RunnerOptions = {}) {
+    this.config = config
+    this.id = config.id
+    this.#log = options.logger ?? silentLogger
+    this.#givenDriver = options.driver
+    this.#metrics = new RunnerMetrics(this.id)
+    this.registry = this.#metrics.registry
+  }
+
+  /** Lifecycle: `starting` until {@link start} resolves, `ready`, `draining` in {@link close}, `closed`. */
+  get state (): RunnerState {
+    return this.#state
+  }
+
+  /** Which backend the Python pool uses and why (after {@link start}), to print at start-up. */
+  get backendReason (): string {
+    return this.#backendReason
+  }
+
+  /** Languages served (after {@link start}). */
+  get languages (): Language[] {
+    return [...this.#pools.keys()]
+  }
+
+  /**
+   * Checks the drivers (`driver.check()`), then warms every pool; resolves when each pool has
+   * a sandbox ready. Rejects with a clear message when no backend fits or no sandbox starts,
+   * after releasing what it started. Idempotent.
+   */
+  start (): Promise<void> {
+    this.#starting ??= this.#start()
+    return this.#starting
+  }
+
+  async #start (): Promise<void> {
+    try {
+      const options: DriverOptions = { config: this.config, logger: this.#log }
+      const wanted = this.config.languages.length > 0 ? new Set<Language>(this.config.languages) : undefined
+      let primary: Driver
+      if (this.#givenDriver !== undefined) {
+        primary = this.#givenDriver
+        this.#drivers.push(primary)
+        await primary.check()
+        this.#backendReason = `backend ${primary.name} (given by the embedder): ${primary.describe().boundary}`
+      } else {
+        const choice = await choosePythonDriver(this.config.backend, options)
+        primary = choice.driver
+        this.#drivers.push(primary)
+        this.#backendReason = choice.reason
+      }
+      this.#log.info({ runner: this.id, backend: primary.name }, this.#backendReason)
+      for (const language of primary.languages) {
+        if (wanted === undefined || wanted.has(language)) this.#addPool(language, primary)
+      }
+      for (const language of LANGUAGES) {
+        if (this.#pools.has(language) || (wanted !== undefined && !wanted.has(language))) continue
+        const name = LANGUAGE_DRIVERS[language]
+        if (name === undefined || !hasDriver(name)) {
+          if (wanted !== undefined) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', `language ${language} was asked for, but no driver for it is available in this runner`)
+          continue
+        }
+        const driver = await createDriver(name, options)
+        this.#drivers.push(driver)
+        try {
+          await driver.check()
+        } catch (err) {
+          if (wanted !== undefined) throw err
+          this.#log.warn({ runner: this.id, language, err: messageOf(err) }, `not serving ${language}: its driver is unavailable`)
+          continue
+        }
+        this.#addPool(language, driver)
+      }
+      if (this.#pools.size === 0) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', 'no language to serve: the configured languages match no driver')
+      this.#metrics.attach([...this.#pools.values()])
+      await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.start() }))
+      if (this.#state === 'starting') this.#state = 'ready'
+      this.#log.info({ runner: this.id, languages: this.languages, poolSize: this.config.poolSize }, 'runner ready')
+    } catch (err) {
+      await this.#release()
+      this.#state = 'closed'
+      throw err
+    }
+  }
+
+  #addPool (language: Language, driver: Driver): void {
+    const pool: Pool = new Pool({
+      driver,
+      language,
+      runnerId: this.id,
+      size: this.config.poolSize,
+      maxJobsPerSandbox: this.config.maxJobsPerSandbox,
+      maxQueuedJobs: this.config.maxQueuedJobs,
+      queueTimeoutMs: this.config.queueTimeoutMs,
+      replaceBackoffMs: this.config.replaceBackoffMs,
+      replaceBackoffMaxMs: this.config.replaceBackoffMaxMs,
+      logger: this.#log,
+      events: {
+        replaced: (reason, ms) => { this.#metrics.replaced(pool, reason, ms) },
+        startFailed: () => { this.#metrics.startFailed(pool) }
+      }
+    })
+    this.#pools.set(language, pool)
+  }
+
+  /**
+   * The first reason the runner would refuse `request` before queueing it (a field over the
+   * configured limits, a language it does not serve), or `undefined`. Schema validation is the
+   * caller's (the HTTP app validates with the protocol's schema).
+   */
+  check (request: ExecRequest): RequestProblem | undefined {
+    const c = this.config
+    if (typeof request.code !== 'string') return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: 'code', message: 'code must be a string' }
+    if (request.code.length > c.maxCodeBytes && Buffer.byteLength(request.code) > c.maxCodeBytes) {
+      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'code', message: `code is ${Buffer.byteLength(request.code)} bytes; this runner accepts at most ${c.maxCodeBytes}` }
+    }
+    if (request.timeout_ms !== undefined && request.timeout_ms > c.maxTimeoutMs) {
+      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'timeout_ms', message: `timeout_ms ${request.timeout_ms} is over this runner's limit of ${c.maxTimeoutMs}` }
+    }
+    if (request.memory_mb !== undefined && request.memory_mb > c.maxMemoryMb) {
+      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'memory_mb', message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}` }
+    }
+    const language = request.language ?? 'python'
+    if (this.#pools.size > 0 && !this.#pools.has(language)) {
+      return { code: 'SF_ERR_RUNNER_LANGUAGE', field: 'language', message: `this runner does not serve ${language} (it serves ${this.languages.join(', ')})` }
+    }
+    return undefined
+  }
+
+  /**
+   * Runs one request and resolves with its result; never rejects. Defaults come from the
+   * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
+   */
+  execute (request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
+    if (this.#state === 'draining' || this.#state === 'closed') return Promise.resolve(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
+    const problem = this.check(request)
+    if (problem !== undefined) return Promise.resolve(this.#failed(request, 'invalid_request', problem.code, `${problem.field}: ${problem.message}`))
+    const language = request.language ?? 'python'
+    const pool = this.#pools.get(language)
+    if (pool === undefined || this.#state === 'starting') {
+      // Not started yet: wait for start() if it runs, else answer at once.
+      if (this.#starting === undefined) return Promise.resolve(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED'))
+      return this.#starting.then(() => this.execute(request, options), (err: unknown) => this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`))
+    }
+    let resolved
+    try {
+      resolved = resolveExecRequest(request)
+    } catch (err) {
+      return Promise.resolve(this.#failed(request, 'invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST', messageOf(err)))
+    }
+    return pool.run({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, request.request_id, options?.signal)
+      .then((result) => { this.#metrics.record(language, result); return result })
+  }
+
+  /**
+   * Runs many requests, queued in order; resolves with the results in request order. `onResult`
+   * sees each result as soon as it is ready, with its index (completion order). Never rejects.
+   */
+  async executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
+    const results = new Array<ExecResult>(requests.length)
+    const pending = new Array<Promise<void>>(requests.length)
+    for (let i = 0; i < requests.length; i++) {
+      pending[i] = this.execute(requests[i], options).then((result) => {
+        results[i] = result
+        if (onResult !== undefined) {
+          try { onResult(i, result) } catch (err) { this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw') }
+        }
+      })
+    }
+    await Promise.all(pending)
+    return results
+  }
+
+  /** The load report gateways route by (`GET /v1/runner/load`). */
+  load (): RunnerLoad {
+    const load: RunnerLoad = {
+      runner: this.id,
+      state: this.#state,
+      backend: this.#pools.get('python')?.driver.name ?? this.#drivers[0]?.name ?? this.config.backend,
+      languages: this.languages,
+      capacity: 0,
+      in_flight: 0,
+      queued: 0,
+      queue_limit: 0,
+      warm: 0,
+      busy: 0,
+      sessions: 0
+    }
+    for (const pool of this.#pools.values()) {
+      const s = pool.stats()
+      load.capacity += s.size
+      load.in_flight += s.busy
+      load.busy += s.busy
+      load.queued += s.queued
+      load.queue_limit += s.queueLimit
+      load.warm += s.warm
+    }
+    return load
+  }
+
+  /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */
+  poolStats (): PoolStats[] {
+    return [...this.#pools.values()].map((pool) => pool.stats())
+  }
+
+  /** What the Python pool's backend protects against (the first pool's when there is no Python). Throws before {@link start}. */
+  isolation (): IsolationReport {
+    const driver = this.#pools.get('python')?.driver ?? this.#drivers[0] ?? this.#givenDriver
+    if (driver === undefined) throw new RunnerError('SF_ERR_RUNNER_NOT_STARTED', 'isolation() is known once start() chose a backend')
+    return driver.describe()
+  }
+
+  /** The isolation report of every pool, by language. */
+  isolations (): Partial<Record<Language, IsolationReport>> {
+    const out: Partial<Record<Language, IsolationReport>> = {}
+    for (const [language, pool] of this.#pools) out[language] = pool.driver.describe()
+    return out
+  }
+
+  /**
+   * Drains (new jobs answered `infra_error`; queued and running ones may finish for
+   * `drainTimeoutMs`), then closes every sandbox and driver. Idempotent.
+   */
+  close (): Promise<void> {
+    this.#closing ??= this.#close()
+    return this.#closing
+  }
+
+  async #close (): Promise<void> {
+    if (this.#state !== 'closed') this.#state = 'draining'
+    if (this.#starting !== undefined) await this.#starting.catch(() => {})
+    this.#state = 'draining'
+    await this.#release(this.config.drainTimeoutMs)
+    this.#state = 'closed'
+  }
+
+  async #release (drainTimeoutMs = 0): Promise<void> {
+    await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.close(drainTimeoutMs) }))
+    await Promise.all(this.#drivers.map(async (driver) => {
+      try { await driver.close() } catch (err) { this.#log.warn({ runner: this.id, driver: driver.name, err: messageOf(err) }, 'driver close failed') }
+    }))
+  }
+
+  #failed (request: ExecRequest, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
+    const result = failedResult(status, code, message ?? RUNNER_ERRORS[code].message, { runner: this.id })
+    if (typeof request?.request_id === 'string') result.request_id = request.request_id
+    return result
+  }
+}

@@ -1,0 +1,88 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { buildRunnerApp } from '../src/app.ts'
+import { Runner } from '../src/runner.ts'
+import { runnerConfig } from '../src/config.ts'
+import { ScriptedDriver } from './helpers/scripted-driver.ts'
+
+let runner: Runner
+let app: FastifyInstance
+
+before(async () => {
+  runner = new Runner(runnerConfig({ id: 'r-app', poolSize: 2, maxTimeoutMs: 5000, maxBodyBytes: 4096 }), { driver: new ScriptedDriver() })
+  await runner.start()
+  app = buildRunnerApp(runner)
+  await app.ready()
+})
+after(async () => {
+  await app.close()
+  await runner.close()
+})
+
+test('app: POST /v1/execute answers an ExecResult', async () => {
+  const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'echo hello' } })
+  assert.equal(res.statusCode, 200)
+  const body = res.json()
+  assert.equal(body.status, 'ok')
+  assert.equal(body.stdout, 'hello\n')
+  assert.equal(body.runner, 'r-app')
+})
+
+test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async () => {
+  const cases: Array<[unknown, string, string | undefined]> = [
+    [{}, 'SF_ERR_RUNNER_INVALID_REQUEST', 'code'],
+    [{ code: 1 }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'code'],
+    [{ code: 'x', timeout_ms: '100' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'timeout_ms'],
+    [{ code: 'x', language: 'cobol' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'language'],
+    [{ code: 'x', extra: 1 }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'extra'],
+    [{ code: 'x', timeout_ms: 6000 }, 'SF_ERR_RUNNER_LIMIT', 'timeout_ms'],
+    [{ code: 'x'.repeat(5000) }, 'SF_ERR_RUNNER_BODY_TOO_LARGE', undefined]
+  ]
+  for (const [payload, code, field] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: payload as object })
+    assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 60))
+    const body = res.json()
+    assert.equal(body.status, 'invalid_request')
+    assert.equal(body.error.code, code)
+    assert.equal(body.error.field, field)
+  }
+  const bad = await app.inject({ method: 'POST', url: '/v1/execute', headers: { 'content-type': 'application/json' }, payload: '{"code":' })
+  assert.equal(bad.statusCode, 400)
+  assert.equal(bad.json().error.code, 'SF_ERR_RUNNER_BAD_JSON')
+})
+
+test('app: batch answers in order; an item over a limit names requests/i/field', async () => {
+  const res = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'sleep 5' }, { code: 'echo b' }] } })
+  assert.equal(res.statusCode, 200)
+  assert.deepEqual(res.json().results.map((r: { stdout: string }) => r.stdout), ['slept 5\n', 'b\n'])
+  const bad = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'echo a' }, { code: 'echo b', timeout_ms: 9000 }] } })
+  assert.equal(bad.statusCode, 400)
+  assert.equal(bad.json().error.field, 'requests/1/timeout_ms')
+})
+
+test('app: batch with Accept: application/x-ndjson streams {index, result} lines', async () => {
+  const res = await app.inject({
+    method: 'POST', url: '/v1/execute/batch', headers: { accept: 'application/x-ndjson' },
+    payload: { requests: [{ code: 'sleep 20' }, { code: 'echo fast' }] }
+  })
+  assert.equal(res.statusCode, 200)
+  assert.match(String(res.headers['content-type']), /application\/x-ndjson/)
+  const lines = res.body.trim().split('\n').map((l) => JSON.parse(l) as { index: number, result: { stdout: string } })
+  assert.deepEqual(lines.map((l) => l.index), [1, 0], 'the fast item streams first')
+  assert.equal(lines[1].result.stdout, 'slept 20\n')
+})
+
+test('app: load, healthz, readyz, metrics', async () => {
+  const load = (await app.inject({ url: '/v1/runner/load' })).json()
+  assert.equal(load.runner, 'r-app')
+  assert.equal(load.capacity, 2)
+  assert.equal(load.state, 'ready')
+  assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
+  assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200)
+  const metrics = await app.inject({ url: '/metrics' })
+  assert.match(metrics.body, /sandfleet_runner_executions_total/)
+  const missing = await app.inject({ url: '/nope' })
+  assert.equal(missing.statusCode, 404)
+  assert.equal(missing.json().error.code, 'SF_ERR_RUNNER_NOT_FOUND')
+})

@@ -1,0 +1,32 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { parseRunnerConfig, readRunnerConfig, runnerConfig } from '../src/config.ts'
+import { ConfigError } from '../src/errors.ts'
+
+test('config: defaults, then env, then flags; frozen', () => {
+  const c = parseRunnerConfig({ argv: ['--pool-size', '3', '--queue-timeout-ms=500'], env: { SANDFLEET_POOL_SIZE: '9', SANDFLEET_PORT: '9001', SANDFLEET_GATEWAY_THING: 'ignored' } })
+  assert.equal(c.poolSize, 3)
+  assert.equal(c.queueTimeoutMs, 500)
+  assert.equal(c.port, 9001)
+  assert.equal(c.backend, 'auto')
+  assert.ok(Object.isFrozen(c))
+})
+
+test('config: a bad config lists every problem in one error', () => {
+  try {
+    parseRunnerConfig({ argv: ['--pool-size', 'x', '--bogus', '1', '--backend', 'vm'], env: { SANDFLEET_MAX_TIMEOUT_MS: '-4' } })
+    assert.fail('should throw')
+  } catch (err) {
+    assert.ok(err instanceof ConfigError)
+    assert.equal(err.code, 'SF_ERR_RUNNER_CONFIG')
+    const text = err.problems.join('\n')
+    for (const word of ['poolSize', '--bogus', 'backend', 'maxTimeoutMs']) assert.match(text, new RegExp(word))
+  }
+})
+
+test('config: unknown keys in code are refused; unknown flags can be passed through', () => {
+  assert.throws(() => runnerConfig({ nope: 1 } as never), /unknown key "nope"/)
+  const { config, rest } = readRunnerConfig({ argv: ['--runners', 'a,b', '--pool-size', '2'], allowUnknownFlags: true })
+  assert.equal(config.poolSize, 2)
+  assert.deepEqual(rest, ['--runners', 'a,b'])
+})

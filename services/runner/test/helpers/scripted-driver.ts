@@ -1,0 +1,107 @@
+/**
+ * A small scripted Driver for the pool, queue and runner tests: the job's code is a command.
+ * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout` → timeout + retire;
+ * `reject` → execute rejects (a fleet fault). Start failures are scripted with `failStarts`.
+ */
+import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/drivers/driver.ts'
+
+/** Options of {@link ScriptedDriver}. */
+export interface ScriptedOptions {
+  /** How many sandbox starts fail before they succeed (Infinity: always). */
+  failStarts?: number
+  /** Milliseconds a start takes. */
+  startMs?: number
+}
+
+/** The scripted driver; it records what happened for assertions. */
+export class ScriptedDriver implements Driver {
+  readonly name = 'unsafe' as const
+  readonly languages = ['python'] as const
+  failStarts: number
+  readonly startMs: number
+  starts = 0
+  startFailures = 0
+  readonly sandboxes: ScriptedSandbox[] = []
+  closed = false
+
+  constructor (options: ScriptedOptions = {}) {
+    this.failStarts = options.failStarts ?? 0
+    this.startMs = options.startMs ?? 0
+  }
+
+  async check (): Promise<void> {}
+  createSandbox (id: string): Sandbox {
+    const sandbox = new ScriptedSandbox(id, this)
+    this.sandboxes.push(sandbox)
+    return sandbox
+  }
+
+  describe (): IsolationReport {
+    return { driver: 'unsafe', boundary: 'scripted test driver', properties: [] }
+  }
+
+  async close (): Promise<void> { this.closed = true }
+
+  /** Sandboxes not closed. */
+  get open (): number {
+    return this.sandboxes.filter((s) => s.state !== 'closed').length
+  }
+}
+
+const outcome = (status: RunOutcome['status'], stdout = '', retire = false): RunOutcome => ({
+  status, stdout, stderr: '', exit_code: status === 'ok' ? 0 : null, duration_ms: 1,
+  truncated: { stdout: false, stderr: false }, error: null, files: {}, retire
+})
+
+/** One scripted sandbox. */
+export class ScriptedSandbox implements Sandbox {
+  state: SandboxState = 'starting'
+  jobs = 0
+  readonly ran: string[] = []
+  #wake: (() => void) | undefined
+  constructor (readonly id: string, readonly driver: ScriptedDriver) {}
+
+  async start (): Promise<void> {
+    this.driver.starts++
+    if (this.driver.startMs > 0) await new Promise((resolve) => setTimeout(resolve, this.driver.startMs))
+    if (this.driver.startFailures < this.driver.failStarts) {
+      this.driver.startFailures++
+      throw new Error('scripted start failure')
+    }
+    this.state = 'ready'
+  }
+
+  async execute (job: Job): Promise<RunOutcome> {
+    if (this.state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.state}`)
+    this.state = 'busy'
+    this.jobs++
+    const code = job.request.code
+    this.ran.push(code)
+    try {
+      const [cmd, arg = ''] = code.split(' ', 2)
+      if (cmd === 'echo') return outcome('ok', `${code.slice(5)}\n`)
+      if (cmd === 'sleep') {
+        await new Promise<void>((resolve) => { const t = setTimeout(resolve, Number(arg)); this.#wake = () => { clearTimeout(t); resolve() } })
+        if ((this.state as SandboxState) === 'closed') throw new Error('sandbox closed while running')
+        return outcome('ok', `slept ${arg}\n`)
+      }
+      if (cmd === 'timeout') return outcome('timeout', '', true)
+      if (cmd === 'reject') throw new Error('scripted execute failure')
+      return outcome('error')
+    } finally {
+      if (this.state === 'busy') this.state = 'ready'
+    }
+  }
+
+  stats (): SandboxStats { return { jobs: this.jobs } }
+
+  async close (): Promise<void> {
+    this.state = 'closed'
+    this.#wake?.()
+  }
+}
+
+/** A job for `code`, defaults applied. */
+export function job (code: string): Job {
+  return { request: { language: 'python', code, stdin: '', timeout_ms: 1000, memory_mb: 256, files: {}, fetch_files: [] }, maxOutputBytes: 65536 }
+}

@@ -1,0 +1,177 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Pool, type PoolOptions } from '../../src/pool/pool.ts'
+import { ScriptedDriver, job } from '../helpers/scripted-driver.ts'
+
+function pool (driver: ScriptedDriver, options: Partial<PoolOptions> = {}): Pool {
+  return new Pool({
+    driver, language: 'python', runnerId: 'r1', size: 1, maxJobsPerSandbox: 0, maxQueuedJobs: 100,
+    queueTimeoutMs: 10_000, replaceBackoffMs: 5, replaceBackoffMaxMs: 20, ...options
+  })
+}
+
+const until = async (cond: () => boolean): Promise<void> => {
+  while (!cond()) await new Promise((resolve) => setImmediate(resolve))
+}
+
+test('pool: waiting jobs run in FIFO order on one sandbox', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver)
+  try {
+    await p.start()
+    const results = await Promise.all(['sleep 5', 'echo a', 'echo b', 'echo c'].map((c) => p.run(job(c))))
+    assert.deepEqual(results.map((r) => r.stdout), ['slept 5\n', 'a\n', 'b\n', 'c\n'])
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 5', 'echo a', 'echo b', 'echo c'])
+    assert.equal(results[0].runner, 'r1')
+    assert.equal(results[0].sandbox, driver.sandboxes[0].id)
+  } finally { await p.close() }
+})
+
+test('pool: a job that waited past its deadline is answered queue_timeout and never run', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { queueTimeoutMs: 10 })
+  try {
+    await p.start()
+    const [first, late] = await Promise.all([p.run(job('sleep 60')), p.run(job('echo late'), 'req-7')])
+    assert.equal(first.status, 'ok')
+    assert.equal(late.status, 'queue_timeout')
+    assert.equal(late.error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
+    assert.equal(late.request_id, 'req-7')
+    assert.ok(!driver.sandboxes[0].ran.includes('echo late'))
+  } finally { await p.close() }
+})
+
+test('pool: past the queue bound a job is answered overloaded', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { maxQueuedJobs: 1 })
+  try {
+    await p.start()
+    const results = await Promise.all([p.run(job('sleep 10')), p.run(job('echo queued')), p.run(job('echo refused'))])
+    assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'overloaded'])
+    assert.equal(results[2].error?.type, 'SF_ERR_RUNNER_OVERLOADED')
+  } finally { await p.close() }
+})
+
+test('pool: an outcome with retire replaces the sandbox; the next job runs on the new one', async () => {
+  const driver = new ScriptedDriver()
+  const replaced: string[] = []
+  const p = pool(driver, { events: { replaced: (reason) => replaced.push(reason) } })
+  try {
+    await p.start()
+    const t = await p.run(job('timeout'))
+    assert.equal(t.status, 'timeout')
+    const next = await p.run(job('echo after'))
+    assert.equal(next.status, 'ok')
+    assert.notEqual(next.sandbox, t.sandbox)
+    assert.equal(driver.sandboxes[0].state, 'closed')
+    assert.deepEqual(replaced, ['retire'])
+    assert.equal(p.stats().replacements, 1)
+  } finally { await p.close() }
+})
+
+test('pool: a rejected execute answers infra_error and replaces the sandbox', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver)
+  try {
+    await p.start()
+    const r = await p.run(job('reject'))
+    assert.equal(r.status, 'infra_error')
+    assert.match(r.error?.message ?? '', /scripted execute failure/)
+    const next = await p.run(job('echo ok'))
+    assert.equal(next.status, 'ok')
+    assert.notEqual(next.sandbox, r.sandbox)
+  } finally { await p.close() }
+})
+
+test('pool: a sandbox is replaced after K jobs', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { maxJobsPerSandbox: 2 })
+  try {
+    await p.start()
+    const sandboxes: string[] = []
+    for (let i = 0; i < 5; i++) sandboxes.push((await p.run(job(`echo ${i}`))).sandbox)
+    assert.equal(new Set(sandboxes.slice(0, 2)).size, 1)
+    assert.notEqual(sandboxes[2], sandboxes[0])
+    assert.equal(new Set(sandboxes).size, 3)
+    assert.ok(driver.sandboxes.every((s) => s.jobs <= 2))
+  } finally { await p.close() }
+})
+
+test('pool: a replacement that fails to start is retried until it comes up', async () => {
+  const driver = new ScriptedDriver()
+  const failures: unknown[] = []
+  const p = pool(driver, { size: 2, events: { startFailed: (e) => failures.push(e) } })
+  try {
+    await p.start()
+    driver.failStarts = driver.startFailures + 3
+    assert.equal((await p.run(job('timeout'))).status, 'timeout')
+    // The other slot keeps serving while the replacement retries.
+    assert.equal((await p.run(job('echo meanwhile'))).status, 'ok')
+    await until(() => p.stats().warm === 2)
+    assert.equal(failures.length, 3)
+    assert.equal(p.stats().startFailures, 3)
+  } finally { await p.close() }
+})
+
+test('pool: when every slot fails to start, waiting jobs get infra_error instead of hanging', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { size: 1 })
+  try {
+    await p.start()
+    driver.failStarts = Infinity
+    const [t, waiting] = await Promise.all([p.run(job('timeout')), p.run(job('echo waiting'))])
+    assert.equal(t.status, 'timeout')
+    assert.equal(waiting.status, 'infra_error')
+    assert.equal(waiting.error?.type, 'SF_ERR_RUNNER_NO_SANDBOX')
+    const fresh = await p.run(job('echo new'))
+    assert.equal(fresh.status, 'infra_error')
+  } finally { await p.close() }
+})
+
+test('pool: start rejects when no sandbox can start', async () => {
+  const driver = new ScriptedDriver({ failStarts: Infinity })
+  const p = pool(driver, { size: 2 })
+  await assert.rejects(p.start(), /no unsafe sandbox could be started: scripted start failure/)
+  assert.equal(p.state, 'closed')
+})
+
+test('pool: close drains jobs in flight and queued, then closes every sandbox; twice is safe', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { size: 2 })
+  await p.start()
+  const running = [p.run(job('sleep 20')), p.run(job('sleep 20')), p.run(job('echo queued'))]
+  await p.close(5000)
+  await p.close(5000)
+  const results = await Promise.all(running)
+  assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'ok'])
+  assert.equal(driver.open, 0)
+  const after = await p.run(job('echo late'))
+  assert.equal(after.status, 'infra_error')
+  assert.equal(after.error?.type, 'SF_ERR_RUNNER_DRAINING')
+})
+
+test('pool: close without a drain answers every job, none is lost', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { size: 1 })
+  await p.start()
+  const running = [p.run(job('sleep 10000')), p.run(job('echo queued'))]
+  await p.close(0)
+  const results = await Promise.all(running)
+  assert.deepEqual(results.map((r) => r.status), ['infra_error', 'infra_error'])
+  assert.equal(driver.open, 0)
+})
+
+test('pool: aborting a waiting job answers it without running it', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver)
+  try {
+    await p.start()
+    const ac = new AbortController()
+    const first = p.run(job('sleep 20'))
+    const cancelled = p.run(job('echo never'), undefined, ac.signal)
+    ac.abort()
+    assert.equal((await cancelled).error?.type, 'SF_ERR_RUNNER_CANCELLED')
+    await first
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20'])
+  } finally { await p.close() }
+})

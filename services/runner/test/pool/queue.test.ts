@@ -1,0 +1,69 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { JobQueue } from '../../src/pool/queue.ts'
+
+test('queue: jobs leave in FIFO order, across growth of the ring', () => {
+  const q = new JobQueue<number>({ limit: 1000, onExpire: () => assert.fail('nothing expires'), now: () => 0 })
+  for (let i = 0; i < 300; i++) assert.notEqual(q.push(i, 100), undefined)
+  const out: number[] = []
+  for (let i = 0; i < 150; i++) out.push(q.shift() as number)
+  for (let i = 300; i < 500; i++) q.push(i, 100)
+  let v: number | undefined
+  while ((v = q.shift()) !== undefined) out.push(v)
+  assert.deepEqual(out, Array.from({ length: 500 }, (_, i) => i))
+  assert.equal(q.length, 0)
+  q.close()
+})
+
+test('queue: past the bound push refuses (overloaded)', () => {
+  const q = new JobQueue<string>({ limit: 2, onExpire: () => {}, now: () => 0 })
+  assert.notEqual(q.push('a', 10), undefined)
+  assert.notEqual(q.push('b', 10), undefined)
+  assert.equal(q.push('c', 10), undefined)
+  assert.equal(q.length, 2)
+  q.shift()
+  assert.notEqual(q.push('c', 10), undefined)
+  q.close()
+})
+
+test('queue: a job past its deadline is expired, never returned', () => {
+  let now = 0
+  const expired: string[] = []
+  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => expired.push(s), now: () => now })
+  q.push('old', 5)
+  q.push('young', 50)
+  now = 10
+  assert.equal(q.shift(), 'young')
+  assert.deepEqual(expired, ['old'])
+  q.close()
+})
+
+test('queue: the one expiry timer answers waiting jobs without a shift', async () => {
+  const expired: string[] = []
+  let done!: () => void
+  const all = new Promise<void>((resolve) => { done = resolve })
+  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === 2) done() } })
+  const t0 = performance.now()
+  q.push('a', t0 + 5)
+  q.push('b', t0 + 15)
+  await all
+  assert.deepEqual(expired, ['a', 'b'])
+  assert.equal(q.length, 0)
+  assert.equal(q.nextExpiryAt, Infinity, 'no timer left armed on an empty queue')
+  q.close()
+})
+
+test('queue: cancel removes a job in place; drain hands out the rest in order', () => {
+  const q = new JobQueue<string>({ limit: 10, onExpire: () => {}, now: () => 0 })
+  q.push('a', 10)
+  const b = q.push('b', 10) as number
+  q.push('c', 10)
+  assert.equal(q.cancel(b), true)
+  assert.equal(q.cancel(b), false, 'a second cancel is a no-op')
+  assert.equal(q.length, 2)
+  const out: string[] = []
+  q.drain((s) => out.push(s))
+  assert.deepEqual(out, ['a', 'c'])
+  assert.equal(q.shift(), undefined)
+  q.close()
+})

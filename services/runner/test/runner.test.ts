@@ -1,0 +1,79 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Runner } from '../src/runner.ts'
+import { runnerConfig } from '../src/config.ts'
+import { ScriptedDriver } from './helpers/scripted-driver.ts'
+
+test('runner: execute fills runner, sandbox, request_id; load reports the pool', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ id: 'r-test', poolSize: 2 }), { driver })
+  try {
+    await runner.start()
+    assert.equal(runner.state, 'ready')
+    const res = await runner.execute({ code: 'echo hi', request_id: 'abc' })
+    assert.equal(res.status, 'ok')
+    assert.equal(res.stdout, 'hi\n')
+    assert.equal(res.runner, 'r-test')
+    assert.equal(res.request_id, 'abc')
+    assert.ok(res.sandbox.length > 0)
+    const load = runner.load()
+    assert.equal(load.capacity, 2)
+    assert.equal(load.warm, 2)
+    assert.deepEqual(load.languages, ['python'])
+    assert.equal(runner.isolation().boundary, 'scripted test driver')
+  } finally { await runner.close() }
+})
+
+test('runner: requests over the configured limits are invalid_request, nothing runs', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10 }), { driver })
+  try {
+    await runner.start()
+    const slow = await runner.execute({ code: 'echo x', timeout_ms: 5000 })
+    assert.equal(slow.status, 'invalid_request')
+    assert.match(slow.error?.message ?? '', /^timeout_ms/)
+    const big = await runner.execute({ code: 'echo 0123456789' })
+    assert.equal(big.status, 'invalid_request')
+    const js = await runner.execute({ code: '1', language: 'javascript' })
+    assert.equal(js.status, 'invalid_request')
+    assert.equal(js.error?.type, 'SF_ERR_RUNNER_LANGUAGE')
+    assert.equal(driver.sandboxes[0].ran.length, 0)
+  } finally { await runner.close() }
+})
+
+test('runner: executeBatch answers in request order and reports each result once', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 2 }), { driver })
+  try {
+    await runner.start()
+    const seen: number[] = []
+    const results = await runner.executeBatch(['sleep 10', 'echo a', 'echo b'].map((code) => ({ code })), (i) => seen.push(i))
+    assert.deepEqual(results.map((r) => r.stdout), ['slept 10\n', 'a\n', 'b\n'])
+    assert.deepEqual([...seen].sort(), [0, 1, 2])
+  } finally { await runner.close() }
+})
+
+test('runner: close drains, closes the driver, is idempotent, then answers infra_error', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 1 }), { driver })
+  await runner.start()
+  const inflight = runner.execute({ code: 'sleep 20' })
+  await Promise.all([runner.close(), runner.close()])
+  assert.equal((await inflight).status, 'ok')
+  assert.equal(runner.state, 'closed')
+  assert.equal(driver.closed, true)
+  assert.equal(driver.open, 0)
+  assert.equal((await runner.execute({ code: 'echo late' })).status, 'infra_error')
+})
+
+test('runner: metrics are in its own registry under sandfleet_runner_', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 1 }), { driver })
+  try {
+    await runner.start()
+    await runner.execute({ code: 'echo m' })
+    const text = await runner.registry.metrics()
+    assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="ok"[^}]*\} 1\n/)
+    assert.match(text, /sandfleet_runner_sandboxes_warm\{[^}]*language="python"[^}]*\} 1\n/)
+  } finally { await runner.close() }
+})
