@@ -1,0 +1,130 @@
+/**
+ * code-judge's shapes and their translation to and from sandfleet's, as pure functions.
+ * Status mapping (also in the README):
+ *
+ * | sandfleet `status` | `run_success` | `reason` |
+ * | --- | --- | --- |
+ * | ok | true | '' |
+ * | error, memory, killed | false | '' (the traceback is in `stderr`) |
+ * | timeout | false | worker_timeout |
+ * | overloaded, queue_timeout | false | queue_timeout |
+ * | infra_error | false | internal_error |
+ * | invalid_request (a configured limit) | false | invalid_input |
+ *
+ * `success` is `run_success` and, when `expected_output` is given, stdout equal to it (both
+ * stripped of surrounding whitespace). `cost` is the run time in seconds.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
+import { truncationNote } from './execute.ts'
+import type { ModelSpec } from './fastapi-errors.ts'
+
+/** Submission `type`s sandfleet runs. */
+export const CJ_TYPES = ['python'] as const
+
+/** The model of one submission. */
+export const SUBMISSION_MODEL: ModelSpec = Object.freeze({
+  sub_id: { kind: 'string', nullable: true },
+  type: { kind: 'literal', values: CJ_TYPES, required: true },
+  solution: { kind: 'string', required: true },
+  input: { kind: 'string', nullable: true },
+  expected_output: { kind: 'string', nullable: true }
+})
+
+/** The model of a batch (its items are checked with {@link SUBMISSION_MODEL}). */
+export const BATCH_MODEL: ModelSpec = Object.freeze({
+  sub_id: { kind: 'string', nullable: true },
+  type: { kind: 'literal', values: ['batch'], required: true },
+  submissions: { kind: 'list', required: true }
+})
+
+/** One code-judge submission, after validation. */
+export interface Submission {
+  sub_id?: string | null
+  type: string
+  solution: string
+  input?: string | null
+  expected_output?: string | null
+}
+
+/** A code-judge batch, after validation. */
+export interface BatchSubmission {
+  sub_id?: string | null
+  type: 'batch'
+  submissions: Submission[]
+}
+
+/** code-judge's `reason` values. */
+export type Reason = '' | 'worker_timeout' | 'queue_timeout' | 'internal_error' | 'invalid_input'
+
+/** A `/judge` result (no output). */
+export interface JudgeResult {
+  sub_id: string
+  success: boolean
+  run_success: boolean
+  cost: number
+  reason: Reason
+}
+
+/** A `/run` result: a judge result with the output. */
+export interface RunResult extends JudgeResult {
+  stdout: string
+  stderr: string
+}
+
+/** A batch answer. */
+export interface BatchResult<R extends JudgeResult> {
+  sub_id: string
+  results: R[]
+}
+
+/** Limits given to every submission (code-judge has no per-submission limits). */
+export interface SubmissionLimits {
+  timeoutMs: number
+  memoryMb: number
+}
+
+/** A submission → an {@link ExecRequest}. */
+export function toExecRequest (sub: Submission, limits: SubmissionLimits): ExecRequest {
+  const req: ExecRequest = { language: 'python', code: sub.solution, timeout_ms: limits.timeoutMs, memory_mb: limits.memoryMb }
+  if (typeof sub.input === 'string' && sub.input !== '') req.stdin = sub.input
+  return req
+}
+
+/** The reason code-judge gives for a sandfleet status. */
+export function reasonOf (status: ExecResult['status']): Reason {
+  switch (status) {
+    case 'timeout': return 'worker_timeout'
+    case 'overloaded':
+    case 'queue_timeout': return 'queue_timeout'
+    case 'infra_error': return 'internal_error'
+    case 'invalid_request': return 'invalid_input'
+    default: return ''
+  }
+}
+
+/** code-judge's output comparison: equal once surrounding whitespace is stripped. */
+export function outputMatches (stdout: string, expected: string): boolean {
+  return stdout.trim() === expected.trim()
+}
+
+/** A sandfleet result → a `/run` result. */
+export function toRunResult (sub: Submission, result: ExecResult): RunResult {
+  const runSuccess = result.status === 'ok'
+  const expected = sub.expected_output
+  return {
+    sub_id: sub.sub_id ?? randomUUID(),
+    success: runSuccess && (expected == null || outputMatches(result.stdout, expected)),
+    run_success: runSuccess,
+    cost: result.duration_ms / 1000,
+    stdout: result.stdout,
+    stderr: result.stderr + truncationNote(result),
+    reason: reasonOf(result.status)
+  }
+}
+
+/** A sandfleet result → a `/judge` result (the same, without the output). */
+export function toJudgeResult (sub: Submission, result: ExecResult): JudgeResult {
+  const { stdout: _o, stderr: _e, ...judge } = toRunResult(sub, result)
+  return judge
+}

@@ -1,0 +1,129 @@
+/**
+ * code-judge-compatible API (what rStar2-Agent's tool calls): `POST /run`, `/run/batch`,
+ * `/run/long-batch`, `/judge` and its batch forms, `GET /status`, `GET /ping`, with
+ * code-judge's request fields and result shapes. Register it encapsulated (no fastify-plugin).
+ *
+ * @example
+ * ```ts
+ * await app.register(codeJudgeCompat, { execute, executeBatch, status: () => ({ queue: 0, num_workers: 8 }) })
+ * ```
+ */
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from './execute.ts'
+import { installFastapiErrorHandler, UNPROCESSABLE, validateModel, type FastapiErrorItem } from './fastapi-errors.ts'
+import {
+  BATCH_MODEL, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult,
+  type BatchSubmission, type JudgeResult, type Submission, type SubmissionLimits
+} from './code-judge-map.ts'
+
+/** Options of {@link codeJudgeCompat}. */
+export interface CodeJudgeOptions {
+  execute: ExecuteFn
+  executeBatch: ExecuteBatchFn
+  /** `GET /status`: jobs waiting and sandboxes that can run at once, across the fleet. */
+  status: () => { queue: number, num_workers: number } | Promise<{ queue: number, num_workers: number }>
+  /** Limits of every submission (default 10 s, 1024 MiB). */
+  limits?: Partial<SubmissionLimits>
+  /** How long a long-batch item keeps retrying while the fleet is busy (default one hour). */
+  longBatchWaitMs?: number
+  /** Items of one long batch in flight at once (default 64). */
+  longBatchConcurrency?: number
+}
+
+type Mode = 'run' | 'judge'
+type Shape = (sub: Submission, result: ExecResult) => JudgeResult
+
+const shapes: Readonly<Record<Mode, Shape>> = { run: toRunResult, judge: toJudgeResult }
+
+/** The code-judge routes as a Fastify plugin. */
+export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app, opts) => {
+  installFastapiErrorHandler(app)
+  const limits: SubmissionLimits = { timeoutMs: opts.limits?.timeoutMs ?? 10_000, memoryMb: opts.limits?.memoryMb ?? LIMITS.defaultMemoryMb }
+  const waitMs = opts.longBatchWaitMs ?? 3_600_000
+  const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
+
+  for (const mode of ['run', 'judge'] as const) {
+    const shape = shapes[mode]
+    app.post(`/${mode}`, async (request, reply) => {
+      const detail = validateModel(request.body, SUBMISSION_MODEL)
+      if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
+      const sub = request.body as Submission
+      return shape(sub, await settle(() => opts.execute(toExecRequest(sub, limits))))
+    })
+
+    app.post(`/${mode}/batch`, async (request, reply) => {
+      const batch = validBatch(request, reply)
+      if (batch === undefined) return reply
+      const results: ExecResult[] = []
+      for (let i = 0; i < batch.submissions.length; i += LIMITS.maxBatchItems) {
+        const chunk = batch.submissions.slice(i, i + LIMITS.maxBatchItems)
+        try {
+          results.push(...await opts.executeBatch(chunk.map((s) => toExecRequest(s, limits))))
+        } catch (err) {
+          const failed = resultOfThrown(err)
+          results.push(...chunk.map(() => failed))
+        }
+      }
+      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] ?? resultOfThrown(new Error('no result')))) }
+    })
+
+    app.post(`/${mode}/long-batch`, async (request, reply) => {
+      const batch = validBatch(request, reply)
+      if (batch === undefined) return reply
+      const deadline = Date.now() + waitMs
+      const results = await mapPool(batch.submissions, concurrency, async (s) => await patiently(() => opts.execute(toExecRequest(s, limits)), deadline))
+      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult)) }
+    })
+  }
+
+  app.get('/status', async () => {
+    const s = await opts.status()
+    return { queue: s.queue, num_workers: s.num_workers }
+  })
+
+  app.get('/ping', async (_request, reply) => await reply.type('application/json').send('"pong"'))
+}
+
+function validBatch (request: FastifyRequest, reply: FastifyReply): BatchSubmission | undefined {
+  const detail: FastapiErrorItem[] = validateModel(request.body, BATCH_MODEL)
+  if (detail.length === 0) {
+    const subs = (request.body as BatchSubmission).submissions
+    subs.forEach((s, i) => detail.push(...validateModel(s, SUBMISSION_MODEL, ['body', 'submissions', i])))
+  }
+  if (detail.length > 0) {
+    void reply.code(UNPROCESSABLE).send({ detail })
+    return undefined
+  }
+  return request.body as BatchSubmission
+}
+
+/**
+ * Runs `fn`, and while the fleet answers busy (`overloaded`, `queue_timeout`) tries again with
+ * a growing pause, until `deadline`: a long batch waits for capacity instead of failing.
+ */
+export async function patiently (fn: () => Promise<ExecResult>, deadline: number): Promise<ExecResult> {
+  let pauseMs = 20
+  for (;;) {
+    const result = await settle(fn)
+    if ((result.status !== 'overloaded' && result.status !== 'queue_timeout') || Date.now() + pauseMs >= deadline) return result
+    await sleep(pauseMs)
+    pauseMs = Math.min(2_000, pauseMs * 2)
+  }
+}
+
+/** Maps `items` through `fn` with at most `limit` in flight; results in input order. */
+export async function mapPool<T, R> (items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}

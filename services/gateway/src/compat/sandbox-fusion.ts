@@ -1,0 +1,125 @@
+/**
+ * SandboxFusion-compatible API (what verl's sandbox tool and SkyRL call): `POST /run_code` and
+ * `POST /run_jupyter`, with SandboxFusion's request fields and its response shapes exactly.
+ * Register it encapsulated (no fastify-plugin), so its FastAPI-style error handler stays here.
+ *
+ * @example
+ * ```ts
+ * await app.register(sandboxFusionCompat, { execute: (req) => fleet.execute(req), sessions })
+ * ```
+ */
+import type { FastifyPluginAsync } from 'fastify'
+import { SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
+import { installFastapiErrorHandler, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
+import {
+  isSandboxError, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
+  toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
+} from './sandbox-fusion-map.ts'
+
+/** Options of {@link sandboxFusionCompat}. */
+export interface SandboxFusionOptions {
+  /** The gateway's execution path (admission, routing, retries). */
+  execute: ExecuteFn
+  /** Sessions, for `/run_jupyter`; without them the route answers `SandboxError`. */
+  sessions?: CompatSessions
+}
+
+/** Where an `ExecRequest` field came from in a `/run_code` body (for 422s on configured limits). */
+const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
+  timeout_ms: 'run_timeout', memory_mb: 'memory_limit_MB', code: 'code', stdin: 'stdin', files: 'files', fetch_files: 'fetch_files'
+})
+
+/** The SandboxFusion routes as a Fastify plugin. */
+export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = async (app, opts) => {
+  installFastapiErrorHandler(app)
+
+  app.post('/run_code', async (request, reply) => {
+    const detail = validateModel(request.body, RUN_CODE_MODEL)
+    if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
+    const body = request.body as RunCodeRequest
+    const result = await settle(() => opts.execute(toExecRequest(body)))
+    if (result.status === 'invalid_request') {
+      const field = fieldOf(result)
+      return reply.code(UNPROCESSABLE).send(valueError(field, result.error?.message ?? 'invalid request', (body as unknown as Record<string, unknown>)[field] ?? null))
+    }
+    return toRunCodeResponse(result)
+  })
+
+  app.post('/run_jupyter', async (request, reply) => {
+    const detail = validateModel(request.body, RUN_JUPYTER_MODEL)
+    if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
+    return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions)
+  })
+}
+
+/** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */
+function fieldOf (result: ExecResult): string {
+  const message = result.error?.message ?? ''
+  for (const [ours, theirs] of Object.entries(FIELD_OF)) if (message.includes(ours)) return theirs
+  return 'code'
+}
+
+function sandboxError (message: string, cells: JupyterCell[] = []): RunJupyterResponse {
+  return { status: 'SandboxError', message, driver: null, cells, executor_pod_name: null, files: {} }
+}
+
+/**
+ * Runs the cells in order in one session. A cell that raises reports it in its `error` and the
+ * next cells still run (as Jupyter does); a cell that passes `cell_timeout` is killed, the
+ * session keeps the state it had before that cell, the next cells run, and the answer is
+ * `Failed` with the driver `TimeLimitExceeded`. Passing `total_timeout` stops the run there.
+ */
+async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, sessions: CompatSessions | undefined): Promise<RunJupyterResponse> {
+  if (sessions === undefined) return sandboxError('sessions are not enabled on this gateway')
+  const cellTimeoutMs = secondsToMs(body.cell_timeout, SF_DEFAULTS.cellTimeoutS)
+  const totalTimeoutMs = secondsToMs(body.total_timeout, SF_DEFAULTS.totalTimeoutS)
+  const started = performance.now()
+  let sessionId: string
+  try {
+    sessionId = await sessions.create({
+      language: 'python',
+      ttl_s: Math.min(SESSION_LIMITS.maxTtlS, Math.ceil(totalTimeoutMs / 1000) + 60),
+      memory_mb: SESSION_LIMITS.defaultMemoryMb
+    })
+  } catch (err) {
+    return sandboxError(`could not open a session: ${(err as Error).message}`)
+  }
+  const cells: JupyterCell[] = []
+  let timedOut = false
+  let last: ExecResult | undefined
+  try {
+    for (let i = 0; i < body.cells.length; i++) {
+      const left = totalTimeoutMs - (performance.now() - started)
+      if (left < 1) { timedOut = true; break }
+      const timeoutMs = Math.max(1, Math.min(cellTimeoutMs, Math.floor(left)))
+      const cell: Parameters<CompatSessions['execute']>[1] = { code: body.cells[i] ?? '', timeout_ms: timeoutMs }
+      if (i === 0 && body.files != null) cell.files = Object.fromEntries(Object.entries(body.files).filter((e): e is [string, string] => e[1] != null))
+      if (i === body.cells.length - 1 && body.fetch_files !== undefined && body.fetch_files.length > 0) cell.fetch_files = body.fetch_files
+      const result = await settle(() => sessions.execute(sessionId, cell))
+      if (isSandboxError(result.status)) return sandboxError(`${result.status}: ${result.error?.message ?? ''} (cell ${i})`, cells)
+      last = result
+      cells.push(toJupyterCell(result, cellTimeoutMs))
+      if (result.status === 'timeout') {
+        timedOut = true
+        if (timeoutMs < cellTimeoutMs) break
+      }
+    }
+  } finally {
+    await sessions.close(sessionId).catch(() => {})
+  }
+  return {
+    status: timedOut ? 'Failed' : 'Success',
+    message: '',
+    driver: {
+      status: timedOut ? 'TimeLimitExceeded' : 'Finished',
+      execution_time: (performance.now() - started) / 1000,
+      return_code: timedOut ? null : 0,
+      stdout: '',
+      stderr: ''
+    },
+    cells,
+    executor_pod_name: last === undefined || last.runner === '' ? null : last.runner,
+    files: last?.files ?? {}
+  }
+}
