@@ -20,8 +20,8 @@ import type { Runner } from './runner.ts'
 
 /** Options of {@link buildRunnerApp}. */
 export interface RunnerAppOptions {
-  /** A pino logger, `true` for Fastify's default, `false` (default) for none. */
-  logger?: boolean | object
+  /** A pino logger instance (anything with `child`, `fatal`, `trace`), or none (default). */
+  logger?: object
   /** Largest body accepted (default: the runner's `maxBodyBytes`). */
   maxBodyBytes?: number
 }
@@ -45,8 +45,9 @@ function fieldOf (err: FastifyError): string {
 
 /** The runner's internal API on `runner`; see the module comment. */
 export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
+  const logger = options.logger as { child?: unknown } | undefined
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: options.maxBodyBytes ?? runner.config.maxBodyBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     disableRequestLogging: true
