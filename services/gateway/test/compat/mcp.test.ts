@@ -1,0 +1,97 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { failedResult, type ExecResult } from '@sandfleet/protocol'
+import { mcpCompat } from '../../src/compat/mcp.ts'
+import type { CompatSessions } from '../../src/compat/execute.ts'
+import { runPython } from './helpers.ts'
+
+/** Sessions that keep each session's cells and replay them (enough to show state across calls). */
+function replaySessions (): CompatSessions {
+  const cells = new Map<string, string[]>()
+  let n = 0
+  return {
+    async create () { const id = `s${++n}`; cells.set(id, []); return id },
+    async execute (id, cell) {
+      const past = cells.get(id)
+      if (past === undefined) throw Object.assign(new Error('session lost'), { status: 'infra_error', code: 'SF_ERR_SESSION_LOST' })
+      const silent = past.map((c) => `import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n${c.split('\n').map((l) => '    ' + l).join('\n')}`).join('\n')
+      const result = await runPython({ code: `${silent}\n${cell.code}`, timeout_ms: cell.timeout_ms })
+      if (result.status === 'ok') past.push(cell.code)
+      return result
+    },
+    async close (id) { cells.delete(id) }
+  }
+}
+
+let app: FastifyInstance
+let client: Client
+before(async () => {
+  app = Fastify()
+  const execute = async (req: Parameters<typeof runPython>[0]): Promise<ExecResult> =>
+    req.language === 'javascript' ? { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'js\n' } : await runPython(req)
+  await app.register(mcpCompat, { execute, sessions: replaySessions() })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  client = new Client({ name: 'sandfleet-test', version: '0.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`)))
+})
+after(async () => {
+  await client?.close()
+  await app.close()
+})
+
+test('the SDK client lists the five tools over real HTTP', async () => {
+  const { tools } = await client.listTools()
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['close_session', 'create_session', 'run_in_session', 'run_javascript', 'run_python'])
+  const py = tools.find((t) => t.name === 'run_python')
+  assert.ok(py?.inputSchema.properties?.code !== undefined)
+})
+
+test('run_python returns status, stdout and stderr', async () => {
+  const res = await client.callTool({ name: 'run_python', arguments: { code: 'import sys; print(6*7); print("warn", file=sys.stderr)' } })
+  const s = res.structuredContent as Record<string, unknown>
+  assert.equal(s.status, 'ok')
+  assert.equal(s.stdout, '42\n')
+  assert.equal(s.stderr, 'warn\n')
+  assert.notEqual(res.isError, true)
+  assert.match((res.content as Array<{ text: string }>)[0]?.text ?? '', /42/)
+})
+
+test('a raising program is an error result carrying the traceback', async () => {
+  const res = await client.callTool({ name: 'run_python', arguments: { code: '1/0' } })
+  assert.equal(res.isError, true)
+  const s = res.structuredContent as Record<string, any>
+  assert.equal(s.status, 'error')
+  assert.match(s.stderr, /ZeroDivisionError/)
+})
+
+test('run_javascript reaches the javascript language', async () => {
+  const res = await client.callTool({ name: 'run_javascript', arguments: { code: 'console.log("js")' } })
+  assert.equal((res.structuredContent as any).stdout, 'js\n')
+})
+
+test('session tools keep state across calls and close', async () => {
+  const created = await client.callTool({ name: 'create_session', arguments: {} })
+  const id = (created.structuredContent as any).session_id as string
+  assert.equal(typeof id, 'string')
+  await client.callTool({ name: 'run_in_session', arguments: { session_id: id, code: 'x = 41' } })
+  const res = await client.callTool({ name: 'run_in_session', arguments: { session_id: id, code: 'x += 1\nprint(x)' } })
+  assert.equal((res.structuredContent as any).stdout, '42\n')
+  const closed = await client.callTool({ name: 'close_session', arguments: { session_id: id } })
+  assert.equal((closed.structuredContent as any).status, 'ok')
+  const lost = await client.callTool({ name: 'run_in_session', arguments: { session_id: id, code: 'print(x)' } })
+  assert.equal(lost.isError, true)
+  assert.match((lost.content as Array<{ text: string }>)[0]?.text ?? '', /SF_ERR_SESSION_LOST/)
+})
+
+test('bad tool arguments are refused, nothing runs', async () => {
+  const res = await client.callTool({ name: 'run_python', arguments: { code: 42 } }).catch((err: Error) => ({ isError: true, content: [{ type: 'text', text: err.message }] }))
+  assert.equal(res.isError, true)
+})
+
+test('GET /mcp answers 405: the server is stateless', async () => {
+  const res = await app.inject({ method: 'GET', url: '/mcp' })
+  assert.equal(res.statusCode, 405)
+})
