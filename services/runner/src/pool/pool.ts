@@ -314,6 +314,7 @@ export class Pool {
     if (this.#state === 'closed') return
     this.#replacements++
     void this.#fill(reason)
+    this.#checkIdle()
   }
 
   /**
