@@ -1,0 +1,35 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { ExecRequestSchema, ExecResultSchema, LIMITS, failedResult, resolveExecRequest } from '../src/index.ts'
+
+const request = TypeCompiler.Compile(ExecRequestSchema)
+const result = TypeCompiler.Compile(ExecResultSchema)
+
+test('resolveExecRequest applies the documented defaults', () => {
+  assert.deepEqual(resolveExecRequest({ code: 'print(1)' }), {
+    language: 'python', code: 'print(1)', stdin: '', timeout_ms: LIMITS.defaultTimeoutMs,
+    memory_mb: LIMITS.defaultMemoryMb, files: {}, fetch_files: []
+  })
+})
+
+test('the request schema rejects what the contract forbids, naming the field', () => {
+  assert.equal(request.Check({ code: 'x' }), true)
+  const cases: Array<[unknown, string]> = [
+    [{}, '/code'],
+    [{ code: 'x', language: 'cobol' }, '/language'],
+    [{ code: 'x', timeout_ms: 0 }, '/timeout_ms'],
+    [{ code: 'x', memory_mb: LIMITS.maxMemoryMb + 1 }, '/memory_mb'],
+    [{ code: 'x', surprise: 1 }, '/surprise']
+  ]
+  for (const [body, path] of cases) {
+    const errors = [...request.Errors(body)]
+    assert.ok(errors.some((e) => e.path === path), `${JSON.stringify(body)} should fail at ${path}`)
+  }
+})
+
+test('failedResult builds a valid result with the stable code as error.type', () => {
+  const r = failedResult('infra_error', 'SF_ERR_TEST', 'runner went away')
+  assert.equal(result.Check(r), true)
+  assert.equal(r.error?.type, 'SF_ERR_TEST')
+})
