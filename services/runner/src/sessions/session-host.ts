@@ -1,0 +1,242 @@
+/**
+ * Stateful sessions on one runner: one `session_host.py` process forks a session process per
+ * session (copy-on-write from the warm host, so an idle session costs only its private pages),
+ * and each session forks before every cell (sandbox-images/python/session_host.py). A cell that
+ * passes its timeout is killed and the session keeps the state it had before that cell.
+ *
+ * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410),
+ * never a fresh state; an unknown, closed or expired one `SF_ERR_SESSION_NOT_FOUND` (404).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import {
+  encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
+  type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
+} from '@sandfleet/protocol'
+
+/** Session error codes, their HTTP status and meaning (docs/errors.md). */
+export const SESSION_ERRORS = Object.freeze({
+  [SESSION_LOST]: { statusCode: 410, summary: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
+  [SESSION_NOT_FOUND]: { statusCode: 404, summary: 'No such session on this runner (never opened, closed or expired)' },
+  SF_ERR_SESSION_LIMIT: { statusCode: 429, summary: 'The runner, or the caller\'s key, holds its maximum of sessions' },
+  SF_ERR_SESSION_HOST: { statusCode: 503, summary: 'The session host process could not start or died' }
+})
+
+/** A session error code. */
+export type SessionErrorCode = keyof typeof SESSION_ERRORS
+
+/** An error of the session API; `statusCode` is what the caller sees. */
+export class SessionError extends Error {
+  readonly code: SessionErrorCode
+  readonly statusCode: number
+  readonly status = 'invalid_request' as const
+  constructor (code: SessionErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause })
+    this.name = 'SessionError'
+    this.code = code
+    this.statusCode = SESSION_ERRORS[code].statusCode
+  }
+}
+
+/** Options of a {@link SessionHost}. */
+export interface SessionHostOptions {
+  /** The runner's id, encoded in every session id. */
+  runnerId: string
+  /** Most sessions held at once (default 1000). */
+  maxSessions?: number
+  /** Most sessions per API key (default 100). */
+  maxSessionsPerKey?: number
+  /** Command that starts the host; the socket directory is appended (default `python3 session_host.py`). */
+  command?: string[]
+  /** How often idle sessions are swept, in ms (default 1000). */
+  sweepMs?: number
+  /** Output cap per stream, in bytes (default 1 MiB). */
+  maxOutputBytes?: number
+}
+
+interface Held {
+  info: SessionInfo
+  key: string
+  socket: Socket
+  pid: number
+  pending: ((frame: any) => void) | undefined
+  busy: boolean
+  lost: boolean
+}
+
+const HOST_SCRIPT = fileURLToPath(new URL('../../../../sandbox-images/python/session_host.py', import.meta.url))
+
+/** The sessions of one runner; see the module comment. */
+export class SessionHost {
+  readonly #opts: Required<SessionHostOptions>
+  readonly #sessions = new Map<string, Held>()
+  readonly #lost = new Set<string>()
+  readonly #opening = new Map<string, (frame: any) => void>()
+  readonly #dir: string
+  #host: ChildProcess | undefined
+  #ready: Promise<void> | undefined
+  #sweeper: NodeJS.Timeout | undefined
+  #closed = false
+
+  constructor (options: SessionHostOptions) {
+    this.#opts = {
+      maxSessions: 1000, maxSessionsPerKey: 100, command: ['python3', HOST_SCRIPT], sweepMs: 1000, maxOutputBytes: 1 << 20, ...options
+    }
+    this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
+  }
+
+  /** Sessions held now. */
+  get size (): number {
+    return this.#sessions.size
+  }
+
+  /** Starts the host process (once). */
+  start (): Promise<void> {
+    this.#ready ??= new Promise((resolve, reject) => {
+      const [cmd, ...args] = this.#opts.command
+      const host = spawn(cmd as string, [...args, this.#dir], { stdio: ['pipe', 'pipe', 'inherit'] })
+      this.#host = host
+      host.stdin?.on('error', () => {})
+      host.stdout?.on('error', () => {})
+      host.on('error', (err) => reject(new SessionError('SF_ERR_SESSION_HOST', `session host did not start: ${err.message}`, { cause: err })))
+      host.on('exit', () => { this.#host = undefined; this.#ready = undefined })
+      createInterface({ input: host.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        const frame = JSON.parse(line) as { op: string, sid?: string }
+        if (frame.op === 'ready') resolve()
+        else if (frame.op === 'opened' && frame.sid !== undefined) this.#opening.get(frame.sid)?.(frame)
+      })
+      this.#sweeper = setInterval(() => this.#sweep(), this.#opts.sweepMs).unref()
+    })
+    return this.#ready
+  }
+
+  /** Opens a session for `key` (the caller's API key, '' when none). */
+  async create (req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
+    if ((req.language ?? 'python') !== 'python') throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
+    if (this.#sessions.size >= this.#opts.maxSessions) throw new SessionError('SF_ERR_SESSION_LIMIT', `this runner holds its maximum of ${this.#opts.maxSessions} sessions`)
+    let mine = 0
+    for (const s of this.#sessions.values()) if (s.key === key) mine++
+    if (mine >= this.#opts.maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${this.#opts.maxSessionsPerKey} sessions`)
+    await this.start()
+    const nonce = randomBytes(12).toString('hex')
+    const opened = await new Promise<{ pid: number, socket: string }>((resolve) => {
+      this.#opening.set(nonce, resolve)
+      this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
+    }).finally(() => this.#opening.delete(nonce))
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connect(opened.socket, () => resolve(s))
+      s.once('error', reject)
+    })
+    const now = new Date()
+    const ttl = req.ttl_s ?? SESSION_LIMITS.defaultTtlS
+    const id = encodeSessionId(this.#opts.runnerId, nonce)
+    const held: Held = {
+      info: {
+        session_id: id, language: 'python', runner: this.#opts.runnerId, ttl_s: ttl, memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
+        created_at: now.toISOString(), last_used_at: now.toISOString(), expires_at: new Date(now.getTime() + ttl * 1000).toISOString(), cells: 0
+      },
+      key, socket, pid: opened.pid, pending: undefined, busy: false, lost: false
+    }
+    createInterface({ input: socket }).on('line', (line) => { const p = held.pending; held.pending = undefined; p?.(JSON.parse(line)) }).on('error', () => {})
+    socket.on('close', () => {
+      if (this.#sessions.get(id) === held) { held.lost = true; this.#lost.add(id); this.#sessions.delete(id) }
+      const p = held.pending; held.pending = undefined; p?.(undefined)
+    })
+    socket.on('error', () => {})
+    this.#sessions.set(id, held)
+    return { ...held.info }
+  }
+
+  /** The session's info; throws not-found or lost. */
+  get (id: string): SessionInfo {
+    return { ...this.#held(id).info }
+  }
+
+  /** Runs one cell in the session's state. Resolves with a result for every outcome of the code. */
+  async execute (id: string, req: SessionExecRequest): Promise<ExecResult> {
+    const held = this.#held(id)
+    if (held.busy) throw new SessionError('SF_ERR_SESSION_LIMIT', 'the session is running another cell')
+    held.busy = true
+    const timeoutMs = req.timeout_ms ?? LIMITS.defaultTimeoutMs
+    try {
+      const frame = await new Promise<any>((resolve) => {
+        held.pending = resolve
+        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + 2000)
+        held.socket.once('close', () => clearTimeout(timer))
+        const done = held.pending
+        held.pending = (f) => { clearTimeout(timer); done(f) }
+        held.socket.write(JSON.stringify({
+          op: 'exec', id: req.request_id ?? '', code: req.code, stdin: req.stdin ?? '', timeout_ms: timeoutMs, memory_mb: held.info.memory_mb,
+          files: req.files ?? {}, fetch_files: req.fetch_files ?? [], max_output_bytes: this.#opts.maxOutputBytes
+        }) + '\n')
+      })
+      if (frame === undefined) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
+      held.pid = frame.pid
+      const now = new Date()
+      held.info.cells++
+      held.info.last_used_at = now.toISOString()
+      held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
+      const result: ExecResult = {
+        status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code, duration_ms: frame.duration_ms, queue_ms: 0,
+        truncated: frame.truncated, error: frame.error, files: frame.files ?? {}, runner: this.#opts.runnerId, sandbox: `session-${held.pid}`, display: frame.display ?? []
+      }
+      if (req.request_id !== undefined) result.request_id = req.request_id
+      return result
+    } finally {
+      held.busy = false
+    }
+  }
+
+  /** Closes a session (not-found when it is not held). */
+  async close (id: string): Promise<void> {
+    const held = this.#held(id)
+    this.#sessions.delete(id)
+    this.#kill(held)
+  }
+
+  /** Closes every session and the host. Idempotent. */
+  async shutdown (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    clearInterval(this.#sweeper)
+    for (const held of this.#sessions.values()) this.#kill(held)
+    this.#sessions.clear()
+    this.#host?.stdin?.end(JSON.stringify({ op: 'shutdown' }) + '\n')
+    this.#host?.kill('SIGKILL')
+    rmSync(this.#dir, { recursive: true, force: true })
+  }
+
+  /** Test hook and operator tool: the pid holding a session now. */
+  pidOf (id: string): number {
+    return this.#held(id).pid
+  }
+
+  #held (id: string): Held {
+    const held = this.#sessions.get(id)
+    if (held !== undefined) return held
+    if (this.#lost.has(id)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
+    throw new SessionError(SESSION_NOT_FOUND, `no session ${id} on this runner (closed, expired or never opened)`)
+  }
+
+  #kill (held: Held): void {
+    held.socket.end(JSON.stringify({ op: 'close' }) + '\n')
+    held.socket.destroy()
+    try { process.kill(held.pid, 'SIGKILL') } catch {}
+  }
+
+  #sweep (): void {
+    const now = Date.now()
+    for (const [id, held] of this.#sessions) {
+      if (!held.busy && Date.parse(held.info.expires_at) <= now) {
+        this.#sessions.delete(id)
+        this.#kill(held)
+      }
+    }
+  }
+}
