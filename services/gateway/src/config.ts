@@ -1,0 +1,84 @@
+/**
+ * The gateway's configuration: one schema with defaults and no unknown keys, read from explicit
+ * values (CLI flags) over `SANDFLEET_*` environment variables over defaults, into a frozen object.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { LIMITS } from '@sandfleet/protocol'
+import { GatewayError } from './errors.ts'
+
+/** Schema of {@link GatewayConfig}. */
+export const GatewayConfigSchema = Type.Object({
+  host: Type.String({ default: '127.0.0.1', description: 'Address to listen on' }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'Port to listen on (0: any free port)' }),
+  runners: Type.Array(Type.String({ pattern: '^https?://' }), { default: [], description: 'Runner base URLs (http://10.0.0.5:8081)' }),
+  runnersDns: Type.String({ default: '', description: 'host:port whose A/AAAA records are the runners (a headless Kubernetes service), re-resolved every dnsRefreshMs' }),
+  dnsRefreshMs: Type.Integer({ minimum: 100, default: 5000 }),
+  loadPollMs: Type.Integer({ minimum: 20, default: 500, description: 'How often each runner\'s /v1/runner/load is polled' }),
+  runnerConnections: Type.Integer({ minimum: 1, default: 256, description: 'Keep-alive connections per runner' }),
+  maxInFlight: Type.Integer({ minimum: 1, default: 4096, description: 'Calls admitted at once (a batch counts its items); past it 429' }),
+  retryAfterS: Type.Integer({ minimum: 0, default: 1, description: 'Retry-After of a 429' }),
+  maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Runners tried for one call when they fail at the infrastructure level' }),
+  callGraceMs: Type.Integer({ minimum: 0, default: 5000, description: 'A call\'s deadline is timeout_ms plus this; retries happen only before it' }),
+  maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+  maxCodeChars: Type.Integer({ minimum: 1, default: 1024 * 1024, description: 'Longest `code`, in characters' }),
+  maxTimeoutMs: Type.Integer({ minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: 300_000 }),
+  maxMemoryMb: Type.Integer({ minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: 8192 }),
+  maxBatchItems: Type.Integer({ minimum: 1, maximum: LIMITS.maxBatchItems, default: LIMITS.maxBatchItems }),
+  maxSubBatchItems: Type.Integer({ minimum: 1, maximum: LIMITS.maxBatchItems, default: 256, description: 'Most items of a batch sent to one runner in one request' }),
+  apiKeys: Type.Array(Type.String({ minLength: 8 }), { default: [], description: 'Accepted API keys (Authorization: Bearer KEY or x-api-key); none: no auth' }),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
+}, { additionalProperties: false })
+
+/** The gateway's settings, frozen. */
+export type GatewayConfig = Readonly<Static<typeof GatewayConfigSchema>>
+
+/** `maxInFlight` → `SANDFLEET_MAX_IN_FLIGHT`. */
+export function envName (key: string): string {
+  return 'SANDFLEET_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
+}
+
+/** Where {@link loadGatewayConfig} reads from. */
+export interface ConfigSources {
+  /** Explicit values (CLI flags); they win over the environment. Strings are converted like env values. */
+  values?: Record<string, unknown>
+  /** Environment (default `process.env`); only `SANDFLEET_<KEY>` names of known keys are read. */
+  env?: Record<string, string | undefined>
+}
+
+function fromString (schema: { type?: unknown }, raw: string): unknown {
+  if (schema.type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  if (schema.type === 'integer' || schema.type === 'number') return raw.trim() === '' ? raw : Number(raw)
+  return raw
+}
+
+/**
+ * Builds the frozen config. Throws a {@link GatewayError} `SF_ERR_GATEWAY_CONFIG` whose message
+ * lists every problem, one a line.
+ */
+export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
+  const env = sources.env ?? process.env
+  const props = GatewayConfigSchema.properties as Record<string, { type?: unknown }>
+  const raw: Record<string, unknown> = {}
+  const problems: string[] = []
+  for (const [key, schema] of Object.entries(props)) {
+    const fromEnv = env[envName(key)]
+    if (fromEnv !== undefined) raw[key] = fromString(schema, fromEnv)
+  }
+  for (const [key, value] of Object.entries(sources.values ?? {})) {
+    if (value === undefined) continue
+    const schema = props[key]
+    if (schema === undefined) { problems.push(`${key}: unknown setting`); continue }
+    raw[key] = typeof value === 'string' ? fromString(schema, value) : value
+  }
+  const config = Value.Default(GatewayConfigSchema, raw) as Record<string, unknown>
+  for (const e of Value.Errors(GatewayConfigSchema, config)) {
+    const key = e.path.slice(1).split('/')[0] ?? ''
+    problems.push(`${e.path.slice(1) || '(root)'} (${envName(key)}): ${e.message}, got ${JSON.stringify(e.value)}`)
+  }
+  if (problems.length > 0) {
+    throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  ${problems.join('\n  ')}`)
+  }
+  for (const v of Object.values(config)) if (Array.isArray(v)) Object.freeze(v)
+  return Object.freeze(config) as GatewayConfig
+}

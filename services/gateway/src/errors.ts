@@ -1,0 +1,63 @@
+/**
+ * The gateway's errors, each with a stable `SF_ERR_GATEWAY_…` code (documented in
+ * docs/errors.md), the HTTP status a caller sees and the protocol status of the error body.
+ */
+import type { ErrorBody, Status } from '@sandfleet/protocol'
+
+/** What each gateway error code means on the wire. */
+export interface ErrorSpec {
+  /** HTTP status of the response that carries it. */
+  readonly statusCode: number
+  /** The protocol status in the {@link ErrorBody} (or in an `ExecResult`'s `error.type`). */
+  readonly status: Status
+  /** One line for docs/errors.md and for logs. */
+  readonly summary: string
+}
+
+/** Every code the gateway can answer with. A retired code is never reused. */
+export const GATEWAY_ERRORS = Object.freeze({
+  SF_ERR_GATEWAY_CONFIG: { statusCode: 500, status: 'infra_error', summary: 'The gateway configuration is invalid (start-up only)' },
+  SF_ERR_GATEWAY_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', summary: 'The request body does not match the schema or the configured limits; `field` names the culprit' },
+  SF_ERR_GATEWAY_INVALID_JSON: { statusCode: 400, status: 'invalid_request', summary: 'The request body is not valid JSON' },
+  SF_ERR_GATEWAY_BODY_TOO_LARGE: { statusCode: 400, status: 'invalid_request', summary: 'The request body is larger than maxBodyBytes' },
+  SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, status: 'invalid_request', summary: 'The request body is not application/json' },
+  SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', summary: 'An API key is configured and the request did not carry a valid one' },
+  SF_ERR_GATEWAY_NOT_FOUND: { statusCode: 404, status: 'invalid_request', summary: 'No such route' },
+  SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', summary: 'The gateway holds maxInFlight calls already; retry after Retry-After seconds' },
+  SF_ERR_GATEWAY_NO_RUNNERS: { statusCode: 503, status: 'infra_error', summary: 'No runner is ready to take the call' },
+  SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', summary: 'The runner could not be reached or dropped the connection (retried on another runner)' },
+  SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', summary: 'The runner answered something that is not a result' },
+  SF_ERR_GATEWAY_CANCELLED: { statusCode: 499, status: 'infra_error', summary: 'The caller went away before the call finished' },
+  SF_ERR_GATEWAY_INTERNAL: { statusCode: 500, status: 'infra_error', summary: 'An unexpected error inside the gateway (a bug: see its log)' }
+} satisfies Record<string, ErrorSpec>)
+
+/** A gateway error code. */
+export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS
+
+/** An error raised by the gateway; it turns into an {@link ErrorBody} at the HTTP edge. */
+export class GatewayError extends Error {
+  /** Stable code, `SF_ERR_GATEWAY_…`. */
+  readonly code: GatewayErrorCode
+  /** HTTP status of the response. */
+  readonly statusCode: number
+  /** Protocol status of the response body. */
+  readonly status: Status
+  /** The request field at fault, as a JSON path without the leading slash. */
+  readonly field: string | undefined
+
+  constructor (code: GatewayErrorCode, message: string, options: { field?: string, cause?: unknown } = {}) {
+    super(message, { cause: options.cause })
+    this.name = 'GatewayError'
+    this.code = code
+    this.statusCode = GATEWAY_ERRORS[code].statusCode
+    this.status = GATEWAY_ERRORS[code].status
+    this.field = options.field
+  }
+
+  /** The wire shape of this error. */
+  toBody (): ErrorBody {
+    const body: ErrorBody = { status: this.status, error: { code: this.code, message: this.message } }
+    if (this.field !== undefined) body.error.field = this.field
+    return body
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Runs a gateway: builds the app, listens, and closes cleanly on SIGINT/SIGTERM. The CLI's
+ * `sandfleet gateway` and `sandfleet serve` call {@link startGateway}.
+ */
+import { buildGatewayApp, type GatewayApp, type GatewayOptions } from './app.ts'
+
+/** A listening gateway. */
+export interface RunningGateway extends GatewayApp {
+  /** `http://host:port` it listens on. */
+  url: string
+  /** Stops listening, waits for calls in flight, closes runner connections. Idempotent. */
+  close(): Promise<void>
+}
+
+/** Builds and starts a gateway on `config.host:config.port`. */
+export async function startGateway (options: GatewayOptions): Promise<RunningGateway> {
+  const gateway = await buildGatewayApp(options)
+  const { app } = gateway
+  await app.listen({ host: options.config.host, port: options.config.port })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : options.config.port
+  let closing: Promise<void> | undefined
+  return { ...gateway, url: `http://${options.config.host}:${port}`, close: () => (closing ??= app.close()) }
+}
+
+/** Closes `close()` on the first SIGINT or SIGTERM, then exits; a second signal exits at once. */
+export function closeOnSignals (close: () => Promise<void>, log: { info(msg: string): void } = console): void {
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1)
+    stopping = true
+    log.info(`${signal}: shutting down`)
+    close().then(() => process.exit(0), () => process.exit(1))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+}

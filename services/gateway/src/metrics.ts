@@ -1,0 +1,106 @@
+/**
+ * The gateway's Prometheus metrics, on its own prom-client Registry (merged with the runner's in
+ * `sandfleet serve`). Counted from the router's results, never from log lines.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
+import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+/** The metrics one gateway exports. */
+export class GatewayMetrics {
+  readonly registry = new Registry()
+  readonly executions: Counter<'status' | 'language' | 'backend'>
+  readonly runDuration: Histogram<'language'>
+  readonly queueWait: Histogram<'language'>
+  readonly retries: Counter<'status'>
+  readonly rejected: Counter<'reason'>
+  readonly inFlight: Gauge
+  /** Read by the in-flight gauge at scrape time. */
+  inFlightNow: () => number = () => 0
+
+  constructor (set: RunnerSet) {
+    const registers = [this.registry]
+    this.executions = new Counter({
+      name: 'sandfleet_gateway_executions_total',
+      help: 'Runner answers by status, language and backend (each attempt of a retried call counts)',
+      labelNames: ['status', 'language', 'backend'] as const,
+      registers
+    })
+    this.runDuration = new Histogram({
+      name: 'sandfleet_gateway_run_duration_seconds',
+      help: 'Run time of the code (duration_ms of results)',
+      labelNames: ['language'] as const,
+      buckets: SECONDS,
+      registers
+    })
+    this.queueWait = new Histogram({
+      name: 'sandfleet_gateway_queue_wait_seconds',
+      help: 'Time calls waited for a sandbox on the runner (queue_ms of results)',
+      labelNames: ['language'] as const,
+      buckets: SECONDS,
+      registers
+    })
+    this.retries = new Counter({
+      name: 'sandfleet_gateway_retries_total',
+      help: 'Attempts on another runner after an infrastructure failure, by the status the retry got',
+      labelNames: ['status'] as const,
+      registers
+    })
+    this.rejected = new Counter({
+      name: 'sandfleet_gateway_rejected_total',
+      help: 'Requests answered with an error body, by reason (SF_ERR_GATEWAY_… code)',
+      labelNames: ['reason'] as const,
+      registers
+    })
+    const self = this
+    this.inFlight = new Gauge({
+      name: 'sandfleet_gateway_in_flight',
+      help: 'Calls admitted and not yet answered (a batch counts its items)',
+      registers,
+      collect () { this.set(self.inFlightNow()) }
+    })
+    new Gauge({
+      name: 'sandfleet_gateway_runner_sandboxes',
+      help: 'Sandboxes of each runner by state, from its last load report',
+      labelNames: ['runner', 'state'] as const,
+      registers,
+      collect () {
+        this.reset()
+        for (const m of set.members) {
+          if (m.load === null) continue
+          this.set({ runner: m.id, state: 'warm' }, m.load.warm)
+          this.set({ runner: m.id, state: 'busy' }, m.load.busy)
+        }
+      }
+    })
+    new Gauge({
+      name: 'sandfleet_gateway_runner_load',
+      help: 'Each runner\'s (in flight + queued) / capacity as this gateway estimates it',
+      labelNames: ['runner'] as const,
+      registers,
+      collect () {
+        this.reset()
+        for (const m of set.members) this.set({ runner: m.id }, m.score())
+      }
+    })
+    new Gauge({
+      name: 'sandfleet_gateway_runners_up',
+      help: 'Runners that answered their last load poll',
+      registers,
+      collect () { this.set(set.members.filter((m) => m.up).length) }
+    })
+  }
+
+  /** Router observer: counts one runner answer. */
+  readonly record = (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void => {
+    const language = request.language ?? 'python'
+    this.executions.inc({ status: result.status, language, backend: member?.load?.backend ?? 'none' })
+    if (attempt > 1) this.retries.inc({ status: result.status })
+    if (result.runner !== '') {
+      this.runDuration.observe({ language }, result.duration_ms / 1000)
+      this.queueWait.observe({ language }, result.queue_ms / 1000)
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * One error shape everywhere: every non-2xx answer of the gateway is an `ErrorBody`
+ * (`{status, error: {code, message, field?}}`), whether it comes from schema validation, the
+ * body parser, a 404, admission or an unexpected throw.
+ */
+import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import { GatewayError } from '../errors.ts'
+import type { GatewayMetrics } from '../metrics.ts'
+
+/** The JSON path (no leading slash) of the field an ajv error is about. */
+export function fieldOf (e: FastifySchemaValidationError): string {
+  const path = e.instancePath.replace(/^\//, '')
+  const params = e.params as { missingProperty?: string, additionalProperty?: string }
+  const child = params.missingProperty ?? params.additionalProperty
+  if (child !== undefined) return path === '' ? child : `${path}/${child}`
+  return path
+}
+
+/** Fastify `schemaErrorFormatter`: the first problem, as a {@link GatewayError} naming its field. */
+export function formatSchemaErrors (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const e = errors[0]
+  if (e === undefined) return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', `invalid ${dataVar}`)
+  const field = fieldOf(e)
+  let message = e.message ?? 'is invalid'
+  const params = e.params as { allowedValues?: unknown[], additionalProperty?: string }
+  if (e.keyword === 'additionalProperties') message = 'is not a known field'
+  else if (e.keyword === 'required') message = 'is required'
+  else if (e.keyword === 'const' || e.keyword === 'anyOf') {
+    // a union of literals (language, …): say what is allowed, once
+    const allowed = errors.filter((x) => x.instancePath === e.instancePath && x.keyword === 'const')
+      .map((x) => JSON.stringify((x.params as { allowedValue?: unknown }).allowedValue))
+    message = allowed.length > 0 ? `must be one of ${allowed.join(', ')}` : message
+  } else if (params.allowedValues !== undefined) message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+  return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', `${field === '' ? dataVar : field} ${message}`, { field })
+}
+
+/** Maps whatever was thrown to a {@link GatewayError}. */
+export function toGatewayError (err: FastifyError | GatewayError | Error): GatewayError {
+  if (err instanceof GatewayError) return err
+  const e = err as FastifyError
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('SF_ERR_GATEWAY_INVALID_JSON', `request body is not valid JSON: ${e.message}`, { cause: err })
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('SF_ERR_GATEWAY_BODY_TOO_LARGE', 'request body is larger than the configured maxBodyBytes', { cause: err })
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE', 'request body must be application/json', { cause: err })
+  }
+  if (e.validation !== undefined) return toGatewayError(formatSchemaErrors(e.validation, e.validationContext ?? 'body'))
+  if (err instanceof SyntaxError) return new GatewayError('SF_ERR_GATEWAY_INVALID_JSON', `request body is not valid JSON: ${err.message}`, { cause: err })
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', e.message, { cause: err })
+  }
+  return new GatewayError('SF_ERR_GATEWAY_INTERNAL', 'internal error', { cause: err })
+}
+
+/** Installs the error handler and the 404 handler on `app` (call on the root instance). */
+export function installErrorShape (app: FastifyInstance, metrics: GatewayMetrics): void {
+  app.setSchemaErrorFormatter(formatSchemaErrors)
+  app.setErrorHandler((err, request, reply) => {
+    const ge = toGatewayError(err as Error)
+    if (ge.code === 'SF_ERR_GATEWAY_INTERNAL') request.log.error({ err }, 'unexpected error')
+    metrics.rejected.inc({ reason: ge.code })
+    void reply.code(ge.statusCode).type('application/json').send(ge.toBody())
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const ge = new GatewayError('SF_ERR_GATEWAY_NOT_FOUND', `no route ${request.method} ${request.url}`)
+    metrics.rejected.inc({ reason: ge.code })
+    void reply.code(404).send(ge.toBody())
+  })
+}

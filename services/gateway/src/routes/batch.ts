@@ -1,0 +1,45 @@
+/**
+ * `POST /v1/execute/batch`: many requests in one call. As JSON, every result in request order;
+ * with `Accept: application/x-ndjson`, one `{index, result}` line per item as soon as it finishes.
+ */
+import { PassThrough } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { NDJSON, type BatchRequest } from '@sandfleet/protocol'
+import type { Router } from '../runners/router.ts'
+import type { RouteSchemas } from '../schemas.ts'
+import { callerSignal } from './caller-signal.ts'
+
+/** Registers the route. */
+export function batchRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
+  app.post<{ Body: BatchRequest }>('/v1/execute/batch', {
+    config: { admission: 'batch' },
+    schema: {
+      summary: 'Run many snippets; results in order, or streamed as NDJSON {index, result} lines in completion order',
+      tags: ['execute'],
+      body: schemas.batchRequest,
+      response: {
+        200: {
+          description: 'JSON: {results} in request order. With Accept: application/x-ndjson: one BatchStreamLine per item, as each finishes',
+          content: {
+            'application/json': { schema: schemas.batchResponse },
+            [NDJSON]: { schema: schemas.batchStreamLine }
+          }
+        },
+        '4xx': schemas.errorBody,
+        '5xx': schemas.errorBody
+      }
+    }
+  }, async (request, reply) => {
+    const signal = callerSignal(reply)
+    const accept = request.headers.accept
+    if (typeof accept === 'string' && accept.includes(NDJSON)) {
+      const out = new PassThrough()
+      void router.executeBatch(request.body.requests, (index, result) => {
+        out.write(JSON.stringify({ index, result }) + '\n')
+      }, signal).then(() => out.end())
+      return reply.type(NDJSON).send(out)
+    }
+    const results = await router.executeBatch(request.body.requests, undefined, signal)
+    return { results }
+  })
+}

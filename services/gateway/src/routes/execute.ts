@@ -1,0 +1,22 @@
+/** `POST /v1/execute`: one {@link ExecRequest} in, one {@link ExecResult} out. */
+import type { FastifyInstance } from 'fastify'
+import type { ExecRequest } from '@sandfleet/protocol'
+import type { Router } from '../runners/router.ts'
+import type { RouteSchemas } from '../schemas.ts'
+import { callerSignal } from './caller-signal.ts'
+
+/**
+ * Registers the route. Any admitted, valid call is answered 200 with a result whose `status`
+ * says what happened (fleet statuses included); non-2xx answers are error bodies.
+ */
+export function executeRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
+  app.post<{ Body: ExecRequest }>('/v1/execute', {
+    config: { admission: 'one' },
+    schema: {
+      summary: 'Run one snippet in a fresh sandbox',
+      tags: ['execute'],
+      body: schemas.execRequest,
+      response: { 200: schemas.execResult, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
+    }
+  }, (request, reply) => router.execute(request.body, callerSignal(reply)))
+}

@@ -1,0 +1,12 @@
+/** `GET /metrics`: Prometheus text of the gateway's registry and any merged in (the local runner's). */
+import type { FastifyInstance } from 'fastify'
+import { Registry } from 'prom-client'
+
+/** Registers the route; `registries` are scraped together at each request. */
+export function metricsRoute (app: FastifyInstance, registries: Registry[]): void {
+  const merged = registries.length === 1 ? registries[0] : Registry.merge(registries)
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['operations'] } }, async (_request, reply) => {
+    const text = await merged.metrics()
+    return reply.type(merged.contentType).send(text)
+  })
+}

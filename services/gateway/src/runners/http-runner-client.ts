@@ -1,0 +1,158 @@
+/** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
+import { Pool } from 'undici'
+import {
+  LIMITS, NDJSON, RUNNER_PATHS, failedResult,
+  type ExecRequest, type ExecResult, type RunnerLoad, type Status
+} from '@sandfleet/protocol'
+import { GatewayError } from '../errors.ts'
+import type { BatchResultListener, CallOptions, RunnerClient } from './runner-client.ts'
+
+/** Options of {@link HttpRunnerClient}. */
+export interface HttpRunnerClientOptions {
+  /** Keep-alive connections kept to this runner. */
+  connections?: number
+  /** Added to a call's `timeout_ms` before the HTTP call is given up (queueing, transport). */
+  graceMs?: number
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const NDJSON_HEADERS = { 'content-type': 'application/json', accept: NDJSON }
+
+function isResult (v: unknown): v is ExecResult {
+  return typeof v === 'object' && v !== null && typeof (v as ExecResult).status === 'string' &&
+    typeof (v as ExecResult).stdout === 'string'
+}
+
+/** Turns any runner answer (a result, or an ErrorBody for a refused call) into a result. */
+function toResult (statusCode: number, data: unknown): ExecResult {
+  if (isResult(data)) return data
+  const body = data as { status?: Status, error?: { code?: string, message?: string } } | null
+  if (body !== null && typeof body === 'object' && typeof body.status === 'string' && typeof body.error?.code === 'string') {
+    return failedResult(body.status, body.error.code, body.error.message ?? '')
+  }
+  throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner answered HTTP ${statusCode} without a result`)
+}
+
+function unreachable (name: string, err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err
+  const message = err instanceof Error ? err.message : String(err)
+  return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
+}
+
+/** Talks to one runner at `baseUrl` (`http://10.0.0.5:8081`). */
+export class HttpRunnerClient implements RunnerClient {
+  readonly name: string
+  readonly #pool: Pool
+  readonly #graceMs: number
+  #closed = false
+
+  constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
+    this.name = new URL(baseUrl).origin
+    this.#graceMs = options.graceMs ?? 5000
+    this.#pool = new Pool(this.name, {
+      connections: options.connections ?? 256,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connectTimeout: 2000
+    })
+  }
+
+  #timeout (requests: ExecRequest[]): number {
+    let max = 0
+    for (const r of requests) max = Math.max(max, r.timeout_ms ?? LIMITS.defaultTimeoutMs)
+    return max + this.#graceMs
+  }
+
+  async execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
+    const timeout = this.#timeout([request])
+    try {
+      const { statusCode, body } = await this.#pool.request({
+        method: 'POST',
+        path: RUNNER_PATHS.execute,
+        headers: JSON_HEADERS,
+        body: JSON.stringify(request),
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: options.signal
+      })
+      return toResult(statusCode, await body.json())
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+  }
+
+  async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options: CallOptions = {}): Promise<ExecResult[]> {
+    const timeout = this.#timeout(requests)
+    const results = new Array<ExecResult>(requests.length)
+    try {
+      const { statusCode, headers, body } = await this.#pool.request({
+        method: 'POST',
+        path: RUNNER_PATHS.batch,
+        headers: NDJSON_HEADERS,
+        body: JSON.stringify({ requests }),
+        // a batch queues on the runner: give it the time of its items run one after another per slot
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: options.signal
+      })
+      const type = String(headers['content-type'] ?? '')
+      if (statusCode !== 200 || !type.startsWith(NDJSON)) {
+        const data = await body.json() as { results?: unknown[] }
+        if (statusCode === 200 && Array.isArray(data.results) && data.results.length === requests.length) {
+          data.results.forEach((r, i) => { results[i] = toResult(200, r); onResult?.(i, results[i]) })
+          return results
+        }
+        // the whole batch was refused (overloaded, invalid): every item gets that answer
+        const refused = toResult(statusCode, data)
+        for (let i = 0; i < requests.length; i++) { results[i] = refused; onResult?.(i, refused) }
+        return results
+      }
+      let rest = ''
+      let seen = 0
+      body.setEncoding('utf8')
+      for await (const chunk of body as AsyncIterable<string>) {
+        rest += chunk
+        let nl: number
+        while ((nl = rest.indexOf('\n')) >= 0) {
+          const line = rest.slice(0, nl)
+          rest = rest.slice(nl + 1)
+          if (line.trim() === '') continue
+          const { index, result } = JSON.parse(line) as { index: number, result: unknown }
+          if (!Number.isInteger(index) || index < 0 || index >= requests.length || results[index] !== undefined) {
+            throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} streamed a bad batch index ${index}`)
+          }
+          results[index] = toResult(200, result)
+          seen++
+          onResult?.(index, results[index])
+        }
+      }
+      if (seen !== requests.length) {
+        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${this.name} ended a batch after ${seen} of ${requests.length} results`)
+      }
+      return results
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+  }
+
+  async load (): Promise<RunnerLoad> {
+    try {
+      const { statusCode, body } = await this.#pool.request({
+        method: 'GET', path: RUNNER_PATHS.load, headersTimeout: 2000, bodyTimeout: 2000
+      })
+      const data = await body.json() as RunnerLoad
+      if (statusCode !== 200 || typeof data?.capacity !== 'number') {
+        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} load report: HTTP ${statusCode}`)
+      }
+      return data
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#pool.close().catch(() => this.#pool.destroy())
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Routing: each call goes to the least loaded runner; a call that failed at the infrastructure
+ * level (`infra_error`, `overloaded`, a connection failure) is tried again on another runner
+ * while its deadline allows. A status of the user's code is never retried.
+ */
+import {
+  LIMITS, failedResult,
+  type ExecRequest, type ExecResult
+} from '@sandfleet/protocol'
+import { GatewayError } from '../errors.ts'
+import type { BatchResultListener } from './runner-client.ts'
+import type { RunnerMember, RunnerSet } from './runner-set.ts'
+
+/** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
+export type ResultObserver = (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number) => void
+
+/**
+ * Session affinity seam: names the runner that must serve a request (the one holding its
+ * session). A pinned call is never moved to another runner.
+ */
+export type AffinityHook = (request: ExecRequest) => string | undefined
+
+/** Options of {@link Router}. */
+export interface RouterOptions {
+  /** Runners tried for one call, at most. */
+  maxAttempts: number
+  /** A call's deadline: its `timeout_ms` plus this. */
+  callGraceMs: number
+  /** Most items of a batch sent to one runner in one request. */
+  maxSubBatchItems: number
+  affinity?: AffinityHook
+}
+
+const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded'])
+
+function noRunner (request: ExecRequest, pinned?: string): ExecResult {
+  const message = pinned === undefined ? 'no runner is ready to take the call' : `runner ${pinned} holding this session is not available`
+  return withId(failedResult('infra_error', 'SF_ERR_GATEWAY_NO_RUNNERS', message), request)
+}
+
+function withId (result: ExecResult, request: ExecRequest): ExecResult {
+  if (request.request_id !== undefined && result.request_id === undefined) result.request_id = request.request_id
+  return result
+}
+
+function unreachableResult (err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
+  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
+  const message = err instanceof Error ? err.message : String(err)
+  return withId(failedResult('infra_error', code, message, { runner: member.id }), request)
+}
+
+/** Sends calls to runners of a {@link RunnerSet}. */
+export class Router {
+  readonly #set: RunnerSet
+  readonly #options: RouterOptions
+  readonly #observers: ResultObserver[] = []
+
+  constructor (set: RunnerSet, options: RouterOptions) {
+    this.#set = set
+    this.#options = options
+  }
+
+  /** Adds an observer of every runner answer (metrics, tracing). */
+  observe (observer: ResultObserver): void {
+    this.#observers.push(observer)
+  }
+
+  #emit (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void {
+    for (const o of this.#observers) o(result, request, member, attempt)
+  }
+
+  #deadline (request: ExecRequest, start: number): number {
+    return start + (request.timeout_ms ?? LIMITS.defaultTimeoutMs) + this.#options.callGraceMs
+  }
+
+  /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
+  #choose (request: ExecRequest, tried: Set<RunnerMember>): { member?: RunnerMember, pinned?: string } {
+    const pinned = this.#options.affinity?.(request)
+    if (pinned !== undefined) {
+      const member = this.#set.byId(pinned)
+      return member === undefined || tried.has(member) ? { pinned } : { member, pinned }
+    }
+    const member = this.#set.pick(tried)
+    return member === undefined ? {} : { member }
+  }
+
+  /** Runs one call, retrying infrastructure failures on other runners. Never rejects. */
+  async execute (request: ExecRequest, signal?: AbortSignal, start = Date.now(), tried = new Set<RunnerMember>()): Promise<ExecResult> {
+    const deadline = this.#deadline(request, start)
+    let last: ExecResult | undefined
+    for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
+      const { member, pinned } = this.#choose(request, tried)
+      if (member === undefined) return last ?? noRunner(request, pinned)
+      member.outstanding++
+      let result: ExecResult
+      try {
+        result = await member.client.execute(request, signal === undefined ? undefined : { signal })
+      } catch (err) {
+        if (signal?.aborted !== true) member.up = false
+        result = unreachableResult(err, member, request)
+      } finally {
+        member.outstanding--
+      }
+      this.#emit(result, request, member, attempt)
+      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || Date.now() >= deadline) return result
+      tried.add(member)
+      last = result
+    }
+    return last ?? noRunner(request)
+  }
+
+  /**
+   * Runs a batch: items are spread over runners by load (one sub-batch per runner and up to
+   * `maxSubBatchItems` items), each result is handed to `onResult` as soon as it is final, and
+   * items that failed at the infrastructure level are retried one by one elsewhere.
+   * Resolves with every result in request order. Never rejects.
+   */
+  async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, signal?: AbortSignal): Promise<ExecResult[]> {
+    const start = Date.now()
+    const results = new Array<ExecResult>(requests.length)
+    const settle = (i: number, r: ExecResult): void => {
+      results[i] = r
+      onResult?.(i, r)
+    }
+    const groups = new Map<RunnerMember, number[]>()
+    for (let i = 0; i < requests.length; i++) {
+      const { member, pinned } = this.#choose(requests[i], new Set())
+      if (member === undefined) { settle(i, noRunner(requests[i], pinned)); continue }
+      member.outstanding++ // reserve, so the next item sees this one's weight
+      let group = groups.get(member)
+      if (group === undefined) groups.set(member, group = [])
+      group.push(i)
+    }
+    const retries: Promise<void>[] = []
+    const retry = (i: number, member: RunnerMember, last: ExecResult): void => {
+      const request = requests[i]
+      const pinned = this.#options.affinity?.(request) !== undefined
+      if (pinned || signal?.aborted === true || Date.now() >= this.#deadline(request, start) || this.#options.maxAttempts < 2) {
+        settle(i, last)
+        return
+      }
+      retries.push(this.execute(request, signal, start, new Set([member])).then((r) => settle(i, r)))
+    }
+    const sends: Promise<void>[] = []
+    for (const [member, indices] of groups) {
+      for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
+        const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
+        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, signal))
+      }
+    }
+    await Promise.all(sends)
+    await Promise.all(retries)
+    return results
+  }
+
+  async #sendChunk (
+    member: RunnerMember, chunk: number[], requests: ExecRequest[],
+    settle: (i: number, r: ExecResult) => void,
+    retry: (i: number, member: RunnerMember, last: ExecResult) => void,
+    signal: AbortSignal | undefined
+  ): Promise<void> {
+    const answered = new Array<boolean>(chunk.length).fill(false)
+    try {
+      await member.client.executeBatch(chunk.map((i) => requests[i]), (j, result) => {
+        if (answered[j]) return
+        answered[j] = true
+        member.outstanding--
+        const i = chunk[j]
+        this.#emit(result, requests[i], member, 1)
+        if (RETRIED.has(result.status)) retry(i, member, result)
+        else settle(i, result)
+      }, signal === undefined ? undefined : { signal })
+    } catch (err) {
+      if (signal?.aborted !== true) member.up = false
+      for (let j = 0; j < chunk.length; j++) {
+        if (answered[j]) continue
+        answered[j] = true
+        member.outstanding--
+        const i = chunk[j]
+        const result = unreachableResult(err, member, requests[i])
+        this.#emit(result, requests[i], member, 1)
+        retry(i, member, result)
+      }
+    }
+  }
+}

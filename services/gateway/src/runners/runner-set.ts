@@ -1,0 +1,208 @@
+/**
+ * The runners a gateway routes to: discovered from a list of URLs, from DNS (a headless
+ * Kubernetes service, re-resolved periodically) or handed over in-process; each one's load
+ * polled from `/v1/runner/load`; {@link RunnerSet.pick} returns the least loaded.
+ */
+import { lookup } from 'node:dns/promises'
+import type { RunnerLoad } from '@sandfleet/protocol'
+import type { RunnerClient } from './runner-client.ts'
+import { HttpRunnerClient } from './http-runner-client.ts'
+
+/** Minimal logger the set reports membership changes to. */
+export interface SetLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+}
+
+/** One runner in the set, with what the gateway knows of its load. */
+export class RunnerMember {
+  readonly client: RunnerClient
+  /** Last load report, null before the first one. */
+  load: RunnerLoad | null = null
+  /** False after a failed poll or call, until a poll succeeds. */
+  up = true
+  /** Calls this gateway has in flight on it now. */
+  outstanding = 0
+  #outstandingAtPoll = 0
+
+  constructor (client: RunnerClient) {
+    this.client = client
+  }
+
+  /** The runner's id from its load report (its name until one arrived). */
+  get id (): string {
+    return this.load?.runner ?? this.client.name
+  }
+
+  /** True when it may be given a call. */
+  get routable (): boolean {
+    const state = this.load?.state
+    return this.up && state !== 'draining' && state !== 'closed'
+  }
+
+  /**
+   * Estimated (running + queued) / capacity: the last report, corrected by what this gateway
+   * sent or got back since.
+   */
+  score (): number {
+    const capacity = Math.max(1, this.load?.capacity ?? 1)
+    const reported = this.load === null ? 0 : this.load.in_flight + this.load.queued
+    const estimate = Math.max(this.outstanding, reported - this.#outstandingAtPoll + this.outstanding)
+    return estimate / capacity
+  }
+
+  /** Records a load report. */
+  report (load: RunnerLoad): void {
+    this.load = load
+    this.up = true
+    this.#outstandingAtPoll = this.outstanding
+  }
+}
+
+/** Where the set's members come from. */
+export interface RunnerSetOptions {
+  /** Ready-made clients (in-process runners, tests). */
+  clients?: RunnerClient[]
+  /** Runner base URLs. */
+  urls?: readonly string[]
+  /** `host:port` resolved to every address it has; one member per address. */
+  dns?: string
+  dnsRefreshMs?: number
+  loadPollMs?: number
+  /** Options of the HTTP clients the set makes. */
+  connections?: number
+  graceMs?: number
+  logger?: SetLogger
+}
+
+const noLog: SetLogger = { info () {}, warn () {} }
+
+/** The fleet as one gateway sees it. */
+export class RunnerSet {
+  readonly #members = new Map<string, RunnerMember>()
+  readonly #options: RunnerSetOptions
+  readonly #log: SetLogger
+  #timers: NodeJS.Timeout[] = []
+  #state: 'idle' | 'running' | 'closed' = 'idle'
+
+  constructor (options: RunnerSetOptions) {
+    this.#options = options
+    this.#log = options.logger ?? noLog
+    for (const c of options.clients ?? []) this.#members.set(c.name, new RunnerMember(c))
+    for (const url of options.urls ?? []) this.#add(url)
+  }
+
+  /** Members now, in discovery order. */
+  get members (): RunnerMember[] {
+    return [...this.#members.values()]
+  }
+
+  #add (url: string): void {
+    const client = new HttpRunnerClient(url, { connections: this.#options.connections ?? 256, graceMs: this.#options.graceMs ?? 5000 })
+    if (this.#members.has(client.name)) { void client.close(); return }
+    this.#members.set(client.name, new RunnerMember(client))
+    this.#log.info({ runner: client.name }, 'runner added')
+  }
+
+  /** Resolves DNS once and reconciles the members with its answer. */
+  async discover (): Promise<void> {
+    const target = this.#options.dns
+    if (target === undefined || target === '') return
+    const at = target.lastIndexOf(':')
+    const host = target.slice(0, at)
+    const port = target.slice(at + 1)
+    let addresses: string[]
+    try {
+      addresses = (await lookup(host, { all: true })).map((a) => a.family === 6 ? `[${a.address}]` : a.address)
+    } catch (err) {
+      this.#log.warn({ dns: target, err: (err as Error).message }, 'runner discovery failed; keeping the current set')
+      return
+    }
+    const wanted = new Set(addresses.map((a) => new URL(`http://${a}:${port}`).origin))
+    for (const origin of wanted) if (!this.#members.has(origin)) this.#add(origin)
+    for (const [name, member] of this.#members) {
+      if (member.client instanceof HttpRunnerClient && !wanted.has(name) && !(this.#options.urls ?? []).includes(name)) {
+        this.#members.delete(name)
+        this.#log.info({ runner: name }, 'runner removed')
+        // let calls in flight finish on it before closing its connections
+        void waitIdle(member).then(() => member.client.close())
+      }
+    }
+  }
+
+  /** Polls every member's load once. */
+  async poll (): Promise<void> {
+    await Promise.all(this.members.map(async (m) => {
+      try {
+        m.report(await m.client.load())
+      } catch (err) {
+        if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
+        m.up = false
+      }
+    }))
+  }
+
+  /** Discovers and polls once, then keeps doing both in the background. */
+  async start (): Promise<void> {
+    if (this.#state !== 'idle') return
+    this.#state = 'running'
+    await this.discover()
+    await this.poll()
+    const every = (ms: number, fn: () => Promise<void>): void => {
+      let busy = false
+      const t = setInterval(() => {
+        if (busy) return
+        busy = true
+        fn().finally(() => { busy = false })
+      }, ms)
+      t.unref()
+      this.#timers.push(t)
+    }
+    every(this.#options.loadPollMs ?? 500, () => this.poll())
+    if (this.#options.dns !== undefined && this.#options.dns !== '') every(this.#options.dnsRefreshMs ?? 5000, () => this.discover())
+  }
+
+  /**
+   * The least loaded routable member not in `exclude`, preferring runners that reported
+   * `ready` over ones still starting. Undefined when none is left.
+   */
+  pick (exclude?: ReadonlySet<RunnerMember>): RunnerMember | undefined {
+    let best: RunnerMember | undefined
+    let bestScore = Infinity
+    let bestReady = false
+    for (const m of this.#members.values()) {
+      if (!m.routable || exclude?.has(m) === true) continue
+      const ready = m.load?.state === 'ready'
+      const score = m.score()
+      if ((ready && !bestReady) || (ready === bestReady && score < bestScore)) {
+        best = m; bestScore = score; bestReady = ready
+      }
+    }
+    return best
+  }
+
+  /** The member whose runner id (or name) is `id`, if it is routable. */
+  byId (id: string): RunnerMember | undefined {
+    for (const m of this.#members.values()) if ((m.id === id || m.client.name === id) && m.routable) return m
+    return undefined
+  }
+
+  /** True when at least one member reported `ready` and is up. */
+  ready (): boolean {
+    for (const m of this.#members.values()) if (m.up && m.load?.state === 'ready') return true
+    return false
+  }
+
+  /** Stops polling and closes every client. Idempotent. */
+  async close (): Promise<void> {
+    if (this.#state === 'closed') return
+    this.#state = 'closed'
+    for (const t of this.#timers) clearInterval(t)
+    this.#timers = []
+    await Promise.all(this.members.map((m) => m.client.close()))
+  }
+}
+
+async function waitIdle (m: RunnerMember): Promise<void> {
+  for (let i = 0; i < 600 && m.outstanding > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+}

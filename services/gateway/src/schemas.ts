@@ -1,0 +1,52 @@
+/**
+ * Route schemas: the protocol's schemas with the deployment's limits applied (never looser than
+ * the contract's), compiled once per app by Fastify's validator and given to the OpenAPI document.
+ */
+import {
+  BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
+  ExecResultSchema, RunnerLoadSchema
+} from '@sandfleet/protocol'
+import type { GatewayConfig } from './config.ts'
+
+type Json = Record<string, unknown>
+
+/** Deep copy without `$id`s, so one schema can sit inside many routes. */
+function plain<T> (schema: T): Json {
+  return JSON.parse(JSON.stringify(schema, (key, value) => key === '$id' ? undefined : value)) as Json
+}
+
+/** The limits a deployment configures. */
+export type RouteLimits = Pick<GatewayConfig, 'maxCodeChars' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
+
+/** Schemas of every gateway route, limits applied. */
+export interface RouteSchemas {
+  execRequest: Json
+  execResult: Json
+  batchRequest: Json
+  batchResponse: Json
+  batchStreamLine: Json
+  errorBody: Json
+  runnerLoad: Json
+}
+
+/** Builds the route schemas for these limits. */
+export function routeSchemas (limits: RouteLimits): RouteSchemas {
+  const execRequest = plain(ExecRequestSchema)
+  const props = execRequest.properties as Record<string, Json>
+  props.code = { ...props.code, maxLength: limits.maxCodeChars }
+  props.timeout_ms = { ...props.timeout_ms, maximum: Math.min(Number(props.timeout_ms.maximum), limits.maxTimeoutMs) }
+  props.memory_mb = { ...props.memory_mb, maximum: Math.min(Number(props.memory_mb.maximum), limits.maxMemoryMb) }
+  const batchRequest = plain(BatchRequestSchema)
+  const requests = (batchRequest.properties as Record<string, Json>).requests
+  requests.items = execRequest
+  requests.maxItems = Math.min(Number(requests.maxItems), limits.maxBatchItems)
+  return {
+    execRequest,
+    execResult: plain(ExecResultSchema),
+    batchRequest,
+    batchResponse: plain(BatchResponseSchema),
+    batchStreamLine: plain(BatchStreamLineSchema),
+    errorBody: plain(ErrorBodySchema),
+    runnerLoad: plain(RunnerLoadSchema)
+  }
+}
