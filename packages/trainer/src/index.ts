@@ -12,3 +12,5 @@
  */
 export * from './tools/parse.ts'
 export * from './tools/format.ts'
+export * from './algo/advantages.ts'
+export * from './algo/grpo-roc.ts'
