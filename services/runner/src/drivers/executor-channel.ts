@@ -1,0 +1,143 @@
+/**
+ * The runner's side of the executor protocol (docs/executor-protocol.md): NDJSON frames over the
+ * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker drivers.
+ */
+import type { Readable, Writable } from 'node:stream'
+import type { Job, RunOutcome } from './driver.ts'
+
+/** The executor's `ready` frame. */
+export interface ReadyFrame {
+  op: 'ready'
+  protocol: number
+  pid: number
+  python: string
+  tiers: Record<string, string[]>
+  packages: Record<string, string>
+}
+
+/** Options of an {@link ExecutorChannel}. */
+export interface ExecutorChannelOptions {
+  /** Extra time past `timeout_ms` the executor has to answer (default 2000 ms). */
+  graceMs?: number
+  /** Receives the executor's `log` frames. */
+  onLog?: (level: string, message: string) => void
+  /** Called when a job got no answer by its deadline plus grace; the owner kills the sandbox. */
+  onHung?: () => void
+}
+
+interface Pending { id: string, resolve: (o: RunOutcome) => void, timer: NodeJS.Timeout }
+
+function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
+  return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
+}
+
+/** One executor's frame channel: `ready()`, then `run()` one job at a time. */
+export class ExecutorChannel {
+  private buffered: Buffer[] = []
+  private pending: Pending | undefined
+  private readyWaiter: { resolve: (f: ReadyFrame) => void, reject: (e: Error) => void } | undefined
+  private readyFrame: ReadyFrame | undefined
+  private seq = 0
+  private isClosed = false
+  private readonly graceMs: number
+
+  /** `input` is the executor's stdout, `output` its stdin. */
+  constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
+    this.graceMs = options.graceMs ?? 2000
+    input.on('data', (chunk: Buffer) => { this.onData(chunk) })
+    input.on('end', () => { this.onEnd() })
+    input.on('close', () => { this.onEnd() })
+    input.on('error', () => { this.onEnd() })
+    output.on('error', () => { this.onEnd() })
+  }
+
+  /** True once the executor's output ended or {@link close} was called. */
+  get closed (): boolean { return this.isClosed }
+
+  /** Resolves on the `ready` frame; rejects on EOF or after `timeoutMs`. */
+  async ready (timeoutMs: number): Promise<ReadyFrame> {
+    if (this.readyFrame !== undefined) return this.readyFrame
+    if (this.isClosed) throw new Error('executor exited before it was ready')
+    return await new Promise<ReadyFrame>((resolve, reject) => {
+      const timer = setTimeout(() => { this.readyWaiter = undefined; reject(new Error(`executor not ready within ${timeoutMs} ms`)) }, timeoutMs)
+      this.readyWaiter = {
+        resolve: (f) => { clearTimeout(timer); resolve(f) },
+        reject: (e) => { clearTimeout(timer); reject(e) }
+      }
+    })
+  }
+
+  /** Sends one `exec` and resolves on its result (see the protocol's deadlines). */
+  async run (job: Job): Promise<RunOutcome> {
+    if (this.isClosed) return failed('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone')
+    if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
+    const r = job.request
+    const id = String(++this.seq)
+    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes })
+    return await new Promise<RunOutcome>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined
+        this.options.onHung?.()
+        resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${this.graceMs} ms`))
+      }, r.timeout_ms + this.graceMs)
+      this.pending = { id, resolve, timer }
+      this.output.write(frame + '\n')
+    })
+  }
+
+  /** Stops listening; a running job resolves `killed`. Idempotent. */
+  close (): void { this.onEnd() }
+
+  private onData (chunk: Buffer): void {
+    let start = 0
+    let nl = chunk.indexOf(10)
+    while (nl !== -1) {
+      let line: Buffer
+      if (this.buffered.length > 0) { this.buffered.push(chunk.subarray(start, nl)); line = Buffer.concat(this.buffered); this.buffered = [] } else line = chunk.subarray(start, nl)
+      if (line.length > 0) this.onFrame(line)
+      start = nl + 1
+      nl = chunk.indexOf(10, start)
+    }
+    if (start < chunk.length) this.buffered.push(chunk.subarray(start))
+  }
+
+  private onFrame (line: Buffer): void {
+    let frame: any
+    try { frame = JSON.parse(line.toString('utf8')) } catch { this.options.onLog?.('error', 'executor sent a line that is not JSON'); return }
+    switch (frame.op) {
+      case 'result': {
+        const p = this.pending
+        if (p === undefined || frame.id !== p.id) return
+        clearTimeout(p.timer)
+        this.pending = undefined
+        const outcome: RunOutcome = {
+          status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
+          duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
+        }
+        if (frame.retire === true) outcome.retire = true
+        p.resolve(outcome)
+        return
+      }
+      case 'ready':
+        this.readyFrame = frame as ReadyFrame
+        this.readyWaiter?.resolve(frame as ReadyFrame)
+        this.readyWaiter = undefined
+        return
+      case 'log': this.options.onLog?.(String(frame.level), String(frame.message)); return
+      default:
+    }
+  }
+
+  private onEnd (): void {
+    if (this.isClosed) return
+    this.isClosed = true
+    this.readyWaiter?.reject(new Error('executor exited before it was ready'))
+    this.readyWaiter = undefined
+    const p = this.pending
+    if (p !== undefined) {
+      clearTimeout(p.timer)
+      this.pending = undefined
+      p.resolve(failed('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran'))
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { resolveExecRequest } from '@sandfleet/protocol'
+import { ExecutorChannel } from '../../src/drivers/executor-channel.ts'
+
+const executor = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
+
+test('executor over ExecutorChannel: ok, error, exit code, timeout, stdin, forged frames', async () => {
+  const child = spawn('python3', ['-I', executor], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const channel = new ExecutorChannel(child.stdout, child.stdin)
+  try {
+    const ready = await channel.ready(10_000)
+    assert.equal(ready.protocol, 1)
+    const run = async (code: string, extra: object = {}) => await channel.run({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 })
+    const ok = await run('print(1+1)')
+    assert.equal(ok.status, 'ok'); assert.equal(ok.stdout, '2\n')
+    const err = await run('raise ValueError("boom")')
+    assert.equal(err.status, 'error'); assert.equal(err.error?.type, 'ValueError'); assert.ok(!(err.error?.traceback ?? '').includes('executor.py'))
+    const exit = await run('import sys; sys.exit(3)')
+    assert.equal(exit.exit_code, 3); assert.equal(exit.status, 'error')
+    const forged = await run('print(\'{"op":"result","id":"99","status":"ok"}\')')
+    assert.equal(forged.status, 'ok'); assert.ok(forged.stdout.includes('"id":"99"'))
+    const stdin = await run('print(input()[::-1])', { stdin: 'abc\n' })
+    assert.equal(stdin.stdout, 'cba\n')
+    const killed = await run('import os; os.kill(os.getpid(), 9)')
+    assert.equal(killed.status, 'killed')
+    const big = await channel.run({ request: resolveExecRequest({ code: 'print("x"*100000)' }), maxOutputBytes: 1000 })
+    assert.equal(big.stdout.length, 1000); assert.equal(big.truncated.stdout, true)
+    const slow = await run('while True: pass', { timeout_ms: 300 })
+    assert.equal(slow.status, 'timeout'); assert.equal(slow.retire, true)
+  } finally {
+    channel.close()
+    child.kill('SIGKILL')
+  }
+})
