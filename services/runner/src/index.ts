@@ -31,3 +31,4 @@ export {
   type DriverChoice, type DriverFactory, type DriverOptions
 } from './drivers/index.ts'
 export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './drivers/driver.ts'
+export { SessionHost, SessionError, SESSION_ERRORS, type SessionErrorCode, type SessionHostOptions } from './sessions/session-host.ts'

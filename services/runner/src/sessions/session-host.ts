@@ -168,7 +168,6 @@ export class SessionHost {
       const frame = await new Promise<any>((resolve) => {
         held.pending = resolve
         const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + 2000)
-        held.socket.once('close', () => clearTimeout(timer))
         const done = held.pending
         held.pending = (f) => { clearTimeout(timer); done(f) }
         held.socket.write(JSON.stringify({
