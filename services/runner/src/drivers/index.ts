@@ -28,7 +28,10 @@ export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>
  * class that implements {@link Driver}, and register it here:
  * `javascript: async (o) => new (await import('./javascript.ts')).JavascriptDriver(o)`.
  */
-export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {}
+export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
+  process: async (o) => new (await import('./process.ts')).ProcessDriver(o),
+  unsafe: async (o) => new (await import('./unsafe.ts')).UnsafeDriver(o)
+}
 
 /** Registers (or replaces) a driver at run time, for embedders and tests. */
 export function registerDriver (name: DriverName, factory: DriverFactory): void {

@@ -1,0 +1,69 @@
+/** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
+import { ExecutorChannel } from './executor-channel.ts'
+
+/** Path of the executor shipped in sandbox-images/python. */
+export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
+
+/** How to start one executor: the program, its arguments, and extra spawn settings. */
+export interface ExecutorCommand { file: string, args: string[], env?: NodeJS.ProcessEnv }
+
+/** One executor process behind an {@link ExecutorChannel}. */
+export class ExecutorSandbox implements Sandbox {
+  private current: SandboxState = 'starting'
+  private child: ChildProcess | undefined
+  private channel: ExecutorChannel | undefined
+  private jobs = 0
+
+  constructor (readonly id: string, private readonly command: ExecutorCommand, private readonly graceMs: number, private readonly readyTimeoutMs = 30_000) {}
+
+  /** The lifecycle state. */
+  get state (): SandboxState { return this.current }
+
+  /** Spawns the executor and waits for its `ready` frame. */
+  async start (): Promise<void> {
+    const child = spawn(this.command.file, this.command.args, { stdio: ['pipe', 'pipe', 'ignore'], env: this.command.env ?? {} })
+    this.child = child
+    child.on('error', () => { this.channel?.close() })
+    child.on('exit', () => { this.channel?.close() })
+    this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { child.kill('SIGKILL') } })
+    try {
+      await this.channel.ready(this.readyTimeoutMs)
+      this.current = 'ready'
+    } catch (err) {
+      await this.close()
+      throw new Error(`sandbox ${this.id} did not start: ${(err as Error).message}`)
+    }
+  }
+
+  /** Runs one job through the executor. */
+  async execute (job: Job): Promise<RunOutcome> {
+    if (this.channel === undefined || this.current !== 'ready') throw new Error(`sandbox ${this.id} is ${this.current}`)
+    this.current = 'busy'
+    try {
+      const outcome = await this.channel.run(job)
+      this.jobs++
+      return outcome
+    } finally {
+      if (this.current === 'busy') this.current = this.channel.closed ? 'closing' : 'ready'
+    }
+  }
+
+  /** Jobs run so far. */
+  stats (): SandboxStats { return { jobs: this.jobs } }
+
+  /** Kills the executor and everything in it. Idempotent. */
+  async close (): Promise<void> {
+    if (this.current === 'closed') return
+    this.current = 'closed'
+    this.channel?.close()
+    const child = this.child
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
+      child.kill('SIGKILL')
+      await exited
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The `process` driver: executor.py under bubblewrap (all namespaces unshared, so no network;
+ * read-only binds of the host's /usr and the /etc bits Python needs; tmpfs /tmp; uid/gid 65534;
+ * no capabilities; dies with the runner). As root, bubblewrap itself runs as host uid 65534
+ * through setpriv, so an escape from the namespaces lands as nobody.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import type { Language } from '@sandfleet/protocol'
+import type { DriverOptions } from './index.ts'
+import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
+import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
+
+const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
+
+/** Python under bubblewrap on this host. */
+export class ProcessDriver implements Driver {
+  readonly name: DriverName = 'process'
+  readonly languages: readonly Language[] = ['python']
+  private readonly executor: string
+
+  constructor (private readonly options: DriverOptions) {
+    this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
+  }
+
+  /** Fails with how to install bubblewrap or python3 when either is missing. */
+  async check (): Promise<void> {
+    for (const bin of ['bwrap', this.options.config.pythonPath]) {
+      try { execFileSync(bin, ['--version'], { stdio: 'ignore' }) } catch {
+        throw new Error(`${bin} is not runnable; install it (Debian: apt-get install bubblewrap python3 python3-numpy python3-sympy python3-scipy)`)
+      }
+    }
+    if (!existsSync(this.executor)) throw new Error(`executor not found at ${this.executor}`)
+  }
+
+  /** The bubblewrap command of one sandbox. */
+  command (): ExecutorCommand {
+    const python = this.options.config.pythonPath
+    const bw = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
+      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
+      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', this.executor, '/opt/sandfleet/executor.py', '--chdir', '/tmp']
+    for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
+    bw.push('--', python, '-I', '/opt/sandfleet/executor.py')
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work' }
+    if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env }
+    return { file: 'bwrap', args: bw, env }
+  }
+
+  /** A bubblewrap sandbox, not started. */
+  createSandbox (id: string): Sandbox { return new ExecutorSandbox(id, this.command(), this.options.config.graceMs) }
+
+  /** What this driver protects against. */
+  describe (): IsolationReport {
+    return {
+      driver: 'process',
+      boundary: 'bubblewrap namespaces (no network, read-only root, uid 65534, no capabilities)',
+      properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp', 'own pid namespace, killed with the runner',
+        'no cgroup memory/pids limits yet in this version (rlimits per job only)']
+    }
+  }
+
+  /** Nothing shared to free. */
+  async close (): Promise<void> {}
+}

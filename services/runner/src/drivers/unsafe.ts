@@ -1,0 +1,41 @@
+/** The `unsafe` driver: executor.py as a plain host process, NO isolation. Only behind an explicit flag. */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Language } from '@sandfleet/protocol'
+import type { DriverOptions } from './index.ts'
+import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
+import { ExecutorSandbox, SHIPPED_EXECUTOR } from './executor-sandbox.ts'
+
+/** Python with no sandbox at all (development only). */
+export class UnsafeDriver implements Driver {
+  readonly name: DriverName = 'unsafe'
+  readonly languages: readonly Language[] = ['python']
+  private readonly executor: string
+
+  constructor (private readonly options: DriverOptions) {
+    this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
+  }
+
+  /** Fails with how to install python3 when it is missing. */
+  async check (): Promise<void> {
+    try { execFileSync(this.options.config.pythonPath, ['--version'], { stdio: 'ignore' }) } catch {
+      throw new Error(`${this.options.config.pythonPath} is not runnable; install python3 (Debian: apt-get install python3)`)
+    }
+  }
+
+  /** A host-process sandbox, not started. */
+  createSandbox (id: string): Sandbox {
+    const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
+    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work') } }, this.options.config.graceMs)
+  }
+
+  /** Says plainly that nothing is isolated. */
+  describe (): IsolationReport {
+    return { driver: 'unsafe', boundary: 'NONE: user code runs as a host process with the runner\'s privileges', properties: ['no isolation of any kind: network, files and processes of the host are reachable', 'per-job rlimits and fork per job only'] }
+  }
+
+  /** Nothing shared to free. */
+  async close (): Promise<void> {}
+}

@@ -1,0 +1,34 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
+import { resolveExecRequest } from '@sandfleet/protocol'
+import { runnerConfig } from '../../src/config.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { ProcessDriver } from '../../src/drivers/process.ts'
+
+test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {
+  const server = createServer((s) => { s.end('hello') })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  const driver = new ProcessDriver({ config: runnerConfig({}), logger: silentLogger })
+  await driver.check()
+  const sandbox = driver.createSandbox('process-test')
+  try {
+    await sandbox.start()
+    const run = async (code: string, extra: object = {}) => await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 })
+    const ok = await run('import os; print(os.getuid(), os.getgid())')
+    assert.equal(ok.status, 'ok'); assert.equal(ok.stdout, '65534 65534\n')
+    const ro = await run('open("/usr/sandfleet-test", "w")')
+    assert.equal(ro.status, 'error'); assert.equal(ro.error?.type, 'OSError')
+    const net = await run(`import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nprint(s.recv(5))`)
+    assert.equal(net.status, 'error'); assert.equal(net.stdout, '')
+    const files = await run('print(open("in.txt").read()); open("out.txt", "w").write("ret")', { files: { 'in.txt': Buffer.from('given').toString('base64') }, fetch_files: ['out.txt'] })
+    assert.equal(files.stdout, 'given\n'); assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
+    const mem = await run('x = bytearray(400 * 1024 * 1024)', { memory_mb: 64 })
+    assert.equal(mem.status, 'memory'); assert.equal(mem.retire, true)
+  } finally {
+    await sandbox.close()
+    await driver.close()
+    server.close()
+  }
+})
