@@ -122,8 +122,9 @@ def run(job):
         p = os.path.normpath(os.path.join(WORKDIR, rel))
         if p.startswith(WORKDIR + '/') and os.path.isfile(p) and not os.path.islink(p):
             with open(p, 'rb') as f: files[rel] = base64.b64encode(f.read(16 << 20)).decode()
+    leftover = sweep()
     shutil.rmtree(WORKDIR, ignore_errors=True)
-    exit_code, error, retire = None, None, False
+    exit_code, error, retire = None, None, not leftover
     if timed_out:
         status, retire = 'timeout', True
         error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
@@ -146,7 +147,29 @@ def run(job):
             'error': error, 'files': files, 'retire': retire}
 
 
+def sweep():
+    """Kills every process the job left behind (they were reparented to us, the subreaper). False if some survive."""
+    for _ in range(50):
+        pids = []
+        for tid in os.listdir('/proc/self/task'):
+            try: pids += [int(p) for p in open('/proc/self/task/%s/children' % tid).read().split()]
+            except OSError: pass
+        if not pids: return True
+        for p in pids:
+            try: os.kill(p, signal.SIGKILL)
+            except OSError: pass
+        for p in pids:
+            try: os.waitpid(p, 0)
+            except OSError: pass
+    return False
+
+
 def main():
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
     chan_in, chan = os.dup(0), os.dup(1)
     null = os.open('/dev/null', os.O_RDWR)
     for fd in (0, 1, 2): os.dup2(null, fd)

@@ -28,6 +28,11 @@ test('executor over ExecutorChannel: ok, error, exit code, timeout, stdin, forge
     assert.equal(killed.status, 'killed')
     const big = await channel.run({ request: resolveExecRequest({ code: 'print("x"*100000)' }), maxOutputBytes: 1000 })
     assert.equal(big.stdout.length, 1000); assert.equal(big.truncated.stdout, true)
+    const bg = await run('import subprocess; print(subprocess.Popen(["sleep", "30"], start_new_session=True).pid)')
+    const left = Number(bg.stdout.trim())
+    assert.ok(left > 0)
+    const gone = await run(`import os; print(os.path.exists("/proc/${left}/stat") and open("/proc/${left}/stat").read().split()[2] != "Z")`)
+    assert.equal(gone.stdout, 'False\n')
     const slow = await run('while True: pass', { timeout_ms: 300 })
     assert.equal(slow.status, 'timeout'); assert.equal(slow.retire, true)
   } finally {
