@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the offline Python sandbox root filesystem (no container registry needed).
+#
+#   sandbox-images/python/build-rootfs.sh [DIR]
+#
+# DIR (default $SANDFLEET_ROOTFS_DIR, else /var/cache/sandfleet/rootfs-python) receives a Debian
+# bookworm minbase system with python3, numpy, sympy, scipy and mpmath from Debian's packages,
+# the executor at /opt/sandfleet/executor.py and a manifest at /opt/sandfleet/manifest.json
+# (Python and package versions). The same DIR is
+#   - the `process` driver's bubblewrap root (its `rootfsDir` option), and
+#   - the content of the docker image (build-image.sh imports it), so both drivers run the
+#     identical Python environment.
+# The debootstrap step (minutes) runs once: a DIR that holds a complete base is reused, and only
+# the executor and the manifest are refreshed (seconds). Delete DIR, or pass --rebuild, to start
+# over. Needs root, debootstrap and a reachable Debian mirror (taken from apt's own sources
+# unless SANDFLEET_DEBIAN_MIRROR is set).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+rebuild=0
+if [[ "${1:-}" == "--rebuild" ]]; then rebuild=1; shift; fi
+dir="${1:-${SANDFLEET_ROOTFS_DIR:-/var/cache/sandfleet/rootfs-python}}"
+suite=bookworm
+packages=python3,python3-numpy,python3-sympy,python3-scipy,python3-mpmath
+marker="$dir/.sandfleet-base-complete"
+
+mirror() {
+  if [[ -n "${SANDFLEET_DEBIAN_MIRROR:-}" ]]; then echo "$SANDFLEET_DEBIAN_MIRROR"; return; fi
+  # The first plain Debian archive URI apt itself uses (deb822 or one-line format).
+  local uri
+  uri="$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list \
+    | grep -v -- '-security' | grep -oE 'https?://[^ ]+' | head -n1 || true)"
+  if [[ -z "$uri" ]]; then
+    echo "build-rootfs: no Debian mirror found in apt's sources; set SANDFLEET_DEBIAN_MIRROR" >&2
+    exit 1
+  fi
+  echo "$uri"
+}
+
+if [[ $rebuild == 1 || ! -f "$marker" ]]; then
+  command -v debootstrap >/dev/null || { echo "build-rootfs: debootstrap is missing (apt-get install debootstrap)" >&2; exit 1; }
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "build-rootfs: debootstrap $suite (minbase, $packages) into $dir"
+  debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$(mirror)"
+  # Nothing in the sandbox needs apt's caches, documentation or locales.
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* \
+    "$dir"/usr/share/doc/* "$dir"/usr/share/man/* "$dir"/usr/share/info/*
+  find "$dir"/usr/share/locale -mindepth 1 -maxdepth 1 ! -name 'C.*' -exec rm -rf {} + 2>/dev/null || true
+  # Compile the standard library and the packages once, so a read-only root never needs to.
+  chroot "$dir" /usr/bin/python3 -m compileall -q -j 0 /usr/lib/python3 /usr/lib/python3.11 >/dev/null 2>&1 || true
+  touch "$marker"
+fi
+
+# The executor and its work dir (the driver mounts a tmpfs over /work; bubblewrap binds one).
+install -d -m 0755 "$dir/opt/sandfleet" "$dir/work"
+if [[ -f "$here/executor.py" ]]; then
+  install -m 0644 "$here/executor.py" "$dir/opt/sandfleet/executor.py"
+else
+  echo "build-rootfs: warning: $here/executor.py not found; the rootfs has no executor yet" >&2
+fi
+
+# The manifest: what the runner reports on /v1/info, read from the interpreter itself.
+chroot "$dir" /usr/bin/python3 - <<'PY' > "$dir/opt/sandfleet/manifest.json.tmp"
+import json, platform, importlib, importlib.metadata as md
+pkgs = {}
+for name in ("numpy", "sympy", "scipy", "mpmath"):
+    try:
+        version = md.version(name)
+    except md.PackageNotFoundError:
+        continue
+    if version in ("", "0.0.0"):  # Debian's mpmath ships metadata without a version
+        version = getattr(importlib.import_module(name), "__version__", version)
+    pkgs[name] = version
+osr = {}
+try:
+    for line in open("/etc/os-release"):
+        k, _, v = line.strip().partition("=")
+        osr[k] = v.strip('"')
+except OSError:
+    pass
+print(json.dumps({
+    "image": "sandfleet/python",
+    "build": "debootstrap",
+    "os": osr.get("PRETTY_NAME", "unknown"),
+    "python": platform.python_version(),
+    "executor": "/opt/sandfleet/executor.py",
+    "packages": pkgs,
+}, indent=2, sort_keys=True))
+PY
+mv "$dir/opt/sandfleet/manifest.json.tmp" "$dir/opt/sandfleet/manifest.json"
+echo "build-rootfs: ready: $dir"
+cat "$dir/opt/sandfleet/manifest.json"

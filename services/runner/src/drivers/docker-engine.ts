@@ -1,0 +1,228 @@
+/**
+ * The docker driver's side of the Docker engine: options with hardened defaults, the container
+ * spec built from them, start-up checks with actionable messages, the image manifest, and the
+ * runner-labelled containers (stale ones removed at start-up, all removed on close).
+ *
+ * @example
+ * ```ts
+ * const engine = new DockerEngine(resolveDockerOptions({ runnerId: 'r1' }))
+ * await engine.check()             // clear error if the engine or the image is missing
+ * await engine.removeContainers()  // stale containers of runner r1
+ * const manifest = await engine.readManifest()
+ * ```
+ */
+import Docker from 'dockerode'
+
+/** Label every container of the driver carries; its value is the runner's id. */
+export const RUNNER_LABEL = 'org.sandfleet.runner'
+/** Label naming the sandbox (pool slot) a container serves. */
+export const SANDBOX_LABEL = 'org.sandfleet.sandbox'
+/** Where the image keeps its manifest (build-rootfs.sh and the Dockerfile write it). */
+export const MANIFEST_PATH = '/opt/sandfleet/manifest.json'
+/** The image built by sandbox-images/python (Dockerfile or build-image.sh). */
+export const DEFAULT_IMAGE = 'sandfleet/python:1'
+
+/** What the docker driver can be told; every field has a hardened default. */
+export interface DockerDriverOptions {
+  /** The runner's id: the value of the label on every container it makes. */
+  runnerId: string
+  /** Image to run (default {@link DEFAULT_IMAGE}). */
+  image: string
+  /** Docker engine socket (default /var/run/docker.sock, or DOCKER_HOST's unix socket). */
+  socketPath: string
+  /** Container memory limit in MiB; memory+swap is the same (no swap). */
+  memoryMb: number
+  /** Most processes and threads in a container. */
+  pidsLimit: number
+  /** CPU quota in cores (CpuQuota / CpuPeriod). */
+  cpus: number
+  /** Soft and hard RLIMIT_NOFILE of the container's processes. */
+  nofile: number
+  /** Size of the tmpfs work dir (/work) and /tmp, in MiB each. */
+  tmpfsMb: number
+  /** uid:gid the executor runs as. */
+  user: string
+  /** Network mode; `none` keeps the sandbox offline. */
+  networkMode: string
+  /** Mount the image's root read-only. */
+  readOnlyRoot: boolean
+  /** Jobs a container runs before it is replaced (K); 0 for no limit. */
+  jobsPerContainer: number
+  /** How long a new container may take to answer `ready`. */
+  readyTimeoutMs: number
+  /** Grace after a job's timeout_ms before the container is declared hung and killed. */
+  graceMs: number
+}
+
+/** Options a caller may leave out; see {@link resolveDockerOptions}. */
+export type DockerDriverInput = Partial<DockerDriverOptions> & { runnerId: string }
+
+/** Applies the defaults (hardened, as the sandbox boundary needs) and freezes the result. */
+export function resolveDockerOptions (input: DockerDriverInput): Readonly<DockerDriverOptions> {
+  const host = process.env.DOCKER_HOST
+  const socketPath = host !== undefined && host.startsWith('unix://') ? host.slice('unix://'.length) : '/var/run/docker.sock'
+  return Object.freeze({
+    image: DEFAULT_IMAGE,
+    socketPath,
+    memoryMb: 1024,
+    pidsLimit: 128,
+    cpus: 1,
+    nofile: 1024,
+    tmpfsMb: 64,
+    user: '65534:65534',
+    networkMode: 'none',
+    readOnlyRoot: true,
+    jobsPerContainer: 1000,
+    readyTimeoutMs: 30_000,
+    graceMs: 2000,
+    ...input
+  })
+}
+
+/** Codes of the docker driver's start-up and engine faults (docs/errors.md, runner section). */
+export type DockerErrorCode =
+  | 'SF_ERR_RUNNER_DOCKER_ENGINE' | 'SF_ERR_RUNNER_DOCKER_IMAGE' | 'SF_ERR_RUNNER_DOCKER_CONTAINER'
+
+/** A fault of the Docker engine or the image; its message says how to fix it. */
+export class DockerDriverError extends Error {
+  /** Stable `SF_ERR_RUNNER_DOCKER_…` code. */
+  readonly code: DockerErrorCode
+  /** HTTP status a caller sees when it surfaces (503: the fleet, never the code). */
+  readonly statusCode = 503
+  constructor (code: DockerErrorCode, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = 'DockerDriverError'
+    this.code = code
+  }
+}
+
+/** The image's manifest: Python and package versions of the sandbox environment. */
+export interface ImageManifest {
+  image: string
+  build: string
+  os: string
+  python: string
+  executor: string
+  packages: Record<string, string>
+  /** Docker image id the manifest was read from. */
+  imageId?: string
+}
+
+/** One connection to the Docker engine plus what the driver does with it. */
+export class DockerEngine {
+  /** The dockerode client (shared by every sandbox of the driver). */
+  readonly docker: Docker
+  readonly #opts: Readonly<DockerDriverOptions>
+
+  constructor (opts: Readonly<DockerDriverOptions>) {
+    this.#opts = opts
+    this.docker = new Docker({ socketPath: opts.socketPath })
+  }
+
+  /** Rejects with a {@link DockerDriverError} naming the fix when the engine or the image is missing. */
+  async check (): Promise<void> {
+    try {
+      await this.docker.ping()
+    } catch (err) {
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_ENGINE',
+        `the Docker engine does not answer on ${this.#opts.socketPath} (${messageOf(err)}): ` +
+        'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`', err)
+    }
+    try {
+      await this.docker.getImage(this.#opts.image).inspect()
+    } catch (err) {
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
+        `the sandbox image ${this.#opts.image} is not in the Docker engine: build it with ` +
+        '`sandbox-images/python/build-image.sh` (offline, debootstrap) or ' +
+        '`docker build -t sandfleet/python:1 sandbox-images/python` (see sandbox-images/python/README.md)', err)
+    }
+  }
+
+  /** Reads {@link MANIFEST_PATH} out of the image (through a created, never started, container). */
+  async readManifest (): Promise<ImageManifest> {
+    const info = await this.docker.getImage(this.#opts.image).inspect()
+    const container = await this.docker.createContainer({
+      Image: this.#opts.image,
+      Labels: { [RUNNER_LABEL]: this.#opts.runnerId },
+      HostConfig: { NetworkMode: 'none' }
+    })
+    try {
+      const archive = await container.getArchive({ path: MANIFEST_PATH })
+      const tar = await readAll(archive)
+      const manifest = JSON.parse(firstTarEntry(tar)) as ImageManifest
+      return { ...manifest, imageId: info.Id }
+    } catch (err) {
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
+        `the image ${this.#opts.image} has no readable ${MANIFEST_PATH}: rebuild it with sandbox-images/python/build-image.sh`, err)
+    } finally {
+      await container.remove({ force: true }).catch(() => {})
+    }
+  }
+
+  /** Ids of the containers labelled with this runner's id (running or not). */
+  async listContainers (): Promise<string[]> {
+    const list = await this.docker.listContainers({ all: true, filters: { label: [`${RUNNER_LABEL}=${this.#opts.runnerId}`] } })
+    return list.map((c) => c.Id)
+  }
+
+  /** Force-removes every container of this runner; returns how many it removed. */
+  async removeContainers (): Promise<number> {
+    const ids = await this.listContainers()
+    await Promise.all(ids.map(async (id) => await this.docker.getContainer(id).remove({ force: true }).catch(() => {})))
+    return ids.length
+  }
+
+  /** The create options of one sandbox container: the executor as main process, hardened. */
+  containerSpec (sandboxId: string): Docker.ContainerCreateOptions {
+    const o = this.#opts
+    const memoryBytes = o.memoryMb * 1024 * 1024
+    const tmpfs = `rw,nosuid,nodev,size=${o.tmpfsMb}m,mode=1777`
+    return {
+      Image: o.image,
+      User: o.user,
+      WorkingDir: '/work',
+      Labels: { [RUNNER_LABEL]: o.runnerId, [SANDBOX_LABEL]: sandboxId },
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      OpenStdin: true,
+      StdinOnce: false,
+      Tty: false,
+      NetworkDisabled: o.networkMode === 'none',
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/work'],
+      HostConfig: {
+        Init: true,
+        NetworkMode: o.networkMode,
+        ReadonlyRootfs: o.readOnlyRoot,
+        Tmpfs: { '/work': tmpfs, '/tmp': tmpfs },
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        Memory: memoryBytes,
+        MemorySwap: memoryBytes,
+        PidsLimit: o.pidsLimit,
+        CpuPeriod: 100_000,
+        CpuQuota: Math.round(o.cpus * 100_000),
+        Ulimits: [{ Name: 'nofile', Soft: o.nofile, Hard: o.nofile }],
+        IpcMode: 'private',
+        AutoRemove: false
+      }
+    }
+  }
+}
+
+async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer))
+  return Buffer.concat(chunks)
+}
+
+/** The content of the first regular file of a tar archive (a 512-byte header, then the data). */
+function firstTarEntry (tar: Buffer): string {
+  const size = parseInt(tar.subarray(124, 136).toString('ascii').replace(/\0.*$/, '').trim(), 8)
+  if (!Number.isFinite(size)) throw new Error('not a tar archive')
+  return tar.subarray(512, 512 + size).toString('utf8')
+}
+
+function messageOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
