@@ -1,0 +1,43 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { resolveExecRequest } from '@sandfleet/protocol'
+import { DockerDriver } from '../../src/drivers/docker.ts'
+import { DockerEngine, resolveDockerOptions } from '../../src/drivers/docker-engine.ts'
+
+const run = (code: string) => ({ request: resolveExecRequest({ code, timeout_ms: 5000 }), maxOutputBytes: 65536 })
+
+test('an unreachable engine is a start-up error that says how to start it', async () => {
+  const driver = new DockerDriver({ runnerId: 'docker-test-noengine', socketPath: '/nonexistent/docker.sock' })
+  await assert.rejects(driver.check(), (err: Error) => /start it/.test(err.message) && (err as { code?: string }).code === 'SF_ERR_RUNNER_DOCKER_ENGINE')
+  await driver.close()
+})
+
+test('a missing image is a start-up error that says how to build it', async () => {
+  const driver = new DockerDriver({ runnerId: 'docker-test-noimage', image: 'sandfleet/does-not-exist:0' })
+  await assert.rejects(driver.check(), (err: Error) => /build-image\.sh/.test(err.message))
+  await driver.close()
+})
+
+test('a hardened container runs jobs: ok, uid 65534, read-only root, no network; nothing left after close', async () => {
+  const runnerId = `docker-test-${process.pid}`
+  const driver = new DockerDriver({ runnerId })
+  const engine = new DockerEngine(resolveDockerOptions({ runnerId }))
+  try {
+    await driver.check()
+    assert.equal(typeof driver.manifest()?.python, 'string')
+    const sandbox = driver.createSandbox('docker-0')
+    await sandbox.start()
+    const ok = await sandbox.execute(run('print(1+1)'))
+    assert.equal(ok.status, 'ok'); assert.equal(ok.stdout, '2\n')
+    const uid = await sandbox.execute(run('import os; print(os.getuid())'))
+    assert.equal(uid.stdout, '65534\n')
+    const ro = await sandbox.execute(run('open("/etc/x", "w")'))
+    assert.equal(ro.status, 'error')
+    const net = await sandbox.execute(run('import socket\ntry:\n  socket.create_connection(("10.0.0.1", 80), 1); print("connected")\nexcept OSError as e: print("refused")'))
+    assert.equal(net.stdout, 'refused\n')
+    assert.equal((await engine.listContainers()).length, 1)
+  } finally {
+    await driver.close()
+  }
+  assert.deepEqual(await engine.listContainers(), [])
+})
