@@ -1,0 +1,32 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Runner } from '../src/runner.ts'
+import { runnerConfig } from '../src/config.ts'
+
+test('runner (process driver, real Python): 100 concurrent mixed calls are all answered correctly; a timed-out sandbox is replaced', async () => {
+  const runner = new Runner(runnerConfig({ backend: 'process', poolSize: 2 }))
+  try {
+    await runner.start()
+    const kinds = (i: number): { code: string, timeout_ms?: number } => [
+      { code: `print(${i} * 2)` },
+      { code: 'raise ValueError("bad")' },
+      { code: 'import sys; sys.exit(3)' },
+      { code: 'import sys; print(sys.stdin.read().upper())' }
+    ][i % 4]
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => runner.execute({ ...kinds(i), stdin: 'abc', request_id: `r${i}` })))
+    results.forEach((r, i) => {
+      assert.equal(r.request_id, `r${i}`)
+      if (i % 4 === 0) assert.deepEqual([r.status, r.stdout], ['ok', `${i * 2}\n`])
+      if (i % 4 === 1) assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError'])
+      if (i % 4 === 2) assert.deepEqual([r.status, r.exit_code], ['error', 3])
+      if (i % 4 === 3) assert.deepEqual([r.status, r.stdout], ['ok', 'ABC\n'])
+    })
+    const t = await runner.execute({ code: 'while True: pass', timeout_ms: 200 })
+    assert.equal(t.status, 'timeout')
+    while (runner.poolStats()[0].warm < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.ok(runner.poolStats()[0].replacements >= 1, 'the timed-out sandbox was replaced')
+    const after = await Promise.all([runner.execute({ code: 'print(1)' }), runner.execute({ code: 'print(2)' })])
+    assert.deepEqual(after.map((r) => r.status), ['ok', 'ok'])
+    assert.ok(after.every((r) => r.sandbox !== t.sandbox), 'the timed-out sandbox runs nothing more')
+  } finally { await runner.close() }
+})
