@@ -4,7 +4,10 @@ import { Runner, readRunnerConfig } from '@sandfleet/runner'
 
 /** Runs the command; gateway flags (--host, --port, …) and runner flags (--backend, …) mix. */
 export async function serve (argv: string[]): Promise<void> {
-  const { config: runnerConfig, rest } = readRunnerConfig({ argv, env: process.env, allowUnknownFlags: true })
+  // The in-process runner does not listen: --host and --port are the gateway's.
+  const { gatewayArgs, runnerArgs } = splitListenFlags(argv)
+  const { config: runnerConfig, rest } = readRunnerConfig({ argv: runnerArgs, env: process.env, allowUnknownFlags: true })
+  rest.push(...gatewayArgs)
   const values: Record<string, unknown> = {}
   for (let i = 0; i < rest.length; i++) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i])
@@ -18,4 +21,20 @@ export async function serve (argv: string[]): Promise<void> {
   const gateway = await startGateway({ config, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry] })
   gateway.app.log.info({ url: gateway.url, isolation: runner.isolation() }, 'sandfleet serving')
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
+}
+
+/** Takes `--host`/`--port` (with `=value` or a separate value) out of `argv`. */
+export function splitListenFlags (argv: string[]): { gatewayArgs: string[], runnerArgs: string[] } {
+  const gatewayArgs: string[] = []
+  const runnerArgs: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (/^--(host|port)(=|$)/.test(arg)) {
+      gatewayArgs.push(arg)
+      if (!arg.includes('=') && i + 1 < argv.length) gatewayArgs.push(argv[++i])
+    } else {
+      runnerArgs.push(arg)
+    }
+  }
+  return { gatewayArgs, runnerArgs }
 }
