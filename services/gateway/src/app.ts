@@ -2,7 +2,7 @@
  * Builds the gateway's Fastify instance without listening (tests use `inject()`):
  * auth → validation (one schema) → admission → route to the least loaded runner → retries.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { Registry } from 'prom-client'
 import type { GatewayConfig } from './config.ts'
@@ -52,7 +52,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     ...(options.logger === undefined
       ? { logger: { level: config.logLevel } }
       : options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxBodyBytes,
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } }
@@ -79,6 +79,9 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   metrics.inFlightNow = () => admission.inFlight
   const schemas = routeSchemas(config)
 
+  // Only JSON bodies: a text/plain body is a 415 naming the media type, never a string
+  // that fails the schema with a confusing message.
+  app.removeContentTypeParser('text/plain')
   installErrorShape(app, metrics)
   installAuth(app, config.apiKeys)
   installAdmission(app, admission, config.retryAfterS)

@@ -10,7 +10,7 @@
  * Every error response is the protocol's ErrorBody, naming the field at fault.
  */
 import { PassThrough } from 'node:stream'
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
   BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
   RUNNER_PATHS, RunnerLoadSchema, type BatchRequest, type ErrorBody, type ExecRequest
@@ -50,7 +50,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: options.maxBodyBytes ?? runner.config.maxBodyBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    disableRequestLogging: true
+    logController: new LogController({ disableRequestLogging: true })
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance
 
   app.addSchema(ExecRequestSchema)

@@ -1,0 +1,108 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
+import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
+
+/** A runner whose calls are held until `release()`. */
+function heldClient (): RunnerClient & { started: number, release: () => void } {
+  const load: RunnerLoad = { runner: 'held', state: 'ready', backend: 'process', languages: ['python'], capacity: 8, in_flight: 0, queued: 0, queue_limit: 100, warm: 8, busy: 0, sessions: 0 }
+  let open: () => void = () => {}
+  let gate = new Promise<void>((resolve) => { open = resolve })
+  const answer = (r: ExecRequest): ExecResult => ({ ...failedResult('ok', 'x', ''), error: null, exit_code: 0, stdout: r.code, runner: 'held', sandbox: 's' })
+  const c = {
+    name: 'held',
+    started: 0,
+    release: () => { open(); gate = Promise.resolve() },
+    async execute (r: ExecRequest) { c.started++; await gate; return answer(r) },
+    async executeBatch (rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) {
+      c.started += rs.length
+      await gate
+      return rs.map((r, i) => { const out = answer(r); on?.(i, out); return out })
+    },
+    async load () { return load },
+    async close () {}
+  }
+  return c
+}
+
+async function until (cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((resolve) => setTimeout(resolve, 5))
+}
+
+test('past maxInFlight a call is answered 429 with Retry-After and is not sent to a runner; freed slots admit again', async () => {
+  const client = heldClient()
+  const { app, admission } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { maxInFlight: 3, retryAfterS: 2 } }), clients: [client], logger: false })
+  try {
+    await app.ready()
+    const held = [
+      app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'a' } }),
+      app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'b' }, { code: 'c' }] } })
+    ]
+    await until(() => client.started === 3)
+    assert.equal(admission.inFlight, 3)
+
+    const refused = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'd' } })
+    assert.equal(refused.statusCode, 429)
+    assert.equal(refused.headers['retry-after'], '2')
+    assert.equal(refused.json().status, 'overloaded')
+    assert.equal(refused.json().error.code, 'SF_ERR_GATEWAY_OVERLOADED')
+    const refusedBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'e' }] } })
+    assert.equal(refusedBatch.statusCode, 429)
+    assert.equal(client.started, 3, 'refused calls never reached the runner')
+
+    client.release()
+    const [one, batch] = await Promise.all(held)
+    assert.equal(one.json().stdout, 'a')
+    assert.deepEqual(batch.json().results.map((r: ExecResult) => r.stdout), ['b', 'c'])
+    await until(() => admission.inFlight === 0)
+    const again = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'f' } })
+    assert.equal(again.statusCode, 200)
+    assert.equal(again.json().stdout, 'f')
+
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' })
+    assert.match(metrics.body, /sandfleet_gateway_/)
+  } finally { await app.close() }
+})
+
+test('a batch heavier than the whole limit is still admitted when nothing else is in flight (it cannot starve)', async () => {
+  const client = heldClient()
+  client.release()
+  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { maxInFlight: 2 } }), clients: [client], logger: false })
+  try {
+    await app.ready()
+    const r = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: '1' }, { code: '2' }, { code: '3' }] } })
+    assert.equal(r.statusCode, 200)
+    assert.equal(r.json().results.length, 3)
+  } finally { await app.close() }
+})
+
+test('limits from the configuration are 400s naming the field: code size, body size, batch size; auth is a 401', async () => {
+  const client = heldClient()
+  client.release()
+  const config = loadGatewayConfig({ env: {}, values: { maxCodeChars: 10, maxBodyBytes: 2048, maxBatchItems: 2, apiKeys: ['secret-key-1'] } })
+  const { app } = await buildGatewayApp({ config, clients: [client], logger: false })
+  const auth = { authorization: 'Bearer secret-key-1' }
+  try {
+    await app.ready()
+    const noKey = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x' } })
+    assert.equal(noKey.statusCode, 401)
+    assert.equal(noKey.json().error.code, 'SF_ERR_GATEWAY_UNAUTHORIZED')
+    const wrongKey = await app.inject({ method: 'POST', url: '/v1/execute', headers: { authorization: 'Bearer nope-nope-nope' }, payload: { code: 'x' } })
+    assert.equal(wrongKey.statusCode, 401)
+    const viaHeader = await app.inject({ method: 'POST', url: '/v1/execute', headers: { 'x-api-key': 'secret-key-1' }, payload: { code: 'x' } })
+    assert.equal(viaHeader.statusCode, 200)
+
+    const longCode = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x'.repeat(11) } })
+    assert.equal(longCode.statusCode, 400)
+    assert.equal(longCode.json().error.field, 'code')
+    const bigBody = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x', stdin: 'y'.repeat(4096) } })
+    assert.equal(bigBody.statusCode, 400)
+    assert.equal(bigBody.json().error.code, 'SF_ERR_GATEWAY_BODY_TOO_LARGE')
+    const bigBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { requests: [{ code: '1' }, { code: '2' }, { code: '3' }] } })
+    assert.equal(bigBatch.statusCode, 400)
+    assert.equal(bigBatch.json().error.field, 'requests')
+    const notJson = await app.inject({ method: 'POST', url: '/v1/execute', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'print(1)' })
+    assert.equal(notJson.statusCode, 415)
+    assert.equal(client.started, 1, 'only the one valid call reached the runner')
+  } finally { await app.close() }
+})
