@@ -6,7 +6,7 @@
  * ```ts
  * import { startFakeFleet, errorReply } from '@sandfleet/client/testing'
  * const fleet = await startFakeFleet((req, ctx) => ctx.attempt === 1
- *   ? errorReply(429, 'overloaded', 'SF_ERR_BUSY', 'busy', { 'retry-after': '0' })
+ *   ? errorReply(429, 'overloaded', 'SF_ERR_RUNNER_OVERLOADED', 'busy', { 'retry-after': '0' })
  *   : { ...okResult, stdout: 'hi\n' })
  * // … new SandfleetClient({ url: fleet.url }) …
  * await fleet.close()
