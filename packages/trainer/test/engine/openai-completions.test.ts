@@ -1,0 +1,87 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ChatCompletionsEngine, CompletionsEngine, TrainerError } from '@sandfleet/trainer'
+import { EOS_ID, ScriptedTokenizer, scriptedLogprob, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+
+test('token-in / token-out: prompt ids go out, generated ids and their logprobs come back, the stop string kept', async () => {
+  const server = await startScriptedEngine(() => 'Let me check. <tool_call>{"name":"python"}</tool_call> never sent')
+  const engine = new CompletionsEngine({ url: server.url + '/v1', model: 'm' })
+  try {
+    const promptIds = await engine.applyChatTemplate([{ role: 'user', content: 'hi' }])
+    assert.equal(ScriptedTokenizer.decode(promptIds), '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n')
+    const gen = await engine.generate({ promptIds, maxTokens: 200, stop: ['</tool_call>'], temperature: 1, seed: 3 })
+    assert.equal(gen.text, 'Let me check. <tool_call>{"name":"python"}</tool_call>')
+    assert.deepEqual(gen.tokenIds, ScriptedTokenizer.encode(gen.text))
+    assert.deepEqual(gen.logprobs, gen.tokenIds.map(scriptedLogprob))
+    assert.equal(gen.finishReason, 'stop')
+    assert.equal(gen.stoppedBy, '</tool_call>')
+    const sent = server.log.find((e) => e.path === '/v1/completions')?.body
+    assert.deepEqual(sent?.prompt, promptIds, 'the prompt travels as token ids')
+    assert.equal(sent?.include_stop_str_in_output, true)
+    assert.equal(sent?.seed, 3)
+  } finally { await engine.close(); await server.close() }
+})
+
+test('EOS ends with stoppedBy null and the EOS id in the tokens; max_tokens ends with length', async () => {
+  const server = await startScriptedEngine((ctx) => ctx.call === 0 ? 'done' : 'a long answer that will be cut')
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  try {
+    const a = await engine.generate({ promptIds: [1, 2], maxTokens: 50 })
+    assert.deepEqual(a.tokenIds, [...ScriptedTokenizer.encode('done'), EOS_ID])
+    assert.equal(a.stoppedBy, null)
+    assert.equal(a.finishReason, 'stop')
+    const b = await engine.generate({ promptIds: [1, 2], maxTokens: 6 })
+    assert.equal(b.tokenIds.length, 6)
+    assert.equal(b.finishReason, 'length')
+    assert.equal(b.text, 'a long')
+  } finally { await engine.close(); await server.close() }
+})
+
+test('older servers: token ids read from "token_id:N" strings; tokenize without messages uses renderChat', async () => {
+  const server = await startScriptedEngine(() => 'ok', { tokenIdsAs: 'token_strings', tokenizeMessages: false })
+  const engine = new CompletionsEngine({ url: server.url, model: 'm', renderChat: (msgs, gen) => ScriptedTokenizer.chatml(msgs, gen) })
+  try {
+    const ids = await engine.applyChatTemplate([{ role: 'user', content: 'x' }])
+    assert.equal(ScriptedTokenizer.decode(ids), '<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n')
+    assert.deepEqual(await engine.tokenize('<|im_end|>ab'), [2, 100 + 97, 100 + 98])
+    const gen = await engine.generate({ promptIds: ids, maxTokens: 10 })
+    assert.deepEqual(gen.tokenIds, [...ScriptedTokenizer.encode('ok'), EOS_ID])
+    assert.deepEqual(gen.logprobs, gen.tokenIds.map(scriptedLogprob))
+  } finally { await engine.close(); await server.close() }
+  const plain = await startScriptedEngine(() => 'ok', { tokenizeMessages: false })
+  const engine2 = new CompletionsEngine({ url: plain.url, model: 'm' })
+  try {
+    await assert.rejects(engine2.applyChatTemplate([{ role: 'user', content: 'x' }]), (err: TrainerError) => err.code === 'SF_ERR_TRAINER_ENGINE_HTTP' && err.statusCode === 400)
+  } finally { await engine2.close(); await plain.close() }
+})
+
+test('engine failures are TrainerErrors with stable codes', async () => {
+  const server = await startScriptedEngine(() => ({ text: 'model is sleeping', http: 503 }))
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  try {
+    await assert.rejects(engine.generate({ promptIds: [1], maxTokens: 4 }), (err: TrainerError) => err.code === 'SF_ERR_TRAINER_ENGINE_HTTP' && err.statusCode === 503 && /sleeping/.test(err.message))
+  } finally { await engine.close(); await server.close() }
+  const closedPort = new CompletionsEngine({ url: server.url, model: 'm' })
+  try {
+    await assert.rejects(closedPort.generate({ promptIds: [1], maxTokens: 4 }), (err: TrainerError) => err.code === 'SF_ERR_TRAINER_ENGINE_CONNECTION')
+  } finally { await closedPort.close() }
+  const ac = new AbortController()
+  const slow = await startScriptedEngine(() => ({ text: 'late', delayMs: 2000 }))
+  const engine3 = new CompletionsEngine({ url: slow.url, model: 'm' })
+  try {
+    setTimeout(() => ac.abort(), 50)
+    await assert.rejects(engine3.generate({ promptIds: [1], maxTokens: 4, signal: ac.signal }), (err: TrainerError) => err.code === 'SF_ERR_TRAINER_ABORTED')
+  } finally { await engine3.close(); await slow.close() }
+})
+
+test('chat adapter: messages in, text and logprobs out, stop string kept', async () => {
+  const server = await startScriptedEngine((ctx) => ctx.prompt.endsWith('<|im_start|>assistant\n') ? 'x = 1 ```output and more' : 'no')
+  const engine = new ChatCompletionsEngine({ url: server.url, model: 'm' })
+  try {
+    const r = await engine.chat([{ role: 'user', content: 'go' }], { maxTokens: 100, stop: ['```output'] })
+    assert.equal(r.text, 'x = 1 ```output')
+    assert.equal(r.finishReason, 'stop')
+    assert.deepEqual(r.logprobs, ScriptedTokenizer.encode(r.text).map(scriptedLogprob))
+    assert.deepEqual((server.log.at(-1)?.body?.messages as unknown[]).length, 1)
+  } finally { await engine.close(); await server.close() }
+})
