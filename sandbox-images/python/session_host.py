@@ -3,6 +3,8 @@
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
   {"op": "open", "sid": ...}   -> forks a session process listening on <sockdir>/<sid>.sock,
                                   answers {"op": "opened", "sid", "pid", "socket"} on stdout
+  {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
+                                  which differ from the runner's when the host has a pid namespace)
   {"op": "shutdown"}           -> exits
 Each session then talks NDJSON over its own Unix socket (one connection):
   {"op": "exec", "id", "code", "stdin", "timeout_ms", "memory_mb", "files", "fetch_files",
@@ -230,6 +232,14 @@ def main():
         frame = json.loads(line)
         if frame.get("op") == "shutdown":
             return
+        if frame.get("op") == "kill":
+            pid = int(frame.get("pid") or 0)
+            if pid > 1 and pid != os.getpid():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            continue
         if frame.get("op") == "open":
             path = os.path.join(sockdir, frame["sid"] + ".sock")
             srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

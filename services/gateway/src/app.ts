@@ -1,13 +1,20 @@
 /**
  * Builds the gateway's Fastify instance without listening (tests use `inject()`):
  * auth → validation (one schema) → admission → route to the least loaded runner → retries.
+ * Beside the native API it serves sessions (routed by the runner named in their ids) and the
+ * compatible APIs (SandboxFusion, code-judge, MCP), which translate shapes onto the same path.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { Registry } from 'prom-client'
+import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { codeJudgeCompat } from './compat/code-judge.ts'
+import type { CompatSessions } from './compat/execute.ts'
+import { mcpCompat } from './compat/mcp.ts'
+import { sandboxFusionCompat } from './compat/sandbox-fusion.ts'
 import type { GatewayConfig } from './config.ts'
 import { GatewayMetrics } from './metrics.ts'
-import { Admission, installAdmission } from './plugins/admission.ts'
+import { Admission, admitted, installAdmission } from './plugins/admission.ts'
 import { installAuth } from './plugins/auth.ts'
 import { installErrorShape } from './plugins/error-shape.ts'
 import { batchRoute } from './routes/batch.ts'
@@ -15,10 +22,12 @@ import { docsRoutes } from './routes/docs.ts'
 import { executeRoute } from './routes/execute.ts'
 import { healthRoutes } from './routes/health.ts'
 import { metricsRoute } from './routes/metrics.ts'
+import { sessionRoutes } from './routes/sessions.ts'
 import { Router, type AffinityHook } from './runners/router.ts'
 import type { RunnerClient } from './runners/runner-client.ts'
 import { RunnerSet } from './runners/runner-set.ts'
 import { routeSchemas } from './schemas.ts'
+import { FleetSessions } from './sessions/fleet-sessions.ts'
 
 /** What {@link buildGatewayApp} needs. */
 export interface GatewayOptions {
@@ -43,6 +52,7 @@ export interface GatewayApp {
   router: Router
   admission: Admission
   metrics: GatewayMetrics
+  sessions: FleetSessions
 }
 
 /** Builds the app; `app.ready()` discovers the runners and polls their load once. */
@@ -92,13 +102,46 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
       ...(config.apiKeys.length > 0 ? { components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } }, security: [{ apiKey: [] }] } : {})
     }
   })
+  const sessions = new FleetSessions(runners)
   executeRoute(app, router, schemas)
   batchRoute(app, router, schemas)
+  sessionRoutes(app, sessions, schemas)
+  await registerCompat(app, { router, admission, runners, sessions })
   healthRoutes(app, runners)
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])
   docsRoutes(app)
 
   app.addHook('onReady', () => runners.start())
   app.addHook('onClose', () => runners.close())
-  return { app, runners, router, admission, metrics }
+  return { app, runners, router, admission, metrics, sessions }
+}
+
+/**
+ * The compatible APIs on the gateway's own path: every call admitted (an overloaded gateway
+ * answers `overloaded`, which each API maps to its own retriable answer), routed and retried.
+ */
+async function registerCompat (app: FastifyInstance, parts: { router: Router, admission: Admission, runners: RunnerSet, sessions: FleetSessions }): Promise<void> {
+  const { router, admission, runners, sessions } = parts
+  const overloaded = (): ExecResult => failedResult('overloaded', 'SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls (limit ${admission.limit}); retry later`)
+  const execute = async (request: ExecRequest): Promise<ExecResult> => await admitted(admission, 1, () => router.execute(request), overloaded)
+  const executeBatch = async (requests: ExecRequest[]): Promise<ExecResult[]> =>
+    await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded))
+  const compatSessions: CompatSessions = {
+    create: async (options) => (await sessions.create(options, '')).session_id,
+    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell), overloaded),
+    close: async (id) => { await sessions.close(id).catch(() => {}) }
+  }
+  const status = (): { queue: number, num_workers: number } => {
+    let queue = 0
+    let workers = 0
+    for (const m of runners.members) {
+      if (!m.routable || m.load === null) continue
+      queue += m.load.queued
+      workers += m.load.capacity
+    }
+    return { queue, num_workers: workers }
+  }
+  await app.register(sandboxFusionCompat, { execute, sessions: compatSessions })
+  await app.register(codeJudgeCompat, { execute, executeBatch, status })
+  await app.register(mcpCompat, { execute, sessions: compatSessions })
 }

@@ -61,3 +61,27 @@ export class GatewayError extends Error {
     return body
   }
 }
+
+/**
+ * A refusal with a code of another registry, passed to the caller as is: a runner's session
+ * error (`SF_ERR_SESSION_LOST` 410, `SF_ERR_SESSION_NOT_FOUND` 404, …) forwarded with its HTTP
+ * status and ErrorBody, or one the gateway answers itself with those protocol codes.
+ */
+export class RunnerRefusal extends Error {
+  /** HTTP status of the response. */
+  readonly statusCode: number
+  /** The body sent. */
+  readonly body: ErrorBody
+
+  constructor (statusCode: number, body: ErrorBody) {
+    super(body.error.message)
+    this.name = 'RunnerRefusal'
+    this.statusCode = statusCode
+    this.body = body
+  }
+
+  /** The refusal's stable code. */
+  get code (): string {
+    return this.body.error.code
+  }
+}

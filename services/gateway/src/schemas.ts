@@ -4,7 +4,7 @@
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
-  ExecResultSchema, RunnerLoadSchema
+  ExecResultSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema
 } from '@sandfleet/protocol'
 import type { GatewayConfig } from './config.ts'
 
@@ -27,6 +27,9 @@ export interface RouteSchemas {
   batchStreamLine: Json
   errorBody: Json
   runnerLoad: Json
+  sessionCreate: Json
+  sessionExec: Json
+  sessionInfo: Json
 }
 
 /** Builds the route schemas for these limits. */
@@ -40,7 +43,17 @@ export function routeSchemas (limits: RouteLimits): RouteSchemas {
   const requests = (batchRequest.properties as Record<string, Json>).requests
   requests.items = execRequest
   requests.maxItems = Math.min(Number(requests.maxItems), limits.maxBatchItems)
+  const sessionCreate = plain(SessionCreateRequestSchema)
+  const createProps = sessionCreate.properties as Record<string, Json>
+  createProps.memory_mb = { ...createProps.memory_mb, maximum: Math.min(Number(createProps.memory_mb.maximum), limits.maxMemoryMb) }
+  const sessionExec = plain(SessionExecRequestSchema)
+  const execProps = sessionExec.properties as Record<string, Json>
+  execProps.code = { ...execProps.code, maxLength: limits.maxCodeChars }
+  execProps.timeout_ms = { ...execProps.timeout_ms, maximum: Math.min(Number(execProps.timeout_ms.maximum), limits.maxTimeoutMs) }
   return {
+    sessionCreate,
+    sessionExec,
+    sessionInfo: plain(SessionInfoSchema),
     execRequest,
     execResult: plain(ExecResultSchema),
     batchRequest,

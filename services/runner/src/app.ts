@@ -6,6 +6,7 @@
  * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
  * - `GET /v1/runner/load` (RunnerLoad), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+ * - the session API (`sessions/session-routes.ts`).
  *
  * Every error response is the protocol's ErrorBody, naming the field at fault.
  */
@@ -13,10 +14,12 @@ import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
   BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
-  RUNNER_PATHS, RunnerLoadSchema, type BatchRequest, type ErrorBody, type ExecRequest
+  RUNNER_PATHS, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
+  type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
+import { sessionRoutes } from './sessions/session-routes.ts'
 
 /** Options of {@link buildRunnerApp}. */
 export interface RunnerAppOptions {
@@ -55,6 +58,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
 
   app.addSchema(ExecRequestSchema)
   app.addSchema(ExecResultSchema)
+  for (const schema of [SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema]) app.addSchema(schema)
 
   app.setErrorHandler((err: FastifyError, _request, reply) => {
     if (err.validation !== undefined) {
@@ -102,6 +106,8 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     }, { signal: aborter.signal }).then(() => { done = true; stream.end() })
     return await reply.header('content-type', NDJSON).send(stream)
   })
+
+  sessionRoutes(app, () => runner.sessions)
 
   app.get(RUNNER_PATHS.load, { schema: { response: { 200: RunnerLoadSchema } } }, async () => runner.load())
   app.get('/healthz', async () => ({ status: 'ok', runner: runner.id, state: runner.state }))

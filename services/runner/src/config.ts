@@ -43,6 +43,8 @@ export const RunnerConfigSchema = Type.Object({
   dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend' }),
   sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512)'),
   sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none)'),
+  maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
+  maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
 }, { additionalProperties: false })
 
@@ -77,6 +79,8 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     dockerImage: 'sandfleet/python:latest',
     sandboxMemoryMb: 0,
     sandboxPids: 0,
+    maxSessions: 1000,
+    maxSessionsPerKey: 100,
     logLevel: 'info'
   }
 }

@@ -31,4 +31,7 @@ export {
   type DriverChoice, type DriverFactory, type DriverOptions
 } from './drivers/index.ts'
 export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './drivers/driver.ts'
-export { SessionHost, SessionError, SESSION_ERRORS, type SessionErrorCode, type SessionHostOptions } from './sessions/session-host.ts'
+export {
+  SESSION_ERRORS, SHIPPED_SESSION_HOST, SessionError, SessionHost, unsandboxedSessionHost,
+  type SessionErrorCode, type SessionHostCommand, type SessionHostOptions
+} from './sessions/session-host.ts'

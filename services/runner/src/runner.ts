@@ -15,6 +15,7 @@ import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './e
 import { silentLogger, type Logger } from './logger.ts'
 import { RunnerMetrics } from './metrics.ts'
 import { Pool, type PoolStats } from './pool/pool.ts'
+import { SessionHost } from './sessions/session-host.ts'
 
 /** Options of a {@link Runner}. */
 export interface RunnerOptions {
@@ -55,6 +56,7 @@ export class Runner {
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
   #backendReason = ''
+  #sessions: SessionHost | undefined
 
   constructor (config: RunnerConfig, options: RunnerOptions = {}) {
     this.config = config
@@ -73,6 +75,14 @@ export class Runner {
   /** Which backend the Python pool uses and why (after {@link start}), to print at start-up. */
   get backendReason (): string {
     return this.#backendReason
+  }
+
+  /**
+   * The runner's stateful sessions (after {@link start}), held in a sandbox of the Python
+   * backend; undefined when `maxSessions` is 0 or the backend cannot hold sessions.
+   */
+  get sessions (): SessionHost | undefined {
+    return this.#sessions
   }
 
   /** Languages served (after {@link start}). */
@@ -129,6 +139,17 @@ export class Runner {
         this.#addPool(language, driver)
       }
       if (this.#pools.size === 0) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', 'no language to serve: the configured languages match no driver')
+      const python = this.#pools.get('python')?.driver
+      const sessionHost = python?.sessionHost?.bind(python)
+      if (this.config.maxSessions > 0 && sessionHost !== undefined) {
+        this.#sessions = new SessionHost({
+          runnerId: this.id,
+          maxSessions: this.config.maxSessions,
+          maxSessionsPerKey: this.config.maxSessionsPerKey,
+          maxOutputBytes: this.config.maxOutputBytes,
+          command: sessionHost
+        })
+      }
       this.#metrics.attach([...this.#pools.values()])
       await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.start() }))
       if (this.#state === 'starting') this.#state = 'ready'
@@ -241,7 +262,7 @@ export class Runner {
       queue_limit: 0,
       warm: 0,
       busy: 0,
-      sessions: 0
+      sessions: this.#sessions?.size ?? 0
     }
     for (const pool of this.#pools.values()) {
       const s = pool.stats()
@@ -292,6 +313,7 @@ export class Runner {
   }
 
   async #release (drainTimeoutMs = 0): Promise<void> {
+    await this.#sessions?.shutdown()
     await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.close(drainTimeoutMs) }))
     await Promise.all(this.#drivers.map(async (driver) => {
       try { await driver.close() } catch (err) { this.#log.warn({ runner: this.id, driver: driver.name, err: messageOf(err) }, 'driver close failed') }

@@ -56,3 +56,16 @@ export function installAdmission (app: FastifyInstance, admission: Admission, re
     done()
   })
 }
+
+/**
+ * Admission for paths that are not one route each (the compatible APIs): runs `work` holding
+ * `weight` slots, or answers `refused()` at once, running nothing, when that would pass the limit.
+ */
+export async function admitted<T> (admission: Admission, weight: number, work: () => Promise<T>, refused: () => T): Promise<T> {
+  if (!admission.tryAcquire(weight)) return refused()
+  try {
+    return await work()
+  } finally {
+    admission.release(weight)
+  }
+}

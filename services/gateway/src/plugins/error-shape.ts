@@ -4,7 +4,7 @@
  * body parser, a 404, admission or an unexpected throw.
  */
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
-import { GatewayError } from '../errors.ts'
+import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { GatewayMetrics } from '../metrics.ts'
 
 /** The JSON path (no leading slash) of the field an ajv error is about. */
@@ -60,6 +60,11 @@ export function toGatewayError (err: FastifyError | GatewayError | Error): Gatew
 export function installErrorShape (app: FastifyInstance, metrics: GatewayMetrics): void {
   app.setSchemaErrorFormatter(formatSchemaErrors)
   app.setErrorHandler((err, request, reply) => {
+    if (err instanceof RunnerRefusal) {
+      metrics.rejected.inc({ reason: err.code })
+      void reply.code(err.statusCode).type('application/json').send(err.body)
+      return
+    }
     const ge = toGatewayError(err as Error)
     if (ge.code === 'SF_ERR_GATEWAY_INTERNAL') request.log.error({ err }, 'unexpected error')
     metrics.rejected.inc({ reason: ge.code })

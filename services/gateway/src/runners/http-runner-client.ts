@@ -1,11 +1,15 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
 import { Pool } from 'undici'
 import {
-  LIMITS, NDJSON, RUNNER_PATHS, failedResult,
-  type ExecRequest, type ExecResult, type RunnerLoad, type Status
+  LIMITS, NDJSON, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult,
+  type ErrorBody, type ExecRequest, type ExecResult, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
+  type SessionInfo, type Status
 } from '@sandfleet/protocol'
-import { GatewayError } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient } from './runner-client.ts'
+import { GatewayError, RunnerRefusal } from '../errors.ts'
+import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+
+/** Header that carries the caller's key digest to the runner's session API. */
+const SESSION_KEY_HEADER = 'x-sandfleet-key'
 
 /** Options of {@link HttpRunnerClient}. */
 export interface HttpRunnerClientOptions {
@@ -37,6 +41,10 @@ function unreachable (name: string, err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
   const message = err instanceof Error ? err.message : String(err)
   return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
+}
+
+function sessionPath (template: string, id: string): string {
+  return template.replace(':id', encodeURIComponent(id))
 }
 
 /** Talks to one runner at `baseUrl` (`http://10.0.0.5:8081`). */
@@ -133,6 +141,37 @@ export class HttpRunnerClient implements RunnerClient {
     } catch (err) {
       throw unreachable(this.name, err)
     }
+  }
+
+  /** The runner's session API over HTTP. */
+  readonly sessions: RunnerSessions = {
+    create: async (request: SessionCreateRequest, key: string) =>
+      await this.#session<SessionInfo>('POST', RUNNER_SESSION_PATHS.create, request, { [SESSION_KEY_HEADER]: key }),
+    get: async (id: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id)),
+    execute: async (id: string, request: SessionExecRequest, options: CallOptions = {}) =>
+      await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, {},
+        (request.timeout_ms ?? LIMITS.defaultTimeoutMs) + this.#graceMs, options.signal),
+    close: async (id: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id)) }
+  }
+
+  async #session<T> (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}, timeout = 30_000, signal?: AbortSignal): Promise<T> {
+    let statusCode: number
+    let data: unknown
+    try {
+      const res = await this.#pool.request({
+        method, path, headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers },
+        body: body === undefined ? null : JSON.stringify(body), headersTimeout: timeout, bodyTimeout: timeout, signal
+      })
+      statusCode = res.statusCode
+      const text = await res.body.text()
+      data = text === '' ? null : JSON.parse(text)
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+    if (statusCode >= 200 && statusCode < 300) return data as T
+    const refusal = data as ErrorBody | null
+    if (typeof refusal?.error?.code === 'string') throw new RunnerRefusal(statusCode, refusal)
+    throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} answered HTTP ${statusCode} to ${method} ${path} without an error body`)
   }
 
   async load (): Promise<RunnerLoad> {

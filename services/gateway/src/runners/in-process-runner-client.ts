@@ -2,8 +2,17 @@
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
  * straight to it, with no HTTP and no JSON round trip.
  */
-import type { ExecRequest, ExecResult, RunnerLoad } from '@sandfleet/protocol'
-import type { BatchResultListener, CallOptions, RunnerClient } from './runner-client.ts'
+import type { ErrorBody, ExecRequest, ExecResult, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import { RunnerRefusal } from '../errors.ts'
+import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+
+/** What the gateway needs of an in-process runner's sessions (`services/runner`'s `SessionHost`). */
+export interface LocalSessions {
+  create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
+  get(id: string): SessionInfo
+  execute(id: string, request: SessionExecRequest): Promise<ExecResult>
+  close(id: string): Promise<void>
+}
 
 /**
  * What the gateway needs of an in-process runner. `services/runner`'s `Runner` has this shape;
@@ -15,6 +24,16 @@ export interface LocalRunner {
   execute(request: ExecRequest, options?: { signal?: AbortSignal }): Promise<ExecResult>
   executeBatch(requests: ExecRequest[], onResult?: BatchResultListener): Promise<ExecResult[]>
   load(): RunnerLoad
+  /** Its sessions, when it holds any. */
+  readonly sessions?: LocalSessions | undefined
+}
+
+/** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
+function refusal (err: unknown): unknown {
+  const e = err as { code?: unknown, statusCode?: unknown, status?: unknown, message?: unknown } | null
+  if (typeof e?.code !== 'string' || typeof e.statusCode !== 'number') return err
+  const body: ErrorBody = { status: (typeof e.status === 'string' ? e.status : 'invalid_request') as ErrorBody['status'], error: { code: e.code, message: String(e.message) } }
+  return new RunnerRefusal(e.statusCode, body)
 }
 
 /** Wraps a {@link LocalRunner}. Closing the client does not close the runner (its owner does). */
@@ -37,6 +56,21 @@ export class InProcessRunnerClient implements RunnerClient {
 
   async load (): Promise<RunnerLoad> {
     return this.#runner.load()
+  }
+
+  /** The runner's sessions, their errors as refusals; undefined when it holds none. */
+  get sessions (): RunnerSessions | undefined {
+    const local = this.#runner.sessions
+    if (local === undefined) return undefined
+    const call = async <T>(fn: () => Promise<T> | T): Promise<T> => {
+      try { return await fn() } catch (err) { throw refusal(err) }
+    }
+    return {
+      create: async (request, key) => await call(() => local.create(request, key)),
+      get: async (id) => await call(() => local.get(id)),
+      execute: async (id, request) => await call(() => local.execute(id, request)),
+      close: async (id) => { await call(() => local.close(id)) }
+    }
   }
 
   async close (): Promise<void> {}

@@ -2,7 +2,7 @@
  * How the gateway talks to one runner, wherever it is: over HTTP ({@link HttpRunnerClient}) or
  * in the same process ({@link InProcessRunnerClient}, for `sandfleet serve`).
  */
-import type { ExecRequest, ExecResult, RunnerLoad } from '@sandfleet/protocol'
+import type { ExecRequest, ExecResult, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
 
 /** Called as each item of a batch finishes, in completion order. */
 export type BatchResultListener = (index: number, result: ExecResult) => void
@@ -11,6 +11,20 @@ export type BatchResultListener = (index: number, result: ExecResult) => void
 export interface CallOptions {
   /** Aborted when the caller went away: the runner may drop the job. */
   signal?: AbortSignal
+}
+
+/**
+ * The session API of one runner. A refusal (no such session, lost, busy, a limit) rejects with
+ * a {@link RunnerRefusal} carrying the runner's HTTP status and ErrorBody; no answer at all
+ * rejects with a `GatewayError` (`SF_ERR_GATEWAY_RUNNER_UNREACHABLE`).
+ */
+export interface RunnerSessions {
+  /** Opens a session for `key` (a digest of the caller's API key, '' without one). */
+  create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
+  get(id: string): Promise<SessionInfo>
+  /** Runs one cell; resolves with its result for every outcome of the code. */
+  execute(id: string, request: SessionExecRequest, options?: CallOptions): Promise<ExecResult>
+  close(id: string): Promise<void>
 }
 
 /**
@@ -27,6 +41,8 @@ export interface RunnerClient {
   execute(request: ExecRequest, options?: CallOptions): Promise<ExecResult>
   executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, options?: CallOptions): Promise<ExecResult[]>
   load(): Promise<RunnerLoad>
+  /** Its session API (absent: this client cannot reach sessions). */
+  readonly sessions?: RunnerSessions
   /** Frees connections. Idempotent. */
   close(): Promise<void>
 }

@@ -18,6 +18,7 @@
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
 import type { ExecResult, Language, ResolvedExecRequest } from '@sandfleet/protocol'
+import type { ExecutorCommand } from './executor-sandbox.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
@@ -89,6 +90,12 @@ export interface Driver {
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport
+  /**
+   * How to run `session_host.py` (stateful sessions) inside this driver's kind of sandbox, for
+   * a host directory that will hold the sessions' Unix sockets. Absent: this backend holds no
+   * sessions.
+   */
+  sessionHost?(socketDir: string): ExecutorCommand
   /** Frees shared resources (a host process, an engine connection). Idempotent. */
   close(): Promise<void>
 }

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
+import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
 import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
 
 const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
@@ -35,12 +36,23 @@ export class ProcessDriver implements Driver {
 
   /** The bubblewrap command of one sandbox. */
   command (): ExecutorCommand {
-    const python = this.options.config.pythonPath
+    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'])
+  }
+
+  /** The session host in one bubblewrap sandbox of the same kind, its socket directory bound in. */
+  sessionHost (socketDir: string): ExecutorCommand {
+    return this.bubblewrap(
+      ['--ro-bind', SHIPPED_SESSION_HOST, '/opt/sandfleet/session_host.py', '--bind', socketDir, '/run/sandfleet-sessions'],
+      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'])
+  }
+
+  /** bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root. */
+  private bubblewrap (binds: string[], args: string[]): ExecutorCommand {
     const bw = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
-      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', this.executor, '/opt/sandfleet/executor.py', '--chdir', '/tmp']
+      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
-    bw.push('--', python, '-I', '/opt/sandfleet/executor.py')
+    bw.push('--', this.options.config.pythonPath, '-I', ...args)
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work' }
     if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env }
     return { file: 'bwrap', args: bw, env }

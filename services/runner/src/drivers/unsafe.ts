@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { ExecutorSandbox, SHIPPED_EXECUTOR } from './executor-sandbox.ts'
+import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
+import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
 
 /** Python with no sandbox at all (development only). */
 export class UnsafeDriver implements Driver {
@@ -29,6 +30,11 @@ export class UnsafeDriver implements Driver {
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
     return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work') } }, this.options.config.graceMs)
+  }
+
+  /** The session host as a plain host process (no isolation either). */
+  sessionHost (socketDir: string): ExecutorCommand {
+    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } }
   }
 
   /** Says plainly that nothing is isolated. */

@@ -9,10 +9,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import {
@@ -25,7 +25,9 @@ export const SESSION_ERRORS = Object.freeze({
   [SESSION_LOST]: { statusCode: 410, summary: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
   [SESSION_NOT_FOUND]: { statusCode: 404, summary: 'No such session on this runner (never opened, closed or expired)' },
   SF_ERR_SESSION_LIMIT: { statusCode: 429, summary: 'The runner, or the caller\'s key, holds its maximum of sessions' },
-  SF_ERR_SESSION_HOST: { statusCode: 503, summary: 'The session host process could not start or died' }
+  SF_ERR_SESSION_HOST: { statusCode: 503, summary: 'The session host process could not start or died' },
+  SF_ERR_SESSION_BUSY: { statusCode: 409, summary: 'The session is running another cell; send cells one at a time' },
+  SF_ERR_SESSION_DISABLED: { statusCode: 501, summary: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
 })
 
 /** A session error code. */
@@ -35,14 +37,25 @@ export type SessionErrorCode = keyof typeof SESSION_ERRORS
 export class SessionError extends Error {
   readonly code: SessionErrorCode
   readonly statusCode: number
-  readonly status = 'invalid_request' as const
+  /** The protocol status of its ErrorBody: the fleet's fault (5xx), a limit, or the request's. */
+  readonly status: 'invalid_request' | 'overloaded' | 'infra_error'
   constructor (code: SessionErrorCode, message: string, options: { cause?: unknown } = {}) {
     super(message, { cause: options.cause })
     this.name = 'SessionError'
     this.code = code
     this.statusCode = SESSION_ERRORS[code].statusCode
+    this.status = this.statusCode >= 500 && code !== 'SF_ERR_SESSION_DISABLED' ? 'infra_error' : code === 'SF_ERR_SESSION_LIMIT' ? 'overloaded' : 'invalid_request'
   }
 }
+
+/** The program that runs `session_host.py` for a socket directory. */
+export type SessionHostCommand = (socketDir: string) => { file: string, args: string[], env?: NodeJS.ProcessEnv }
+
+/** `session_host.py` as shipped in sandbox-images/python. */
+export const SHIPPED_SESSION_HOST = fileURLToPath(new URL('../../../../sandbox-images/python/session_host.py', import.meta.url))
+
+/** The default {@link SessionHostCommand}: no sandbox (tests, the unsafe backend). */
+export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({ file: 'python3', args: [SHIPPED_SESSION_HOST, socketDir], env: process.env })
 
 /** Options of a {@link SessionHost}. */
 export interface SessionHostOptions {
@@ -52,8 +65,12 @@ export interface SessionHostOptions {
   maxSessions?: number
   /** Most sessions per API key (default 100). */
   maxSessionsPerKey?: number
-  /** Command that starts the host; the socket directory is appended (default `python3 session_host.py`). */
-  command?: string[]
+  /**
+   * How to start the host for a socket directory (the host makes one Unix socket per session
+   * there). Default: `python3 session_host.py DIR` on the host itself, without a sandbox; a
+   * driver gives its sandboxed launcher (the process driver runs it under bubblewrap).
+   */
+  command?: SessionHostCommand
   /** How often idle sessions are swept, in ms (default 1000). */
   sweepMs?: number
   /** Output cap per stream, in bytes (default 1 MiB). */
@@ -70,8 +87,6 @@ interface Held {
   lost: boolean
 }
 
-const HOST_SCRIPT = fileURLToPath(new URL('../../../../sandbox-images/python/session_host.py', import.meta.url))
-
 /** The sessions of one runner; see the module comment. */
 export class SessionHost {
   readonly #opts: Required<SessionHostOptions>
@@ -86,9 +101,11 @@ export class SessionHost {
 
   constructor (options: SessionHostOptions) {
     this.#opts = {
-      maxSessions: 1000, maxSessionsPerKey: 100, command: ['python3', HOST_SCRIPT], sweepMs: 1000, maxOutputBytes: 1 << 20, ...options
+      maxSessions: 1000, maxSessionsPerKey: 100, command: unsandboxedSessionHost, sweepMs: 1000, maxOutputBytes: 1 << 20, ...options
     }
     this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
+    // As root, a sandboxed host runs as uid 65534 and makes its sockets here.
+    if (process.getuid?.() === 0) chownSync(this.#dir, 65534, 65534)
   }
 
   /** Sessions held now. */
@@ -99,13 +116,18 @@ export class SessionHost {
   /** Starts the host process (once). */
   start (): Promise<void> {
     this.#ready ??= new Promise((resolve, reject) => {
-      const [cmd, ...args] = this.#opts.command
-      const host = spawn(cmd as string, [...args, this.#dir], { stdio: ['pipe', 'pipe', 'inherit'] })
+      const { file, args, env } = this.#opts.command(this.#dir)
+      const host = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'], ...(env === undefined ? {} : { env }) })
       this.#host = host
       host.stdin?.on('error', () => {})
       host.stdout?.on('error', () => {})
       host.on('error', (err) => reject(new SessionError('SF_ERR_SESSION_HOST', `session host did not start: ${err.message}`, { cause: err })))
-      host.on('exit', () => { this.#host = undefined; this.#ready = undefined })
+      host.on('exit', (code, signal) => {
+        this.#host = undefined
+        this.#ready = undefined
+        reject(new SessionError('SF_ERR_SESSION_HOST', `session host exited (${signal ?? `code ${String(code)}`}) before it was ready`))
+        for (const answer of this.#opening.values()) answer(undefined)
+      })
       createInterface({ input: host.stdout as NodeJS.ReadableStream }).on('line', (line) => {
         const frame = JSON.parse(line) as { op: string, sid?: string }
         if (frame.op === 'ready') resolve()
@@ -125,12 +147,14 @@ export class SessionHost {
     if (mine >= this.#opts.maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${this.#opts.maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
-    const opened = await new Promise<{ pid: number, socket: string }>((resolve) => {
+    const opened = await new Promise<{ pid: number, socket: string } | undefined>((resolve) => {
       this.#opening.set(nonce, resolve)
       this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
     }).finally(() => this.#opening.delete(nonce))
+    if (opened === undefined) throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
+    // The host names the socket by its own path (inside its sandbox); it lives in our directory.
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(opened.socket, () => resolve(s))
+      const s = connect(join(this.#dir, basename(opened.socket)), () => resolve(s))
       s.once('error', reject)
     })
     const now = new Date()
@@ -161,7 +185,7 @@ export class SessionHost {
   /** Runs one cell in the session's state. Resolves with a result for every outcome of the code. */
   async execute (id: string, req: SessionExecRequest): Promise<ExecResult> {
     const held = this.#held(id)
-    if (held.busy) throw new SessionError('SF_ERR_SESSION_LIMIT', 'the session is running another cell')
+    if (held.busy) throw new SessionError('SF_ERR_SESSION_BUSY', `session ${id} is running another cell`)
     held.busy = true
     const timeoutMs = req.timeout_ms ?? LIMITS.defaultTimeoutMs
     try {
@@ -211,9 +235,22 @@ export class SessionHost {
     rmSync(this.#dir, { recursive: true, force: true })
   }
 
-  /** Test hook and operator tool: the pid holding a session now. */
+  /** Test hook and operator tool: the pid holding a session now (in the host's pid namespace). */
   pidOf (id: string): number {
     return this.#held(id).pid
+  }
+
+  /** Test hook: kills the process holding a session, as a crash would (its id then answers lost). */
+  async crash (id: string): Promise<void> {
+    const held = this.#held(id)
+    const closed = new Promise((resolve) => held.socket.once('close', resolve))
+    this.#host?.stdin?.write(JSON.stringify({ op: 'kill', pid: held.pid }) + '\n')
+    await closed
+  }
+
+  /** Test hook: kills the host and its sandbox, as a crash would (every session is lost). */
+  crashHost (): void {
+    this.#host?.kill('SIGKILL')
   }
 
   #held (id: string): Held {
@@ -226,7 +263,8 @@ export class SessionHost {
   #kill (held: Held): void {
     held.socket.end(JSON.stringify({ op: 'close' }) + '\n')
     held.socket.destroy()
-    try { process.kill(held.pid, 'SIGKILL') } catch {}
+    // The pid is in the host's pid namespace (its sandbox): the host kills it.
+    this.#host?.stdin?.write(JSON.stringify({ op: 'kill', pid: held.pid }) + '\n')
   }
 
   #sweep (): void {

@@ -51,7 +51,7 @@ test('an idle session expires after its TTL', async () => {
 test('a session whose process was killed answers session lost (410), never a fresh state', async () => {
   const s = await host.create()
   await host.execute(s.session_id, { code: 'x = 1' })
-  process.kill(host.pidOf(s.session_id), 'SIGKILL')
+  await host.crash(s.session_id)
   await assert.rejects(host.execute(s.session_id, { code: 'x' }), { code: 'SF_ERR_SESSION_LOST', statusCode: 410 })
   assert.throws(() => host.get(s.session_id), { code: 'SF_ERR_SESSION_LOST' })
 })

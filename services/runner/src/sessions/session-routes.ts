@@ -1,0 +1,69 @@
+/**
+ * The runner's internal session API, which gateways call (paths in `RUNNER_SESSION_PATHS`):
+ *
+ * - `POST /v1/sessions` (SessionCreateRequest) → 201 SessionInfo
+ * - `GET /v1/sessions/:id` → SessionInfo
+ * - `POST /v1/sessions/:id/execute` (SessionExecRequest) → ExecResult
+ * - `DELETE /v1/sessions/:id` → 204
+ *
+ * The caller's key arrives in `x-sandfleet-key` (the gateway sends a digest of the API key) and
+ * counts against `maxSessionsPerKey`. A {@link SessionError} becomes its HTTP status with an
+ * ErrorBody carrying its code: 404 not found, 410 lost, 409 busy, 429 limit, 501 disabled.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import {
+  ErrorBodySchema, ExecResultSchema, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
+  type ErrorBody, type SessionCreateRequest, type SessionExecRequest
+} from '@sandfleet/protocol'
+import { SESSION_ERRORS, SessionError, type SessionHost } from './session-host.ts'
+
+/** Header that carries the caller's key (a digest, never the key itself) from the gateway. */
+export const SESSION_KEY_HEADER = 'x-sandfleet-key'
+
+/** The ErrorBody of a session error. */
+export function sessionErrorBody (err: SessionError): ErrorBody {
+  return { status: err.status, error: { code: err.code, message: err.message } }
+}
+
+async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
+  try {
+    return await work()
+  } catch (err) {
+    if (err instanceof SessionError) return await reply.code(err.statusCode).send(sessionErrorBody(err))
+    throw err
+  }
+}
+
+/** Registers the session routes on the runner's app; `sessions` undefined answers 501 to each. */
+export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined): void {
+  const host = (): SessionHost => {
+    const s = sessions()
+    if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED', SESSION_ERRORS.SF_ERR_SESSION_DISABLED.summary)
+    return s
+  }
+  const errors = { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema }
+  const params = { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 512 } }, required: ['id'] }
+
+  app.post<{ Body: SessionCreateRequest }>(RUNNER_SESSION_PATHS.create, {
+    schema: { body: SessionCreateRequestSchema, response: { 201: SessionInfoSchema, ...errors } }
+  }, async (request, reply) => await answer(reply, async () => {
+    const key = request.headers[SESSION_KEY_HEADER]
+    const info = await host().create(request.body ?? {}, typeof key === 'string' ? key : '')
+    return await reply.code(201).send(info)
+  }))
+
+  app.get<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
+    schema: { params, response: { 200: SessionInfoSchema, ...errors } }
+  }, async (request, reply) => await answer(reply, () => host().get(request.params.id)))
+
+  app.post<{ Params: { id: string }, Body: SessionExecRequest }>(RUNNER_SESSION_PATHS.execute, {
+    schema: { params, body: SessionExecRequestSchema, response: { 200: ExecResultSchema, ...errors } }
+  }, async (request, reply) => await answer(reply, () => host().execute(request.params.id, request.body)))
+
+  app.delete<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
+    schema: { params, response: { ...errors } }
+  }, async (request, reply) => await answer(reply, async () => {
+    await host().close(request.params.id)
+    return await reply.code(204).send()
+  }))
+}

@@ -1,0 +1,66 @@
+/**
+ * The compatible APIs on a real gateway in front of a real runner (process backend): requests
+ * shaped as verl/SkyRL (SandboxFusion), rStar2-Agent (code-judge) and MCP clients send them run
+ * real code through the same admitted, routed path as /v1/execute, sessions included.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { call, post, startFleet, type TestFleet } from './helpers/fleet.ts'
+
+let fleet: TestFleet
+before(async () => { fleet = await startFleet(['compat-a']) })
+after(async () => { await fleet?.close() })
+
+test('SandboxFusion /run_code: a verl-shaped request runs for real; a timeout is TimeLimitExceeded', async () => {
+  const ok = await post(`${fleet.url}/run_code`, { code: 'print(int(input()) * 2)', language: 'python', run_timeout: 5, stdin: '21', compile_timeout: 10, memory_limit_MB: -1, files: {}, fetch_files: [] })
+  assert.equal(ok.status, 200)
+  assert.deepEqual([ok.body.status, ok.body.run_result.status, ok.body.run_result.stdout, ok.body.compile_result], ['Success', 'Finished', '42\n', null])
+  const slow = await post(`${fleet.url}/run_code`, { code: 'import time; time.sleep(2)', language: 'python', run_timeout: 0.5 })
+  assert.deepEqual([slow.body.status, slow.body.run_result.status], ['Failed', 'TimeLimitExceeded'])
+})
+
+test('SandboxFusion /run_jupyter: 3 cells in one state, one result each', async () => {
+  const res = await post(`${fleet.url}/run_jupyter`, { cells: ['x = 40', 'x + 2', 'print(x * 2)'], cell_timeout: 5, total_timeout: 20, kernel: 'python3' })
+  assert.equal(res.body.status, 'Success', JSON.stringify(res.body))
+  assert.equal(res.body.cells.length, 3)
+  assert.deepEqual(res.body.cells[1].display, [{ 'text/plain': '42' }])
+  assert.equal(res.body.cells[2].stdout, '80\n')
+  assert.equal(fleet.runners[0].runner.sessions?.size, 0, 'the notebook session was closed')
+})
+
+test('code-judge /run/batch and /judge run for real; /status reports the fleet', async () => {
+  const batch = await post(`${fleet.url}/run/batch`, { type: 'batch', submissions: [{ type: 'python', solution: 'print(int(input())+1)', input: '41' }, { type: 'python', solution: 'import sys; sys.exit(2)', input: '' }] })
+  assert.deepEqual(batch.body.results.map((r: any) => [r.success, r.run_success, r.stdout, r.reason]), [[true, true, '42\n', ''], [false, false, '', '']])
+  const judged = await post(`${fleet.url}/judge`, { type: 'python', solution: 'print(input())', input: 'a', expected_output: 'b' })
+  assert.deepEqual([judged.body.success, judged.body.run_success], [false, true])
+  const status = await call('GET', `${fleet.url}/status`)
+  assert.deepEqual(status.body, { queue: 0, num_workers: 2 })
+})
+
+test('MCP: the SDK client lists the tools and runs Python, statelessly and in a session', async () => {
+  const client = new Client({ name: 'sandfleet-fleet-test', version: '0.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${fleet.url}/mcp`)))
+  try {
+    const tools = (await client.listTools()).tools.map((t) => t.name).sort()
+    assert.deepEqual(tools, ['close_session', 'create_session', 'run_in_session', 'run_javascript', 'run_python'])
+    const run = await client.callTool({ name: 'run_python', arguments: { code: 'print(6 * 7)' } }) as any
+    assert.deepEqual([run.structuredContent.status, run.structuredContent.stdout], ['ok', '42\n'])
+    const created = await client.callTool({ name: 'create_session', arguments: {} }) as any
+    const sid = created.structuredContent.session_id as string
+    await client.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'k = 5' } })
+    const got = await client.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'k * 2' } }) as any
+    assert.deepEqual(got.structuredContent.display, [{ 'text/plain': '10' }])
+    await client.callTool({ name: 'close_session', arguments: { session_id: sid } })
+  } finally { await client.close() }
+})
+
+test('a fleet fault reaches SandboxFusion callers as SandboxError, never as a user Failed', async () => {
+  const lonely = await startFleet(['compat-gone'])
+  try {
+    await lonely.runners[0].close()
+    const res = await post(`${lonely.url}/run_code`, { code: 'print(1)', language: 'python' })
+    assert.equal(res.body.status, 'SandboxError', JSON.stringify(res.body))
+  } finally { await lonely.close() }
+})

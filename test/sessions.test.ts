@@ -1,0 +1,119 @@
+/**
+ * Sessions through a real gateway and two real runners (process backend): the session host
+ * runs under bubblewrap like every other sandbox; the session id names its runner, so calls go
+ * to the runner holding it; a dead session or runner is 410, an unknown id 404.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { decodeSessionId } from '@sandfleet/protocol'
+import { call, post, startFleet, type TestFleet } from './helpers/fleet.ts'
+
+let fleet: TestFleet
+before(async () => { fleet = await startFleet(['sess-a', 'sess-b']) })
+after(async () => { await fleet?.close() })
+
+const open = async (body: object = {}): Promise<string> => {
+  const res = await post(`${fleet.url}/v1/sessions`, body)
+  assert.equal(res.status, 201, JSON.stringify(res.body))
+  return res.body.session_id as string
+}
+const cell = async (id: string, code: string, extra: object = {}): Promise<{ status: number, body: any }> =>
+  await post(`${fleet.url}/v1/sessions/${encodeURIComponent(id)}/execute`, { code, ...extra })
+
+test('state persists across 3 calls: variables, imports, functions, files; a last expression is displayed', async () => {
+  const id = await open({ ttl_s: 60 })
+  assert.ok(['sess-a', 'sess-b'].includes(decodeSessionId(id)?.runner ?? ''), 'the id names a runner of the fleet')
+  assert.equal((await cell(id, 'import math\nx = 40\ndef f(v): return v + 2\nopen("note.txt", "w").write("kept")')).body.status, 'ok')
+  const second = await cell(id, 'x = f(x)\nprint(math.floor(x))')
+  assert.deepEqual([second.body.status, second.body.stdout, second.body.runner], ['ok', '42\n', decodeSessionId(id)?.runner])
+  const third = await cell(id, 'open("note.txt").read()')
+  assert.deepEqual(third.body.display, [{ 'text/plain': "'kept'" }])
+  const info = await call('GET', `${fleet.url}/v1/sessions/${id}`)
+  assert.deepEqual([info.status, info.body.cells, info.body.session_id], [200, 3, id])
+  assert.equal((await call('DELETE', `${fleet.url}/v1/sessions/${id}`)).status, 204)
+  const gone = await cell(id, 'x')
+  assert.deepEqual([gone.status, gone.body.error.code], [404, 'SF_ERR_SESSION_NOT_FOUND'])
+})
+
+test('a cell past its timeout is killed and the session keeps the state from before it', async () => {
+  const id = await open()
+  await cell(id, 'n = 7')
+  const slow = await cell(id, 'n = 8\nwhile True: pass', { timeout_ms: 300 })
+  assert.equal(slow.body.status, 'timeout')
+  assert.deepEqual((await cell(id, 'n')).body.display, [{ 'text/plain': '7' }])
+})
+
+test('a session runs sandboxed: uid 65534, no network even to a listener on 127.0.0.1', async () => {
+  const listener = createServer((s) => s.end('hello')).listen(0, '127.0.0.1')
+  await new Promise((resolve) => listener.once('listening', resolve))
+  const port = (listener.address() as { port: number }).port
+  try {
+    const id = await open()
+    const res = await cell(id, [
+      'import os, socket',
+      'print(os.getuid())',
+      's = socket.socket()',
+      's.settimeout(1)',
+      'try:',
+      `    s.connect(("127.0.0.1", ${port})); print("reached")`,
+      'except OSError as e:',
+      '    print("blocked")'
+    ].join('\n'))
+    assert.deepEqual([res.body.status, res.body.stdout], ['ok', '65534\nblocked\n'])
+  } finally { listener.close() }
+})
+
+test('an idle session expires after its TTL: 404', async () => {
+  const id = await open({ ttl_s: 1 })
+  await sleep(2300)
+  const res = await cell(id, '1')
+  assert.deepEqual([res.status, res.body.error.code], [404, 'SF_ERR_SESSION_NOT_FOUND'])
+})
+
+test('a session whose process died answers 410 session lost, never a fresh state', async () => {
+  const id = await open()
+  await cell(id, 'x = 1')
+  const holder = fleet.runners.find((r) => r.runner.id === decodeSessionId(id)?.runner)
+  assert.ok(holder?.runner.sessions !== undefined)
+  await holder.runner.sessions.crash(id)
+  const res = await cell(id, 'x')
+  assert.deepEqual([res.status, res.body.error.code], [410, 'SF_ERR_SESSION_LOST'])
+})
+
+test('ids sandfleet did not make are 404; bad bodies are 400 naming the field', async () => {
+  const res = await cell('not-a-session', '1')
+  assert.deepEqual([res.status, res.body.error.code], [404, 'SF_ERR_SESSION_NOT_FOUND'])
+  const bad = await post(`${fleet.url}/v1/sessions`, { ttl_s: 'long' })
+  assert.deepEqual([bad.status, bad.body.error.field], [400, 'ttl_s'])
+  const id = await open()
+  const noCode = await post(`${fleet.url}/v1/sessions/${id}/execute`, {})
+  assert.deepEqual([noCode.status, noCode.body.error.field], [400, 'code'])
+})
+
+test('a session on a runner that left the fleet answers 410', async () => {
+  // its own fleet, so the shared one keeps both runners
+  const small = await startFleet(['sess-gone'])
+  try {
+    const created = await post(`${small.url}/v1/sessions`, {})
+    const id = created.body.session_id as string
+    await small.runners[0].close()
+    const res = await post(`${small.url}/v1/sessions/${id}/execute`, { code: '1' })
+    assert.deepEqual([res.status, res.body.error.code], [410, 'SF_ERR_SESSION_LOST'])
+  } finally { await small.close() }
+})
+
+test('the TypeScript client opens a session, keeps state across cells and closes it', async () => {
+  const { SandfleetClient } = await import('@sandfleet/client')
+  const client = new SandfleetClient({ url: fleet.url, batchWindowMs: 0 })
+  try {
+    const session = await client.createSession({ ttl_s: 60 })
+    await session.execute({ code: 'total = 0' })
+    for (let i = 1; i <= 3; i++) await session.execute({ code: `total += ${i}` })
+    const r = await session.execute({ code: 'print(total)' })
+    assert.deepEqual([r.status, r.stdout], ['ok', '6\n'])
+    await session.close()
+    assert.equal(session.state, 'closed')
+  } finally { await client.close() }
+})
