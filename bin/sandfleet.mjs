@@ -1,5 +1,20 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --no-node-snapshot
 // The `sandfleet` CLI: registers tsx (TypeScript, no build step) and runs cli/src/main.ts.
-import { register } from 'tsx/esm/api'
-register()
-await import('../cli/src/main.ts')
+// The isolate backends (javascript, pyodide) need Node's --no-node-snapshot: when this process
+// lacks it (`node bin/sandfleet.mjs …`), the shim runs itself again with it (same arguments,
+// stdio and exit code). The shebang and `npm start` pass it, so the usual paths start once.
+import { spawn } from 'node:child_process'
+
+const FLAG = '--no-node-snapshot'
+const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(FLAG)
+if (!hasFlag && process.env.SANDFLEET_NO_REEXEC !== '1') {
+  const child = spawn(process.execPath, [FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' })
+  // Ctrl-C in a terminal reaches the child through its process group; forward it only otherwise.
+  process.on('SIGINT', () => { if (process.stdin.isTTY !== true) child.kill('SIGINT') })
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => { child.kill(signal) })
+  child.on('exit', (code, signal) => { process.exit(code ?? (signal !== null ? 1 : 0)) })
+} else {
+  const { register } = await import('tsx/esm/api')
+  register()
+  await import('../cli/src/main.ts')
+}

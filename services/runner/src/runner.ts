@@ -104,21 +104,23 @@ export class Runner {
     try {
       const options: DriverOptions = { config: this.config, logger: this.#log }
       const wanted = this.config.languages.length > 0 ? new Set<Language>(this.config.languages) : undefined
-      let primary: Driver
+      let primary: Driver | undefined
       if (this.#givenDriver !== undefined) {
         primary = this.#givenDriver
         this.#drivers.push(primary)
         await primary.check()
         this.#backendReason = `backend ${primary.name} (given by the embedder): ${primary.describe().boundary}`
-      } else {
+      } else if (wanted === undefined || wanted.has('python')) {
         const choice = await choosePythonDriver(this.config.backend, options)
         primary = choice.driver
         this.#drivers.push(primary)
         this.#backendReason = choice.reason
+      } else {
+        this.#backendReason = 'no Python pool (languages configured without python)'
       }
-      this.#log.info({ runner: this.id, backend: primary.name }, this.#backendReason)
-      for (const language of primary.languages) {
-        if (wanted === undefined || wanted.has(language)) this.#addPool(language, primary)
+      this.#log.info({ runner: this.id, backend: primary?.name }, this.#backendReason)
+      for (const language of primary?.languages ?? []) {
+        if (wanted === undefined || wanted.has(language)) this.#addPool(language, primary as Driver)
       }
       for (const language of LANGUAGES) {
         if (this.#pools.has(language) || (wanted !== undefined && !wanted.has(language))) continue

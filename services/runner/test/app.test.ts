@@ -10,7 +10,7 @@ let runner: Runner
 let app: FastifyInstance
 
 before(async () => {
-  runner = new Runner(runnerConfig({ id: 'r-app', poolSize: 2, maxTimeoutMs: 5000, maxBodyBytes: 4096 }), { driver: new ScriptedDriver() })
+  runner = new Runner(runnerConfig({ id: 'r-app', poolSize: 2, maxTimeoutMs: 5000, maxBodyBytes: 4096, languages: ['python'] }), { driver: new ScriptedDriver() })
   await runner.start()
   app = buildRunnerApp(runner)
   await app.ready()

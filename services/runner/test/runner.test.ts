@@ -6,7 +6,7 @@ import { ScriptedDriver } from './helpers/scripted-driver.ts'
 
 test('runner: execute fills runner, sandbox, request_id; load reports the pool', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ id: 'r-test', poolSize: 2 }), { driver })
+  const runner = new Runner(runnerConfig({ id: 'r-test', poolSize: 2, languages: ['python'] }), { driver })
   try {
     await runner.start()
     assert.equal(runner.state, 'ready')
@@ -26,7 +26,7 @@ test('runner: execute fills runner, sandbox, request_id; load reports the pool',
 
 test('runner: requests over the configured limits are invalid_request, nothing runs', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10 }), { driver })
+  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10, languages: ['python'] }), { driver })
   try {
     await runner.start()
     const slow = await runner.execute({ code: 'echo x', timeout_ms: 5000 })

@@ -1,0 +1,62 @@
+/**
+ * The `javascript` driver: JavaScript in pooled V8 isolates (isolated-vm), a fresh context per
+ * job. No Node API exists in an isolate (no `require`, `process`, `import()`, network or file
+ * system), and the driver injects no host function: console output, stdin and files live in the
+ * context (js-harness.js) and are copied out when the job ends.
+ *
+ * - `memory_mb` is the isolate's heap limit (`memoryLimit`); an isolate disposed by it gives
+ *   `memory` and is replaced. A job asking for another limit than the isolate's gets the isolate
+ *   rebuilt with it (a bare isolate starts in a few milliseconds).
+ * - `timeout_ms` is enforced by isolated-vm inside the isolate and by a host timer (a promise
+ *   that never settles); either gives `timeout` and the isolate is replaced.
+ */
+import type { Language } from '@sandfleet/protocol'
+import { LIMITS } from '@sandfleet/protocol'
+import type { DriverOptions } from './index.ts'
+import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
+import { nodeSnapshotDisabled, snapshotFlagMessage } from '../isolates/node-flags.ts'
+import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from '../isolates/javascript-sandbox.ts'
+
+/** JavaScript in isolated-vm isolates, in the runner's process. */
+export class JavascriptDriver implements Driver {
+  readonly name: DriverName = 'javascript'
+  readonly languages: readonly Language[] = ['javascript']
+  private ivm: Ivm | undefined
+  private sources: IsolateSources | undefined
+
+  constructor (private readonly options: DriverOptions) {}
+
+  /** Fails when Node runs without --no-node-snapshot or isolated-vm is not built. */
+  async check (): Promise<void> {
+    if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('javascript'))
+    try {
+      this.ivm = (await import('isolated-vm')).default as Ivm
+    } catch (err) {
+      throw new Error(`isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
+    }
+    this.sources = loadIsolateSources()
+  }
+
+  /** A sandbox (one isolate), not started. */
+  createSandbox (id: string): Sandbox {
+    if (this.ivm === undefined || this.sources === undefined) throw new Error('JavascriptDriver.createSandbox before check()')
+    return new JavascriptSandbox(id, this.ivm, this.sources, { defaultMemoryMb: LIMITS.defaultMemoryMb, graceMs: this.options.config.graceMs })
+  }
+
+  /** What this driver protects against. */
+  describe (): IsolationReport {
+    return {
+      driver: 'javascript',
+      boundary: 'V8 isolate (isolated-vm) in the runner process, fresh context per job',
+      properties: [
+        'no Node API in the sandbox: no require, process, import(), network or file system; no host function injected',
+        'heap limit per job (memory_mb) and timeout; an isolate that hit either is replaced',
+        'no state shared between jobs (a new context each job)',
+        'not an OS boundary: a V8 bug exploited by the code reaches the runner process'
+      ]
+    }
+  }
+
+  /** Nothing shared to free. */
+  async close (): Promise<void> {}
+}

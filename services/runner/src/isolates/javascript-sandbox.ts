@@ -1,0 +1,215 @@
+/**
+ * One javascript sandbox: an isolated-vm isolate whose next context is prepared while it is idle
+ * (codec and harness evaluated in it), so a job costs one call into the isolate. See
+ * `drivers/javascript.ts` for the contract it keeps.
+ */
+import { readFileSync } from 'node:fs'
+import type IvmModule from 'isolated-vm'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+
+/** The isolated-vm module. */
+export type Ivm = typeof IvmModule
+
+/** The JavaScript evaluated in every context: the text codec, then the harness. */
+export interface IsolateSources { codec: string, harness: string }
+
+/** Reads text-codec.js and js-harness.js (once per driver). */
+export function loadIsolateSources (): IsolateSources {
+  return {
+    codec: readFileSync(new URL('./text-codec.js', import.meta.url), 'utf8'),
+    harness: readFileSync(new URL('./js-harness.js', import.meta.url), 'utf8')
+  }
+}
+
+/** Options of a {@link JavascriptSandbox}. */
+export interface JavascriptSandboxOptions {
+  /** Heap limit the isolate is first built with (a job with another memory_mb rebuilds it). */
+  defaultMemoryMb: number
+  /** Beyond timeout_ms, how long the host waits before it disposes the isolate itself. */
+  graceMs: number
+}
+
+interface Prepared { context: IvmModule.Context, job: IvmModule.Reference<(...args: unknown[]) => unknown> }
+
+interface HarnessResult {
+  stdout: string
+  stderr: string
+  truncated: { stdout: boolean, stderr: boolean }
+  files: Record<string, Uint8Array>
+  error: { type: string, message: string, traceback: string } | null
+}
+
+const MEMORY = /memory limit|out of memory|allocation failed|array buffer allocation/i
+
+function outcome (status: RunOutcome['status'], durationMs: number, partial?: Partial<HarnessResult>, error?: RunOutcome['error']): RunOutcome {
+  return {
+    status,
+    stdout: typeof partial?.stdout === 'string' ? partial.stdout : '',
+    stderr: typeof partial?.stderr === 'string' ? partial.stderr : '',
+    exit_code: status === 'ok' ? 0 : status === 'error' ? 1 : null,
+    duration_ms: durationMs,
+    truncated: { stdout: partial?.truncated?.stdout === true, stderr: partial?.truncated?.stderr === true },
+    error: error ?? null,
+    files: {},
+    retire: status === 'timeout' || status === 'memory' || status === 'killed' ? true : undefined
+  }
+}
+
+/** An isolate that runs one job at a time, each in a fresh context. */
+export class JavascriptSandbox implements Sandbox {
+  private current: SandboxState = 'starting'
+  private isolate: IvmModule.Isolate | undefined
+  private limitMb = 0
+  private scripts: { codec: IvmModule.Script, harness: IvmModule.Script } | undefined
+  private next: Promise<Prepared> | undefined
+  private jobs = 0
+
+  constructor (readonly id: string, private readonly ivm: Ivm, private readonly sources: IsolateSources, private readonly options: JavascriptSandboxOptions) {}
+
+  /** The lifecycle state. */
+  get state (): SandboxState { return this.current }
+
+  /** Builds the isolate and prepares its first context. */
+  async start (): Promise<void> {
+    try {
+      await this.build(this.options.defaultMemoryMb)
+      await this.next
+      this.current = 'ready'
+    } catch (err) {
+      await this.close()
+      throw new Error(`javascript sandbox ${this.id} did not start: ${(err as Error).message}`)
+    }
+  }
+
+  private async build (memoryMb: number): Promise<void> {
+    this.isolate?.dispose()
+    const isolate = new this.ivm.Isolate({ memoryLimit: memoryMb })
+    this.isolate = isolate
+    this.limitMb = memoryMb
+    const [codec, harness] = await Promise.all([
+      isolate.compileScript(this.sources.codec, { filename: 'text-codec.js' }),
+      isolate.compileScript(this.sources.harness, { filename: 'sandfleet-harness.js' })
+    ])
+    this.scripts = { codec, harness }
+    this.next = this.prepare()
+    this.next.catch(() => {})
+  }
+
+  /** A fresh context with the codec and harness evaluated, and a reference to the job function. */
+  private async prepare (): Promise<Prepared> {
+    const isolate = this.isolate
+    const scripts = this.scripts
+    if (isolate === undefined || scripts === undefined) throw new Error('no isolate')
+    const context = await isolate.createContext()
+    await scripts.codec.run(context)
+    const job = await scripts.harness.run(context, { reference: true }) as IvmModule.Reference<(...args: unknown[]) => unknown>
+    return { context, job }
+  }
+
+  /** Runs one job in a fresh context; see the driver's contract. */
+  async execute (job: Job): Promise<RunOutcome> {
+    if (this.current !== 'ready') throw new Error(`sandbox ${this.id} is ${this.current}`)
+    this.current = 'busy'
+    const r = job.request
+    try {
+      if (r.memory_mb !== this.limitMb) await this.build(r.memory_mb)
+      const prepared = await (this.next as Promise<Prepared>)
+      this.next = undefined
+      const result = await this.run(prepared, job)
+      this.jobs++
+      if (result.retire !== true && this.isolate?.isDisposed === false) {
+        this.next = this.prepare()
+        this.next.catch(() => {})
+      }
+      return result
+    } finally {
+      if (this.current === 'busy') this.current = 'ready'
+    }
+  }
+
+  private async run (prepared: Prepared, job: Job): Promise<RunOutcome> {
+    const r = job.request
+    const ivm = this.ivm
+    const isolate = this.isolate as IvmModule.Isolate
+    const files: Record<string, Uint8Array> = {}
+    for (const [path, b64] of Object.entries(r.files)) files[path] = new Uint8Array(Buffer.from(b64, 'base64'))
+    const started = performance.now()
+    let timer: NodeJS.Timeout | undefined
+    const hostDeadline = new Promise<'deadline'>((resolve) => { timer = setTimeout(() => { resolve('deadline') }, r.timeout_ms + this.options.graceMs) })
+    let settled: HarnessResult | 'deadline'
+    try {
+      const call = prepared.job.apply(undefined, [r.code, r.stdin, new ivm.ExternalCopy(files).copyInto({ release: true }), job.maxOutputBytes],
+        { timeout: r.timeout_ms, result: { copy: true, promise: true } }) as Promise<HarnessResult>
+      settled = await Promise.race([call, hostDeadline])
+    } catch (err) {
+      const elapsed = performance.now() - started
+      const message = (err as Error)?.message ?? String(err)
+      if (isolate.isDisposed || MEMORY.test(message)) {
+        this.dispose(prepared)
+        return outcome('memory', elapsed, undefined, { type: 'MemoryError', message: `the isolate went over its heap limit of memory_mb=${r.memory_mb}` })
+      }
+      if (/timed out/i.test(message)) {
+        const partial = await this.partial(prepared)
+        this.dispose(prepared)
+        return outcome('timeout', elapsed, partial, { type: 'Timeout', message: `the code ran past timeout_ms=${r.timeout_ms}` })
+      }
+      this.dispose(prepared)
+      throw Object.assign(new Error(`the isolate failed: ${message}`), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+    } finally {
+      clearTimeout(timer)
+    }
+    const elapsed = performance.now() - started
+    if (settled === 'deadline') {
+      this.dispose(prepared)
+      return outcome('timeout', elapsed, undefined, { type: 'Timeout', message: `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)` })
+    }
+    const error = settled.error
+    if (error !== null && error.type === 'RangeError' && MEMORY.test(String(error.message))) {
+      this.dispose(prepared)
+      return outcome('memory', elapsed, settled, { type: 'MemoryError', message: `an allocation went over the heap limit of memory_mb=${r.memory_mb}: ${String(error.message)}` })
+    }
+    const done = outcome(error === null ? 'ok' : 'error', elapsed, settled,
+      error === null ? null : { type: String(error.type), message: String(error.message), traceback: String(error.traceback) })
+    prepared.job.release()
+    prepared.context.release()
+    for (const path of r.fetch_files) {
+      const data = settled.files?.[path]
+      if (data instanceof Uint8Array) done.files[path] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
+    }
+    return done
+  }
+
+  /** What a timed-out job had written (the isolate survives isolated-vm's timeout). */
+  private async partial (prepared: Prepared): Promise<Partial<HarnessResult> | undefined> {
+    try {
+      return await prepared.context.eval('__sandfleet_partial()', { timeout: 100, copy: true }) as Partial<HarnessResult>
+    } catch { return undefined }
+  }
+
+  private dispose (prepared: Prepared): void {
+    try { prepared.context.release() } catch {}
+    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    this.current = 'closing'
+  }
+
+  /** Jobs run and heap in use. */
+  stats (): SandboxStats {
+    const stats: SandboxStats = { jobs: this.jobs }
+    try {
+      if (this.isolate?.isDisposed === false) {
+        const heap = this.isolate.getHeapStatisticsSync()
+        stats.memoryBytes = heap.used_heap_size + heap.externally_allocated_size
+      }
+    } catch {}
+    return stats
+  }
+
+  /** Disposes the isolate. Idempotent. */
+  async close (): Promise<void> {
+    if (this.current === 'closed') return
+    this.current = 'closed'
+    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    this.isolate = undefined
+    this.next = undefined
+  }
+}
