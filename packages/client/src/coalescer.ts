@@ -78,30 +78,34 @@ export class Coalescer {
     }
   }
 
+  /**
+   * Sends one coalesced batch with a streamed answer (NDJSON): each caller settles as soon as its
+   * own line arrives, so one slow call never holds back the calls it travelled with. A server
+   * answering plain JSON is read as a whole.
+   */
   private async sendBatch (items: Pending[]): Promise<void> {
     this.sent.batches++
     const deadline = Math.max(...items.map((i) => i.deadline))
     const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()))
-    let attempts: Attempt[]
+    const onLine = (raw: unknown): void => {
+      const line = raw as { index?: unknown, result?: unknown } | null
+      if (typeof line?.index !== 'number' || items[line.index] === undefined || !isExecResult(line.result)) return
+      this.settle(items[line.index], { result: line.result, retryAfterMs: 0, httpStatus: 200 })
+    }
+    let rest: Attempt
     try {
-      const ans = await this.transport.json('POST', '/v1/execute/batch', { requests: items.map((i) => i.req) }, signal)
+      const ans = await this.transport.ndjson('/v1/execute/batch', { requests: items.map((i) => i.req) }, onLine, signal)
       if (ans.httpStatus >= 200 && ans.httpStatus < 300) {
         const results = (ans.body as Partial<BatchResponse> | null)?.results
-        attempts = items.map((_, k) => {
-          const r = Array.isArray(results) && results.length === items.length ? results[k] : undefined
-          return isExecResult(r)
-            ? { result: r, retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }
-            : { result: failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the batch answer has no valid result for this item'), retryAfterMs: 0, httpStatus: ans.httpStatus }
-        })
+        if (Array.isArray(results) && results.length === items.length) results.forEach((result, index) => onLine({ index, result }))
+        rest = { result: failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the batch answer has no valid result for this item'), retryAfterMs: 0, httpStatus: ans.httpStatus }
       } else {
-        const result = resultFromError(ans.httpStatus, ans.body)
-        attempts = items.map(() => ({ result, retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }))
+        rest = { result: resultFromError(ans.httpStatus, ans.body), retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }
       }
     } catch (err) {
-      const result = resultFromFailure(err, signal.aborted)
-      attempts = items.map(() => ({ result, retryAfterMs: 0, httpStatus: 0 }))
+      rest = { result: resultFromFailure(err, signal.aborted), retryAfterMs: 0, httpStatus: 0 }
     }
-    items.forEach((item, k) => this.settle(item, attempts[k]))
+    for (const item of items) this.settle(item, rest)
   }
 
   /** Answers every queued call as aborted-by-close. */
