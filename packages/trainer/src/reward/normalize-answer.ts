@@ -1,0 +1,49 @@
+/**
+ * String and number normalisation of LaTeX answers, the fast path of the math reward: spacing
+ * and sizing commands, `\dfrac`, degrees, percent, `\text{}` units, `x =` prefixes, thousands
+ * separators, multiple-choice letters.
+ */
+
+/** Strips what does not change an answer's value. The result is still LaTeX. */
+export function normalizeAnswer (raw: string): string {
+  let s = raw.trim()
+  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '').trim()
+  s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])/g, '')
+  s = s.replace(/\\displaystyle|\\(?:[,;:!]|\s)/g, ' ').replace(/~/g, ' ')
+  s = s.replace(/\\[dt]frac/g, '\\frac')
+  s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°/g, '')
+  s = s.replace(/\\?%/g, '')
+  s = s.replace(/\\\$/g, '')
+  s = s.replace(/\\(?:text|textbf|mbox|mathrm)\{\s*(?:units?|cm|m|km|mm|kg|g|s|sec|seconds?|minutes?|hours?|days?|degrees?|dollars?|cents?|inches|inch|feet|foot|ft|miles?|meters?|square [a-z]+|sq [a-z]+)\s*\}(\^\{?\d\}?)?\s*$/i, '')
+  s = s.replace(/^\\(?:text|textbf|mbox|mathrm)\{([^{}]*)\}$/, '$1')
+  s = s.replace(/\s+/g, ' ').trim()
+  s = s.replace(/[.。]\s*$/, '').trim()
+  const assign = /^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*([^=]+)$/.exec(s)
+  if (assign) s = assign[1].trim()
+  s = s.replace(/(\d)\{,\}(?=\d{3})/g, '$1')
+  if (/^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '')
+  return s
+}
+
+/** A plain number: integer, decimal (leading zeros allowed), `a/b`, `\frac{a}{b}`, signs. */
+export function parseSimpleNumber (s: string): number | undefined {
+  const t = s.replace(/\s+/g, '')
+  if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return Number(t)
+  let m = /^([+-]?)(\d+)\/(\d+)$/.exec(t)
+  if (m) return (m[1] === '-' ? -1 : 1) * Number(m[2]) / Number(m[3])
+  m = /^([+-]?)\\frac\{([+-]?\d+(?:\.\d+)?)\}\{([+-]?\d+(?:\.\d+)?)\}$/.exec(t) ?? /^([+-]?)\\frac(\d)(\d)$/.exec(t)
+  if (m) return (m[1] === '-' ? -1 : 1) * Number(m[2]) / Number(m[3])
+  return undefined
+}
+
+/** The letter of a multiple-choice answer (`B`, `(B)`, `B)`, `\text{(B)}`, `B. 42`), or undefined. */
+export function choiceLetter (s: string): string | undefined {
+  const t = s.replace(/\\(?:text|textbf|mathrm)\{([^{}]*)\}/g, '$1').trim()
+  const m = /^\(?([A-E])\)?(?:$|[.:)]|\s)/.exec(t)
+  return m ? m[1] : undefined
+}
+
+/** Text for a case-insensitive comparison of word answers (`\text{Monday}` = `monday`). */
+export function plainText (s: string): string {
+  return s.replace(/\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}/g, '$1').replace(/\s+/g, '').toLowerCase()
+}
