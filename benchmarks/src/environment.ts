@@ -1,0 +1,66 @@
+/**
+ * Where and when figures were taken: machine (cores, CPU, memory, kernel, load average at the
+ * start, since this machine is shared), date, git commit and the exact command. Printed beside
+ * every figure.
+ */
+import { execFileSync } from 'node:child_process'
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
+import { REPO_ROOT } from './fleet.ts'
+
+/** The context of one benchmark run. */
+export interface Environment {
+  date: string
+  commit: string
+  command: string
+  machine: {
+    cores: number
+    cpu: string
+    memoryGiB: number
+    kernel: string
+    node: string
+    /** 1-minute load average when the run started: other work on the machine shows here. */
+    loadAverage1m: number
+  }
+}
+
+function git (...args: string[]): string {
+  try { return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() } catch { return '' }
+}
+
+/** The commit (short id, `-dirty` when the worktree has uncommitted changes), or `unknown`. */
+export function gitCommit (): string {
+  const id = git('rev-parse', '--short', 'HEAD')
+  if (id === '') return 'unknown'
+  return git('status', '--porcelain', '--untracked-files=no') === '' ? id : `${id}-dirty`
+}
+
+/**
+ * The command as a user would retype it: `npm run bench -- ARGS`, after the `SANDFLEET_*`
+ * variables that were set (the harness reads `SANDFLEET_BENCH_*`; the fleets it starts inherit
+ * the others), except the test runner's `SANDFLEET_TEST_*`.
+ */
+export function commandLine (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): string {
+  const vars = Object.entries(env)
+    .filter(([k, v]) => k.startsWith('SANDFLEET_') && !k.startsWith('SANDFLEET_TEST_') && v !== undefined && v !== '')
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v ?? ''}`)
+  const quoted = argv.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)
+  return [...vars, 'npm run bench --', ...quoted].join(' ')
+}
+
+/** Captures the environment now. */
+export function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Environment {
+  return {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    command: commandLine(argv, env),
+    machine: {
+      cores: availableParallelism(),
+      cpu: cpus()[0]?.model.trim() ?? 'unknown',
+      memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+      kernel: `${process.platform} ${release()}`,
+      node: process.version,
+      loadAverage1m: Math.round(loadavg()[0] * 100) / 100
+    }
+  }
+}

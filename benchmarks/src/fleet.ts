@@ -1,0 +1,87 @@
+/**
+ * The servers a benchmark runs against, as child processes on 127.0.0.1 with a port the kernel
+ * picks: a real `sandfleet serve` (its URL read from its "sandfleet serving" log line), or the
+ * naive baseline (naive-server.ts, which prints `{"url": …}`). Or an existing fleet by URL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+/** Repository root (benchmarks/src/../..). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** A server the harness talks to. */
+export interface Server {
+  /** `http://127.0.0.1:PORT`. */
+  url: string
+  /** What it is, for the report: the command line, or `--url`. */
+  description: string
+  /** The isolation the fleet reported at start-up, when known. */
+  isolation?: string
+  /** Stops it (a no-op for an existing fleet). Idempotent. */
+  close(): Promise<void>
+}
+
+/** An existing fleet; never stopped by the harness. */
+export function existingServer (url: string): Server {
+  return { url: url.replace(/\/+$/, ''), description: `existing fleet at ${url}`, close: async () => {} }
+}
+
+/** Starts `sandfleet serve --host 127.0.0.1 --port 0 …args` and waits until it serves. */
+export async function startServe (args: readonly string[], startTimeoutMs = 180_000): Promise<Server> {
+  const argv = [fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url)), 'serve', '--host', '127.0.0.1', '--port', '0', ...args]
+  const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
+  const line = await waitForLine(child, (obj) => obj.msg === 'sandfleet serving' && typeof obj.url === 'string', startTimeoutMs, 'sandfleet serve')
+  const isolation = (line.isolation as { boundary?: string, driver?: string } | undefined)
+  return {
+    url: line.url as string,
+    description: `sandfleet serve --host 127.0.0.1 --port 0${args.length > 0 ? ' ' + args.join(' ') : ''}`,
+    isolation: isolation === undefined ? undefined : `${isolation.driver ?? '?'}: ${isolation.boundary ?? '?'}`,
+    close: stopper(child)
+  }
+}
+
+/** Starts the naive baseline server (spawns `python -c` per call) and waits for its URL. */
+export async function startNaive (python: string): Promise<Server> {
+  const script = fileURLToPath(new URL('naive-server.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--import', 'tsx', script, '--python', python], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const line = await waitForLine(child, (obj) => typeof obj.url === 'string', 60_000, 'naive baseline')
+  return { url: line.url as string, description: `node:http + spawn("${python}", ["-c", code]) per call (benchmarks/src/naive-server.ts), no sandbox`, close: stopper(child) }
+}
+
+/** Reads JSON lines from the child's stdout until one matches; rejects when it exits first. */
+function waitForLine (child: ChildProcess, match: (obj: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>> {
+  let stderr = ''
+  child.stderr?.setEncoding('utf8')
+  child.stderr?.on('data', (chunk: string) => { if (stderr.length < 8192) stderr += chunk })
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+    let tail = ''
+    const timer = setTimeout(() => { fail(new Error(`${what} did not start within ${timeoutMs} ms; output: ${tail}${stderr}`)) }, timeoutMs)
+    const fail = (err: Error): void => { clearTimeout(timer); child.kill('SIGKILL'); reject(err) }
+    lines.on('line', (text) => {
+      tail = (tail + text + '\n').slice(-4096)
+      let obj: unknown
+      try { obj = JSON.parse(text) } catch { return }
+      if (typeof obj === 'object' && obj !== null && match(obj as Record<string, unknown>)) {
+        clearTimeout(timer)
+        // Keep draining stdout so the child never blocks on a full pipe.
+        child.stdout?.resume()
+        resolve(obj as Record<string, unknown>)
+      }
+    })
+    child.once('exit', (code, signal) => { fail(new Error(`${what} exited (${signal ?? code}) before serving; output: ${tail}${stderr}`)) })
+    child.once('error', (err) => { fail(err) })
+  })
+}
+
+/** SIGTERM, then SIGKILL after 10 s; resolves when the child has exited. */
+function stopper (child: ChildProcess): () => Promise<void> {
+  let closing: Promise<void> | undefined
+  return () => (closing ??= new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) { resolve(); return }
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    child.once('exit', () => { clearTimeout(kill); resolve() })
+    child.kill('SIGTERM')
+  }))
+}

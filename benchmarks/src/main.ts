@@ -1,0 +1,90 @@
+/**
+ * sandfleet's load harness: `npm run bench -- SCENARIO [flags]`. Each scenario drives a real
+ * `sandfleet serve` (started as a child on 127.0.0.1, a free port; or `--url` to an existing
+ * fleet) with a closed-loop undici load generator, and prints machine, date, commit and the exact
+ * command beside its figures, as markdown ready for RESULTS.md (or one JSON document with --json).
+ *
+ * @example
+ * ```sh
+ * npm run bench -- suite                       # every target, 10 s each after 2 s of warm-up
+ * npm run bench -- trivial-c64 --duration 5 --pool-size 4
+ * SANDFLEET_BENCH_URL=http://127.0.0.1:8080 npm run bench -- sympy-c64
+ * ```
+ */
+import { pathToFileURL } from 'node:url'
+import { captureEnvironment } from './environment.ts'
+import { existingServer, startNaive, startServe, type Server } from './fleet.ts'
+import { flagHelp, parseBenchArgs } from './options.ts'
+import { environmentBlock, figuresTable, runsTable, type ScenarioResult } from './report.ts'
+import { serveArgs, type BenchContext } from './scenarios/context.ts'
+import { SCENARIOS } from './scenarios/index.ts'
+
+function usage (): string {
+  const rows = Object.entries(SCENARIOS).map(([name, s]) => `  ${name.padEnd(22)} ${s.summary}`)
+  return `usage: npm run bench -- SCENARIO [flags]\n\nscenarios:\n${rows.join('\n')}\n\nflags (or the environment variable):\n${flagHelp()}`
+}
+
+/** Runs one scenario from the command line; returns the exit code. */
+export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  let parsed
+  try { parsed = parseBenchArgs(argv, env) } catch (err) { console.error(`bench: ${(err as Error).message}\n\n${usage()}`); return 2 }
+  const { options, positionals } = parsed
+  const name = positionals[0]
+  if (name === undefined || name === 'help' || SCENARIOS[name] === undefined || positionals.length > 1) {
+    console.error(name === undefined || name === 'help' ? usage() : `bench: unknown scenario ${positionals.join(' ')}\n\n${usage()}`)
+    return name === undefined || name === 'help' ? 0 : 2
+  }
+  const environment = captureEnvironment(argv, env)
+  const out = (text: string): void => { (options.json ? process.stderr : process.stdout).write(text + '\n') }
+  out(`# sandfleet bench: ${name}\n\n${environmentBlock(environment)}\n`)
+
+  const servers: Server[] = []
+  const started = async (server: Promise<Server>): Promise<Server> => { const s = await server; servers.push(s); return s }
+  let shared: Promise<Server> | undefined
+  let naive: Promise<Server> | undefined
+  const results = new Map<string, Promise<ScenarioResult>>()
+  const ctx: BenchContext = {
+    options,
+    log: (line) => { process.stderr.write(line + '\n') },
+    fleet: () => (shared ??= options.url !== undefined ? Promise.resolve(existingServer(options.url)) : ctx.startFleet(serveArgs(options))),
+    startFleet: async (args) => {
+      ctx.log(`starting sandfleet serve ${args.join(' ')}`)
+      const server = await started(startServe(args))
+      ctx.log(`  serving at ${server.url}${server.isolation === undefined ? '' : ` (${server.isolation})`}`)
+      return server
+    },
+    naive: () => (naive ??= started(startNaive(options.python))),
+    run: (scenario) => {
+      let r = results.get(scenario)
+      if (r === undefined) {
+        const s = SCENARIOS[scenario]
+        if (s === undefined) throw new Error(`unknown scenario ${scenario}`)
+        ctx.log(`${scenario}: ${s.summary}`)
+        r = s.run(ctx)
+        results.set(scenario, r)
+      }
+      return r
+    }
+  }
+  try {
+    const result = await ctx.run(name)
+    if (options.json) {
+      process.stdout.write(JSON.stringify({ scenario: name, environment, ...result }, null, 2) + '\n')
+    } else {
+      out(`## figures\n\n${figuresTable(result.figures)}\n`)
+      if (result.runs.length > 0) out(`## load runs (${options.warmupS} s warm-up, ${options.durationS} s recorded, closed loop)\n\n${runsTable(result.runs)}\n`)
+      if (result.notes.length > 0) out(result.notes.map((n) => `- ${n}`).join('\n') + '\n')
+      out(environmentBlock(environment))
+    }
+    return 0
+  } catch (err) {
+    console.error(`bench ${name}: ${(err as Error).stack ?? String(err)}`)
+    return 1
+  } finally {
+    await Promise.all(servers.map((s) => s.close()))
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2), process.env)
+}

@@ -1,0 +1,84 @@
+/**
+ * Figures, their targets and the markdown tables that go into RESULTS.md. A missed target is
+ * said as the factor it misses by (measured/target for a ceiling, target/measured for a floor).
+ */
+import type { Environment } from './environment.ts'
+import type { LoadReport } from './load.ts'
+
+/** A target: the figure must be at most (`<=`) or at least (`>=`) `value`. */
+export interface Target {
+  op: '<=' | '>='
+  value: number
+}
+
+/** One figure a scenario produced. */
+export interface Figure {
+  scenario: string
+  /** What was measured, e.g. `print(1+1) p50 at concurrency 1`. */
+  name: string
+  value: number
+  /** `ms`, `calls/s`, `s`, `×`. */
+  unit: string
+  target?: Target
+}
+
+/** One closed-loop run, with the server it ran against. */
+export interface LoadRun {
+  scenario: string
+  /** `sandfleet` or `naive`, and any variant (`sandfleet poolSize=4`). */
+  server: string
+  report: LoadReport
+}
+
+/** What a scenario returns. */
+export interface ScenarioResult {
+  figures: Figure[]
+  runs: LoadRun[]
+  /** Anything a reader of the figures must know (servers started, isolation, caveats). */
+  notes: string[]
+}
+
+/** `met`, `missed by 1.6×`, or `` without a target. */
+export function verdict (figure: Figure): string {
+  const { target, value } = figure
+  if (target === undefined) return ''
+  if (!Number.isFinite(value) || value <= 0) return target.op === '>=' || !Number.isFinite(value) ? 'missed (no value)' : 'met'
+  const met = target.op === '<=' ? value <= target.value : value >= target.value
+  if (met) return 'met'
+  const factor = target.op === '<=' ? value / target.value : target.value / value
+  return `missed by ${factor.toFixed(2)}×`
+}
+
+/** A number for a table: 3 significant digits under 100, whole numbers with separators above. */
+export function formatNumber (x: number): string {
+  if (!Number.isFinite(x)) return 'n/a'
+  if (Math.abs(x) >= 100) return Math.round(x).toLocaleString('en-US')
+  return Number(x.toPrecision(3)).toString()
+}
+
+const formatValue = (value: number, unit: string): string => unit === '×' ? `${formatNumber(value)}×` : `${formatNumber(value)} ${unit}`
+
+/** The figures as a markdown table: scenario, figure, measured, target, verdict. */
+export function figuresTable (figures: readonly Figure[]): string {
+  const rows = figures.map((f) => `| ${f.scenario} | ${f.name} | ${formatValue(f.value, f.unit)} | ${f.target === undefined ? '' : `${f.target.op === '<=' ? '≤' : '≥'} ${formatValue(f.target.value, f.unit)}`} | ${verdict(f)} |`)
+  return ['| scenario | figure | measured | target | verdict |', '| --- | --- | --- | --- | --- |', ...rows].join('\n')
+}
+
+/** The load runs as a markdown table: throughput, latency percentiles and every outcome count. */
+export function runsTable (runs: readonly LoadRun[]): string {
+  const rows = runs.map(({ scenario, server, report: r }) => {
+    const counts = Object.entries(r.counts).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
+    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${r.failures} | ${counts} |`
+  })
+  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | failures | outcomes |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
+}
+
+/** The header printed above every set of figures. */
+export function environmentBlock (env: Environment): string {
+  const m = env.machine
+  return [
+    `- command: \`${env.command}\``,
+    `- date: ${env.date}, commit ${env.commit}`,
+    `- machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, ${m.kernel}, node ${m.node}, load average ${m.loadAverage1m} at start`
+  ].join('\n')
+}

@@ -1,0 +1,29 @@
+/**
+ * The naive baseline side by side: the same `print(1+1)` closed loop against a plain node:http
+ * server that spawns `python3 -c` per call, in the same invocation, as a ratio to sandfleet.
+ * Reuses this invocation's `trivial-c64` run (the suite runs it just before), or runs it.
+ */
+import type { ScenarioResult } from '../report.ts'
+import { fleetNote, type BenchContext, type Scenario } from './context.ts'
+import { TRIVIAL, loadExecute } from './workloads.ts'
+
+/** sandfleet's trivial-c64 calls/s ÷ the naive server's. */
+export const naiveBaseline: Scenario = {
+  summary: 'print(1+1) at concurrency 64 against a node:http server spawning `python3 -c` per call, as a ratio to sandfleet',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const ours = await ctx.run('trivial-c64')
+    const sandfleet = ours.runs[0].report
+    const naive = await ctx.naive()
+    const report = await loadExecute(ctx, naive, TRIVIAL, sandfleet.concurrency)
+    const c = sandfleet.concurrency
+    return {
+      figures: [
+        { scenario: 'naive-baseline', name: `naive print(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s' },
+        { scenario: 'naive-baseline', name: `sandfleet ÷ naive, ok calls/s at concurrency ${c}`, value: sandfleet.okCallsPerS / report.okCallsPerS, unit: '×' },
+        { scenario: 'naive-baseline', name: `naive ÷ sandfleet, p50 latency at concurrency ${c}`, value: report.latencyMs.p50 / sandfleet.latencyMs.p50, unit: '×' }
+      ],
+      runs: [{ scenario: 'naive-baseline', server: 'naive', report }],
+      notes: [...ours.notes, `naive: \`${naive.description}\``]
+    }
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * The issue's throughput and latency targets against `sandfleet serve`: `print(1+1)` at
+ * concurrency 1 (p50) and 64 (calls/s), through the batch endpoint, and `sympy.factor` at 64.
+ */
+import type { ScenarioResult } from '../report.ts'
+import { fleetNote, type BenchContext, type Scenario } from './context.ts'
+import { SYMPY, TRIVIAL, loadBatch, loadExecute } from './workloads.ts'
+
+/** `print(1+1)` at concurrency 1: p50 ≤ 2 ms. */
+export const trivialC1: Scenario = {
+  summary: 'print(1+1) at concurrency 1 (target: p50 ≤ 2 ms)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const server = await ctx.fleet()
+    const c = ctx.options.concurrency ?? 1
+    const report = await loadExecute(ctx, server, TRIVIAL, c)
+    return {
+      figures: [
+        { scenario: 'trivial-c1', name: `print(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', target: { op: '<=', value: 2 } },
+        { scenario: 'trivial-c1', name: `print(1+1) p99, concurrency ${c}`, value: report.latencyMs.p99, unit: 'ms' }
+      ],
+      runs: [{ scenario: 'trivial-c1', server: 'sandfleet', report }],
+      notes: [fleetNote(server)]
+    }
+  }
+}
+
+/** `print(1+1)` at concurrency 64: ≥ 1,000 calls/s. */
+export const trivialC64: Scenario = {
+  summary: 'print(1+1) at concurrency 64 (target: ≥ 1,000 calls/s)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const server = await ctx.fleet()
+    const c = ctx.options.concurrency ?? 64
+    const report = await loadExecute(ctx, server, TRIVIAL, c)
+    return {
+      figures: [{ scenario: 'trivial-c64', name: `print(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 1000 } }],
+      runs: [{ scenario: 'trivial-c64', server: 'sandfleet', report }],
+      notes: [fleetNote(server)]
+    }
+  }
+}
+
+/** `print(1+1)` in batches of 64 through `/v1/execute/batch`: ≥ 1,200 calls/s. */
+export const batch64: Scenario = {
+  summary: 'print(1+1) in batches of --batch-size (64), 4 batches in flight (target: ≥ 1,200 calls/s)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const server = await ctx.fleet()
+    const c = ctx.options.concurrency ?? 4
+    const size = ctx.options.batchSize
+    const report = await loadBatch(ctx, server, TRIVIAL, size, c)
+    return {
+      figures: [{ scenario: 'batch64', name: `print(1+1) ok calls/s, batches of ${size}, ${c} in flight`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 1200 } }],
+      runs: [{ scenario: 'batch64', server: 'sandfleet', report }],
+      notes: [fleetNote(server)]
+    }
+  }
+}
+
+/** `sympy.factor(x**4-1)` at concurrency 64: ≥ 150 calls/s. */
+export const sympyC64: Scenario = {
+  summary: 'sympy.factor(x**4-1) at concurrency 64 (target: ≥ 150 calls/s)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const server = await ctx.fleet()
+    const c = ctx.options.concurrency ?? 64
+    const report = await loadExecute(ctx, server, SYMPY, c)
+    return {
+      figures: [{ scenario: 'sympy-c64', name: `sympy.factor(x**4-1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 150 } }],
+      runs: [{ scenario: 'sympy-c64', server: 'sandfleet', report }],
+      notes: [fleetNote(server)]
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The calls the scenarios send, and the closed-loop runs built from them. Each call's stdout is
+ * checked, so a wrong answer counts as a failure (`wrong_output`), not as a fast call.
+ */
+import { classifyBatch, classifyExecute, runLoad, type LoadReport } from '../load.ts'
+import type { Server } from '../fleet.ts'
+import type { BenchContext } from './context.ts'
+
+/** A snippet and the stdout it must print. */
+export interface Workload {
+  name: string
+  code: string
+  stdout: string
+}
+
+/** `print(1+1)`. */
+export const TRIVIAL: Workload = { name: 'print(1+1)', code: 'print(1+1)', stdout: '2\n' }
+
+/** `sympy.factor(x**4-1)`, sympy imported in the call (the zygote has it warm). */
+export const SYMPY: Workload = {
+  name: 'sympy.factor(x**4-1)',
+  code: "import sympy\nx = sympy.symbols('x')\nprint(sympy.factor(x**4 - 1))",
+  stdout: '(x - 1)*(x + 1)*(x**2 + 1)\n'
+}
+
+/** A closed loop of single calls (`/v1/execute`) at `concurrency`. */
+export async function loadExecute (ctx: BenchContext, server: Server, workload: Workload, concurrency: number): Promise<LoadReport> {
+  const { durationS, warmupS, connections } = ctx.options
+  ctx.log(`  ${workload.name} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
+  const report = await runLoad({
+    url: server.url,
+    path: '/v1/execute',
+    body: JSON.stringify({ code: workload.code }),
+    callsPerRequest: 1,
+    classify: classifyExecute(workload.stdout)
+  }, { concurrency, durationS, warmupS, connections })
+  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  return report
+}
+
+/** A closed loop of batches (`/v1/execute/batch`, JSON) of `size` calls, `concurrency` batches in flight. */
+export async function loadBatch (ctx: BenchContext, server: Server, workload: Workload, size: number, concurrency: number): Promise<LoadReport> {
+  const { durationS, warmupS, connections } = ctx.options
+  ctx.log(`  ${workload.name} × ${size} → ${server.url}/v1/execute/batch, ${concurrency} batches in flight, ${warmupS} s warm-up + ${durationS} s`)
+  const requests = Array.from({ length: size }, () => ({ code: workload.code }))
+  const report = await runLoad({
+    url: server.url,
+    path: '/v1/execute/batch',
+    body: JSON.stringify({ requests }),
+    callsPerRequest: size,
+    classify: classifyBatch(size, workload.stdout)
+  }, { concurrency, durationS, warmupS, connections })
+  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  return report
+}

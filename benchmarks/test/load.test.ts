@@ -1,0 +1,61 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { classifyBatch, classifyExecute, runLoad } from '../src/load.ts'
+
+test('classifiers turn responses into one outcome per call; a wrong stdout is a failure, not an ok', () => {
+  const one = classifyExecute('2\n')
+  assert.deepEqual(one(200, '{"status":"ok","stdout":"2\\n"}'), ['ok'])
+  assert.deepEqual(one(200, '{"status":"ok","stdout":"3\\n"}'), ['wrong_output'])
+  assert.deepEqual(one(200, '{"status":"timeout","stdout":""}'), ['timeout'])
+  assert.deepEqual(one(429, '{"status":"overloaded"}'), ['http_429'])
+  assert.deepEqual(one(200, 'not json'), ['bad_response'])
+  const batch = classifyBatch(3, '2\n')
+  assert.deepEqual(batch(200, '{"results":[{"status":"ok","stdout":"2\\n"},{"status":"error","stdout":""}]}'), ['ok', 'error', 'missing_result'])
+  assert.deepEqual(batch(503, ''), ['http_503', 'http_503', 'http_503'])
+})
+
+test('the closed loop counts every completed call by outcome and reports the non-ok ones as failures', async () => {
+  let n = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const i = n++
+      if (i % 5 === 4) { res.writeHead(500).end('{}'); return }
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ status: i % 5 === 3 ? 'error' : 'ok', stdout: '2\n' }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const { port } = server.address() as AddressInfo
+    const report = await runLoad({ url: `http://127.0.0.1:${port}`, path: '/v1/execute', body: '{}', callsPerRequest: 1, classify: classifyExecute('2\n') },
+      { concurrency: 4, durationS: 0.3, warmupS: 0.05 })
+    assert.ok(report.calls > 10, `only ${report.calls} calls completed`)
+    assert.equal(report.requests, report.calls)
+    assert.equal(report.latencyMs.n, report.requests)
+    assert.deepEqual(Object.keys(report.counts).sort(), ['error', 'http_500', 'ok'])
+    assert.equal(report.counts.ok + report.counts.error + report.counts.http_500, report.calls)
+    assert.equal(report.okCalls, report.counts.ok)
+    assert.equal(report.failures, report.calls - report.okCalls)
+    assert.equal(report.okCallsPerS, report.okCalls / 0.3)
+    assert.ok(report.latencyMs.p50 <= report.latencyMs.p90 && report.latencyMs.p90 <= report.latencyMs.p99 && report.latencyMs.p99 <= report.latencyMs.max)
+  } finally {
+    server.close()
+    server.closeAllConnections()
+  }
+})
+
+test('a refused connection is counted as a transport failure, not lost', async () => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  const report = await runLoad({ url: `http://127.0.0.1:${port}`, path: '/v1/execute', body: '{}', callsPerRequest: 2, classify: classifyBatch(2) },
+    { concurrency: 1, durationS: 0.1, warmupS: 0 })
+  assert.ok(report.calls > 0)
+  assert.equal(report.okCalls, 0)
+  assert.equal(report.failures, report.calls)
+  assert.deepEqual(Object.keys(report.counts), ['transport_ECONNREFUSED'])
+})

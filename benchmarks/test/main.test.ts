@@ -1,0 +1,38 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+/** The environment without SANDFLEET_* settings, so the run takes the harness's defaults. */
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SANDFLEET_')))
+
+test('bench runs trivial-c1 end to end against a real sandfleet serve and reports figures, runs and where they were taken', () => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'trivial-c1', '--duration', '0.3', '--warmup', '0.1', '--json'],
+    { cwd: root, encoding: 'utf8', timeout: 180_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  const out = JSON.parse(run.stdout)
+  assert.equal(out.scenario, 'trivial-c1')
+  assert.match(out.environment.command, /^npm run bench -- trivial-c1 --duration 0\.3 --warmup 0\.1 --json$/)
+  assert.match(out.environment.commit, /^[0-9a-f]{7,}(-dirty)?$|^unknown$/)
+  assert.ok(out.environment.machine.cores >= 1 && out.environment.machine.memoryGiB > 0 && out.environment.machine.kernel !== '')
+  assert.ok(!Number.isNaN(Date.parse(out.environment.date)))
+  const p50 = out.figures.find((f: { name: string }) => f.name.startsWith('print(1+1) p50'))
+  assert.deepEqual(p50.target, { op: '<=', value: 2 })
+  assert.equal(typeof p50.value, 'number')
+  const [r] = out.runs
+  assert.equal(r.server, 'sandfleet')
+  assert.equal(r.report.concurrency, 1)
+  assert.ok(r.report.okCalls > 0, JSON.stringify(r.report.counts))
+  assert.equal(r.report.failures, 0, JSON.stringify(r.report.counts))
+  assert.match(out.notes[0], /sandfleet serve --host 127\.0\.0\.1 --port 0 --backend process/)
+})
+
+test('bench rejects an unknown scenario and a bad flag with the usage message', () => {
+  const unknown = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'no-such-scenario'], { cwd: root, encoding: 'utf8' })
+  assert.equal(unknown.status, 2)
+  assert.match(unknown.stderr, /unknown scenario no-such-scenario[\s\S]*trivial-c64/)
+  const bad = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'trivial-c1', '--duration', 'soon'], { cwd: root, encoding: 'utf8' })
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /--duration \(SANDFLEET_BENCH_DURATION\): expected a number/)
+})
