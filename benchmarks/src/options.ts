@@ -2,6 +2,7 @@
  * The harness's parameters, from flags (`--duration 5`) or `SANDFLEET_BENCH_*` variables
  * (`SANDFLEET_BENCH_DURATION=5`); flags win. A bad value throws one error listing every problem.
  */
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 
 /** Parameters shared by every scenario. */
@@ -44,7 +45,7 @@ export const FLAGS = {
   backend: ['string', 'backend of the started fleet (default process, the one the targets are set for)'],
   sizes: ['string', 'pool sizes compared by the pool-size scenario (default 2,4,8)'],
   repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
-  python: ['string', 'interpreter of the naive baseline (default python3)'],
+  python: ['string', 'interpreter of the naive baseline (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
   json: ['boolean', 'print one JSON document on stdout']
 } as const
 
@@ -83,7 +84,7 @@ export function parseBenchArgs (argv: readonly string[], env: Readonly<Record<st
     backend: str('backend', 'process'),
     sizes,
     repeats: num('repeats', 10, true, 1) as number,
-    python: str('python', 'python3'),
+    python: str('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
     json: jsonRaw === true || jsonRaw === 'true' || jsonRaw === '1'
   }
   if (problems.length > 0) throw new Error(`bad benchmark parameters:\n  ${problems.join('\n  ')}`)

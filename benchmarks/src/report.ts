@@ -56,7 +56,7 @@ export function formatNumber (x: number): string {
   return Number(x.toPrecision(3)).toString()
 }
 
-const formatValue = (value: number, unit: string): string => unit === '×' ? `${formatNumber(value)}×` : `${formatNumber(value)} ${unit}`
+const formatValue = (value: number, unit: string): string => !Number.isFinite(value) ? 'n/a' : unit === '×' ? `${formatNumber(value)}×` : `${formatNumber(value)} ${unit}`
 
 /** The figures as a markdown table: scenario, figure, measured, target, verdict. */
 export function figuresTable (figures: readonly Figure[]): string {
