@@ -1,43 +1,169 @@
 #!/usr/bin/env python3
-"""sandfleet executor (first version): NDJSON frames on stdin/stdout, one forked child per job.
+"""sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
 See docs/executor-protocol.md. Standard library only; CPython 3.11 and 3.12.
-The channel is a private dup of fd 1; fds 0/1/2 point at /dev/null, so nothing a job writes
-reaches the channel. Each job runs in a child forked from this warm process, in its own session,
-with rlimits, a fresh working directory and fd-level stdout/stderr pipes drained with caps.
+The controller (this process) owns the channel, a private dup of fd 1; fds 0/1/2 point at /dev/null
+and no other process holds the channel, so nothing a job writes can reach it. Two zygote processes
+(`bare`: the standard library; `sci`: numpy, sympy, scipy, mpmath) each keep one child forked ahead
+of time, waiting on a pipe for its job; the controller picks the cheapest tier that has what the
+job imports, writes the job into that child's pipe and drains its fd-level stdout/stderr.
 """
-import base64, json, os, resource, select, shutil, signal, sys, time, traceback
+import base64, gc, json, os, re, resource, select, shutil, signal, socket, sys, time, traceback
+import ctypes, io, linecache, random, types  # used by the job children: imported once, before the zygotes fork
 
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
-REPORT_FD = 3
+SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
+FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NOFILE = 1024
+SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
+STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
+FROM_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b')
+IMPORT_RE = re.compile(r'\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
+try:
+    LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    LIBC = None
 
 
-def child(job, out_w, err_w, rep_w):
+def prctl(option, arg):
+    if LIBC is not None: LIBC.prctl(option, arg, 0, 0, 0)
+
+
+def pick_tier(code, tiers):
+    """The cheapest tier with what `code` imports: `bare` when it imports only the standard library."""
+    if 'import' not in code or 'sci' not in tiers: return 'bare'
+    names = {m.split('.')[0] for m in FROM_RE.findall(code)}
+    for group in IMPORT_RE.findall(code):
+        names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
+    if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
+    return 'bare' if names <= STDLIB else 'sci'
+
+
+# ---------------------------------------------------------------- zygote and job child
+
+def warm(tier):
+    """Imports what the tier preloads; returns the modules it got."""
+    got = []
+    if tier == 'sci':
+        for name in SCI:
+            try: __import__(name); got.append(name)
+            except Exception: pass
+        if 'sympy' in got:
+            try:
+                import sympy
+                x, y = sympy.symbols('x y')
+                sympy.factor(x**4 - 1); sympy.expand((x + y)**5); sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2)
+                sympy.solve(x**2 - 3*x + 2, x); sympy.diff(sympy.exp(x) * x, x); sympy.Rational(3, 4) + sympy.sqrt(8)
+            except Exception: pass
+    gc.collect(); gc.freeze(); gc.disable()
+    if tier == 'sci': collapse_huge_pages()
+    return got
+
+
+def collapse_huge_pages():
+    """Backs the big anonymous regions with transparent huge pages (MADV_COLLAPSE, Linux 6.1+): fewer page
+    table entries to copy at each fork and to tear down at each exit. Failure is harmless."""
+    if LIBC is None: return
+    LIBC.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    huge = 1 << 21
+    try: maps = open('/proc/self/maps').read().splitlines()
+    except OSError: return
+    for line in maps:
+        p = line.split()
+        if 'w' not in p[1] or (len(p) > 5 and p[5] != '[heap]'): continue
+        a, b = (int(x, 16) for x in p[0].split('-'))
+        a, b = (a + huge - 1) & ~(huge - 1), b & ~(huge - 1)
+        if b > a and LIBC.madvise(a, b - a, 14) == 0: LIBC.madvise(a, b - a, 25)  # MADV_HUGEPAGE, MADV_COLLAPSE
+
+
+def zygote(sock, tier, controller):
+    """Warms the tier, then keeps one child forked ahead of time; reports each child's exit status."""
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the controller
+    if os.getppid() != controller: os._exit(0)
+    t0 = time.perf_counter()
+    got = warm(tier)
+    sock.send(b'r %d %s' % ((time.perf_counter() - t0) * 1000, json.dumps(got).encode()))
+    poller = select.poll(); poller.register(sock, select.POLLIN)
+    children = {}
+
+    def spawn():
+        job_r, job_w = os.pipe(); out_r, out_w = os.pipe(); err_r, err_w = os.pipe(); rep_r, rep_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try: child(sock, job_r, out_w, err_w, rep_w)
+            finally: os._exit(70)
+        for fd in (job_r, out_w, err_w, rep_w): os.close(fd)
+        socket.send_fds(sock, [b'c %d' % pid], [job_w, out_r, err_r, rep_r])
+        for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+        pidfd = os.pidfd_open(pid); children[pidfd] = pid; poller.register(pidfd, select.POLLIN)
+    spawn()
+    while True:
+        for fd, _ in poller.poll():
+            if fd == sock.fileno():
+                if not sock.recv(16): os._exit(0)
+                spawn()
+            else:
+                pid = children.pop(fd); poller.unregister(fd)
+                try: os.killpg(pid, signal.SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
+                except OSError: pass
+                _, status = os.waitpid(pid, 0); os.close(fd)
+                sock.send(b'x %d %d' % (pid, status))
+
+
+def child(sock, job_r, out_w, err_w, rep_w):
+    """A job process: set up ahead of time, then it blocks until the controller writes its job."""
     os.setsid()
-    os.dup2(out_w, 1); os.dup2(err_w, 2); os.dup2(rep_w, REPORT_FD, inheritable=False)
-    os.closerange(REPORT_FD + 1, 65536)
+    os.dup2(out_w, 1); os.dup2(err_w, 2)
+    os.dup2(rep_w, sock.detach(), inheritable=False)  # the report pipe takes fd 3, the zygote's socket
+    if job_r != 4: os.dup2(job_r, 4, inheritable=False)
+    os.closerange(5, 1 << 20)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
+    if NPROC: resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
+    prctl(4, 1)  # PR_SET_DUMPABLE: /proc/self/oom_score_adj is ours to write only while dumpable
+    try:
+        with open('/proc/self/oom_score_adj', 'w') as f: f.write('1000')
+    except OSError: pass
+    prctl(4, 0)  # not dumpable: no other job process may ptrace this one or read its memory
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8')
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True)
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
+    chunks = []
+    while True:
+        data = os.read(4, 1 << 20)
+        if not data: break
+        chunks.append(data)
+    if not chunks: os._exit(0)  # the controller is gone
+    os.close(4)
+    try: status = run_job(json.loads(b''.join(chunks)))
+    except BaseException as e:
+        try: os.write(3, json.dumps({'type': type(e).__name__, 'message': str(e)}).encode())
+        except Exception: pass
+        status = 1
+    os._exit(status)
+
+
+def run_job(job):
     stdin = job.get('stdin') or ''
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin.encode()); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.mkdir(WORKDIR, 0o700); os.chdir(WORKDIR)
     for rel, b64 in (job.get('files') or {}).items():
         path = os.path.normpath(rel)
-        if path.startswith(('/', '..')):
-            raise ValueError('files: %r escapes the working directory' % rel)
+        if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
         if os.path.dirname(path): os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'wb') as f: f.write(base64.b64decode(b64))
-    vm = int(open('/proc/self/statm').read().split()[0]) * os.sysconf('SC_PAGE_SIZE')
+    with open('/proc/self/statm') as f: vm = int(f.read().split()[0]) * os.sysconf('SC_PAGE_SIZE')
     mem = vm + int(job.get('memory_mb', 1024)) * 1048576
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     cpu = int(job.get('timeout_ms', 10000)) // 1000 + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    import io, types, linecache
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8')
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True)
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
+    reseed()
     code = job.get('code', '')
     main = types.ModuleType('__main__'); sys.modules['__main__'] = main; sys.argv = ['-c']
     linecache.cache['<string>'] = (len(code), None, code.splitlines(True), '<string>')
+    gc.enable()
     status, report = 0, None
     try:
         exec(compile(code, '<string>', 'exec'), main.__dict__)
@@ -58,138 +184,281 @@ def child(job, out_w, err_w, rep_w):
     for s in (sys.stdout, sys.stderr):
         try: s.flush()
         except Exception: pass
-    if report: os.write(REPORT_FD, json.dumps(report).encode())
-    os._exit(status)
+    if LIBC is not None: LIBC.fflush(None)  # C-level stdio buffers (ctypes printf, extensions); os._exit skips them
+    if report: os.write(3, json.dumps(report).encode())
+    return status
 
 
-def run(job):
-    cap = int(job.get('max_output_bytes') or 65536)
-    out_r, out_w = os.pipe(); err_r, err_w = os.pipe(); rep_r, rep_w = os.pipe()
-    t0 = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        try: child(job, out_w, err_w, rep_w)
-        except BaseException as e:
-            try: os.write(REPORT_FD, json.dumps({'type': type(e).__name__, 'message': str(e)}).encode())
-            except Exception: pass
-        os._exit(1)
-    for fd in (out_w, err_w, rep_w): os.close(fd)
-    pidfd = os.pidfd_open(pid)
-    bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
-    trunc = {out_r: False, err_r: False, rep_r: False}
-    poller = select.poll()
-    for fd in (out_r, err_r, rep_r, pidfd): poller.register(fd, select.POLLIN)
-    deadline = t0 + int(job.get('timeout_ms', 10000)) / 1000
-    timed_out = exited = False
+def reseed():
+    """Fresh random state: every child of a zygote inherits the same generators."""
+    random.seed()
+    m = sys.modules.get('sympy.core.random')
+    if m is not None and hasattr(m, 'seed'): m.seed()
+    m = sys.modules.get('numpy.random')
+    if m is not None: m.seed()
 
-    def drain(fd):
-        try: data = os.read(fd, 65536)
-        except BlockingIOError: return True
-        if not data:
-            try: poller.unregister(fd)
-            except KeyError: pass
-            return False
-        room = cap - len(bufs[fd])
-        if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
-        bufs[fd] += data
-        return True
-    while not exited:
-        left = deadline - time.perf_counter()
-        if left <= 0 and not timed_out:
-            timed_out = True
-            try: os.killpg(pid, signal.SIGKILL)
-            except OSError: pass
-        for fd, _ in poller.poll(max(left, 0) * 1000 if not timed_out else 1000):
-            if fd == pidfd: exited = True
-            else: drain(fd)
-    duration = (time.perf_counter() - t0) * 1000
-    try: os.killpg(pid, signal.SIGKILL)
-    except OSError: pass
-    _, wstatus = os.waitpid(pid, 0)
-    os.close(pidfd)
-    for fd in (out_r, err_r, rep_r):
-        os.set_blocking(fd, False)
-        while drain(fd):
+
+# ---------------------------------------------------------------- controller
+
+class Zygote:
+    """The controller's handle on one zygote: its socket, its spare child, the exit statuses it reported."""
+
+    def __init__(self, name, others):
+        self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
+        self.spare, self.exits = None, {}
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        controller = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:
             try:
-                if not select.select([fd], [], [], 0.05)[0]: break
-            except (OSError, ValueError): break
-        os.close(fd)
-    try: report = json.loads(bytes(bufs[rep_r]) or b'null')
-    except ValueError: report = None
-    if not isinstance(report, dict): report = None
-    files = {}
-    for rel in job.get('fetch_files') or []:
-        p = os.path.normpath(os.path.join(WORKDIR, rel))
-        if p.startswith(WORKDIR + '/') and os.path.isfile(p) and not os.path.islink(p):
-            with open(p, 'rb') as f: files[rel] = base64.b64encode(f.read(16 << 20)).decode()
-    leftover = sweep()
-    shutil.rmtree(WORKDIR, ignore_errors=True)
-    exit_code, error, retire = None, None, not leftover
-    if timed_out:
-        status, retire = 'timeout', True
-        error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-    elif os.WIFEXITED(wstatus):
-        exit_code = os.WEXITSTATUS(wstatus)
-        status = 'ok' if exit_code == 0 else 'error'
-        if exit_code and report:
-            error = {k: str(report[k]) for k in ('type', 'message', 'traceback') if k in report}
-            if report.get('memory'): status, retire = 'memory', True
-        elif exit_code:
-            error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
-    else:
-        sig = os.WTERMSIG(wstatus)
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        status = 'timeout' if sig == signal.SIGXCPU else 'killed'
-        error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
-    return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-            'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-            'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-            'error': error, 'files': files, 'retire': retire}
+                for s in [self.sock] + [z.sock for z in others]: s.detach()
+                os.dup2(theirs.detach(), 3)
+                os.closerange(4, 1 << 20)  # the channel and the other zygotes' sockets
+                zygote(socket.socket(fileno=3), name, controller)
+            finally:
+                os._exit(0)
+        theirs.close()
+
+    def on_message(self):
+        """Reads one message; False when the zygote is gone."""
+        try: msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
+        except OSError: msg, fds = b'', []
+        if not msg:
+            self.dead = True
+            return False
+        kind, rest = msg[:1], msg[2:]
+        if kind == b'r':
+            ms, mods = rest.split(b' ', 1)
+            self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
+        elif kind == b'c':
+            self.spare = (int(rest), fds)
+            self.ready = True
+        elif kind == b'x':
+            pid, status = rest.split()
+            self.exits[int(pid)] = int(status)
+        return True
 
 
-def sweep():
-    """Kills every process the job left behind (they were reparented to us, the subreaper). False if some survive."""
-    for _ in range(50):
-        pids = []
-        for tid in os.listdir('/proc/self/task'):
-            try: pids += [int(p) for p in open('/proc/self/task/%s/children' % tid).read().split()]
-            except OSError: pass
-        if not pids: return True
-        for p in pids:
-            try: os.kill(p, signal.SIGKILL)
-            except OSError: pass
-        for p in pids:
-            try: os.waitpid(p, 0)
-            except OSError: pass
-    return False
+class Controller:
+    def __init__(self):
+        self.chan_in, self.chan = os.dup(0), os.dup(1)
+        null = os.open('/dev/null', os.O_RDWR)
+        for fd in (0, 1, 2): os.dup2(null, fd)
+        os.close(null)
+        os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
+        self.buf, self.frames, self.closing, self.told = b'', [], False, None
+        self.scratch = {d: set(os.listdir(d)) for d in SCRATCH if os.path.isdir(d)}
+        self.zygotes = {'bare': Zygote('bare', [])}
+        self.planned = {'bare': [], 'sci': [n for n in SCI if _installed(n)]}
+        if self.planned['sci']: self.zygotes['sci'] = Zygote('sci', [self.zygotes['bare']])
+        else: del self.planned['sci']
+        self.keep = {z.pid for z in self.zygotes.values()}
+        self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
+        self.poller = select.poll()
+        self.poller.register(self.chan_in, select.POLLIN)
+        for fd in self.by_fd: self.poller.register(fd, select.POLLIN)
+
+    def send(self, frame): os.write(self.chan, json.dumps(frame).encode() + b'\n')
+
+    def pump(self, timeout_ms):
+        """One poll round: zygote messages and channel input. Returns the fds that were readable."""
+        events = self.poller.poll(timeout_ms)
+        for fd, _ in events:
+            z = self.by_fd.get(fd)
+            if z is not None:
+                if not z.on_message():
+                    self.poller.unregister(fd); del self.by_fd[fd]
+                    self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
+                self.tell()
+            elif fd == self.chan_in:
+                data = os.read(self.chan_in, 1 << 20)
+                if not data: self.closing = True; self.poller.unregister(fd); continue
+                self.buf += data
+                while b'\n' in self.buf:
+                    line, self.buf = self.buf.split(b'\n', 1)
+                    if not line.strip(): continue
+                    try: frame = json.loads(line)
+                    except ValueError:
+                        self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
+                    if frame.get('op') == 'shutdown': self.closing = True
+                    elif frame.get('op') == 'exec': self.frames.append((frame, line))
+        return events
+
+    def tell(self):
+        """After `ready`: one `tier` frame per tier that finished warming, or died."""
+        if self.told is None: return
+        for z in self.zygotes.values():
+            state = 'dead' if z.dead else 'warm' if z.warm else None
+            if state is None or self.told.get(z.name) == state: continue
+            self.told[z.name] = state
+            if z.name != 'bare' or z.dead:
+                self.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
+
+    def serve(self):
+        bare = self.zygotes['bare']
+        while not bare.ready and not bare.dead: self.pump(-1)
+        if bare.dead: sys.exit(1)
+        self.send({'op': 'ready', 'protocol': 1, 'pid': os.getpid(), 'python': sys.version.split()[0],
+                   'tiers': self.planned, 'packages': {}})
+        self.told = {}
+        self.tell()
+        while not self.closing:
+            if self.frames:
+                frame, line = self.frames.pop(0)
+                self.send(self.run(frame, line))
+            else:
+                self.pump(-1)
+        self.sweep()
+
+    def tier_for(self, frame):
+        """The job's zygote, once it has a spare child; `bare` when the job's tier died."""
+        name = pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead})
+        for z in (self.zygotes[name], self.zygotes['bare']):
+            while not z.ready and not z.dead and not self.closing: self.pump(-1)
+            if not z.dead: break
+        return z
+
+    def run(self, job, line):
+        z = self.tier_for(job)
+        if z.dead or self.closing or z.spare is None:
+            return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
+        cap = int(job.get('max_output_bytes') or 65536)
+        pid, (job_w, out_r, err_r, rep_r) = z.spare
+        z.spare = None
+        z.ready = False
+        t0 = time.perf_counter()
+        try:
+            os.write(job_w, line)  # the child reads it all before it writes anything; a pipe's short writes are retried
+        except OSError:
+            for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+            return failed(job, 'killed', 'ZygoteExited', 'the job process was gone before its job')
+        os.close(job_w)
+        try: z.sock.send(b't')
+        except OSError: pass
+        bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
+        trunc = {out_r: False, err_r: False, rep_r: False}
+        for fd in bufs: os.set_blocking(fd, False); self.poller.register(fd, select.POLLIN)
+        deadline = t0 + int(job.get('timeout_ms', 10000)) / 1000
+        timed_out = killed = False
+
+        def drain(fd):
+            """Reads what is there; False at EOF (the fd is then unregistered), None when nothing is."""
+            try: data = os.read(fd, 65536)
+            except BlockingIOError: return None
+            if not data:
+                self.poller.unregister(fd); open_fds.discard(fd)
+                return False
+            room = cap - len(bufs[fd])
+            if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
+            bufs[fd] += data
+            return True
+        open_fds = set(bufs)
+        while pid not in z.exits and not z.dead:
+            left = deadline - time.perf_counter()
+            if (left <= 0 or self.closing) and not killed:
+                timed_out, killed = not self.closing, True
+                try: os.killpg(pid, signal.SIGKILL)
+                except OSError: pass
+                deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
+            elif left <= 0: break
+            for fd, _ in self.pump(int(max(left, 0) * 1000) + 1):
+                if fd in open_fds: drain(fd)
+        duration = (time.perf_counter() - t0) * 1000
+        wstatus = z.exits.pop(pid, None)
+        leftover = self.sweep()
+        for fd in list(open_fds):
+            while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
+            if fd in open_fds: self.poller.unregister(fd)
+        for fd in bufs: os.close(fd)
+        files = self.fetch(job) if wstatus is not None else {}
+        self.clean()
+        try: report = json.loads(bytes(bufs[rep_r]) or b'null')
+        except ValueError: report = None
+        if not isinstance(report, dict): report = None
+        exit_code, error, retire = None, None, not leftover or wstatus is None
+        if timed_out:
+            status, retire = 'timeout', True
+            error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
+        elif wstatus is None:
+            status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
+        elif os.WIFEXITED(wstatus):
+            exit_code = os.WEXITSTATUS(wstatus)
+            status = 'ok' if exit_code == 0 else 'error'
+            if exit_code and report:
+                error = {k: str(report[k]) for k in ('type', 'message', 'traceback') if k in report}
+                if report.get('memory'): status, retire = 'memory', True
+            elif exit_code:
+                error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
+        else:
+            sig = os.WTERMSIG(wstatus)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            status = 'timeout' if sig == signal.SIGXCPU else 'killed'
+            error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
+        return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
+                'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
+                'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
+                'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
+
+    def fetch(self, job):
+        files = {}
+        for rel in job.get('fetch_files') or []:
+            p = os.path.normpath(os.path.join(WORKDIR, rel))
+            if p.startswith(WORKDIR + '/') and os.path.isfile(p) and not os.path.islink(p):
+                with open(p, 'rb') as f: files[rel] = base64.b64encode(f.read(16 << 20)).decode()
+        return files
+
+    def clean(self):
+        """Removes the job's working directory and whatever it left in the scratch dirs."""
+        try: os.rmdir(WORKDIR)
+        except FileNotFoundError: pass
+        except OSError: shutil.rmtree(WORKDIR, ignore_errors=True)
+        for d, base in self.scratch.items():
+            try: names = os.listdir(d)
+            except OSError: continue
+            for n in names:
+                if n in base: continue
+                p = os.path.join(d, n)
+                if os.path.isdir(p) and not os.path.islink(p): shutil.rmtree(p, ignore_errors=True)
+                else:
+                    try: os.unlink(p)
+                    except OSError: pass
+
+    def sweep(self):
+        """Kills every process a job left behind (reparented to us, the subreaper). False if some survive."""
+        path = '/proc/self/task/%d/children' % os.getpid()
+        for _ in range(50):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+                try: pids = [p for p in map(int, os.read(fd, 1 << 16).split()) if p not in self.keep]
+                finally: os.close(fd)
+            except OSError: pids = []
+            if not pids: return True
+            for p in pids:
+                try: os.kill(p, signal.SIGKILL)
+                except OSError: pass
+            for p in pids:
+                try: os.waitpid(p, 0)
+                except OSError: pass
+        return False
+
+
+def failed(job, status, type_, message):
+    return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
+            'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
+            'files': {}, 'retire': True, 'tier': None}
+
+
+def _installed(name):
+    import importlib.util
+    try: return importlib.util.find_spec(name) is not None
+    except Exception: return False
 
 
 def main():
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except Exception:
-        pass
-    chan_in, chan = os.dup(0), os.dup(1)
-    null = os.open('/dev/null', os.O_RDWR)
-    for fd in (0, 1, 2): os.dup2(null, fd)
-    os.close(null)
+    prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
+    prctl(4, 0)   # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ[k] = '1'
-
-    def send(frame): os.write(chan, json.dumps(frame).encode() + b'\n')
-    send({'op': 'ready', 'protocol': 1, 'pid': os.getpid(), 'python': sys.version.split()[0],
-          'tiers': {'bare': []}, 'packages': {}})
-    buf = b''
-    while True:
-        data = os.read(chan_in, 1 << 20)
-        if not data: break
-        buf += data
-        while b'\n' in buf:
-            line, buf = buf.split(b'\n', 1)
-            if not line.strip(): continue
-            frame = json.loads(line)
-            if frame.get('op') == 'shutdown': return
-            if frame.get('op') == 'exec': send(run(frame))
+    Controller().serve()
 
 
 if __name__ == '__main__':

@@ -30,3 +30,16 @@ test('runner (process driver, real Python): 100 concurrent mixed calls are all a
     assert.ok(after.every((r) => r.sandbox !== t.sandbox), 'the timed-out sandbox runs nothing more')
   } finally { await runner.close() }
 })
+
+test('runner (process driver): a fork bomb gets a status and the runner serves again', async () => {
+  const runner = new Runner(runnerConfig({ backend: 'process', poolSize: 1 }))
+  try {
+    await runner.start()
+    const bomb = await runner.execute({ code: 'import os\nwhile True:\n    try: os.fork()\n    except OSError: pass', timeout_ms: 1000 })
+    assert.equal(bomb.status, 'timeout')
+    const after = await runner.execute({ code: 'print(1)' })
+    assert.deepEqual([after.status, after.stdout], ['ok', '1\n'])
+    assert.ok(runner.poolStats()[0].replacements >= 1, 'the sandbox that ran the bomb was replaced')
+    assert.notEqual(after.sandbox, bomb.sandbox)
+  } finally { await runner.close() }
+})

@@ -46,6 +46,8 @@ export interface RunOutcome {
   files: Record<string, string>
   /** True when this sandbox must not run another job (timeout, memory, crash, K jobs reached by the driver). */
   retire?: boolean
+  /** The executor's zygote tier the job was forked from (`bare`, `sci`), when the executor says. */
+  tier?: string
 }
 
 /** A sandbox's own counters, for /metrics and the load report. */

@@ -11,6 +11,7 @@ export interface ReadyFrame {
   protocol: number
   pid: number
   python: string
+  /** Zygote tiers (name → modules it preloads); tiers other than `bare` may still be warming (see `tier` frames). */
   tiers: Record<string, string[]>
   packages: Record<string, string>
 }
@@ -23,6 +24,8 @@ export interface ExecutorChannelOptions {
   onLog?: (level: string, message: string) => void
   /** Called when a job got no answer by its deadline plus grace; the owner kills the sandbox. */
   onHung?: () => void
+  /** Extra time a job may wait while a zygote tier is still warming (default 30000 ms). */
+  warmingGraceMs?: number
 }
 
 interface Pending { id: string, resolve: (o: RunOutcome) => void, timer: NodeJS.Timeout }
@@ -40,6 +43,7 @@ export class ExecutorChannel {
   private seq = 0
   private isClosed = false
   private readonly graceMs: number
+  private readonly warming = new Set<string>()
 
   /** `input` is the executor's stdout, `output` its stdin. */
   constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
@@ -75,11 +79,12 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes })
     return await new Promise<RunOutcome>((resolve) => {
+      const slack = this.graceMs + (this.warming.size > 0 ? this.options.warmingGraceMs ?? 30_000 : 0)
       const timer = setTimeout(() => {
         this.pending = undefined
         this.options.onHung?.()
-        resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${this.graceMs} ms`))
-      }, r.timeout_ms + this.graceMs)
+        resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
+      }, r.timeout_ms + slack)
       this.pending = { id, resolve, timer }
       this.output.write(frame + '\n')
     })
@@ -115,13 +120,19 @@ export class ExecutorChannel {
           duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
         }
         if (frame.retire === true) outcome.retire = true
+        if (typeof frame.tier === 'string') outcome.tier = frame.tier
         p.resolve(outcome)
         return
       }
       case 'ready':
         this.readyFrame = frame as ReadyFrame
+        for (const name of Object.keys(this.readyFrame.tiers ?? {})) if (name !== 'bare') this.warming.add(name)
         this.readyWaiter?.resolve(frame as ReadyFrame)
         this.readyWaiter = undefined
+        return
+      case 'tier':
+        this.warming.delete(String(frame.name))
+        if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
         return
       case 'log': this.options.onLog?.(String(frame.level), String(frame.message)); return
       default:

@@ -36,7 +36,8 @@ export class ProcessDriver implements Driver {
 
   /** The bubblewrap command of one sandbox. */
   command (): ExecutorCommand {
-    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'])
+    // /tmp is this sandbox's own tmpfs: emptied after each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only.
+    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp', SANDFLEET_MAX_PROCS: '64' })
   }
 
   /** The session host in one bubblewrap sandbox of the same kind, its socket directory bound in. */
@@ -46,14 +47,14 @@ export class ProcessDriver implements Driver {
       ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'])
   }
 
-  /** bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root. */
-  private bubblewrap (binds: string[], args: string[]): ExecutorCommand {
+  /** bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root and `extraEnv` to its environment. */
+  private bubblewrap (binds: string[], args: string[], extraEnv: Record<string, string> = {}): ExecutorCommand {
     const bw = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
       '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
     bw.push('--', this.options.config.pythonPath, '-I', ...args)
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work' }
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
     if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env }
     return { file: 'bwrap', args: bw, env }
   }

@@ -1,0 +1,80 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { resolveExecRequest } from '@sandfleet/protocol'
+import { runnerConfig } from '../../src/config.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { ProcessDriver } from '../../src/drivers/process.ts'
+import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+
+async function withSandbox (fn: (run: (code: string, extra?: object) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
+  const driver = new ProcessDriver({ config: runnerConfig({}), logger: silentLogger })
+  await driver.check()
+  const sandbox = driver.createSandbox('process-executor-test')
+  try {
+    await sandbox.start()
+    await fn(async (code, extra = {}) => await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 }), sandbox)
+  } finally {
+    await sandbox.close()
+    await driver.close()
+  }
+}
+
+test('executor tiers: a sympy job runs forked from the sci zygote (numpy already loaded), a plain job from bare (no sympy loaded)', async () => {
+  await withSandbox(async (run) => {
+    const plain = await run('import sys, json; print("sympy" in sys.modules, "numpy" in sys.modules)')
+    assert.deepEqual([plain.status, plain.tier, plain.stdout], ['ok', 'bare', 'False False\n'])
+    const sci = await run('import sympy, sys\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1), "numpy" in sys.modules)')
+    assert.deepEqual([sci.status, sci.tier, sci.stdout], ['ok', 'sci', '(x - 1)*(x + 1)*(x**2 + 1) True\n'])
+    const indirect = await run('import importlib\nprint(importlib.import_module("mpmath").mpf(1) + 1)')
+    assert.deepEqual([indirect.status, indirect.tier, indirect.stdout], ['ok', 'sci', '2.0\n'])
+  })
+})
+
+test('executor: no state leaks between jobs on either tier (global, monkey-patch, file in cwd and /tmp, env, cwd)', async () => {
+  await withSandbox(async (run) => {
+    for (const head of ['import os, json', 'import os, json, sympy']) {
+      const dirty = await run(`${head}\nx_leak = 1\njson.dumps = lambda *a, **k: "patched"\nopen("left.txt", "w").write("x")\nopen("/tmp/left-tmp.txt", "w").write("x")\nos.environ["LEAK"] = "1"\nos.mkdir("sub"); os.chdir("sub")\nprint(os.getcwd())`)
+      assert.equal(dirty.status, 'ok', dirty.stderr)
+      const clean = await run(`${head}\nprint("x_leak" in globals(), json.dumps(1), os.path.exists("left.txt"), os.path.exists("/tmp/left-tmp.txt"), "LEAK" in os.environ, os.getcwd() == ${JSON.stringify(dirty.stdout.trim())})`)
+      assert.deepEqual([clean.status, clean.tier, clean.stdout], ['ok', dirty.tier, 'False 1 False False False False\n'])
+    }
+  })
+})
+
+test('executor: random state differs between jobs forked from the same zygote (random, numpy)', async () => {
+  await withSandbox(async (run) => {
+    const a = await run('import random; print(random.random())')
+    const b = await run('import random; print(random.random())')
+    assert.equal(a.status, 'ok'); assert.notEqual(a.stdout, b.stdout)
+    const na = await run('import numpy; print(numpy.random.rand())')
+    const nb = await run('import numpy; print(numpy.random.rand())')
+    assert.equal(na.tier, 'sci'); assert.notEqual(na.stdout, nb.stdout)
+  })
+})
+
+test('executor: output of os.system, subprocess and C-level writes is captured', async () => {
+  await withSandbox(async (run) => {
+    const r = await run('import os, subprocess, ctypes, sys\nos.system("echo from-system")\nsubprocess.run(["echo", "from-subprocess"])\nos.write(1, b"from-fd\\n")\nctypes.CDLL(None).printf(b"from-printf\\n")\nos.system("echo to-stderr >&2")')
+    assert.equal(r.status, 'ok', r.stderr)
+    for (const line of ['from-system', 'from-subprocess', 'from-fd', 'from-printf']) assert.ok(r.stdout.includes(line + '\n'), `${line} in ${JSON.stringify(r.stdout)}`)
+    assert.equal(r.stderr, 'to-stderr\n')
+  })
+})
+
+test('executor: a file past the size limit is an error, not a crash; the sandbox keeps serving', async () => {
+  await withSandbox(async (run) => {
+    const big = await run('with open("big.bin", "wb") as f:\n    f.write(b"x" * (80 << 20))', { memory_mb: 512 })
+    assert.equal(big.status, 'error'); assert.equal(big.error?.type, 'OSError'); assert.match(big.error?.message ?? '', /too large/i)
+    const after = await run('print("still here")')
+    assert.deepEqual([after.status, after.stdout], ['ok', 'still here\n'])
+  })
+})
+
+test('executor: job limits (open files, file size, processes, oom_score_adj); job processes cannot read the zygote\'s memory', async () => {
+  await withSandbox(async (run) => {
+    const limits = await run('import resource as r\nprint(r.getrlimit(r.RLIMIT_NOFILE)[0], r.getrlimit(r.RLIMIT_FSIZE)[0] >> 20, r.getrlimit(r.RLIMIT_NPROC)[0], open("/proc/self/oom_score_adj").read().strip())')
+    assert.deepEqual([limits.status, limits.stdout], ['ok', '1024 64 64 1000\n'])
+    const mem = await run('import os\nopen("/proc/%d/mem" % os.getppid(), "rb")')
+    assert.equal(mem.status, 'error'); assert.equal(mem.error?.type, 'PermissionError')
+  })
+})
