@@ -40,3 +40,21 @@ test('executor over ExecutorChannel: ok, error, exit code, timeout, stdin, forge
     child.kill('SIGKILL')
   }
 })
+
+test('executor: shutdown during a job kills the job (answered killed) and the executor exits 0', async () => {
+  const child = spawn('python3', ['-I', executor], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const channel = new ExecutorChannel(child.stdout, child.stdin)
+  try {
+    await channel.ready(10_000)
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code) }))
+    const running = channel.run({ request: resolveExecRequest({ code: 'import time\nprint("started", flush=True)\ntime.sleep(30)', timeout_ms: 20_000 }), maxOutputBytes: 65536 })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    child.stdin.write('{"op":"shutdown"}\n')
+    const r = await running
+    assert.deepEqual([r.status, r.error?.type, r.stdout], ['killed', 'SIGKILL', 'started\n'], 'the executor answered the job it killed')
+    assert.equal(await exited, 0)
+  } finally {
+    channel.close()
+    child.kill('SIGKILL')
+  }
+})
