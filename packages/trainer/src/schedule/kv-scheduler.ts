@@ -1,0 +1,147 @@
+/**
+ * {@link KvScheduler}: one {@link Engine} over several, assigning each new generation (each turn of
+ * each rollout) to the engine with the most free KV capacity, as the rStar2-Agent report §3.2
+ * does, instead of round robin: an engine is given a generation only while the context and
+ * its `maxTokens` fit in what is left of its KV cache, so no engine overflows, preempts and
+ * recomputes. Capacity is given, or read once from each engine's `/metrics`; what is in use is
+ * estimated from the reservations (context + max new tokens) of the generations in flight.
+ */
+import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
+import type { ChatMessage, Engine, Generation, GenerateRequest } from '../engine/engine.ts'
+import { readKvMetrics } from './engine-metrics.ts'
+import { EnginePicker, type EngineSlot, type SchedulePolicy } from './pick-engine.ts'
+
+/** An engine whose metrics can be read (as {@link CompletionsEngine}). */
+export interface MetricsSource { metricsText?: (signal?: AbortSignal) => Promise<string> }
+
+/** Options of {@link KvScheduler.create}. */
+export interface KvSchedulerOptions {
+  engines: Array<Engine & MetricsSource>
+  /** Default `kv`; `round_robin` and `least_requests` exist for comparison. */
+  policy?: SchedulePolicy
+  /** KV capacity, tokens: one figure for every engine or one per engine. Default: read from `/metrics`. */
+  capacityTokens?: number | number[]
+}
+
+/** What the scheduler shows of one engine. */
+export interface EngineStats extends EngineSlot {
+  url: string
+  /** Generations sent there so far. */
+  generations: number
+}
+
+interface Waiter { need: number, resolve: (i: number) => void, reject: (e: unknown) => void, signal: AbortSignal | undefined, onAbort: () => void }
+
+/** A scheduling {@link Engine} over several engines. */
+export class KvScheduler implements Engine {
+  readonly url: string
+  private readonly engines: Array<Engine & MetricsSource>
+  private readonly slots: EngineStats[]
+  private readonly picker: EnginePicker
+  private readonly queue: Waiter[] = []
+  private tokenizeNext = 0
+
+  private constructor (engines: Array<Engine & MetricsSource>, capacities: number[], policy: SchedulePolicy) {
+    this.engines = engines
+    this.picker = new EnginePicker(policy)
+    this.slots = engines.map((e, i) => ({ url: e.url, capacityTokens: capacities[i], reservedTokens: 0, inFlight: 0, generations: 0 }))
+    this.url = `scheduler(${policy}: ${engines.map((e) => e.url).join(', ')})`
+  }
+
+  /** A scheduler; reads each engine's KV capacity from its metrics unless `capacityTokens` is given. */
+  static async create (options: KvSchedulerOptions): Promise<KvScheduler> {
+    const { engines } = options
+    if (engines.length === 0) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, 'the scheduler needs at least one engine', 400)
+    const given = options.capacityTokens
+    const capacities = await Promise.all(engines.map(async (e, i) => {
+      if (typeof given === 'number') return given
+      if (Array.isArray(given) && given[i] !== undefined) return given[i]
+      if (e.metricsText === undefined) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `engine ${e.url} has no metrics; give capacityTokens`, 400)
+      const kv = readKvMetrics(await e.metricsText())
+      if (kv.capacityTokens === undefined) throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE, `the metrics of ${e.url} name no KV capacity (vllm:cache_config_info or sglang:max_total_num_tokens); give capacityTokens`, 502)
+      return kv.capacityTokens
+    }))
+    return new KvScheduler(engines, capacities, options.policy ?? 'kv')
+  }
+
+  /** Per-engine capacity, reservations and counts, and the generations waiting for room. */
+  stats (): { engines: EngineStats[], waiting: number } {
+    return { engines: this.slots.map((s) => ({ ...s })), waiting: this.queue.length }
+  }
+
+  private take (i: number, need: number): number {
+    const s = this.slots[i]
+    s.reservedTokens += need
+    s.inFlight++
+    s.generations++
+    return i
+  }
+
+  private release (i: number, need: number): void {
+    const s = this.slots[i]
+    s.reservedTokens -= need
+    s.inFlight--
+    while (this.queue.length > 0) { // first come, first served: the head waits for room, the rest behind it
+      const head = this.queue[0]
+      const at = this.picker.pick(this.slots, head.need)
+      if (at === undefined) break
+      this.queue.shift()
+      head.signal?.removeEventListener('abort', head.onAbort)
+      head.resolve(this.take(at, head.need))
+    }
+  }
+
+  private async acquire (need: number, signal?: AbortSignal): Promise<number> {
+    const at = this.queue.length === 0 ? this.picker.pick(this.slots, need) : undefined
+    if (at !== undefined) return this.take(at, need)
+    return await new Promise<number>((resolve, reject) => {
+      const waiter: Waiter = {
+        need,
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const k = this.queue.indexOf(waiter)
+          if (k >= 0) this.queue.splice(k, 1)
+          reject(new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'aborted while waiting for KV capacity', 499, { cause: signal?.reason }))
+        }
+      }
+      if (signal?.aborted) { waiter.onAbort(); return }
+      signal?.addEventListener('abort', waiter.onAbort, { once: true })
+      this.queue.push(waiter)
+    })
+  }
+
+  /** Generates on the engine the policy picks, waiting for room under `kv`. */
+  async generate (req: GenerateRequest): Promise<Generation> {
+    const need = req.promptIds.length + req.maxTokens
+    const i = await this.acquire(need, req.signal)
+    try {
+      return await this.engines[i].generate(req)
+    } finally {
+      this.release(i, need)
+    }
+  }
+
+  private tokenizer (): Engine {
+    const e = this.engines[this.tokenizeNext % this.engines.length]
+    this.tokenizeNext++
+    return e
+  }
+
+  /** Tokenizes on the engines in turn (they serve one model). */
+  async tokenize (text: string, signal?: AbortSignal): Promise<number[]> {
+    return await this.tokenizer().tokenize(text, signal)
+  }
+
+  /** Applies the chat template on the engines in turn. */
+  async applyChatTemplate (messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean, signal?: AbortSignal }): Promise<number[]> {
+    return await this.tokenizer().applyChatTemplate(messages, options)
+  }
+
+  /** Closes every engine; safe to call twice. */
+  async close (): Promise<void> {
+    for (const w of this.queue.splice(0)) w.reject(new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the scheduler was closed', 499))
+    await Promise.all(this.engines.map(async (e) => await e.close()))
+  }
+}

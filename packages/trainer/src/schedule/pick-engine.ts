@@ -1,0 +1,53 @@
+/**
+ * The choice of an engine for a new generation, shared by {@link KvScheduler} and the simulation
+ * benchmark: by free KV capacity (rStar2-Agent report §3.2), or round robin / least requests
+ * for comparison.
+ */
+
+/** How new generations are spread over engines. */
+export type SchedulePolicy = 'kv' | 'round_robin' | 'least_requests'
+
+/** What a picker knows of one engine. */
+export interface EngineSlot {
+  /** KV cache capacity, tokens. */
+  capacityTokens: number
+  /** Tokens reserved by the generations in flight there (each: context + its max new tokens). */
+  reservedTokens: number
+  /** Generations in flight there. */
+  inFlight: number
+}
+
+/** Picks engines under one policy; round robin keeps its position. */
+export class EnginePicker {
+  private next = 0
+
+  /** A picker for `policy`. */
+  constructor (readonly policy: SchedulePolicy) {}
+
+  /**
+   * The engine for a generation that may need `needTokens` of KV cache, or undefined to wait
+   * (only the `kv` policy waits: when no engine has that much free). A generation larger than
+   * every engine goes to the idle engine with the largest capacity, so nothing waits forever.
+   */
+  pick (slots: readonly EngineSlot[], needTokens: number): number | undefined {
+    if (slots.length === 0) return undefined
+    if (this.policy === 'round_robin') { const i = this.next % slots.length; this.next = i + 1; return i }
+    if (this.policy === 'least_requests') return argBest(slots, (a, b) => a.inFlight - b.inFlight)
+    const fits = slots.map((s, i) => ({ s, i })).filter(({ s }) => s.capacityTokens - s.reservedTokens >= needTokens)
+    if (fits.length > 0) {
+      fits.sort((a, b) => (b.s.capacityTokens - b.s.reservedTokens) - (a.s.capacityTokens - a.s.reservedTokens) || a.s.inFlight - b.s.inFlight || a.i - b.i)
+      return fits[0].i
+    }
+    if (slots.every((s) => s.capacityTokens < needTokens)) {
+      const idle = slots.map((s, i) => ({ s, i })).filter(({ s }) => s.inFlight === 0)
+      if (idle.length > 0) return idle.sort((a, b) => b.s.capacityTokens - a.s.capacityTokens || a.i - b.i)[0].i
+    }
+    return undefined
+  }
+}
+
+function argBest (slots: readonly EngineSlot[], cmp: (a: EngineSlot, b: EngineSlot) => number): number {
+  let best = 0
+  for (let i = 1; i < slots.length; i++) if (cmp(slots[i], slots[best]) < 0) best = i
+  return best
+}

@@ -1,0 +1,86 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { SandfleetClient } from '@sandfleet/client'
+import { startFakeFleet } from '@sandfleet/client/testing'
+import { CompletionsEngine, EnginePicker, KvScheduler, readKvMetrics, runEpisode, TrainerError } from '@sandfleet/trainer'
+import { startScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine-server.ts'
+
+const VLLM_METRICS = [
+  '# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig',
+  '# TYPE vllm:cache_config_info gauge',
+  'vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="64",num_cpu_blocks="0"} 1.0',
+  'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25',
+  'vllm:num_requests_running{engine="0",model_name="m"} 3.0',
+  'vllm:num_requests_waiting{engine="0",model_name="m"} 1.0'
+].join('\n')
+
+test('KV capacity and usage are read from vLLM and SGLang metrics', () => {
+  assert.deepEqual(readKvMetrics(VLLM_METRICS), { capacityTokens: 1024, usage: 0.25, running: 3, waiting: 1 })
+  assert.deepEqual(readKvMetrics('sglang:max_total_num_tokens{model_name="m"} 500000\nsglang:token_usage{model_name="m"} 0.5\nsglang:num_running_reqs{model_name="m"} 7\nsglang:num_queue_reqs{model_name="m"} 0'), { capacityTokens: 500000, usage: 0.5, running: 7, waiting: 0 })
+  assert.deepEqual(readKvMetrics('vllm:gpu_cache_usage_perc 0.1'), { usage: 0.1 })
+})
+
+test('the kv policy picks the engine with the most free KV, waits when none has room, never strands a huge request', () => {
+  const kv = new EnginePicker('kv')
+  const slots = [{ capacityTokens: 1000, reservedTokens: 600, inFlight: 2 }, { capacityTokens: 1000, reservedTokens: 200, inFlight: 5 }, { capacityTokens: 2000, reservedTokens: 1500, inFlight: 1 }]
+  assert.equal(kv.pick(slots, 300), 1, '800 free beats 400 and 500, whatever the request counts')
+  assert.equal(kv.pick(slots, 900), undefined, 'no engine has 900 free: wait')
+  assert.equal(kv.pick([{ capacityTokens: 100, reservedTokens: 0, inFlight: 0 }, { capacityTokens: 200, reservedTokens: 0, inFlight: 0 }], 5000), 1, 'larger than every engine: the idle one with the most capacity')
+  const rr = new EnginePicker('round_robin')
+  assert.deepEqual([rr.pick(slots, 1), rr.pick(slots, 1), rr.pick(slots, 1), rr.pick(slots, 1)], [0, 1, 2, 0])
+  assert.equal(new EnginePicker('least_requests').pick(slots, 1), 2)
+})
+
+test('the scheduler never reserves more than an engine holds: generations wait for room, then run', async () => {
+  const servers: ScriptedEngine[] = []
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  for (let i = 0; i < 2; i++) servers.push(await startScriptedEngine(async () => { await gate; return 'ok' }, { metrics: () => VLLM_METRICS }))
+  const sched = await KvScheduler.create({ engines: servers.map((s) => new CompletionsEngine({ url: s.url, model: 'm' })) })
+  try {
+    assert.deepEqual(sched.stats().engines.map((e) => e.capacityTokens), [1024, 1024], 'capacity from num_gpu_blocks × block_size')
+    // each generation reserves 100 + 300 = 400 tokens: two fit in 1024, a third does not
+    const gens = Array.from({ length: 6 }, async () => await sched.generate({ promptIds: Array.from({ length: 100 }, () => 105), maxTokens: 300 }))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const s = sched.stats()
+    assert.deepEqual(s.engines.map((e) => e.inFlight), [2, 2])
+    assert.deepEqual(s.engines.map((e) => e.reservedTokens), [800, 800])
+    assert.equal(s.waiting, 2)
+    release()
+    const out = await Promise.all(gens)
+    assert.deepEqual(out.map((g) => g.text), Array.from({ length: 6 }, () => 'ok'))
+    assert.deepEqual(servers.map((x) => x.maxInFlight()), [2, 2], 'no engine ever had more than fits')
+    assert.deepEqual(sched.stats().engines.map((e) => [e.inFlight, e.reservedTokens, e.generations]), [[0, 0, 3], [0, 0, 3]])
+  } finally { await sched.close(); for (const x of servers) await x.close() }
+})
+
+test('a waiting generation can be aborted; an engine without metrics needs a capacity', async () => {
+  const server = await startScriptedEngine(() => ({ text: 'slow', delayMs: 300 }))
+  await assert.rejects(KvScheduler.create({ engines: [{ url: 'x', generate: async () => { throw new Error('x') }, tokenize: async () => [], applyChatTemplate: async () => [], close: async () => {} }] }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_BAD_INPUT')
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: server.url, model: 'm' })], capacityTokens: 100 })
+  try {
+    const first = sched.generate({ promptIds: [1], maxTokens: 80 })
+    const ac = new AbortController()
+    const second = sched.generate({ promptIds: [1], maxTokens: 80, signal: ac.signal })
+    ac.abort()
+    await assert.rejects(second, (e: TrainerError) => e.code === 'SF_ERR_TRAINER_ABORTED')
+    assert.equal((await first).text, 'slow')
+    assert.equal(sched.stats().waiting, 0)
+  } finally { await sched.close(); await server.close() }
+})
+
+test('episodes run through the scheduler over two engines, turns spread by free KV', async () => {
+  const script = (ctx: { turn: number }): string => ctx.turn === 0 ? '<tool_call>{"name":"python","arguments":{"code":"print(1)"}}</tool_call>' : '<answer>\\boxed{1}</answer>'
+  const a = await startScriptedEngine(script)
+  const b = await startScriptedEngine(script)
+  const fleet = await startFakeFleet(() => ({ status: 'ok', stdout: '1\n', stderr: '', exit_code: 0, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: null, files: {}, runner: 'f', sandbox: 'f' }))
+  const client = new SandfleetClient({ url: fleet.url })
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: a.url, model: 'm' }), new CompletionsEngine({ url: b.url, model: 'm' })], capacityTokens: 20_000 })
+  try {
+    const ts = await Promise.all(Array.from({ length: 8 }, async () => await runEpisode({ engine: sched, fleet: client, prompt: [{ role: 'user', content: 'q' }], maxResponseTokens: 4000 })))
+    assert.deepEqual(ts.map((t) => t.stopReason), Array.from({ length: 8 }, () => 'answer'))
+    const gens = sched.stats().engines.map((e) => e.generations)
+    assert.equal(gens[0] + gens[1], 16)
+    assert.ok(gens[0] > 0 && gens[1] > 0, `both engines served turns (${gens.join(', ')})`)
+  } finally { await sched.close(); await client.close(); await fleet.close(); await a.close(); await b.close() }
+})
