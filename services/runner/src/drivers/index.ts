@@ -31,6 +31,7 @@ export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>
 export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
   process: async (o) => new (await import('./process.ts')).ProcessDriver(o),
   docker: async (o) => new (await import('./docker.ts')).DockerDriver({ runnerId: o.config.id, logger: o.logger }),
+  pyodide: async (o) => new (await import('./pyodide.ts')).PyodideDriver(o),
   javascript: async (o) => new (await import('./javascript.ts')).JavascriptDriver(o),
   unsafe: async (o) => new (await import('./unsafe.ts')).UnsafeDriver(o)
 }

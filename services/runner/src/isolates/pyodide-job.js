@@ -1,0 +1,195 @@
+// The in-isolate job runner of the pyodide driver, evaluated once Pyodide has booted (as
+// globalThis.__sf_py) and given the harness source (globalThis.__sf_harness). Its completion
+// value is { job, restore, info }:
+//  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
+//    whether the sandbox is still clean (`clean: false` → the host retires the isolate);
+//  - restore() puts the wasm linear memory, the file system's streams and cwd back to the
+//    baseline taken here, so no Python state survives a job (docs/pyodide-driver-design.md).
+(() => {
+  const py = globalThis.__sf_py
+  const M = py._module
+  const FS = M.FS
+  const counter = globalThis.__sf_counter
+  const encoder = new TextEncoder()
+  const decoder = new TextDecoder()
+  const WORK = '/tmp/work'
+  const SF = '/tmp/.sf'
+
+  // fd 1 and 2: captured here, capped while written, never buffered in the TTY.
+  const streams = { stdout: null, stderr: null }
+  const sink = (name) => ({
+    write (buffer) {
+      const s = streams[name]
+      if (s === null || s.truncated) return buffer.length
+      const room = s.cap - s.size
+      if (buffer.length <= room) { s.parts.push(buffer.slice()); s.size += buffer.length } else {
+        if (room > 0) { s.parts.push(buffer.slice(0, room)); s.size += room }
+        s.truncated = true
+      }
+      return buffer.length
+    }
+  })
+  py.setStdout(sink('stdout'))
+  py.setStderr(sink('stderr'))
+  py.setStdin({ stdin: () => undefined })
+  const text = (s) => {
+    const all = new Uint8Array(s.size)
+    let at = 0
+    for (const p of s.parts) { all.set(p, at); at += p.length }
+    let end = all.length
+    if (s.truncated) {
+      // Drop a UTF-8 sequence cut by the cap.
+      let back = end - 1
+      while (back >= 0 && back > end - 4 && (all[back] & 0xc0) === 0x80) back--
+      if (back >= 0) {
+        const lead = all[back]
+        const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+        if (end - back < need) end = back
+      }
+    }
+    return decoder.decode(all.subarray(0, end))
+  }
+
+  py.runPython(globalThis.__sf_harness, { filename: '/sandfleet/harness.py' })
+  const run = py.globals.get('_sf_run')
+  const interrupt = globalThis.__sf_interrupt
+  py.setInterruptBuffer(interrupt)
+
+  let growLimit = 0
+  M.__sf_maxHeap = () => growLimit
+
+  const sbrk = () => M.HEAPU32[M._emscripten_get_sbrk_ptr() >> 2]
+  const walk = () => {
+    const seen = []
+    const visit = (path) => {
+      if (path === '/tmp' || path === '/dev' || path === '/proc') return
+      let node
+      try { node = FS.lookupPath(path, { follow: false }).node } catch (e) { seen.push(path + ' ?'); return }
+      const size = node.usedBytes ?? (node.contents && node.contents.length) ?? 0
+      const mtime = node.mtime instanceof Date ? node.mtime.getTime() : node.mtime
+      seen.push(path + ' ' + node.mode + ' ' + size + ' ' + mtime + ' ' + node.id)
+      if (FS.isDir(node.mode) && !FS.isMountpoint(node)) {
+        for (const name of FS.readdir(path).sort()) if (name !== '.' && name !== '..') visit(path === '/' ? '/' + name : path + '/' + name)
+      }
+    }
+    visit('/')
+    return seen.join('\n')
+  }
+  const openStreams = () => {
+    const out = new Map()
+    FS.streams.forEach((s, fd) => { if (s) out.set(fd, s.position) })
+    return out
+  }
+  const removeTree = (path) => {
+    for (const name of FS.readdir(path)) {
+      if (name === '.' || name === '..') continue
+      const child = path + '/' + name
+      const node = FS.lookupPath(child, { follow: false }).node
+      if (FS.isDir(node.mode)) { removeTree(child); FS.rmdir(child) } else FS.unlink(child)
+    }
+  }
+  const mkdirs = (path) => {
+    let at = ''
+    for (const part of path.split('/').filter((p) => p !== '')) {
+      at += '/' + part
+      try { FS.mkdir(at) } catch (e) { /* exists */ }
+    }
+  }
+
+  const calibrate = (n) => {
+    const counts = []
+    for (let i = 0; i < n; i++) {
+      FS.writeFile(SF + '/in.json', JSON.stringify({ code: 'pass', stdin: '' }))
+      const before = counter.ffi
+      run()
+      counts.push(counter.ffi - before)
+      FS.unlink(SF + '/out.json')
+      FS.unlink(SF + '/in.json')
+    }
+    return counts
+  }
+
+  // The baseline: the memory image after the harness ran a job (so a job's first call finds
+  // nothing new to initialise), the FS fingerprint, open streams and cwd.
+  const counts = calibrate(3)
+  if (new Set(counts).size !== 1) throw new Error('the job runner does not touch JavaScript a fixed number of times: ' + counts.join(', '))
+  const expectedFfi = counts[0]
+  const baseCwd = FS.cwd()
+  const baseFs = walk()
+  const baseStreams = openStreams()
+  const baseSbrk = sbrk()
+  const baseline = M.HEAPU8.slice(0, baseSbrk)
+  const baseBuffer = M.HEAPU8.length
+
+  function job (code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) {
+    globalThis.__sf_entropy(entropy)
+    streams.stdout = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
+    streams.stderr = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
+    for (const path of Object.keys(files)) {
+      const full = WORK + '/' + path
+      mkdirs(full.slice(0, full.lastIndexOf('/')))
+      FS.writeFile(full, files[path])
+    }
+    FS.writeFile(SF + '/in.json', JSON.stringify({ code, stdin }))
+    Atomics.store(interrupt, 0, 0)
+    growLimit = baseSbrk + memoryBytes
+    const before = counter.ffi
+    let crashed = null
+    try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
+    const ffi = counter.ffi - before
+    growLimit = 0
+    let outcome = null
+    try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
+    const outFiles = {}
+    for (const rel of fetch) {
+      try {
+        const node = FS.lookupPath(WORK + '/' + rel, { follow: false }).node
+        if (FS.isFile(node.mode)) outFiles[rel] = FS.readFile(WORK + '/' + rel)
+      } catch (e) { /* not there */ }
+    }
+    const result = {
+      outcome,
+      crashed,
+      stdout: text(streams.stdout),
+      stderr: text(streams.stderr),
+      truncated: { stdout: streams.stdout.truncated, stderr: streams.stderr.truncated },
+      files: outFiles,
+      clean: true,
+      why: ''
+    }
+    streams.stdout = null
+    streams.stderr = null
+    // What the memory image does not hold: the JavaScript side and the file system.
+    if (ffi !== expectedFfi) { result.clean = false; result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)' }
+    try {
+      // /tmp is the job's: emptied but for the two directories of the harness.
+      removeTree(WORK)
+      removeTree(SF)
+      for (const name of FS.readdir('/tmp')) {
+        if (name === '.' || name === '..' || name === 'work' || name === '.sf') continue
+        const node = FS.lookupPath('/tmp/' + name, { follow: false }).node
+        if (FS.isDir(node.mode)) { removeTree('/tmp/' + name); FS.rmdir('/tmp/' + name) } else FS.unlink('/tmp/' + name)
+      }
+      if (!FS.isDir(FS.lookupPath(WORK, { follow: false }).node.mode) || !FS.isDir(FS.lookupPath(SF, { follow: false }).node.mode)) throw new Error('/tmp/work or /tmp/.sf is not a directory')
+      FS.streams.forEach((s, fd) => { if (s && !baseStreams.has(fd)) FS.close(s) })
+      for (const [fd, position] of baseStreams) { const s = FS.streams[fd]; if (!s) { result.clean = false; result.why ||= 'a baseline stream was closed' } else s.position = position }
+      FS.chdir(baseCwd)
+      if (result.clean && walk() !== baseFs) { result.clean = false; result.why = 'the job changed the file system outside its working directory' }
+    } catch (e) {
+      result.clean = false
+      result.why ||= 'the file system could not be reset: ' + e.message
+    }
+    if (crashed !== null) { result.clean = false; result.why ||= 'the interpreter failed: ' + crashed }
+    if (M.HEAPU8.length > baseBuffer + 64 * 1024 * 1024) { result.clean = false; result.why ||= 'the wasm memory grew by more than 64 MiB' }
+    return result
+  }
+
+  function restore () {
+    const hi = sbrk()
+    const heap = M.HEAPU8
+    heap.set(baseline, 0)
+    if (hi > baseline.length) heap.fill(0, baseline.length, hi)
+  }
+
+  return { job, restore, info: { baselineBytes: baseline.length, bufferBytes: baseBuffer, expectedFfi } }
+})()

@@ -1,0 +1,219 @@
+/**
+ * One pyodide sandbox: a Pyodide interpreter booted from the driver's memory snapshot inside its
+ * own isolated-vm isolate. After every job its wasm memory is put back to the baseline image
+ * (pyodide-job.js), off the response path; a job that touched what the image does not hold
+ * (the JavaScript side, the file system outside /tmp) retires the sandbox instead.
+ *
+ * Timeouts: at `timeout_ms` a soft interrupt (KeyboardInterrupt through Pyodide's interrupt
+ * buffer) stops pure-Python code and the sandbox lives on; code that ignores it is stopped by
+ * isolated-vm's hard timeout `softGraceMs` later, and that isolate is discarded.
+ */
+import { randomBytes } from 'node:crypto'
+import { posix } from 'node:path'
+import type IvmModule from 'isolated-vm'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+import type { PyodideAssets } from './pyodide-assets.ts'
+
+/** Options of a {@link PyodideSandbox}. */
+export interface PyodideSandboxOptions {
+  /** After the soft interrupt, how long the code has before the isolate is stopped hard. */
+  softGraceMs: number
+  /** Beyond that, how long the host waits before it disposes the isolate itself. */
+  graceMs: number
+}
+
+interface JobResult {
+  outcome: { status: 'ok' | 'error' | 'memory', exit_code: number, error: { type: string, message: string, traceback?: string } | null } | null
+  crashed: string | null
+  stdout: string
+  stderr: string
+  truncated: { stdout: boolean, stderr: boolean }
+  files: Record<string, Uint8Array>
+  clean: boolean
+  why: string
+}
+
+type Fn = IvmModule.Reference<(...args: unknown[]) => unknown>
+
+function failed (status: RunOutcome['status'], durationMs: number, type: string, message: string, partial?: Partial<JobResult>): RunOutcome {
+  return {
+    status,
+    stdout: partial?.stdout ?? '',
+    stderr: partial?.stderr ?? '',
+    exit_code: status === 'error' ? 1 : null,
+    duration_ms: durationMs,
+    truncated: partial?.truncated ?? { stdout: false, stderr: false },
+    error: { type, message },
+    files: {},
+    retire: true
+  }
+}
+
+/** A relative path inside the job's directory, or undefined. */
+function safePath (rel: string): string | undefined {
+  const path = posix.normalize(rel)
+  if (path.startsWith('/') || path === '..' || path.startsWith('../') || path === '.' || path.includes('\0')) return undefined
+  return path
+}
+
+/** A Pyodide interpreter in an isolate; see the module comment. */
+export class PyodideSandbox implements Sandbox {
+  private current: SandboxState = 'starting'
+  private isolate: IvmModule.Isolate | undefined
+  private context: IvmModule.Context | undefined
+  private jobFn: Fn | undefined
+  private restoreFn: Fn | undefined
+  private restoring: Promise<unknown> | undefined
+  private readonly interrupt = new Int32Array(new SharedArrayBuffer(4))
+  private jobs = 0
+  /** Bytes of the baseline memory image (after start). */
+  baselineBytes = 0
+
+  constructor (readonly id: string, private readonly assets: PyodideAssets, private readonly options: PyodideSandboxOptions) {}
+
+  /** The lifecycle state. */
+  get state (): SandboxState { return this.current }
+
+  /** Boots from the snapshot, runs the harness and takes the baseline image. */
+  async start (): Promise<void> {
+    const ivm = this.assets.ivm
+    try {
+      if (this.assets.snapshot === undefined) throw new Error('no snapshot prepared')
+      const { isolate, context } = await this.assets.isolate()
+      this.isolate = isolate
+      this.context = context
+      const g = context.global
+      await g.set('__sf_snap', new ivm.ExternalCopy(this.assets.snapshot).copyInto({ release: true }))
+      await g.set('__sf_interrupt', new ivm.ExternalCopy(this.interrupt).copyInto({ release: true }))
+      await g.set('__sf_harness', this.assets.harness)
+      await context.eval('(async () => { globalThis.__sf_py = await loadPyodide({ indexURL: "/p/", _loadSnapshot: __sf_snap }); delete globalThis.__sf_snap })()', { promise: true, timeout: 60_000 })
+      const script = await isolate.compileScript(this.assets.job, { filename: 'pyodide-job.js' })
+      const api = await script.run(context, { reference: true, timeout: 60_000 }) as IvmModule.Reference<Record<string, unknown>>
+      script.release()
+      this.jobFn = await api.get('job', { reference: true }) as Fn
+      this.restoreFn = await api.get('restore', { reference: true }) as Fn
+      const info = await api.get('info', { copy: true }) as { baselineBytes: number }
+      this.baselineBytes = info.baselineBytes
+      api.release()
+      this.current = 'ready'
+    } catch (err) {
+      let logs = ''
+      try { logs = String(await this.context?.eval('__sf_logs.join("; ")', { copy: true, timeout: 100 }) ?? '') } catch {}
+      await this.close()
+      throw new Error(`pyodide sandbox ${this.id} did not start: ${(err as Error).message}${logs !== '' ? ` (${logs.slice(0, 500)})` : ''}`)
+    }
+  }
+
+  /** Runs one job; see the driver's contract. */
+  async execute (job: Job): Promise<RunOutcome> {
+    if (this.current !== 'ready') throw new Error(`sandbox ${this.id} is ${this.current}`)
+    this.current = 'busy'
+    try {
+      if (this.restoring !== undefined) { await this.restoring; this.restoring = undefined }
+      return await this.run(job)
+    } finally {
+      if (this.current === 'busy') this.current = 'ready'
+    }
+  }
+
+  private async run (job: Job): Promise<RunOutcome> {
+    const ivm = this.assets.ivm
+    const r = job.request
+    const files: Record<string, Uint8Array> = {}
+    for (const [rel, b64] of Object.entries(r.files)) {
+      const path = safePath(rel)
+      if (path === undefined) return { ...failed('error', 0, 'ValueError', `files: ${JSON.stringify(rel)} escapes the working directory`), retire: false }
+      files[path] = new Uint8Array(Buffer.from(b64, 'base64'))
+    }
+    const fetch = r.fetch_files.map((rel) => safePath(rel)).filter((p): p is string => p !== undefined)
+    const started = performance.now()
+    let softFired = false
+    Atomics.store(this.interrupt, 0, 0)
+    const soft = setTimeout(() => { softFired = true; Atomics.store(this.interrupt, 0, 2) }, r.timeout_ms)
+    let hostTimer: NodeJS.Timeout | undefined
+    const deadline = new Promise<'deadline'>((resolve) => { hostTimer = setTimeout(() => { resolve('deadline') }, r.timeout_ms + this.options.softGraceMs + this.options.graceMs) })
+    let result: JobResult | 'deadline'
+    try {
+      const call = (this.jobFn as Fn).apply(undefined, [r.code, r.stdin, new ivm.ExternalCopy(files).copyInto({ release: true }), new ivm.ExternalCopy(fetch).copyInto({ release: true }),
+        job.maxOutputBytes, r.memory_mb * 1024 * 1024, new ivm.ExternalCopy(new Uint8Array(randomBytes(256))).copyInto({ release: true })],
+      { timeout: r.timeout_ms + this.options.softGraceMs, result: { copy: true } }) as Promise<JobResult>
+      result = await Promise.race([call, deadline])
+    } catch (err) {
+      const elapsed = performance.now() - started
+      const message = (err as Error)?.message ?? String(err)
+      this.discard()
+      if (/timed out/i.test(message)) return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and ignored the interrupt`)
+      if (/memory limit/i.test(message)) return failed('memory', elapsed, 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit')
+      // The job ran and the isolate failed around it (a JavaScript callback it scheduled threw):
+      // the code's doing, and the isolate is discarded.
+      return failed('error', elapsed, 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`)
+    } finally {
+      clearTimeout(soft)
+      clearTimeout(hostTimer)
+    }
+    const elapsed = performance.now() - started
+    if (result === 'deadline') {
+      this.discard()
+      return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and the isolate did not stop`)
+    }
+    this.jobs++
+    const out = result.outcome
+    let outcome: RunOutcome
+    if (softFired && (out === null || out.error?.type === 'KeyboardInterrupt')) {
+      outcome = { ...failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, result), retire: !result.clean }
+    } else if (out === null) {
+      outcome = failed('error', elapsed, 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, result)
+    } else {
+      outcome = {
+        status: out.status,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        exit_code: out.exit_code,
+        duration_ms: elapsed,
+        truncated: result.truncated,
+        error: out.error === null ? null : { type: String(out.error.type), message: String(out.error.message), ...(out.error.traceback !== undefined ? { traceback: String(out.error.traceback) } : {}) },
+        files: {},
+        retire: !result.clean
+      }
+    }
+    for (const [rel, data] of Object.entries(result.files ?? {})) {
+      if (data instanceof Uint8Array) outcome.files[rel] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
+    }
+    if (outcome.retire !== true) {
+      // Put the interpreter back while the result travels; the next job waits for it.
+      this.restoring = (this.restoreFn as Fn).apply(undefined, [], { timeout: 10_000 }).catch(() => { this.discard() })
+    } else {
+      this.current = 'closing'
+    }
+    if (outcome.retire !== true) delete outcome.retire
+    return outcome
+  }
+
+  private discard (): void {
+    this.current = 'closing'
+    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+  }
+
+  /** Jobs run and memory held (wasm heap and the JavaScript heap). */
+  stats (): SandboxStats {
+    const stats: SandboxStats = { jobs: this.jobs }
+    try {
+      if (this.isolate?.isDisposed === false) {
+        const heap = this.isolate.getHeapStatisticsSync()
+        stats.memoryBytes = heap.used_heap_size + heap.externally_allocated_size
+      }
+    } catch {}
+    return stats
+  }
+
+  /** Disposes the isolate. Idempotent. */
+  async close (): Promise<void> {
+    if (this.current === 'closed') return
+    this.current = 'closed'
+    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    this.isolate = undefined
+    this.context = undefined
+    this.jobFn = undefined
+    this.restoreFn = undefined
+  }
+}

@@ -1,0 +1,71 @@
+# The Python side of the pyodide driver: run once at warm-up (before the baseline memory image is
+# taken), it defines _sf_run(), which runs one job read from /tmp/.sf/in.json in a fresh
+# __main__ and writes its outcome to /tmp/.sf/out.json. stdout and stderr are file descriptors
+# 1 and 2, captured and capped by the JavaScript side (pyodide-job.js). Every job starts from the
+# same memory image, so nothing here needs undoing.
+import builtins, io, json, linecache, os, random, sys, traceback, types
+import codecs, collections, functools, itertools, math, re, string  # warm, shared by most jobs
+
+_SF_IN = '/tmp/.sf/in.json'
+_SF_OUT = '/tmp/.sf/out.json'
+_SF_WORK = '/tmp/work'
+
+
+# Everything the harness calls after the user's code is bound here, so a job that patches
+# builtins or modules (json.dumps = None) breaks only itself; a harness that fails anyway makes
+# the driver retire the sandbox.
+def _sf_run(_open=open, _str=str, _type=type, _isinstance=isinstance, _int=int, _print=print, _BaseException=BaseException,
+            _SystemExit=SystemExit, _MemoryError=MemoryError, _dumps=json.dumps, _format=traceback.format_exception,
+            _sys=sys, _chdir=os.chdir):
+    with open(_SF_IN, 'rb') as f:
+        job = json.loads(f.read())
+    code = job['code']
+    random.seed(os.urandom(32))
+    out = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace')
+    err = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True)
+    sys.stdout = sys.__stdout__ = out
+    sys.stderr = sys.__stderr__ = err
+    sys.stdin = sys.__stdin__ = io.StringIO(job['stdin'])
+    main = types.ModuleType('__main__')
+    sys.modules['__main__'] = main
+    sys.argv = ['-c']
+    linecache.cache['<string>'] = (len(code), None, code.splitlines(True), '<string>')
+    _chdir(_SF_WORK)
+    status, exit_code, error = 'ok', 0, None
+    try:
+        exec(compile(code, '<string>', 'exec'), main.__dict__)
+    except _SystemExit as e:
+        c = e.code
+        if c is None:
+            exit_code = 0
+        elif _isinstance(c, _int):
+            exit_code = c & 0xff
+        else:
+            _print(c, file=err)
+            exit_code = 1
+        if exit_code:
+            status, error = 'error', {'type': 'SystemExit', 'message': _str(c)}
+    except _BaseException as e:
+        if _isinstance(e, _MemoryError):
+            main.__dict__.clear()
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != '<string>':
+            tb = tb.tb_next
+        text = ''.join(_format(_type(e), e, tb))
+        try:
+            err.write(text)
+        except _BaseException:
+            pass
+        status, exit_code = ('memory' if _isinstance(e, _MemoryError) else 'error'), 1
+        error = {'type': _type(e).__name__, 'message': _str(e)[:8192], 'traceback': text[-8192:]}
+    for s in (out, err):
+        try:
+            s.flush()
+        except _BaseException:
+            pass
+    with _open(_SF_OUT, 'w') as f:
+        f.write(_dumps({'status': status, 'exit_code': exit_code, 'error': error}))
+
+
+os.makedirs('/tmp/.sf', exist_ok=True)
+os.makedirs(_SF_WORK, exist_ok=True)

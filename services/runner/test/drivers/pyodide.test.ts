@@ -1,0 +1,118 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
+import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
+import { runnerConfig } from '../../src/config.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { PyodideDriver } from '../../src/drivers/pyodide.ts'
+import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+
+type Run = (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>
+
+const driver = new PyodideDriver({ config: runnerConfig({}), logger: silentLogger })
+
+async function withSandbox (fn: (run: Run, sandbox: Sandbox) => Promise<void>): Promise<void> {
+  await driver.check()
+  const sandbox = driver.createSandbox('pyodide-test')
+  try {
+    await sandbox.start()
+    const run: Run = async (code, extra = {}, maxOutputBytes = 65536) =>
+      await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes })
+    await fn(run, sandbox)
+  } finally {
+    await sandbox.close()
+  }
+}
+
+test('pyodide: ok, error with the user frames, exit codes, stdin, files in and out', async () => {
+  await withSandbox(async (run) => {
+    const ok = await run('import sys\nprint(1 + 1)\nprint("err", file=sys.stderr)\nprint(sys.stdin.read().upper())', { stdin: 'abc' })
+    assert.deepEqual([ok.status, ok.exit_code, ok.stdout, ok.stderr], ['ok', 0, '2\nABC\n', 'err\n'])
+    const err = await run('def f():\n    raise ValueError("bad")\nf()')
+    assert.deepEqual([err.status, err.exit_code, err.error?.type, err.error?.message], ['error', 1, 'ValueError', 'bad'])
+    assert.match(err.error?.traceback ?? '', /File "<string>", line 2, in f/)
+    assert.doesNotMatch(err.error?.traceback ?? '', /harness/)
+    assert.match(err.stderr, /ValueError: bad/)
+    const exit = await run('import sys; sys.exit(3)')
+    assert.deepEqual([exit.status, exit.exit_code], ['error', 3])
+    const zero = await run('raise SystemExit(0)')
+    assert.deepEqual([zero.status, zero.exit_code], ['ok', 0])
+    const files = await run('print(open("in/a.txt").read()); open("out.txt", "w").write("ret")',
+      { files: { 'in/a.txt': Buffer.from('given').toString('base64') }, fetch_files: ['out.txt', 'missing.txt'] })
+    assert.equal(files.stdout, 'given\n')
+    assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
+    assert.equal('missing.txt' in files.files, false)
+    const escape = await run('print(1)', { files: { '../x': '' } })
+    assert.deepEqual([escape.status, escape.error?.type], ['error', 'ValueError'])
+  })
+})
+
+test('pyodide: no state leaks between jobs (builtins, module patches, globals, files, random)', async () => {
+  await withSandbox(async (run, sandbox) => {
+    const set = await run('import builtins, json, sys\nbuiltins.leak = 1\njson.dumps = None\nsys.modules["evil"] = 1\nx = [0] * 10**6\nopen("f.txt", "w").write("x")\nopen("/tmp/t.txt", "w").write("x")\nimport random; print(random.random())')
+    assert.equal(set.status, 'ok', set.stderr)
+    const check = await run('import builtins, json, sys, os\nprint(hasattr(builtins, "leak"), json.dumps is None, "evil" in sys.modules, "x" in globals(), os.listdir("."), os.path.exists("/tmp/t.txt"))\nimport random; print(random.random())')
+    assert.equal(check.status, 'ok', check.stderr)
+    const [line, random] = check.stdout.split('\n')
+    assert.equal(line, 'False False False False [] False')
+    assert.notEqual(random, set.stdout.trim(), 'each job gets a fresh random seed')
+    assert.equal(sandbox.state, 'ready', 'a job that stayed in Python and /tmp keeps its sandbox')
+  })
+})
+
+test('pyodide: escape probes find nothing of the host; touching JavaScript retires the sandbox', async () => {
+  const server = createServer((s) => { s.end('hello') })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  try {
+    await withSandbox(async (run) => {
+      const js = await run('import js\nprint(type(getattr(js, "process", None)).__name__, type(getattr(js, "require", None)).__name__)\nprint(js.Function("return typeof process")())\nprint(js.eval("typeof require + typeof process + typeof fetch"))')
+      assert.equal(js.status, 'ok', js.stderr)
+      assert.equal(js.stdout, 'NoneType NoneType\nundefined\nundefinedundefinedundefined\n')
+      assert.equal(js.retire, true, 'a job that used the JS FFI is not given another job')
+    })
+    await withSandbox(async (run) => {
+      const sub = await run('import subprocess; subprocess.run(["ls"])')
+      assert.equal(sub.status, 'error')
+      const os = await run('import os; os.system("ls")\nprint(os.listdir("/"))')
+      assert.doesNotMatch(os.stdout, /\b(etc|usr|root|work)\b/)
+      const net = await run(`import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nprint(s.recv(5))`)
+      assert.equal(net.status, 'error')
+      assert.equal(net.stdout, '')
+      const imp = await run('import js\njs.eval("import(\'node:fs\').then(() => 1)")')
+      assert.notEqual(imp.stdout, 'imported')
+    })
+  } finally { server.close() }
+})
+
+test('pyodide: timeout by interrupt keeps the sandbox; code that ignores it is stopped and retired', async () => {
+  await withSandbox(async (run, sandbox) => {
+    const t = await run('print("started", flush=True)\nwhile True: pass', { timeout_ms: 200 })
+    assert.deepEqual([t.status, t.exit_code, t.error?.type], ['timeout', null, 'Timeout'])
+    assert.equal(t.stdout, 'started\n')
+    assert.notEqual(t.retire, true)
+    const after = await run('print("still here")')
+    assert.deepEqual([after.status, after.stdout], ['ok', 'still here\n'])
+    const stubborn = await run('while True:\n    try:\n        while True: pass\n    except BaseException: pass', { timeout_ms: 200 })
+    assert.equal(stubborn.status, 'timeout')
+    assert.equal(stubborn.retire, true)
+    assert.equal(sandbox.state, 'closing')
+  })
+})
+
+test('pyodide: memory_mb caps wasm memory growth (MemoryError → memory); output over the cap is truncated', async () => {
+  await withSandbox(async (run) => {
+    const mem = await run('x = bytearray(400 * 1024 * 1024)', { memory_mb: 64 })
+    assert.deepEqual([mem.status, mem.error?.type], ['memory', 'MemoryError'])
+    const grow = await run('a = []\nwhile True: a.append(bytearray(1024 * 1024))', { memory_mb: 32 })
+    assert.equal(grow.status, 'memory')
+    const fine = await run('x = bytearray(16 * 1024 * 1024); print(len(x))', { memory_mb: 64 })
+    assert.deepEqual([fine.status, fine.stdout], ['ok', '16777216\n'])
+    const big = await run('print("x" * 100000)', {}, 1000)
+    assert.equal(big.status, 'ok')
+    assert.equal(big.stdout.length, 1000)
+    assert.deepEqual(big.truncated, { stdout: true, stderr: false })
+    const utf = await run('print("é" * 1000)', {}, 7)
+    assert.equal(utf.stdout, 'ééé')
+  })
+})
