@@ -29,7 +29,8 @@ export function existingServer (url: string): Server {
 
 /** Starts `sandfleet serve --host 127.0.0.1 --port 0 …args` and waits until it serves. */
 export async function startServe (args: readonly string[], startTimeoutMs = 180_000): Promise<Server> {
-  const argv = [fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url)), 'serve', '--host', '127.0.0.1', '--port', '0', ...args]
+  // --no-node-snapshot as bin/sandfleet.mjs wants it (isolate backends), so the shim does not re-exec.
+  const argv = ['--no-node-snapshot', fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url)), 'serve', '--host', '127.0.0.1', '--port', '0', ...args]
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
   const line = await waitForLine(child, (obj) => obj.msg === 'sandfleet serving' && typeof obj.url === 'string', startTimeoutMs, 'sandfleet serve')
   const isolation = (line.isolation as { boundary?: string, driver?: string } | undefined)

@@ -6,6 +6,7 @@
  * `batchSize` calls and every item's status is counted.
  */
 import { Pool } from 'undici'
+import { startCpuMeter, type CpuShare } from './cpu.ts'
 import { OutcomeCounter, summarize, type Summary } from './stats.ts'
 
 /** What one request is, and how its response becomes outcomes. */
@@ -19,8 +20,17 @@ export interface LoadTarget {
   /** Calls one request carries (1, or the batch size). */
   callsPerRequest: number
   /** Outcome keys of one response, one per call (`ok` for a success); see {@link classifyExecute}. */
-  classify: (statusCode: number, body: string) => string[]
+  classify: Classifier
 }
+
+/** Server-reported times of the calls in one response (`duration_ms`, `queue_ms` of each result). */
+export interface ResultTimes {
+  runMs: number[]
+  queueMs: number[]
+}
+
+/** Turns one response into an outcome key per call, and adds the results' own times to `times`. */
+export type Classifier = (statusCode: number, body: string, times?: ResultTimes) => string[]
 
 /** How hard and how long. */
 export interface LoadShape {
@@ -52,28 +62,34 @@ export interface LoadReport {
   okCallsPerS: number
   /** Latency of one request (a whole batch in batch mode), in ms, nearest-rank percentiles. */
   latencyMs: Summary
+  /** The results' `duration_ms` (run time in the sandbox, as the fleet reports it). */
+  runMs: Summary
+  /** The results' `queue_ms` (waiting for a sandbox in the runner). */
+  queueMs: Summary
   /** Calls by outcome: result status, `http_NNN`, `transport_CODE`, `wrong_output`. */
   counts: Record<string, number>
+  /** CPU over the recorded window: the machine's (shared with other work) and the load generator's. */
+  cpu: CpuShare | undefined
 }
 
 /**
  * Outcome of one `/v1/execute` response: its result `status` (an HTTP error is `http_NNN`), or
  * `wrong_output` when the status is `ok` but stdout is not `expectStdout`.
  */
-export function classifyExecute (expectStdout?: string): (statusCode: number, body: string) => string[] {
-  return (statusCode, body) => {
+export function classifyExecute (expectStdout?: string): Classifier {
+  return (statusCode, body, times) => {
     if (statusCode !== 200) return [`http_${statusCode}`]
-    return [outcomeOf(parse(body), expectStdout)]
+    return [outcomeOf(parse(body), expectStdout, times)]
   }
 }
 
 /** Outcomes of one `/v1/execute/batch` JSON response, one per item; `http_NNN` for each on an HTTP error. */
-export function classifyBatch (size: number, expectStdout?: string): (statusCode: number, body: string) => string[] {
-  return (statusCode, body) => {
+export function classifyBatch (size: number, expectStdout?: string): Classifier {
+  return (statusCode, body, times) => {
     if (statusCode !== 200) return new Array<string>(size).fill(`http_${statusCode}`)
     const results = (parse(body) as { results?: unknown[] } | undefined)?.results
     if (!Array.isArray(results)) return new Array<string>(size).fill('bad_response')
-    const out = results.map((r) => outcomeOf(r, expectStdout))
+    const out = results.map((r) => outcomeOf(r, expectStdout, times))
     while (out.length < size) out.push('missing_result')
     return out
   }
@@ -83,9 +99,11 @@ function parse (body: string): unknown {
   try { return JSON.parse(body) } catch { return undefined }
 }
 
-function outcomeOf (result: unknown, expectStdout: string | undefined): string {
-  const r = result as { status?: unknown, stdout?: unknown } | undefined
+function outcomeOf (result: unknown, expectStdout: string | undefined, times: ResultTimes | undefined): string {
+  const r = result as { status?: unknown, stdout?: unknown, duration_ms?: unknown, queue_ms?: unknown } | undefined
   if (typeof r?.status !== 'string') return 'bad_response'
+  if (times !== undefined && typeof r.duration_ms === 'number') times.runMs.push(r.duration_ms)
+  if (times !== undefined && typeof r.queue_ms === 'number') times.queueMs.push(r.queue_ms)
   if (r.status === 'ok' && expectStdout !== undefined && r.stdout !== expectStdout) return 'wrong_output'
   return r.status
 }
@@ -94,20 +112,27 @@ function outcomeOf (result: unknown, expectStdout: string | undefined): string {
 export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<LoadReport> {
   const pool = new Pool(target.url, { connections: shape.connections ?? shape.concurrency, pipelining: 1, keepAliveTimeout: 60_000 })
   const latencies: number[] = []
+  const runMs: number[] = []
+  const queueMs: number[] = []
   const counts = new OutcomeCounter()
   let requests = 0
   const start = performance.now()
   const recordFrom = start + shape.warmupS * 1000
   const stopAt = recordFrom + shape.durationS * 1000
   const headers = { 'content-type': 'application/json' }
+  let cpu: CpuShare | undefined
+  let meter: ReturnType<typeof startCpuMeter> | undefined
+  const meterStart = setTimeout(() => { meter = startCpuMeter() }, Math.max(0, recordFrom - performance.now()))
+  const meterStop = setTimeout(() => { cpu = meter?.stop() }, Math.max(0, stopAt - performance.now()))
 
   const worker = async (): Promise<void> => {
     while (performance.now() < stopAt) {
       const t0 = performance.now()
       let outcomes: string[]
+      const times: ResultTimes = { runMs: [], queueMs: [] }
       try {
         const res = await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body })
-        outcomes = target.classify(res.statusCode, await res.body.text())
+        outcomes = target.classify(res.statusCode, await res.body.text(), times)
       } catch (err) {
         const code = (err as { code?: string }).code ?? (err as Error).name
         outcomes = new Array<string>(target.callsPerRequest).fill(`transport_${code}`)
@@ -117,12 +142,17 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
         requests++
         latencies.push(t1 - t0)
         for (const o of outcomes) counts.add(o)
+        for (const x of times.runMs) runMs.push(x)
+        for (const x of times.queueMs) queueMs.push(x)
       }
     }
   }
   try {
     await Promise.all(Array.from({ length: shape.concurrency }, worker))
   } finally {
+    clearTimeout(meterStart)
+    clearTimeout(meterStop)
+    cpu ??= meter?.stop()
     await pool.close()
   }
   const windowS = shape.durationS
@@ -137,6 +167,9 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     failures: counts.failures(),
     okCallsPerS: okCalls / windowS,
     latencyMs: summarize(latencies),
-    counts: counts.toObject()
+    runMs: summarize(runMs),
+    queueMs: summarize(queueMs),
+    counts: counts.toObject(),
+    cpu
   }
 }

@@ -64,13 +64,18 @@ export function figuresTable (figures: readonly Figure[]): string {
   return ['| scenario | figure | measured | target | verdict |', '| --- | --- | --- | --- | --- |', ...rows].join('\n')
 }
 
-/** The load runs as a markdown table: throughput, latency percentiles and every outcome count. */
+/**
+ * The load runs as a markdown table: throughput, latency percentiles (client side), the fleet's
+ * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count
+ * and the CPU of the machine over the window (100 % = every core).
+ */
 export function runsTable (runs: readonly LoadRun[]): string {
   const rows = runs.map(({ scenario, server, report: r }) => {
     const counts = Object.entries(r.counts).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
-    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${r.failures} | ${counts} |`
+    const cpu = r.cpu?.machineBusyPct === undefined ? 'n/a' : `${r.cpu.machineBusyPct} (${r.cpu.machineKernelPct ?? '?'} kernel), harness ${r.cpu.harnessPct}`
+    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${cpu} |`
   })
-  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | failures | outcomes |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
+  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
 }
 
 /** The header printed above every set of figures. */
