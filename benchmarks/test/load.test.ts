@@ -24,7 +24,7 @@ test('the closed loop counts every completed call by outcome and reports the non
       const i = n++
       if (i % 5 === 4) { res.writeHead(500).end('{}'); return }
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ status: i % 5 === 3 ? 'error' : 'ok', stdout: '2\n' }))
+      res.end(JSON.stringify({ status: i % 5 === 3 ? 'error' : 'ok', stdout: '2\n', duration_ms: 3, queue_ms: i % 2 }))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -40,6 +40,9 @@ test('the closed loop counts every completed call by outcome and reports the non
     assert.equal(report.okCalls, report.counts.ok)
     assert.equal(report.failures, report.calls - report.okCalls)
     assert.equal(report.okCallsPerS, report.okCalls / 0.3)
+    assert.equal(report.runMs.n, report.calls - report.counts.http_500, 'every JSON result gives its duration_ms')
+    assert.equal(report.runMs.p50, 3)
+    assert.deepEqual([report.queueMs.min, report.queueMs.max], [0, 1])
     assert.ok(report.latencyMs.p50 <= report.latencyMs.p90 && report.latencyMs.p90 <= report.latencyMs.p99 && report.latencyMs.p99 <= report.latencyMs.max)
   } finally {
     server.close()
