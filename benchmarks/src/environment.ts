@@ -5,6 +5,8 @@
  */
 import { execFileSync } from 'node:child_process'
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { startCpuMeter } from './cpu.ts'
 import { REPO_ROOT } from './fleet.ts'
 
 /** The context of one benchmark run. */
@@ -20,6 +22,8 @@ export interface Environment {
     node: string
     /** 1-minute load average when the run started: other work on the machine shows here. */
     loadAverage1m: number
+    /** Machine CPU busy over one second before the harness started anything (100 % = every core): the background. */
+    backgroundBusyPct: number | undefined
   }
 }
 
@@ -48,8 +52,11 @@ export function commandLine (argv: readonly string[], env: Readonly<Record<strin
   return [...vars, 'npm run bench --', ...quoted].join(' ')
 }
 
-/** Captures the environment now. */
-export function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Environment {
+/** Captures the environment now (taking one second to sample the background CPU). */
+export async function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<Environment> {
+  const meter = startCpuMeter()
+  await sleep(1000)
+  const background = meter.stop().machineBusyPct
   return {
     date: new Date().toISOString(),
     commit: gitCommit(),
@@ -60,7 +67,8 @@ export function captureEnvironment (argv: readonly string[], env: Readonly<Recor
       memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
       kernel: `${process.platform} ${release()}`,
       node: process.version,
-      loadAverage1m: Math.round(loadavg()[0] * 100) / 100
+      loadAverage1m: Math.round(loadavg()[0] * 100) / 100,
+      backgroundBusyPct: background
     }
   }
 }

@@ -1,9 +1,10 @@
 /**
  * A closed-loop load generator on undici: `concurrency` workers each send one request, wait for
  * the whole response, and send the next, for `warmupS` (not recorded) and then `durationS`
- * (recorded). A call completed inside the recorded window counts, with its latency; a call whose
- * outcome is not `ok` is a failure and is counted by its outcome. In batch mode a request carries
- * `batchSize` calls and every item's status is counted.
+ * (recorded). A call completed inside the recorded window counts, with its latency; calls still in
+ * flight at the end are aborted and not counted. A call whose outcome is not `ok` is a failure and
+ * is counted by its outcome. In batch mode a request carries `batchSize` calls and every item's
+ * status is counted.
  */
 import { Pool } from 'undici'
 import { startCpuMeter, type CpuShare } from './cpu.ts'
@@ -123,7 +124,10 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   let cpu: CpuShare | undefined
   let meter: ReturnType<typeof startCpuMeter> | undefined
   const meterStart = setTimeout(() => { meter = startCpuMeter() }, Math.max(0, recordFrom - performance.now()))
-  const meterStop = setTimeout(() => { cpu = meter?.stop() }, Math.max(0, stopAt - performance.now()))
+  // At the end of the window the requests still in flight are aborted, so the fleet's queue
+  // drains (the gateway cancels a disconnected caller's queued jobs) before the next run.
+  const abort = new AbortController()
+  const meterStop = setTimeout(() => { cpu = meter?.stop(); abort.abort() }, Math.max(0, stopAt - performance.now()))
 
   const worker = async (): Promise<void> => {
     while (performance.now() < stopAt) {
@@ -131,9 +135,10 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
       let outcomes: string[]
       const times: ResultTimes = { runMs: [], queueMs: [] }
       try {
-        const res = await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body })
+        const res = await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body, signal: abort.signal })
         outcomes = target.classify(res.statusCode, await res.body.text(), times)
       } catch (err) {
+        if (abort.signal.aborted) break
         const code = (err as { code?: string }).code ?? (err as Error).name
         outcomes = new Array<string>(target.callsPerRequest).fill(`transport_${code}`)
       }
@@ -153,7 +158,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     clearTimeout(meterStart)
     clearTimeout(meterStop)
     cpu ??= meter?.stop()
-    await pool.close()
+    await pool.destroy()
   }
   const windowS = shape.durationS
   const okCalls = counts.get('ok')

@@ -25,6 +25,8 @@ export interface BenchOptions {
   backend: string
   /** Pool sizes the `pool-size` scenario compares. */
   sizes: number[]
+  /** Interleaved rounds of the `pool-size` scenario. */
+  rounds: number
   /** Timeouts the `replace-after-timeout` scenario provokes. */
   repeats: number
   /** Interpreter of the naive baseline. */
@@ -44,6 +46,7 @@ export const FLAGS = {
   'pool-size': ['number', "sandboxes of the started fleet (default: the runner's default)"],
   backend: ['string', 'backend of the started fleet (default process, the one the targets are set for)'],
   sizes: ['string', 'pool sizes compared by the pool-size scenario (default 2,4,8)'],
+  rounds: ['number', 'interleaved rounds of the pool-size scenario (default 3)'],
   repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
   python: ['string', 'interpreter of the naive baseline (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
   json: ['boolean', 'print one JSON document on stdout']
@@ -83,6 +86,7 @@ export function parseBenchArgs (argv: readonly string[], env: Readonly<Record<st
     poolSize: num('pool-size', undefined, true, 1),
     backend: str('backend', 'process'),
     sizes,
+    rounds: num('rounds', 3, true, 1) as number,
     repeats: num('repeats', 10, true, 1) as number,
     python: str('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
     json: jsonRaw === true || jsonRaw === 'true' || jsonRaw === '1'

@@ -1,42 +1,55 @@
 /**
  * Pool size: `print(1+1)` and `sympy.factor` at concurrency 64 on fleets of `--sizes` sandboxes
- * (default 2, 4, 8), one fleet at a time, in one invocation so the sizes compare as ratios.
+ * (default 2, 4, 8). Every fleet is started first (an idle fleet costs memory, not CPU); then
+ * `--rounds` rounds run each workload on each size in turn, so that the other work on a shared
+ * machine spreads over the sizes instead of landing on one. Per size: the median of the rounds
+ * and their range, and each size as a ratio to the first.
  */
+import type { Server } from '../fleet.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
+import { percentile } from '../stats.ts'
 import { fleetNote, serveArgs, type BenchContext, type Scenario } from './context.ts'
-import { SYMPY, TRIVIAL, loadExecute } from './workloads.ts'
+import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
+
+const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.5)
 
 /** The scenario. */
 export const poolSize: Scenario = {
-  summary: 'print(1+1) and sympy.factor at concurrency 64 for each pool size of --sizes (2,4,8)',
+  summary: 'print(1+1) and sympy.factor at concurrency 64 for each pool size of --sizes (2,4,8), --rounds (3) interleaved rounds',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     if (ctx.options.url !== undefined) throw new Error('pool-size starts its own fleets; it cannot use --url')
     const c = ctx.options.concurrency ?? 64
+    const { sizes, rounds } = ctx.options
+    const fleets: Server[] = []
+    for (const size of sizes) fleets.push(await ctx.startFleet(serveArgs(ctx.options, size)))
     const runs: LoadRun[] = []
-    const notes: string[] = []
-    const best: Record<string, { size: number, rate: number }> = {}
-    for (const size of ctx.options.sizes) {
-      const server = await ctx.startFleet(serveArgs(ctx.options, size))
-      try {
+    const rates = new Map<string, number[]>()
+    const key = (w: Workload, size: number): string => `${w.name}@${size}`
+    try {
+      for (let round = 1; round <= rounds; round++) {
         for (const workload of [TRIVIAL, SYMPY]) {
-          const report = await loadExecute(ctx, server, workload, c)
-          runs.push({ scenario: `pool-size ${workload === TRIVIAL ? 'trivial' : 'sympy'}-c${c}`, server: `sandfleet poolSize=${size}`, report })
-          const b = best[workload.name]
-          if (b === undefined || report.okCallsPerS > b.rate) best[workload.name] = { size, rate: report.okCallsPerS }
+          for (const [i, size] of sizes.entries()) {
+            ctx.log(`round ${round}/${rounds}, pool size ${size}`)
+            const report = await loadExecute(ctx, fleets[i], workload, c)
+            runs.push({ scenario: `pool-size ${workload === TRIVIAL ? 'trivial' : 'sympy'}-c${c} round ${round}`, server: `sandfleet poolSize=${size}`, report })
+            const k = key(workload, size)
+            rates.set(k, [...(rates.get(k) ?? []), report.okCallsPerS])
+          }
         }
-        notes.push(fleetNote(server))
-      } finally {
-        await server.close()
       }
+    } finally {
+      await Promise.all(fleets.map((f) => f.close()))
     }
     const figures: Figure[] = []
-    for (const [name, b] of Object.entries(best)) {
-      figures.push({ scenario: 'pool-size', name: `best pool size for ${name} at concurrency ${c} (of ${ctx.options.sizes.join(', ')})`, value: b.size, unit: 'sandboxes' })
-      const smallest = runs.find((r) => r.server === `sandfleet poolSize=${ctx.options.sizes[0]}` && r.scenario.startsWith(`pool-size ${name === TRIVIAL.name ? 'trivial' : 'sympy'}`))
-      if (smallest !== undefined && smallest.report.okCallsPerS > 0) {
-        figures.push({ scenario: 'pool-size', name: `${name}: best ÷ poolSize=${ctx.options.sizes[0]}, ok calls/s`, value: b.rate / smallest.report.okCallsPerS, unit: '×' })
+    for (const workload of [TRIVIAL, SYMPY]) {
+      const base = median(rates.get(key(workload, sizes[0])) ?? [])
+      for (const size of sizes) {
+        const xs = rates.get(key(workload, size)) ?? []
+        const m = median(xs)
+        figures.push({ scenario: 'pool-size', name: `${workload.name}, poolSize=${size}: median ok calls/s of ${xs.length} (range ${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`, value: m, unit: 'calls/s' })
+        if (size !== sizes[0]) figures.push({ scenario: 'pool-size', name: `${workload.name}, poolSize=${size} ÷ poolSize=${sizes[0]}`, value: m / base, unit: '×' })
       }
     }
-    return { figures, runs, notes }
+    return { figures, runs, notes: fleets.map(fleetNote) }
   }
 }
