@@ -21,6 +21,14 @@ export interface KvSchedulerOptions {
   policy?: SchedulePolicy
   /** KV capacity, tokens: one figure for every engine or one per engine. Default: read from `/metrics`. */
   capacityTokens?: number | number[]
+  /**
+   * New tokens reserved per generation (default: its `maxTokens`, the report's max-length
+   * estimate, which never overflows but holds room most turns never use; see
+   * benchmarks/RESULTS.md for the trade-off).
+   */
+  reserveNewTokens?: number
+  /** Read each engine's KV usage from its `/metrics` this often, ms; free is then capacity − max(reserved, used). Off by default. */
+  usagePollMs?: number
 }
 
 /** What the scheduler shows of one engine. */
@@ -40,12 +48,31 @@ export class KvScheduler implements Engine {
   private readonly picker: EnginePicker
   private readonly queue: Waiter[] = []
   private tokenizeNext = 0
+  private readonly reserveNewTokens: number | undefined
+  private poll: NodeJS.Timeout | undefined
 
-  private constructor (engines: Array<Engine & MetricsSource>, capacities: number[], policy: SchedulePolicy) {
+  private constructor (engines: Array<Engine & MetricsSource>, capacities: number[], options: KvSchedulerOptions) {
+    const policy = options.policy ?? 'kv'
     this.engines = engines
+    this.reserveNewTokens = options.reserveNewTokens
     this.picker = new EnginePicker(policy)
     this.slots = engines.map((e, i) => ({ url: e.url, capacityTokens: capacities[i], reservedTokens: 0, inFlight: 0, generations: 0 }))
     this.url = `scheduler(${policy}: ${engines.map((e) => e.url).join(', ')})`
+    if (options.usagePollMs !== undefined) {
+      this.poll = setInterval(() => { void this.readUsage() }, options.usagePollMs)
+      this.poll.unref()
+    }
+  }
+
+  /** Reads every engine's KV usage once (what `usagePollMs` does periodically); failures leave the last figure. */
+  async readUsage (): Promise<void> {
+    await Promise.all(this.engines.map(async (e, i) => {
+      if (e.metricsText === undefined) return
+      try {
+        const kv = readKvMetrics(await e.metricsText(AbortSignal.timeout(2000)))
+        if (kv.usage !== undefined) this.slots[i].usedTokens = Math.round(kv.usage * this.slots[i].capacityTokens)
+      } catch {}
+    }))
   }
 
   /** A scheduler; reads each engine's KV capacity from its metrics unless `capacityTokens` is given. */
@@ -61,7 +88,7 @@ export class KvScheduler implements Engine {
       if (kv.capacityTokens === undefined) throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE, `the metrics of ${e.url} name no KV capacity (vllm:cache_config_info or sglang:max_total_num_tokens); give capacityTokens`, 502)
       return kv.capacityTokens
     }))
-    return new KvScheduler(engines, capacities, options.policy ?? 'kv')
+    return new KvScheduler(engines, capacities, options)
   }
 
   /** Per-engine capacity, reservations and counts, and the generations waiting for room. */
@@ -114,7 +141,7 @@ export class KvScheduler implements Engine {
 
   /** Generates on the engine the policy picks, waiting for room under `kv`. */
   async generate (req: GenerateRequest): Promise<Generation> {
-    const need = req.promptIds.length + req.maxTokens
+    const need = req.promptIds.length + Math.min(req.maxTokens, this.reserveNewTokens ?? req.maxTokens)
     const i = await this.acquire(need, req.signal)
     try {
       return await this.engines[i].generate(req)
@@ -141,6 +168,7 @@ export class KvScheduler implements Engine {
 
   /** Closes every engine; safe to call twice. */
   async close (): Promise<void> {
+    if (this.poll !== undefined) { clearInterval(this.poll); this.poll = undefined }
     for (const w of this.queue.splice(0)) w.reject(new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the scheduler was closed', 499))
     await Promise.all(this.engines.map(async (e) => await e.close()))
   }

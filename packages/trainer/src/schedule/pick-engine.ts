@@ -15,6 +15,13 @@ export interface EngineSlot {
   reservedTokens: number
   /** Generations in flight there. */
   inFlight: number
+  /** KV tokens the engine reports in use (its metrics), when known: free is capacity − max(reserved, used). */
+  usedTokens?: number
+}
+
+/** Free KV tokens of a slot: capacity less the larger of what is reserved and what is reported used. */
+export function freeTokens (s: EngineSlot): number {
+  return s.capacityTokens - Math.max(s.reservedTokens, s.usedTokens ?? 0)
 }
 
 /** Picks engines under one policy; round robin keeps its position. */
@@ -33,9 +40,9 @@ export class EnginePicker {
     if (slots.length === 0) return undefined
     if (this.policy === 'round_robin') { const i = this.next % slots.length; this.next = i + 1; return i }
     if (this.policy === 'least_requests') return argBest(slots, (a, b) => a.inFlight - b.inFlight)
-    const fits = slots.map((s, i) => ({ s, i })).filter(({ s }) => s.capacityTokens - s.reservedTokens >= needTokens)
+    const fits = slots.map((s, i) => ({ s, i })).filter(({ s }) => freeTokens(s) >= needTokens)
     if (fits.length > 0) {
-      fits.sort((a, b) => (b.s.capacityTokens - b.s.reservedTokens) - (a.s.capacityTokens - a.s.reservedTokens) || a.s.inFlight - b.s.inFlight || a.i - b.i)
+      fits.sort((a, b) => freeTokens(b.s) - freeTokens(a.s) || a.s.inFlight - b.s.inFlight || a.i - b.i)
       return fits[0].i
     }
     if (slots.every((s) => s.capacityTokens < needTokens)) {

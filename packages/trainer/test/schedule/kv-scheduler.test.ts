@@ -54,6 +54,27 @@ test('the scheduler never reserves more than an engine holds: generations wait f
   } finally { await sched.close(); for (const x of servers) await x.close() }
 })
 
+test('reported usage and a smaller reservation change what fits', async () => {
+  let usage = 0.5
+  const server = await startScriptedEngine(() => 'ok', { metrics: () => VLLM_METRICS.replace('0.25', String(usage)) })
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: server.url, model: 'm' })], reserveNewTokens: 100 })
+  try {
+    await sched.readUsage()
+    assert.equal(sched.stats().engines[0].usedTokens, 512, 'half of 1024 reported in use')
+    assert.equal(sched.stats().engines[0].reservedTokens, 0)
+    const gen = sched.generate({ promptIds: Array.from({ length: 300 }, () => 105), maxTokens: 2000 })
+    assert.equal(sched.stats().engines[0].reservedTokens, 400, '300 context + 100 reserved of the 2000 allowed')
+    await gen
+    usage = 0.9
+    await sched.readUsage()
+    const ac = new AbortController()
+    const waiting = sched.generate({ promptIds: Array.from({ length: 300 }, () => 105), maxTokens: 10, signal: ac.signal })
+    assert.equal(sched.stats().waiting, 1, '922 in use: 310 more do not fit')
+    ac.abort()
+    await assert.rejects(waiting)
+  } finally { await sched.close(); await server.close() }
+})
+
 test('a waiting generation can be aborted; an engine without metrics needs a capacity', async () => {
   const server = await startScriptedEngine(() => ({ text: 'slow', delayMs: 300 }))
   await assert.rejects(KvScheduler.create({ engines: [{ url: 'x', generate: async () => { throw new Error('x') }, tokenize: async () => [], applyChatTemplate: async () => [], close: async () => {} }] }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_BAD_INPUT')
