@@ -1,0 +1,161 @@
+/**
+ * `sandfleet rollout`: a dataset through an inference engine and the fleet. Writes the kept
+ * trajectories as JSONL and a summary (accuracy, pass@k, tool-call error ratio, turns, lengths),
+ * with a progress bar on stderr.
+ *
+ * ```sh
+ * sandfleet rollout --engine http://127.0.0.1:8000 --model qwen --dataset train.jsonl --n 32 --keep 16
+ * ```
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { SandfleetClient } from '@sandfleet/client'
+import { CompletionsEngine } from '../engine/openai-completions.ts'
+import type { ChatMessage, Engine } from '../engine/engine.ts'
+import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
+import { JsonlWriter } from '../export/jsonl.ts'
+import { parseDatasetLine, runDataset, type RolloutProgress, type RolloutSummary } from '../rollout/run-dataset.ts'
+import { TURN_TEMPLATES } from '../rollout/turn-template.ts'
+import { KvScheduler } from '../schedule/kv-scheduler.ts'
+import type { ResultStyle } from '../tools/format.ts'
+import type { ToolCallFormat } from '../tools/parse.ts'
+
+/** Where the command writes; tests pass their own. */
+export interface CommandIo {
+  stdout: (text: string) => void
+  stderr: { write: (text: string) => void, isTTY?: boolean }
+  env: Readonly<Record<string, string | undefined>>
+}
+
+const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --dataset FILE.jsonl [flags]
+  --fleet URL               the fleet's gateway (default $SANDFLEET_URL or http://127.0.0.1:8080)
+  --n N --keep G            rollouts per prompt and how many GRPO-RoC keeps (default 8 and 8)
+  --out FILE                trajectories JSONL (default rollouts.jsonl); --summary FILE (default OUT.summary.json)
+  --write-all               also write the rollouts RoC dropped (kept: false)
+  --concurrency C           episodes at once (default 64)
+  --max-turns T --max-response-tokens B --max-tokens-per-turn M
+  --temperature X --top-p X --seed S
+  --format hermes|markdown|code  --style rstar2|verl|output-fence  --template chatml|inline
+  --tool-timeout-ms MS      --system TEXT|@FILE   --limit N (first N prompts)
+  --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
+  --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
+  --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
+  --api-key K --engine-api-key K   --no-progress`
+
+function num (v: string | undefined, name: string, fallback: number): number {
+  if (v === undefined) return fallback
+  const x = Number(v)
+  if (!Number.isFinite(x)) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--${name} must be a number, got ${v}`, 400)
+  return x
+}
+
+function chatml (messages: readonly ChatMessage[], addGenerationPrompt: boolean): string {
+  return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (addGenerationPrompt ? '<|im_start|>assistant\n' : '')
+}
+
+/** A progress bar on a TTY, a line every 10% otherwise. */
+function progressBar (out: CommandIo['stderr'], started: number): (p: RolloutProgress) => void {
+  let lastDecile = -1
+  return (p) => {
+    const frac = p.total === 0 ? 1 : p.done / p.total
+    const acc = p.done - p.failed === 0 ? 0 : p.correct / (p.done - p.failed)
+    const text = `rollout [${'#'.repeat(Math.round(frac * 30)).padEnd(30, '.')}] ${p.done}/${p.total} acc ${acc.toFixed(3)} failed ${p.failed} ${((Date.now() - started) / 1000).toFixed(1)}s`
+    if (out.isTTY) { out.write(`\r${text}`); if (p.done === p.total) out.write('\n') } else {
+      const decile = Math.floor(frac * 10)
+      if (decile !== lastDecile) { lastDecile = decile; out.write(text + '\n') }
+    }
+  }
+}
+
+/** Runs the command; resolves with the summary (also written to the summary file and stdout), or undefined after --help. */
+export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: (t) => process.stdout.write(t), stderr: process.stderr, env: process.env }): Promise<RolloutSummary | undefined> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      engine: { type: 'string', multiple: true }, model: { type: 'string' }, dataset: { type: 'string' }, fleet: { type: 'string' },
+      n: { type: 'string' }, keep: { type: 'string' }, out: { type: 'string' }, summary: { type: 'string' }, 'write-all': { type: 'boolean' },
+      concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
+      temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
+      format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
+      system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
+      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, help: { type: 'boolean' }
+    },
+    strict: true
+  })
+  if (values.help) { io.stdout(USAGE + '\n'); return undefined }
+  const engineUrls = (values.engine ?? []).flatMap((e) => e.split(',')).filter((e) => e.length > 0)
+  if (engineUrls.length === 0 || values.model === undefined || values.dataset === undefined) {
+    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--engine, --model and --dataset are required\n${USAGE}`, 400)
+  }
+  const format = (values.format ?? 'hermes') as ToolCallFormat
+  if (!['hermes', 'markdown', 'code'].includes(format)) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--format must be hermes, markdown or code, got ${format}`, 400)
+  const style = (values.style ?? 'rstar2') as ResultStyle
+  if (!['rstar2', 'verl', 'output-fence'].includes(style)) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--style must be rstar2, verl or output-fence, got ${style}`, 400)
+  const templateName = (values.template ?? (format === 'hermes' ? 'chatml' : 'inline')) as keyof typeof TURN_TEMPLATES
+  const template = TURN_TEMPLATES[templateName]
+  if (template === undefined) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--template must be chatml or inline, got ${templateName}`, 400)
+  if (values['render-chat'] !== undefined && values['render-chat'] !== 'chatml') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, '--render-chat takes chatml', 400)
+  const system = values.system?.startsWith('@') ? readFileSync(values.system.slice(1), 'utf8') : values.system
+  const n = num(values.n, 'n', 8)
+  const keep = num(values.keep, 'keep', n)
+  const limit = num(values.limit, 'limit', Infinity)
+  const lines = readFileSync(values.dataset, 'utf8').split('\n').map((l, i) => ({ l, i: i + 1 })).filter(({ l }) => l.trim().length > 0)
+  const items = lines.slice(0, limit).map(({ l, i }) => parseDatasetLine(l, i, system))
+  const out = values.out ?? 'rollouts.jsonl'
+  const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
+
+  const engines = engineUrls.map((url) => new CompletionsEngine({
+    url,
+    model: values.model as string,
+    ...(values['engine-api-key'] ? { apiKey: values['engine-api-key'] } : {}),
+    ...(values['render-chat'] === 'chatml' ? { renderChat: chatml } : {})
+  }))
+  let engine: Engine = engines[0]
+  const fleet = new SandfleetClient({ url: values.fleet ?? io.env.SANDFLEET_URL ?? 'http://127.0.0.1:8080', ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) })
+  const writer = new JsonlWriter(out)
+  try {
+    if (engines.length > 1) {
+      engine = await KvScheduler.create({
+        engines,
+        ...(values['kv-capacity'] ? { capacityTokens: num(values['kv-capacity'], 'kv-capacity', 0) } : {}),
+        ...(values['reserve-new-tokens'] ? { reserveNewTokens: num(values['reserve-new-tokens'], 'reserve-new-tokens', 0) } : {})
+      })
+    }
+    const started = Date.now()
+    const summary = await runDataset({
+      items,
+      n,
+      keep,
+      concurrency: num(values.concurrency, 'concurrency', 64),
+      seed: num(values.seed, 'seed', 0),
+      writeAll: values['write-all'] === true,
+      episode: {
+        engine,
+        fleet,
+        format,
+        style,
+        template,
+        maxTurns: num(values['max-turns'], 'max-turns', 10),
+        maxResponseTokens: num(values['max-response-tokens'], 'max-response-tokens', 8192),
+        ...(values['max-tokens-per-turn'] ? { maxTokensPerTurn: num(values['max-tokens-per-turn'], 'max-tokens-per-turn', 0) } : {}),
+        timeoutMs: num(values['tool-timeout-ms'], 'tool-timeout-ms', 5000),
+        sampling: {
+          temperature: num(values.temperature, 'temperature', 1),
+          ...(values['top-p'] ? { topP: num(values['top-p'], 'top-p', 1) } : {}),
+          ...(values.seed ? { seed: num(values.seed, 'seed', 0) } : {})
+        }
+      },
+      onRecord: async (r) => { await writer.write(r) },
+      ...(values['no-progress'] ? {} : { onProgress: progressBar(io.stderr, started) })
+    })
+    writeFileSync(summaryPath, JSON.stringify({ ...summary, out, n, keep, model: values.model, engines: engineUrls }, null, 2) + '\n')
+    io.stdout(JSON.stringify(summary) + '\n')
+    if (summary.rollouts === 0 && summary.failed > 0) throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_CONNECTION, `every rollout failed; first error: ${summary.first_error ?? 'unknown'}`, 502)
+    return summary
+  } finally {
+    await writer.close()
+    await engine.close() // a scheduler closes its engines; closing twice is safe
+    await Promise.all(engines.map(async (e) => await e.close()))
+    await fleet.close()
+  }
+}

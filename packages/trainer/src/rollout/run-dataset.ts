@@ -1,0 +1,186 @@
+/**
+ * {@link runDataset}: a dataset through engine and fleet, GRPO-style. Each item gets `n` rollouts
+ * ({@link runEpisode}, `concurrency` at once over the whole dataset), a math reward, GRPO-RoC
+ * keeps `keep` of them, and the kept ones get group advantages; every record goes to `onRecord`
+ * as its group finishes, and a {@link RolloutSummary} comes back.
+ */
+import { Limiter } from '@sandfleet/client'
+import { isRetriable } from '@sandfleet/protocol'
+import { groupAdvantages } from '../algo/advantages.ts'
+import { grpoRoc, seededRandom } from '../algo/grpo-roc.ts'
+import type { ChatMessage } from '../engine/engine.ts'
+import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
+import { toolStatistics, trajectoryRecord, type TrajectoryRecord } from '../export/jsonl.ts'
+import { mathReward } from '../reward/math-reward.ts'
+import { runEpisode, type EpisodeOptions } from './run-episode.ts'
+import { modelText, toRocRollout, type Trajectory } from './trajectory.ts'
+
+/** One dataset item. */
+export interface DatasetItem {
+  messages: ChatMessage[]
+  /** The reference answer, when the item has one. */
+  reference: string | null
+}
+
+/**
+ * Reads one JSONL line: `messages` (chat) or `prompt` / `question` / `problem` (text), and
+ * `answer` / `reference` / `ground_truth` / `solution`; `systemPrompt` goes first when given.
+ */
+export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: string): DatasetItem {
+  let v: Record<string, unknown>
+  try { v = JSON.parse(line) as Record<string, unknown> } catch (err) {
+    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: not JSON (${(err as Error).message})`, 400)
+  }
+  let messages: ChatMessage[]
+  if (Array.isArray(v.messages)) messages = v.messages as ChatMessage[]
+  else {
+    const text = [v.prompt, v.question, v.problem].find((x) => typeof x === 'string')
+    if (typeof text !== 'string') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: needs "messages" or a "prompt", "question" or "problem" string`, 400)
+    messages = [{ role: 'user', content: text }]
+  }
+  if (systemPrompt !== undefined && messages[0]?.role !== 'system') messages = [{ role: 'system', content: systemPrompt }, ...messages]
+  const ref = [v.answer, v.reference, v.ground_truth, v.solution].find((x) => typeof x === 'string' || typeof x === 'number')
+  return { messages, reference: ref === undefined ? null : String(ref) }
+}
+
+/** Progress after each rollout. */
+export interface RolloutProgress { done: number, total: number, correct: number, failed: number }
+
+/** Options of {@link runDataset}. */
+export interface RunDatasetOptions {
+  items: readonly DatasetItem[]
+  /** Rollouts per item (the oversampled group, 2G in the report). */
+  n: number
+  /** Rollouts kept per item by GRPO-RoC (G); `n` keeps all. */
+  keep: number
+  /** Episodes at once over the whole dataset (default 64). */
+  concurrency?: number
+  /** Seed of RoC's draws (default 0). */
+  seed?: number
+  /** `grpo` (default) or `dr_grpo`. */
+  advantage?: 'grpo' | 'dr_grpo'
+  /** Everything {@link runEpisode} takes but the prompt. */
+  episode: Omit<EpisodeOptions, 'prompt'>
+  /** Reward of a trajectory (default: {@link mathReward} of the model's text against the reference). */
+  reward?: (t: Trajectory, item: DatasetItem) => { reward: number, answer: string | null }
+  /** Receives every record (kept ones, and the others when `writeAll`). */
+  onRecord: (r: TrajectoryRecord) => Promise<void> | void
+  /** Also hand over the rollouts RoC did not keep (with `kept: false`). */
+  writeAll?: boolean
+  onProgress?: (p: RolloutProgress) => void
+}
+
+/** What a dataset run came to. */
+export interface RolloutSummary {
+  prompts: number
+  rollouts: number
+  /** Rollouts that failed in the engine (not counted in the figures). */
+  failed: number
+  kept: number
+  /** Mean reward over all rollouts. */
+  accuracy: number
+  /** Unbiased pass@k over items with a reference, for k = 1 and k = n. */
+  pass_at_k: Record<string, number>
+  tool_calls: number
+  /** Code errors and parse errors over the calls the fleet answered itself. */
+  tool_error_ratio: number | null
+  /** Calls answered with a fleet status (overloaded, queue_timeout, infra_error). */
+  tool_fleet_faults: number
+  turns_mean: number
+  response_length_mean: number
+  response_length_max: number
+  stop_reasons: Record<string, number>
+  wall_s: number
+  /** The first engine failure's message, when a rollout failed. */
+  first_error: string | null
+}
+
+/** Unbiased pass@k of one item with `c` correct of `n` (Chen et al. 2021). */
+export function passAtK (n: number, c: number, k: number): number {
+  if (n - c < k) return 1
+  let p = 1
+  for (let i = n - c + 1; i <= n; i++) p *= 1 - k / i
+  return 1 - p
+}
+
+/** Runs the dataset; see the module comment. */
+export async function runDataset (options: RunDatasetOptions): Promise<RolloutSummary> {
+  const started = Date.now()
+  const { items, n } = options
+  const keep = Math.min(options.keep, n)
+  const limiter = new Limiter(options.concurrency ?? 64)
+  const random = seededRandom(options.seed ?? 0)
+  const reward = options.reward ?? ((t: Trajectory, item: DatasetItem) => {
+    if (item.reference === null) return { reward: 0, answer: null }
+    const r = mathReward(modelText(t), item.reference)
+    return { reward: r.reward, answer: r.answer ?? null }
+  })
+  const progress: RolloutProgress = { done: 0, total: items.length * n, correct: 0, failed: 0 }
+  const all: Array<{ t: Trajectory, reward: number }> = []
+  const passes: Record<string, number[]> = { 1: [], [n]: [] }
+  let kept = 0
+  let firstError: string | null = null
+  let writing = Promise.resolve()
+
+  await Promise.all(items.map(async (item, group) => {
+    const results = await Promise.all(Array.from({ length: n }, async () => await limiter.run(async () => {
+      try {
+        const t = await runEpisode({ ...options.episode, prompt: item.messages })
+        const r = reward(t, item)
+        progress.done++
+        if (r.reward > 0) progress.correct++
+        options.onProgress?.({ ...progress })
+        return { t, ...r }
+      } catch (err) {
+        if (err instanceof TrainerError && err.code === TRAINER_ERROR_CODES.ABORTED) throw err
+        firstError ??= (err as Error).message
+        progress.done++
+        progress.failed++
+        options.onProgress?.({ ...progress })
+        return undefined
+      }
+    })))
+    const ok = results.filter((r) => r !== undefined)
+    for (const r of ok) all.push({ t: r.t, reward: r.reward })
+    if (item.reference !== null && ok.length > 0) {
+      const c = ok.filter((r) => r.reward > 0).length
+      passes[1].push(passAtK(ok.length, c, 1))
+      passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
+    }
+    const keptIdx = new Set(grpoRoc(ok.map((r) => toRocRollout(r.t, r.reward)), { keep, random }))
+    const keptList = ok.filter((_, i) => keptIdx.has(i))
+    const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo')
+    kept += keptList.length
+    const records = ok.flatMap((r, i) => {
+      const k = keptList.indexOf(r)
+      if (k < 0 && !options.writeAll) return []
+      return [trajectoryRecord(r.t, { group, sample: i, reward: r.reward, advantage: k >= 0 ? adv[k] : null, kept: k >= 0, answer: r.answer, reference: item.reference })]
+    })
+    writing = writing.then(async () => { for (const rec of records) await options.onRecord(rec) })
+    await writing
+  }))
+
+  const tools = all.map(({ t }) => toolStatistics(t))
+  const counted = tools.reduce((a, s) => a + s.counted, 0)
+  const lengths = all.map(({ t }) => t.responseIds.length)
+  const mean = (xs: number[]): number => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
+  const stopReasons: Record<string, number> = {}
+  for (const { t } of all) stopReasons[t.stopReason] = (stopReasons[t.stopReason] ?? 0) + 1
+  return {
+    prompts: items.length,
+    rollouts: all.length,
+    failed: progress.failed,
+    kept,
+    accuracy: mean(all.map((r) => r.reward)),
+    pass_at_k: Object.fromEntries(Object.entries(passes).map(([k, xs]) => [k, mean(xs)])),
+    tool_calls: all.reduce((a, { t }) => a + t.toolCalls.length, 0),
+    tool_error_ratio: counted === 0 ? null : tools.reduce((a, s) => a + s.errors, 0) / counted,
+    tool_fleet_faults: all.reduce((a, { t }) => a + t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, 0),
+    turns_mean: mean(all.map(({ t }) => t.turns.length)),
+    response_length_mean: mean(lengths),
+    response_length_max: lengths.length === 0 ? 0 : Math.max(...lengths),
+    stop_reasons: stopReasons,
+    wall_s: (Date.now() - started) / 1000,
+    first_error: firstError
+  }
+}

@@ -1,0 +1,79 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startFakeFleet } from '@sandfleet/client/testing'
+import type { ExecResult } from '@sandfleet/protocol'
+import { parseDatasetLine, passAtK, rolloutCommand, type TrajectoryRecord } from '@sandfleet/trainer'
+import { ScriptedTokenizer, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+
+const ok = (stdout: string): ExecResult => ({ status: 'ok', stdout, stderr: '', exit_code: 0, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: null, files: {}, runner: 'fake', sandbox: 'fake-0' })
+
+test('pass@k is the unbiased estimator; dataset lines take the usual field names', () => {
+  assert.equal(passAtK(4, 0, 1), 0)
+  assert.equal(passAtK(4, 1, 1), 0.25)
+  assert.equal(passAtK(4, 1, 4), 1)
+  assert.ok(Math.abs(passAtK(4, 2, 2) - (1 - 1 / 6)) < 1e-12, '1 − C(2,2)/C(4,2)')
+  assert.deepEqual(parseDatasetLine('{"question": "1+1?", "ground_truth": 2}', 1, 'be brief'), { messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: '1+1?' }], reference: '2' })
+  assert.throws(() => parseDatasetLine('{"answer": "2"}', 7), /line 7/)
+})
+
+test('sandfleet rollout runs a dataset through engine and fleet, writes kept trajectories and a summary', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
+  // the model: computes with a tool, then answers right when the prompt asks for 2**10, wrong for the other
+  const engine = await startScriptedEngine((ctx) => {
+    if (ctx.turn === 0) return ctx.prompt.includes('2**10') ? '<tool_call>{"name":"python","arguments":{"code":"print(2**10)"}}</tool_call>' : '<tool_call>{"name":"python","arguments":{"code":"1/0"}}</tool_call>'
+    return ctx.prompt.includes('1024') ? '<answer>\\boxed{1024}</answer>' : '<answer>\\boxed{0}</answer>'
+  })
+  const fleet = await startFakeFleet((req) => req.code.includes('1/0')
+    ? { ...ok(''), status: 'error', exit_code: 1, stderr: 'ZeroDivisionError: division by zero', error: { type: 'ZeroDivisionError', message: 'division by zero' } }
+    : ok('1024\n'))
+  const dataset = join(dir, 'data.jsonl')
+  writeFileSync(dataset, '{"prompt": "What is 2**10?", "answer": "1024"}\n\n{"prompt": "What is 7/0?", "answer": "undefined"}\n')
+  const out = join(dir, 'out.jsonl')
+  const err: string[] = []
+  const stdout: string[] = []
+  try {
+    const summary = await rolloutCommand(['--engine', engine.url, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '4', '--keep', '2', '--out', out, '--seed', '1'], { stdout: (t) => stdout.push(t), stderr: { write: (t) => { err.push(t) }, isTTY: false }, env: {} })
+    assert.ok(summary)
+    assert.equal(summary.prompts, 2)
+    assert.equal(summary.rollouts, 8)
+    assert.equal(summary.kept, 4)
+    assert.equal(summary.accuracy, 0.5)
+    assert.deepEqual(summary.pass_at_k, { 1: 0.5, 4: 0.5 })
+    assert.equal(summary.tool_calls, 8)
+    assert.equal(summary.tool_error_ratio, 0.5, 'four 1/0 calls of eight, counted by status')
+    assert.equal(summary.turns_mean, 2)
+    assert.deepEqual(summary.stop_reasons, { answer: 8 })
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrajectoryRecord)
+    assert.equal(lines.length, 4, 'the kept rollouts')
+    for (const r of lines) {
+      assert.equal(r.loss_mask.length, r.response_ids.length)
+      assert.equal(r.rollout_logprobs.length, r.response_ids.length)
+      assert.equal(r.kept, true)
+      assert.equal(r.num_turns, 2)
+      assert.equal(r.reward, r.group === 0 ? 1 : 0)
+      assert.equal(r.advantage, 0, 'a group with equal rewards has no advantage')
+      assert.deepEqual(r.tool_statuses, r.group === 0 ? { ok: 1 } : { error: 1 })
+      assert.equal(ScriptedTokenizer.decode(r.prompt_ids).includes(r.group === 0 ? '2**10' : '7/0'), true)
+    }
+    const file = JSON.parse(readFileSync(join(dir, 'out.summary.json'), 'utf8')) as { accuracy: number, n: number }
+    assert.equal(file.accuracy, 0.5)
+    assert.equal(file.n, 4)
+    assert.match(err.join(''), /rollout \[#+\] 8\/8 acc 0\.500 failed 0/)
+    assert.equal(JSON.parse(stdout.join('')).rollouts, 8)
+  } finally { await engine.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
+})
+
+test('sandfleet rollout fails with the engine\'s error when every rollout fails; bad flags are named', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
+  const dataset = join(dir, 'data.jsonl')
+  writeFileSync(dataset, '{"prompt": "q", "answer": "1"}\n')
+  const io = { stdout: () => {}, stderr: { write: () => {} }, env: {} }
+  try {
+    await assert.rejects(rolloutCommand(['--engine', 'http://127.0.0.1:1', '--model', 'm', '--dataset', dataset, '--out', join(dir, 'o.jsonl'), '--n', '2', '--no-progress'], io), /every rollout failed; first error: .*127\.0\.0\.1:1/)
+    await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
+    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format must be/)
+  } finally { rmSync(dir, { recursive: true, force: true }) }
+})
