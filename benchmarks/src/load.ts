@@ -6,6 +6,7 @@
  * is counted by its outcome. In batch mode a request carries `batchSize` calls and every item's
  * status is counted.
  */
+import { setMaxListeners } from 'node:events'
 import { Pool } from 'undici'
 import { startCpuMeter, type CpuShare } from './cpu.ts'
 import { OutcomeCounter, summarize, type Summary } from './stats.ts'
@@ -127,6 +128,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   // At the end of the window the requests still in flight are aborted, so the fleet's queue
   // drains (the gateway cancels a disconnected caller's queued jobs) before the next run.
   const abort = new AbortController()
+  setMaxListeners(shape.concurrency + 16, abort.signal)
   const meterStop = setTimeout(() => { cpu = meter?.stop(); abort.abort() }, Math.max(0, stopAt - performance.now()))
 
   const worker = async (): Promise<void> => {
