@@ -18,6 +18,8 @@ export interface Server {
   description: string
   /** The isolation the fleet reported at start-up, when known. */
   isolation?: string
+  /** Sandboxes of the Python pool, from the fleet's `/metrics`, when known. */
+  poolSize?: number
   /** Stops it (a no-op for an existing fleet). Idempotent. */
   close(): Promise<void>
 }
@@ -34,11 +36,24 @@ export async function startServe (args: readonly string[], startTimeoutMs = 180_
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
   const line = await waitForLine(child, (obj) => obj.msg === 'sandfleet serving' && typeof obj.url === 'string', startTimeoutMs, 'sandfleet serve')
   const isolation = (line.isolation as { boundary?: string, driver?: string } | undefined)
+  const url = line.url as string
   return {
-    url: line.url as string,
+    poolSize: await pythonPoolSize(url),
+    url,
     description: `sandfleet serve --host 127.0.0.1 --port 0${args.length > 0 ? ' ' + args.join(' ') : ''}`,
     isolation: isolation === undefined ? undefined : `${isolation.driver ?? '?'}: ${isolation.boundary ?? '?'}`,
     close: stopper(child)
+  }
+}
+
+/** The `sandfleet_runner_pool_size{language="python"}` gauge of a fleet, or undefined. */
+export async function pythonPoolSize (url: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(`${url}/metrics`)
+    const m = /^sandfleet_runner_pool_size\{[^}]*language="python"[^}]*\} (\d+)$/m.exec(await res.text())
+    return m === null ? undefined : Number(m[1])
+  } catch {
+    return undefined
   }
 }
 

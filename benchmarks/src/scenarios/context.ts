@@ -32,5 +32,6 @@ export function serveArgs (options: BenchOptions, poolSize = options.poolSize): 
 
 /** A note naming the fleet a run used. */
 export function fleetNote (server: Server): string {
-  return `fleet: \`${server.description}\`${server.isolation === undefined ? '' : ` (${server.isolation})`}`
+  const pool = server.poolSize === undefined ? '' : `, ${server.poolSize} Python sandboxes`
+  return `fleet: \`${server.description}\`${server.isolation === undefined ? '' : ` (${server.isolation}${pool})`}`
 }
