@@ -25,7 +25,7 @@ export const RunnerConfigSchema = Type.Object({
   port: int(0, 65_535, 'Port the internal API listens on (0: any free port)'),
   backend: Type.Union(BACKENDS.map((b) => Type.Literal(b)), { description: 'Driver of the Python pool; auto = strongest isolation available; unsafe = no isolation (prints a warning)' }),
   languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l))), { uniqueItems: true, description: 'Languages served (empty: every language with an available driver)' }),
-  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: the number of cores)'),
+  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: twice the number of cores)'),
   maxJobsPerSandbox: int(0, Number.MAX_SAFE_INTEGER, 'Jobs a sandbox runs before it is replaced (0: no limit)'),
   maxQueuedJobs: int(0, 1_000_000, 'Jobs waiting for a sandbox before new ones are answered overloaded'),
   queueTimeoutMs: int(1, LIMITS.maxTimeoutMs, 'Longest a job waits for a sandbox before it is answered queue_timeout'),
@@ -61,7 +61,12 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     port: 8080,
     backend: 'auto',
     languages: [],
-    poolSize: Math.max(1, availableParallelism()),
+    // Twice the cores: a slot also waits on its result's trip back through the runner, so a pool
+    // of `cores` leaves CPU idle. Measured on a 2-core machine (benchmarks/RESULTS.md, pool size;
+    // 3 interleaved rounds at concurrency 64): 4 slots gave 1.33× the calls/s of 2 for print(1+1)
+    // and 1.47× for sympy.factor; 8 slots only 1.06×/1.07× more than 4 (inside the rounds' range)
+    // for ~70 MiB more per slot and longer runs per job.
+    poolSize: 2 * availableParallelism(),
     maxJobsPerSandbox: 10_000,
     maxQueuedJobs: 8192,
     queueTimeoutMs: 30_000,

@@ -1,4 +1,5 @@
 import { test } from 'node:test'
+import { availableParallelism } from 'node:os'
 import assert from 'node:assert/strict'
 import { parseRunnerConfig, readRunnerConfig, runnerConfig } from '../src/config.ts'
 import { ConfigError } from '../src/errors.ts'
@@ -29,4 +30,8 @@ test('config: unknown keys in code are refused; unknown flags can be passed thro
   const { config, rest } = readRunnerConfig({ argv: ['--runners', 'a,b', '--pool-size', '2'], allowUnknownFlags: true })
   assert.equal(config.poolSize, 2)
   assert.deepEqual(rest, ['--runners', 'a,b'])
+})
+
+test('config: the default pool is twice the cores (measured in benchmarks/RESULTS.md, pool size)', () => {
+  assert.equal(runnerConfig().poolSize, 2 * availableParallelism())
 })
