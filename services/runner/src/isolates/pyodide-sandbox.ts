@@ -68,6 +68,8 @@ export class PyodideSandbox implements Sandbox {
   private jobs = 0
   /** Bytes of the baseline memory image (after start). */
   baselineBytes = 0
+  /** How long each phase of {@link start} took, in ms (isolate with the glue, boot from the snapshot, harness and baseline). */
+  readonly startMs = { isolate: 0, boot: 0, harness: 0 }
 
   constructor (readonly id: string, private readonly assets: PyodideAssets, private readonly options: PyodideSandboxOptions) {}
 
@@ -79,7 +81,10 @@ export class PyodideSandbox implements Sandbox {
     const ivm = this.assets.ivm
     try {
       if (this.assets.snapshot === undefined) throw new Error('no snapshot prepared')
+      let t = performance.now()
       const { isolate, context } = await this.assets.isolate()
+      this.startMs.isolate = performance.now() - t
+      t = performance.now()
       this.isolate = isolate
       this.context = context
       const g = context.global
@@ -87,6 +92,8 @@ export class PyodideSandbox implements Sandbox {
       await g.set('__sf_interrupt', new ivm.ExternalCopy(this.interrupt).copyInto({ release: true }))
       await g.set('__sf_harness', this.assets.harness)
       await context.eval('(async () => { globalThis.__sf_py = await loadPyodide({ indexURL: "/p/", _loadSnapshot: __sf_snap }); delete globalThis.__sf_snap })()', { promise: true, timeout: 60_000 })
+      this.startMs.boot = performance.now() - t
+      t = performance.now()
       const script = await isolate.compileScript(this.assets.job, { filename: 'pyodide-job.js' })
       const api = await script.run(context, { reference: true, timeout: 60_000 }) as IvmModule.Reference<Record<string, unknown>>
       script.release()
@@ -95,6 +102,7 @@ export class PyodideSandbox implements Sandbox {
       const info = await api.get('info', { copy: true }) as { baselineBytes: number }
       this.baselineBytes = info.baselineBytes
       api.release()
+      this.startMs.harness = performance.now() - t
       this.current = 'ready'
     } catch (err) {
       let logs = ''
