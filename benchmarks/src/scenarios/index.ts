@@ -5,6 +5,7 @@ import { naiveBaseline } from './naive-baseline.ts'
 import { poolSize } from './pool-size.ts'
 import { replaceAfterTimeout } from './replace-after-timeout.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
+import { isolatesBench, javascriptBench, pyodideBench } from './isolates.ts'
 
 /** What `suite` runs, in this order (naive-baseline right after the trivial-c64 run it divides). */
 export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'replace-after-timeout'] as const
@@ -34,5 +35,8 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'replace-after-timeout': replaceAfterTimeout,
   'naive-baseline': naiveBaseline,
   'pool-size': poolSize,
+  pyodide: pyodideBench,
+  javascript: javascriptBench,
+  isolates: isolatesBench,
   suite
 }

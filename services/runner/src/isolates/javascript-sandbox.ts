@@ -10,15 +10,14 @@ import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../dr
 /** The isolated-vm module. */
 export type Ivm = typeof IvmModule
 
-/** The JavaScript evaluated in every context: the text codec, then the harness. */
-export interface IsolateSources { codec: string, harness: string }
+/** The JavaScript evaluated in every context: text-codec.js then js-harness.js, one script (one call into the isolate). */
+export interface IsolateSources { context: string }
 
 /** Reads text-codec.js and js-harness.js (once per driver). */
 export function loadIsolateSources (): IsolateSources {
-  return {
-    codec: readFileSync(new URL('./text-codec.js', import.meta.url), 'utf8'),
-    harness: readFileSync(new URL('./js-harness.js', import.meta.url), 'utf8')
-  }
+  const codec = readFileSync(new URL('./text-codec.js', import.meta.url), 'utf8')
+  const harness = readFileSync(new URL('./js-harness.js', import.meta.url), 'utf8')
+  return { context: `${codec};\n${harness}` }
 }
 
 /** Options of a {@link JavascriptSandbox}. */
@@ -60,7 +59,7 @@ export class JavascriptSandbox implements Sandbox {
   private current: SandboxState = 'starting'
   private isolate: IvmModule.Isolate | undefined
   private limitMb = 0
-  private scripts: { codec: IvmModule.Script, harness: IvmModule.Script } | undefined
+  private script: IvmModule.Script | undefined
   private next: Promise<Prepared> | undefined
   private jobs = 0
 
@@ -86,11 +85,7 @@ export class JavascriptSandbox implements Sandbox {
     const isolate = new this.ivm.Isolate({ memoryLimit: memoryMb })
     this.isolate = isolate
     this.limitMb = memoryMb
-    const [codec, harness] = await Promise.all([
-      isolate.compileScript(this.sources.codec, { filename: 'text-codec.js' }),
-      isolate.compileScript(this.sources.harness, { filename: 'sandfleet-harness.js' })
-    ])
-    this.scripts = { codec, harness }
+    this.script = await isolate.compileScript(this.sources.context, { filename: 'sandfleet-harness.js' })
     this.next = this.prepare()
     this.next.catch(() => {})
   }
@@ -98,11 +93,10 @@ export class JavascriptSandbox implements Sandbox {
   /** A fresh context with the codec and harness evaluated, and a reference to the job function. */
   private async prepare (): Promise<Prepared> {
     const isolate = this.isolate
-    const scripts = this.scripts
-    if (isolate === undefined || scripts === undefined) throw new Error('no isolate')
+    const script = this.script
+    if (isolate === undefined || script === undefined) throw new Error('no isolate')
     const context = await isolate.createContext()
-    await scripts.codec.run(context)
-    const job = await scripts.harness.run(context, { reference: true }) as IvmModule.Reference<(...args: unknown[]) => unknown>
+    const job = await script.run(context, { reference: true }) as IvmModule.Reference<(...args: unknown[]) => unknown>
     return { context, job }
   }
 

@@ -1,0 +1,87 @@
+/**
+ * The isolate backends of issue 4, each against its own `sandfleet serve --backend pyodide`
+ * (which also serves javascript): time until a pool of `--pool-size` (4) is ready, and a closed
+ * loop at concurrency 1 and 16.
+ * - `pyodide`: the call is the leak probe itself (prints whether the previous call's patch of
+ *   `builtins` is visible, then patches it), so every ok call is also a passed leak test.
+ * - `javascript`: `console.log(1+1)`.
+ */
+import { classifyExecute, runLoad, type LoadReport } from '../load.ts'
+import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
+import type { Server } from '../fleet.ts'
+import { fleetNote, type BenchContext, type Scenario } from './context.ts'
+
+const LEAK_PROBE = { code: 'import builtins\nprint(hasattr(builtins, "sf_mark"))\nbuiltins.sf_mark = 1', stdout: 'False\n' }
+const TRIVIAL_PY = { code: 'print(1+1)', stdout: '2\n' }
+const TRIVIAL_JS = { code: 'console.log(1+1)', stdout: '2\n' }
+
+let fleet: Promise<{ server: Server, readyS: number }> | undefined
+
+/** One pyodide fleet shared by both scenarios of an invocation; its start is timed. */
+function isolateFleet (ctx: BenchContext): Promise<{ server: Server, readyS: number }> {
+  fleet ??= (async () => {
+    const pool = ctx.options.poolSize ?? 4
+    const started = performance.now()
+    const server = await ctx.startFleet(['--backend', 'pyodide', '--pool-size', String(pool)])
+    return { server, readyS: (performance.now() - started) / 1000 }
+  })()
+  return fleet
+}
+
+async function load (ctx: BenchContext, server: Server, body: object, stdout: string, concurrency: number): Promise<LoadReport> {
+  const { durationS, warmupS, connections } = ctx.options
+  ctx.log(`  ${JSON.stringify(body)} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
+  const report = await runLoad({ url: server.url, path: '/v1/execute', body: JSON.stringify(body), callsPerRequest: 1, classify: classifyExecute(stdout) },
+    { concurrency, durationS, warmupS, connections })
+  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  return report
+}
+
+/** The pyodide backend: ready time, `print(1+1)` p50 at 1, the leak probe at 1 and 16. */
+export const pyodideBench: Scenario = {
+  summary: 'pyodide backend: pool of 4 ready (≤ 3 s), print(1+1) p50 (≤ 2 ms), leak probe calls/s at 16 (≥ 300)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const { server, readyS } = await isolateFleet(ctx)
+    const pool = ctx.options.poolSize ?? 4
+    const figures: Figure[] = [{ scenario: 'pyodide', name: `serve --backend pyodide --pool-size ${pool}: spawn to serving`, value: readyS, unit: 's', target: { op: '<=', value: 3 } }]
+    const runs: LoadRun[] = []
+    const c1 = await load(ctx, server, { code: TRIVIAL_PY.code }, TRIVIAL_PY.stdout, 1)
+    figures.push({ scenario: 'pyodide', name: 'print(1+1) p50, concurrency 1', value: c1.latencyMs.p50, unit: 'ms', target: { op: '<=', value: 2 } })
+    figures.push({ scenario: 'pyodide', name: 'print(1+1) calls/s, concurrency 1', value: c1.okCallsPerS, unit: 'calls/s' })
+    runs.push({ scenario: 'pyodide', server: 'sandfleet print(1+1)', report: c1 })
+    for (const c of [1, 16]) {
+      const report = await load(ctx, server, { code: LEAK_PROBE.code }, LEAK_PROBE.stdout, c)
+      figures.push({ scenario: 'pyodide', name: `leak probe p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms' })
+      figures.push({ scenario: 'pyodide', name: `leak probe ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 300 } } : {}) })
+      runs.push({ scenario: 'pyodide', server: 'sandfleet leak probe', report })
+    }
+    return { figures, runs, notes: [fleetNote(server), 'the leak probe prints whether the previous call\'s builtins patch is visible: an ok call is a passed leak test (wrong_output otherwise)'] }
+  }
+}
+
+/** The javascript backend: `console.log(1+1)` at 1 and 16. */
+export const javascriptBench: Scenario = {
+  summary: 'javascript backend: console.log(1+1) p50 at 1 (≤ 1 ms) and calls/s at 16 (≥ 3,000)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const { server } = await isolateFleet(ctx)
+    const figures: Figure[] = []
+    const runs: LoadRun[] = []
+    for (const c of [1, 16]) {
+      const report = await load(ctx, server, { language: 'javascript', code: TRIVIAL_JS.code }, TRIVIAL_JS.stdout, c)
+      figures.push({ scenario: 'javascript', name: `console.log(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', ...(c === 1 ? { target: { op: '<=', value: 1 } } : {}) })
+      figures.push({ scenario: 'javascript', name: `console.log(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 3000 } } : {}) })
+      runs.push({ scenario: 'javascript', server: 'sandfleet javascript', report })
+    }
+    return { figures, runs, notes: [fleetNote(server)] }
+  }
+}
+
+/** Both, one fleet. */
+export const isolatesBench: Scenario = {
+  summary: 'pyodide then javascript on one `serve --backend pyodide` fleet',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const a = await ctx.run('pyodide')
+    const b = await ctx.run('javascript')
+    return { figures: [...a.figures, ...b.figures], runs: [...a.runs, ...b.runs], notes: [...new Set([...a.notes, ...b.notes])] }
+  }
+}
