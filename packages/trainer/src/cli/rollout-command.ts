@@ -40,6 +40,7 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
   --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
+  --sessions                each episode keeps its Python state across turns in a fleet session
   --api-key K --engine-api-key K   --no-progress`
 
 function num (v: string | undefined, name: string, fallback: number): number {
@@ -78,7 +79,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
       format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
       system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
-      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, help: { type: 'boolean' }
+      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, help: { type: 'boolean' }
     },
     strict: true
   })
@@ -129,6 +130,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       concurrency: num(values.concurrency, 'concurrency', 64),
       seed: num(values.seed, 'seed', 0),
       writeAll: values['write-all'] === true,
+      ...(values.sessions ? { sessions: { client: fleet } } : {}),
       episode: {
         engine,
         fleet,

@@ -12,6 +12,7 @@ import type { ChatMessage } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { toolStatistics, trajectoryRecord, type TrajectoryRecord } from '../export/jsonl.ts'
 import { mathReward } from '../reward/math-reward.ts'
+import { EpisodeSession, type SessionOpener } from './episode-session.ts'
 import { runEpisode, type EpisodeOptions } from './run-episode.ts'
 import { modelText, toRocRollout, type Trajectory } from './trajectory.ts'
 
@@ -61,6 +62,8 @@ export interface RunDatasetOptions {
   advantage?: 'grpo' | 'dr_grpo'
   /** Everything {@link runEpisode} takes but the prompt. */
   episode: Omit<EpisodeOptions, 'prompt'>
+  /** Give each episode its own fleet session (Python state kept across its turns), opened through this client. */
+  sessions?: { client: SessionOpener, ttl_s?: number }
   /** Reward of a trajectory (default: {@link mathReward} of the model's text against the reference). */
   reward?: (t: Trajectory, item: DatasetItem) => { reward: number, answer: string | null }
   /** Receives every record (kept ones, and the others when `writeAll`). */
@@ -124,8 +127,9 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
 
   await Promise.all(items.map(async (item, group) => {
     const results = await Promise.all(Array.from({ length: n }, async () => await limiter.run(async () => {
+      const session = options.sessions ? new EpisodeSession(options.sessions.client, options.sessions.ttl_s !== undefined ? { ttl_s: options.sessions.ttl_s } : {}) : undefined
       try {
-        const t = await runEpisode({ ...options.episode, prompt: item.messages })
+        const t = await runEpisode({ ...options.episode, ...(session ? { fleet: session } : {}), prompt: item.messages })
         const r = reward(t, item)
         progress.done++
         if (r.reward > 0) progress.correct++
@@ -138,6 +142,8 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
         progress.failed++
         options.onProgress?.({ ...progress })
         return undefined
+      } finally {
+        await session?.close()
       }
     })))
     const ok = results.filter((r) => r !== undefined)
