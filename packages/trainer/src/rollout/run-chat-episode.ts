@@ -1,0 +1,70 @@
+/**
+ * {@link runChatEpisode}: the multi-turn loop over a text-in / text-out {@link ChatEngine}
+ * (`/v1/chat/completions`), for evaluation and agents where no token ids are needed. Tool results
+ * go back as a message (`user` by default, as rStar2-Agent's template renders them, or `tool`);
+ * turns, tool calls with their statuses and the stop reason are as in {@link runEpisode}.
+ */
+import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
+import type { ChatEngine, ChatMessage, SamplingParams } from '../engine/engine.ts'
+import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
+import { countAnswers, defaultHasAnswer } from './run-episode.ts'
+import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
+import type { StopReason, ToolCallRecord, TurnRecord } from './trajectory.ts'
+
+/** Options of {@link runChatEpisode}. */
+export interface ChatEpisodeOptions extends ToolStepOptions {
+  engine: ChatEngine
+  fleet: ToolExecutor
+  messages: readonly ChatMessage[]
+  format?: ToolCallFormat
+  /** Role of the message carrying tool results (default `user`). */
+  toolRole?: 'user' | 'tool'
+  maxTurns?: number
+  /** Most tokens per model turn (default 4096). */
+  maxTokensPerTurn?: number
+  sampling?: Omit<SamplingParams, 'maxTokens'>
+  hasAnswer?: (turnText: string) => boolean
+  signal?: AbortSignal
+}
+
+/** What {@link runChatEpisode} returns. */
+export interface ChatTrajectory {
+  /** The whole conversation: the prompt, then assistant and tool-result messages. */
+  messages: ChatMessage[]
+  turns: TurnRecord[]
+  toolCalls: ToolCallRecord[]
+  /** `token_budget` does not occur here; a turn cut by `maxTokensPerTurn` ends as `turn_length`. */
+  stopReason: StopReason
+  answers: number
+  wallMs: number
+}
+
+/** Runs one chat episode. */
+export async function runChatEpisode (options: ChatEpisodeOptions): Promise<ChatTrajectory> {
+  const started = Date.now()
+  const { engine, fleet, signal } = options
+  const format = options.format ?? 'hermes'
+  const maxTurns = options.maxTurns ?? 10
+  const hasAnswer = options.hasAnswer ?? defaultHasAnswer
+  const stop = [...new Set([...(options.sampling?.stop ?? []), ...TOOL_CALL_STOPS[format]])]
+  const messages: ChatMessage[] = [...options.messages]
+  const turns: TurnRecord[] = []
+  const toolCalls: ToolCallRecord[] = []
+  let stopReason: StopReason | undefined
+  while (stopReason === undefined) {
+    if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
+    const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(signal ? { signal } : {}) })
+    messages.push({ role: 'assistant', content: gen.text })
+    const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
+    turns.push(turn)
+    if (gen.finishReason === 'length') { stopReason = 'turn_length'; break }
+    const calls = parseToolCalls(gen.text, format)
+    if (calls.length === 0) { stopReason = hasAnswer(gen.text) ? 'answer' : 'eos'; break }
+    if (turns.length >= maxTurns) { stopReason = 'max_turns'; break }
+    const records = await runToolStep(fleet, calls, turns.length - 1, options, signal)
+    toolCalls.push(...records)
+    turn.toolStatuses = records.map((r) => r.status)
+    messages.push({ role: options.toolRole ?? 'user', content: records.map((r) => r.text).join('\n') })
+  }
+  return { messages, turns, toolCalls, stopReason, answers: countAnswers(turns.map((t) => t.text)), wallMs: Date.now() - started }
+}
