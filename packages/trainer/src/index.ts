@@ -1,16 +1,18 @@
 /**
- * `@sandfleet/trainer`: agentic RL rollouts on sandfleet: tool-call parsing and result
- * formatting, engine adapters (vLLM / SGLang OpenAI-compatible servers), GRPO-style algorithms.
+ * `@sandfleet/trainer`: agentic RL rollouts on sandfleet. Engine adapters (vLLM / SGLang
+ * OpenAI-compatible servers), the multi-turn rollout loop with loss masks, tool-call parsing and
+ * result formatting, the math answer reward, GRPO-style algorithms and GRPO-RoC, a KV-aware
+ * scheduler over several engines, JSONL export and the `sandfleet rollout` command.
  *
  * @example
  * ```ts
- * import { CompletionsEngine, parseToolCalls, formatToolResult } from '@sandfleet/trainer'
+ * import { SandfleetClient } from '@sandfleet/client'
+ * import { CompletionsEngine, runEpisode, mathReward, modelText } from '@sandfleet/trainer'
  * const engine = new CompletionsEngine({ url: 'http://127.0.0.1:8000', model: 'qwen' })
- * const promptIds = await engine.applyChatTemplate([{ role: 'user', content: 'What is 2**10?' }])
- * const gen = await engine.generate({ promptIds, maxTokens: 512, stop: ['</tool_call>'] })
- * const [call] = parseToolCalls(gen.text, 'hermes')
- * const text = call.ok ? formatToolResult(await client.execute({ code: call.code, stdin: call.stdin }), 'rstar2')
- *                      : formatToolResult({ parseError: call.reason }, 'rstar2')
+ * const fleet = new SandfleetClient({ url: 'http://127.0.0.1:8080' })
+ * const t = await runEpisode({ engine, fleet, prompt: [{ role: 'user', content: 'What is 2**10?' }] })
+ * // t.responseIds, t.lossMask (1 policy / 0 tool output) and t.logprobs line up one to one
+ * console.log(t.stopReason, t.toolCalls.map((c) => c.status), mathReward(modelText(t), '1024').reward)
  * ```
  */
 export * from './errors.ts'
