@@ -198,10 +198,11 @@ export class JavascriptSandbox implements Sandbox {
     return stats
   }
 
-  /** Disposes the isolate. Idempotent. */
+  /** Disposes the isolate (after a context being prepared: disposing under it can crash the process). Idempotent. */
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
+    if (this.next !== undefined) await Promise.race([this.next.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
     if (this.isolate?.isDisposed === false) this.isolate.dispose()
     this.isolate = undefined
     this.next = undefined

@@ -214,10 +214,11 @@ export class PyodideSandbox implements Sandbox {
     return stats
   }
 
-  /** Disposes the isolate. Idempotent. */
+  /** Disposes the isolate (after a restore in flight: disposing under it can crash the process). Idempotent. */
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
+    if (this.restoring !== undefined) await Promise.race([this.restoring, new Promise((resolve) => setTimeout(resolve, 1000).unref())])
     if (this.isolate?.isDisposed === false) this.isolate.dispose()
     this.isolate = undefined
     this.context = undefined
