@@ -119,17 +119,21 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     return { reward: r.reward, answer: r.answer ?? null }
   })
   const progress: RolloutProgress = { done: 0, total: items.length * n, correct: 0, failed: 0 }
-  const all: Array<{ t: Trajectory, reward: number }> = []
+  // only the figures of each rollout are kept for the summary, not its tokens
+  const all: Array<{ reward: number, errors: number, counted: number, calls: number, faults: number, turns: number, length: number, stop: string }> = []
   const passes: Record<string, number[]> = { 1: [], [n]: [] }
   let kept = 0
   let firstError: string | null = null
   let writing = Promise.resolve()
 
   await Promise.all(items.map(async (item, group) => {
-    const results = await Promise.all(Array.from({ length: n }, async () => await limiter.run(async () => {
+    const results = await Promise.all(Array.from({ length: n }, async (_, sample) => await limiter.run(async () => {
       const session = options.sessions ? new EpisodeSession(options.sessions.client, options.sessions.ttl_s !== undefined ? { ttl_s: options.sessions.ttl_s } : {}) : undefined
       try {
-        const t = await runEpisode({ ...options.episode, ...(session ? { fleet: session } : {}), prompt: item.messages })
+        const sampling = options.episode.sampling
+        // one seed for every rollout of a group would make them one rollout: each gets its own
+        const seeded = sampling?.seed !== undefined ? { sampling: { ...sampling, seed: sampling.seed + group * n + sample } } : {}
+        const t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
         const r = reward(t, item)
         progress.done++
         if (r.reward > 0) progress.correct++
@@ -147,7 +151,10 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
       }
     })))
     const ok = results.filter((r) => r !== undefined)
-    for (const r of ok) all.push({ t: r.t, reward: r.reward })
+    for (const r of ok) {
+      const tools = toolStatistics(r.t)
+      all.push({ reward: r.reward, errors: tools.errors, counted: tools.counted, calls: r.t.toolCalls.length, faults: r.t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, turns: r.t.turns.length, length: r.t.responseIds.length, stop: r.t.stopReason })
+    }
     if (item.reference !== null && ok.length > 0) {
       const c = ok.filter((r) => r.reward > 0).length
       passes[1].push(passAtK(ok.length, c, 1))
@@ -166,12 +173,11 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     await writing
   }))
 
-  const tools = all.map(({ t }) => toolStatistics(t))
-  const counted = tools.reduce((a, s) => a + s.counted, 0)
-  const lengths = all.map(({ t }) => t.responseIds.length)
+  const counted = all.reduce((a, s) => a + s.counted, 0)
+  const lengths = all.map((r) => r.length)
   const mean = (xs: number[]): number => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
   const stopReasons: Record<string, number> = {}
-  for (const { t } of all) stopReasons[t.stopReason] = (stopReasons[t.stopReason] ?? 0) + 1
+  for (const r of all) stopReasons[r.stop] = (stopReasons[r.stop] ?? 0) + 1
   return {
     prompts: items.length,
     rollouts: all.length,
@@ -179,12 +185,12 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     kept,
     accuracy: mean(all.map((r) => r.reward)),
     pass_at_k: Object.fromEntries(Object.entries(passes).map(([k, xs]) => [k, mean(xs)])),
-    tool_calls: all.reduce((a, { t }) => a + t.toolCalls.length, 0),
-    tool_error_ratio: counted === 0 ? null : tools.reduce((a, s) => a + s.errors, 0) / counted,
-    tool_fleet_faults: all.reduce((a, { t }) => a + t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, 0),
-    turns_mean: mean(all.map(({ t }) => t.turns.length)),
+    tool_calls: all.reduce((a, r) => a + r.calls, 0),
+    tool_error_ratio: counted === 0 ? null : all.reduce((a, r) => a + r.errors, 0) / counted,
+    tool_fleet_faults: all.reduce((a, r) => a + r.faults, 0),
+    turns_mean: mean(all.map((r) => r.turns)),
     response_length_mean: mean(lengths),
-    response_length_max: lengths.length === 0 ? 0 : Math.max(...lengths),
+    response_length_max: lengths.reduce((a, b) => Math.max(a, b), 0),
     stop_reasons: stopReasons,
     wall_s: (Date.now() - started) / 1000,
     first_error: firstError

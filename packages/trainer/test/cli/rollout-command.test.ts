@@ -63,6 +63,8 @@ test('sandfleet rollout runs a dataset through engine and fleet, writes kept tra
     assert.equal(file.n, 4)
     assert.match(err.join(''), /rollout \[#+\] 8\/8 acc 0\.500 failed 0/)
     assert.equal(JSON.parse(stdout.join('')).rollouts, 8)
+    const seeds = new Set(engine.log.filter((e) => e.path === '/v1/completions').map((e) => e.body?.seed))
+    assert.equal(seeds.size, 8, 'each rollout samples with its own seed (derived from --seed 1), kept across its turns')
   } finally { await engine.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
 })
 
