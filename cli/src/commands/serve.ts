@@ -19,7 +19,7 @@ export async function serve (argv: string[]): Promise<void> {
   const runner = new Runner(runnerConfig)
   await runner.start()
   const gateway = await startGateway({ config, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry] })
-  gateway.app.log.info({ url: gateway.url, isolation: runner.isolation() }, 'sandfleet serving')
+  gateway.app.log.info({ url: gateway.url, backend: runner.backendReason, languages: runner.languages, isolation: runner.isolation() }, 'sandfleet serving')
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
 }
 
