@@ -17,8 +17,8 @@ export interface LoadTarget {
   url: string
   /** `/v1/execute` or `/v1/execute/batch`. */
   path: string
-  /** JSON body sent with every request. */
-  body: string
+  /** JSON body sent with every request (`POST`); undefined for a `GET`. */
+  body: string | undefined
   /** Calls one request carries (1, or the batch size). */
   callsPerRequest: number
   /** Outcome keys of one response, one per call (`ok` for a success); see {@link classifyExecute}. */
@@ -85,6 +85,11 @@ export function classifyExecute (expectStdout?: string): Classifier {
   }
 }
 
+/** Outcome of a plain endpoint (`GET /healthz`): `ok` for HTTP 200, else `http_NNN`. */
+export function classifyHttp (): Classifier {
+  return (statusCode) => [statusCode === 200 ? 'ok' : `http_${statusCode}`]
+}
+
 /** Outcomes of one `/v1/execute/batch` JSON response, one per item; `http_NNN` for each on an HTTP error. */
 export function classifyBatch (size: number, expectStdout?: string): Classifier {
   return (statusCode, body, times) => {
@@ -128,7 +133,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   // At the end of the window the requests still in flight are aborted, so the fleet's queue
   // drains (the gateway cancels a disconnected caller's queued jobs) before the next run.
   const abort = new AbortController()
-  setMaxListeners(shape.concurrency + 16, abort.signal)
+  setMaxListeners(Math.max(100, 4 * shape.concurrency), abort.signal)
   const meterStop = setTimeout(() => { cpu = meter?.stop(); abort.abort() }, Math.max(0, stopAt - performance.now()))
 
   const worker = async (): Promise<void> => {
@@ -137,7 +142,9 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
       let outcomes: string[]
       const times: ResultTimes = { runMs: [], queueMs: [] }
       try {
-        const res = await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body, signal: abort.signal })
+        const res = target.body === undefined
+          ? await pool.request({ origin: target.url, path: target.path, method: 'GET', signal: abort.signal })
+          : await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body, signal: abort.signal })
         outcomes = target.classify(res.statusCode, await res.body.text(), times)
       } catch (err) {
         if (abort.signal.aborted) break

@@ -54,6 +54,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
       return server
     },
     naive: () => (naive ??= started(startNaive(options.python))),
+    has: (scenario) => results.has(scenario),
     run: (scenario) => {
       let r = results.get(scenario)
       if (r === undefined) {

@@ -16,6 +16,8 @@ export interface BenchContext {
   naive: () => Promise<Server>
   /** Runs a scenario once per invocation; a second call returns the first result (the suite reuses runs). */
   run: (name: string) => Promise<ScenarioResult>
+  /** Whether `name` already ran (or is running) in this invocation. */
+  has: (name: string) => boolean
 }
 
 /** An entry of the command table. */
@@ -32,6 +34,6 @@ export function serveArgs (options: BenchOptions, poolSize = options.poolSize): 
 
 /** A note naming the fleet a run used. */
 export function fleetNote (server: Server): string {
-  const pool = server.poolSize === undefined ? '' : `, ${server.poolSize} Python sandboxes`
+  const pool = server.poolSize === undefined ? '' : `, ${server.poolSize} Python sandbox${server.poolSize === 1 ? '' : 'es'}`
   return `fleet: \`${server.description}\`${server.isolation === undefined ? '' : ` (${server.isolation}${pool})`}`
 }

@@ -1,7 +1,8 @@
 /**
  * The naive baseline side by side: the same `print(1+1)` closed loop against a plain node:http
  * server that spawns `python3 -c` per call, in the same invocation, as a ratio to sandfleet.
- * Reuses this invocation's `trivial-c64` run (the suite runs it just before), or runs it.
+ * Reuses this invocation's `trivial-c64` run (the suite runs it just before), or runs it; and the
+ * same at concurrency 1 against this invocation's `trivial-c1`, when that ran.
  */
 import type { ScenarioResult } from '../report.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
@@ -16,13 +17,19 @@ export const naiveBaseline: Scenario = {
     const naive = await ctx.naive()
     const report = await loadExecute(ctx, naive, TRIVIAL, sandfleet.concurrency)
     const c = sandfleet.concurrency
+    const c1 = ctx.has('trivial-c1') ? (await ctx.run('trivial-c1')).runs[0].report : undefined
+    const naiveC1 = c1 === undefined ? undefined : await loadExecute(ctx, naive, TRIVIAL, c1.concurrency)
+    const atC1 = c1 === undefined || naiveC1 === undefined
+      ? []
+      : [{ scenario: 'naive-baseline', name: `naive ÷ sandfleet, p50 latency at concurrency ${c1.concurrency}`, value: naiveC1.latencyMs.p50 / c1.latencyMs.p50, unit: '×' }]
     return {
       figures: [
         { scenario: 'naive-baseline', name: `naive print(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s' },
         { scenario: 'naive-baseline', name: `sandfleet ÷ naive, ok calls/s at concurrency ${c}`, value: sandfleet.okCallsPerS / report.okCallsPerS, unit: '×' },
-        { scenario: 'naive-baseline', name: `naive ÷ sandfleet, p50 latency at concurrency ${c}`, value: report.latencyMs.p50 / sandfleet.latencyMs.p50, unit: '×' }
+        { scenario: 'naive-baseline', name: `naive ÷ sandfleet, p50 latency at concurrency ${c}`, value: report.latencyMs.p50 / sandfleet.latencyMs.p50, unit: '×' },
+        ...atC1
       ],
-      runs: [{ scenario: 'naive-baseline', server: 'naive', report }],
+      runs: [{ scenario: 'naive-baseline', server: 'naive', report }, ...(naiveC1 === undefined ? [] : [{ scenario: 'naive-baseline c1', server: 'naive', report: naiveC1 }])],
       notes: [...ours.notes, `naive: \`${naive.description}\``]
     }
   }

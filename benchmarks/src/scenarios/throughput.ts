@@ -4,22 +4,27 @@
  */
 import type { ScenarioResult } from '../report.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
-import { SYMPY, TRIVIAL, loadBatch, loadExecute } from './workloads.ts'
+import { SYMPY, TRIVIAL, loadBatch, loadExecute, loadHealthz } from './workloads.ts'
 
-/** `print(1+1)` at concurrency 1: p50 ≤ 2 ms. */
+/**
+ * `print(1+1)` at concurrency 1: p50 ≤ 2 ms. Beside it, the part of that time spent in the
+ * sandbox (the results' `duration_ms`) and `GET /healthz` at the same concurrency, the HTTP floor.
+ */
 export const trivialC1: Scenario = {
-  summary: 'print(1+1) at concurrency 1 (target: p50 ≤ 2 ms)',
+  summary: 'print(1+1) at concurrency 1 (target: p50 ≤ 2 ms), and GET /healthz beside it (the HTTP floor)',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     const server = await ctx.fleet()
     const c = ctx.options.concurrency ?? 1
     const report = await loadExecute(ctx, server, TRIVIAL, c)
+    const floor = await loadHealthz(ctx, server, c)
     return {
       figures: [
         { scenario: 'trivial-c1', name: `print(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', target: { op: '<=', value: 2 } },
         { scenario: 'trivial-c1', name: `print(1+1) p99, concurrency ${c}`, value: report.latencyMs.p99, unit: 'ms' },
-        { scenario: 'trivial-c1', name: 'of which the run in the sandbox (duration_ms) p50', value: report.runMs.p50, unit: 'ms' }
+        { scenario: 'trivial-c1', name: 'of which the run in the sandbox (duration_ms) p50', value: report.runMs.p50, unit: 'ms' },
+        { scenario: 'trivial-c1', name: `HTTP floor: GET /healthz p50, concurrency ${c}`, value: floor.latencyMs.p50, unit: 'ms' }
       ],
-      runs: [{ scenario: 'trivial-c1', server: 'sandfleet', report }],
+      runs: [{ scenario: 'trivial-c1', server: 'sandfleet', report }, { scenario: 'trivial-c1 floor', server: 'sandfleet GET /healthz', report: floor }],
       notes: [fleetNote(server)]
     }
   }

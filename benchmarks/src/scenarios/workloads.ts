@@ -2,7 +2,7 @@
  * The calls the scenarios send, and the closed-loop runs built from them. Each call's stdout is
  * checked, so a wrong answer counts as a failure (`wrong_output`), not as a fast call.
  */
-import { classifyBatch, classifyExecute, runLoad, type LoadReport } from '../load.ts'
+import { classifyBatch, classifyExecute, classifyHttp, runLoad, type LoadReport } from '../load.ts'
 import type { Server } from '../fleet.ts'
 import type { BenchContext } from './context.ts'
 
@@ -51,5 +51,18 @@ export async function loadBatch (ctx: BenchContext, server: Server, workload: Wo
     classify: classifyBatch(size, workload.stdout)
   }, { concurrency, durationS, warmupS, connections })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  return report
+}
+
+/**
+ * A closed loop of `GET /healthz` at `concurrency`: the HTTP floor of the path (client, Fastify,
+ * keep-alive), with no runner and no sandbox in it.
+ */
+export async function loadHealthz (ctx: BenchContext, server: Server, concurrency: number): Promise<LoadReport> {
+  const { durationS, warmupS, connections } = ctx.options
+  ctx.log(`  GET ${server.url}/healthz at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
+  const report = await runLoad({ url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, classify: classifyHttp() },
+    { concurrency, durationS, warmupS, connections })
+  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
