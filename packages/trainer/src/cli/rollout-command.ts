@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SandfleetClient } from '@sandfleet/client'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
+import { SglangEngine } from '../engine/sglang-generate.ts'
 import type { ChatMessage, Engine } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { JsonlWriter } from '../export/jsonl.ts'
@@ -37,6 +38,7 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --temperature X --top-p X --seed S
   --format hermes|markdown|code  --style rstar2|verl|output-fence  --template chatml|inline
   --tool-timeout-ms MS      --system TEXT|@FILE   --limit N (first N prompts)
+  --engine-api completions|sglang  /v1/completions (vLLM, default) or SGLang's native /generate
   --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
   --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
@@ -78,7 +80,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
       temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
       format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
-      system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
+      system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
       'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, help: { type: 'boolean' }
     },
     strict: true
@@ -105,7 +107,10 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   const out = values.out ?? 'rollouts.jsonl'
   const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
 
-  const engines = engineUrls.map((url) => new CompletionsEngine({
+  const api = values['engine-api'] ?? 'completions'
+  if (api !== 'completions' && api !== 'sglang') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--engine-api must be completions or sglang, got ${api}`, 400)
+  const Adapter = api === 'sglang' ? SglangEngine : CompletionsEngine
+  const engines = engineUrls.map((url) => new Adapter({
     url,
     model: values.model as string,
     ...(values['engine-api-key'] ? { apiKey: values['engine-api-key'] } : {}),

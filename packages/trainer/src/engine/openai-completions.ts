@@ -121,6 +121,11 @@ export class CompletionsEngine implements Engine {
     return answer.tokens
   }
 
+  /** POSTs JSON to the server (for adapters of other endpoints of the same server). */
+  protected async post (path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+    return await this.http.post(path, body, signal)
+  }
+
   /** The server's Prometheus text (`/metrics`), for the scheduler. */
   async metricsText (signal?: AbortSignal): Promise<string> {
     return await this.http.getText('/metrics', signal)

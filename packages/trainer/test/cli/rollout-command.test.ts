@@ -77,5 +77,6 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--engine', 'http://127.0.0.1:1', '--model', 'm', '--dataset', dataset, '--out', join(dir, 'o.jsonl'), '--n', '2', '--no-progress'], io), /every rollout failed; first error: .*127\.0\.0\.1:1/)
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format must be/)
+    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api must be/)
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ChatCompletionsEngine, CompletionsEngine, TrainerError } from '@sandfleet/trainer'
+import { ChatCompletionsEngine, CompletionsEngine, SglangEngine, TrainerError } from '@sandfleet/trainer'
 import { EOS_ID, ScriptedTokenizer, scriptedLogprob, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 test('token-in / token-out: prompt ids go out, generated ids and their logprobs come back, the stop string kept', async () => {
@@ -83,5 +83,25 @@ test('chat adapter: messages in, text and logprobs out, stop string kept', async
     assert.equal(r.finishReason, 'stop')
     assert.deepEqual(r.logprobs, ScriptedTokenizer.encode(r.text).map(scriptedLogprob))
     assert.deepEqual((server.log.at(-1)?.body?.messages as unknown[]).length, 1)
+  } finally { await engine.close(); await server.close() }
+})
+
+test('SGLang /generate: input ids in, [logprob, id] triples out, the matched stop string kept', async () => {
+  const server = await startScriptedEngine((ctx) => ctx.call === 0 ? 'run <code>print(1)</code> never' : 'plain end')
+  const engine = new SglangEngine({ url: server.url, model: 'm' })
+  try {
+    const promptIds = await engine.applyChatTemplate([{ role: 'user', content: 'q' }])
+    const a = await engine.generate({ promptIds, maxTokens: 100, stop: ['</code>'], seed: 4 })
+    assert.equal(a.text, 'run <code>print(1)</code>')
+    assert.equal(a.stoppedBy, '</code>')
+    assert.deepEqual(a.tokenIds, ScriptedTokenizer.encode(a.text))
+    assert.deepEqual(a.logprobs, a.tokenIds.map(scriptedLogprob))
+    const sent = server.log.find((e) => e.path === '/generate')?.body
+    assert.deepEqual(sent?.input_ids, promptIds)
+    assert.equal((sent?.sampling_params as Record<string, unknown>).no_stop_trim, true)
+    const b = await engine.generate({ promptIds, maxTokens: 100 })
+    assert.deepEqual([b.finishReason, b.stoppedBy, b.tokenIds.at(-1)], ['stop', null, EOS_ID], 'EOS: matched is a token id, not a stop string')
+    const c = await engine.generate({ promptIds, maxTokens: 3 })
+    assert.deepEqual([c.finishReason, c.tokenIds.length], ['length', 3])
   } finally { await engine.close(); await server.close() }
 })

@@ -1,7 +1,7 @@
 /**
  * A small scripted OpenAI-compatible inference server for tests: real HTTP (node:http on
  * 127.0.0.1) speaking `/v1/completions` (prompt as token ids; token ids and logprobs back, in
- * vLLM's `return_token_ids` shape or the older `token_id:N` strings), `/tokenize` (text or chat
+ * vLLM's `return_token_ids` shape or the older `token_id:N` strings), SGLang's `/generate`, `/tokenize` (text or chat
  * messages through a ChatML template), `/v1/chat/completions` and `/metrics`. A script decides
  * each reply's text from the decoded prompt; the server tokenizes it with {@link ScriptedTokenizer},
  * applies stop strings (kept in the output) and `max_tokens` as vLLM does.
@@ -176,6 +176,30 @@ export async function startScriptedEngine (script: Script, options: ScriptedEngi
             ? { index: 0, text: cut.text, finish_reason: cut.finish, stop_reason: cut.stopReason, logprobs: { tokens: cut.ids.map((id) => `token_id:${id}`), token_logprobs: logprobs, top_logprobs: null, text_offset: [] } }
             : { index: 0, text: cut.text, token_ids: cut.ids, finish_reason: cut.finish, stop_reason: cut.stopReason, logprobs: { tokens: cut.ids.map((id) => ScriptedTokenizer.decode([id])), token_logprobs: logprobs, top_logprobs: null, text_offset: [] } }
           send(res, 200, { id: `cmpl-${calls}`, object: 'text_completion', model: body.model, choices: [choice], usage: { prompt_tokens: prompt.length, completion_tokens: cut.ids.length } })
+        } finally { inFlight-- }
+        return
+      }
+      if (path === '/generate' && body) { // SGLang's native endpoint
+        const ids = body.input_ids
+        if (!Array.isArray(ids)) { send(res, 400, { error: 'input_ids required' }); return }
+        const sp = (body.sampling_params ?? {}) as Record<string, unknown>
+        inFlight++; maxInFlight = Math.max(maxInFlight, inFlight)
+        try {
+          const r = await reply(ScriptedTokenizer.decode(ids as number[]), body, 'completions')
+          if (r.http) { send(res, r.http, { error: { message: r.text } }); return }
+          const cut = cutReply(r, (sp.stop as string[] | undefined) ?? [], Number(sp.max_new_tokens ?? 128))
+          const matched = cut.finish === 'length' ? undefined : cut.stopReason ?? EOS_ID
+          send(res, 200, {
+            text: cut.text,
+            output_ids: cut.ids,
+            meta_info: {
+              id: `gen-${calls}`,
+              prompt_tokens: ids.length,
+              completion_tokens: cut.ids.length,
+              finish_reason: cut.finish === 'length' ? { type: 'length', length: cut.ids.length } : { type: 'stop', matched },
+              output_token_logprobs: body.return_logprob ? cut.ids.map((id) => [scriptedLogprob(id), id, null]) : undefined
+            }
+          })
         } finally { inFlight-- }
         return
       }
