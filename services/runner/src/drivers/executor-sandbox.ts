@@ -10,6 +10,14 @@ export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../sandbox-image
 /** How to start one executor: the program, its arguments, and extra spawn settings. */
 export interface ExecutorCommand { file: string, args: string[], env?: NodeJS.ProcessEnv }
 
+/** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
+export function killGroup (child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) { process.kill(-child.pid, 'SIGKILL'); return }
+  } catch {}
+  child.kill('SIGKILL')
+}
+
 /** One executor process behind an {@link ExecutorChannel}. */
 export class ExecutorSandbox implements Sandbox {
   private current: SandboxState = 'starting'
@@ -22,13 +30,18 @@ export class ExecutorSandbox implements Sandbox {
   /** The lifecycle state. */
   get state (): SandboxState { return this.current }
 
+  /** Pid of the process leading the sandbox's process group (after {@link start} began). */
+  get pid (): number | undefined { return this.child?.pid }
+
   /** Spawns the executor and waits for its `ready` frame. */
   async start (): Promise<void> {
-    const child = spawn(this.command.file, this.command.args, { stdio: ['pipe', 'pipe', 'ignore'], env: this.command.env ?? {} })
+    // Its own process group: killing the group also reaches a sandbox process that is still
+    // being set up (bubblewrap sets --die-with-parent only once it runs), so none outlives close().
+    const child = spawn(this.command.file, this.command.args, { stdio: ['pipe', 'pipe', 'ignore'], env: this.command.env ?? {}, detached: true })
     this.child = child
     child.on('error', () => { this.channel?.close() })
     child.on('exit', () => { this.channel?.close() })
-    this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { child.kill('SIGKILL') } })
+    this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { killGroup(child) } })
     try {
       await this.channel.ready(this.readyTimeoutMs)
       this.current = 'ready'
@@ -62,7 +75,7 @@ export class ExecutorSandbox implements Sandbox {
     const child = this.child
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
-      child.kill('SIGKILL')
+      killGroup(child)
       await exited
     }
   }

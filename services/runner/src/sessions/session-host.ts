@@ -19,6 +19,7 @@ import {
   encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
+import { killGroup } from '../drivers/executor-sandbox.ts'
 
 /** Session error codes, their HTTP status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
@@ -117,7 +118,7 @@ export class SessionHost {
   start (): Promise<void> {
     this.#ready ??= new Promise((resolve, reject) => {
       const { file, args, env } = this.#opts.command(this.#dir)
-      const host = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'], ...(env === undefined ? {} : { env }) })
+      const host = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: true, ...(env === undefined ? {} : { env }) })
       this.#host = host
       host.stdin?.on('error', () => {})
       host.stdout?.on('error', () => {})
@@ -231,7 +232,7 @@ export class SessionHost {
     for (const held of this.#sessions.values()) this.#kill(held)
     this.#sessions.clear()
     this.#host?.stdin?.end(JSON.stringify({ op: 'shutdown' }) + '\n')
-    this.#host?.kill('SIGKILL')
+    if (this.#host !== undefined) killGroup(this.#host)
     rmSync(this.#dir, { recursive: true, force: true })
   }
 
@@ -250,7 +251,7 @@ export class SessionHost {
 
   /** Test hook: kills the host and its sandbox, as a crash would (every session is lost). */
   crashHost (): void {
-    this.#host?.kill('SIGKILL')
+    if (this.#host !== undefined) killGroup(this.#host)
   }
 
   #held (id: string): Held {
