@@ -1,25 +1,22 @@
 /** `sandfleet serve`: the gateway and a local runner in one process (the embedded default). */
 import { InProcessRunnerClient, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
+import { pino } from 'pino'
 import { Runner, readRunnerConfig } from '@sandfleet/runner'
+import { gatewayValues } from '../flags.ts'
 
 /** Runs the command; gateway flags (--host, --port, …) and runner flags (--backend, …) mix. */
 export async function serve (argv: string[]): Promise<void> {
   // The in-process runner does not listen: --host and --port are the gateway's.
   const { gatewayArgs, runnerArgs } = splitListenFlags(argv)
   const { config: runnerConfig, rest } = readRunnerConfig({ argv: runnerArgs, env: process.env, allowUnknownFlags: true })
-  rest.push(...gatewayArgs)
-  const values: Record<string, unknown> = {}
-  for (let i = 0; i < rest.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i])
-    if (m === null) throw new Error(`unexpected argument ${rest[i]}`)
-    const key = m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
-    values[key] = m[2] ?? rest[++i]
-  }
+  const values = gatewayValues([...rest, ...gatewayArgs])
   const config = loadGatewayConfig({ values })
-  const runner = new Runner(runnerConfig)
+  // One logger for both halves, so the runner's start-up warnings (the unsafe backend) show.
+  const logger = pino({ level: config.logLevel })
+  const runner = new Runner(runnerConfig, { logger })
   await runner.start()
-  const gateway = await startGateway({ config, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry] })
-  gateway.app.log.info({ url: gateway.url, backend: runner.backendReason, languages: runner.languages, isolation: runner.isolation() }, 'sandfleet serving')
+  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry] })
+  gateway.app.log.info({ url: gateway.url, languages: runner.languages, isolation: runner.isolation() }, `sandfleet serving on ${gateway.url}; ${runner.backendReason}`)
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
 }
 

@@ -1,0 +1,18 @@
+/**
+ * `sandfleet gateway --runners URL,…`: the gateway alone, routing to runners elsewhere
+ * (`--runners` or `--runners-dns host:port` for a headless Kubernetes service). Every setting of
+ * the gateway is a flag (`--max-in-flight 512`) or a `SANDFLEET_*` variable.
+ */
+import { closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
+import { gatewayValues } from '../flags.ts'
+
+/** Runs the command until SIGINT/SIGTERM. */
+export async function gateway (argv: string[]): Promise<void> {
+  const config = loadGatewayConfig({ values: gatewayValues(argv) })
+  if (config.runners.length === 0 && config.runnersDns === '') {
+    throw new Error('no runners: pass --runners http://HOST:PORT,… or --runners-dns HOST:PORT (or run `sandfleet serve` for gateway and runner in one process)')
+  }
+  const running = await startGateway({ config })
+  running.app.log.info({ url: running.url, runners: config.runners, runnersDns: config.runnersDns }, 'sandfleet gateway serving')
+  closeOnSignals(() => running.close(), { info: (msg) => running.app.log.info(msg) })
+}
