@@ -42,6 +42,7 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
   --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
+  --overlong MAX,CACHE      DAPO overlong penalty on the reward   --drop-equal-groups  drop groups with equal rewards
   --sessions                each episode keeps its Python state across turns in a fleet session
   --api-key K --engine-api-key K   --no-progress`
 
@@ -81,7 +82,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
       format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
       system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
-      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, help: { type: 'boolean' }
+      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
     },
     strict: true
   })
@@ -104,6 +105,12 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   const limit = num(values.limit, 'limit', Infinity)
   const lines = readFileSync(values.dataset, 'utf8').split('\n').map((l, i) => ({ l, i: i + 1 })).filter(({ l }) => l.trim().length > 0)
   const items = lines.slice(0, limit).map(({ l, i }) => parseDatasetLine(l, i, system))
+  let overlong: { maxLength: number, cacheLength: number } | undefined
+  if (values.overlong !== undefined) {
+    const m = /^(\d+),(\d+)$/.exec(values.overlong)
+    if (m === null || Number(m[2]) <= 0 || Number(m[2]) > Number(m[1])) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--overlong takes MAX,CACHE with 0 < CACHE ≤ MAX, got ${values.overlong}`, 400)
+    overlong = { maxLength: Number(m[1]), cacheLength: Number(m[2]) }
+  }
   const out = values.out ?? 'rollouts.jsonl'
   const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
 
@@ -136,6 +143,8 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       seed: num(values.seed, 'seed', 0),
       writeAll: values['write-all'] === true,
       ...(values.sessions ? { sessions: { client: fleet } } : {}),
+      ...(overlong ? { overlong } : {}),
+      dropEqualRewardGroups: values['drop-equal-groups'] === true,
       episode: {
         engine,
         fleet,

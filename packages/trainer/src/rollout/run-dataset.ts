@@ -6,7 +6,7 @@
  */
 import { Limiter } from '@sandfleet/client'
 import { isRetriable } from '@sandfleet/protocol'
-import { groupAdvantages } from '../algo/advantages.ts'
+import { groupAdvantages, hasEqualRewards, overlongPenalty } from '../algo/advantages.ts'
 import { grpoRoc, seededRandom } from '../algo/grpo-roc.ts'
 import type { ChatMessage } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
@@ -70,6 +70,10 @@ export interface RunDatasetOptions {
   onRecord: (r: TrajectoryRecord) => Promise<void> | void
   /** Also hand over the rollouts RoC did not keep (with `kept: false`). */
   writeAll?: boolean
+  /** DAPO's soft overlong punishment added to each reward (response tokens past `maxLength − cacheLength`). */
+  overlong?: { maxLength: number, cacheLength: number }
+  /** Drop kept groups whose rewards are all equal (no learning signal), as DAPO does; counted in the summary. */
+  dropEqualRewardGroups?: boolean
   onProgress?: (p: RolloutProgress) => void
 }
 
@@ -80,7 +84,9 @@ export interface RolloutSummary {
   /** Rollouts that failed in the engine (not counted in the figures). */
   failed: number
   kept: number
-  /** Mean reward over all rollouts. */
+  /** Groups dropped because every kept reward was equal (with `dropEqualRewardGroups`). */
+  groups_dropped: number
+  /** Mean correctness reward over all rollouts (before any overlong penalty). */
   accuracy: number
   /** Unbiased pass@k over items with a reference, for k = 1 and k = n. */
   pass_at_k: Record<string, number>
@@ -112,7 +118,7 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
   const { items, n } = options
   const keep = Math.min(options.keep, n)
   const limiter = new Limiter(options.concurrency ?? 64)
-  const random = seededRandom(options.seed ?? 0)
+  const seed = options.seed ?? 0
   const reward = options.reward ?? ((t: Trajectory, item: DatasetItem) => {
     if (item.reference === null) return { reward: 0, answer: null }
     const r = mathReward(modelText(t), item.reference)
@@ -123,6 +129,7 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
   const all: Array<{ reward: number, errors: number, counted: number, calls: number, faults: number, turns: number, length: number, stop: string }> = []
   const passes: Record<string, number[]> = { 1: [], [n]: [] }
   let kept = 0
+  let dropped = 0
   let firstError: string | null = null
   let writing = Promise.resolve()
 
@@ -138,7 +145,8 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
         progress.done++
         if (r.reward > 0) progress.correct++
         options.onProgress?.({ ...progress })
-        return { t, ...r }
+        const shaped = r.reward + (options.overlong ? overlongPenalty(t.responseIds.length, options.overlong.maxLength, options.overlong.cacheLength) : 0)
+        return { t, sample, correct: r.reward, reward: shaped, answer: r.answer }
       } catch (err) {
         if (err instanceof TrainerError && err.code === TRAINER_ERROR_CODES.ABORTED) throw err
         firstError ??= (err as Error).message
@@ -153,21 +161,24 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     const ok = results.filter((r) => r !== undefined)
     for (const r of ok) {
       const tools = toolStatistics(r.t)
-      all.push({ reward: r.reward, errors: tools.errors, counted: tools.counted, calls: r.t.toolCalls.length, faults: r.t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, turns: r.t.turns.length, length: r.t.responseIds.length, stop: r.t.stopReason })
+      all.push({ reward: r.correct, errors: tools.errors, counted: tools.counted, calls: r.t.toolCalls.length, faults: r.t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, turns: r.t.turns.length, length: r.t.responseIds.length, stop: r.t.stopReason })
     }
     if (item.reference !== null && ok.length > 0) {
-      const c = ok.filter((r) => r.reward > 0).length
+      const c = ok.filter((r) => r.correct > 0).length
       passes[1].push(passAtK(ok.length, c, 1))
       passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
     }
-    const keptIdx = new Set(grpoRoc(ok.map((r) => toRocRollout(r.t, r.reward)), { keep, random }))
-    const keptList = ok.filter((_, i) => keptIdx.has(i))
+    // a generator per group: the draws do not depend on which group finished first
+    const random = seededRandom((seed * 1_000_003 + group) >>> 0)
+    const keptIdx = new Set(grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), { keep, random }))
+    let keptList = ok.filter((_, i) => keptIdx.has(i))
+    if (options.dropEqualRewardGroups && keptList.length > 0 && hasEqualRewards(keptList.map((r) => r.reward))) { keptList = []; dropped++ }
     const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo')
     kept += keptList.length
-    const records = ok.flatMap((r, i) => {
+    const records = ok.flatMap((r) => {
       const k = keptList.indexOf(r)
       if (k < 0 && !options.writeAll) return []
-      return [trajectoryRecord(r.t, { group, sample: i, reward: r.reward, advantage: k >= 0 ? adv[k] : null, kept: k >= 0, answer: r.answer, reference: item.reference })]
+      return [trajectoryRecord(r.t, { group, sample: r.sample, reward: r.reward, advantage: k >= 0 ? adv[k] : null, kept: k >= 0, answer: r.answer, reference: item.reference })]
     })
     writing = writing.then(async () => { for (const rec of records) await options.onRecord(rec) })
     await writing
@@ -183,6 +194,7 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     rollouts: all.length,
     failed: progress.failed,
     kept,
+    groups_dropped: dropped,
     accuracy: mean(all.map((r) => r.reward)),
     pass_at_k: Object.fromEntries(Object.entries(passes).map(([k, xs]) => [k, mean(xs)])),
     tool_calls: all.reduce((a, r) => a + r.calls, 0),
