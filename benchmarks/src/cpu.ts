@@ -1,9 +1,12 @@
 /**
  * CPU accounting over a load run's recorded window: the whole machine's from /proc/stat (user,
- * kernel, idle; 100 % is every core busy), and the load generator's own (this process), since it
- * shares the cores with the fleet it measures.
+ * kernel, idle; 100 % is every core busy), the load generator's own (this process), since it
+ * shares the cores with the fleet it measures, and the fleet's: the CPU time of the server's
+ * whole process tree (sandboxes and the jobs they forked included), which other work on a shared
+ * machine does not inflate.
  */
-import { readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 
 /** Machine and harness CPU over a window, in percent of all cores. */
@@ -16,6 +19,55 @@ export interface CpuShare {
   machineKernelPct: number | undefined
   /** The load generator (this process). */
   harnessPct: number
+  /** CPU ms the server's process tree used in the window, user and kernel; undefined without a pid or /proc. */
+  serverUserMs: number | undefined
+  serverKernelMs: number | undefined
+  /** Of the server's CPU, the ms of its root process alone (for sandfleet: gateway + runner in node). */
+  serverRootMs: number | undefined
+}
+
+let clockTicks: number | undefined
+function ticksPerSecond (): number {
+  if (clockTicks === undefined) {
+    try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100 } catch { clockTicks = 100 }
+  }
+  return clockTicks
+}
+
+/**
+ * CPU of `pid` and every descendant, in ms: each live process's own time plus the time of the
+ * children it has reaped (utime, stime, cutime, cstime of /proc/PID/stat). A job forked and
+ * reaped by a sandbox shows in the sandbox's reaped time; a retired sandbox in the server's.
+ */
+export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, rootMs: number } | undefined {
+  const parent = new Map<number, number>()
+  const times = new Map<number, [number, number]>()
+  const own = new Map<number, number>()
+  let names: string[]
+  try { names = readdirSync('/proc') } catch { return undefined }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8') } catch { continue }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // After the command: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
+    parent.set(Number(name), Number(f[1]))
+    times.set(Number(name), [Number(f[11]) + Number(f[13]), Number(f[12]) + Number(f[14])])
+    own.set(Number(name), Number(f[11]) + Number(f[12]))
+  }
+  if (!times.has(pid)) return undefined
+  const children = new Map<number, number[]>()
+  for (const [p, pp] of parent) children.set(pp, [...(children.get(pp) ?? []), p])
+  let user = 0
+  let kernel = 0
+  const todo = [pid]
+  for (let p = todo.pop(); p !== undefined; p = todo.pop()) {
+    const t = times.get(p)
+    if (t !== undefined) { user += t[0]; kernel += t[1] }
+    todo.push(...(children.get(p) ?? []))
+  }
+  const ms = 1000 / ticksPerSecond()
+  return { userMs: user * ms, kernelMs: kernel * ms, rootMs: (own.get(pid) ?? 0) * ms }
 }
 
 interface Ticks { user: number, kernel: number, total: number }
@@ -34,8 +86,9 @@ function machineTicks (): Ticks | undefined {
 /** A started measurement; `stop()` returns the shares since `start`. */
 export interface CpuMeter { stop(): CpuShare }
 
-/** Starts measuring now. */
-export function startCpuMeter (): CpuMeter {
+/** Starts measuring now; with `serverPid`, that process tree's CPU too. */
+export function startCpuMeter (serverPid?: number): CpuMeter {
+  const s0 = serverPid === undefined ? undefined : treeCpuMs(serverPid)
   const t0 = performance.now()
   const m0 = machineTicks()
   const p0 = process.cpuUsage()
@@ -44,13 +97,17 @@ export function startCpuMeter (): CpuMeter {
       const wallUs = (performance.now() - t0) * 1000
       const p = process.cpuUsage(p0)
       const m1 = machineTicks()
+      const s1 = serverPid === undefined ? undefined : treeCpuMs(serverPid)
+      const server = s0 === undefined || s1 === undefined
+        ? { serverUserMs: undefined, serverKernelMs: undefined, serverRootMs: undefined }
+        : { serverUserMs: Math.round(s1.userMs - s0.userMs), serverKernelMs: Math.round(s1.kernelMs - s0.kernelMs), serverRootMs: Math.round(s1.rootMs - s0.rootMs) }
       const pct = (x: number, of: number): number => Math.round(x / of * 1000) / 10
       const harnessPct = wallUs > 0 ? pct(p.user + p.system, wallUs * availableParallelism()) : 0
-      if (m0 === undefined || m1 === undefined || m1.total === m0.total) return { machineBusyPct: undefined, machineUserPct: undefined, machineKernelPct: undefined, harnessPct }
+      if (m0 === undefined || m1 === undefined || m1.total === m0.total) return { machineBusyPct: undefined, machineUserPct: undefined, machineKernelPct: undefined, harnessPct, ...server }
       const total = m1.total - m0.total
       const user = m1.user - m0.user
       const kernel = m1.kernel - m0.kernel
-      return { machineBusyPct: pct(user + kernel, total), machineUserPct: pct(user, total), machineKernelPct: pct(kernel, total), harnessPct }
+      return { machineBusyPct: pct(user + kernel, total), machineUserPct: pct(user, total), machineKernelPct: pct(kernel, total), harnessPct, ...server }
     }
   }
 }

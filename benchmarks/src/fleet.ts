@@ -20,6 +20,8 @@ export interface Server {
   isolation?: string
   /** Sandboxes of the Python pool, from the fleet's `/metrics`, when known. */
   poolSize?: number
+  /** Process id of the server the harness started (its process tree is the fleet's CPU); none for `--url`. */
+  pid?: number
   /** Stops it (a no-op for an existing fleet). Idempotent. */
   close(): Promise<void>
 }
@@ -42,6 +44,7 @@ export async function startServe (args: readonly string[], startTimeoutMs = 180_
     url,
     description: `sandfleet serve --host 127.0.0.1 --port 0${args.length > 0 ? ' ' + args.join(' ') : ''}`,
     isolation: isolation === undefined ? undefined : `${isolation.driver ?? '?'}: ${isolation.boundary ?? '?'}`,
+    pid: child.pid,
     close: stopper(child)
   }
 }
@@ -62,7 +65,7 @@ export async function startNaive (python: string): Promise<Server> {
   const script = fileURLToPath(new URL('naive-server.ts', import.meta.url))
   const child = spawn(process.execPath, ['--import', 'tsx', script, '--python', python], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   const line = await waitForLine(child, (obj) => typeof obj.url === 'string', 60_000, 'naive baseline')
-  return { url: line.url as string, description: `node:http + spawn("${python}", ["-c", code]) per call (benchmarks/src/naive-server.ts), no sandbox`, close: stopper(child) }
+  return { url: line.url as string, description: `node:http + spawn("${python}", ["-c", code]) per call (benchmarks/src/naive-server.ts), no sandbox`, pid: child.pid, close: stopper(child) }
 }
 
 /** Reads JSON lines from the child's stdout until one matches; rejects when it exits first. */

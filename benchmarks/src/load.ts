@@ -44,6 +44,8 @@ export interface LoadShape {
   warmupS: number
   /** Keep-alive connections of the pool (default: `concurrency`, so no request waits for one). */
   connections?: number
+  /** The server's process id, to account its process tree's CPU (see cpu.ts). */
+  serverPid?: number
 }
 
 /** What a run measured. */
@@ -62,6 +64,8 @@ export interface LoadReport {
   failures: number
   /** `ok` calls per second: the throughput figure. */
   okCallsPerS: number
+  /** The server's CPU (its whole process tree, user + kernel) per call completed, in ms; undefined when not measured. */
+  serverCpuMsPerCall: number | undefined
   /** Latency of one request (a whole batch in batch mode), in ms, nearest-rank percentiles. */
   latencyMs: Summary
   /** The results' `duration_ms` (run time in the sandbox, as the fleet reports it). */
@@ -129,7 +133,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   const headers = { 'content-type': 'application/json' }
   let cpu: CpuShare | undefined
   let meter: ReturnType<typeof startCpuMeter> | undefined
-  const meterStart = setTimeout(() => { meter = startCpuMeter() }, Math.max(0, recordFrom - performance.now()))
+  const meterStart = setTimeout(() => { meter = startCpuMeter(shape.serverPid) }, Math.max(0, recordFrom - performance.now()))
   // At the end of the window the requests still in flight are aborted, so the fleet's queue
   // drains (the gateway cancels a disconnected caller's queued jobs) before the next run.
   const abort = new AbortController()
@@ -180,6 +184,9 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     okCalls,
     failures: counts.failures(),
     okCallsPerS: okCalls / windowS,
+    serverCpuMsPerCall: cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined || counts.total === 0
+      ? undefined
+      : (cpu.serverUserMs + cpu.serverKernelMs) / counts.total,
     latencyMs: summarize(latencies),
     runMs: summarize(runMs),
     queueMs: summarize(queueMs),

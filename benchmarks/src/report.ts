@@ -66,16 +66,20 @@ export function figuresTable (figures: readonly Figure[]): string {
 
 /**
  * The load runs as a markdown table: throughput, latency percentiles (client side), the fleet's
- * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count
- * and the CPU of the machine over the window (100 % = every core).
+ * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count,
+ * the server's CPU per call (its whole process tree) and the machine's CPU over the window
+ * (100 % = every core).
  */
 export function runsTable (runs: readonly LoadRun[]): string {
   const rows = runs.map(({ scenario, server, report: r }) => {
     const counts = Object.entries(r.counts).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
     const cpu = r.cpu?.machineBusyPct === undefined ? 'n/a' : `${r.cpu.machineBusyPct} (${r.cpu.machineKernelPct ?? '?'} kernel), harness ${r.cpu.harnessPct}`
-    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${cpu} |`
+    const fleetCpu = r.serverCpuMsPerCall === undefined || r.cpu?.serverUserMs === undefined || r.cpu.serverKernelMs === undefined
+      ? 'n/a'
+      : `${formatNumber(r.serverCpuMsPerCall)} (${Math.round(100 * r.cpu.serverKernelMs / Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs))} % kernel, ${Math.round(100 * (r.cpu.serverRootMs ?? 0) / Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs))} % in node)`
+    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${cpu} |`
   })
-  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
+  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
 }
 
 /** The header printed above every set of figures. */

@@ -33,7 +33,7 @@ export async function loadExecute (ctx: BenchContext, server: Server, workload: 
     body: JSON.stringify({ code: workload.code }),
     callsPerRequest: 1,
     classify: classifyExecute(workload.stdout)
-  }, { concurrency, durationS, warmupS, connections })
+  }, { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
@@ -49,7 +49,7 @@ export async function loadBatch (ctx: BenchContext, server: Server, workload: Wo
     body: JSON.stringify({ requests }),
     callsPerRequest: size,
     classify: classifyBatch(size, workload.stdout)
-  }, { concurrency, durationS, warmupS, connections })
+  }, { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
@@ -62,7 +62,7 @@ export async function loadHealthz (ctx: BenchContext, server: Server, concurrenc
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  GET ${server.url}/healthz at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
   const report = await runLoad({ url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, classify: classifyHttp() },
-    { concurrency, durationS, warmupS, connections })
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }

@@ -1,0 +1,19 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { treeCpuMs } from '../src/cpu.ts'
+
+test('treeCpuMs counts the CPU of a reaped child in its parent\'s tree, not only the parent\'s own', () => {
+  const before = treeCpuMs(process.pid)
+  assert.ok(before !== undefined, '/proc is readable')
+  // The child spins until it has used 300 ms of CPU (not of wall time), then exits and is reaped.
+  const child = spawnSync(process.execPath, ['-e', 'while (process.cpuUsage().user < 300_000) {}'])
+  assert.equal(child.status, 0)
+  const after = treeCpuMs(process.pid)
+  assert.ok(after !== undefined)
+  const grew = (after.userMs + after.kernelMs) - (before.userMs + before.kernelMs)
+  assert.ok(grew >= 250, `the tree grew by ${grew} ms of CPU, the child alone used ≥ 300 ms`)
+  assert.ok(after.rootMs >= before.rootMs)
+  assert.ok(after.rootMs < after.userMs + after.kernelMs, "the root's own time leaves out its children's")
+  assert.equal(treeCpuMs(2 ** 22 + 12345), undefined, 'no such process')
+})
