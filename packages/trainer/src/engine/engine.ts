@@ -26,6 +26,8 @@ export interface SamplingParams {
 export interface GenerateRequest extends SamplingParams {
   /** The whole context so far, as token ids. */
   promptIds: readonly number[]
+  /** Names the trajectory (the same for all its turns): a scheduler keeps its turns on one engine when it can, for the prefix cache. */
+  affinity?: string
   signal?: AbortSignal
 }
 

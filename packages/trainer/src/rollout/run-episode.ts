@@ -4,6 +4,7 @@
  * append the formatted results as masked tokens → generate again, until an answer, EOS, the
  * turn limit or the token budget.
  */
+import { randomUUID } from 'node:crypto'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatMessage, Engine, SamplingParams } from '../engine/engine.ts'
 import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
@@ -69,6 +70,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
   }
 
+  const affinity = randomUUID()
   const promptIds = isTokenIds(options.prompt)
     ? [...options.prompt]
     : await engine.applyChatTemplate(options.prompt as readonly ChatMessage[], { addGenerationPrompt: true, ...(signal ? { signal } : {}) })
@@ -85,7 +87,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     const left = budget - responseIds.length
     if (left <= 0) { stopReason = 'token_budget'; break }
     const maxTokens = Math.min(left, options.maxTokensPerTurn ?? left)
-    const gen = await engine.generate({ ...options.sampling, promptIds: [...promptIds, ...responseIds], maxTokens, stop, ...(signal ? { signal } : {}) })
+    const gen = await engine.generate({ ...options.sampling, promptIds: [...promptIds, ...responseIds], maxTokens, stop, affinity, ...(signal ? { signal } : {}) })
     if (gen.logprobs.length !== gen.tokenIds.length) throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE, 'the engine returned a logprob count unlike its token count', 502)
     responseIds.push(...gen.tokenIds)
     lossMask.push(...gen.tokenIds.map(() => 1))

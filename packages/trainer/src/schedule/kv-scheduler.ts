@@ -38,7 +38,10 @@ export interface EngineStats extends EngineSlot {
   generations: number
 }
 
-interface Waiter { need: number, resolve: (i: number) => void, reject: (e: unknown) => void, signal: AbortSignal | undefined, onAbort: () => void }
+/** Most trajectories whose last engine the scheduler remembers. */
+const AFFINITY_LIMIT = 65_536
+
+interface Waiter { need: number, preferred: number | undefined, resolve: (i: number) => void, reject: (e: unknown) => void, signal: AbortSignal | undefined, onAbort: () => void }
 
 /** A scheduling {@link Engine} over several engines. */
 export class KvScheduler implements Engine {
@@ -50,6 +53,8 @@ export class KvScheduler implements Engine {
   private tokenizeNext = 0
   private readonly reserveNewTokens: number | undefined
   private poll: NodeJS.Timeout | undefined
+  /** Trajectory → engine of its last turn (oldest forgotten first past {@link AFFINITY_LIMIT}). */
+  private readonly lastEngine = new Map<string, number>()
 
   private constructor (engines: Array<Engine & MetricsSource>, capacities: number[], options: KvSchedulerOptions) {
     const policy = options.policy ?? 'kv'
@@ -110,7 +115,7 @@ export class KvScheduler implements Engine {
     s.inFlight--
     while (this.queue.length > 0) { // first come, first served: the head waits for room, the rest behind it
       const head = this.queue[0]
-      const at = this.picker.pick(this.slots, head.need)
+      const at = this.picker.pick(this.slots, head.need, head.preferred)
       if (at === undefined) break
       this.queue.shift()
       head.signal?.removeEventListener('abort', head.onAbort)
@@ -118,12 +123,13 @@ export class KvScheduler implements Engine {
     }
   }
 
-  private async acquire (need: number, signal?: AbortSignal): Promise<number> {
-    const at = this.queue.length === 0 ? this.picker.pick(this.slots, need) : undefined
+  private async acquire (need: number, preferred: number | undefined, signal?: AbortSignal): Promise<number> {
+    const at = this.queue.length === 0 ? this.picker.pick(this.slots, need, preferred) : undefined
     if (at !== undefined) return this.take(at, need)
     return await new Promise<number>((resolve, reject) => {
       const waiter: Waiter = {
         need,
+        preferred,
         resolve,
         reject,
         signal,
@@ -139,10 +145,19 @@ export class KvScheduler implements Engine {
     })
   }
 
-  /** Generates on the engine the policy picks, waiting for room under `kv`. */
+  /**
+   * Generates on the engine the policy picks, waiting for room under `kv`; a turn of a trajectory
+   * (`affinity`) goes back to the engine of its previous turn when that one has room.
+   */
   async generate (req: GenerateRequest): Promise<Generation> {
     const need = req.promptIds.length + Math.min(req.maxTokens, this.reserveNewTokens ?? req.maxTokens)
-    const i = await this.acquire(need, req.signal)
+    const preferred = req.affinity !== undefined ? this.lastEngine.get(req.affinity) : undefined
+    const i = await this.acquire(need, preferred, req.signal)
+    if (req.affinity !== undefined) {
+      this.lastEngine.delete(req.affinity)
+      this.lastEngine.set(req.affinity, i)
+      if (this.lastEngine.size > AFFINITY_LIMIT) this.lastEngine.delete(this.lastEngine.keys().next().value as string)
+    }
     try {
       return await this.engines[i].generate(req)
     } finally {

@@ -35,9 +35,12 @@ export class EnginePicker {
    * The engine for a generation that may need `needTokens` of KV cache, or undefined to wait
    * (only the `kv` policy waits: when no engine has that much free). A generation larger than
    * every engine goes to the idle engine with the largest capacity, so nothing waits forever.
+   * Under `kv`, `preferred` (the engine that served the same trajectory's previous turn, whose
+   * prefix cache holds its context) is taken whenever it has room.
    */
-  pick (slots: readonly EngineSlot[], needTokens: number): number | undefined {
+  pick (slots: readonly EngineSlot[], needTokens: number, preferred?: number): number | undefined {
     if (slots.length === 0) return undefined
+    if (this.policy === 'kv' && preferred !== undefined && slots[preferred] !== undefined && freeTokens(slots[preferred]) >= needTokens) return preferred
     if (this.policy === 'round_robin') { const i = this.next % slots.length; this.next = i + 1; return i }
     if (this.policy === 'least_requests') return argBest(slots, (a, b) => a.inFlight - b.inFlight)
     const fits = slots.map((s, i) => ({ s, i })).filter(({ s }) => freeTokens(s) >= needTokens)

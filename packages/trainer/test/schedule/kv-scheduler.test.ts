@@ -75,6 +75,31 @@ test('reported usage and a smaller reservation change what fits', async () => {
   } finally { await sched.close(); await server.close() }
 })
 
+test('a trajectory\'s next turn goes back to the engine of its last turn when that one has room', async () => {
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  const script = async (ctx: { prompt: string }): Promise<string> => { if (ctx.prompt.includes('HOLD')) await gate; return 'ok' }
+  const a = await startScriptedEngine(script)
+  const b = await startScriptedEngine(script)
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: a.url, model: 'm' }), new CompletionsEngine({ url: b.url, model: 'm' })], capacityTokens: 1000 })
+  const ids = (text: string): number[] => Array.from(text, (c) => 100 + c.charCodeAt(0))
+  try {
+    await sched.generate({ promptIds: ids('turn one'), maxTokens: 100, affinity: 'traj-1' })
+    assert.deepEqual(sched.stats().engines.map((e) => e.generations), [1, 0])
+    const held = sched.generate({ promptIds: ids('HOLD'), maxTokens: 300 }) // engine 0 (tie, lowest index) … now 304 reserved there
+    const held2 = sched.generate({ promptIds: ids('HOLD'), maxTokens: 100 }) // the freer engine 1
+    assert.deepEqual(sched.stats().engines.map((e) => e.reservedTokens), [304, 104])
+    await sched.generate({ promptIds: ids('turn one, turn two'), maxTokens: 100, affinity: 'traj-1' })
+    assert.deepEqual(sched.stats().engines.map((e) => e.generations), [3, 1], 'back on engine 0 although engine 1 has more free')
+    await sched.generate({ promptIds: ids('another'), maxTokens: 100, affinity: 'traj-2' })
+    assert.deepEqual(sched.stats().engines.map((e) => e.generations), [3, 2], 'a new trajectory goes to the freest engine')
+    await sched.generate({ promptIds: ids('turn one, turn two, turn three'), maxTokens: 690, affinity: 'traj-1' })
+    assert.deepEqual(sched.stats().engines.map((e) => e.generations), [3, 3], 'no room on engine 0 (304 + 720 > 1000): the other one')
+    release()
+    await Promise.all([held, held2])
+  } finally { await sched.close(); await a.close(); await b.close() }
+})
+
 test('a waiting generation can be aborted; an engine without metrics needs a capacity', async () => {
   const server = await startScriptedEngine(() => ({ text: 'slow', delayMs: 300 }))
   await assert.rejects(KvScheduler.create({ engines: [{ url: 'x', generate: async () => { throw new Error('x') }, tokenize: async () => [], applyChatTemplate: async () => [], close: async () => {} }] }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_BAD_INPUT')
