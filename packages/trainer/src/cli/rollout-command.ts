@@ -28,7 +28,7 @@ export interface CommandIo {
   env: Readonly<Record<string, string | undefined>>
 }
 
-const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --dataset FILE.jsonl [flags]
+const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --dataset FILE.jsonl [flags]   (each flag also as SANDFLEET_<FLAG>)
   --fleet URL               the fleet's gateway (default $SANDFLEET_URL or http://127.0.0.1:8080)
   --n N --keep G            rollouts per prompt and how many GRPO-RoC keeps (default 8 and 8)
   --out FILE                trajectories JSONL (default rollouts.jsonl); --summary FILE (default OUT.summary.json)
@@ -71,21 +71,36 @@ function progressBar (out: CommandIo['stderr'], started: number): (p: RolloutPro
   }
 }
 
+type OptionSpec = Readonly<Record<string, { type: 'string' | 'boolean', multiple?: boolean }>>
+
+/**
+ * Flags not given on the command line are read from `SANDFLEET_<FLAG>` (`--max-turns` →
+ * `SANDFLEET_MAX_TURNS`; booleans take `1`/`true`; `SANDFLEET_ENGINE` may hold a comma list).
+ */
+export function withEnvironment<T extends Record<string, unknown>> (values: T, options: OptionSpec, env: Readonly<Record<string, string | undefined>>): T {
+  const out: Record<string, unknown> = { ...values }
+  for (const [name, spec] of Object.entries(options)) {
+    if (name === 'help' || out[name] !== undefined) continue
+    const v = env[`SANDFLEET_${name.replace(/-/g, '_').toUpperCase()}`]
+    if (v === undefined || v === '') continue
+    out[name] = spec.type === 'boolean' ? /^(1|true|yes)$/i.test(v) : spec.multiple ? [v] : v
+  }
+  return out as T
+}
+
 /** Runs the command; resolves with the summary (also written to the summary file and stdout), or undefined after --help. */
 export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: (t) => process.stdout.write(t), stderr: process.stderr, env: process.env }): Promise<RolloutSummary | undefined> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      engine: { type: 'string', multiple: true }, model: { type: 'string' }, dataset: { type: 'string' }, fleet: { type: 'string' },
-      n: { type: 'string' }, keep: { type: 'string' }, out: { type: 'string' }, summary: { type: 'string' }, 'write-all': { type: 'boolean' },
-      concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
-      temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
-      format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
-      system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
-      'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
-    },
-    strict: true
-  })
+  const options = {
+    engine: { type: 'string', multiple: true }, model: { type: 'string' }, dataset: { type: 'string' }, fleet: { type: 'string' },
+    n: { type: 'string' }, keep: { type: 'string' }, out: { type: 'string' }, summary: { type: 'string' }, 'write-all': { type: 'boolean' },
+    concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
+    temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
+    format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
+    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
+    'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
+  } as const
+  const parsed = parseArgs({ args: argv, options, strict: true })
+  const values = withEnvironment(parsed.values, options, io.env)
   if (values.help) { io.stdout(USAGE + '\n'); return undefined }
   const engineUrls = (values.engine ?? []).flatMap((e) => e.split(',')).filter((e) => e.length > 0)
   if (engineUrls.length === 0 || values.model === undefined || values.dataset === undefined) {

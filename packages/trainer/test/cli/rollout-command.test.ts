@@ -5,10 +5,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFakeFleet } from '@sandfleet/client/testing'
 import type { ExecResult } from '@sandfleet/protocol'
-import { parseDatasetLine, passAtK, rolloutCommand, type TrajectoryRecord } from '@sandfleet/trainer'
+import { parseDatasetLine, passAtK, rolloutCommand, withEnvironment, type TrajectoryRecord } from '@sandfleet/trainer'
 import { ScriptedTokenizer, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 const ok = (stdout: string): ExecResult => ({ status: 'ok', stdout, stderr: '', exit_code: 0, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: null, files: {}, runner: 'fake', sandbox: 'fake-0' })
+
+test('flags not on the command line come from SANDFLEET_<FLAG>; the command line wins', () => {
+  const options = { 'max-turns': { type: 'string' }, engine: { type: 'string', multiple: true }, sessions: { type: 'boolean' }, n: { type: 'string' } } as const
+  assert.deepEqual(withEnvironment({ n: '4' }, options, { SANDFLEET_MAX_TURNS: '3', SANDFLEET_ENGINE: 'http://a,http://b', SANDFLEET_SESSIONS: 'true', SANDFLEET_N: '99' }), { n: '4', 'max-turns': '3', engine: ['http://a,http://b'], sessions: true })
+})
 
 test('pass@k is the unbiased estimator; dataset lines take the usual field names', () => {
   assert.equal(passAtK(4, 0, 1), 0)
@@ -35,7 +40,7 @@ test('sandfleet rollout runs a dataset through engine and fleet, writes kept tra
   const err: string[] = []
   const stdout: string[] = []
   try {
-    const summary = await rolloutCommand(['--engine', engine.url, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '4', '--keep', '2', '--out', out, '--seed', '1'], { stdout: (t) => stdout.push(t), stderr: { write: (t) => { err.push(t) }, isTTY: false }, env: {} })
+    const summary = await rolloutCommand(['--engine', engine.url, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '4', '--out', out, '--seed', '1'], { stdout: (t) => stdout.push(t), stderr: { write: (t) => { err.push(t) }, isTTY: false }, env: { SANDFLEET_KEEP: '2', SANDFLEET_N: '99' } })
     assert.ok(summary)
     assert.equal(summary.prompts, 2)
     assert.equal(summary.rollouts, 8)
