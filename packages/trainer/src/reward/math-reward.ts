@@ -6,10 +6,10 @@
  */
 import { CancellationError, ComputeEngine, type Expression } from '@cortex-js/compute-engine'
 import { extractAnswer } from './extract-answer.ts'
-import { choiceLetter, normalizeAnswer, parseSimpleNumber, plainText } from './normalize-answer.ts'
+import { choiceLetter, normalizeAnswer, parseSimpleNumber, plainText, unorderedItems } from './normalize-answer.ts'
 
 /** How two answers were found equal, or why not. */
-export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
+export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
 
 /** The outcome of one comparison. */
 export interface AnswerMatch { equal: boolean, method: MatchMethod }
@@ -82,7 +82,19 @@ function isWordAnswer (s: string): boolean {
   return /^[a-z]{2,}$/i.test(plainText(s)) && !/\\(?!text)/.test(s)
 }
 
-/** Compares an answer with a reference: string, number, choice letter, text, then symbolically. */
+/** Every item of `a` matches a distinct item of `b` (same count): unordered answer lists and sets. */
+function sameItems (a: readonly string[], b: readonly string[], options: MatchOptions): boolean {
+  if (a.length !== b.length) return false
+  const left = [...b]
+  for (const x of a) {
+    const k = left.findIndex((y) => answersMatch(x, y, options).equal)
+    if (k < 0) return false
+    left.splice(k, 1)
+  }
+  return true
+}
+
+/** Compares an answer with a reference: string, number, choice letter, text, unordered list, then symbolically. */
 export function answersMatch (candidate: string, reference: string, options: MatchOptions = {}): AnswerMatch {
   const opts: Required<MatchOptions> = { timeLimitMs: options.timeLimitMs ?? 2000, tolerance: options.tolerance ?? 1e-6, points: options.points ?? 5, maxSymbolicChars: options.maxSymbolicChars ?? 400 }
   const a = normalizeAnswer(candidate)
@@ -95,6 +107,9 @@ export function answersMatch (candidate: string, reference: string, options: Mat
   const refLetter = /^\(?[A-E]\)?$/.test(b.replace(/\\text\{([^{}]*)\}/, '$1')) ? choiceLetter(b) : undefined
   if (refLetter !== undefined) return { equal: choiceLetter(a) === refLetter, method: 'choice' }
   if (isWordAnswer(b)) return { equal: plainText(a) === plainText(b), method: 'text' }
+  const listA = unorderedItems(a)
+  const listB = unorderedItems(b)
+  if (listA !== undefined && listB !== undefined) return { equal: sameItems(listA, listB, options), method: 'list' }
   if (a.length > opts.maxSymbolicChars || b.length > opts.maxSymbolicChars) return { equal: false, method: 'none' }
   try {
     return symbolic(a, b, opts)

@@ -18,6 +18,7 @@ export function normalizeAnswer (raw: string): string {
   s = s.replace(/^\\(?:text|textbf|mbox|mathrm)\{([^{}]*)\}$/, '$1')
   s = s.replace(/\s+/g, ' ').trim()
   s = s.replace(/[.。]\s*$/, '').trim()
+  s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*\\in\s*/, '')
   const assign = /^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*([^=]+)$/.exec(s)
   if (assign) s = assign[1].trim()
   s = s.replace(/(\d)\{,\}(?=\d{3})/g, '$1')
@@ -46,4 +47,27 @@ export function choiceLetter (s: string): string | undefined {
 /** Text for a case-insensitive comparison of word answers (`\text{Monday}` = `monday`). */
 export function plainText (s: string): string {
   return s.replace(/\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}/g, '$1').replace(/\s+/g, '').toLowerCase()
+}
+
+/**
+ * The elements of an unordered answer list: `3, 5`, `x = 3, 5` already normalised, or a set
+ * `\{3, 5\}`; undefined for one value and for ordered forms (tuples, intervals in brackets).
+ */
+export function unorderedItems (s: string): string[] | undefined {
+  let t = s.trim()
+  const set = /^\\\{([\s\S]*)\\\}$/.exec(t)
+  if (set) t = set[1]
+  else if (/^[([]/.test(t) && /[)\]]$/.test(t)) return undefined
+  const items: string[] = []
+  let depth = 0
+  let start = 0
+  for (let i = 0; i < t.length; i++) {
+    const c = t[i]
+    if (c === '\\') { i++; continue }
+    if ('([{'.includes(c)) depth++
+    else if (')]}'.includes(c)) depth--
+    else if (c === ',' && depth === 0) { items.push(t.slice(start, i).trim()); start = i + 1 }
+  }
+  items.push(t.slice(start).trim())
+  return items.length >= 2 && items.every((x) => x.length > 0) ? items : undefined
 }
