@@ -83,7 +83,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     executorPath: '',
     dockerImage: 'sandfleet/python:latest',
     sandboxMemoryMb: 0,
-    sandboxPids: 0,
+    sandboxPids: 512,
     maxSessions: 1000,
     maxSessionsPerKey: 100,
     logLevel: 'info'

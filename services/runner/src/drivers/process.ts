@@ -2,7 +2,8 @@
  * The `process` driver: executor.py under bubblewrap (all namespaces unshared, so no network;
  * read-only binds of the host's /usr and the /etc bits Python needs; tmpfs /tmp; uid/gid 65534;
  * no capabilities; dies with the runner). As root, bubblewrap itself runs as host uid 65534
- * through setpriv, so an escape from the namespaces lands as nobody.
+ * through setpriv, so an escape from the namespaces lands as nobody. Where the host offers cgroups,
+ * each sandbox also has its own memory and pids limits (`cgroups.ts`).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -10,6 +11,7 @@ import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
 import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
+import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
 
 const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
@@ -19,6 +21,8 @@ export class ProcessDriver implements Driver {
   readonly name: DriverName = 'process'
   readonly languages: readonly Language[] = ['python']
   private readonly executor: string
+  /** The runner's cgroups, when the host offers them (opened by {@link check}). */
+  private cgroups: CgroupHost | undefined
 
   constructor (private readonly options: DriverOptions) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
@@ -32,6 +36,8 @@ export class ProcessDriver implements Driver {
       }
     }
     if (!existsSync(this.executor)) throw new Error(`executor not found at ${this.executor}`)
+    this.cgroups = CgroupHost.open(this.options.config.id)
+    if (this.cgroups === undefined) this.options.logger.warn({ driver: 'process' }, 'no writable memory and pids cgroups on this host: sandboxes are limited by per-job rlimits only')
   }
 
   /** The bubblewrap command of one sandbox. */
@@ -59,8 +65,19 @@ export class ProcessDriver implements Driver {
     return { file: 'bwrap', args: bw, env }
   }
 
-  /** A bubblewrap sandbox, not started. */
-  createSandbox (id: string): Sandbox { return new ExecutorSandbox(id, this.command(), this.options.config.graceMs) }
+  /** A bubblewrap sandbox, not started; in its own memory and pids cgroups when the host has them. */
+  createSandbox (id: string): Sandbox {
+    const { config } = this.options
+    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), config.graceMs)
+    const cgroup = this.cgroups.create(id, { memoryBytes: this.sandboxMemoryMb() * 1024 * 1024, pids: config.sandboxPids })
+    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), config.graceMs), cgroup)
+  }
+
+  /** Memory of one whole sandbox: `sandboxMemoryMb`, or the largest job's plus room for the executor. */
+  private sandboxMemoryMb (): number {
+    const { sandboxMemoryMb, maxMemoryMb } = this.options.config
+    return sandboxMemoryMb > 0 ? sandboxMemoryMb : maxMemoryMb + 512
+  }
 
   /** What this driver protects against. */
   describe (): IsolationReport {
@@ -68,10 +85,12 @@ export class ProcessDriver implements Driver {
       driver: 'process',
       boundary: 'bubblewrap namespaces (no network, read-only root, uid 65534, no capabilities)',
       properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp', 'own pid namespace, killed with the runner',
-        'no cgroup memory/pids limits yet in this version (rlimits per job only)']
+        this.cgroups === undefined
+          ? 'no cgroup limits on this host: memory and processes are limited per job by rlimits only'
+          : `cgroup v${this.cgroups.version} limits per sandbox: memory ${this.sandboxMemoryMb()} MiB, ${this.options.config.sandboxPids > 0 ? `${this.options.config.sandboxPids} processes` : 'no process limit'}`]
     }
   }
 
-  /** Nothing shared to free. */
-  async close (): Promise<void> {}
+  /** Removes the runner's cgroup directories. */
+  async close (): Promise<void> { this.cgroups?.close() }
 }

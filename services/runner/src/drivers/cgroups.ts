@@ -1,0 +1,170 @@
+/**
+ * Memory and process limits for a whole sandbox through cgroups, where the host offers them
+ * (v1 `memory` + `pids` hierarchies, or the v2 unified hierarchy with both controllers), so a
+ * job's children and grandchildren together cannot take more than their sandbox's share.
+ *
+ * Each sandbox gets `sandfleet/<runner>/<sandbox>` under each controller. Its process joins the
+ * cgroup before it becomes the sandbox: {@link SandboxCgroup.wrap} starts it through a tiny
+ * `sh` that writes its own pid into `cgroup.procs` and then execs the real command, so every
+ * process of the sandbox is born inside (nothing is moved after the fact).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
+import type { ExecutorCommand } from './executor-sandbox.ts'
+
+/** Limits of one sandbox. */
+export interface CgroupLimits {
+  /** Memory of all its processes together (and memory+swap where the host accounts swap). */
+  memoryBytes: number
+  /** Processes and threads alive at once; 0: no limit. */
+  pids: number
+}
+
+const JOIN = 'IFS=:; for f in $SANDFLEET_CGROUPS; do echo $$ > "$f" || exit 125; done; unset SANDFLEET_CGROUPS IFS; exec "$@"'
+
+const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_')
+
+/** The cgroups of one sandbox. */
+export class SandboxCgroup {
+  /** The directories made for it (one per v1 controller, one in v2). */
+  readonly dirs: readonly string[]
+  readonly #events: string
+
+  constructor (dirs: string[], events: string) {
+    this.dirs = dirs
+    this.#events = events
+  }
+
+  /** OOM kills the kernel made in this cgroup so far. */
+  oomKills (): number {
+    try {
+      const m = /^oom_kill (\d+)$/m.exec(readFileSync(this.#events, 'utf8'))
+      return m === null ? 0 : Number(m[1])
+    } catch { return 0 }
+  }
+
+  /** `command`, started inside this cgroup. */
+  wrap (command: ExecutorCommand): ExecutorCommand {
+    return {
+      file: '/bin/sh',
+      args: ['-c', JOIN, 'sandfleet-cgroup', command.file, ...command.args],
+      env: { ...(command.env ?? {}), SANDFLEET_CGROUPS: this.dirs.map((d) => join(d, 'cgroup.procs')).join(':') }
+    }
+  }
+
+  /** Removes the directories once their processes are gone (retries briefly). */
+  async remove (): Promise<void> {
+    for (const dir of this.dirs) {
+      for (let i = 0; i < 50; i++) {
+        try { rmdirSync(dir); break } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') break
+          await sleep(20)
+        }
+      }
+    }
+  }
+}
+
+/** The host's cgroups, as one runner uses them. */
+export class CgroupHost {
+  /** `1` (separate `memory` and `pids` hierarchies) or `2` (unified). */
+  readonly version: 1 | 2
+  readonly #parents: string[]
+
+  private constructor (version: 1 | 2, parents: string[]) {
+    this.version = version
+    this.#parents = parents
+    // cgroups a previous run of this runner left (it was killed): removed when empty
+    for (const p of parents) {
+      for (const entry of readdirSync(p, { withFileTypes: true })) {
+        if (entry.isDirectory()) { try { rmdirSync(join(p, entry.name)) } catch {} }
+      }
+    }
+  }
+
+  /**
+   * The runner's cgroups under `root`, made now; undefined when the host offers no writable
+   * memory and pids controllers (the sandboxes then run with per-job rlimits only).
+   */
+  static open (runnerId: string, root = '/sys/fs/cgroup'): CgroupHost | undefined {
+    const runner = safe(runnerId)
+    try {
+      if (existsSync(join(root, 'memory', 'cgroup.procs')) && existsSync(join(root, 'pids', 'cgroup.procs'))) {
+        const parents = ['memory', 'pids'].map((c) => join(root, c, 'sandfleet', runner))
+        for (const p of parents) mkdirSync(p, { recursive: true })
+        return new CgroupHost(1, parents)
+      }
+      const controllers = readFileSync(join(root, 'cgroup.controllers'), 'utf8')
+      if (!/\bmemory\b/.test(controllers) || !/\bpids\b/.test(controllers)) return undefined
+      const top = join(root, 'sandfleet')
+      mkdirSync(join(top, runner), { recursive: true })
+      for (const dir of [root, top, join(top, runner)]) writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory +pids')
+      return new CgroupHost(2, [join(top, runner)])
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Makes the cgroups of one sandbox with `limits`. Throws when the host refuses. */
+  create (sandboxId: string, limits: CgroupLimits): SandboxCgroup {
+    const name = safe(sandboxId)
+    const dirs = this.#parents.map((p) => join(p, name))
+    for (const d of dirs) mkdirSync(d, { recursive: true })
+    const bytes = String(limits.memoryBytes)
+    const pids = limits.pids > 0 ? String(limits.pids) : 'max'
+    if (this.version === 1) {
+      const [memory, pid] = dirs
+      writeFileSync(join(memory, 'memory.limit_in_bytes'), bytes)
+      if (existsSync(join(memory, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), bytes)
+      writeFileSync(join(pid, 'pids.max'), pids)
+      return new SandboxCgroup(dirs, join(memory, 'memory.oom_control'))
+    }
+    const [dir] = dirs
+    writeFileSync(join(dir, 'memory.max'), bytes)
+    if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0')
+    writeFileSync(join(dir, 'pids.max'), pids)
+    return new SandboxCgroup(dirs, join(dir, 'memory.events'))
+  }
+
+  /** Removes the runner's own directories (its sandboxes' are removed as they close). */
+  close (): void {
+    for (const p of this.#parents) { try { rmdirSync(p) } catch {} }
+  }
+}
+
+/**
+ * A sandbox running inside its own cgroups: a job the kernel's OOM killer ended at the cgroup's
+ * memory limit is answered `memory` (not `killed`), and the cgroups go when the sandbox closes.
+ */
+export class CgroupSandbox implements Sandbox {
+  readonly #inner: Sandbox
+  readonly #cgroup: SandboxCgroup
+
+  constructor (inner: Sandbox, cgroup: SandboxCgroup) {
+    this.#inner = inner
+    this.#cgroup = cgroup
+  }
+
+  get id (): string { return this.#inner.id }
+  get state (): SandboxState { return this.#inner.state }
+  /** The cgroup directories (tests, diagnostics). */
+  get cgroupDirs (): readonly string[] { return this.#cgroup.dirs }
+
+  async start (): Promise<void> { await this.#inner.start() }
+
+  async execute (job: Job): Promise<RunOutcome> {
+    const before = this.#cgroup.oomKills()
+    const outcome = await this.#inner.execute(job)
+    if (outcome.status !== 'killed' || this.#cgroup.oomKills() === before) return outcome
+    return { ...outcome, status: 'memory', retire: true, error: { type: 'MemoryError', message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job' } }
+  }
+
+  stats (): SandboxStats { return this.#inner.stats() }
+
+  async close (): Promise<void> {
+    await this.#inner.close()
+    await this.#cgroup.remove()
+  }
+}
