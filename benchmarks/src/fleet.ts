@@ -1,6 +1,6 @@
 /**
  * The servers a benchmark runs against, as child processes on 127.0.0.1 with a port the kernel
- * picks: a real `sandfleet serve` (its URL read from its "sandfleet serving" log line), or the
+ * picks: a real `sandfleet serve` (its URL read from its "sandfleet serving…" log line), or the
  * naive baseline (naive-server.ts, which prints `{"url": …}`). Or an existing fleet by URL.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -36,7 +36,7 @@ export async function startServe (args: readonly string[], startTimeoutMs = 180_
   // --no-node-snapshot as bin/sandfleet.mjs wants it (isolate backends), so the shim does not re-exec.
   const argv = ['--no-node-snapshot', fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url)), 'serve', '--host', '127.0.0.1', '--port', '0', ...args]
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
-  const line = await waitForLine(child, (obj) => obj.msg === 'sandfleet serving' && typeof obj.url === 'string', startTimeoutMs, 'sandfleet serve')
+  const line = await waitForLine(child, (obj) => typeof obj.msg === 'string' && obj.msg.startsWith('sandfleet serving') && typeof obj.url === 'string', startTimeoutMs, 'sandfleet serve')
   const isolation = (line.isolation as { boundary?: string, driver?: string } | undefined)
   const url = line.url as string
   return {

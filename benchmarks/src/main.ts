@@ -40,6 +40,10 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
 
   const servers: Server[] = []
   const started = async (server: Promise<Server>): Promise<Server> => { const s = await server; servers.push(s); return s }
+  // A SIGINT/SIGTERM to the harness alone stops the servers it started before it exits.
+  const onSignal = (): void => { void Promise.all(servers.map((s) => s.close())).finally(() => process.exit(130)) }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   let shared: Promise<Server> | undefined
   let naive: Promise<Server> | undefined
   const results = new Map<string, Promise<ScenarioResult>>()
@@ -83,6 +87,8 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     return 1
   } finally {
     await Promise.all(servers.map((s) => s.close()))
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
   }
 }
 
