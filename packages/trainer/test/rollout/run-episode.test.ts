@@ -152,6 +152,6 @@ test('episodes run their tool calls independently: a fast episode never waits fo
       releaseSlow()
       const slow = await slowEpisode
       assert.deepEqual(slow.toolCalls.map((c) => c.status), ['ok'])
-    }, behavior, 200) // a wide window: the four calls travel in one coalesced batch
+    }, behavior, 1000) // a wide window: the four calls travel in one coalesced batch
   } finally { clearTimeout(guard) }
 })

@@ -41,7 +41,7 @@ test('the scheduler never reserves more than an engine holds: generations wait f
     assert.deepEqual(sched.stats().engines.map((e) => e.capacityTokens), [1024, 1024], 'capacity from num_gpu_blocks × block_size')
     // each generation reserves 100 + 300 = 400 tokens: two fit in 1024, a third does not
     const gens = Array.from({ length: 6 }, async () => await sched.generate({ promptIds: Array.from({ length: 100 }, () => 105), maxTokens: 300 }))
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    for (let i = 0; i < 500 && !servers.every((x) => x.log.filter((e) => e.path === '/v1/completions').length === 2); i++) await new Promise((resolve) => setTimeout(resolve, 10))
     const s = sched.stats()
     assert.deepEqual(s.engines.map((e) => e.inFlight), [2, 2])
     assert.deepEqual(s.engines.map((e) => e.reservedTokens), [800, 800])
