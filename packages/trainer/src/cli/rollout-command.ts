@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SandfleetClient } from '@sandfleet/client'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
+import { RetryingEngine } from '../engine/retrying-engine.ts'
 import { SglangEngine } from '../engine/sglang-generate.ts'
 import type { ChatMessage, Engine } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
@@ -38,6 +39,7 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --temperature X --top-p X --seed S
   --format hermes|markdown|code  --style rstar2|verl|output-fence  --template chatml|inline
   --tool-timeout-ms MS      --system TEXT|@FILE   --limit N (first N prompts)
+  --engine-attempts N       attempts per engine call on connection errors, 429 and 5xx (default 4)
   --engine-api completions|sglang  /v1/completions (vLLM, default) or SGLang's native /generate
   --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
@@ -96,7 +98,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
     concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
     temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
     format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
-    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
+    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'engine-attempts': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
     'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
   } as const
   const parsed = parseArgs({ args: argv, options, strict: true })
@@ -149,6 +151,8 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
         ...(values['reserve-new-tokens'] ? { reserveNewTokens: num(values['reserve-new-tokens'], 'reserve-new-tokens', 0) } : {})
       })
     }
+    const attempts = num(values['engine-attempts'], 'engine-attempts', 4)
+    const policy = attempts > 1 ? new RetryingEngine(engine, { maxAttempts: attempts, baseDelayMs: 200, maxDelayMs: 5000 }) : engine
     const started = Date.now()
     const summary = await runDataset({
       items,
@@ -161,7 +165,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       ...(overlong ? { overlong } : {}),
       dropEqualRewardGroups: values['drop-equal-groups'] === true,
       episode: {
-        engine,
+        engine: policy,
         fleet,
         format,
         style,

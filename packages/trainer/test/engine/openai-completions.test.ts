@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ChatCompletionsEngine, CompletionsEngine, SglangEngine, TrainerError } from '@sandfleet/trainer'
+import { ChatCompletionsEngine, CompletionsEngine, isTransientEngineError, RetryingEngine, SglangEngine, TrainerError } from '@sandfleet/trainer'
 import { EOS_ID, ScriptedTokenizer, scriptedLogprob, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 test('token-in / token-out: prompt ids go out, generated ids and their logprobs come back, the stop string kept', async () => {
@@ -104,4 +104,27 @@ test('SGLang /generate: input ids in, [logprob, id] triples out, the matched sto
     const c = await engine.generate({ promptIds, maxTokens: 3 })
     assert.deepEqual([c.finishReason, c.tokenIds.length], ['length', 3])
   } finally { await engine.close(); await server.close() }
+})
+
+test('RetryingEngine retries connection errors, 429 and 5xx with backoff, never other 4xx', async () => {
+  const server = await startScriptedEngine((ctx) => {
+    if (ctx.prompt.includes('flaky') && ctx.call < 2) return { text: 'restarting', http: 503 }
+    if (ctx.prompt.includes('bad')) return { text: 'prompt too long', http: 400 }
+    return 'fine'
+  })
+  const engine = new RetryingEngine(new CompletionsEngine({ url: server.url, model: 'm' }), { baseDelayMs: 1, maxDelayMs: 5 })
+  try {
+    const ok = await engine.generate({ promptIds: ScriptedTokenizer.encode('flaky'), maxTokens: 10 })
+    assert.equal(ok.text, 'fine')
+    assert.equal(engine.retries, 2)
+    await assert.rejects(engine.generate({ promptIds: ScriptedTokenizer.encode('bad'), maxTokens: 10 }), (e: TrainerError) => e.statusCode === 400)
+    assert.equal(engine.retries, 2, 'a 400 is the request\'s fault: not retried')
+    assert.equal(isTransientEngineError(new TrainerError('SF_ERR_TRAINER_ENGINE_HTTP', 'x', 429)), true)
+    assert.equal(isTransientEngineError(new TrainerError('SF_ERR_TRAINER_ENGINE_BAD_RESPONSE', 'x', 502)), false)
+  } finally { await engine.close(); await server.close() }
+  const down = new RetryingEngine(new CompletionsEngine({ url: server.url, model: 'm' }), { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 })
+  try {
+    await assert.rejects(down.generate({ promptIds: [1], maxTokens: 1 }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_ENGINE_CONNECTION')
+    assert.equal(down.retries, 2, 'three attempts, then the error')
+  } finally { await down.close() }
 })
