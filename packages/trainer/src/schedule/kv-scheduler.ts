@@ -8,6 +8,7 @@
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatMessage, Engine, Generation, GenerateRequest } from '../engine/engine.ts'
+import { isTransientEngineError } from '../engine/retrying-engine.ts'
 import { readKvMetrics } from './engine-metrics.ts'
 import { EnginePicker, type EngineSlot, type SchedulePolicy } from './pick-engine.ts'
 
@@ -29,6 +30,8 @@ export interface KvSchedulerOptions {
   reserveNewTokens?: number
   /** Read each engine's KV usage from its `/metrics` this often, ms; free is then capacity − max(reserved, used). Off by default. */
   usagePollMs?: number
+  /** An engine that failed with a connection error, 429 or 5xx gets no new generation for this long, ms (default 5000), while another is up. */
+  cooldownMs?: number
 }
 
 /** What the scheduler shows of one engine. */
@@ -53,6 +56,8 @@ export class KvScheduler implements Engine {
   private tokenizeNext = 0
   private readonly reserveNewTokens: number | undefined
   private poll: NodeJS.Timeout | undefined
+  private readonly cooldownMs: number
+  private readonly cooling = new Set<NodeJS.Timeout>()
   /** Trajectory → engine of its last turn (oldest forgotten first past {@link AFFINITY_LIMIT}). */
   private readonly lastEngine = new Map<string, number>()
 
@@ -60,6 +65,7 @@ export class KvScheduler implements Engine {
     const policy = options.policy ?? 'kv'
     this.engines = engines
     this.reserveNewTokens = options.reserveNewTokens
+    this.cooldownMs = options.cooldownMs ?? 5000
     this.picker = new EnginePicker(policy)
     this.slots = engines.map((e, i) => ({ url: e.url, capacityTokens: capacities[i], reservedTokens: 0, inFlight: 0, generations: 0 }))
     this.url = `scheduler(${policy}: ${engines.map((e) => e.url).join(', ')})`
@@ -113,6 +119,19 @@ export class KvScheduler implements Engine {
     const s = this.slots[i]
     s.reservedTokens -= need
     s.inFlight--
+    this.drain()
+  }
+
+  /** Takes an engine out of the picks for the cool-down after a transient failure. */
+  private coolDown (i: number): void {
+    if (this.cooldownMs <= 0 || this.slots[i].available === false) return
+    this.slots[i].available = false
+    const timer = setTimeout(() => { this.cooling.delete(timer); this.slots[i].available = true; this.drain() }, this.cooldownMs)
+    timer.unref()
+    this.cooling.add(timer)
+  }
+
+  private drain (): void {
     while (this.queue.length > 0) { // first come, first served: the head waits for room, the rest behind it
       const head = this.queue[0]
       const at = this.picker.pick(this.slots, head.need, head.preferred)
@@ -160,6 +179,9 @@ export class KvScheduler implements Engine {
     }
     try {
       return await this.engines[i].generate(req)
+    } catch (err) {
+      if (isTransientEngineError(err)) this.coolDown(i)
+      throw err
     } finally {
       this.release(i, need)
     }
@@ -184,6 +206,8 @@ export class KvScheduler implements Engine {
   /** Closes every engine; safe to call twice. */
   async close (): Promise<void> {
     if (this.poll !== undefined) { clearInterval(this.poll); this.poll = undefined }
+    for (const t of this.cooling) clearTimeout(t)
+    this.cooling.clear()
     for (const w of this.queue.splice(0)) w.reject(new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the scheduler was closed', 499))
     await Promise.all(this.engines.map(async (e) => await e.close()))
   }

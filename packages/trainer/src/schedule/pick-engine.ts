@@ -17,6 +17,8 @@ export interface EngineSlot {
   inFlight: number
   /** KV tokens the engine reports in use (its metrics), when known: free is capacity − max(reserved, used). */
   usedTokens?: number
+  /** False while the engine is cooling down after a transient failure: picked only when every engine is. */
+  available?: boolean
 }
 
 /** Free KV tokens of a slot: capacity less the larger of what is reserved and what is reported used. */
@@ -38,8 +40,17 @@ export class EnginePicker {
    * Under `kv`, `preferred` (the engine that served the same trajectory's previous turn, whose
    * prefix cache holds its context) is taken whenever it has room.
    */
-  pick (slots: readonly EngineSlot[], needTokens: number, preferred?: number): number | undefined {
-    if (slots.length === 0) return undefined
+  pick (all: readonly EngineSlot[], needTokens: number, preferred?: number): number | undefined {
+    if (all.length === 0) return undefined
+    // engines cooling down after a failure are left out while another one is up
+    const up = all.some((s) => s.available !== false)
+    const slots = up ? all.map((s) => s.available === false ? { ...s, capacityTokens: -1, inFlight: Number.POSITIVE_INFINITY } : s) : all
+    if (up && this.policy === 'round_robin') {
+      for (let k = 0; k < all.length; k++) {
+        const i = (this.next + k) % all.length
+        if (all[i].available !== false) { this.next = i + 1; return i }
+      }
+    }
     if (this.policy === 'kv' && preferred !== undefined && slots[preferred] !== undefined && freeTokens(slots[preferred]) >= needTokens) return preferred
     if (this.policy === 'round_robin') { const i = this.next % slots.length; this.next = i + 1; return i }
     if (this.policy === 'least_requests') return argBest(slots, (a, b) => a.inFlight - b.inFlight)

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { startFakeFleet } from '@sandfleet/client/testing'
-import { CompletionsEngine, EnginePicker, KvScheduler, readKvMetrics, runEpisode, TrainerError } from '@sandfleet/trainer'
+import { CompletionsEngine, EnginePicker, KvScheduler, readKvMetrics, RetryingEngine, runEpisode, TrainerError } from '@sandfleet/trainer'
 import { startScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 const VLLM_METRICS = [
@@ -98,6 +98,21 @@ test('a trajectory\'s next turn goes back to the engine of its last turn when th
     release()
     await Promise.all([held, held2])
   } finally { await sched.close(); await a.close(); await b.close() }
+})
+
+test('an engine that fails with a connection error cools down: retries go to the engine that is up', async () => {
+  const up = await startScriptedEngine(() => 'ok')
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: 'http://127.0.0.1:1', model: 'm' }), new CompletionsEngine({ url: up.url, model: 'm' })], capacityTokens: 1000, cooldownMs: 60_000 })
+  const engine = new RetryingEngine(sched, { baseDelayMs: 1, maxDelayMs: 2 })
+  try {
+    assert.equal((await engine.generate({ promptIds: [1, 2, 3], maxTokens: 10 })).text, 'ok', 'the first try picked the dead engine (a tie, lowest index); the retry the live one')
+    const gens = await Promise.all([1, 2, 3].map(async () => await engine.generate({ promptIds: [1, 2, 3], maxTokens: 10 })))
+    assert.deepEqual(gens.map((g) => g.text), ['ok', 'ok', 'ok'])
+    const s = sched.stats().engines
+    assert.equal(s[0].available, false, 'the dead engine is cooling down')
+    assert.equal(s[0].generations, 1, 'it was tried once, then left out')
+    assert.equal(s[1].generations, 4)
+  } finally { await engine.close(); await up.close() }
 })
 
 test('a waiting generation can be aborted; an engine without metrics needs a capacity', async () => {
