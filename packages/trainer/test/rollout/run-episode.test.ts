@@ -155,3 +155,12 @@ test('episodes run their tool calls independently: a fast episode never waits fo
     }, behavior, 1000) // a wide window: the four calls travel in one coalesced batch
   } finally { clearTimeout(guard) }
 })
+
+test('a prompt given as token ids goes to the engine as is; no chat template is applied', async () => {
+  await withRig(() => '<answer>\\boxed{3}</answer>', async (engine, client) => {
+    const promptIds = ScriptedTokenizer.encode('<|im_start|>user\n1+2<|im_end|>\n<|im_start|>assistant\n')
+    const t = await runEpisode({ engine, fleet: client, prompt: promptIds, sampling: { temperature: 0.7, stop: ['STOP'] } })
+    assert.deepEqual(t.promptIds, promptIds)
+    assert.equal(t.stopReason, 'answer')
+  })
+})
