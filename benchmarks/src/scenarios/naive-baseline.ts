@@ -27,6 +27,9 @@ export const naiveBaseline: Scenario = {
         { scenario: 'naive-baseline', name: `naive print(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s' },
         { scenario: 'naive-baseline', name: `sandfleet ÷ naive, ok calls/s at concurrency ${c}`, value: sandfleet.okCallsPerS / report.okCallsPerS, unit: '×' },
         { scenario: 'naive-baseline', name: `naive ÷ sandfleet, p50 latency at concurrency ${c}`, value: report.latencyMs.p50 / sandfleet.latencyMs.p50, unit: '×' },
+        ...(report.serverCpuMsPerCall === undefined || sandfleet.serverCpuMsPerCall === undefined
+          ? []
+          : [{ scenario: 'naive-baseline', name: `naive ÷ sandfleet, server CPU per call at concurrency ${c} (not skewed by other work)`, value: report.serverCpuMsPerCall / sandfleet.serverCpuMsPerCall, unit: '×' }]),
         ...atC1
       ],
       runs: [{ scenario: 'naive-baseline', server: 'naive', report }, ...(naiveC1 === undefined ? [] : [{ scenario: 'naive-baseline c1', server: 'naive', report: naiveC1 }])],
