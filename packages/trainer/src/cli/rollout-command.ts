@@ -44,6 +44,7 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
   --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
+  --usage-poll-ms MS        the scheduler also reads each engine's KV usage from /metrics this often
   --overlong MAX,CACHE      DAPO overlong penalty on the reward   --drop-equal-groups  drop groups with equal rewards
   --sessions                each episode keeps its Python state across turns in a fleet session
   --api-key K --engine-api-key K   --no-progress`
@@ -98,7 +99,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
     concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
     temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
     format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
-    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'engine-attempts': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' },
+    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'engine-attempts': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' }, 'usage-poll-ms': { type: 'string' },
     'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
   } as const
   const parsed = parseArgs({ args: argv, options, strict: true })
@@ -148,7 +149,8 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       engine = await KvScheduler.create({
         engines,
         ...(values['kv-capacity'] ? { capacityTokens: num(values['kv-capacity'], 'kv-capacity', 0) } : {}),
-        ...(values['reserve-new-tokens'] ? { reserveNewTokens: num(values['reserve-new-tokens'], 'reserve-new-tokens', 0) } : {})
+        ...(values['reserve-new-tokens'] ? { reserveNewTokens: num(values['reserve-new-tokens'], 'reserve-new-tokens', 0) } : {}),
+        ...(values['usage-poll-ms'] ? { usagePollMs: num(values['usage-poll-ms'], 'usage-poll-ms', 0) } : {})
       })
     }
     const attempts = num(values['engine-attempts'], 'engine-attempts', 4)

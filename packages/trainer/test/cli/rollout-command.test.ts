@@ -85,3 +85,20 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api must be/)
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })
+
+test('sandfleet rollout over two engines schedules turns by free KV', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
+  const script = (ctx: { turn: number }): string => ctx.turn === 0 ? '<tool_call>{"name":"python","arguments":{"code":"print(1)"}}</tool_call>' : '<answer>\\boxed{1}</answer>'
+  const a = await startScriptedEngine(script)
+  const b = await startScriptedEngine(script)
+  const fleet = await startFakeFleet(() => ok('1\n'))
+  const dataset = join(dir, 'data.jsonl')
+  writeFileSync(dataset, '{"prompt": "one", "answer": "1"}\n')
+  try {
+    const summary = await rolloutCommand(['--engine', `${a.url},${b.url}`, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '6', '--out', join(dir, 'o.jsonl'), '--kv-capacity', '100000', '--usage-poll-ms', '50', '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
+    assert.equal(summary?.accuracy, 1)
+    const served = [a, b].map((s) => s.log.filter((e) => e.path === '/v1/completions').length)
+    assert.equal(served[0] + served[1], 12, 'two turns for each of six rollouts')
+    assert.ok(served[0] > 0 && served[1] > 0, `both engines generated (${served.join(', ')})`)
+  } finally { await a.close(); await b.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
+})
