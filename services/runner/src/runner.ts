@@ -15,7 +15,7 @@ import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './e
 import { silentLogger, type Logger } from './logger.ts'
 import { RunnerMetrics } from './metrics.ts'
 import { Pool, type PoolStats } from './pool/pool.ts'
-import { SessionHost } from './sessions/session-host.ts'
+import { SessionHost, type SessionHostCommand } from './sessions/session-host.ts'
 
 /** Options of a {@link Runner}. */
 export interface RunnerOptions {
@@ -141,9 +141,8 @@ export class Runner {
         this.#addPool(language, driver)
       }
       if (this.#pools.size === 0) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', 'no language to serve: the configured languages match no driver')
-      const python = this.#pools.get('python')?.driver
-      const sessionHost = python?.sessionHost?.bind(python)
-      if (this.config.maxSessions > 0 && sessionHost !== undefined) {
+      const sessionHost = this.config.maxSessions > 0 ? await this.#sessionHostCommand(options) : undefined
+      if (sessionHost !== undefined) {
         this.#sessions = new SessionHost({
           runnerId: this.id,
           maxSessions: this.config.maxSessions,
@@ -161,6 +160,28 @@ export class Runner {
       this.#state = 'closed'
       throw err
     }
+  }
+
+  /**
+   * How this runner starts its session host: in a sandbox of the Python backend, or, when that
+   * backend holds no sessions (docker, pyodide), under bubblewrap if the host has it. Undefined:
+   * no sandbox can hold sessions here, and the session API answers SF_ERR_SESSION_DISABLED.
+   */
+  async #sessionHostCommand (options: DriverOptions): Promise<SessionHostCommand | undefined> {
+    const python = this.#pools.get('python')?.driver
+    if (python?.sessionHost !== undefined) return python.sessionHost.bind(python)
+    if (python === undefined || python.name === 'unsafe' || !hasDriver('process')) return undefined
+    const fallback = await createDriver('process', options)
+    try {
+      await fallback.check()
+    } catch (err) {
+      this.#log.info({ runner: this.id, backend: python.name, err: messageOf(err) }, `sessions disabled: the ${python.name} backend holds none and bubblewrap is not available`)
+      await fallback.close()
+      return undefined
+    }
+    this.#drivers.push(fallback)
+    this.#log.info({ runner: this.id, backend: python.name }, `sessions run under bubblewrap (the ${python.name} backend holds none)`)
+    return fallback.sessionHost?.bind(fallback)
   }
 
   #addPool (language: Language, driver: Driver): void {
