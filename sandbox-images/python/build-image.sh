@@ -17,8 +17,8 @@ docker info >/dev/null 2>&1 || { echo "build-image: the Docker engine does not a
 [[ -f "$dir/opt/sandfleet/executor.py" ]] || { echo "build-image: $dir has no executor" >&2; exit 1; }
 
 # Skip the import when the image already holds exactly this rootfs (same content hash).
-# The base is fixed once built (its marker's time names it); the executor and manifest change.
-stamp="$( { stat -c %Y "$dir/.sandfleet-base-complete"; cat "$dir/opt/sandfleet/executor.py" "$dir/opt/sandfleet/manifest.json"; } | sha256sum | cut -c1-16)"
+# The base is fixed once built (its marker's time names it); the executor, manifest and /work mode change.
+stamp="$( { stat -c %Y "$dir/.sandfleet-base-complete"; stat -c %a "$dir/work"; cat "$dir/opt/sandfleet/executor.py" "$dir/opt/sandfleet/manifest.json"; } | sha256sum | cut -c1-16)"
 if [[ "$(docker image inspect -f '{{ index .Config.Labels "org.sandfleet.rootfs" }}' "$image" 2>/dev/null || true)" == "$stamp" ]]; then
   echo "build-image: $image is up to date ($stamp)"
   exit 0

@@ -53,7 +53,10 @@ if [[ $rebuild == 1 || ! -f "$marker" ]]; then
 fi
 
 # The executor and its work dir (the driver mounts a tmpfs over /work; bubblewrap binds one).
-install -d -m 0755 "$dir/opt/sandfleet" "$dir/work"
+install -d -m 0755 "$dir/opt/sandfleet"
+# Docker copies the image's /work into the tmpfs it mounts there (mode included): world-writable, sticky.
+install -d -m 1777 "$dir/work"
+chmod 1777 "$dir/work"
 if [[ -f "$here/executor.py" ]]; then
   install -m 0644 "$here/executor.py" "$dir/opt/sandfleet/executor.py"
 else

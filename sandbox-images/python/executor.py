@@ -26,6 +26,22 @@ except OSError:
     LIBC = None
 
 
+# The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
+OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
+
+
+def oom_kills():
+    """OOM kills in this sandbox's memory cgroup so far, or None where no cgroup file is visible."""
+    for path in OOM_FILES:
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(' ')
+                    if key == 'oom_kill': return int(value)
+        except (OSError, ValueError): continue
+    return None
+
+
 def prctl(option, arg):
     if LIBC is not None: LIBC.prctl(option, arg, 0, 0, 0)
 
@@ -248,6 +264,7 @@ class Controller:
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = b'', [], False, None
         self.scratch = {d: set(os.listdir(d)) for d in SCRATCH if os.path.isdir(d)}
+        self.ooms = oom_kills()
         self.zygotes = {'bare': Zygote('bare', [])}
         self.planned = {'bare': [], 'sci': [n for n in SCI if _installed(n)]}
         if self.planned['sci']: self.zygotes['sci'] = Zygote('sci', [self.zygotes['bare']])
@@ -394,6 +411,11 @@ class Controller:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             status = 'timeout' if sig == signal.SIGXCPU else 'killed'
             error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
+            ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
+            if ooms is not None and ooms > self.ooms:
+                # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
+                self.ooms, status, retire = ooms, 'memory', True
+                error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
         return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
                 'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
                 'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},

@@ -38,7 +38,7 @@ export interface DockerDriverOptions {
   cpus: number
   /** Soft and hard RLIMIT_NOFILE of the container's processes. */
   nofile: number
-  /** Size of the tmpfs work dir (/work) and /tmp, in MiB each. */
+  /** Size of the tmpfs at /tmp, the jobs' work dir (each job's cwd is /tmp/job), in MiB. */
   tmpfsMb: number
   /** uid:gid the executor runs as. */
   user: string
@@ -52,6 +52,12 @@ export interface DockerDriverOptions {
   readyTimeoutMs: number
   /** Grace after a job's timeout_ms before the container is declared hung and killed. */
   graceMs: number
+  /**
+   * A host executor.py to bind read-only over the image's (the runner's own copy, so that runner
+   * and executor always speak the same protocol version); empty: the image's. Needs the engine
+   * on this host.
+   */
+  executorPath: string
 }
 
 /** Options a caller may leave out; see {@link resolveDockerOptions}. */
@@ -75,6 +81,7 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     jobsPerContainer: 1000,
     readyTimeoutMs: 30_000,
     graceMs: 2000,
+    executorPath: '',
     ...input
   })
 }
@@ -176,11 +183,12 @@ export class DockerEngine {
   containerSpec (sandboxId: string): Docker.ContainerCreateOptions {
     const o = this.#opts
     const memoryBytes = o.memoryMb * 1024 * 1024
+    // /tmp is 1777 in both images; Docker copies the image directory's mode into the tmpfs.
     const tmpfs = `rw,nosuid,nodev,size=${o.tmpfsMb}m,mode=1777`
     return {
       Image: o.image,
       User: o.user,
-      WorkingDir: '/work',
+      WorkingDir: '/tmp',
       Labels: { [RUNNER_LABEL]: o.runnerId, [SANDBOX_LABEL]: sandboxId },
       AttachStdin: true,
       AttachStdout: true,
@@ -189,12 +197,14 @@ export class DockerEngine {
       StdinOnce: false,
       Tty: false,
       NetworkDisabled: o.networkMode === 'none',
-      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/work'],
+      // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp'],
       HostConfig: {
         Init: true,
         NetworkMode: o.networkMode,
         ReadonlyRootfs: o.readOnlyRoot,
-        Tmpfs: { '/work': tmpfs, '/tmp': tmpfs },
+        Tmpfs: { '/tmp': tmpfs },
+        ...(o.executorPath === '' ? {} : { Binds: [`${o.executorPath}:/opt/sandfleet/executor.py:ro`] }),
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Memory: memoryBytes,

@@ -30,7 +30,15 @@ export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>
  */
 export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
   process: async (o) => new (await import('./process.ts')).ProcessDriver(o),
-  docker: async (o) => new (await import('./docker.ts')).DockerDriver({ runnerId: o.config.id, logger: o.logger }),
+  docker: async (o) => new (await import('./docker.ts')).DockerDriver({
+    runnerId: o.config.id,
+    logger: o.logger,
+    image: o.config.dockerImage,
+    graceMs: o.config.graceMs,
+    executorPath: o.config.executorPath,
+    ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
+    ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})
+  }),
   pyodide: async (o) => new (await import('./pyodide.ts')).PyodideDriver(o),
   javascript: async (o) => new (await import('./javascript.ts')).JavascriptDriver(o),
   unsafe: async (o) => new (await import('./unsafe.ts')).UnsafeDriver(o)

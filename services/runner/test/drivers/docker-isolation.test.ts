@@ -1,0 +1,55 @@
+// What the code sees inside a docker sandbox: no network, read-only root, uid 65534, no
+// capabilities; a fork bomb stays inside the container's pids limit.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer, type Socket } from 'node:net'
+import { resolveExecRequest } from '@sandfleet/protocol'
+import { DockerDriver } from '../../src/drivers/docker.ts'
+import { REPO_EXECUTOR } from '../helpers/docker.ts'
+import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+
+test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, no-new-privileges; a fork bomb gives error or killed and the next job runs', async () => {
+  const accepted: Socket[] = []
+  const server = createServer((s) => { accepted.push(s); s.end('hello') })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  const driver = new DockerDriver({ runnerId: `docker-isolation-${process.pid}`, executorPath: REPO_EXECUTOR })
+  let sandbox: Sandbox | undefined
+  try {
+    await driver.check()
+    sandbox = driver.createSandbox('docker-isolation-0')
+    await sandbox.start()
+    const run = async (code: string, timeoutMs = 5000): Promise<RunOutcome> => {
+      if (sandbox?.state !== 'ready') { await sandbox?.close(); sandbox = driver.createSandbox('docker-isolation-1'); await sandbox.start() }
+      return await sandbox.execute({ request: resolveExecRequest({ code, timeout_ms: timeoutMs }), maxOutputBytes: 65536 })
+    }
+
+    const host = await run(`import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nprint(s.recv(5))`)
+    assert.equal(host.status, 'error'); assert.equal(host.stdout, ''); assert.equal(host.error?.type, 'ConnectionRefusedError', JSON.stringify(host.error))
+    assert.equal(accepted.length, 0, 'the host listener on 127.0.0.1 was reached from the sandbox')
+    const out = await run('import socket\ntry:\n  socket.create_connection(("10.255.255.1", 80), 1); print("connected")\nexcept OSError as e: print(type(e).__name__)\nprint([n for _, n in socket.if_nameindex()])')
+    assert.equal(out.stdout, "OSError\n['lo']\n")
+
+    const ro = await run('import errno\nfor p in ("/etc/x", "/usr/x", "/opt/sandfleet/executor.py"):\n  try: open(p, "w"); print("wrote", p)\n  except OSError as e: print(errno.errorcode[e.errno])')
+    assert.equal(ro.stdout, 'EROFS\nEROFS\nEROFS\n')
+
+    const ids = await run('import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())')
+    assert.equal(ids.stdout, '65534 65534 65534 [65534]\n', 'uid, euid, gid 65534; no supplementary group but its own')
+
+    const status = await run('print(open("/proc/self/status").read())')
+    const field = (name: string): string | undefined => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status.stdout)?.[1]
+    for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(field(cap), '0000000000000000', `${cap} in the sandbox`)
+    assert.equal(field('NoNewPrivs'), '1')
+    assert.equal(field('Seccomp'), '2', 'Docker\'s default seccomp filter')
+
+    const bomb = await run('import os\nwhile True:\n  os.fork()', 30_000)
+    assert.ok(bomb.status === 'error' || bomb.status === 'killed', `the fork bomb gave ${bomb.status}`)
+    assert.match(bomb.stderr, /BlockingIOError/, 'fork failed at the pids limit')
+    const next = await run('import os\nprint(len([p for p in os.listdir("/proc") if p.isdigit()]) < 10)')
+    assert.equal(next.status, 'ok'); assert.equal(next.stdout, 'True\n', 'the bomb\'s processes are gone')
+  } finally {
+    await sandbox?.close()
+    await driver.close()
+    server.close()
+  }
+})
