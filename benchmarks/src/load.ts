@@ -17,6 +17,8 @@ export interface LoadTarget {
   url: string
   /** `/v1/execute` or `/v1/execute/batch`. */
   path: string
+  /** One path per worker (worker i sends to `paths[i % paths.length]`), e.g. one session each; default `path`. */
+  paths?: readonly string[]
   /** JSON body sent with every request (`POST`); undefined for a `GET`. */
   body: string | undefined
   /** Calls one request carries (1, or the batch size). */
@@ -140,15 +142,16 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   setMaxListeners(Math.max(100, 4 * shape.concurrency), abort.signal)
   const meterStop = setTimeout(() => { cpu = meter?.stop(); abort.abort() }, Math.max(0, stopAt - performance.now()))
 
-  const worker = async (): Promise<void> => {
+  const worker = async (_: unknown, i: number): Promise<void> => {
+    const path = target.paths === undefined || target.paths.length === 0 ? target.path : target.paths[i % target.paths.length]
     while (performance.now() < stopAt) {
       const t0 = performance.now()
       let outcomes: string[]
       const times: ResultTimes = { runMs: [], queueMs: [] }
       try {
         const res = target.body === undefined
-          ? await pool.request({ origin: target.url, path: target.path, method: 'GET', signal: abort.signal })
-          : await pool.request({ origin: target.url, path: target.path, method: 'POST', headers, body: target.body, signal: abort.signal })
+          ? await pool.request({ origin: target.url, path, method: 'GET', signal: abort.signal })
+          : await pool.request({ origin: target.url, path, method: 'POST', headers, body: target.body, signal: abort.signal })
         outcomes = target.classify(res.statusCode, await res.body.text(), times)
       } catch (err) {
         if (abort.signal.aborted) break

@@ -25,10 +25,12 @@ export interface BenchOptions {
   backend: string
   /** Pool sizes the `pool-size` scenario compares. */
   sizes: number[]
-  /** Interleaved rounds of the `pool-size` scenario. */
+  /** Interleaved rounds of the `pool-size` and `compat-overhead` scenarios. */
   rounds: number
   /** Timeouts the `replace-after-timeout` scenario provokes. */
   repeats: number
+  /** Idle sessions the `sessions-idle` scenario opens. */
+  sessions: number
   /** Interpreter of the naive baseline. */
   python: string
   /** Print one JSON document on stdout (human output goes to stderr). */
@@ -46,8 +48,9 @@ export const FLAGS = {
   'pool-size': ['number', "sandboxes of the started fleet (default: the runner's default)"],
   backend: ['string', 'backend of the started fleet (default process, the one the targets are set for)'],
   sizes: ['string', 'pool sizes compared by the pool-size scenario (default 2,4,8)'],
-  rounds: ['number', 'interleaved rounds of the pool-size scenario (default 3)'],
+  rounds: ['number', 'interleaved rounds of the pool-size and compat-overhead scenarios (default 3)'],
   repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
+  sessions: ['number', 'idle sessions opened by sessions-idle (default 500)'],
   python: ['string', 'interpreter of the naive baseline (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
   json: ['boolean', 'print one JSON document on stdout']
 } as const
@@ -88,6 +91,7 @@ export function parseBenchArgs (argv: readonly string[], env: Readonly<Record<st
     sizes,
     rounds: num('rounds', 3, true, 1) as number,
     repeats: num('repeats', 10, true, 1) as number,
+    sessions: num('sessions', 500, true, 1) as number,
     python: str('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
     json: jsonRaw === true || jsonRaw === 'true' || jsonRaw === '1'
   }

@@ -6,25 +6,35 @@ import { poolSize } from './pool-size.ts'
 import { replaceAfterTimeout } from './replace-after-timeout.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
 import { isolatesBench, javascriptBench, pyodideBench } from './isolates.ts'
+import { compatOverhead } from './compat.ts'
+import { sessionC1, sessionC16, sessionsIdle } from './sessions.ts'
+
+/** What `sessions` runs, in this order. */
+export const SESSIONS_SUITE = ['session-c1', 'session-c16', 'sessions-idle', 'compat-overhead'] as const
+
+/** Runs `names` in order and gathers their figures, runs and notes as one result. */
+function group (names: readonly string[], summary: string): Scenario {
+  return {
+    summary,
+    async run (ctx: BenchContext): Promise<ScenarioResult> {
+      const figures: Figure[] = []
+      const runs: LoadRun[] = []
+      const notes = new Set<string>()
+      for (const name of names) {
+        const r = await ctx.run(name)
+        figures.push(...r.figures)
+        for (const run of r.runs) if (!runs.includes(run)) runs.push(run)
+        for (const n of r.notes) notes.add(n)
+      }
+      return { figures, runs, notes: [...notes] }
+    }
+  }
+}
 
 /** What `suite` runs, in this order (naive-baseline right after the trivial-c64 run it divides). */
 export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'replace-after-timeout'] as const
 
-const suite: Scenario = {
-  summary: `every target in one invocation (${SUITE.join(', ')}), as markdown for RESULTS.md`,
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
-    const figures: Figure[] = []
-    const runs: LoadRun[] = []
-    const notes = new Set<string>()
-    for (const name of SUITE) {
-      const r = await ctx.run(name)
-      figures.push(...r.figures)
-      for (const run of r.runs) if (!runs.includes(run)) runs.push(run)
-      for (const n of r.notes) notes.add(n)
-    }
-    return { figures, runs, notes: [...notes] }
-  }
-}
+const suite = group(SUITE, `every target in one invocation (${SUITE.join(', ')}), as markdown for RESULTS.md`)
 
 /** Every scenario `npm run bench -- NAME` knows. */
 export const SCENARIOS: Readonly<Record<string, Scenario>> = {
@@ -38,5 +48,10 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   pyodide: pyodideBench,
   javascript: javascriptBench,
   isolates: isolatesBench,
+  'session-c1': sessionC1,
+  'session-c16': sessionC16,
+  'sessions-idle': sessionsIdle,
+  'compat-overhead': compatOverhead,
+  sessions: group(SESSIONS_SUITE, `the sessions and compat figures in one invocation (${SESSIONS_SUITE.join(', ')})`),
   suite
 }

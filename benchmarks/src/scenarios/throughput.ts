@@ -36,7 +36,7 @@ export const trivialC1: Scenario = {
  * The fleet's CPU per call (its whole process tree), and the calls/s that cost allows when the
  * fleet has every core to itself: a projection for a shared machine, not a measurement.
  */
-function cpuFigures (scenario: string, report: LoadReport): Figure[] {
+export function cpuFigures (scenario: string, report: LoadReport): Figure[] {
   const ms = report.serverCpuMsPerCall
   if (ms === undefined || ms <= 0) return []
   const cores = availableParallelism()
