@@ -117,3 +117,42 @@ test('the TypeScript client opens a session, keeps state across cells and closes
     assert.equal(session.state, 'closed')
   } finally { await client.close() }
 })
+
+test('sessions of one runner cannot see or signal each other\'s processes, nor read each other\'s files or sockets', async () => {
+  const a = await open()
+  const runner = decodeSessionId(a)?.runner
+  let b = await open()
+  const others: string[] = []
+  while (decodeSessionId(b)?.runner !== runner) { others.push(b); b = await open() } // two sessions on one runner
+  const holder = fleet.runners.find((r) => r.runner.id === runner)
+  assert.equal(holder?.runner.sessions?.isolatedOf(a), true, 'the session has namespaces of its own')
+  const mine = await cell(a, [
+    'import os, subprocess',
+    'open("secret.txt", "w").write("a-only")',
+    'child = subprocess.Popen(["sleep", "60"], stdout=subprocess.DEVNULL)',
+    'print(os.getcwd(), child.pid, os.getuid())'
+  ].join('\n'))
+  assert.equal(mine.body.status, 'ok', JSON.stringify(mine.body))
+  const [cwd] = mine.body.stdout.trim().split(' ')
+  const probe = await cell(b, [
+    'import os, signal',
+    'seen = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())',
+    'hit = []',
+    'for pid in range(2, 32768):',
+    '    if pid in seen: continue',
+    '    try:',
+    '        os.kill(pid, signal.SIGKILL); hit.append(pid)',
+    '    except ProcessLookupError: pass',
+    '    except PermissionError: hit.append(pid)',
+    'try:',
+    `    open(${JSON.stringify(cwd + '/secret.txt')}).read(); print("read")`,
+    'except OSError: print("unreadable")',
+    'print(hit, os.listdir("/tmp") == [os.path.basename(os.getcwd())], os.listdir("/run/sandfleet-sessions"), len(seen) < 5)'
+  ].join('\n'), { timeout_ms: 10_000 })
+  assert.equal(probe.body.status, 'ok', JSON.stringify(probe.body))
+  assert.equal(probe.body.stdout, 'unreadable\n[] True [] True\n')
+  // a's sleeping child was not killed, and a still has its state
+  const after = await cell(a, 'os.kill(child.pid, 0)\nprint(open("secret.txt").read())')
+  assert.deepEqual([after.body.status, after.body.stdout], ['ok', 'a-only\n'])
+  for (const id of [a, b, ...others]) await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
+})

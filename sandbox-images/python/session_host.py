@@ -1,22 +1,41 @@
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
-  {"op": "open", "sid": ...}   -> forks a session process listening on <sockdir>/<sid>.sock,
-                                  answers {"op": "opened", "sid", "pid", "socket"} on stdout
+  {"op": "open", "sid": ...}   -> forks a session listening on <sockdir>/<sid>.sock, answers
+                                  {"op": "opened", "sid", "pid", "socket", "isolated"} on stdout
+                                  (or {"op": "opened", "sid", "error"})
   {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
                                   which differ from the runner's when the host has a pid namespace)
   {"op": "shutdown"}           -> exits
-Each session then talks NDJSON over its own Unix socket (one connection):
+Each session then talks NDJSON over its own Unix socket (one connection; the socket's path is
+unlinked once the runner is connected):
   {"op": "exec", "id", "code", "stdin", "timeout_ms", "memory_mb", "files", "fetch_files",
    "max_output_bytes"} -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code",
    "duration_ms", "truncated", "error", "display", "files", "pid"}
-Fork per cell: the session process P forks the cell's child C, which runs the cell in P's state.
-When the cell ends (ok or raised), C becomes the session and P exits; when the cell passes its
-timeout (or C dies), P kills C's process group and stays the session: the state before the cell
-survives. `pid` in each result is the process holding the session now.
+  {"op": "close"}              -> the session ends
+
+Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NAMESPACES=1 (the
+process driver sets it) and where the kernel lets an unprivileged process make namespaces (inside
+bubblewrap it does), each session gets its own user, mount, pid,
+IPC and network namespaces. Its first process there (pid 1, "init") mounts its own /proc (only
+its processes), a fresh tmpfs on /tmp (its work dir) and /dev/shm, hides the socket directory,
+and reaps. `pid` in "opened" is then that init's (killing it ends every process of the session)
+and results carry no `pid`. Without namespaces the session runs as a plain process and `pid` in
+each result is the process holding the session now.
+
+Fork per cell, with the next cell's process forked ahead of time: the session process S holds
+the state; right after it becomes the session it forks R, which waits for the next frame on the
+socket, reads it, tells S (timeout, cap) over a pipe and runs the cell with fd 0/1/2 on a memfd
+and pipes. S drains the output pipes (capped) and the result pipe, and answers. When the cell
+ended (ok or raised), R becomes the session (S hands over and exits) and forks the next R. When
+the cell passes its timeout, or R dies, S kills R's process group and stays the session: the
+state before the cell survives. R dies with S (PR_SET_PDEATHSIG) until it takes over.
 """
 import ast
 import base64
+import ctypes
+import gc
+import io
 import json
 import linecache
 import os
@@ -30,11 +49,25 @@ import time
 import traceback
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)
+LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
+PAGE = resource.getpagesize()
+_dumps = json.dumps
+_loads = json.loads
 
 
 def send(stream, frame):
-    stream.write((json.dumps(frame) + "\n").encode())
+    stream.write((_dumps(frame) + "\n").encode())
     stream.flush()
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def run_code(code, g, n):
@@ -73,20 +106,29 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, []
 
 
-def drain(fds, deadline, cap):
-    """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each."""
+def drain(fds, capped, deadline, cap, last):
+    """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each fd in capped.
+    Once `last` (the result pipe) is at EOF the cell is over: what the others hold now is read,
+    and a process the cell left running with them open is not waited for."""
     bufs = {fd: bytearray() for fd in fds}
     cut = {fd: False for fd in fds}
     open_fds = list(fds)
+    done = False
     while open_fds:
-        left = deadline - time.monotonic()
-        if left <= 0:
+        left = 0 if done else deadline - time.monotonic()
+        if left <= 0 and not done:
             return bufs, cut, True
         ready, _, _ = select.select(open_fds, [], [], left)
+        if done and not ready:
+            break
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
                 open_fds.remove(fd)
+                done = done or fd == last
+                continue
+            if fd not in capped:
+                bufs[fd] += chunk
                 continue
             room = cap - len(bufs[fd])
             if room > 0:
@@ -96,130 +138,275 @@ def drain(fds, deadline, cap):
     return bufs, cut, False
 
 
-def cell(conn_w, frame, g, n):
-    """Runs one cell forked from this process. Returns True when the caller must keep serving."""
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    res_r, res_w = os.pipe()
-    go_r, go_w = os.pipe()
-    stdin_file = tempfile.TemporaryFile()
-    stdin_file.write(frame.get("stdin", "").encode())
-    stdin_file.seek(0)
+def run_cell(frame, g, n, res_w):
+    """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w."""
     for path, b64 in (frame.get("files") or {}).items():
         d = os.path.dirname(path)
         if d:
             os.makedirs(d, exist_ok=True)
         with open(path, "wb") as f:
             f.write(base64.b64decode(b64))
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
+    data = frame.get("stdin") or ""
+    if data:
+        fd = os.memfd_create("stdin")
+        write_all(fd, data.encode())
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.dup2(fd, 0)
+        os.close(fd)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            size = int(f.read().split()[0]) * PAGE
+        resource.setrlimit(resource.RLIMIT_AS, (size + int(frame.get("memory_mb", 512)) * 1024 * 1024, hard))
+    except (OSError, ValueError):
+        pass
+    status, code, error, display = run_code(frame.get("code", ""), g, n)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    files = {}
+    for path in frame.get("fetch_files") or []:
+        try:
+            with open(path, "rb") as f:
+                files[path] = base64.b64encode(f.read()).decode()
+        except OSError:
+            pass
+    os.dup2(DEVNULL, 0)
+    os.dup2(DEVNULL, 1)
+    os.dup2(DEVNULL, 2)
+    try:
+        body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
+    except (TypeError, ValueError) as e:
+        body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
+    write_all(res_w, body.encode())
+
+
+WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "memory_mb": 512, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
+
+
+def warm():
+    """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
+    page faults (a cell took ~190, ~45 after this) happen before the frame arrives, not after."""
+    frame = _loads(WARM_FRAME)
+    code = frame["code"]
+    linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
+    tree = ast.parse(code, "<warm>", "exec")
+    if isinstance(tree.body[-1], ast.Expr):
+        ast.Expression(tree.body[-1].value)
+    exec(compile(tree, "<warm>", "exec"), {"__builtins__": __builtins__})
+    del linecache.cache["<warm>"]
+    resource.getrlimit(resource.RLIMIT_AS)
+    _dumps({"id": "", "status": "ok", "exit_code": 0, "error": None, "display": [], "files": {}})
+    sys.stdout.flush()
+
+
+class Session:
+    """The state and the connection of one session, in whichever process holds it now."""
+
+    def __init__(self, conn, isolated):
+        self.rfile = conn.makefile("rb")
+        self.wfile = conn.makefile("wb")
+        self.isolated = isolated
+        self.g = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.n = 0
+
+    def serve(self):
+        """The session loop in S; returns never (exits when the connection or the session ends)."""
+        while True:
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            res_r, res_w = os.pipe()
+            ctl_r, ctl_w = os.pipe()
+            go_r, go_w = os.pipe()
+            me = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                for fd in (out_r, err_r, res_r, ctl_r, go_w):
+                    os.close(fd)
+                self.runner(me, out_w, err_w, res_w, ctl_w, go_r)
+                continue  # R took over: it is S now
+            for fd in (out_w, err_w, res_w, ctl_w, go_r):
+                os.close(fd)
+            self.supervise(pid, out_r, err_r, res_r, ctl_r, go_w)
+
+    def runner(self, parent, out_w, err_w, res_w, ctl_w, go_r):
+        """R: waits for a frame, runs it; returns when it became the session."""
+        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
         os.setpgid(0, 0)
-        for fd in (out_r, err_r, res_r, go_w):
-            os.close(fd)
-        os.dup2(stdin_file.fileno(), 0)
+        warm()
+        line = self.rfile.readline()
+        if not line:
+            os._exit(0)
+        frame = _loads(line)
+        if frame.get("op") != "exec":
+            os._exit(0)
+        write_all(ctl_w, (_dumps([frame.get("timeout_ms", 10000), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
+        self.n += 1
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        mem = int(frame.get("memory_mb", 512)) * 1024 * 1024
-        try:
-            with open("/proc/self/statm") as f:
-                size = int(f.read().split()[0]) * resource.getpagesize()
-            resource.setrlimit(resource.RLIMIT_AS, (size + mem, hard))
-        except (OSError, ValueError):
-            pass
-        status, code, error, display = run_code(frame.get("code", ""), g, n)
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:  # noqa: BLE001
-            pass
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        files = {}
-        for path in frame.get("fetch_files") or []:
-            try:
-                with open(path, "rb") as f:
-                    files[path] = base64.b64encode(f.read()).decode()
-            except OSError:
-                pass
-        os.dup2(DEVNULL, 0)
-        os.dup2(DEVNULL, 1)
-        os.dup2(DEVNULL, 2)
         os.close(out_w)
         os.close(err_w)
-        with os.fdopen(res_w, "w") as w:
-            json.dump({"status": status, "exit_code": code, "error": error, "display": display, "files": files}, w)
+        run_cell(frame, self.g, self.n, res_w)
+        os.close(res_w)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
             os._exit(0)
-        return True  # this child is the session now
-    for fd in (out_w, err_w, res_w, go_r):
-        os.close(fd)
-    stdin_file.close()
-    timeout = frame.get("timeout_ms", 10000) / 1000
-    cap = int(frame.get("max_output_bytes", 1 << 20))
-    bufs, cut, timed_out = drain([out_r, err_r], started + timeout, cap)
-    raw = b""
-    if not timed_out:
-        with os.fdopen(res_r, "rb") as r:
-            raw = r.read()
-    else:
-        os.close(res_r)
-    os.close(out_r)
-    os.close(err_r)
-    result = None
-    if raw:
-        result = json.loads(raw)
-    base = {"op": "result", "id": frame.get("id"), "stdout": bufs[out_r].decode("utf-8", "replace"),
-            "stderr": bufs[err_r].decode("utf-8", "replace"), "duration_ms": (time.monotonic() - started) * 1000,
-            "truncated": {"stdout": cut[out_r], "stderr": cut[err_r]}}
-    if result is None:
+        LIBC.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+        os.write(ctl_w, b"k")
+        os.close(ctl_w)
+
+    def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
+        """S: waits for R to start a cell, drains it, answers; exits when R took over."""
+        head = b""
+        while not head.endswith(b"\n"):
+            chunk = os.read(ctl_r, 4096)
+            if not chunk:  # R ended without a cell: the connection closed or the session was closed
+                os._exit(0)
+            head += chunk
+        started = time.monotonic()
+        timeout_ms, cap, frame_id = _loads(head)
+        bufs, cut, timed_out = drain([out_r, err_r, res_r], (out_r, err_r), started + timeout_ms / 1000, cap, res_r)
+        for fd in (out_r, err_r, res_r):
+            os.close(fd)
+        raw = bytes(bufs[res_r]) if not timed_out else b""
+        head = '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}' % (
+            _dumps(bufs[out_r].decode("utf-8", "replace")), _dumps(bufs[err_r].decode("utf-8", "replace")),
+            repr((time.monotonic() - started) * 1000), "true" if cut[out_r] else "false", "true" if cut[err_r] else "false")
+        if raw.startswith(b"{") and raw.endswith(b"}"):
+            pid_part = "" if self.isolated else ', "pid": %d' % pid
+            self.wfile.write(("%s%s, %s\n" % (head, pid_part, raw[1:].decode())).encode())
+            self.wfile.flush()
+            os.write(go_w, b"g")
+            os.read(ctl_r, 1)  # R cleared its death signal: it holds the session now
+            os._exit(0)
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
         _, st = os.waitpid(pid, 0)
         os.close(go_w)
+        os.close(ctl_r)
         status = "timeout" if timed_out else "killed"
         sig = os.WTERMSIG(st) if os.WIFSIGNALED(st) else None
-        base.update(status=status, exit_code=None if sig else os.WEXITSTATUS(st), display=[], files={}, pid=os.getpid(),
-                    error={"type": status, "message": "the cell passed its timeout; the session keeps its state from before the cell"
-                           if timed_out else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig})
-        send(conn_w, base)
-        return True
-    base.update(result, pid=pid)
-    send(conn_w, base)
-    os.write(go_w, b"g")
+        rest = {"id": frame_id, "status": status, "exit_code": None if sig else os.WEXITSTATUS(st), "display": [], "files": {},
+                "error": {"type": status, "message": "the cell passed its timeout; the session keeps its state from before the cell"
+                          if timed_out else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig}}
+        if not self.isolated:
+            rest["pid"] = os.getpid()
+        self.wfile.write(("%s, %s\n" % (head, _dumps(rest)[1:])).encode())
+        self.wfile.flush()
+
+
+def unshare_session():
+    """Gives this process new user, mount, pid, IPC and network namespaces; True when it could."""
+    uid, gid = os.getuid(), os.getgid()
+    if LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS) != 0:
+        return False
+    try:
+        with open("/proc/self/setgroups", "w") as f:
+            f.write("deny")
+        with open("/proc/self/uid_map", "w") as f:
+            f.write("%d %d 1" % (uid, uid))
+        with open("/proc/self/gid_map", "w") as f:
+            f.write("%d %d 1" % (gid, gid))
+    except OSError:
+        return False
+    return True
+
+
+def mount(source, target, fstype, flags=0, data=None):
+    if LIBC.mount(source.encode(), target.encode(), None if fstype is None else fstype.encode(), flags,
+                  None if data is None else data.encode()) != 0:
+        raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
+
+
+def init_main(srv, path, sockdir, ready_w):
+    """pid 1 of a session's namespaces: private /proc, /tmp and /dev/shm; then the session; then reaps."""
+    ok = b"1"
+    dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)  # the socket's directory, also once covered
+    try:
+        mount("none", "/", None, MS_REC | MS_PRIVATE)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+        if os.path.isdir("/dev/shm"):
+            mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+    except OSError:
+        ok = b"0"
+    os.write(ready_w, ok)
+    os.close(ready_w)
+    conn, _ = srv.accept()
+    srv.close()
+    try:
+        os.unlink(os.path.basename(path), dir_fd=dirfd)
+    except OSError:
+        pass
+    os.close(dirfd)
+    if ok == b"1" and not os.path.realpath(sockdir).startswith("/tmp/"):
+        try:
+            mount("tmpfs", sockdir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=4k")
+        except OSError:
+            pass
+    pid = os.fork()
+    if pid == 0:
+        session_main(conn, ok == b"1")
+    conn.close()
+    # SIGCHLD is ignored (inherited from the host): children are reaped by the kernel, and wait
+    # returns once none is left; every process of the session descends from this one.
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
+
+
+def session_main(conn, isolated):
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.chdir(tempfile.mkdtemp(prefix="sf-session-"))
+    Session(conn, isolated).serve()
     os._exit(0)
 
 
-def session_main(srv):
+def open_session(srv, path, sockdir, report_w):
+    """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.chdir(tempfile.mkdtemp(prefix="sf-session-"))
+    if os.environ.get("SANDFLEET_SESSION_NAMESPACES") == "1" and unshare_session():
+        ready_r, ready_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
+            os.close(report_w)
+            init_main(srv, path, sockdir, ready_w)
+            os._exit(0)
+        os.close(ready_w)
+        ok = os.read(ready_r, 1) == b"1"
+        write_all(report_w, b"%d %d" % (pid, 1 if ok else 0))
+        os._exit(0)
+    write_all(report_w, b"%d 0" % os.getpid())
+    os.close(report_w)
     conn, _ = srv.accept()
     srv.close()
-    rfile = conn.makefile("rb")
-    wfile = conn.makefile("wb")
-    g = {"__name__": "__main__", "__builtins__": __builtins__}
-    n = 0
-    while True:
-        line = rfile.readline()
-        if not line:
-            os._exit(0)
-        frame = json.loads(line)
-        if frame.get("op") == "close":
-            os._exit(0)
-        if frame.get("op") == "exec":
-            n += 1
-            cell(wfile, frame, g, n)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    session_main(conn, False)
 
 
 def main():
     sockdir = sys.argv[1]
     channel = os.fdopen(os.dup(1), "wb")
+    frames = os.fdopen(os.dup(0), "rb")
+    os.dup2(DEVNULL, 0)
     os.dup2(DEVNULL, 1)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
         if mod:
@@ -227,8 +414,12 @@ def main():
                 __import__(mod)
             except ImportError:
                 pass
+    # What the host imported stays shared copy-on-write: the collector never walks (and so never
+    # dirties) those objects in a session.
+    gc.collect()
+    gc.freeze()
     send(channel, {"op": "ready", "pid": os.getpid()})
-    for line in sys.stdin.buffer:
+    for line in frames:
         frame = json.loads(line)
         if frame.get("op") == "shutdown":
             return
@@ -245,14 +436,29 @@ def main():
             srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             srv.bind(path)
             srv.listen(1)
+            report_r, report_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                sys.stdin.close()
+                os.close(report_r)
+                frames.close()
                 channel.close()
-                session_main(srv)
+                open_session(srv, path, sockdir, report_w)
                 os._exit(0)
+            os.close(report_w)
             srv.close()
-            send(channel, {"op": "opened", "sid": frame["sid"], "pid": pid, "socket": path})
+            report = b""
+            while True:
+                chunk = os.read(report_r, 64)
+                if not chunk:
+                    break
+                report += chunk
+            os.close(report_r)
+            try:
+                holder, isolated = (int(x) for x in report.split())
+            except ValueError:
+                send(channel, {"op": "opened", "sid": frame["sid"], "error": "the session process died while opening"})
+                continue
+            send(channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1})
 
 
 if __name__ == "__main__":

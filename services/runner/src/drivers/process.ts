@@ -46,11 +46,14 @@ export class ProcessDriver implements Driver {
     return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp', SANDFLEET_MAX_PROCS: '64' })
   }
 
-  /** The session host in one bubblewrap sandbox of the same kind, its socket directory bound in. */
+  /**
+   * The session host in one bubblewrap sandbox of the same kind, its socket directory bound in;
+   * each session then gets namespaces of its own inside it (session_host.py).
+   */
   sessionHost (socketDir: string): ExecutorCommand {
     return this.bubblewrap(
       ['--ro-bind', SHIPPED_SESSION_HOST, '/opt/sandfleet/session_host.py', '--bind', socketDir, '/run/sandfleet-sessions'],
-      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'])
+      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' })
   }
 
   /** bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root and `extraEnv` to its environment. */

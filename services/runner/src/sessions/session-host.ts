@@ -82,10 +82,31 @@ interface Held {
   info: SessionInfo
   key: string
   socket: Socket
+  /** The process to kill to end the session: its namespace's init when isolated, else the one holding it now. */
   pid: number
+  /** Whether the session has its own user, mount, pid, IPC and network namespaces. */
+  isolated: boolean
   pending: ((frame: any) => void) | undefined
   busy: boolean
   lost: boolean
+}
+
+/** Calls `onLine` with each newline-terminated line of `socket` (one frame each), without readline's overhead. */
+function onLines (socket: Socket, onLine: (line: string) => void): void {
+  let pending = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => {
+    let start = 0
+    let nl = chunk.indexOf('\n')
+    while (nl !== -1) {
+      const line = pending + chunk.slice(start, nl)
+      pending = ''
+      onLine(line)
+      start = nl + 1
+      nl = chunk.indexOf('\n', start)
+    }
+    pending += chunk.slice(start)
+  })
 }
 
 /** The sessions of one runner; see the module comment. */
@@ -148,11 +169,12 @@ export class SessionHost {
     if (mine >= this.#opts.maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${this.#opts.maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
-    const opened = await new Promise<{ pid: number, socket: string } | undefined>((resolve) => {
+    const opened = await new Promise<{ pid: number, socket: string, isolated?: boolean, error?: string } | undefined>((resolve) => {
       this.#opening.set(nonce, resolve)
       this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
     }).finally(() => this.#opening.delete(nonce))
     if (opened === undefined) throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
+    if (opened.error !== undefined) throw new SessionError('SF_ERR_SESSION_HOST', `the session could not be opened: ${opened.error}`)
     // The host names the socket by its own path (inside its sandbox); it lives in our directory.
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect(join(this.#dir, basename(opened.socket)), () => resolve(s))
@@ -166,9 +188,9 @@ export class SessionHost {
         session_id: id, language: 'python', runner: this.#opts.runnerId, ttl_s: ttl, memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
         created_at: now.toISOString(), last_used_at: now.toISOString(), expires_at: new Date(now.getTime() + ttl * 1000).toISOString(), cells: 0
       },
-      key, socket, pid: opened.pid, pending: undefined, busy: false, lost: false
+      key, socket, pid: opened.pid, isolated: opened.isolated === true, pending: undefined, busy: false, lost: false
     }
-    createInterface({ input: socket }).on('line', (line) => { const p = held.pending; held.pending = undefined; p?.(JSON.parse(line)) }).on('error', () => {})
+    onLines(socket, (line) => { const p = held.pending; held.pending = undefined; p?.(JSON.parse(line)) })
     socket.on('close', () => {
       if (this.#sessions.get(id) === held) { held.lost = true; this.#lost.add(id); this.#sessions.delete(id) }
       const p = held.pending; held.pending = undefined; p?.(undefined)
@@ -201,7 +223,7 @@ export class SessionHost {
         }) + '\n')
       })
       if (frame === undefined) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
-      held.pid = frame.pid
+      if (typeof frame.pid === 'number') held.pid = frame.pid
       const now = new Date()
       held.info.cells++
       held.info.last_used_at = now.toISOString()
@@ -239,6 +261,11 @@ export class SessionHost {
   /** Test hook and operator tool: the pid holding a session now (in the host's pid namespace). */
   pidOf (id: string): number {
     return this.#held(id).pid
+  }
+
+  /** Whether a session has namespaces of its own (its processes and files hidden from the other sessions). */
+  isolatedOf (id: string): boolean {
+    return this.#held(id).isolated
   }
 
   /** Test hook: kills the process holding a session, as a crash would (its id then answers lost). */

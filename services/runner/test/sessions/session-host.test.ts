@@ -62,3 +62,65 @@ test('the per-key session limit refuses one more', async () => {
   await assert.rejects(host.create({}, 'k'), { code: 'SF_ERR_SESSION_LIMIT', statusCode: 429 })
   for (const id of ids) await host.close(id)
 })
+
+test('a cell reads its stdin; the next cell has an empty stdin', async () => {
+  const s = await host.create()
+  const first = await host.execute(s.session_id, { code: 'a = input()\nb = input()\nprint(int(a) + int(b))', stdin: '40\n2\n' })
+  assert.deepEqual([first.status, first.stdout], ['ok', '42\n'])
+  const second = await host.execute(s.session_id, { code: 'import sys\nprint(repr(sys.stdin.read()), a)' })
+  assert.deepEqual([second.status, second.stdout], ['ok', "'' 40\n"])
+  await host.close(s.session_id)
+})
+
+test('output past the cap is cut and marked truncated; the session goes on', async () => {
+  const small = new SessionHost({ runnerId: 'runner-cap', maxOutputBytes: 1000 })
+  try {
+    const s = await small.create()
+    const r = await small.execute(s.session_id, { code: 'import sys\nprint("o" * 5000)\nsys.stderr.write("e" * 10)\nn = 1' })
+    assert.deepEqual([r.status, r.stdout.length, r.truncated, r.stderr], ['ok', 1000, { stdout: true, stderr: false }, 'eeeeeeeeee'])
+    assert.deepEqual((await small.execute(s.session_id, { code: 'n + 1' })).display, [{ 'text/plain': '2' }])
+  } finally { await small.shutdown() }
+})
+
+test('a cell whose process dies is reported killed and the session keeps the state from before it', async () => {
+  const s = await host.create()
+  await host.execute(s.session_id, { code: 'k = "kept"' })
+  const died = await host.execute(s.session_id, { code: 'import os\nk = "lost"\nos._exit(3)' })
+  assert.deepEqual([died.status, died.exit_code], ['killed', 3])
+  const killed = await host.execute(s.session_id, { code: 'import os, signal\nk = "lost"\nos.kill(os.getpid(), signal.SIGKILL)' })
+  assert.equal(killed.status, 'killed')
+  assert.deepEqual((await host.execute(s.session_id, { code: 'k' })).display, [{ 'text/plain': "'kept'" }])
+  await host.close(s.session_id)
+})
+
+test('a timed-out cell does not leave its process behind, and many cells in a row keep one state', async () => {
+  const s = await host.create()
+  await host.execute(s.session_id, { code: 'x = 0' })
+  for (let i = 0; i < 30; i++) assert.equal((await host.execute(s.session_id, { code: 'x += 1' })).status, 'ok')
+  const slow = await host.execute(s.session_id, { code: 'import time\nx = -1\ntime.sleep(30)', timeout_ms: 200 })
+  assert.equal(slow.status, 'timeout')
+  const r = await host.execute(s.session_id, { code: 'import os\nprint(x)' })
+  assert.deepEqual([r.status, r.stdout], ['ok', '30\n'])
+  await host.close(s.session_id)
+})
+
+test('files sent with a cell are written before it runs; fetch_files come back', async () => {
+  const s = await host.create()
+  const r = await host.execute(s.session_id, {
+    code: 'data = open("in/a.txt").read()\nopen("out.txt", "w").write(data.upper())', files: { 'in/a.txt': Buffer.from('abc').toString('base64') }, fetch_files: ['out.txt']
+  })
+  assert.equal(r.status, 'ok')
+  assert.equal(Buffer.from(r.files?.['out.txt'] ?? '', 'base64').toString(), 'ABC')
+  await host.close(s.session_id)
+})
+
+test('a cell that leaves a process running with its stdout open still answers at once', async () => {
+  const s = await host.create()
+  const t = performance.now()
+  const r = await host.execute(s.session_id, { code: 'import subprocess\np = subprocess.Popen(["sleep", "30"])\nprint("started")', timeout_ms: 5000 })
+  assert.deepEqual([r.status, r.stdout], ['ok', 'started\n'])
+  assert.ok(performance.now() - t < 4000, 'it did not wait for the background process')
+  // still running (a later cell runs in a fork of the session, so it checks by signal 0, not by wait)
+  assert.deepEqual((await host.execute(s.session_id, { code: 'import os\nos.kill(p.pid, 0)\n"alive"' })).display, [{ 'text/plain': "'alive'" }])
+  await host.close(s.session_id)
+})
