@@ -24,6 +24,12 @@ export interface CpuShare {
   serverKernelMs: number | undefined
   /** Of the server's CPU, the ms of its root process alone (for sandfleet: gateway + runner in node). */
   serverRootMs: number | undefined
+  /**
+   * Of the server's CPU, the ms of processes that exited and were reaped inside the tree: for
+   * sandfleet mostly the jobs (forked and reaped by the executors), for the naive server every
+   * `python3 -c`. The rest is the live processes' own time (node, bubblewrap, executors).
+   */
+  serverReapedMs: number | undefined
 }
 
 let clockTicks: number | undefined
@@ -39,10 +45,11 @@ function ticksPerSecond (): number {
  * children it has reaped (utime, stime, cutime, cstime of /proc/PID/stat). A job forked and
  * reaped by a sandbox shows in the sandbox's reaped time; a retired sandbox in the server's.
  */
-export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, rootMs: number } | undefined {
+export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, rootMs: number, reapedMs: number } | undefined {
   const parent = new Map<number, number>()
   const times = new Map<number, [number, number]>()
   const own = new Map<number, number>()
+  const reaped = new Map<number, number>()
   let names: string[]
   try { names = readdirSync('/proc') } catch { return undefined }
   for (const name of names) {
@@ -54,20 +61,23 @@ export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, roo
     parent.set(Number(name), Number(f[1]))
     times.set(Number(name), [Number(f[11]) + Number(f[13]), Number(f[12]) + Number(f[14])])
     own.set(Number(name), Number(f[11]) + Number(f[12]))
+    reaped.set(Number(name), Number(f[13]) + Number(f[14]))
   }
   if (!times.has(pid)) return undefined
   const children = new Map<number, number[]>()
   for (const [p, pp] of parent) children.set(pp, [...(children.get(pp) ?? []), p])
   let user = 0
   let kernel = 0
+  let reapedTicks = 0
   const todo = [pid]
   for (let p = todo.pop(); p !== undefined; p = todo.pop()) {
     const t = times.get(p)
     if (t !== undefined) { user += t[0]; kernel += t[1] }
+    reapedTicks += reaped.get(p) ?? 0
     todo.push(...(children.get(p) ?? []))
   }
   const ms = 1000 / ticksPerSecond()
-  return { userMs: user * ms, kernelMs: kernel * ms, rootMs: (own.get(pid) ?? 0) * ms }
+  return { userMs: user * ms, kernelMs: kernel * ms, rootMs: (own.get(pid) ?? 0) * ms, reapedMs: reapedTicks * ms }
 }
 
 interface Ticks { user: number, kernel: number, total: number }
@@ -99,8 +109,13 @@ export function startCpuMeter (serverPid?: number): CpuMeter {
       const m1 = machineTicks()
       const s1 = serverPid === undefined ? undefined : treeCpuMs(serverPid)
       const server = s0 === undefined || s1 === undefined
-        ? { serverUserMs: undefined, serverKernelMs: undefined, serverRootMs: undefined }
-        : { serverUserMs: Math.round(s1.userMs - s0.userMs), serverKernelMs: Math.round(s1.kernelMs - s0.kernelMs), serverRootMs: Math.round(s1.rootMs - s0.rootMs) }
+        ? { serverUserMs: undefined, serverKernelMs: undefined, serverRootMs: undefined, serverReapedMs: undefined }
+        : {
+            serverUserMs: Math.round(s1.userMs - s0.userMs),
+            serverKernelMs: Math.round(s1.kernelMs - s0.kernelMs),
+            serverRootMs: Math.round(s1.rootMs - s0.rootMs),
+            serverReapedMs: Math.round(s1.reapedMs - s0.reapedMs)
+          }
       const pct = (x: number, of: number): number => Math.round(x / of * 1000) / 10
       const harnessPct = wallUs > 0 ? pct(p.user + p.system, wallUs * availableParallelism()) : 0
       if (m0 === undefined || m1 === undefined || m1.total === m0.total) return { machineBusyPct: undefined, machineUserPct: undefined, machineKernelPct: undefined, harnessPct, ...server }

@@ -67,16 +67,22 @@ export function figuresTable (figures: readonly Figure[]): string {
 /**
  * The load runs as a markdown table: throughput, latency percentiles (client side), the fleet's
  * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count,
- * the server's CPU per call (its whole process tree) and the machine's CPU over the window
- * (100 % = every core).
+ * the server's CPU per call (its whole process tree: the node process, its live children such as
+ * bubblewrap and the executors, and the children that exited, such as the jobs) and the
+ * machine's CPU over the window (100 % = every core).
  */
 export function runsTable (runs: readonly LoadRun[]): string {
   const rows = runs.map(({ scenario, server, report: r }) => {
     const counts = Object.entries(r.counts).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
     const cpu = r.cpu?.machineBusyPct === undefined ? 'n/a' : `${r.cpu.machineBusyPct} (${r.cpu.machineKernelPct ?? '?'} kernel), harness ${r.cpu.harnessPct}`
-    const fleetCpu = r.serverCpuMsPerCall === undefined || r.cpu?.serverUserMs === undefined || r.cpu.serverKernelMs === undefined
-      ? 'n/a'
-      : `${formatNumber(r.serverCpuMsPerCall)} (${Math.round(100 * r.cpu.serverKernelMs / Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs))} % kernel, ${Math.round(100 * (r.cpu.serverRootMs ?? 0) / Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs))} % in node)`
+    let fleetCpu = 'n/a'
+    if (r.serverCpuMsPerCall !== undefined && r.cpu?.serverUserMs !== undefined && r.cpu.serverKernelMs !== undefined) {
+      const total = Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs)
+      const share = (ms: number | undefined): number => Math.round(100 * (ms ?? 0) / total)
+      const root = share(r.cpu.serverRootMs)
+      const reaped = share(r.cpu.serverReapedMs)
+      fleetCpu = `${formatNumber(r.serverCpuMsPerCall)} (kernel ${share(r.cpu.serverKernelMs)} %; node ${root} %, live children ${Math.max(0, 100 - root - reaped)} %, exited children ${reaped} %)`
+    }
     return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${cpu} |`
   })
   return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')

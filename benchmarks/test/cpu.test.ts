@@ -14,6 +14,7 @@ test('treeCpuMs counts the CPU of a reaped child in its parent\'s tree, not only
   const grew = (after.userMs + after.kernelMs) - (before.userMs + before.kernelMs)
   assert.ok(grew >= 250, `the tree grew by ${grew} ms of CPU, the child alone used ≥ 300 ms`)
   assert.ok(after.rootMs >= before.rootMs)
+  assert.ok(after.reapedMs - before.reapedMs >= 250, 'the exited child is counted as reaped')
   assert.ok(after.rootMs < after.userMs + after.kernelMs, "the root's own time leaves out its children's")
   assert.equal(treeCpuMs(2 ** 22 + 12345), undefined, 'no such process')
 })
