@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Executor micro-benchmark: drives executor.py directly over its pipes (no runner, no HTTP, no sandbox).
+
+For each executor file given and each workload, starts E executors (one job at a time each, as the
+runner does), runs N jobs through each and reports jobs/s and the CPU one job costs inside the
+executor (controller + zygotes + job processes, from /proc: utime+stime+cutime+cstime), besides the
+driver's own CPU. Executors are compared side by side in the same run, interleaved.
+
+Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
+       [--rounds 2] [EXECUTOR.py ...]   (default: sandbox-images/python/executor.py)
+"""
+import argparse, json, os, platform, resource, subprocess, sys, threading, time
+
+WORKLOADS = {
+    'print': 'print(1+1)',
+    'sympy': 'import sympy\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1))',
+}
+TICK = os.sysconf('SC_CLK_TCK')
+
+
+def tree_cpu(pid):
+    """CPU seconds of pid and its live children, each with its reaped descendants."""
+    def one(p):
+        try: f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
+        except OSError: return 0.0
+        return sum(int(x) for x in f[11:15]) / TICK
+    try: kids = [int(k) for k in open('/proc/%d/task/%d/children' % (pid, pid)).read().split()]
+    except OSError: kids = []
+    return one(pid) + sum(tree_cpu(k) for k in kids)
+
+
+class Executor:
+    def __init__(self, python, path):
+        self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8'})
+        self.n = 0
+        ready = self.recv('ready')
+        for _ in set(ready['tiers']) - {'bare'}: self.recv('tier')  # tiers warming in the background are not the jobs' cost
+
+    def recv(self, op):
+        while True:
+            f = json.loads(self.p.stdout.readline())
+            if f['op'] == op: return f
+
+    def run(self, code):
+        self.n += 1
+        self.p.stdin.write(json.dumps({'op': 'exec', 'id': str(self.n), 'code': code, 'timeout_ms': 10000, 'memory_mb': 1024}).encode() + b'\n')
+        self.p.stdin.flush()
+        r = self.recv('result')
+        if r['status'] != 'ok': raise RuntimeError('job failed: %r' % r)
+        return r
+
+    def close(self):
+        self.p.stdin.write(b'{"op":"shutdown"}\n'); self.p.stdin.flush(); self.p.wait()
+
+
+def measure(python, path, code, executors, jobs):
+    exs = [Executor(python, path) for _ in range(executors)]
+    try:
+        for e in exs:
+            for _ in range(20): e.run(code)  # warm: the sci tier, caches
+        cpu0 = sum(tree_cpu(e.p.pid) for e in exs)
+        me0 = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=lambda e=e: [e.run(code) for _ in range(jobs)]) for e in exs]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        wall = time.perf_counter() - t0
+        cpu = sum(tree_cpu(e.p.pid) for e in exs) - cpu0
+        me1 = resource.getrusage(resource.RUSAGE_SELF)
+        drv = (me1.ru_utime - me0.ru_utime) + (me1.ru_stime - me0.ru_stime)
+        total = jobs * executors
+        return {'jobs_per_s': round(total / wall), 'executor_cpu_ms_per_job': round(cpu / total * 1000, 2),
+                'driver_cpu_ms_per_job': round(drv / total * 1000, 2), 'tier': exs[0].run(code).get('tier')}
+    finally:
+        for e in exs: e.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--jobs', type=int, default=400)
+    ap.add_argument('--executors', default='1,2')
+    ap.add_argument('--python', default='/usr/bin/python3')
+    ap.add_argument('--rounds', type=int, default=2)
+    ap.add_argument('--workloads', default='print,sympy')
+    ap.add_argument('paths', nargs='*')
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = a.paths or [os.path.join(root, 'sandbox-images/python/executor.py')]
+    try: commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=root, capture_output=True, text=True).stdout.strip()
+    except OSError: commit = ''
+    print(json.dumps({'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'commit': commit,
+                      'machine': '%d cores, %s, load %s' % (os.cpu_count(), platform.machine(), ' '.join('%.1f' % x for x in os.getloadavg())),
+                      'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip()}))
+    for w in a.workloads.split(','):
+        for n in (int(x) for x in a.executors.split(',')):
+            for rnd in range(a.rounds):
+                for path in paths:
+                    r = measure(a.python, path, WORKLOADS[w], n, a.jobs)
+                    print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'executor': os.path.relpath(path, root), **r}), flush=True)
+
+
+if __name__ == '__main__':
+    main()
