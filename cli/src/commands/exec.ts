@@ -75,7 +75,7 @@ async function runRemotely (request: ExecRequest, url: string): Promise<ExecResu
 }
 
 async function runLocally (request: ExecRequest, runnerArgs: string[]): Promise<ExecResult> {
-  const { config } = readRunnerConfig({ argv: runnerArgs, env: process.env, overrides: { poolSize: 1, maxSessions: 0 } })
+  const { config } = readRunnerConfig({ argv: runnerArgs, env: process.env, overrides: { poolSize: 1, maxSessions: 0, languages: [request.language ?? 'python'] } })
   const runner = new Runner(config)
   try {
     await runner.start()
