@@ -29,5 +29,6 @@ export type RunnerLoad = Static<typeof RunnerLoadSchema>
 export const RUNNER_PATHS = Object.freeze({
   execute: '/v1/execute',
   batch: '/v1/execute/batch',
-  load: '/v1/runner/load'
+  load: '/v1/runner/load',
+  info: '/v1/info'
 })

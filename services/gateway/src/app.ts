@@ -21,6 +21,7 @@ import { batchRoute } from './routes/batch.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { executeRoute } from './routes/execute.ts'
 import { healthRoutes } from './routes/health.ts'
+import { infoRoute } from './routes/info.ts'
 import { metricsRoute } from './routes/metrics.ts'
 import { sessionRoutes } from './routes/sessions.ts'
 import { Router, type AffinityHook } from './runners/router.ts'
@@ -108,6 +109,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   sessionRoutes(app, sessions, schemas)
   await registerCompat(app, { router, admission, runners, sessions })
   healthRoutes(app, runners)
+  infoRoute(app, runners, schemas)
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])
   docsRoutes(app)
 

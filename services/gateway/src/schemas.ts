@@ -4,7 +4,7 @@
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
-  ExecResultSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema
+  ExecResultSchema, GatewayInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema
 } from '@sandfleet/protocol'
 import type { GatewayConfig } from './config.ts'
 
@@ -27,6 +27,7 @@ export interface RouteSchemas {
   batchStreamLine: Json
   errorBody: Json
   runnerLoad: Json
+  gatewayInfo: Json
   sessionCreate: Json
   sessionExec: Json
   sessionInfo: Json
@@ -60,6 +61,7 @@ export function routeSchemas (limits: RouteLimits): RouteSchemas {
     batchResponse: plain(BatchResponseSchema),
     batchStreamLine: plain(BatchStreamLineSchema),
     errorBody: plain(ErrorBodySchema),
-    runnerLoad: plain(RunnerLoadSchema)
+    runnerLoad: plain(RunnerLoadSchema),
+    gatewayInfo: plain(GatewayInfoSchema)
   }
 }

@@ -5,7 +5,7 @@
  * - `POST /v1/execute`: an ExecRequest → an ExecResult (400 ErrorBody when it is refused).
  * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
- * - `GET /v1/runner/load` (RunnerLoad), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+ * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
  *
  * Every error response is the protocol's ErrorBody, naming the field at fault.
@@ -14,7 +14,7 @@ import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
   BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
-  RUNNER_PATHS, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
+  RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
@@ -110,6 +110,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
   sessionRoutes(app, () => runner.sessions)
 
   app.get(RUNNER_PATHS.load, { schema: { response: { 200: RunnerLoadSchema } } }, async () => runner.load())
+  app.get(RUNNER_PATHS.info, { schema: { response: { 200: RunnerInfoSchema } } }, async () => runner.info())
   app.get('/healthz', async () => ({ status: 'ok', runner: runner.id, state: runner.state }))
   app.get('/readyz', async (_request, reply) => {
     const ready = runner.state === 'ready'

@@ -6,7 +6,7 @@
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import type { RunnerConfig } from './config.ts'
 import type { Driver, IsolationReport } from './drivers/driver.ts'
@@ -297,6 +297,26 @@ export class Runner {
       load.warm += s.warm
     }
     return load
+  }
+
+  /**
+   * What this runner runs (`GET /v1/info`): its backend and why, the isolation of each language's
+   * pool, and the Python pool's environment manifest (read by the driver at start-up).
+   */
+  info (): RunnerInfo {
+    const python = this.#pools.get('python')?.driver
+    const isolation: RunnerInfo['isolation'] = {}
+    for (const [language, report] of Object.entries(this.isolations())) if (report !== undefined) isolation[language] = report
+    return {
+      runner: this.id,
+      state: this.#state,
+      backend: python?.name ?? this.#drivers[0]?.name ?? this.config.backend,
+      backend_reason: this.#backendReason,
+      languages: this.languages,
+      pool_size: this.config.poolSize,
+      isolation,
+      manifest: python?.manifest?.() ?? null
+    }
   }
 
   /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */

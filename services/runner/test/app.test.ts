@@ -86,3 +86,17 @@ test('app: load, healthz, readyz, metrics', async () => {
   assert.equal(missing.statusCode, 404)
   assert.equal(missing.json().error.code, 'SF_ERR_RUNNER_NOT_FOUND')
 })
+
+test('app: GET /v1/info names the backend, its isolation per language and the manifest (none for this driver)', async () => {
+  const res = await app.inject({ method: 'GET', url: '/v1/info' })
+  assert.equal(res.statusCode, 200)
+  const info = res.json()
+  assert.equal(info.runner, 'r-app')
+  assert.equal(info.state, 'ready')
+  assert.deepEqual(info.languages, ['python'])
+  assert.equal(info.pool_size, 2)
+  assert.equal(info.backend, runner.isolation().driver)
+  assert.deepEqual(info.isolation.python, runner.isolation())
+  assert.match(info.backend_reason, /given by the embedder/)
+  assert.equal(info.manifest, null)
+})

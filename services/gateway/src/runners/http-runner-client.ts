@@ -2,7 +2,7 @@
 import { Pool } from 'undici'
 import {
   LIMITS, NDJSON, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult,
-  type ErrorBody, type ExecRequest, type ExecResult, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
+  type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
   type SessionInfo, type Status
 } from '@sandfleet/protocol'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
@@ -182,6 +182,22 @@ export class HttpRunnerClient implements RunnerClient {
       const data = await body.json() as RunnerLoad
       if (statusCode !== 200 || typeof data?.capacity !== 'number') {
         throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} load report: HTTP ${statusCode}`)
+      }
+      return data
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+  }
+
+  /** The runner's `GET /v1/info`. */
+  async info (): Promise<RunnerInfo> {
+    try {
+      const { statusCode, body } = await this.#pool.request({
+        method: 'GET', path: RUNNER_PATHS.info, headersTimeout: 5000, bodyTimeout: 5000
+      })
+      const data = await body.json() as RunnerInfo
+      if (statusCode !== 200 || typeof data?.backend !== 'string') {
+        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} info: HTTP ${statusCode}`)
       }
       return data
     } catch (err) {

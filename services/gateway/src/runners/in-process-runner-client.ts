@@ -2,7 +2,7 @@
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
  * straight to it, with no HTTP and no JSON round trip.
  */
-import type { ErrorBody, ExecRequest, ExecResult, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type { ErrorBody, ExecRequest, ExecResult, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
@@ -24,6 +24,8 @@ export interface LocalRunner {
   execute(request: ExecRequest, options?: { signal?: AbortSignal }): Promise<ExecResult>
   executeBatch(requests: ExecRequest[], onResult?: BatchResultListener): Promise<ExecResult[]>
   load(): RunnerLoad
+  /** What it runs (backend, isolation, manifest). */
+  info(): RunnerInfo
   /** Its sessions, when it holds any. */
   readonly sessions?: LocalSessions | undefined
 }
@@ -56,6 +58,10 @@ export class InProcessRunnerClient implements RunnerClient {
 
   async load (): Promise<RunnerLoad> {
     return this.#runner.load()
+  }
+
+  async info (): Promise<RunnerInfo> {
+    return this.#runner.info()
   }
 
   /** The runner's sessions, their errors as refusals; undefined when it holds none. */

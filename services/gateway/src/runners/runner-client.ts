@@ -2,7 +2,7 @@
  * How the gateway talks to one runner, wherever it is: over HTTP ({@link HttpRunnerClient}) or
  * in the same process ({@link InProcessRunnerClient}, for `sandfleet serve`).
  */
-import type { ExecRequest, ExecResult, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type { ExecRequest, ExecResult, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
 
 /** Called as each item of a batch finishes, in completion order. */
 export type BatchResultListener = (index: number, result: ExecResult) => void
@@ -41,6 +41,8 @@ export interface RunnerClient {
   execute(request: ExecRequest, options?: CallOptions): Promise<ExecResult>
   executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, options?: CallOptions): Promise<ExecResult[]>
   load(): Promise<RunnerLoad>
+  /** What it runs (`GET /v1/info`: backend, isolation, environment manifest); absent: this client cannot ask. */
+  info?(): Promise<RunnerInfo>
   /** Its session API (absent: this client cannot reach sessions). */
   readonly sessions?: RunnerSessions
   /** Frees connections. Idempotent. */

@@ -12,6 +12,7 @@
  * ```
  */
 import Docker from 'dockerode'
+import type { SandboxManifest } from '@sandfleet/protocol'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -103,17 +104,8 @@ export class DockerDriverError extends Error {
   }
 }
 
-/** The image's manifest: Python and package versions of the sandbox environment. */
-export interface ImageManifest {
-  image: string
-  build: string
-  os: string
-  python: string
-  executor: string
-  packages: Record<string, string>
-  /** Docker image id the manifest was read from. */
-  imageId?: string
-}
+/** The image's manifest: Python and package versions of the sandbox environment (the protocol's shape). */
+export type ImageManifest = SandboxManifest
 
 /** One connection to the Docker engine plus what the driver does with it. */
 export class DockerEngine {
@@ -157,7 +149,7 @@ export class DockerEngine {
       const archive = await container.getArchive({ path: MANIFEST_PATH })
       const tar = await readAll(archive)
       const manifest = JSON.parse(firstTarEntry(tar)) as ImageManifest
-      return { ...manifest, imageId: info.Id }
+      return { ...manifest, image_id: info.Id, image_ref: this.#opts.image }
     } catch (err) {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
         `the image ${this.#opts.image} has no readable ${MANIFEST_PATH}: rebuild it with sandbox-images/python/build-image.sh`, err)

@@ -17,7 +17,7 @@
  *   the sandbox and starts a replacement; it is never given another job.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
-import type { ExecResult, Language, ResolvedExecRequest } from '@sandfleet/protocol'
+import type { ExecResult, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
 import type { ExecutorCommand } from './executor-sandbox.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
@@ -92,6 +92,11 @@ export interface Driver {
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport
+  /**
+   * The sandbox environment's manifest (Python and package versions), read by `check()`, for
+   * /v1/info. Absent or undefined: this backend has none.
+   */
+  manifest?(): SandboxManifest | undefined
   /**
    * How to run `session_host.py` (stateful sessions) inside this driver's kind of sandbox, for
    * a host directory that will hold the sessions' Unix sockets. Absent: this backend holds no

@@ -1,0 +1,40 @@
+/**
+ * `GET /v1/info`: what the fleet runs. The gateway asks each of its runners for its own info
+ * (backend, isolation, the sandbox environment's manifest) at the time of the request and lists
+ * them, with the distinct backends and Python versions on top; a runner that does not answer is
+ * listed with `up: false` and why.
+ */
+import type { FastifyInstance } from 'fastify'
+import { RUNNER_PATHS, type GatewayInfo } from '@sandfleet/protocol'
+import type { RunnerSet } from '../runners/runner-set.ts'
+import type { RouteSchemas } from '../schemas.ts'
+
+/** Gathers the info of every member of `set`. */
+export async function gatewayInfo (set: RunnerSet): Promise<GatewayInfo> {
+  const runners = await Promise.all(set.members.map(async (m): Promise<GatewayInfo['runners'][number]> => {
+    const info = m.client.info
+    if (info === undefined) return { member: m.client.name, up: m.up, info: null, error: 'this runner client cannot report info' }
+    try {
+      return { member: m.client.name, up: true, info: await info.call(m.client) }
+    } catch (err) {
+      return { member: m.client.name, up: false, info: null, error: err instanceof Error ? err.message : String(err) }
+    }
+  }))
+  const answered = runners.flatMap((r) => r.info === null ? [] : [r.info])
+  return {
+    runners,
+    backends: [...new Set(answered.map((i) => i.backend))].sort(),
+    pythons: [...new Set(answered.flatMap((i) => i.manifest === null ? [] : [i.manifest.python]))].sort()
+  }
+}
+
+/** Registers the route. */
+export function infoRoute (app: FastifyInstance, set: RunnerSet, schemas: RouteSchemas): void {
+  app.get(RUNNER_PATHS.info, {
+    schema: {
+      summary: 'What the fleet runs: each runner\'s backend, isolation and sandbox environment (Python and package versions)',
+      tags: ['operations'],
+      response: { 200: schemas.gatewayInfo }
+    }
+  }, async () => await gatewayInfo(set))
+}
