@@ -123,17 +123,22 @@ export class DockerEngine {
     try {
       await this.docker.ping()
     } catch (err) {
+      const denied = (err as { code?: string }).code === 'EACCES'
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_ENGINE',
         `the Docker engine does not answer on ${this.#opts.socketPath} (${messageOf(err)}): ` +
-        'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`', err)
+        (denied
+          ? 'this user may not use its socket; run the runner as root or as a member of the docker group'
+          : 'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`; another socket: DOCKER_HOST=unix:///path'), err)
     }
     try {
       await this.docker.getImage(this.#opts.image).inspect()
     } catch (err) {
+      const image = this.#opts.image
+      const env = image === DEFAULT_IMAGE ? '' : `SANDFLEET_DOCKER_IMAGE=${image} `
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
-        `the sandbox image ${this.#opts.image} is not in the Docker engine: build it with ` +
-        '`sandbox-images/python/build-image.sh` (offline, debootstrap) or ' +
-        '`docker build -t sandfleet/python:1 sandbox-images/python` (see sandbox-images/python/README.md)', err)
+        `the sandbox image ${image} is not in the Docker engine: build it with ` +
+        `\`${env}bash sandbox-images/python/build-image.sh\` (offline, debootstrap) or ` +
+        `\`docker build -t ${image} sandbox-images/python\` (see sandbox-images/python/README.md)`, err)
     }
   }
 
