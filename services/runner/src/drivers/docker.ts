@@ -115,6 +115,7 @@ export class DockerSandbox implements Sandbox {
   readonly #opts: Readonly<DockerDriverOptions>
   readonly #logger?: DockerDriverLogger
   readonly #onClosed: () => void
+  readonly #exitListeners: Array<() => void> = []
 
   /** Made by {@link DockerDriver.createSandbox}; not started. */
   constructor (id: string, engine: DockerEngine, opts: Readonly<DockerDriverOptions>, logger: DockerDriverLogger | undefined, onClosed: () => void) {
@@ -145,8 +146,9 @@ export class DockerSandbox implements Sandbox {
       const stdout = new PassThrough()
       const stderr = new PassThrough()
       container.modem.demuxStream(stream, stdout, stderr)
-      stream.on('end', () => { stdout.end(); stderr.end() })
-      stream.on('error', () => { stdout.end(); stderr.end() })
+      stream.on('end', () => { stdout.end(); stderr.end(); this.#exited() })
+      stream.on('error', () => { stdout.end(); stderr.end(); this.#exited() })
+      stream.on('close', () => { this.#exited() })
       stderr.setEncoding('utf8')
       stderr.on('data', (text: string) => this.#logger?.warn({ sandbox: this.id, stderr: text.slice(0, 2000) }, 'executor stderr'))
       this.#channel = new ExecutorChannel(stdout, stream, {
@@ -172,6 +174,11 @@ export class DockerSandbox implements Sandbox {
     if (this.#state !== 'ready' || channel === undefined) {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id} is ${this.#state}, not ready`)
     }
+    if (channel.closed) {
+      // Died while idle (killed from outside, the engine restarted): the fleet's fault, not the code's.
+      this.#state = 'closing'
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container is gone${await this.#exitReason()}`)
+    }
     this.#state = 'busy'
     let outcome: RunOutcome
     try {
@@ -192,6 +199,16 @@ export class DockerSandbox implements Sandbox {
 
   stats (): SandboxStats {
     return { jobs: this.#jobs }
+  }
+
+  /** `listener` runs once if the container's stream ends while the sandbox is not being closed. */
+  onExit (listener: () => void): void {
+    this.#exitListeners.push(listener)
+  }
+
+  #exited (): void {
+    if (this.#closing !== undefined || this.#state === 'starting') return
+    for (const listener of this.#exitListeners.splice(0)) listener()
   }
 
   /** Shuts the executor down and force-removes the container. Idempotent. */

@@ -67,6 +67,12 @@ export interface Sandbox {
   /** Runs one job; see the contract above. */
   execute(job: Job): Promise<RunOutcome>
   stats(): SandboxStats
+  /**
+   * Registers `listener`, called once if the sandbox dies on its own (its container or process
+   * ended without {@link close}), so that the pool replaces an idle sandbox at once instead of
+   * handing it the next job. Optional: a driver without it is found dead by its next job.
+   */
+  onExit?(listener: () => void): void
   /** Stops the sandbox and frees everything it holds. Idempotent. */
   close(): Promise<void>
 }

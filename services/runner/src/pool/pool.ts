@@ -317,6 +317,15 @@ export class Pool {
     this.#checkIdle()
   }
 
+  /** An idle sandbox died on its own: out of the idle list and replaced (a busy one is answered by its job). */
+  #lost (slot: Slot): void {
+    const i = this.#idle.indexOf(slot)
+    if (i === -1 || this.#state === 'closed') return
+    this.#idle.splice(i, 1)
+    this.#log.warn({ sandbox: slot.sandbox.id }, 'idle sandbox died; replacing it')
+    this.#retire(slot, 'crash')
+  }
+
   /**
    * Brings one slot up: creates and starts a sandbox, retrying with backoff until one is ready
    * or the pool closes. `onFirstAttempt` learns whether the first attempt succeeded (start()
@@ -348,7 +357,9 @@ export class Pool {
           this.#options.events?.replaced?.(reason, this.#lastReplaceMs)
         }
         report(true)
-        this.#release({ sandbox, jobs: 0 })
+        const slot: Slot = { sandbox, jobs: 0 }
+        sandbox.onExit?.(() => { this.#lost(slot) })
+        this.#release(slot)
         return
       }
       this.#live.delete(sandbox)
