@@ -25,7 +25,7 @@ export interface BenchOptions {
   backend: string
   /** Pool sizes the `pool-size` scenario compares. */
   sizes: number[]
-  /** Interleaved rounds of the `pool-size` and `compat-overhead` scenarios. */
+  /** Interleaved rounds of the `pool-size` scenario. */
   rounds: number
   /** Timeouts the `replace-after-timeout` scenario provokes. */
   repeats: number
@@ -48,7 +48,7 @@ export const FLAGS = {
   'pool-size': ['number', "sandboxes of the started fleet (default: the runner's default)"],
   backend: ['string', 'backend of the started fleet (default process, the one the targets are set for)'],
   sizes: ['string', 'pool sizes compared by the pool-size scenario (default 2,4,8)'],
-  rounds: ['number', 'interleaved rounds of the pool-size and compat-overhead scenarios (default 3)'],
+  rounds: ['number', 'interleaved rounds of the pool-size scenario (default 3)'],
   repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
   sessions: ['number', 'idle sessions opened by sessions-idle (default 500)'],
   python: ['string', 'interpreter of the naive baseline (default /usr/bin/python3 when present: no version-manager shim in front of it)'],

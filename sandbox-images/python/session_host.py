@@ -55,6 +55,8 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 PAGE = resource.getpagesize()
+# Looked up once here, so the sessions share these function objects instead of each making its own.
+_unshare, _mount, _prctl = LIBC.unshare, LIBC.mount, LIBC.prctl
 _dumps = json.dumps
 _loads = json.loads
 
@@ -234,7 +236,7 @@ class Session:
 
     def runner(self, parent, out_w, err_w, res_w, ctl_w, go_r):
         """R: waits for a frame, runs it; returns when it became the session."""
-        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(0)
         os.setpgid(0, 0)
@@ -257,7 +259,7 @@ class Session:
         os.close(go_r)
         if go != b"g":
             os._exit(0)
-        LIBC.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+        _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
         os.write(ctl_w, b"k")
         os.close(ctl_w)
 
@@ -306,7 +308,7 @@ class Session:
 def unshare_session():
     """Gives this process new user, mount, pid, IPC and network namespaces; True when it could."""
     uid, gid = os.getuid(), os.getgid()
-    if LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS) != 0:
+    if _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS) != 0:
         return False
     try:
         with open("/proc/self/setgroups", "w") as f:
@@ -321,7 +323,7 @@ def unshare_session():
 
 
 def mount(source, target, fstype, flags=0, data=None):
-    if LIBC.mount(source.encode(), target.encode(), None if fstype is None else fstype.encode(), flags,
+    if _mount(source.encode(), target.encode(), None if fstype is None else fstype.encode(), flags,
                   None if data is None else data.encode()) != 0:
         raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
 
@@ -352,12 +354,14 @@ def init_main(srv, path, sockdir, ready_w):
             mount("tmpfs", sockdir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=4k")
         except OSError:
             pass
+    # Reaped here, not by the kernel (the host ignores SIGCHLD): the session's CPU time then adds
+    # up in this process's children's times, where the fleet's accounting sees it.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     pid = os.fork()
     if pid == 0:
         session_main(conn, ok == b"1")
     conn.close()
-    # SIGCHLD is ignored (inherited from the host): children are reaped by the kernel, and wait
-    # returns once none is left; every process of the session descends from this one.
+    # Every process of the session is this one's child or is reparented to it: it ends when none is left.
     while True:
         try:
             os.wait()
