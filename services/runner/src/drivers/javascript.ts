@@ -14,7 +14,7 @@ import type { Language } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { nodeSnapshotDisabled, snapshotFlagMessage } from '../isolates/node-flags.ts'
+import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolates/node-flags.ts'
 import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from '../isolates/javascript-sandbox.ts'
 
 /** JavaScript in isolated-vm isolates, in the runner's process. */
@@ -29,6 +29,7 @@ export class JavascriptDriver implements Driver {
   /** Fails when Node runs without --no-node-snapshot or isolated-vm is not built. */
   async check (): Promise<void> {
     if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('javascript'))
+    setIsolateFlags()
     try {
       this.ivm = (await import('isolated-vm')).default as Ivm
     } catch (err) {
@@ -57,6 +58,6 @@ export class JavascriptDriver implements Driver {
     }
   }
 
-  /** Nothing shared to free. */
+  /** Nothing shared to free (sandboxes dispose their own isolates). */
   async close (): Promise<void> {}
 }

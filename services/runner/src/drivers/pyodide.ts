@@ -11,7 +11,7 @@
 import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { nodeSnapshotDisabled, snapshotFlagMessage } from '../isolates/node-flags.ts'
+import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolates/node-flags.ts'
 import { PyodideAssets, type Ivm } from '../isolates/pyodide-assets.ts'
 import { PyodideSandbox } from '../isolates/pyodide-sandbox.ts'
 
@@ -31,6 +31,7 @@ export class PyodideDriver implements Driver {
   async check (): Promise<void> {
     if (this.assets?.snapshot !== undefined) return
     if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('pyodide'))
+    setIsolateFlags()
     let ivm: Ivm
     try {
       ivm = (await import('isolated-vm')).default as Ivm
@@ -64,6 +65,6 @@ export class PyodideDriver implements Driver {
     }
   }
 
-  /** Nothing shared to free (the assets are garbage collected). */
+  /** Nothing shared to free (sandboxes dispose their own isolates). */
   async close (): Promise<void> {}
 }

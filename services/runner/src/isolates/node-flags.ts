@@ -5,8 +5,25 @@
  * `check()` before they load isolated-vm, so a missing flag is a clear start-up error, never a crash.
  */
 
+import { setFlagsFromString } from 'node:v8'
+
 /** The flag. */
 export const NO_NODE_SNAPSHOT = '--no-node-snapshot'
+
+let isolateFlagsSet = false
+
+/**
+ * V8 flags for the isolates this process creates, set once before the first one. Without
+ * `--no-concurrent-recompilation` an isolate deleted while the process exits waits for
+ * optimizing-compiler tasks that Node's platform no longer runs, and `process.exit()` hangs
+ * (seen in about one exit in three with pyodide isolates). Optimization then runs on the
+ * isolate's own thread.
+ */
+export function setIsolateFlags (): void {
+  if (isolateFlagsSet) return
+  isolateFlagsSet = true
+  setFlagsFromString('--no-concurrent-recompilation')
+}
 
 /** True when this process was started with `--no-node-snapshot` (on the command line or in NODE_OPTIONS). */
 export function nodeSnapshotDisabled (execArgv: readonly string[] = process.execArgv, nodeOptions: string | undefined = process.env.NODE_OPTIONS): boolean {
