@@ -7,13 +7,17 @@ executor (controller + zygotes + job processes, from /proc: utime+stime+cutime+c
 driver's own CPU. Executors are compared side by side in the same run, interleaved.
 
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
-       [--rounds 2] [EXECUTOR.py ...]   (default: sandbox-images/python/executor.py)
+       [--rounds 2] [--workloads print,sympy] [EXECUTOR.py[@VAR=VALUE] ...]
+       (default: sandbox-images/python/executor.py; workloads: print, sympy, empty-bare, empty-sci;
+       an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
 """
 import argparse, json, os, platform, resource, subprocess, sys, threading, time
 
 WORKLOADS = {
     'print': 'print(1+1)',
     'sympy': 'import sympy\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1))',
+    'empty-bare': 'pass',          # the bare tier's own cost: fork, set-up, exit
+    'empty-sci': 'import sympy',   # the sci tier's own cost (sympy is preloaded: nothing runs)
 }
 TICK = os.sysconf('SC_CLK_TCK')
 
@@ -30,8 +34,11 @@ def tree_cpu(pid):
 
 
 class Executor:
-    def __init__(self, python, path):
-        self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8'})
+    def __init__(self, python, spec):
+        path, _, var = spec.partition('@')
+        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8'}
+        if var: env[var.split('=', 1)[0]] = var.split('=', 1)[1]
+        self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.n = 0
         ready = self.recv('ready')
         for _ in set(ready['tiers']) - {'bare'}: self.recv('tier')  # tiers warming in the background are not the jobs' cost
@@ -96,7 +103,7 @@ def main():
             for rnd in range(a.rounds):
                 for path in paths:
                     r = measure(a.python, path, WORKLOADS[w], n, a.jobs)
-                    print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'executor': os.path.relpath(path, root), **r}), flush=True)
+                    print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'executor': os.path.relpath(path, root) if '@' not in path else path, **r}), flush=True)
 
 
 if __name__ == '__main__':

@@ -76,7 +76,7 @@ def warm(tier):
                 sympy.solve(x**2 - 3*x + 2, x); sympy.diff(sympy.exp(x) * x, x); sympy.Rational(3, 4) + sympy.sqrt(8)
             except Exception: pass
     gc.collect(); gc.freeze(); gc.disable()
-    if tier == 'sci': collapse_huge_pages()
+    if tier == 'sci' and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
     return got
 
 
