@@ -10,6 +10,7 @@ import { classifyExecute, runLoad, type LoadReport } from '../load.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import type { Server } from '../fleet.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
+import { cpuFigures } from './throughput.ts'
 
 const LEAK_PROBE = { code: 'import builtins\nprint(hasattr(builtins, "sf_mark"))\nbuiltins.sf_mark = 1', stdout: 'False\n' }
 const TRIVIAL_PY = { code: 'print(1+1)', stdout: '2\n' }
@@ -32,7 +33,7 @@ async function load (ctx: BenchContext, server: Server, body: object, stdout: st
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${JSON.stringify(body)} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
   const report = await runLoad({ url: server.url, path: '/v1/execute', body: JSON.stringify(body), callsPerRequest: 1, classify: classifyExecute(stdout) },
-    { concurrency, durationS, warmupS, connections })
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
@@ -53,6 +54,7 @@ export const pyodideBench: Scenario = {
       const report = await load(ctx, server, { code: LEAK_PROBE.code }, LEAK_PROBE.stdout, c)
       figures.push({ scenario: 'pyodide', name: `leak probe p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms' })
       figures.push({ scenario: 'pyodide', name: `leak probe ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 300 } } : {}) })
+      if (c === 16) figures.push(...cpuFigures('pyodide', report))
       runs.push({ scenario: 'pyodide', server: 'sandfleet leak probe', report })
     }
     return { figures, runs, notes: [fleetNote(server), 'the leak probe prints whether the previous call\'s builtins patch is visible: an ok call is a passed leak test (wrong_output otherwise)'] }
@@ -70,6 +72,7 @@ export const javascriptBench: Scenario = {
       const report = await load(ctx, server, { language: 'javascript', code: TRIVIAL_JS.code }, TRIVIAL_JS.stdout, c)
       figures.push({ scenario: 'javascript', name: `console.log(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', ...(c === 1 ? { target: { op: '<=', value: 1 } } : {}) })
       figures.push({ scenario: 'javascript', name: `console.log(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 3000 } } : {}) })
+      if (c === 16) figures.push(...cpuFigures('javascript', report))
       runs.push({ scenario: 'javascript', server: 'sandfleet javascript', report })
     }
     return { figures, runs, notes: [fleetNote(server)] }
