@@ -5,10 +5,9 @@
  * machine's load falls on all three alike. The overhead is the difference of the p50s, and beside
  * it the median of the differences within a round.
  */
-import { Pool } from 'undici'
+import { medianPairedDifference, runInterleaved } from '../interleave.ts'
 import { classifyExecute, type Classifier } from '../load.ts'
 import type { Figure, ScenarioResult } from '../report.ts'
-import { OutcomeCounter, summarize } from '../stats.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
 import { sessionFleet } from './sessions.ts'
 
@@ -38,8 +37,6 @@ const ENDPOINTS = [
   { name: '/run', path: '/run', body: { type: 'python', solution: 'print(1+1)', input: '' }, classify: classifyRun }
 ] as const
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)] }
-
 /** The compat overhead over `/v1/execute`, side by side in one run. */
 export const compatOverhead: Scenario = {
   summary: 'print(1+1) through /v1/execute, /run_code and /run at concurrency 1, interleaved call by call (target: compat adds ≤ 0.2 ms p50)',
@@ -47,46 +44,18 @@ export const compatOverhead: Scenario = {
     const server = await sessionFleet(ctx)
     const { durationS, warmupS } = ctx.options
     ctx.log(`  print(1+1) → ${ENDPOINTS.map((e) => e.name).join(', ')} in turn at concurrency 1, ${warmupS} s warm-up + ${durationS} s`)
-    const pool = new Pool(server.url, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 })
-    const times: number[][] = ENDPOINTS.map(() => [])
-    const counts = ENDPOINTS.map(() => new OutcomeCounter())
-    const headers = { 'content-type': 'application/json' }
-    const bodies = ENDPOINTS.map((e) => JSON.stringify(e.body))
-    try {
-      const start = performance.now()
-      const recordFrom = start + warmupS * 1000
-      const stopAt = recordFrom + durationS * 1000
-      for (let round = 0; performance.now() < stopAt; round++) {
-        const sample: number[] = []
-        const outcomes: string[] = []
-        const roundStart = performance.now()
-        for (let k = 0; k < ENDPOINTS.length; k++) {
-          // Each round starts at another endpoint, so none always follows the same one.
-          const i = (round + k) % ENDPOINTS.length
-          const t0 = performance.now()
-          const res = await pool.request({ origin: server.url, path: ENDPOINTS[i].path, method: 'POST', headers, body: bodies[i] })
-          const [outcome] = ENDPOINTS[i].classify(res.statusCode, await res.body.text())
-          sample[i] = performance.now() - t0
-          outcomes[i] = outcome
-        }
-        // A round counts when it ran whole inside the recorded window.
-        if (roundStart >= recordFrom && performance.now() <= stopAt) {
-          sample.forEach((t, i) => { times[i].push(t); counts[i].add(outcomes[i]) })
-        }
-      }
-    } finally { await pool.destroy() }
-    for (let i = 0; i < ENDPOINTS.length; i++) {
-      if (counts[i].failures() > 0 || times[i].length === 0) throw new Error(`${ENDPOINTS[i].name}: ${JSON.stringify(counts[i].toObject())}`)
-    }
-    const p50 = times.map((xs) => summarize(xs).p50)
+    const r = await runInterleaved(server.url, ENDPOINTS.map((e) => ({ ...e, body: JSON.stringify(e.body) })), { durationS, warmupS })
+    ENDPOINTS.forEach((e, i) => {
+      if (r.failures[i] > 0 || r.times[i].length === 0) throw new Error(`${e.name}: ${JSON.stringify(r.counts[i])}`)
+      ctx.log(`  ${e.name}: p50 ${r.latencyMs[i].p50.toFixed(3)} ms over ${r.times[i].length} calls`)
+    })
     const figures: Figure[] = ENDPOINTS.map((e, i) => ({
-      scenario: 'compat-overhead', name: `print(1+1) ${e.name} p50, concurrency 1 (${times[i].length} calls, interleaved)`, value: p50[i], unit: 'ms'
+      scenario: 'compat-overhead', name: `print(1+1) ${e.name} p50, concurrency 1 (${r.times[i].length} calls, interleaved)`, value: r.latencyMs[i].p50, unit: 'ms'
     }))
     for (let i = 1; i < ENDPOINTS.length; i++) {
-      const paired = times[i].map((t, j) => t - times[0][j])
       figures.push(
-        { scenario: 'compat-overhead', name: `${ENDPOINTS[i].name} over /v1/execute, p50 difference`, value: p50[i] - p50[0], unit: 'ms', target: { op: '<=', value: 0.2 } },
-        { scenario: 'compat-overhead', name: `${ENDPOINTS[i].name} over /v1/execute, median of the paired differences (same round)`, value: median(paired), unit: 'ms' }
+        { scenario: 'compat-overhead', name: `${ENDPOINTS[i].name} over /v1/execute, p50 difference`, value: r.latencyMs[i].p50 - r.latencyMs[0].p50, unit: 'ms', target: { op: '<=', value: 0.2 } },
+        { scenario: 'compat-overhead', name: `${ENDPOINTS[i].name} over /v1/execute, median of the paired differences (same round)`, value: medianPairedDifference(r.times[i], r.times[0]), unit: 'ms' }
       )
     }
     return {

@@ -8,7 +8,8 @@
  * (`--max-sessions`, `--max-sessions-per-key`); with `--url` they use that fleet as it is.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { classifyExecute, runLoad, type LoadReport } from '../load.ts'
+import { medianPairedDifference, runInterleaved } from '../interleave.ts'
+import { classifyExecute, classifyHttp, runLoad, type LoadReport } from '../load.ts'
 import type { Server } from '../fleet.ts'
 import { descendants, memoryOf } from '../proc-memory.ts'
 import type { Figure, ScenarioResult } from '../report.ts'
@@ -67,22 +68,41 @@ async function loadCells (ctx: BenchContext, server: Server, ids: string[]): Pro
   return report
 }
 
-/** `x += 1` in one session at concurrency 1: p50 ≤ 2 ms. */
+/**
+ * `x += 1` in one session at concurrency 1: p50 ≤ 2 ms. Interleaved call by call with
+ * `print(1+1)` through `/v1/execute` and `GET /healthz` (the HTTP floor), so the three share
+ * whatever load the machine has.
+ */
 export const sessionC1: Scenario = {
-  summary: 'session cell x += 1 through HTTP at concurrency 1 (target: p50 ≤ 2 ms)',
+  summary: 'session cell x += 1 through HTTP at concurrency 1 (target: p50 ≤ 2 ms), interleaved with /v1/execute print(1+1) and GET /healthz',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     const server = await sessionFleet(ctx)
     const id = await openSession(server, 'x = 0')
+    const { durationS, warmupS } = ctx.options
     try {
-      const report = await loadCells(ctx, server, [id])
+      ctx.log(`  x += 1 → ${server.url}${cellPath(id)}, /v1/execute and /healthz in turn at concurrency 1, ${warmupS} s warm-up + ${durationS} s`)
+      const r = await runInterleaved(server.url, [
+        { name: 'session cell', path: cellPath(id), body: JSON.stringify({ code: 'x += 1' }), classify: classifyExecute('') },
+        { name: '/v1/execute', path: '/v1/execute', body: JSON.stringify({ code: 'print(1+1)' }), classify: classifyExecute('2\n') },
+        { name: '/healthz', path: '/healthz', body: undefined, classify: classifyHttp() }
+      ], { durationS, warmupS })
+      r.failures.forEach((f, i) => { if (f > 0 || r.times[i].length === 0) throw new Error(`session-c1 call ${i}: ${JSON.stringify(r.counts[i])}`) })
+      const x = await json(`${server.url}${cellPath(id)}`, 'POST', { code: 'x' })
+      if (!(Number(x.body?.display?.[0]?.['text/plain']) >= r.times[0].length)) throw new Error(`session state did not advance: ${JSON.stringify(x.body)}`)
+      const [cell, exec, floor] = r.latencyMs
+      ctx.log(`  session cell p50 ${cell.p50.toFixed(3)} ms, /v1/execute ${exec.p50.toFixed(3)} ms, /healthz ${floor.p50.toFixed(3)} ms over ${cell.n} rounds`)
       return {
         figures: [
-          { scenario: 'session-c1', name: 'session cell x += 1 p50, concurrency 1', value: report.latencyMs.p50, unit: 'ms', target: { op: '<=', value: 2 } },
-          { scenario: 'session-c1', name: 'session cell x += 1 p99, concurrency 1', value: report.latencyMs.p99, unit: 'ms' },
-          { scenario: 'session-c1', name: 'of which the cell in the session (duration_ms) p50', value: report.runMs.p50, unit: 'ms' }
+          { scenario: 'session-c1', name: `session cell x += 1 p50, concurrency 1 (${cell.n} calls)`, value: cell.p50, unit: 'ms', target: { op: '<=', value: 2 } },
+          { scenario: 'session-c1', name: 'session cell x += 1 p99', value: cell.p99, unit: 'ms' },
+          { scenario: 'session-c1', name: 'of which the cell in the session (duration_ms) p50', value: r.runMs[0].p50, unit: 'ms' },
+          { scenario: 'session-c1', name: 'beside it: /v1/execute print(1+1) p50 (same rounds)', value: exec.p50, unit: 'ms' },
+          { scenario: 'session-c1', name: 'beside it: HTTP floor, GET /healthz p50 (same rounds)', value: floor.p50, unit: 'ms' },
+          { scenario: 'session-c1', name: 'session cell over the HTTP floor, median of the paired differences', value: medianPairedDifference(r.times[0], r.times[2]), unit: 'ms' },
+          { scenario: 'session-c1', name: 'session cell over /v1/execute print(1+1), median of the paired differences', value: medianPairedDifference(r.times[0], r.times[1]), unit: 'ms' }
         ],
-        runs: [{ scenario: 'session-c1', server: 'sandfleet', report }],
-        notes: [fleetNote(server)]
+        runs: [],
+        notes: [fleetNote(server), 'session-c1: one connection, the session cell, /v1/execute and /healthz called in turn, each round starting at the next one']
       }
     } finally { await closeSession(server, id) }
   }
