@@ -78,3 +78,12 @@ test('executor: job limits (open files, file size, processes, oom_score_adj); jo
     assert.equal(mem.status, 'error'); assert.equal(mem.error?.type, 'PermissionError')
   })
 })
+
+test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on bare', async () => {
+  await withSandbox(async (run) => {
+    const attack = await run('import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)\nprint("still running")')
+    assert.deepEqual([attack.status, attack.retire, attack.tier, attack.stdout], ['killed', true, 'sci', ''])
+    const next = await run('import sympy\nprint(sympy.factor(sympy.Symbol("x")**2 - 1))')
+    assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'bare', '(x - 1)*(x + 1)\n'])
+  })
+})
