@@ -3,7 +3,7 @@
 # __main__ and writes its outcome to /tmp/.sf/out.json. stdout and stderr are file descriptors
 # 1 and 2, captured and capped by the JavaScript side (pyodide-job.js). Every job starts from the
 # same memory image, so nothing here needs undoing.
-import builtins, io, json, linecache, os, random, sys, traceback, types
+import builtins, io, json, linecache, os, random, sys, time, traceback, types
 import codecs, collections, functools, itertools, math, re, string  # warm, shared by most jobs
 
 _SF_IN = '/tmp/.sf/in.json'
@@ -51,7 +51,11 @@ def _sf_run(_open=open, _str=str, _type=type, _isinstance=isinstance, _int=int, 
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != '<string>':
             tb = tb.tb_next
-        text = ''.join(_format(_type(e), e, tb))
+        depth, t = 0, tb
+        while t is not None and depth <= 100:
+            depth, t = depth + 1, t.tb_next
+        # Formatting costs ~1 ms a frame here: a deep RecursionError keeps its last 100 frames.
+        text = ''.join(_format(_type(e), e, tb, limit=-100 if depth > 100 else None))
         try:
             err.write(text)
         except _BaseException:
@@ -67,5 +71,16 @@ def _sf_run(_open=open, _str=str, _type=type, _isinstance=isinstance, _int=int, 
         f.write(_dumps({'status': status, 'exit_code': exit_code, 'error': error}))
 
 
+def _sf_sleep(secs, _monotonic=time.monotonic, _ValueError=ValueError):
+    """time.sleep as a loop in Python: stopped by the timeout's interrupt, and it does not call
+    into JavaScript (Pyodide's own sleep does, which would retire the sandbox)."""
+    if secs < 0:
+        raise _ValueError('sleep length must be non-negative')
+    end = _monotonic() + secs
+    while _monotonic() < end:
+        pass
+
+
+time.sleep = _sf_sleep
 os.makedirs('/tmp/.sf', exist_ok=True)
 os.makedirs(_SF_WORK, exist_ok=True)
