@@ -36,3 +36,24 @@ test('bench rejects an unknown scenario and a bad flag with the usage message', 
   assert.equal(bad.status, 2)
   assert.match(bad.stderr, /--duration \(SANDFLEET_BENCH_DURATION\): expected a number/)
 })
+
+test('bench runs the sessions group end to end: cell latency beside /v1/execute, 16 sessions, idle memory from /proc, compat overhead', () => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'sessions', '--duration', '1', '--warmup', '0.1', '--sessions', '4', '--json'],
+    { cwd: root, encoding: 'utf8', timeout: 240_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  const out = JSON.parse(run.stdout)
+  const figure = (prefix: string): { value: number, target?: unknown } => {
+    const f = out.figures.find((x: { name: string }) => x.name.startsWith(prefix))
+    assert.ok(f !== undefined, `no figure ${prefix}: ${out.figures.map((x: { name: string }) => x.name).join('; ')}`)
+    return f
+  }
+  assert.deepEqual(figure('session cell x += 1 p50').target, { op: '<=', value: 2 })
+  assert.ok(figure('session cell x += 1 p50').value > 0)
+  assert.ok(figure('beside it: HTTP floor').value > 0)
+  assert.ok(figure('session cell x += 1 ok cells/s, concurrency 16').value > 0)
+  assert.equal(figure('idle sessions held by one runner').value, 4)
+  assert.ok(figure('processes per session').value >= 1)
+  assert.ok(figure('memory per idle session: Pss').value > 0, 'the session processes were found and measured')
+  assert.deepEqual(figure('/run_code over /v1/execute, p50 difference').target, { op: '<=', value: 0.2 })
+  assert.ok(Number.isFinite(figure('/run over /v1/execute, median').value))
+})
