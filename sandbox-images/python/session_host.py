@@ -29,7 +29,9 @@ socket, reads it, tells S (timeout, cap) over a pipe and runs the cell with fd 0
 and pipes. S drains the output pipes (capped) and the result pipe, and answers. When the cell
 ended (ok or raised), R becomes the session (S hands over and exits) and forks the next R. When
 the cell passes its timeout, or R dies, S kills R's process group and stays the session: the
-state before the cell survives. R dies with S (PR_SET_PDEATHSIG) until it takes over.
+state before the cell survives. R dies with S (PR_SET_PDEATHSIG) until it takes over. An R that
+waited SANDFLEET_SESSION_SPARE_IDLE_S (10) seconds for a frame exits; S forks the next one when a
+frame comes (that cell then pays for the fork).
 """
 import ast
 import base64
@@ -55,6 +57,9 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 PAGE = resource.getpagesize()
+# How long the next cell's process R waits for a frame before it exits (and S forks it anew
+# when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
+SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
 # Looked up once here, so the sessions share these function objects instead of each making its own.
 _unshare, _mount, _prctl = LIBC.unshare, LIBC.mount, LIBC.prctl
 _dumps = json.dumps
@@ -241,7 +246,14 @@ class Session:
         if os.getppid() != parent:
             os._exit(0)
         os.setpgid(0, 0)
-        warm()
+        conn_fd = self.rfile.fileno()
+        # A frame already waiting (the first cell after an idle spell): no time to warm up.
+        if not select.select([conn_fd], [], [], 0)[0]:
+            warm()
+            if not select.select([conn_fd], [], [], SPARE_IDLE_S)[0]:
+                # Idle: this spare process goes, so an idle session holds only S (and its init).
+                write_all(ctl_w, b"idle\n")
+                os._exit(0)
         line = self.rfile.readline()
         if not line:
             os._exit(0)
@@ -272,6 +284,12 @@ class Session:
             if not chunk:  # R ended without a cell: the connection closed or the session was closed
                 os._exit(0)
             head += chunk
+        if head == b"idle\n":
+            os.waitpid(pid, 0)
+            for fd in (out_r, err_r, res_r, ctl_r, go_w):
+                os.close(fd)
+            select.select([self.rfile.fileno()], [], [])  # the next frame (or the end) forks the next R
+            return
         started = time.monotonic()
         timeout_ms, cap, frame_id = _loads(head)
         bufs, cut, timed_out = drain([out_r, err_r, res_r], (out_r, err_r), started + timeout_ms / 1000, cap, res_r)

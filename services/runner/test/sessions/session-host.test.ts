@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodeSessionId } from '@sandfleet/protocol'
-import { SessionHost } from '../../src/sessions/session-host.ts'
+import { SessionHost, unsandboxedSessionHost } from '../../src/sessions/session-host.ts'
 
 let host: SessionHost
 before(async () => {
@@ -123,4 +123,24 @@ test('a cell that leaves a process running with its stdout open still answers at
   // still running (a later cell runs in a fork of the session, so it checks by signal 0, not by wait)
   assert.deepEqual((await host.execute(s.session_id, { code: 'import os\nos.kill(p.pid, 0)\n"alive"' })).display, [{ 'text/plain': "'alive'" }])
   await host.close(s.session_id)
+})
+
+test('after an idle spell the session forks its next cell process anew, with the state intact', async () => {
+  const idle = new SessionHost({
+    runnerId: 'runner-idle',
+    command: (dir) => ({ ...unsandboxedSessionHost(dir), env: { ...process.env, SANDFLEET_SESSION_SPARE_IDLE_S: '0.2' } })
+  })
+  try {
+    const s = await idle.create()
+    await idle.execute(s.session_id, { code: 'x = 1' })
+    await sleep(600)
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await idle.execute(s.session_id, { code: 'x += 1' })).status, 'ok')
+      await sleep(300)
+    }
+    const slow = await idle.execute(s.session_id, { code: 'x = -1\nwhile True: pass', timeout_ms: 200 })
+    assert.equal(slow.status, 'timeout')
+    await sleep(400)
+    assert.deepEqual((await idle.execute(s.session_id, { code: 'x' })).display, [{ 'text/plain': '4' }])
+  } finally { await idle.shutdown() }
 })
