@@ -353,6 +353,8 @@ class Controller:
         """The job's zygote, once it has a spare child; `bare` when the job's tier died."""
         name = pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead})
         for z in (self.zygotes[name], self.zygotes['bare']):
+            if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
+                self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
             while not z.ready and not z.dead and not self.closing: self.pump(-1)
             if not z.dead: break
         return z

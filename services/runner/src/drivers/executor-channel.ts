@@ -28,7 +28,7 @@ export interface ExecutorChannelOptions {
   warmingGraceMs?: number
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, timer: NodeJS.Timeout }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, timer: NodeJS.Timeout, arm: (slackMs: number) => void }
 
 function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
   return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
@@ -43,7 +43,6 @@ export class ExecutorChannel {
   private seq = 0
   private isClosed = false
   private readonly graceMs: number
-  private readonly warming = new Set<string>()
 
   /** `input` is the executor's stdout, `output` its stdin. */
   constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
@@ -79,13 +78,15 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes })
     return await new Promise<RunOutcome>((resolve) => {
-      const slack = this.graceMs + (this.warming.size > 0 ? this.options.warmingGraceMs ?? 30_000 : 0)
-      const timer = setTimeout(() => {
+      // The deadline is timeout_ms plus the grace; a `waiting` frame (the job waits for a tier still
+      // warming) re-arms it with the warming grace added. Only then: a hung executor is killed at once.
+      const arm = (slack: number): NodeJS.Timeout => setTimeout(() => {
         this.pending = undefined
         this.options.onHung?.()
         resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
       }, r.timeout_ms + slack)
-      this.pending = { id, resolve, timer }
+      const pending: Pending = { id, resolve, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
+      this.pending = pending
       this.output.write(frame + '\n')
     })
   }
@@ -126,12 +127,13 @@ export class ExecutorChannel {
       }
       case 'ready':
         this.readyFrame = frame as ReadyFrame
-        for (const name of Object.keys(this.readyFrame.tiers ?? {})) if (name !== 'bare') this.warming.add(name)
         this.readyWaiter?.resolve(frame as ReadyFrame)
         this.readyWaiter = undefined
         return
+      case 'waiting':
+        if (this.pending !== undefined && frame.id === this.pending.id) this.pending.arm(this.graceMs + (this.options.warmingGraceMs ?? 30_000))
+        return
       case 'tier':
-        this.warming.delete(String(frame.name))
         if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
         return
       case 'log': this.options.onLog?.(String(frame.level), String(frame.message)); return
