@@ -237,6 +237,21 @@ def reseed():
 
 # ---------------------------------------------------------------- controller
 
+# System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, id column, remover.
+SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
+            ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0
+
+
+def sysv_ids(path):
+    """The ids listed in one /proc/sysvipc file (empty when it is not readable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try: text = os.read(fd, 1 << 20)
+        finally: os.close(fd)
+    except OSError: return set()
+    return {int(f[1]) for f in (line.split() for line in text.splitlines()[1:]) if len(f) > 1}
+
+
 class Zygote:
     """The controller's handle on one zygote: its socket, its spare child, the exit statuses it reported."""
 
@@ -285,6 +300,7 @@ class Controller:
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = b'', [], False, None
         self.scratch = {d: set(os.listdir(d)) for d in SCRATCH if os.path.isdir(d)}
+        self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ooms = oom_kills()
         self.zygotes = {'bare': Zygote('bare', [])}
         self.planned = {'bare': [], 'sci': [n for n in SCI if _installed(n)]}
@@ -454,7 +470,7 @@ class Controller:
         return files
 
     def clean(self):
-        """Removes the job's working directory and whatever it left in the scratch dirs."""
+        """Removes the job's working directory, whatever it left in the scratch dirs and its System V IPC objects."""
         try: os.rmdir(WORKDIR)
         except FileNotFoundError: pass
         except OSError: shutil.rmtree(WORKDIR, ignore_errors=True)
@@ -468,6 +484,9 @@ class Controller:
                 else:
                     try: os.unlink(p)
                     except OSError: pass
+        for path, remove in SYSV_IPC:
+            if path in self.ipc:
+                for i in sysv_ids(path) - self.ipc[path]: remove(i)
 
     def sweep(self):
         """Kills every process a job left behind (reparented to us, the subreaper). False if some survive."""

@@ -195,7 +195,7 @@ export class DockerEngine {
       Tty: false,
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
-      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp'],
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/dev/shm:/dev/mqueue'],
       HostConfig: {
         Init: true,
         NetworkMode: o.networkMode,

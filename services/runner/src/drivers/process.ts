@@ -42,8 +42,9 @@ export class ProcessDriver implements Driver {
 
   /** The bubblewrap command of one sandbox. */
   command (): ExecutorCommand {
-    // /tmp is this sandbox's own tmpfs: emptied after each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only.
-    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp', SANDFLEET_MAX_PROCS: '64' })
+    // /tmp, /dev/shm (POSIX shared memory) and /dev/mqueue (POSIX message queues) are this sandbox's own: emptied after
+    // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only.
+    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
   }
 
   /**
@@ -60,7 +61,7 @@ export class ProcessDriver implements Driver {
   private bubblewrap (binds: string[], args: string[], extraEnv: Record<string, string> = {}): ExecutorCommand {
     const bw = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
-      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
+      '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
     bw.push('--', this.options.config.pythonPath, '-I', ...args)
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
