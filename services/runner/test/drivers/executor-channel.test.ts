@@ -58,3 +58,26 @@ test('executor: shutdown during a job kills the job (answered killed) and the ex
     child.kill('SIGKILL')
   }
 })
+
+test('the warming grace applies only to a job the executor says waits for a warming tier', async () => {
+  const { PassThrough } = await import('node:stream')
+  const fromExecutor = new PassThrough()
+  const toExecutor = new PassThrough()
+  let hung = 0
+  const channel = new ExecutorChannel(fromExecutor, toExecutor, { graceMs: 50, warmingGraceMs: 400, onHung: () => { hung++ } })
+  const ids: string[] = []
+  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
+  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[],"sci":["numpy"]},"packages":{}}\n')
+  await channel.ready(1000)
+  const job = { request: resolveExecRequest({ code: 'print(1)', timeout_ms: 50 }), maxOutputBytes: 100 }
+  const t0 = performance.now()
+  const stuck = await channel.run(job)
+  assert.equal(stuck.status, 'timeout')
+  assert.ok(performance.now() - t0 < 350, 'a bare job is not given the warming grace while sci warms')
+  const waiting = channel.run(job)
+  fromExecutor.write(`{"op":"waiting","id":"${ids[1]}","tier":"sci"}\n`)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  fromExecutor.write(`{"op":"result","id":"${ids[1]}","status":"ok","stdout":"1\\n","stderr":"","exit_code":0,"duration_ms":1,"truncated":{"stdout":false,"stderr":false},"error":null,"files":{}}\n`)
+  assert.deepEqual([(await waiting).status, hung], ['ok', 1])
+  channel.close()
+})
