@@ -6,6 +6,7 @@ import { poolSize } from './pool-size.ts'
 import { replaceAfterTimeout } from './replace-after-timeout.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
 import { isolatesBench, javascriptBench, pyodideBench } from './isolates.ts'
+import { dockerBench } from './docker.ts'
 import { compatOverhead } from './compat.ts'
 import { sessionC1, sessionC16, sessionsIdle } from './sessions.ts'
 
@@ -48,6 +49,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   pyodide: pyodideBench,
   javascript: javascriptBench,
   isolates: isolatesBench,
+  docker: dockerBench,
   'session-c1': sessionC1,
   'session-c16': sessionC16,
   'sessions-idle': sessionsIdle,

@@ -13,12 +13,9 @@
  * await driver.close()                 // every container of runner-1 removed
  * ```
  */
-import { PassThrough } from 'node:stream'
-import type { Duplex } from 'node:stream'
-import type Docker from 'dockerode'
 import type { Language } from '@sandfleet/protocol'
 import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
-import { ExecutorChannel } from './executor-channel.ts'
+import { DockerContainer } from './docker-container.ts'
 import {
   DockerDriverError, DockerEngine, resolveDockerOptions,
   type DockerDriverInput, type DockerDriverOptions, type ImageManifest
@@ -30,8 +27,12 @@ export interface DockerDriverLogger {
   warn: (fields: Record<string, unknown>, msg?: string) => void
 }
 
-/** Options of {@link DockerDriver}: the engine options plus an optional logger. */
-export type DockerDriverConfig = DockerDriverInput & { logger?: DockerDriverLogger }
+/** Options of {@link DockerDriver}: the engine options, warm spares, and an optional logger. */
+export type DockerDriverConfig = DockerDriverInput & {
+  logger?: DockerDriverLogger
+  /** Containers booted ahead of need, handed to the next sandbox that starts (default 1; 0: none). */
+  spares?: number
+}
 
 /** Backend `docker`: makes {@link DockerSandbox}es; see the module comment. */
 export class DockerDriver implements Driver {
@@ -39,15 +40,22 @@ export class DockerDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
+  /** Warm spares kept once the pool is up. */
+  readonly spares: number
   readonly #engine: DockerEngine
   readonly #logger?: DockerDriverLogger
   readonly #sandboxes = new Set<DockerSandbox>()
+  readonly #spares: DockerContainer[] = []
+  readonly #bootingSpares = new Set<Promise<void>>()
+  #startingSandboxes = 0
+  #spareSeq = 0
   #manifest: ImageManifest | undefined
   #closing: Promise<void> | undefined
 
   constructor (config: DockerDriverConfig) {
-    const { logger, ...input } = config
+    const { logger, spares, ...input } = config
     this.options = resolveDockerOptions(input)
+    this.spares = spares ?? 1
     this.#engine = new DockerEngine(this.options)
     this.#logger = logger
   }
@@ -67,9 +75,25 @@ export class DockerDriver implements Driver {
 
   createSandbox (id: string): Sandbox {
     if (this.#closing !== undefined) throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', 'the docker driver is closed')
-    const sandbox = new DockerSandbox(id, this.#engine, this.options, this.#logger, () => this.#sandboxes.delete(sandbox))
+    const sandbox: DockerSandbox = new DockerSandbox(id, this.options, {
+      boot: async () => {
+        this.#startingSandboxes++
+        try {
+          return this.#takeSpare() ?? await DockerContainer.boot(this.#engine, this.options, id, this.#logger)
+        } finally {
+          this.#startingSandboxes--
+          this.#refill()
+        }
+      },
+      closed: () => { this.#sandboxes.delete(sandbox) }
+    })
     this.#sandboxes.add(sandbox)
     return sandbox
+  }
+
+  /** Warm spares ready now (for tests and metrics). */
+  get warmSpares (): number {
+    return this.#spares.length
   }
 
   describe (): IsolationReport {
@@ -86,20 +110,62 @@ export class DockerDriver implements Driver {
         `privileges: uid ${o.user}, CapDrop ALL, no-new-privileges, Docker's default seccomp profile`,
         `resources: memory = memory+swap = ${o.memoryMb} MiB, pids ${o.pidsLimit}, CPU quota ${o.cpus}, nofile ${o.nofile}`,
         'jobs: a fresh forked child per job inside the container; the container is replaced after a timeout, an OOM kill, a crash or ' +
-          `${o.jobsPerContainer > 0 ? String(o.jobsPerContainer) : 'unlimited'} jobs`,
+          `${o.jobsPerContainer > 0 ? String(o.jobsPerContainer) : 'unlimited'} jobs` +
+          (this.spares > 0 ? ` (by one of ${this.spares} warm spare container${this.spares === 1 ? '' : 's'} that never ran a job)` : ''),
         'shared kernel: a kernel exploit escapes any container; use a VM-backed runtime (gVisor, Kata) for that threat'
       ]
     }
   }
 
-  /** Closes every sandbox and removes any container still labelled with this runner. Idempotent. */
+  /** Closes every sandbox and spare, and removes any container still labelled with this runner. Idempotent. */
   async close (): Promise<void> {
     this.#closing ??= (async () => {
+      // A sandbox's close waits for a container it is still booting; a spare still booting removes itself once up.
       await Promise.all([...this.#sandboxes].map(async (s) => await s.close()))
+      await Promise.all([...this.#bootingSpares])
+      await Promise.all(this.#spares.splice(0).map(async (c) => await c.remove()))
       await this.#engine.removeContainers().catch(() => 0)
     })()
     await this.#closing
   }
+
+  #takeSpare (): DockerContainer | undefined {
+    while (this.#spares.length > 0) {
+      const spare = this.#spares.shift() as DockerContainer
+      if (!spare.exited) return spare
+      void spare.remove()
+    }
+    return undefined
+  }
+
+  /** Boots spares up to {@link spares}, only while no sandbox is starting (never slows a pool's start). */
+  #refill (): void {
+    while (this.#closing === undefined && this.#startingSandboxes === 0 && this.#spares.length + this.#bootingSpares.size < this.spares) {
+      const name = `spare-${this.#spareSeq++}`
+      const booting: Promise<void> = DockerContainer.boot(this.#engine, this.options, name, this.#logger).then(async (spare) => {
+        this.#bootingSpares.delete(booting)
+        if (this.#closing !== undefined) { await spare.remove(); return }
+        this.#spares.push(spare)
+        spare.onExit(() => {
+          const i = this.#spares.indexOf(spare)
+          if (i !== -1) this.#spares.splice(i, 1)
+          void spare.remove()
+          this.#refill()
+        })
+      }, (err: unknown) => {
+        // Not retried here: the next sandbox start tries again (and boots its own container).
+        this.#bootingSpares.delete(booting)
+        if (this.#closing === undefined) this.#logger?.warn({ sandbox: name, err: messageOf(err) }, 'spare container failed to boot')
+      })
+      this.#bootingSpares.add(booting)
+    }
+  }
+}
+
+/** What a sandbox gets from its driver: a booted container (a spare or a new one), and a call when it closed. */
+interface SandboxHooks {
+  boot: () => Promise<DockerContainer>
+  closed: () => void
 }
 
 /** One pool slot: a long-lived container running the executor. */
@@ -107,88 +173,67 @@ export class DockerSandbox implements Sandbox {
   readonly id: string
   #state: SandboxState = 'starting'
   #jobs = 0
-  #container: Docker.Container | undefined
-  #stream: Duplex | undefined
-  #channel: ExecutorChannel | undefined
+  #booted: DockerContainer | undefined
+  #booting: Promise<DockerContainer> | undefined
   #closing: Promise<void> | undefined
-  readonly #engine: DockerEngine
   readonly #opts: Readonly<DockerDriverOptions>
-  readonly #logger?: DockerDriverLogger
-  readonly #onClosed: () => void
+  readonly #hooks: SandboxHooks
   readonly #exitListeners: Array<() => void> = []
 
   /** Made by {@link DockerDriver.createSandbox}; not started. */
-  constructor (id: string, engine: DockerEngine, opts: Readonly<DockerDriverOptions>, logger: DockerDriverLogger | undefined, onClosed: () => void) {
+  constructor (id: string, opts: Readonly<DockerDriverOptions>, hooks: SandboxHooks) {
     this.id = id
-    this.#engine = engine
     this.#opts = opts
-    this.#logger = logger
-    this.#onClosed = onClosed
+    this.#hooks = hooks
   }
 
   get state (): SandboxState {
     return this.#state
   }
 
-  /** The container's id once created (for tests and logs). */
+  /** The container's id once booted (for tests and logs). */
   get containerId (): string | undefined {
-    return this.#container?.id
+    return this.#booted?.container.id
   }
 
-  /** Creates the container, attaches before starting it (no output lost), waits for `ready`. */
+  /** Takes a warm spare or boots a container (create, attach before start, wait for `ready`). */
   async start (): Promise<void> {
     try {
-      const container = await this.#engine.docker.createContainer(this.#engine.containerSpec(this.id))
-      this.#container = container
+      this.#booting = this.#hooks.boot()
+      const booted = await this.#booting
+      this.#booted = booted
+      booted.name = this.id
       if (this.#closing !== undefined) throw new Error('closed while starting')
-      const stream = await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }) as unknown as Duplex
-      this.#stream = stream
-      const stdout = new PassThrough()
-      const stderr = new PassThrough()
-      container.modem.demuxStream(stream, stdout, stderr)
-      stream.on('end', () => { stdout.end(); stderr.end(); this.#exited() })
-      stream.on('error', () => { stdout.end(); stderr.end(); this.#exited() })
-      stream.on('close', () => { this.#exited() })
-      stderr.setEncoding('utf8')
-      stderr.on('data', (text: string) => this.#logger?.warn({ sandbox: this.id, stderr: text.slice(0, 2000) }, 'executor stderr'))
-      this.#channel = new ExecutorChannel(stdout, stream, {
-        graceMs: this.#opts.graceMs,
-        onLog: (level: string, message: string) => this.#logger?.info({ sandbox: this.id, level }, message),
-        onHung: () => { void this.#kill() }
-      })
-      await container.start()
-      await this.#channel.ready(this.#opts.readyTimeoutMs)
-      if (this.#closing !== undefined) throw new Error('closed while starting')
+      if (booted.exited) throw new Error(`the container exited before its first job${await booted.exitReason()}`)
+      booted.onExit(() => { if (this.#closing === undefined) for (const listener of this.#exitListeners.splice(0)) listener() })
       this.#state = 'ready'
     } catch (err) {
-      const why = await this.#exitReason()
       await this.close()
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER',
-        `sandbox ${this.id}: the container did not become ready: ${messageOf(err)}${why}`, err)
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container did not become ready: ${messageOf(err)}`, err)
     }
   }
 
   /** Runs one job through the executor; maps a dead container to `memory` (OOM) or `killed`. */
   async execute (job: Job): Promise<RunOutcome> {
-    const channel = this.#channel
-    if (this.#state !== 'ready' || channel === undefined) {
+    const booted = this.#booted
+    if (this.#state !== 'ready' || booted === undefined) {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id} is ${this.#state}, not ready`)
     }
-    if (channel.closed) {
+    if (booted.exited) {
       // Died while idle (killed from outside, the engine restarted): the fleet's fault, not the code's.
       this.#state = 'closing'
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container is gone${await this.#exitReason()}`)
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container is gone${await booted.exitReason()}`)
     }
     this.#state = 'busy'
     let outcome: RunOutcome
     try {
-      outcome = await channel.run(job)
+      outcome = await booted.channel.run(job)
     } catch (err) {
       this.#state = 'closing'
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: ${messageOf(err)}`, err)
     }
     this.#jobs++
-    if (outcome.status === 'killed' && await this.#oomKilled()) {
+    if (outcome.status === 'killed' && await booted.oomKilled()) {
       outcome = { ...outcome, status: 'memory', retire: true, error: { type: 'MemoryError', message: `the sandbox ran out of memory (container limit ${this.#opts.memoryMb} MiB)` } }
     }
     const k = this.#opts.jobsPerContainer
@@ -201,45 +246,23 @@ export class DockerSandbox implements Sandbox {
     return { jobs: this.#jobs }
   }
 
-  /** `listener` runs once if the container's stream ends while the sandbox is not being closed. */
+  /** `listener` runs once if the container dies while the sandbox is not being closed. */
   onExit (listener: () => void): void {
     this.#exitListeners.push(listener)
-  }
-
-  #exited (): void {
-    if (this.#closing !== undefined || this.#state === 'starting') return
-    for (const listener of this.#exitListeners.splice(0)) listener()
   }
 
   /** Shuts the executor down and force-removes the container. Idempotent. */
   async close (): Promise<void> {
     this.#closing ??= (async () => {
       this.#state = 'closing'
-      try { this.#channel?.close() } catch {}
-      this.#stream?.destroy()
-      await this.#container?.remove({ force: true }).catch((err: unknown) => {
-        if ((err as { statusCode?: number }).statusCode !== 404) this.#logger?.warn({ sandbox: this.id, err: messageOf(err) }, 'container removal failed')
-      })
+      this.#exitListeners.length = 0
+      // Closed while booting: the container is removed once it is up.
+      const booted = this.#booted ?? await this.#booting?.catch(() => undefined)
+      await booted?.remove()
       this.#state = 'closed'
-      this.#onClosed()
+      this.#hooks.closed()
     })()
     await this.#closing
-  }
-
-  /** Hung executor: kill the whole container (the channel then answers the job). */
-  async #kill (): Promise<void> {
-    await this.#container?.kill().catch(() => {})
-  }
-
-  async #oomKilled (): Promise<boolean> {
-    const info = await this.#container?.inspect().catch(() => undefined)
-    return info?.State.OOMKilled === true
-  }
-
-  async #exitReason (): Promise<string> {
-    const info = await this.#container?.inspect().catch(() => undefined)
-    if (info === undefined || info.State.Running) return ''
-    return ` (container exited ${info.State.ExitCode}${info.State.OOMKilled ? ', OOM-killed' : ''}${info.State.Error !== '' ? `: ${info.State.Error}` : ''})`
   }
 }
 

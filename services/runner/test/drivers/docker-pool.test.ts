@@ -6,6 +6,7 @@ import { Runner } from '../../src/runner.ts'
 import { runnerConfig } from '../../src/config.ts'
 import { DockerEngine, resolveDockerOptions } from '../../src/drivers/docker-engine.ts'
 import { REPO_EXECUTOR } from '../helpers/docker.ts'
+import { DockerDriver } from '../../src/drivers/docker.ts'
 
 test('docker backend: an idle container killed from outside is replaced without a job noticing', async () => {
   const id = `docker-pool-${process.pid}`
@@ -13,9 +14,12 @@ test('docker backend: an idle container killed from outside is replaced without 
   const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 1, maxSessions: 0, executorPath: REPO_EXECUTOR }))
   try {
     await runner.start()
-    const first = await runner.execute({ code: 'print(1)' })
+    // The container's hostname is its short id: the one that served this call.
+    const first = await runner.execute({ code: 'import socket\nprint(socket.gethostname())' })
     assert.equal(first.status, 'ok')
-    const [container] = await engine.listContainers()
+    const short = first.stdout.trim()
+    const container = (await engine.listContainers()).find((c) => c.startsWith(short))
+    assert.ok(container !== undefined, `no container ${short} of the runner`)
     await engine.docker.getContainer(container).kill()
     const t0 = performance.now()
     while (runner.poolStats()[0].replacements < 1 || runner.poolStats()[0].warm < 1) {
@@ -26,6 +30,43 @@ test('docker backend: an idle container killed from outside is replaced without 
     assert.deepEqual([next.status, next.stdout], ['ok', '2\n'])
     assert.notEqual(next.sandbox, first.sandbox)
     assert.deepEqual(await engine.listContainers().then((ids) => ids.includes(container)), false, 'the killed container was removed')
+  } finally {
+    await runner.close()
+  }
+  assert.deepEqual(await engine.listContainers(), [])
+})
+
+test('docker backend: a warm spare container takes over after a timeout, and a new spare is booted', async () => {
+  const id = `docker-spare-${process.pid}`
+  const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
+  const driver = new DockerDriver({ runnerId: id, executorPath: REPO_EXECUTOR, spares: 1 })
+  const runner = new Runner(runnerConfig({ id, languages: ['python'], poolSize: 1, maxSessions: 0 }), { driver })
+  const host = async (): Promise<string> => {
+    const r = await runner.execute({ code: 'import socket\nprint(socket.gethostname())' })
+    assert.equal(r.status, 'ok')
+    return r.stdout.trim()
+  }
+  /** The containers of the runner once the spare is warm and `n` containers are left. */
+  const settle = async (n: number): Promise<string[]> => {
+    const t0 = performance.now()
+    for (;;) {
+      const ids = await engine.listContainers()
+      if (ids.length === n && driver.warmSpares === 1) return ids
+      assert.ok(performance.now() - t0 < 20_000, `${ids.length} containers, not ${n}; ${driver.warmSpares} warm spares`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+  try {
+    await runner.start()
+    const serving = await host()
+    const [spare] = (await settle(2)).filter((c) => !c.startsWith(serving))
+    assert.ok(spare !== undefined)
+    const spin = await runner.execute({ code: 'while True: pass', timeout_ms: 200 })
+    assert.equal(spin.status, 'timeout')
+    const next = await host()
+    assert.ok(spare.startsWith(next), `the call after the timeout ran in ${next}, not in the spare ${spare.slice(0, 12)}`)
+    const now = await settle(2)
+    assert.ok(!now.some((c) => c.startsWith(serving)), 'the timed-out container was removed')
   } finally {
     await runner.close()
   }
