@@ -8,7 +8,7 @@ driver's own CPU. Executors are compared side by side in the same run, interleav
 
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
        [--rounds 2] [--workloads print,sympy] [EXECUTOR.py[@VAR=VALUE] ...]
-       (default: sandbox-images/python/executor.py; workloads: print, sympy, empty-bare, empty-sci;
+       (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
 """
 import argparse, json, os, platform, resource, subprocess, sys, threading, time
@@ -16,7 +16,9 @@ import argparse, json, os, platform, resource, subprocess, sys, threading, time
 WORKLOADS = {
     'print': 'print(1+1)',
     'sympy': 'import sympy\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1))',
+    'fractions': 'from fractions import Fraction\nprint(Fraction(1, 3) + 1)',
     'empty-bare': 'pass',          # the bare tier's own cost: fork, set-up, exit
+    'empty-std': 'import fractions',  # the std tier's own cost (preloaded)
     'empty-sci': 'import sympy',   # the sci tier's own cost (sympy is preloaded: nothing runs)
 }
 TICK = os.sysconf('SC_CLK_TCK')

@@ -19,10 +19,12 @@ async function withSandbox (fn: (run: (code: string, extra?: object) => Promise<
   }
 }
 
-test('executor tiers: a sympy job runs forked from the sci zygote (numpy already loaded), a plain job from bare (no sympy loaded)', async () => {
+test('executor tiers: a sympy job runs forked from the sci zygote (numpy already loaded), a fractions job from std, a plain job from bare', async () => {
   await withSandbox(async (run) => {
-    const plain = await run('import sys, json; print("sympy" in sys.modules, "numpy" in sys.modules)')
-    assert.deepEqual([plain.status, plain.tier, plain.stdout], ['ok', 'bare', 'False False\n'])
+    const plain = await run('import sys, json; print("sympy" in sys.modules, "numpy" in sys.modules, "fractions" in sys.modules)')
+    assert.deepEqual([plain.status, plain.tier, plain.stdout], ['ok', 'bare', 'False False False\n'])
+    const std = await run('import sys\nfrom fractions import Fraction\nprint(Fraction(1, 3) + 1, "statistics" in sys.modules, "sympy" in sys.modules)')
+    assert.deepEqual([std.status, std.tier, std.stdout], ['ok', 'std', '4/3 True False\n'])
     const sci = await run('import sympy, sys\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1), "numpy" in sys.modules)')
     assert.deepEqual([sci.status, sci.tier, sci.stdout], ['ok', 'sci', '(x - 1)*(x + 1)*(x**2 + 1) True\n'])
     const indirect = await run('import importlib\nprint(importlib.import_module("mpmath").mpf(1) + 1)')
@@ -32,7 +34,7 @@ test('executor tiers: a sympy job runs forked from the sci zygote (numpy already
 
 test('executor: no state leaks between jobs on either tier (global, monkey-patch, file in cwd and /tmp, env, cwd)', async () => {
   await withSandbox(async (run) => {
-    for (const head of ['import os, json', 'import os, json, sympy']) {
+    for (const head of ['import os, json', 'import os, json, fractions', 'import os, json, sympy']) {
       const dirty = await run(`${head}\nx_leak = 1\njson.dumps = lambda *a, **k: "patched"\nopen("left.txt", "w").write("x")\nopen("/tmp/left-tmp.txt", "w").write("x")\nos.environ["LEAK"] = "1"\nos.mkdir("sub"); os.chdir("sub")\nprint(os.getcwd())`)
       assert.equal(dirty.status, 'ok', dirty.stderr)
       const clean = await run(`${head}\nprint("x_leak" in globals(), json.dumps(1), os.path.exists("left.txt"), os.path.exists("/tmp/left-tmp.txt"), "LEAK" in os.environ, os.getcwd() == ${JSON.stringify(dirty.stdout.trim())})`)
@@ -79,11 +81,11 @@ test('executor: job limits (open files, file size, processes, oom_score_adj); jo
   })
 })
 
-test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on bare', async () => {
+test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on a cheaper one', async () => {
   await withSandbox(async (run) => {
     const attack = await run('import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)\nprint("still running")')
     assert.deepEqual([attack.status, attack.retire, attack.tier, attack.stdout], ['killed', true, 'sci', ''])
     const next = await run('import sympy\nprint(sympy.factor(sympy.Symbol("x")**2 - 1))')
-    assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'bare', '(x - 1)*(x + 1)\n'])
+    assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'std', '(x - 1)*(x + 1)\n'])
   })
 })
