@@ -91,6 +91,9 @@ interface Held {
   lost: boolean
 }
 
+/** Lost session ids remembered (answered 410) at most; a long-lived runner must not grow without end. */
+export const LOST_REMEMBERED = 10_000
+
 /** Calls `onLine` with each newline-terminated line of `socket` (one frame each), without readline's overhead. */
 function onLines (socket: Socket, onLine: (line: string) => void): void {
   let pending = ''
@@ -192,7 +195,7 @@ export class SessionHost {
     }
     onLines(socket, (line) => { const p = held.pending; held.pending = undefined; p?.(JSON.parse(line)) })
     socket.on('close', () => {
-      if (this.#sessions.get(id) === held) { held.lost = true; this.#lost.add(id); this.#sessions.delete(id) }
+      if (this.#sessions.get(id) === held) { held.lost = true; this.#remember(id); this.#sessions.delete(id) }
       const p = held.pending; held.pending = undefined; p?.(undefined)
     })
     socket.on('error', () => {})
@@ -286,6 +289,12 @@ export class SessionHost {
     if (held !== undefined) return held
     if (this.#lost.has(id)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
     throw new SessionError(SESSION_NOT_FOUND, `no session ${id} on this runner (closed, expired or never opened)`)
+  }
+
+  /** Remembers a lost session, so its id answers 410; the oldest of more than {@link LOST_REMEMBERED} are forgotten (404). */
+  #remember (id: string): void {
+    this.#lost.add(id)
+    if (this.#lost.size > LOST_REMEMBERED) this.#lost.delete(this.#lost.values().next().value as string)
   }
 
   #kill (held: Held): void {
