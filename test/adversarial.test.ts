@@ -385,3 +385,10 @@ test('50 hostile jobs at once with 50 plain ones: every plain one answers correc
   })
   await assertHealthy('mixed')
 })
+
+test('a gateway batch larger than the pool waits for sandboxes: every item runs', async () => {
+  const requests = Array.from({ length: 8 }, (_, i) => ({ code: `import time\ntime.sleep(0.05)\nprint(${i})`, timeout_ms: 2000 }))
+  const { status, body } = await post(`${fleet.url}/v1/execute/batch`, { requests })
+  assert.equal(status, 200)
+  assert.deepEqual(body.results.map((r: any) => [r.status, r.stdout]), requests.map((_, i) => ['ok', `${i}\n`]))
+})

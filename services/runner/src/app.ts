@@ -83,7 +83,11 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
   }, async (request, reply) => {
     const problem = runner.check(request.body)
     if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, problem.message, problem.field))
-    return await runner.execute(request.body)
+    // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
+    const aborter = new AbortController()
+    let done = false
+    reply.raw.once('close', () => { if (!done) aborter.abort() })
+    try { return await runner.execute(request.body, { signal: aborter.signal }) } finally { done = true }
   })
 
   app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
@@ -100,7 +104,8 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const aborter = new AbortController()
     const stream = new PassThrough()
     let done = false
-    request.raw.once('close', () => { if (!done) aborter.abort() })
+    // The response's close, not the request's: a request emits 'close' as soon as its body was read.
+    reply.raw.once('close', () => { if (!done) aborter.abort() })
     void runner.executeBatch(requests, (index, result) => {
       stream.write(`${JSON.stringify({ index, result })}\n`)
     }, { signal: aborter.signal }).then(() => { done = true; stream.end() })
