@@ -36,7 +36,7 @@ test('a /v1/execute call whose caller went away leaves the queue and never runs'
     assert.equal(await abandoned, 'aborted')
     await sleep(50)
     assert.equal(runner.poolStats()[0].queued, 0, 'the abandoned job left the queue')
-    assert.equal((await (await busy).json()).status, 'ok')
+    assert.equal(((await (await busy).json()) as { status: string }).status, 'ok')
     await sleep(100)
     assert.equal(runner.poolStats()[0].jobs, 1, 'the abandoned job never ran')
   })
