@@ -106,7 +106,10 @@ export class JavascriptSandbox implements Sandbox {
     this.current = 'busy'
     const r = job.request
     try {
-      if (r.memory_mb !== this.limitMb) await this.build(r.memory_mb)
+      if (r.memory_mb !== this.limitMb) {
+        await this.next?.catch(() => {})
+        await this.build(r.memory_mb)
+      }
       const prepared = await (this.next as Promise<Prepared>)
       this.next = undefined
       const result = await this.run(prepared, job)

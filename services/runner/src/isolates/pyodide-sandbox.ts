@@ -118,6 +118,8 @@ export class PyodideSandbox implements Sandbox {
     this.current = 'busy'
     try {
       if (this.restoring !== undefined) { await this.restoring; this.restoring = undefined }
+      // A restore that failed discarded the isolate: the fleet's fault, not the next job's.
+      if (this.isolate === undefined || this.isolate.isDisposed) throw Object.assign(new Error(`sandbox ${this.id}: its memory could not be restored`), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
       return await this.run(job)
     } finally {
       if (this.current === 'busy') this.current = 'ready'
