@@ -66,9 +66,12 @@ test('pyodide: escape probes find nothing of the host; touching JavaScript retir
   const port = (server.address() as { port: number }).port
   try {
     await withSandbox(async (run) => {
-      const js = await run('import js\nprint(type(getattr(js, "process", None)).__name__, type(getattr(js, "require", None)).__name__)\nprint(js.Function("return typeof process")())\nprint(js.eval("typeof require + typeof process + typeof fetch"))')
+      const js = await run('import js\nprint(type(getattr(js, "process", None)).__name__, type(getattr(js, "require", None)).__name__)\n' +
+        'g = js.Function("return this")()\nprint(type(getattr(g, "process", None)).__name__, js.Function("return typeof process")())\n' +
+        'print(js.eval("typeof require + typeof process + typeof fetch"))\n' +
+        'print(js.Object.constructor.constructor("return typeof process")())')
       assert.equal(js.status, 'ok', js.stderr)
-      assert.equal(js.stdout, 'NoneType NoneType\nundefined\nundefinedundefinedundefined\n')
+      assert.equal(js.stdout, 'NoneType NoneType\nNoneType undefined\nundefinedundefinedundefined\nundefined\n')
       assert.equal(js.retire, true, 'a job that used the JS FFI is not given another job')
     })
     await withSandbox(async (run) => {
