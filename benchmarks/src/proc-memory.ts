@@ -57,6 +57,14 @@ export function memoryOf (pids: Iterable<number>): ProcMemory {
   return m
 }
 
+/** The parent of `pid` (from /proc/PID/stat), or undefined when it is gone. */
+export function parentOf (pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch { return undefined }
+}
+
 /** The command line of `pid` (NUL-separated arguments joined by spaces), or ''. */
 export function cmdline (pid: number): string {
   try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() } catch { return '' }

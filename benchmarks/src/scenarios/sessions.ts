@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { medianPairedDifference, runInterleaved } from '../interleave.ts'
 import { classifyExecute, classifyHttp, runLoad, type LoadReport } from '../load.ts'
 import type { Server } from '../fleet.ts'
-import { descendants, memoryOf } from '../proc-memory.ts'
+import { descendants, memoryOf, parentOf } from '../proc-memory.ts'
 import type { Figure, ScenarioResult } from '../report.ts'
 import { fleetNote, serveArgs, type BenchContext, type Scenario } from './context.ts'
 import { cpuFigures } from './throughput.ts'
@@ -168,6 +168,10 @@ export const sessionsIdle: Scenario = {
       const after = server.pid === undefined ? new Set<number>() : new Set([server.pid, ...descendants(server.pid)])
       const fresh = [...after].filter((p) => !before.has(p))
       const sessionsMem = memoryOf(fresh)
+      // A session's first process (its namespace's init) has a parent from before; the others descend from it.
+      const freshSet = new Set(fresh)
+      const inits = fresh.filter((p) => !freshSet.has(parentOf(p) ?? -1))
+      const initMem = memoryOf(inits)
       const treeAfter = memoryOf(after)
       const alive = await json(`${server.url}/v1/sessions/${encodeURIComponent(ids[1])}/execute`, 'POST', { code: 'x' })
       if (alive.body?.display?.[0]?.['text/plain'] !== '1') throw new Error(`an idle session lost its state: ${JSON.stringify(alive.body)}`)
@@ -184,6 +188,7 @@ export const sessionsIdle: Scenario = {
           { scenario: 'sessions-idle', name: `idle ${SPARE_IDLE_S + 1} s: processes per session (${fresh.length} new for ${n})`, value: fresh.length / n, unit: '' },
           { scenario: 'sessions-idle', name: 'memory per idle session: Pss summed over its processes', value: sessionsMem.pssKiB / n, unit: 'KiB' },
           { scenario: 'sessions-idle', name: 'memory per idle session: private pages (Private_Clean + Private_Dirty)', value: sessionsMem.privateKiB / n, unit: 'KiB' },
+          { scenario: 'sessions-idle', name: `of which its first process (${inits.length} for ${n}: the namespace init when isolated), private pages`, value: initMem.privateKiB / Math.max(1, inits.length), unit: 'KiB' },
           { scenario: 'sessions-idle', name: 'memory per idle session: growth of the whole server tree\'s Pss', value: (treeAfter.pssKiB - treeBefore.pssKiB) / n, unit: 'KiB' }
         )
         if (sessionsMem.unreadable > 0) notes.push(`${sessionsMem.unreadable} session processes' smaps_rollup could not be read (run as root or as the sandbox uid)`)
