@@ -121,13 +121,16 @@ def drain(fds, capped, deadline, cap, last):
     cut = {fd: False for fd in fds}
     open_fds = list(fds)
     done = False
+    sweeps = 0
     while open_fds:
         left = 0 if done else deadline - time.monotonic()
         if left <= 0 and not done:
             return bufs, cut, True
         ready, _, _ = select.select(open_fds, [], [], left)
-        if done and not ready:
-            break
+        if done:
+            sweeps += 1
+            if not ready or sweeps > 64:  # a process left behind may write for ever: take what is there
+                break
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -181,14 +184,17 @@ def run_cell(frame, g, n, res_w):
                 files[path] = base64.b64encode(f.read()).decode()
         except OSError:
             pass
-    os.dup2(DEVNULL, 0)
-    os.dup2(DEVNULL, 1)
-    os.dup2(DEVNULL, 2)
     try:
         body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
     except (TypeError, ValueError) as e:
         body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
+    # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
+    # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
     write_all(res_w, body.encode())
+    os.close(res_w)
+    os.dup2(DEVNULL, 0)
+    os.dup2(DEVNULL, 1)
+    os.dup2(DEVNULL, 2)
 
 
 WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "memory_mb": 512, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
@@ -267,7 +273,6 @@ class Session:
         os.close(out_w)
         os.close(err_w)
         run_cell(frame, self.g, self.n, res_w)
-        os.close(res_w)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":

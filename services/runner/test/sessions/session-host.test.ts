@@ -144,3 +144,15 @@ test('after an idle spell the session forks its next cell process anew, with the
     assert.deepEqual((await idle.execute(s.session_id, { code: 'x' })).display, [{ 'text/plain': '4' }])
   } finally { await idle.shutdown() }
 })
+
+test('all of a cell\'s output comes back: large prints, stderr, and a subprocess\'s output', async () => {
+  const s = await host.create()
+  const r = await host.execute(s.session_id, {
+    code: 'import subprocess, sys\nprint("a" * 300000)\nsys.stderr.write("b" * 70000)\nsys.stdout.flush()\nsubprocess.run(["echo", "from child"])\nprint("end")'
+  })
+  assert.equal(r.status, 'ok')
+  assert.equal(r.stdout, 'a'.repeat(300000) + '\nfrom child\nend\n')
+  assert.equal(r.stderr, 'b'.repeat(70000))
+  assert.deepEqual(r.truncated, { stdout: false, stderr: false })
+  await host.close(s.session_id)
+})
