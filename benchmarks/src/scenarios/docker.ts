@@ -7,9 +7,14 @@
  * - `print(1+1)` p50 at concurrency 1 and ok calls/s at concurrency 64, through `serve`;
  * - replacement: an idle container killed from outside (`docker kill`) until its replacement is
  *   warm (the runner's `sandfleet_runner_sandbox_replace_seconds`, and as the harness sees it on
- *   `/metrics`); and a `timeout` result until the next call is answered on a pool of one.
+ *   `/metrics`, the `docker kill` command's own time included); and a `timeout` result until the
+ *   next call is answered on a pool of one. The docker driver keeps one warm spare container;
+ *   rounds are GAP_S apart, so it has re-booted in between (a burst of kills meets cold boots).
+ * - where a docker call's CPU goes outside the fleet's tree: the engine (the attached stream) and
+ *   the containers, at concurrency 64.
  */
 import { execFile } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { request } from 'undici'
@@ -26,6 +31,9 @@ const EXECUTOR = fileURLToPath(new URL('../../../sandbox-images/python/executor.
 const BACKENDS = ['docker', 'process'] as const
 type Backend = (typeof BACKENDS)[number]
 const LABEL = 'org.sandfleet.runner'
+/** Seconds between starting the fleets and measuring, and between replacement rounds (the spare re-boots). */
+const SETTLE_S = 20
+const GAP_S = 3
 
 /** This checkout's executor for both backends (the image on a shared engine may hold another's). */
 function backendArgs (backend: Backend, id: string, pool: number): string[] {
@@ -35,6 +43,28 @@ function backendArgs (backend: Backend, id: string, pool: number): string[] {
 async function execute (url: string, body: unknown): Promise<{ status?: string, stdout?: string, sandbox?: string }> {
   const res = await request(`${url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   return JSON.parse(await res.body.text()) as { status?: string, stdout?: string, sandbox?: string }
+}
+
+/**
+ * CPU outside the fleet's process tree that a docker call costs, in ms so far: the engine
+ * (dockerd, containerd and the shims, which copy the attached stream) by /proc, and every
+ * container (cgroup v1 cpuacct of /docker). Other work on the same engine is counted too.
+ */
+function engineCpuMs (): { engine: number, containers: number } {
+  let ticks = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      if (!/^(dockerd|containerd)(\0|$)|containerd-shim/.test(cmd)) continue
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(f[11]) + Number(f[12])
+    } catch {}
+  }
+  let containers = NaN
+  try { containers = Number(readFileSync('/sys/fs/cgroup/cpuacct/docker/cpuacct.usage', 'utf8')) / 1e6 } catch {}
+  return { engine: ticks * 10, containers }
 }
 
 /** In-process: until a Runner's pool of `pool` has every sandbox warm, median of `rounds`. */
@@ -59,11 +89,13 @@ async function killReplace (ctx: BenchContext, server: Server, id: string, round
   const before = await replaceMetric(server.url)
   const seen: number[] = []
   for (let i = 0; i < rounds; i++) {
-    const warm = await execute(server.url, { code: 'print(1+1)' })
+    // A container's hostname is its short id: the victim is the pool sandbox that served this call (not the spare).
+    const warm = await execute(server.url, { code: 'import socket\nprint(socket.gethostname())' })
     if (warm.status !== 'ok') throw new Error(`docker fleet answered ${warm.status ?? '?'} before a kill`)
-    const { stdout } = await run('docker', ['ps', '-q', '--filter', `label=${LABEL}=${id}`])
-    const victim = stdout.split('\n').filter(Boolean)[0]
-    if (victim === undefined) throw new Error(`no container labelled ${LABEL}=${id}`)
+    const { stdout } = await run('docker', ['ps', '-q', '--no-trunc', '--filter', `label=${LABEL}=${id}`])
+    const victim = stdout.split('\n').find((c) => c !== '' && c.startsWith((warm.stdout ?? '').trim()))
+    if (victim === undefined) throw new Error(`no container ${warm.stdout ?? '?'} labelled ${LABEL}=${id}`)
+    await new Promise((resolve) => setTimeout(resolve, GAP_S * 1000))
     const count = (await replaceMetric(server.url)).count
     const t0 = performance.now()
     await run('docker', ['kill', victim])
@@ -83,6 +115,7 @@ async function killReplace (ctx: BenchContext, server: Server, id: string, round
 async function timeoutReplace (server: Server, rounds: number): Promise<number[]> {
   const gaps: number[] = []
   for (let i = 0; i < rounds; i++) {
+    await new Promise((resolve) => setTimeout(resolve, GAP_S * 1000))
     await execute(server.url, { code: 'print(1+1)' })
     const spin = await execute(server.url, { code: 'while True: pass', timeout_ms: 100 })
     const t0 = performance.now()
@@ -120,10 +153,22 @@ export const dockerBench: Scenario = {
       servers[backend] = await ctx.startFleet(backendArgs(backend, `bench-${backend}-${process.pid}`, pool))
       figures.push({ scenario: 'docker', name: `${backend}: sandfleet serve --pool-size ${pool}, spawn to serving (Node start-up included)`, value: (performance.now() - t0) / 1000, unit: 's' })
     }
+    // Each sandbox warms its sci tier (numpy, sympy, scipy imported) in the background after the
+    // pool is up; let both fleets finish that before measuring.
+    ctx.log(`  settling ${SETTLE_S} s (sci tiers warming)`)
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000))
     for (const c of [1, 64]) {
       for (const backend of BACKENDS) {
         const server = servers[backend] as Server
+        const cpu0 = engineCpuMs()
         const report = await loadExecute(ctx, server, TRIVIAL, c)
+        const cpu1 = engineCpuMs()
+        // loadExecute records after its warm-up; the CPU deltas span warm-up and window, so divide by both.
+        const calls = report.okCallsPerS * (ctx.options.durationS + ctx.options.warmupS)
+        if (backend === 'docker' && c === 64 && calls > 0) {
+          figures.push({ scenario: 'docker', name: 'docker: engine CPU per call (dockerd, containerd, shims: the attached stream), approx.', value: (cpu1.engine - cpu0.engine) / calls, unit: 'ms' })
+          if (Number.isFinite(cpu1.containers)) figures.push({ scenario: 'docker', name: 'docker: containers\' CPU per call (the executor and its job), approx.', value: (cpu1.containers - cpu0.containers) / calls, unit: 'ms' })
+        }
         runs.push({ scenario: `docker c${c}`, server: `sandfleet --backend ${backend}`, report })
         if (c === 1) {
           put('p50', backend, report.latencyMs.p50)
@@ -148,6 +193,7 @@ export const dockerBench: Scenario = {
 
     for (const backend of BACKENDS) {
       const server = await ctx.startFleet(backendArgs(backend, `bench-one-${backend}-${process.pid}`, 1))
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000 / 2))
       const gaps = summarize(await timeoutReplace(server, rounds))
       await server.close()
       put('timeout', backend, gaps.p50)
