@@ -43,6 +43,8 @@ export const RunnerConfigSchema = Type.Object({
   dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend (sandbox-images/python builds sandfleet/python:1)' }),
   sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024)'),
   sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
+  pyodidePackages: Type.String({ description: 'A zip of pure-Python packages (.py, or .pyc of CPython 3.13) put on the pyodide sandboxes\' sys.path (empty: the stdlib only); e.g. sympy and mpmath zipped from Debian\'s python3-sympy' }),
+  pyodidePreimport: Type.Array(Type.String({ minLength: 1 }), { description: 'Modules imported into the pyodide memory image (free for every job, e.g. sympy); made once, then cached' }),
   maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
   maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
@@ -84,6 +86,8 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     dockerImage: 'sandfleet/python:1',
     sandboxMemoryMb: 0,
     sandboxPids: 512,
+    pyodidePackages: '',
+    pyodidePreimport: [],
     maxSessions: 1000,
     maxSessionsPerKey: 100,
     logLevel: 'info'
@@ -186,6 +190,7 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
   }
   if (problems.length > 0) throw new ConfigError(problems)
   values.languages = Object.freeze([...(values.languages as string[])])
+  values.pyodidePreimport = Object.freeze([...(values.pyodidePreimport as string[])])
   return { config: Object.freeze(values) as RunnerConfig, rest }
 }
 

@@ -6,7 +6,8 @@
  * No state leaks between jobs: the interpreter's whole wasm memory is put back to a baseline
  * image after every job (the "fork in wasm" of docs/pyodide-driver-design.md); a job that touched
  * what the image does not hold (the JavaScript FFI, files outside /tmp) retires its sandbox.
- * Packages: the stdlib only in this version (nothing is fetched from the network).
+ * Packages: the stdlib, plus an operator's zip of pure-Python packages (`pyodidePackages`),
+ * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
 import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
@@ -38,11 +39,22 @@ export class PyodideDriver implements Driver {
     } catch (err) {
       throw new Error(`isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
     }
-    const assets = PyodideAssets.load(ivm)
+    const config = this.options.config
+    const assets = PyodideAssets.load(ivm, { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport })
     await assets.prepareSnapshot()
     this.assets = assets
-    this.options.logger.info({ driver: 'pyodide', pyodide: assets.version, snapshot: assets.snapshotSource },
-      `pyodide ${assets.version} ready (snapshot ${assets.snapshotSource}); packages: the Python stdlib only (no package directory configured)`)
+    this.options.logger.info({ driver: 'pyodide', pyodide: assets.version, snapshot: assets.snapshotSource, packages: this.packages() },
+      `pyodide ${assets.version} ready (snapshot ${assets.snapshotSource}); packages: ${this.packages()}`)
+  }
+
+  /** What the sandboxes can import, in one line. */
+  packages (): string {
+    const config = this.options.config
+    let what = 'the Python stdlib'
+    if (config.pyodidePackages !== '') what += ` and the pure-Python packages in ${config.pyodidePackages}`
+    else what += ' only (no pyodidePackages zip configured; nothing is fetched from the network)'
+    if (config.pyodidePreimport.length > 0) what += `; imported into the image: ${config.pyodidePreimport.join(', ')}`
+    return what
   }
 
   /** A sandbox (one isolate), not started. */
@@ -60,7 +72,8 @@ export class PyodideDriver implements Driver {
         'no Node API in the sandbox: no process, require, sockets, subprocess or host files; import js sees only the isolate',
         'no state shared between jobs: the wasm memory is restored to a baseline image after each job; a job that used the JS FFI or wrote outside /tmp retires its isolate',
         'timeout by interrupt, then by isolate termination; memory_mb caps wasm memory growth (MemoryError)',
-        'not an OS boundary: a V8 or wasm runtime bug exploited by the code reaches the runner process; the stdlib only (no numpy)'
+        'not an OS boundary: a V8 or wasm runtime bug exploited by the code reaches the runner process',
+        `packages: ${this.packages()}`
       ]
     }
   }

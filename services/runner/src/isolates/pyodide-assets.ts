@@ -35,6 +35,17 @@ function own (name: string): string {
   return readFileSync(new URL(`./${name}`, import.meta.url), 'utf8')
 }
 
+/** Where a pyodide sandbox's packages come from. */
+export interface PyodidePackageOptions {
+  /** A zip of pure-Python packages put on sys.path ('' for none). */
+  packagesZip?: string
+  /** Modules imported into the memory image. */
+  preimport?: readonly string[]
+}
+
+/** Path of the operator's package zip inside each isolate's file system. */
+export const PACKAGES_PATH = '/lib/sandfleet/packages.zip'
+
 /** Pyodide's files and the sandfleet sources evaluated in each isolate. */
 export class PyodideAssets {
   /** The pyodide package's version. */
@@ -53,13 +64,17 @@ export class PyodideAssets {
   readonly stdlib: ArrayBuffer
   /** The compiled pyodide.asm.wasm (a WebAssembly.Module; the lib of this tsconfig does not type it). */
   readonly wasm: object
+  /** The operator's package zip, written into every isolate's file system (undefined: none). */
+  readonly packages: Uint8Array | undefined
+  /** Modules imported into the snapshot besides the stdlib ones. */
+  readonly preimport: readonly string[]
   /** A memory snapshot of a booted interpreter (after {@link prepareSnapshot}). */
   snapshot: ArrayBuffer | undefined
   /** Where the snapshot came from: `cache <path>` or `made in <ms> ms`. */
   snapshotSource = ''
   private readonly key: string
 
-  private constructor (readonly ivm: Ivm, dir: string) {
+  private constructor (readonly ivm: Ivm, dir: string, options: PyodidePackageOptions) {
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }
     this.version = pkg.version
     let glue = readFileSync(join(dir, 'pyodide.asm.js'), 'utf8')
@@ -78,17 +93,24 @@ export class PyodideAssets {
     const wasmBytes = readFileSync(join(dir, 'pyodide.asm.wasm'))
     const wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object } }).WebAssembly
     this.wasm = new wasm.Module(wasmBytes)
-    this.key = createHash('sha256').update(this.version).update(this.glue).update(this.loader).update(this.shims).update(PREIMPORT.join(',')).update(wasmBytes).update(zip).digest('hex').slice(0, 16)
+    if (options.packagesZip !== undefined && options.packagesZip !== '') {
+      try { this.packages = new Uint8Array(readFileSync(options.packagesZip)) } catch (err) {
+        throw new Error(`pyodidePackages: cannot read ${options.packagesZip} (${(err as Error).message})`)
+      }
+    }
+    this.preimport = Object.freeze([...(options.preimport ?? [])])
+    for (const name of this.preimport) if (!/^[A-Za-z_][\w.]*$/.test(name)) throw new Error(`pyodidePreimport: "${name}" is not a module name`)
+    this.key = createHash('sha256').update(this.packages ?? '').update(this.preimport.join(',')).update(this.version).update(this.glue).update(this.loader).update(this.shims).update(PREIMPORT.join(',')).update(wasmBytes).update(zip).digest('hex').slice(0, 16)
   }
 
   /** Reads and compiles Pyodide from its npm package (fails with what is missing). */
-  static load (ivm: Ivm): PyodideAssets {
+  static load (ivm: Ivm, options: PyodidePackageOptions = {}): PyodideAssets {
     const require = createRequire(import.meta.url)
     let dir: string
     try { dir = dirname(require.resolve('pyodide/package.json')) } catch {
       throw new Error('the pyodide npm package is not installed; run npm install')
     }
-    return new PyodideAssets(ivm, dir)
+    return new PyodideAssets(ivm, dir, options)
   }
 
   /** Makes a fresh isolate with the shims, glue and loader evaluated (not booted). */
@@ -103,6 +125,7 @@ export class PyodideAssets {
       await g.set('__sf_lock', this.lock)
       await g.set('__sf_stdlib', new ivm.ExternalCopy(this.stdlib).copyInto({ release: true }))
       await g.set('__sf_wasm', new ivm.ExternalCopy(this.wasm).copyInto({ release: true }))
+      if (this.packages !== undefined) await g.set('__sf_packages', new ivm.ExternalCopy(this.packages).copyInto({ release: true }))
       for (const [source, filename] of [[this.shims, 'pyodide-shims.js'], [this.glue, 'pyodide.asm.js'], [this.loader, 'pyodide.js']]) {
         const script = await isolate.compileScript(source, { filename })
         await script.run(context)
@@ -131,9 +154,10 @@ export class PyodideAssets {
     const started = performance.now()
     const { isolate, context } = await this.isolate()
     try {
-      await context.global.set('__sf_preimport', `import ${PREIMPORT.join(', ')}`)
-      const snapshot = await context.eval('(async () => { const py = await loadPyodide({ indexURL: "/p/", _makeSnapshot: true }); py.runPython(__sf_preimport); return py.makeMemorySnapshot() })()',
-        { promise: true, copy: true, timeout: 120_000 }) as Uint8Array | ArrayBuffer
+      const extra = this.preimport.length > 0 ? `\nimport ${this.preimport.join(', ')}` : ''
+      await context.global.set('__sf_preimport', `import ${PREIMPORT.join(', ')}${this.packages !== undefined ? `\nsys.path.insert(0, ${JSON.stringify(PACKAGES_PATH)})` : ''}${extra}`)
+      const snapshot = await context.eval('(async () => { const py = await loadPyodide({ indexURL: "/p/", _makeSnapshot: true }); __sf_mountPackages(py); py.runPython(__sf_preimport); return py.makeMemorySnapshot() })()',
+        { promise: true, copy: true, timeout: 600_000 }) as Uint8Array | ArrayBuffer
       const bytes = snapshot instanceof ArrayBuffer ? new Uint8Array(snapshot) : snapshot
       this.snapshot = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
       this.snapshotSource = `made in ${Math.round(performance.now() - started)} ms`

@@ -91,7 +91,7 @@ export class PyodideSandbox implements Sandbox {
       await g.set('__sf_snap', new ivm.ExternalCopy(this.assets.snapshot).copyInto({ release: true }))
       await g.set('__sf_interrupt', new ivm.ExternalCopy(this.interrupt).copyInto({ release: true }))
       await g.set('__sf_harness', this.assets.harness)
-      await context.eval('(async () => { globalThis.__sf_py = await loadPyodide({ indexURL: "/p/", _loadSnapshot: __sf_snap }); delete globalThis.__sf_snap })()', { promise: true, timeout: 60_000 })
+      await context.eval('(async () => { globalThis.__sf_py = await loadPyodide({ indexURL: "/p/", _loadSnapshot: __sf_snap }); delete globalThis.__sf_snap; __sf_mountPackages(globalThis.__sf_py) })()', { promise: true, timeout: 60_000 })
       this.startMs.boot = performance.now() - t
       t = performance.now()
       const script = await isolate.compileScript(this.assets.job, { filename: 'pyodide-job.js' })

@@ -43,6 +43,14 @@
     throw new Error('no file ' + p)
   }
   g.load = (p) => { throw new Error('load ' + p) }
+  // The operator's package zip (the host sets __sf_packages): a file in the isolate's own file
+  // system, written at every boot (the memory snapshot holds sys.path, not the file system).
+  g.__sf_mountPackages = (py) => {
+    if (g.__sf_packages === undefined) return
+    py.FS.mkdirTree('/lib/sandfleet')
+    py.FS.writeFile('/lib/sandfleet/packages.zip', g.__sf_packages)
+    delete g.__sf_packages
+  }
   // The async WebAssembly API never resolves in isolated-vm 5.0.4: use the synchronous one, and
   // the module compiled once on the host. Every wasm import of the JS side is wrapped with a
   // counter, so the driver sees a job that touched JavaScript (see pyodide-job.js).
