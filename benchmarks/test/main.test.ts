@@ -8,12 +8,12 @@ const root = fileURLToPath(new URL('../../', import.meta.url))
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SANDFLEET_')))
 
 test('bench runs trivial-c1 end to end against a real sandfleet serve and reports figures, runs and where they were taken', () => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'trivial-c1', '--duration', '0.3', '--warmup', '0.1', '--json'],
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'trivial-c1', '--duration', '1', '--warmup', '0.5', '--json'],
     { cwd: root, encoding: 'utf8', timeout: 180_000, env })
   assert.equal(run.status, 0, run.stderr)
   const out = JSON.parse(run.stdout)
   assert.equal(out.scenario, 'trivial-c1')
-  assert.match(out.environment.command, /^npm run bench -- trivial-c1 --duration 0\.3 --warmup 0\.1 --json$/)
+  assert.match(out.environment.command, /^npm run bench -- trivial-c1 --duration 1 --warmup 0\.5 --json$/)
   assert.match(out.environment.commit, /^[0-9a-f]{7,}(-dirty)?$|^unknown$/)
   assert.ok(out.environment.machine.cores >= 1 && out.environment.machine.memoryGiB > 0 && out.environment.machine.kernel !== '')
   assert.ok(!Number.isNaN(Date.parse(out.environment.date)))
