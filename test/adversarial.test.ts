@@ -392,3 +392,37 @@ test('a gateway batch larger than the pool waits for sandboxes: every item runs'
   assert.equal(status, 200)
   assert.deepEqual(body.results.map((r: any) => [r.status, r.stdout]), requests.map((_, i) => ['ok', `${i}\n`]))
 })
+
+/** Python that finds this sandbox's zygotes and their spare children (the processes the next jobs run in). */
+const FIND_SPARES = [
+  'import os, signal, resource, time',
+  'def ppid(p):',
+  '    try: return int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])',
+  '    except (OSError, ValueError): return None',
+  'time.sleep(0.1)',
+  'me, zygote = os.getpid(), os.getppid()',
+  'controller = ppid(zygote)',
+  'pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]',
+  'zygotes = [p for p in pids if ppid(p) == controller]',
+  'spares = [p for p in pids if p != me and ppid(p) in zygotes]',
+  'assert spares, (zygotes, pids)'
+].join('\n')
+
+test('a job that kills, stops, renices or limits the spare job processes and zygotes does not touch the next jobs', async () => {
+  const attacks = [
+    'for p in spares: os.kill(p, signal.SIGKILL)',
+    'for p in spares: os.kill(p, signal.SIGSTOP)',
+    'for p in spares: os.kill(p, signal.SIGTERM)',
+    'for p in spares + zygotes: os.setpriority(os.PRIO_PROCESS, p, 19)',
+    'for p in spares + zygotes:\n    for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_STACK):\n        resource.prlimit(p, r, (16, 16) if r == resource.RLIMIT_NOFILE else (1 << 20, 1 << 20) if r != resource.RLIMIT_CPU else (1, 1))'
+  ]
+  for (const attack of attacks) {
+    const r = await run(`${FIND_SPARES}\n${attack}\nprint("done")`)
+    assert.deepEqual([r.status, r.stdout], ['ok', 'done\n'], `${attack}: ${JSON.stringify(r)}`)
+    for (const code of ['import os\nprint(6 * 7, os.getpriority(os.PRIO_PROCESS, 0))', 'import numpy, os\nprint(6 * 7, os.getpriority(os.PRIO_PROCESS, 0))']) {
+      const next = await run(`${code}\nx = [bytearray(1 << 20) for _ in range(64)]\nf = [open("/dev/null") for _ in range(100)]`, { timeout_ms: 10_000 })
+      assert.deepEqual([next.status, next.stdout], ['ok', '42 0\n'], `after ${attack}: ${code}: ${JSON.stringify(next)}`)
+    }
+    await assertHealthy(attack)
+  }
+})

@@ -18,6 +18,15 @@ FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
 NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
+RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
+# Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare children and
+# the controller. The rlimits and nice value each should have, taken before any job ran, catch that (see `tampered`).
+START = (tuple(map(resource.getrlimit, RLIMITS)), os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def tampered(limits):
+    """True when this process's rlimits (in RLIMITS order) are not `limits` or its nice value not START's: an earlier job changed them."""
+    return os.getpriority(os.PRIO_PROCESS, 0) != START[1] or tuple(map(resource.getrlimit, RLIMITS)) != limits
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
 # The standard library a job commonly imports and bare lacks (importing them in a job costs ~15 ms; preloading them
 # in bare would add ~0.3 ms to every job).
@@ -171,6 +180,12 @@ def child(sock, job_r, out_w, err_w, rep_w):
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     if NPROC: resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
+    # What this process should still have when its job comes: the sandbox's start, with the limits set here
+    # (not its current ones: the job that ran while this process was forked may have lowered its zygote's).
+    want = dict(zip(RLIMITS, START[0]))
+    want.update({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)})
+    if NPROC: want[resource.RLIMIT_NPROC] = (NPROC, NPROC)
+    limits = tuple(want[r] for r in RLIMITS)
     prctl(4, 1)  # PR_SET_DUMPABLE: /proc/self/oom_score_adj is ours to write only while dumpable
     try:
         fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
@@ -188,6 +203,9 @@ def child(sock, job_r, out_w, err_w, rep_w):
         chunks.append(data)
     if not chunks: os._exit(0)  # the controller is gone
     os.close(4)
+    if tampered(limits):  # by a job that ran while this process (or its zygote) waited: this one must not run
+        os.write(3, b'{"tampered": true}')
+        os._exit(1)
     line, _, code = b''.join(chunks).partition(b'\n')
     try: status = run_job(json.loads(line), code, vm)
     except BaseException as e:
@@ -390,21 +408,27 @@ class Controller:
             if not z.dead or z.name == 'bare': return z
 
     def run(self, job, line):
-        z = self.tier_for(job)
-        if z.dead or self.closing or z.spare is None:
-            return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
-        cap = int(job.get('max_output_bytes') or 65536)
-        pid, (job_w, out_r, err_r, rep_r) = z.spare
-        z.spare = None
-        z.ready = False
-        t0 = time.perf_counter()
-        try: z.sock.send(b't')  # fork the next spare while this job runs
-        except OSError: pass
-        try:
-            os.write(job_w, line + b'\n' + precompile(job.get('code', '')))  # the child reads it all before it writes anything
-        except OSError:
-            for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+        payload = None
+        for _ in range(3):  # an earlier job may have killed the spare child: take the next one
+            z = self.tier_for(job)
+            if z.dead or self.closing or z.spare is None:
+                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
+            pid, (job_w, out_r, err_r, rep_r) = z.spare
+            z.spare = None
+            z.ready = False
+            t0 = time.perf_counter()
+            try: z.sock.send(b't')  # fork the next spare while this job runs
+            except OSError: pass
+            if payload is None: payload = line + b'\n' + precompile(job.get('code', ''))
+            try:
+                os.kill(pid, signal.SIGCONT)  # or stopped it
+                os.write(job_w, payload)  # the child reads it all before it writes anything
+                break
+            except OSError:
+                for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+        else:
             return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came')
+        cap = int(job.get('max_output_bytes') or 65536)
         os.close(job_w)
         bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
         trunc = {out_r: False, err_r: False, rep_r: False}
@@ -437,6 +461,11 @@ class Controller:
         duration = (time.perf_counter() - t0) * 1000
         wstatus = z.exits.pop(pid, None)
         leftover = self.sweep()
+        for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
+            if not other.dead:
+                try: os.kill(other.pid, signal.SIGCONT)
+                except OSError: pass
+        if tampered(START[0]): leftover = False  # the job reniced or prlimited the controller: retire
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
             if fd in open_fds: self.poller.unregister(fd)
@@ -455,7 +484,11 @@ class Controller:
         elif os.WIFEXITED(wstatus):
             exit_code = os.WEXITSTATUS(wstatus)
             status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report:
+            if exit_code and report and report.get('tampered') is True:
+                # The job never ran: an earlier job changed this process's limits; a fresh sandbox runs it (the fleet retries).
+                status, retire = 'infra_error', True
+                error = {'type': 'SandboxTampered', 'message': 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced'}
+            elif exit_code and report:
                 error = {k: str(report[k]) for k in ('type', 'message', 'traceback') if k in report}
                 if report.get('memory'): status, retire = 'memory', True
             elif exit_code:

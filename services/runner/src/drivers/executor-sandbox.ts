@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
 import { ExecutorChannel } from './executor-channel.ts'
+import { RunnerError } from '../errors.ts'
 
 /** Path of the executor shipped in sandbox-images/python. */
 export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
@@ -58,6 +59,8 @@ export class ExecutorSandbox implements Sandbox {
     try {
       const outcome = await this.channel.run(job)
       this.jobs++
+      // The executor found its processes changed by an earlier job (reniced, rlimits lowered) and did not run this one.
+      if ((outcome.status as string) === 'infra_error') throw new RunnerError('SF_ERR_RUNNER_SANDBOX_TAMPERED', outcome.error?.message)
       return outcome
     } finally {
       if (this.current === 'busy') this.current = this.channel.closed ? 'closing' : 'ready'

@@ -125,6 +125,8 @@ export class Pool {
   #jobs = 0
   #closing: Promise<void> | undefined
   #onIdle: (() => void) | undefined
+  /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
+  readonly #rerun = new WeakSet<Job>()
 
   constructor (options: PoolOptions) {
     this.#options = options
@@ -243,6 +245,17 @@ export class Pool {
 
   /** Hands one job to a sandbox; `done` gets the full result. */
   #runOn (slot: Slot, job: Job, queueMs: number, requestId: string | undefined, done: Done): void {
+    const finish = (outcome: RunOutcome | undefined, err: unknown): void => {
+      if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(job) && this.#state !== 'closed') {
+        // The job never ran: an earlier job had changed the sandbox's processes. Once more, on another sandbox.
+        this.#rerun.add(job)
+        this.#busy--
+        this.#retire(slot, 'crash')
+        void this.run(job, requestId).then(done)
+        return
+      }
+      this.#finish(slot, queueMs, requestId, done, outcome, err)
+    }
     this.#busy++
     this.#jobs++
     slot.jobs++
@@ -252,10 +265,7 @@ export class Pool {
     } catch (err) {
       pending = Promise.reject(err)
     }
-    pending.then(
-      (outcome) => { this.#finish(slot, queueMs, requestId, done, outcome, undefined) },
-      (err: unknown) => { this.#finish(slot, queueMs, requestId, done, undefined, err) }
-    )
+    pending.then((outcome) => { finish(outcome, undefined) }, (err: unknown) => { finish(undefined, err) })
   }
 
   #finish (slot: Slot, queueMs: number, requestId: string | undefined, done: Done, outcome: RunOutcome | undefined, err: unknown): void {
