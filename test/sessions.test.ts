@@ -156,3 +156,17 @@ test('sessions of one runner cannot see or signal each other\'s processes, nor r
   assert.deepEqual([after.body.status, after.body.stdout], ['ok', 'a-only\n'])
   for (const id of [a, b, ...others]) await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
 })
+
+test('closing a session ends every process it started, a background one included', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const sleepers = (): number => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try { return readFileSync(`/proc/${p}/cmdline`, 'utf8') === 'sleep\u00007319\u0000' } catch { return false }
+  }).length
+  const id = await open()
+  const started = await cell(id, 'import subprocess\nsubprocess.Popen(["sleep", "7319"], stdout=subprocess.DEVNULL)\n"started"')
+  assert.deepEqual(started.body.display, [{ 'text/plain': "'started'" }])
+  assert.equal(sleepers(), 1)
+  assert.equal((await call('DELETE', `${fleet.url}/v1/sessions/${id}`)).status, 204)
+  for (let i = 0; i < 50 && sleepers() > 0; i++) await sleep(100)
+  assert.equal(sleepers(), 0, 'the background process died with its session')
+})
