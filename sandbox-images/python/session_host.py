@@ -5,7 +5,8 @@ Runs inside the sandbox. The runner writes NDJSON frames on stdin:
                                   {"op": "opened", "sid", "pid", "socket", "isolated"} on stdout
                                   (or {"op": "opened", "sid", "error"})
   {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
-                                  which differ from the runner's when the host has a pid namespace)
+                                  which differ from the runner's when the host has a pid namespace);
+                                  with it every process of the session (see kill_session)
   {"op": "shutdown"}           -> exits
 Each session then talks NDJSON over its own Unix socket (one connection; the socket's path is
 unlinked once the runner is connected):
@@ -457,6 +458,29 @@ def open_session(srv, path, sockdir, report_w):
     session_main(conn, False)
 
 
+def kill_session(pid, plain):
+    """Kills the process holding a session; for a session without namespaces, also every process
+    of its Unix session (what its cells left running), since no init takes them down with it."""
+    try:
+        sid = os.getsid(pid)
+    except OSError:
+        sid = None
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if sid not in plain:
+        return
+    plain.discard(sid)
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if os.getsid(int(name)) == sid:
+                    os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def main():
     sockdir = sys.argv[1]
     channel = os.fdopen(os.dup(1), "wb")
@@ -476,6 +500,7 @@ def main():
     gc.collect()
     gc.freeze()
     send(channel, {"op": "ready", "pid": os.getpid()})
+    plain = set()  # the Unix session ids (their first process's pid) of the sessions without namespaces
     for line in frames:
         frame = json.loads(line)
         if frame.get("op") == "shutdown":
@@ -483,10 +508,7 @@ def main():
         if frame.get("op") == "kill":
             pid = int(frame.get("pid") or 0)
             if pid > 1 and pid != os.getpid():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+                kill_session(pid, plain)
             continue
         if frame.get("op") == "open":
             path = os.path.join(sockdir, frame["sid"] + ".sock")
@@ -515,6 +537,8 @@ def main():
             except ValueError:
                 send(channel, {"op": "opened", "sid": frame["sid"], "error": "the session process died while opening"})
                 continue
+            if isolated != 1:
+                plain.add(pid)
             send(channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1})
 
 

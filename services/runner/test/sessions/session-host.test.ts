@@ -156,3 +156,18 @@ test('all of a cell\'s output comes back: large prints, stderr, and a subprocess
   assert.deepEqual(r.truncated, { stdout: false, stderr: false })
   await host.close(s.session_id)
 })
+
+test('closing a session without namespaces also ends what its cells left running', async () => {
+  const s = await host.create()
+  assert.equal(host.isolatedOf(s.session_id), false, 'the unsandboxed host makes no namespaces unless asked')
+  const r = await host.execute(s.session_id, { code: 'import subprocess\np = subprocess.Popen(["sleep", "30"], stdout=subprocess.DEVNULL)\nprint(p.pid)' })
+  const pid = Number(r.stdout.trim())
+  process.kill(pid, 0) // running
+  await host.close(s.session_id)
+  let alive = true
+  for (let i = 0; i < 50 && alive; i++) {
+    await sleep(50)
+    try { process.kill(pid, 0) } catch { alive = false }
+  }
+  assert.equal(alive, false, 'the background process died with its session')
+})
