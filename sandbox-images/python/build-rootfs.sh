@@ -4,7 +4,8 @@
 #   sandbox-images/python/build-rootfs.sh [DIR]
 #
 # DIR (default $SANDFLEET_ROOTFS_DIR, else /var/cache/sandfleet/rootfs-python) receives a Debian
-# bookworm minbase system with python3, numpy, sympy, scipy and mpmath from Debian's packages,
+# bookworm minbase system with python3 and $python_packages (numpy, sympy, scipy, mpmath) from
+# Debian's packages,
 # the executor at /opt/sandfleet/executor.py and a manifest at /opt/sandfleet/manifest.json
 # (Python and package versions). The same DIR is
 #   - the `process` driver's bubblewrap root (its `rootfsDir` option), and
@@ -21,7 +22,10 @@ rebuild=0
 if [[ "${1:-}" == "--rebuild" ]]; then rebuild=1; shift; fi
 dir="${1:-${SANDFLEET_ROOTFS_DIR:-/var/cache/sandfleet/rootfs-python}}"
 suite=bookworm
-packages=python3,python3-numpy,python3-sympy,python3-scipy,python3-mpmath
+# The sandbox's Python packages, by distribution name: installed from Debian as python3-NAME and
+# listed with their versions in the manifest. Add a package here (see README.md), then --rebuild.
+python_packages="${SANDFLEET_PYTHON_PACKAGES:-numpy sympy scipy mpmath}"
+packages="python3$(printf ',python3-%s' $python_packages)"
 marker="$dir/.sandfleet-base-complete"
 
 mirror() {
@@ -64,16 +68,17 @@ else
 fi
 
 # The manifest: what the runner reports on /v1/info, read from the interpreter itself.
-chroot "$dir" /usr/bin/python3 - <<'PY' > "$dir/opt/sandfleet/manifest.json.tmp"
-import json, platform, importlib, importlib.metadata as md
+SANDFLEET_PYTHON_PACKAGES="$python_packages" chroot "$dir" /usr/bin/python3 - <<'PY' > "$dir/opt/sandfleet/manifest.json.tmp"
+import json, os, platform, importlib, importlib.metadata as md
 pkgs = {}
-for name in ("numpy", "sympy", "scipy", "mpmath"):
+for name in os.environ["SANDFLEET_PYTHON_PACKAGES"].split():
     try:
         version = md.version(name)
     except md.PackageNotFoundError:
         continue
     if version in ("", "0.0.0"):  # Debian's mpmath ships metadata without a version
-        version = getattr(importlib.import_module(name), "__version__", version)
+        try: version = getattr(importlib.import_module(name), "__version__", version)
+        except ImportError: pass
     pkgs[name] = version
 osr = {}
 try:

@@ -20,6 +20,8 @@ export const RUNNER_LABEL = 'org.sandfleet.runner'
 export const SANDBOX_LABEL = 'org.sandfleet.sandbox'
 /** Where the image keeps its manifest (build-rootfs.sh and the Dockerfile write it). */
 export const MANIFEST_PATH = '/opt/sandfleet/manifest.json'
+/** Where the image keeps the executor (its main process). */
+export const EXECUTOR_PATH = '/opt/sandfleet/executor.py'
 /** The image built by sandbox-images/python (Dockerfile or build-image.sh). */
 export const DEFAULT_IMAGE = 'sandfleet/python:1'
 
@@ -186,6 +188,8 @@ export class DockerEngine {
       Image: o.image,
       User: o.user,
       WorkingDir: '/tmp',
+      // As the process driver: isolated mode (no PYTHON* variables, no script dir on sys.path).
+      Cmd: ['python3', '-I', EXECUTOR_PATH],
       Labels: { [RUNNER_LABEL]: o.runnerId, [SANDBOX_LABEL]: sandboxId },
       AttachStdin: true,
       AttachStdout: true,
@@ -201,7 +205,7 @@ export class DockerEngine {
         NetworkMode: o.networkMode,
         ReadonlyRootfs: o.readOnlyRoot,
         Tmpfs: { '/tmp': tmpfs },
-        ...(o.executorPath === '' ? {} : { Binds: [`${o.executorPath}:/opt/sandfleet/executor.py:ro`] }),
+        ...(o.executorPath === '' ? {} : { Binds: [`${o.executorPath}:${EXECUTOR_PATH}:ro`] }),
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Memory: memoryBytes,

@@ -36,6 +36,9 @@ test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, 
     const ids = await run('import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())')
     assert.equal(ids.stdout, '65534 65534 65534 [65534]\n', 'uid, euid, gid 65534; no supplementary group but its own')
 
+    const flags = await run('import sys\nprint(sys.flags.isolated, "/opt/sandfleet" in sys.path)')
+    assert.equal(flags.stdout, '1 False\n', 'python -I: no PYTHON* variables, the executor\'s directory not importable')
+
     const status = await run('print(open("/proc/self/status").read())')
     const field = (name: string): string | undefined => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status.stdout)?.[1]
     for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(field(cap), '0000000000000000', `${cap} in the sandbox`)
