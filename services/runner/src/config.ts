@@ -45,6 +45,7 @@ export const RunnerConfigSchema = Type.Object({
   sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
   pyodidePackages: Type.String({ description: 'A zip of pure-Python packages (.py, or .pyc of CPython 3.13) put on the pyodide sandboxes\' sys.path (empty: the stdlib only); e.g. sympy and mpmath zipped from Debian\'s python3-sympy' }),
   pyodidePreimport: Type.Array(Type.String({ minLength: 1 }), { description: 'Modules imported into the pyodide memory image (free for every job, e.g. sympy); made once, then cached' }),
+  pyodideWarmup: Type.String({ description: 'Python run into the pyodide memory image after pyodidePreimport, e.g. a sympy.factor call so lazy imports and caches are warm for every job' }),
   maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
   maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
@@ -88,6 +89,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     sandboxPids: 512,
     pyodidePackages: '',
     pyodidePreimport: [],
+    pyodideWarmup: '',
     maxSessions: 1000,
     maxSessionsPerKey: 100,
     logLevel: 'info'

@@ -40,7 +40,7 @@ export class PyodideDriver implements Driver {
       throw new Error(`isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
     }
     const config = this.options.config
-    const assets = PyodideAssets.load(ivm, { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport })
+    const assets = PyodideAssets.load(ivm, { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup })
     await assets.prepareSnapshot()
     this.assets = assets
     this.options.logger.info({ driver: 'pyodide', pyodide: assets.version, snapshot: assets.snapshotSource, packages: this.packages() },
@@ -54,6 +54,7 @@ export class PyodideDriver implements Driver {
     if (config.pyodidePackages !== '') what += ` and the pure-Python packages in ${config.pyodidePackages}`
     else what += ' only (no pyodidePackages zip configured; nothing is fetched from the network)'
     if (config.pyodidePreimport.length > 0) what += `; imported into the image: ${config.pyodidePreimport.join(', ')}`
+    if (config.pyodideWarmup !== '') what += '; a warm-up snippet run into the image'
     return what
   }
 

@@ -41,6 +41,8 @@ export interface PyodidePackageOptions {
   packagesZip?: string
   /** Modules imported into the memory image. */
   preimport?: readonly string[]
+  /** Python run into the memory image after the imports (warms lazy imports and caches). */
+  warmup?: string
 }
 
 /** Path of the operator's package zip inside each isolate's file system. */
@@ -68,6 +70,8 @@ export class PyodideAssets {
   readonly packages: Uint8Array | undefined
   /** Modules imported into the snapshot besides the stdlib ones. */
   readonly preimport: readonly string[]
+  /** Python run into the snapshot after the imports. */
+  readonly warmup: string
   /** A memory snapshot of a booted interpreter (after {@link prepareSnapshot}). */
   snapshot: ArrayBuffer | undefined
   /** Where the snapshot came from: `cache <path>` or `made in <ms> ms`. */
@@ -100,7 +104,8 @@ export class PyodideAssets {
     }
     this.preimport = Object.freeze([...(options.preimport ?? [])])
     for (const name of this.preimport) if (!/^[A-Za-z_][\w.]*$/.test(name)) throw new Error(`pyodidePreimport: "${name}" is not a module name`)
-    this.key = createHash('sha256').update(this.packages ?? '').update(this.preimport.join(',')).update(this.version).update(this.glue).update(this.loader).update(this.shims).update(PREIMPORT.join(',')).update(wasmBytes).update(zip).digest('hex').slice(0, 16)
+    this.warmup = options.warmup ?? ''
+    this.key = createHash('sha256').update(this.packages ?? '').update(this.preimport.join(',')).update(this.warmup).update(this.version).update(this.glue).update(this.loader).update(this.shims).update(PREIMPORT.join(',')).update(wasmBytes).update(zip).digest('hex').slice(0, 16)
   }
 
   /** Reads and compiles Pyodide from its npm package (fails with what is missing). */
@@ -156,7 +161,8 @@ export class PyodideAssets {
     try {
       const extra = this.preimport.length > 0 ? `\nimport ${this.preimport.join(', ')}` : ''
       await context.global.set('__sf_preimport', `import ${PREIMPORT.join(', ')}${this.packages !== undefined ? `\nsys.path.insert(0, ${JSON.stringify(PACKAGES_PATH)})` : ''}${extra}`)
-      const snapshot = await context.eval('(async () => { const py = await loadPyodide({ indexURL: "/p/", _makeSnapshot: true }); __sf_mountPackages(py); py.runPython(__sf_preimport); return py.makeMemorySnapshot() })()',
+      await context.global.set('__sf_warmup', this.warmup)
+      const snapshot = await context.eval('(async () => { const py = await loadPyodide({ indexURL: "/p/", _makeSnapshot: true }); __sf_mountPackages(py); py.runPython(__sf_preimport); if (__sf_warmup !== "") py.runPython(__sf_warmup, { globals: py.toPy({}) }); return py.makeMemorySnapshot() })()',
         { promise: true, copy: true, timeout: 600_000 }) as Uint8Array | ArrayBuffer
       const bytes = snapshot instanceof ArrayBuffer ? new Uint8Array(snapshot) : snapshot
       this.snapshot = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
