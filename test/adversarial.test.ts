@@ -426,3 +426,20 @@ test('a job that kills, stops, renices or limits the spare job processes and zyg
     await assertHealthy(attack)
   }
 })
+
+test('a job that locks its files or /tmp against removal leaves the next job a clean, writable work dir', async () => {
+  const attacks = [
+    'import os\nos.makedirs("a/b")\nopen("a/b/secret", "w").write("s")\nos.chmod("a/b", 0o500)\nos.chmod("a", 0)\nos.chmod(".", 0o500)',
+    'import os\nos.makedirs("/tmp/keep/in")\nopen("/tmp/keep/in/secret", "w").write("s")\nos.chmod("/tmp/keep/in", 0)\nos.chmod("/tmp/keep", 0o500)',
+    'import os\nos.chmod("/tmp", 0o500)',
+    'import os\nos.chmod("/dev/shm", 0)',
+    'import os\nos.chdir("/tmp")\nfor _ in range(3000):\n    os.mkdir("d"); os.chdir("d")\nos.chmod(".", 0)\nos.chdir("/tmp/work")\nfor _ in range(3000):\n    os.mkdir("e"); os.chdir("e")'
+  ]
+  for (const attack of attacks) {
+    const r = await run(attack)
+    assert.equal(r.status, 'ok', `${attack}: ${JSON.stringify(r)}`)
+    const next = await run('import os\nopen("mine", "w").write("x")\nprint(sorted(os.listdir(".")), sorted(os.listdir("/tmp")), os.listdir("/dev/shm"))')
+    assert.deepEqual([next.status, next.stdout], ['ok', "['mine'] ['work'] []\n"], `after ${attack}: ${JSON.stringify(next)}`)
+    await assertHealthy(attack)
+  }
+})

@@ -9,7 +9,7 @@ numpy, sympy, scipy, mpmath) each keep one child forked ahead of time, waiting o
 job; the controller picks the cheapest tier that has what the job imports, compiles the code,
 writes job and code object into that child's pipe and drains its fd-level stdout/stderr.
 """
-import base64, gc, json, os, re, resource, select, shutil, signal, socket, sys, time, traceback
+import base64, gc, json, os, re, resource, select, signal, socket, stat, sys, time, traceback
 import __future__, ast, ctypes, io, linecache, marshal, random, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
 
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
@@ -275,6 +275,42 @@ SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sy
             ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0
 
 
+def remove_tree(path):
+    """Removes the file, link or directory tree at `path`, also where a job took its own permissions away or nested
+    directories far deeper than PATH_MAX or the recursion limit (iterative, walking with relative chdir; no job
+    process is left to race it). False when something stays."""
+    home = os.open('.', os.O_RDONLY | os.O_DIRECTORY)
+    ok = True
+    try:
+        os.chdir(os.path.dirname(path) or '/')
+        names = [[os.path.basename(path)]]  # names[i]: what is still to remove at depth i (the last one is being removed)
+        while names:
+            if not names[-1]:  # everything below was removed (or could not be): go up, remove this directory
+                names.pop()
+                if not names: break
+                os.chdir('..')
+                try: os.rmdir(names[-1].pop())
+                except OSError: ok = False
+                continue
+            n = names[-1][-1]
+            try: st = os.lstat(n)
+            except OSError:
+                names[-1].pop(); continue
+            if not stat.S_ISDIR(st.st_mode):
+                try: os.unlink(n)
+                except OSError: ok = False
+                names[-1].pop(); continue
+            try:
+                os.chmod(n, 0o700); os.chdir(n)
+                names.append(os.listdir('.'))
+            except OSError:
+                ok = False; names[-1].pop()
+    except OSError: ok = False
+    finally:
+        os.fchdir(home); os.close(home)
+    return ok
+
+
 def sysv_ids(path):
     """The ids listed in one /proc/sysvipc file (empty when it is not readable)."""
     try:
@@ -333,6 +369,8 @@ class Controller:
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = b'', [], False, None
         self.scratch = {d: set(os.listdir(d)) for d in SCRATCH if os.path.isdir(d)}
+        # a job may chmod these (the sandbox's uid owns /tmp): set back after each job
+        self.modes = {d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(WORKDIR)} if os.path.isdir(d)}
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ooms = oom_kills()
         self.planned = {'bare': [], 'std': list(STD), 'sci': [n for n in SCI if _installed(n)]}
@@ -471,11 +509,11 @@ class Controller:
             if fd in open_fds: self.poller.unregister(fd)
         for fd in bufs: os.close(fd)
         files = self.fetch(job) if wstatus is not None else {}
-        self.clean()
+        cleaned = self.clean()
         try: report = json.loads(bytes(bufs[rep_r]) or b'null')
         except ValueError: report = None
         if not isinstance(report, dict): report = None
-        exit_code, error, retire = None, None, not leftover or wstatus is None
+        exit_code, error, retire = None, None, not leftover or not cleaned or wstatus is None
         if timed_out:
             status, retire = 'timeout', True
             error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
@@ -517,23 +555,25 @@ class Controller:
         return files
 
     def clean(self):
-        """Removes the job's working directory, whatever it left in the scratch dirs and its System V IPC objects."""
+        """Removes the job's working directory, whatever it left in the scratch dirs and its System V IPC objects.
+        False when something could not be removed (the sandbox is then retired: the next job must not see it)."""
+        ok = True
+        for d, mode in self.modes.items():
+            try: os.chmod(d, mode)
+            except OSError: pass
         try: os.rmdir(WORKDIR)
         except FileNotFoundError: pass
-        except OSError: shutil.rmtree(WORKDIR, ignore_errors=True)
+        except OSError: ok = remove_tree(WORKDIR)
         for d, base in self.scratch.items():
             try: names = os.listdir(d)
-            except OSError: continue
+            except OSError:
+                ok = False; continue
             for n in names:
-                if n in base: continue
-                p = os.path.join(d, n)
-                if os.path.isdir(p) and not os.path.islink(p): shutil.rmtree(p, ignore_errors=True)
-                else:
-                    try: os.unlink(p)
-                    except OSError: pass
+                if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
         for path, remove in SYSV_IPC:
             if path in self.ipc:
                 for i in sysv_ids(path) - self.ipc[path]: remove(i)
+        return ok
 
     def sweep(self):
         """Kills every process a job left behind (reparented to us, the subreaper). False if some survive."""
