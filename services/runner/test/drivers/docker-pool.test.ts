@@ -72,3 +72,21 @@ test('docker backend: a warm spare container takes over after a timeout, and a n
   }
   assert.deepEqual(await engine.listContainers(), [])
 })
+
+test('docker backend: a memory bomb past the container limit answers memory; the runner serves on and the host keeps its memory', async () => {
+  const id = `docker-bomb-${process.pid}`
+  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 1, maxSessions: 0, executorPath: REPO_EXECUTOR, sandboxMemoryMb: 256 }))
+  try {
+    await runner.start()
+    const rss = process.memoryUsage().rss
+    const bomb = await runner.execute({ code: 'x = []\nwhile True: x.append(bytearray(16 << 20))', memory_mb: 4096, timeout_ms: 30_000 })
+    assert.equal(bomb.status, 'memory', JSON.stringify(bomb.error))
+    const next = await runner.execute({ code: 'print("after")' })
+    assert.deepEqual([next.status, next.stdout], ['ok', 'after\n'])
+    assert.notEqual(next.sandbox, bomb.sandbox, 'the sandbox that ran out of memory was replaced')
+    assert.equal(runner.state, 'ready')
+    assert.ok(process.memoryUsage().rss - rss < 64 << 20, 'the runner\'s own memory did not grow with the bomb')
+  } finally {
+    await runner.close()
+  }
+})
