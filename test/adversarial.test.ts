@@ -443,3 +443,12 @@ test('a job that locks its files or /tmp against removal leaves the next job a c
     await assertHealthy(attack)
   }
 })
+
+test('fetch_files through links out of the work dir (into the controller\'s own /proc) returns nothing and crashes nothing', async () => {
+  const r = await run('import os\nos.symlink("/proc/self", "me")\nos.symlink("/proc/self/environ", "env")\nos.mkfifo("fifo")\nopen("real.txt", "w").write("mine")',
+    { fetch_files: ['me/mem', 'me/environ', 'env', 'me/maps', 'fifo', 'real.txt', 'missing'] })
+  assert.equal(r.status, 'ok', JSON.stringify(r))
+  assert.deepEqual(Object.keys(r.files), ['real.txt'])
+  assert.equal(Buffer.from(r.files['real.txt'], 'base64').toString(), 'mine')
+  await assertHealthy('fetch through links')
+})

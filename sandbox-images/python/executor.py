@@ -547,11 +547,18 @@ class Controller:
                 'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
 
     def fetch(self, job):
+        """The requested regular files whose real path is in the work dir (a link out of it, also through a linked
+        directory such as /proc/self, is skipped; nothing of the job is left to swap it meanwhile), 16 MiB each at most."""
         files = {}
+        base = os.path.realpath(WORKDIR) + '/'
         for rel in job.get('fetch_files') or []:
-            p = os.path.normpath(os.path.join(WORKDIR, rel))
-            if p.startswith(WORKDIR + '/') and os.path.isfile(p) and not os.path.islink(p):
-                with open(p, 'rb') as f: files[rel] = base64.b64encode(f.read(16 << 20)).decode()
+            p = os.path.realpath(os.path.join(WORKDIR, rel))
+            if not p.startswith(base): continue
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with open(fd, 'rb') as f:
+                    if stat.S_ISREG(os.fstat(fd).st_mode): files[rel] = base64.b64encode(f.read(16 << 20)).decode()
+            except OSError: pass
         return files
 
     def clean(self):
