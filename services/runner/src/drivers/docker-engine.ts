@@ -171,9 +171,9 @@ export class DockerEngine {
     return list.map((c) => c.Id)
   }
 
-  /** Force-removes every container of this runner; returns how many it removed. */
-  async removeContainers (): Promise<number> {
-    const ids = await this.listContainers()
+  /** Force-removes every container of this runner (or those of `ids`); returns how many it removed. */
+  async removeContainers (ids?: readonly string[]): Promise<number> {
+    ids ??= await this.listContainers()
     await Promise.all(ids.map(async (id) => await this.docker.getContainer(id).remove({ force: true }).catch(() => {})))
     return ids.length
   }

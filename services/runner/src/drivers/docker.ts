@@ -63,9 +63,11 @@ export class DockerDriver implements Driver {
   /** Engine up, image present; removes stale containers of this runner and reads the manifest. */
   async check (): Promise<void> {
     await this.#engine.check()
-    const stale = await this.#engine.removeContainers()
+    // The stale containers are listed before the manifest's own (labelled) container exists.
+    const ids = await this.#engine.listContainers()
+    const [stale, manifest] = await Promise.all([this.#engine.removeContainers(ids), this.#engine.readManifest()])
     if (stale > 0) this.#logger?.warn({ stale, runner: this.options.runnerId }, 'removed stale sandbox containers')
-    this.#manifest = await this.#engine.readManifest()
+    this.#manifest = manifest
   }
 
   /** The image's manifest (Python and package versions), read by {@link check}. */

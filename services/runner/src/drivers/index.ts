@@ -36,6 +36,7 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
     image: o.config.dockerImage,
     graceMs: o.config.graceMs,
     executorPath: o.config.executorPath,
+    spares: o.config.dockerSpares,
     ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
     ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})
   }),

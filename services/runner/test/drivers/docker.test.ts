@@ -42,3 +42,19 @@ test('a hardened container runs jobs: ok, uid 65534, read-only root, no network;
   }
   assert.deepEqual(await engine.listContainers(), [])
 })
+
+test('check() removes the stale containers a previous run of the same runner id left, and still reads the manifest', async () => {
+  const runnerId = `docker-test-stale-${process.pid}`
+  const engine = new DockerEngine(resolveDockerOptions({ runnerId }))
+  const left = await engine.docker.createContainer(engine.containerSpec('left-behind'))
+  const driver = new DockerDriver({ runnerId, executorPath: REPO_EXECUTOR })
+  try {
+    assert.deepEqual(await engine.listContainers(), [left.id])
+    await driver.check()
+    assert.deepEqual(await engine.listContainers(), [])
+    assert.equal(typeof driver.manifest()?.python, 'string')
+  } finally {
+    await driver.close()
+    await left.remove({ force: true }).catch(() => {})
+  }
+})
