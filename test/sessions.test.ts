@@ -170,3 +170,22 @@ test('closing a session ends every process it started, a background one included
   for (let i = 0; i < 50 && sleepers() > 0; i++) await sleep(100)
   assert.equal(sleepers(), 0, 'the background process died with its session')
 })
+
+test('a session answers only the API key that opened it: to another key it does not exist', async () => {
+  const keyed = await startFleet(['sess-keys'], {}, { apiKeys: ['key-one-123', 'key-two-456'] })
+  try {
+    const one = { authorization: 'Bearer key-one-123' }
+    const two = { 'x-api-key': 'key-two-456' }
+    const created = await post(`${keyed.url}/v1/sessions`, {}, one)
+    assert.equal(created.status, 201)
+    const id = created.body.session_id as string
+    assert.equal((await post(`${keyed.url}/v1/sessions/${id}/execute`, { code: 'secret = 42' }, one)).body.status, 'ok')
+    const stolen = await post(`${keyed.url}/v1/sessions/${id}/execute`, { code: 'secret' }, two)
+    assert.deepEqual([stolen.status, stolen.body.error.code], [404, 'SF_ERR_SESSION_NOT_FOUND'])
+    const info = await fetch(`${keyed.url}/v1/sessions/${id}`, { headers: two })
+    assert.equal(info.status, 404)
+    const closing = await fetch(`${keyed.url}/v1/sessions/${id}`, { method: 'DELETE', headers: two })
+    assert.equal(closing.status, 404, 'another key cannot close it either')
+    assert.deepEqual((await post(`${keyed.url}/v1/sessions/${id}/execute`, { code: 'secret' }, one)).body.display, [{ 'text/plain': '42' }])
+  } finally { await keyed.close() }
+})

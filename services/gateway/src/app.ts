@@ -130,8 +130,8 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
     await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded))
   const compatSessions: CompatSessions = {
     create: async (options) => (await sessions.create(options, '')).session_id,
-    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell), overloaded),
-    close: async (id) => { await sessions.close(id).catch(() => {}) }
+    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell, ''), overloaded),
+    close: async (id) => { await sessions.close(id, '').catch(() => {}) }
   }
   const status = (): { queue: number, num_workers: number } => {
     let queue = 0

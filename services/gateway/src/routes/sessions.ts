@@ -24,17 +24,17 @@ export function sessionRoutes (app: FastifyInstance, sessions: FleetSessions, sc
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id', {
     schema: { summary: 'A session\'s info', tags, params, response: { 200: schemas.sessionInfo, ...errors } }
-  }, async (request) => await sessions.get(request.params.id))
+  }, async (request) => await sessions.get(request.params.id, callerKey(request)))
 
   app.post<{ Params: { id: string }, Body: SessionExecRequest }>('/v1/sessions/:id/execute', {
     config: { admission: 'one' },
     schema: { summary: 'Run a cell in the session\'s state', tags, params, body: schemas.sessionExec, response: { 200: schemas.execResult, ...errors } }
-  }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerSignal(reply)))
+  }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply)))
 
   app.delete<{ Params: { id: string } }>('/v1/sessions/:id', {
     schema: { summary: 'Close a session', tags, params, response: errors }
   }, async (request, reply) => {
-    await sessions.close(request.params.id)
+    await sessions.close(request.params.id, callerKey(request))
     return await reply.code(204).send()
   })
 }

@@ -147,11 +147,11 @@ export class HttpRunnerClient implements RunnerClient {
   readonly sessions: RunnerSessions = {
     create: async (request: SessionCreateRequest, key: string) =>
       await this.#session<SessionInfo>('POST', RUNNER_SESSION_PATHS.create, request, { [SESSION_KEY_HEADER]: key }),
-    get: async (id: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id)),
-    execute: async (id: string, request: SessionExecRequest, options: CallOptions = {}) =>
-      await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, {},
+    get: async (id: string, key: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }),
+    execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
+      await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, { [SESSION_KEY_HEADER]: key },
         (request.timeout_ms ?? LIMITS.defaultTimeoutMs) + this.#graceMs, options.signal),
-    close: async (id: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id)) }
+    close: async (id: string, key: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }) }
   }
 
   async #session<T> (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}, timeout = 30_000, signal?: AbortSignal): Promise<T> {

@@ -9,9 +9,9 @@ import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } f
 /** What the gateway needs of an in-process runner's sessions (`services/runner`'s `SessionHost`). */
 export interface LocalSessions {
   create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
-  get(id: string): SessionInfo
-  execute(id: string, request: SessionExecRequest): Promise<ExecResult>
-  close(id: string): Promise<void>
+  get(id: string, key: string): SessionInfo
+  execute(id: string, request: SessionExecRequest, key: string): Promise<ExecResult>
+  close(id: string, key: string): Promise<void>
 }
 
 /**
@@ -73,9 +73,9 @@ export class InProcessRunnerClient implements RunnerClient {
     }
     return {
       create: async (request, key) => await call(() => local.create(request, key)),
-      get: async (id) => await call(() => local.get(id)),
-      execute: async (id, request) => await call(() => local.execute(id, request)),
-      close: async (id) => { await call(() => local.close(id)) }
+      get: async (id, key) => await call(() => local.get(id, key)),
+      execute: async (id, request, key) => await call(() => local.execute(id, request, key)),
+      close: async (id, key) => { await call(() => local.close(id, key)) }
     }
   }
 

@@ -21,10 +21,11 @@ export interface CallOptions {
 export interface RunnerSessions {
   /** Opens a session for `key` (a digest of the caller's API key, '' without one). */
   create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
-  get(id: string): Promise<SessionInfo>
+  /** The session's info; `key` must be the one it was opened with (else not found). */
+  get(id: string, key: string): Promise<SessionInfo>
   /** Runs one cell; resolves with its result for every outcome of the code. */
-  execute(id: string, request: SessionExecRequest, options?: CallOptions): Promise<ExecResult>
-  close(id: string): Promise<void>
+  execute(id: string, request: SessionExecRequest, key: string, options?: CallOptions): Promise<ExecResult>
+  close(id: string, key: string): Promise<void>
 }
 
 /**

@@ -3,6 +3,9 @@
  * loaded runner that holds sessions, and its id names that runner (`encodeSessionId`), so every
  * later call on it goes straight there, from any gateway replica.
  *
+ * A session answers only the key that opened it (a digest of the caller's API key, '' without
+ * one): to any other key it is not found, so an id alone does not open another tenant's session.
+ *
  * Refusals are {@link RunnerRefusal}s: an id sandfleet did not make is 404
  * `SF_ERR_SESSION_NOT_FOUND`; a session whose runner left the fleet or stopped answering is 410
  * `SF_ERR_SESSION_LOST` (its state is gone: open a new one); the runner's own refusals pass
@@ -53,22 +56,22 @@ export class FleetSessions {
     throw new RunnerRefusal(501, { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_DISABLED', message: 'no runner of this fleet holds sessions' } })
   }
 
-  /** The session's info. */
-  async get (id: string): Promise<SessionInfo> {
+  /** The session's info, for the key that opened it. */
+  async get (id: string, key: string): Promise<SessionInfo> {
     const { member, sessions } = this.#locate(id)
-    return await this.#reach(member, () => sessions.get(id))
+    return await this.#reach(member, () => sessions.get(id, key))
   }
 
-  /** Runs one cell in the session's state. */
-  async execute (id: string, request: SessionExecRequest, signal?: AbortSignal): Promise<ExecResult> {
+  /** Runs one cell in the session's state, for the key that opened it. */
+  async execute (id: string, request: SessionExecRequest, key: string, signal?: AbortSignal): Promise<ExecResult> {
     const { member, sessions } = this.#locate(id)
-    return await this.#reach(member, () => sessions.execute(id, request, signal === undefined ? {} : { signal }))
+    return await this.#reach(member, () => sessions.execute(id, request, key, signal === undefined ? {} : { signal }))
   }
 
-  /** Closes the session. */
-  async close (id: string): Promise<void> {
+  /** Closes the session, for the key that opened it. */
+  async close (id: string, key: string): Promise<void> {
     const { member, sessions } = this.#locate(id)
-    await this.#reach(member, () => sessions.close(id))
+    await this.#reach(member, () => sessions.close(id, key))
   }
 
   #locate (id: string): { member: RunnerMember, sessions: RunnerSessions } {

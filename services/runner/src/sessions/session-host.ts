@@ -203,14 +203,17 @@ export class SessionHost {
     return { ...held.info }
   }
 
-  /** The session's info; throws not-found or lost. */
-  get (id: string): SessionInfo {
-    return { ...this.#held(id).info }
+  /**
+   * The session's info; throws not-found or lost. With `key`, a session opened under another
+   * key is not found either (ids are not bearer tokens across keys).
+   */
+  get (id: string, key?: string): SessionInfo {
+    return { ...this.#held(id, key).info }
   }
 
   /** Runs one cell in the session's state. Resolves with a result for every outcome of the code. */
-  async execute (id: string, req: SessionExecRequest): Promise<ExecResult> {
-    const held = this.#held(id)
+  async execute (id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
+    const held = this.#held(id, key)
     if (held.busy) throw new SessionError('SF_ERR_SESSION_BUSY', `session ${id} is running another cell`)
     held.busy = true
     const timeoutMs = req.timeout_ms ?? LIMITS.defaultTimeoutMs
@@ -243,8 +246,8 @@ export class SessionHost {
   }
 
   /** Closes a session (not-found when it is not held). */
-  async close (id: string): Promise<void> {
-    const held = this.#held(id)
+  async close (id: string, key?: string): Promise<void> {
+    const held = this.#held(id, key)
     this.#sessions.delete(id)
     this.#kill(held)
   }
@@ -284,9 +287,9 @@ export class SessionHost {
     if (this.#host !== undefined) killGroup(this.#host)
   }
 
-  #held (id: string): Held {
+  #held (id: string, key?: string): Held {
     const held = this.#sessions.get(id)
-    if (held !== undefined) return held
+    if (held !== undefined && (key === undefined || key === held.key)) return held
     if (this.#lost.has(id)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
     throw new SessionError(SESSION_NOT_FOUND, `no session ${id} on this runner (closed, expired or never opened)`)
   }

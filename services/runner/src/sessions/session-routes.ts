@@ -25,6 +25,12 @@ export function sessionErrorBody (err: SessionError): ErrorBody {
   return { status: err.status, error: { code: err.code, message: err.message } }
 }
 
+/** The caller's key digest ('' without one): a session answers only the key that opened it. */
+function keyOf (headers: Record<string, string | string[] | undefined>): string {
+  const key = headers[SESSION_KEY_HEADER]
+  return typeof key === 'string' ? key : ''
+}
+
 async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
   try {
     return await work()
@@ -47,23 +53,22 @@ export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost
   app.post<{ Body: SessionCreateRequest }>(RUNNER_SESSION_PATHS.create, {
     schema: { body: SessionCreateRequestSchema, response: { 201: SessionInfoSchema, ...errors } }
   }, async (request, reply) => await answer(reply, async () => {
-    const key = request.headers[SESSION_KEY_HEADER]
-    const info = await host().create(request.body ?? {}, typeof key === 'string' ? key : '')
+    const info = await host().create(request.body ?? {}, keyOf(request.headers))
     return await reply.code(201).send(info)
   }))
 
   app.get<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
     schema: { params, response: { 200: SessionInfoSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, () => host().get(request.params.id)))
+  }, async (request, reply) => await answer(reply, () => host().get(request.params.id, keyOf(request.headers))))
 
   app.post<{ Params: { id: string }, Body: SessionExecRequest }>(RUNNER_SESSION_PATHS.execute, {
     schema: { params, body: SessionExecRequestSchema, response: { 200: ExecResultSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, () => host().execute(request.params.id, request.body)))
+  }, async (request, reply) => await answer(reply, () => host().execute(request.params.id, request.body, keyOf(request.headers))))
 
   app.delete<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
     schema: { params, response: { ...errors } }
   }, async (request, reply) => await answer(reply, async () => {
-    await host().close(request.params.id)
+    await host().close(request.params.id, keyOf(request.headers))
     return await reply.code(204).send()
   }))
 }
