@@ -452,3 +452,9 @@ test('fetch_files through links out of the work dir (into the controller\'s own 
   assert.equal(Buffer.from(r.files['real.txt'], 'base64').toString(), 'mine')
   await assertHealthy('fetch through links')
 })
+
+test('a job cannot make a user namespace of its own (every capability in it: mounts, netfilter)', async () => {
+  const r = await run('import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), ctypes.get_errno() != 0)\nimport os\nprint(os.system("unshare -U -r true 2>/dev/null") != 0)')
+  assert.deepEqual([r.status, r.stdout], ['ok', '-1 True\nTrue\n'], JSON.stringify(r))
+  await assertHealthy('userns')
+})

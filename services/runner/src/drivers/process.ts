@@ -23,6 +23,8 @@ export class ProcessDriver implements Driver {
   private readonly executor: string
   /** The runner's cgroups, when the host offers them (opened by {@link check}). */
   private cgroups: CgroupHost | undefined
+  /** bubblewrap can forbid user namespaces inside the sandbox (`--disable-userns`, 0.8+; set by {@link check}). */
+  private disableUserns = false
 
   constructor (private readonly options: DriverOptions) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
@@ -36,6 +38,7 @@ export class ProcessDriver implements Driver {
       }
     }
     if (!existsSync(this.executor)) throw new Error(`executor not found at ${this.executor}`)
+    try { this.disableUserns = execFileSync('bwrap', ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('--disable-userns') } catch {}
     this.cgroups = CgroupHost.open(this.options.config.id)
     if (this.cgroups === undefined) this.options.logger.warn({ driver: 'process' }, 'no writable memory and pids cgroups on this host: sandboxes are limited by per-job rlimits only')
   }
@@ -43,8 +46,11 @@ export class ProcessDriver implements Driver {
   /** The bubblewrap command of one sandbox. */
   command (): ExecutorCommand {
     // /tmp, /dev/shm (POSIX shared memory) and /dev/mqueue (POSIX message queues) are this sandbox's own: emptied after
-    // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only.
-    return this.bubblewrap(['--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
+    // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only. No user namespace inside it: a job
+    // would get every capability in one of its own (mounts, netfilter in a network namespace: kernel attack surface).
+    // (The session host makes namespaces per session, so it keeps them.)
+    const noUserns = this.disableUserns ? ['--unshare-user', '--disable-userns'] : []
+    return this.bubblewrap([...noUserns, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
   }
 
   /**
@@ -89,6 +95,7 @@ export class ProcessDriver implements Driver {
       driver: 'process',
       boundary: 'bubblewrap namespaces (no network, read-only root, uid 65534, no capabilities)',
       properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp', 'own pid namespace, killed with the runner',
+        ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
         this.cgroups === undefined
           ? 'no cgroup limits on this host: memory and processes are limited per job by rlimits only'
           : `cgroup v${this.cgroups.version} limits per sandbox: memory ${this.sandboxMemoryMb()} MiB, ${this.options.config.sandboxPids > 0 ? `${this.options.config.sandboxPids} processes` : 'no process limit'}`]
