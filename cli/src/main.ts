@@ -1,4 +1,5 @@
 /** The `sandfleet` command line: a table of commands, one file each in commands/. */
+import { bench } from './commands/bench.ts'
 import { exec } from './commands/exec.ts'
 import { gateway } from './commands/gateway.ts'
 import { rollout } from './commands/rollout.ts'
@@ -11,6 +12,7 @@ export const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>, 
   gateway: { run: gateway, help: 'the gateway alone: --runners URL,… or --runners-dns HOST:PORT, --host, --port, --max-in-flight' },
   runner: { run: runner, help: 'one runner and its internal API: --backend, --pool-size, --host, --port' },
   rollout: { run: rollout, help: 'multi-turn rollouts against an inference engine and the fleet, written as JSONL: --engine URL, --model, --dataset FILE, --n, --keep' },
+  bench: { run: bench, help: 'the load-testing harness: SCENARIO [flags] (trivial-c1, trivial-c64, batch64, sympy-c64, suite, …; see benchmarks/)' },
   exec: { run: exec, help: 'run FILE (or - for stdin) and print its output: --url URL (else a local runner), --timeout-ms, --memory-mb, --stdin-file, --json' }
 }
 

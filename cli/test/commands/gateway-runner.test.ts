@@ -59,3 +59,12 @@ test('sandfleet gateway without runners exits 1 saying how to give them', async 
   assert.equal(code, 1)
   assert.match(err, /no runners: pass --runners/)
 })
+
+test('sandfleet bench runs the harness: an unknown scenario exits 2 with the list of scenarios', async () => {
+  const child = spawn(process.execPath, [BIN, 'bench', 'no-such-scenario'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr.on('data', (d: Buffer) => { err += d.toString() })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  assert.equal(code, 2)
+  assert.match(err, /unknown scenario no-such-scenario[\s\S]*trivial-c64/)
+})

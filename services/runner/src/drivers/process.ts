@@ -14,6 +14,9 @@ import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
 
+/** PATH inside the sandbox (only the host's /usr is bound in). */
+const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin'
+
 const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
 
 /** Python under bubblewrap on this host. */
@@ -33,7 +36,8 @@ export class ProcessDriver implements Driver {
   /** Fails with how to install bubblewrap or python3 when either is missing. */
   async check (): Promise<void> {
     for (const bin of ['bwrap', this.options.config.pythonPath]) {
-      try { execFileSync(bin, ['--version'], { stdio: 'ignore' }) } catch {
+      // looked up on the sandbox's own PATH: the interpreter checked is the one the sandbox runs
+      try { execFileSync(bin, ['--version'], { stdio: 'ignore', env: { PATH: SANDBOX_PATH } }) } catch {
         throw new Error(`${bin} is not runnable; install it (Debian: apt-get install bubblewrap python3 python3-numpy python3-sympy python3-scipy)`)
       }
     }
@@ -70,7 +74,7 @@ export class ProcessDriver implements Driver {
       '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
     bw.push('--', this.options.config.pythonPath, '-I', ...args)
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
+    const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
     if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env }
     return { file: 'bwrap', args: bw, env }
   }
