@@ -458,3 +458,11 @@ test('a job cannot make a user namespace of its own (every capability in it: mou
   assert.deepEqual([r.status, r.stdout], ['ok', '-1 True\nTrue\n'], JSON.stringify(r))
   await assertHealthy('userns')
 })
+
+test('a job that replaces os._exit, os.write, json.dumps or traceback still gets its own status and error', async () => {
+  const exited = await run('import os\nos._exit = None\nprint("hi")')
+  assert.deepEqual([exited.status, exited.stdout, exited.exit_code], ['ok', 'hi\n', 0], JSON.stringify(exited))
+  const raised = await run('import os, json, traceback\nos.write = json.dumps = traceback.format_exception = None\nraise ValueError("mine")')
+  assert.deepEqual([raised.status, raised.error?.type, raised.error?.message], ['error', 'ValueError', 'mine'], JSON.stringify(raised))
+  await assertHealthy('replaced os._exit')
+})

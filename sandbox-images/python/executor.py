@@ -12,6 +12,9 @@ writes job and code object into that child's pipe and drains its fd-level stdout
 import base64, gc, json, os, re, resource, select, signal, socket, stat, sys, time, traceback
 import __future__, ast, ctypes, io, linecache, marshal, random, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
 
+# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
+# or traceback.format_exception (its own modules) still gets its own exit status and error report.
+_exit, _write, _dumps, _format_exception = os._exit, os.write, json.dumps, traceback.format_exception
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
@@ -150,7 +153,7 @@ def zygote(sock, tier, controller):
         pid = os.fork()
         if pid == 0:
             try: child(sock, job_r, out_w, err_w, rep_w)
-            finally: os._exit(70)
+            finally: _exit(70)
         for fd in (job_r, out_w, err_w, rep_w): os.close(fd)
         for fd in (out_r, err_r, rep_r): os.set_blocking(fd, False)
         socket.send_fds(sock, [b'c %d' % pid], [job_w, out_r, err_r, rep_r])
@@ -204,15 +207,15 @@ def child(sock, job_r, out_w, err_w, rep_w):
     if not chunks: os._exit(0)  # the controller is gone
     os.close(4)
     if tampered(limits):  # by a job that ran while this process (or its zygote) waited: this one must not run
-        os.write(3, b'{"tampered": true}')
-        os._exit(1)
+        _write(3, b'{"tampered": true}')
+        _exit(1)
     line, _, code = b''.join(chunks).partition(b'\n')
     try: status = run_job(json.loads(line), code, vm)
     except BaseException as e:
-        try: os.write(3, json.dumps({'type': type(e).__name__, 'message': str(e)}).encode())
+        try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
         except Exception: pass
         status = 1
-    os._exit(status)
+    _exit(status)
 
 
 def run_job(job, compiled, vm):
@@ -246,7 +249,7 @@ def run_job(job, compiled, vm):
     except BaseException as e:
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
-        text = ''.join(traceback.format_exception(type(e), e, tb))
+        text = ''.join(_format_exception(type(e), e, tb))
         try: sys.stderr.write(text)
         except Exception: pass
         report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
@@ -255,7 +258,7 @@ def run_job(job, compiled, vm):
         try: s.flush()
         except Exception: pass
     if FFLUSH is not None: FFLUSH(None)  # C-level stdio buffers (ctypes printf, extensions); os._exit skips them
-    if report: os.write(3, json.dumps(report).encode())
+    if report: _write(3, _dumps(report).encode())
     return status
 
 
