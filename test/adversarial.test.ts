@@ -20,7 +20,11 @@ before(async () => {
   // case queues 100 jobs on 2 sandboxes, so it gets room; the runner's grace stays small.
   fleet = await startFleet([RUNNER], { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 }, { callGraceMs: 60_000 })
 })
-after(async () => { await fleet?.close() })
+after(async () => {
+  await fleet?.close()
+  // closed: every sandbox process is gone, and so are the runner's cgroups
+  for (const controller of ['pids', 'memory']) assert.equal(existsSync(`/sys/fs/cgroup/${controller}/sandfleet/${RUNNER}`), false, `${controller} cgroup of ${RUNNER} left behind`)
+})
 
 /** Runs one snippet through the gateway; answers the ExecResult. */
 async function run (code: string, extra: Record<string, unknown> = {}): Promise<any> {
@@ -465,4 +469,21 @@ test('a job that replaces os._exit, os.write, json.dumps or traceback still gets
   const raised = await run('import os, json, traceback\nos.write = json.dumps = traceback.format_exception = None\nraise ValueError("mine")')
   assert.deepEqual([raised.status, raised.error?.type, raised.error?.message], ['error', 'ValueError', 'mine'], JSON.stringify(raised))
   await assertHealthy('replaced os._exit')
+})
+
+test('a streamed batch of hostile and plain items answers every item, in order, each with its own status', async () => {
+  const items = [
+    ['print("a")', 'ok'], ['while True: pass', 'timeout'], ['import os\nos.kill(os.getppid(), 9)', 'killed'], ['print("b")', 'ok'],
+    ['import ctypes\nctypes.string_at(0)', 'killed'], ['x = b"y" * (1 << 40)', 'memory'], ['print("c")', 'ok'], ['raise KeyError(1)', 'error']
+  ]
+  const res = await fetch(`${fleet.url}/v1/execute/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+    body: JSON.stringify({ requests: items.map(([code]) => ({ code, timeout_ms: 500, memory_mb: 128 })) })
+  })
+  const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l))
+  const byIndex = new Map(lines.map((l) => [l.index, l.result]))
+  assert.deepEqual(items.map((_, i) => byIndex.get(i)?.status), items.map(([, status]) => status), JSON.stringify(lines.map((l) => [l.index, l.result.status, l.result.error])))
+  assert.deepEqual([0, 3, 6].map((i) => byIndex.get(i).stdout), ['a\n', 'b\n', 'c\n'])
+  await assertHealthy('hostile batch')
 })
