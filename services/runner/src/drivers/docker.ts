@@ -1,7 +1,14 @@
 /**
  * The docker driver: one long-lived, hardened container per pool slot, the executor its main
  * process (behind Docker's init), spoken to over the attached stdin/stdout stream through the
- * shared {@link ExecutorChannel}. Never `docker exec` per call: a job is one frame each way.
+ * shared ExecutorChannel (held by a {@link DockerContainer}). Never `docker exec` per call: a job
+ * is one frame each way.
+ *
+ * Warm spares: once no sandbox is starting, the driver boots `spares` (default 1) containers
+ * ahead of need; a sandbox that starts takes one when there is one, so replacing a sandbox after
+ * a timeout, an OOM kill or a crash is a hand-over, not a container boot (the spare is booted
+ * again in the background). A container that dies while idle is reported through `onExit`, and
+ * the pool replaces it before a job meets it.
  *
  * @example
  * ```ts
