@@ -24,12 +24,17 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
 # Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare children and
 # the controller. The rlimits and nice value each should have, taken before any job ran, catch that (see `tampered`).
-START = (tuple(map(resource.getrlimit, RLIMITS)), os.getpriority(os.PRIO_PROCESS, 0))
+def scheduling():
+    """This process's nice value, scheduling policy and CPU affinity: what a job could change in another process."""
+    return os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)
+
+
+START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
 
 
 def tampered(limits):
-    """True when this process's rlimits (in RLIMITS order) are not `limits` or its nice value not START's: an earlier job changed them."""
-    return os.getpriority(os.PRIO_PROCESS, 0) != START[1] or tuple(map(resource.getrlimit, RLIMITS)) != limits
+    """True when this process's rlimits (in RLIMITS order) are not `limits` or its scheduling not START's: an earlier job changed them."""
+    return scheduling() != START[1] or tuple(map(resource.getrlimit, RLIMITS)) != limits
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
 # The standard library a job commonly imports and bare lacks (importing them in a job costs ~15 ms; preloading them
 # in bare would add ~0.3 ms to every job).
