@@ -45,6 +45,10 @@ test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, 
     assert.equal(field('NoNewPrivs'), '1')
     assert.equal(field('Seccomp'), '2', 'Docker\'s default seccomp filter')
 
+    // No user namespace to gain capabilities in (Docker's seccomp profile refuses it without CAP_SYS_ADMIN).
+    const userns = await run('import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), errno.errorcode[ctypes.get_errno()])')
+    assert.equal(userns.stdout, '-1 EPERM\n')
+
     const bomb = await run('import os\nwhile True:\n  os.fork()', 30_000)
     assert.ok(bomb.status === 'error' || bomb.status === 'killed', `the fork bomb gave ${bomb.status}`)
     assert.match(bomb.stderr, /BlockingIOError/, 'fork failed at the pids limit')
