@@ -319,6 +319,22 @@ def remove_tree(path):
     return ok
 
 
+IPC_INFO_BUF = ctypes.create_string_buffer(256)
+
+
+def sysv_in_use():
+    """How many shm segments, message queues and semaphore sets exist (SHM_INFO, MSG_INFO, SEM_INFO: three syscalls,
+    where reading /proc/sysvipc costs ~100 us a job); None without libc."""
+    if LIBC is None: return None
+    b = IPC_INFO_BUF
+    try:
+        LIBC.shmctl(0, 14, b); shm = ctypes.c_int.from_buffer(b, 0).value    # struct shm_info: used_ids
+        LIBC.msgctl(0, 12, b); msg = ctypes.c_int.from_buffer(b, 0).value    # struct msginfo: msgpool
+        LIBC.semctl(0, 0, 19, b); sem = ctypes.c_int.from_buffer(b, 28).value  # struct seminfo: semusz
+    except (AttributeError, OSError): return None
+    return shm, msg, sem
+
+
 def sysv_ids(path):
     """The ids listed in one /proc/sysvipc file (empty when it is not readable)."""
     try:
@@ -380,6 +396,7 @@ class Controller:
         # a job may chmod these (the sandbox's uid owns /tmp): set back after each job
         self.modes = {d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(WORKDIR)} if os.path.isdir(d)}
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
+        self.ipc_in_use = sysv_in_use()
         self.ooms = oom_kills()
         self.planned = {'bare': [], 'std': list(STD), 'sci': [n for n in SCI if _installed(n)]}
         if not self.planned['sci']: del self.planned['sci']
@@ -585,9 +602,10 @@ class Controller:
                 ok = False; continue
             for n in names:
                 if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
-        for path, remove in SYSV_IPC:
-            if path in self.ipc:
-                for i in sysv_ids(path) - self.ipc[path]: remove(i)
+        if self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use:
+            for path, remove in SYSV_IPC:
+                if path in self.ipc:
+                    for i in sysv_ids(path) - self.ipc[path]: remove(i)
         return ok
 
     def sweep(self):
