@@ -171,11 +171,25 @@ export class DockerEngine {
     return list.map((c) => c.Id)
   }
 
-  /** Force-removes every container of this runner (or those of `ids`); returns how many it removed. */
+  /**
+   * Force-removes every container of this runner (or those of `ids`); returns how many it
+   * removed. For the whole runner it lists again until none is left (a removal racing another,
+   * or a container still being created, is answered before it is gone), for up to ~5 s.
+   */
   async removeContainers (ids?: readonly string[]): Promise<number> {
-    ids ??= await this.listContainers()
-    await Promise.all(ids.map(async (id) => await this.docker.getContainer(id).remove({ force: true }).catch(() => {})))
-    return ids.length
+    const removeAll = async (list: readonly string[]): Promise<void> => {
+      await Promise.all(list.map(async (id) => await this.docker.getContainer(id).remove({ force: true }).catch(() => {})))
+    }
+    if (ids !== undefined) { await removeAll(ids); return ids.length }
+    let list = await this.listContainers()
+    const removed = new Set(list)
+    for (let round = 0; list.length > 0 && round < 50; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+      await removeAll(list)
+      list = await this.listContainers()
+      for (const id of list) removed.add(id)
+    }
+    return removed.size
   }
 
   /** The create options of one sandbox container: the executor as main process, hardened. */
