@@ -66,3 +66,26 @@ test('a fleet fault reaches SandboxFusion callers as SandboxError, never as a us
     assert.equal(res.body.status, 'SandboxError', JSON.stringify(res.body))
   } finally { await lonely.close() }
 })
+
+test('MCP sessions belong to the API key that created them', async () => {
+  const keyed = await startFleet(['compat-keys'], {}, { apiKeys: ['mcp-key-one', 'mcp-key-two'] })
+  const connect = async (key: string): Promise<Client> => {
+    const client = new Client({ name: 'sandfleet-key-test', version: '0.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${keyed.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+    return client
+  }
+  const one = await connect('mcp-key-one')
+  const two = await connect('mcp-key-two')
+  try {
+    const created = await one.callTool({ name: 'create_session', arguments: {} }) as any
+    const sid = created.structuredContent.session_id as string
+    await one.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'secret = 7' } })
+    const stolen = await two.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'secret' } }) as any
+    assert.equal(stolen.isError, true)
+    assert.match(JSON.stringify(stolen.structuredContent), /SF_ERR_SESSION_NOT_FOUND/)
+    const mine = await one.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'secret' } }) as any
+    assert.deepEqual(mine.structuredContent.display, [{ 'text/plain': '7' }])
+  } finally {
+    await one.close(); await two.close(); await keyed.close()
+  }
+})

@@ -15,7 +15,7 @@ import { sandboxFusionCompat } from './compat/sandbox-fusion.ts'
 import type { GatewayConfig } from './config.ts'
 import { GatewayMetrics } from './metrics.ts'
 import { Admission, admitted, installAdmission } from './plugins/admission.ts'
-import { installAuth } from './plugins/auth.ts'
+import { callerKey, installAuth } from './plugins/auth.ts'
 import { installErrorShape } from './plugins/error-shape.ts'
 import { batchRoute } from './routes/batch.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -128,11 +128,14 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
   const execute = async (request: ExecRequest): Promise<ExecResult> => await admitted(admission, 1, () => router.execute(request), overloaded)
   const executeBatch = async (requests: ExecRequest[]): Promise<ExecResult[]> =>
     await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded))
-  const compatSessions: CompatSessions = {
-    create: async (options) => (await sessions.create(options, '')).session_id,
-    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell, ''), overloaded),
-    close: async (id) => { await sessions.close(id, '').catch(() => {}) }
-  }
+  // Sessions of a caller: bound to its API key, like those of /v1/sessions.
+  const sessionsOf = (key: string): CompatSessions => ({
+    create: async (options) => (await sessions.create(options, key)).session_id,
+    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell, key), overloaded),
+    close: async (id) => { await sessions.close(id, key).catch(() => {}) }
+  })
+  // /run_jupyter opens and closes its session within one request: no caller can reach it.
+  const compatSessions = sessionsOf('')
   const status = (): { queue: number, num_workers: number } => {
     let queue = 0
     let workers = 0
@@ -145,5 +148,5 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
   }
   await app.register(sandboxFusionCompat, { execute, sessions: compatSessions })
   await app.register(codeJudgeCompat, { execute, executeBatch, status })
-  await app.register(mcpCompat, { execute, sessions: compatSessions })
+  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)) })
 }

@@ -12,7 +12,7 @@
  * // client: new StreamableHTTPClientTransport(new URL('http://127.0.0.1:8080/mcp'))
  * ```
  */
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -25,6 +25,8 @@ export interface McpOptions {
   execute: ExecuteFn
   /** Sessions; without them the session tools answer an error result. */
   sessions?: CompatSessions
+  /** Sessions as the caller of one request sees them (bound to its API key); wins over `sessions`. */
+  sessionsFor?: (request: FastifyRequest) => CompatSessions
   /** Server name and version announced to clients. */
   name?: string
   version?: string
@@ -107,7 +109,7 @@ export function buildMcpServer (opts: McpOptions): McpServer {
 /** `/mcp` as a Fastify plugin (stateless streamable HTTP: POST; GET and DELETE answer 405). */
 export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   app.post('/mcp', async (request, reply) => {
-    const server = buildMcpServer(opts)
+    const server = buildMcpServer(opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) })
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     reply.hijack()
     reply.raw.on('close', () => { void transport.close(); void server.close() })
