@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import type IvmModule from 'isolated-vm'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+import { disposeAfter, isolateStats } from './isolate-life.ts'
 
 /** The isolated-vm module. */
 export type Ivm = typeof IvmModule
@@ -190,23 +191,13 @@ export class JavascriptSandbox implements Sandbox {
   }
 
   /** Jobs run and heap in use. */
-  stats (): SandboxStats {
-    const stats: SandboxStats = { jobs: this.jobs }
-    try {
-      if (this.isolate?.isDisposed === false) {
-        const heap = this.isolate.getHeapStatisticsSync()
-        stats.memoryBytes = heap.used_heap_size + heap.externally_allocated_size
-      }
-    } catch {}
-    return stats
-  }
+  stats (): SandboxStats { return isolateStats(this.isolate, this.jobs) }
 
   /** Disposes the isolate (after a context being prepared: disposing under it can crash the process). Idempotent. */
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
-    if (this.next !== undefined) await Promise.race([this.next.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
-    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    await disposeAfter(this.isolate, this.next)
     this.isolate = undefined
     this.next = undefined
   }

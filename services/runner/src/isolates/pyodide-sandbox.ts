@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
 import type IvmModule from 'isolated-vm'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+import { disposeAfter, isolateStats } from './isolate-life.ts'
 import type { PyodideAssets } from './pyodide-assets.ts'
 
 /** Options of a {@link PyodideSandbox}. */
@@ -205,23 +206,13 @@ export class PyodideSandbox implements Sandbox {
   }
 
   /** Jobs run and memory held (wasm heap and the JavaScript heap). */
-  stats (): SandboxStats {
-    const stats: SandboxStats = { jobs: this.jobs }
-    try {
-      if (this.isolate?.isDisposed === false) {
-        const heap = this.isolate.getHeapStatisticsSync()
-        stats.memoryBytes = heap.used_heap_size + heap.externally_allocated_size
-      }
-    } catch {}
-    return stats
-  }
+  stats (): SandboxStats { return isolateStats(this.isolate, this.jobs) }
 
   /** Disposes the isolate (after a restore in flight: disposing under it can crash the process). Idempotent. */
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
-    if (this.restoring !== undefined) await Promise.race([this.restoring, new Promise((resolve) => setTimeout(resolve, 1000).unref())])
-    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    await disposeAfter(this.isolate, this.restoring)
     this.isolate = undefined
     this.context = undefined
     this.jobFn = undefined
