@@ -175,29 +175,21 @@ export class HttpRunnerClient implements RunnerClient {
   }
 
   async load (): Promise<RunnerLoad> {
-    try {
-      const { statusCode, body } = await this.#pool.request({
-        method: 'GET', path: RUNNER_PATHS.load, headersTimeout: 2000, bodyTimeout: 2000
-      })
-      const data = await body.json() as RunnerLoad
-      if (statusCode !== 200 || typeof data?.capacity !== 'number') {
-        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} load report: HTTP ${statusCode}`)
-      }
-      return data
-    } catch (err) {
-      throw unreachable(this.name, err)
-    }
+    return await this.#report<RunnerLoad>(RUNNER_PATHS.load, 2000, 'load report', (d) => typeof d?.capacity === 'number')
   }
 
   /** The runner's `GET /v1/info`. */
   async info (): Promise<RunnerInfo> {
+    return await this.#report<RunnerInfo>(RUNNER_PATHS.info, 5000, 'info', (d) => typeof d?.backend === 'string')
+  }
+
+  /** GETs one of the runner's reports; anything but HTTP 200 with the expected shape is a bad response. */
+  async #report<T> (path: string, timeoutMs: number, what: string, valid: (data: T | undefined) => boolean): Promise<T> {
     try {
-      const { statusCode, body } = await this.#pool.request({
-        method: 'GET', path: RUNNER_PATHS.info, headersTimeout: 5000, bodyTimeout: 5000
-      })
-      const data = await body.json() as RunnerInfo
-      if (statusCode !== 200 || typeof data?.backend !== 'string') {
-        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} info: HTTP ${statusCode}`)
+      const { statusCode, body } = await this.#pool.request({ method: 'GET', path, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+      const data = await body.json() as T
+      if (statusCode !== 200 || !valid(data)) {
+        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} ${what}: HTTP ${statusCode}`)
       }
       return data
     } catch (err) {
