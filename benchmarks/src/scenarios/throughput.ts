@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os'
 import type { LoadReport } from '../load.ts'
 import type { Figure, ScenarioResult } from '../report.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
-import { SYMPY, TRIVIAL, loadBatch, loadExecute, loadHealthz } from './workloads.ts'
+import { SYMPY, TRIVIAL, loadBatch, loadExecute, loadHealthz, type Workload } from './workloads.ts'
 
 /**
  * `print(1+1)` at concurrency 1: p50 ≤ 2 ms. Beside it, the part of that time spent in the
@@ -46,20 +46,28 @@ export function cpuFigures (scenario: string, report: LoadReport): Figure[] {
   ]
 }
 
-/** `print(1+1)` at concurrency 64: ≥ 1,000 calls/s. */
-export const trivialC64: Scenario = {
-  summary: 'print(1+1) at concurrency 64 (target: ≥ 1,000 calls/s)',
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
-    const server = await ctx.fleet()
-    const c = ctx.options.concurrency ?? 64
-    const report = await loadExecute(ctx, server, TRIVIAL, c)
-    return {
-      figures: [{ scenario: 'trivial-c64', name: `print(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 1000 } }, ...cpuFigures('trivial-c64', report)],
-      runs: [{ scenario: 'trivial-c64', server: 'sandfleet', report }],
-      notes: [fleetNote(server)]
+/**
+ * A snippet through `/v1/execute` at concurrency 64 (or `--concurrency`), judged by its ok calls/s
+ * against `minCallsPerS`, with the fleet's CPU per call beside it.
+ */
+function executeThroughput (id: string, workload: Workload, minCallsPerS: number): Scenario {
+  return {
+    summary: `${workload.name} at concurrency 64 (target: ≥ ${minCallsPerS.toLocaleString('en-US')} calls/s)`,
+    async run (ctx: BenchContext): Promise<ScenarioResult> {
+      const server = await ctx.fleet()
+      const c = ctx.options.concurrency ?? 64
+      const report = await loadExecute(ctx, server, workload, c)
+      return {
+        figures: [{ scenario: id, name: `${workload.name} ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: minCallsPerS } }, ...cpuFigures(id, report)],
+        runs: [{ scenario: id, server: 'sandfleet', report }],
+        notes: [fleetNote(server)]
+      }
     }
   }
 }
+
+/** `print(1+1)` at concurrency 64: ≥ 1,000 calls/s. */
+export const trivialC64: Scenario = executeThroughput('trivial-c64', TRIVIAL, 1000)
 
 /** `print(1+1)` in batches of 64 through `/v1/execute/batch`: ≥ 1,200 calls/s. */
 export const batch64: Scenario = {
@@ -78,16 +86,4 @@ export const batch64: Scenario = {
 }
 
 /** `sympy.factor(x**4-1)` at concurrency 64: ≥ 150 calls/s. */
-export const sympyC64: Scenario = {
-  summary: 'sympy.factor(x**4-1) at concurrency 64 (target: ≥ 150 calls/s)',
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
-    const server = await ctx.fleet()
-    const c = ctx.options.concurrency ?? 64
-    const report = await loadExecute(ctx, server, SYMPY, c)
-    return {
-      figures: [{ scenario: 'sympy-c64', name: `sympy.factor(x**4-1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 150 } }, ...cpuFigures('sympy-c64', report)],
-      runs: [{ scenario: 'sympy-c64', server: 'sandfleet', report }],
-      notes: [fleetNote(server)]
-    }
-  }
-}
+export const sympyC64: Scenario = executeThroughput('sympy-c64', SYMPY, 150)
