@@ -264,11 +264,6 @@ export class SessionHost {
     rmSync(this.#dir, { recursive: true, force: true })
   }
 
-  /** Test hook and operator tool: the pid holding a session now (in the host's pid namespace). */
-  pidOf (id: string): number {
-    return this.#held(id).pid
-  }
-
   /** Whether a session has namespaces of its own (its processes and files hidden from the other sessions). */
   isolatedOf (id: string): boolean {
     return this.#held(id).isolated
@@ -280,11 +275,6 @@ export class SessionHost {
     const closed = new Promise((resolve) => held.socket.once('close', resolve))
     this.#host?.stdin?.write(JSON.stringify({ op: 'kill', pid: held.pid }) + '\n')
     await closed
-  }
-
-  /** Test hook: kills the host and its sandbox, as a crash would (every session is lost). */
-  crashHost (): void {
-    if (this.#host !== undefined) killGroup(this.#host)
   }
 
   #held (id: string, key?: string): Held {
