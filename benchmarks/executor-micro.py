@@ -38,7 +38,8 @@ def tree_cpu(pid):
 class Executor:
     def __init__(self, python, spec):
         path, _, var = spec.partition('@')
-        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8'}
+        # the work dir on tmpfs, as in every sandbox (on a disk file system each job's mkdir/rmdir waits for it)
+        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'SANDFLEET_WORKDIR': '/dev/shm/sandfleet-micro-%d' % id(self)}
         if var: env[var.split('=', 1)[0]] = var.split('=', 1)[1]
         self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.n = 0

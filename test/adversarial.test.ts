@@ -434,6 +434,14 @@ test('a job that kills, stops, renices or limits the spare job processes and zyg
   }
 })
 
+test('a job that forges a "tampered" report about itself runs once and is its own error (the check is the controller\'s, from outside)', async () => {
+  // Before, the job process reported the check itself: this report made the pool rerun the job and answer infra_error.
+  const marker = `forged-${process.pid}-${Date.now()}`
+  const r = await run(`import os\nprint("${marker}")\nos.write(3, b'{"tampered": true}')\nos._exit(1)`)
+  assert.deepEqual([r.status, r.stdout, r.exit_code], ['error', `${marker}\n`, 1], JSON.stringify(r))
+  await assertHealthy('forged tampered report')
+})
+
 test('a job that locks its files or /tmp against removal leaves the next job a clean, writable work dir', async () => {
   const attacks = [
     'import os\nos.makedirs("a/b")\nopen("a/b/secret", "w").write("s")\nos.chmod("a/b", 0o500)\nos.chmod("a", 0)\nos.chmod(".", 0o500)',

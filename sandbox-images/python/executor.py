@@ -10,7 +10,8 @@ job; the controller picks the cheapest tier that has what the job imports, compi
 writes job and code object into that child's pipe and drains its fd-level stdout/stderr.
 """
 import base64, gc, json, os, re, resource, select, signal, socket, stat, sys, time, traceback
-import __future__, ast, ctypes, io, linecache, marshal, random, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
+import __future__, ast, ctypes, io, linecache, marshal, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
+# Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
 
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
 # or traceback.format_exception (its own modules) still gets its own exit status and error report.
@@ -21,35 +22,40 @@ FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
 NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
+ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's (see `zygote`)
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
-# Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare children and
-# the controller. The rlimits and nice value each should have, taken before any job ran, catch that (see `tampered`).
-def scheduling():
-    """This process's nice value, scheduling policy and CPU affinity: what a job could change in another process."""
-    return os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)
 
 
+def scheduling(pid=0):
+    """A process's nice value, scheduling policy and CPU affinity: what a job could change in another process."""
+    return os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid), os.sched_getaffinity(pid)
+
+
+# Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare job processes and
+# the controller. The rlimits and scheduling each should have, taken before any job ran, catch that (see `tampered`).
 START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
+# A spare job process as its zygote forked it: the sandbox's start, with the limits every zygote sets on itself.
+SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
+                     for r, lim in zip(RLIMITS, START[0]))
 
 
-def tampered(limits):
-    """True when this process's rlimits (in RLIMITS order) are not `limits` or its scheduling not START's: an earlier job changed them."""
-    return scheduling() != START[1] or tuple(map(resource.getrlimit, RLIMITS)) != limits
+def tampered(limits, pid=0):
+    """True when the rlimits (in RLIMITS order) of process `pid` (0: this one) are not `limits` or its scheduling is not
+    START's: an earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it."""
+    return scheduling(pid) != START[1] or tuple(resource.prlimit(pid, r) for r in RLIMITS) != limits
+
+
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
 # The standard library a job commonly imports and bare lacks (importing them in a job costs ~15 ms; preloading them
 # in bare would add ~0.3 ms to every job).
-STD = ('fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
+STD = ('random', 'fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
        'itertools', 'functools', 'collections', 'math', 'operator', 'array', 'struct', 'hashlib', 'textwrap', 'pprint')
 STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
 # `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...` (group 2)
 IMPORT_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
 LOADED = frozenset(m.split('.')[0] for m in sys.modules)  # what every tier has: the executor's own imports
-try:
-    LIBC = ctypes.CDLL(None, use_errno=True)
-    FFLUSH = LIBC.fflush  # looked up once here, not in each job process (~0.1 ms of copy-on-write faults each)
-    FFLUSH.argtypes, FFLUSH.restype = [ctypes.c_void_p], ctypes.c_int
-except (OSError, AttributeError):
-    LIBC = FFLUSH = None
+try: LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError: LIBC = None
 
 
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
@@ -90,7 +96,8 @@ def pick_tier(code, tiers):
 # ---------------------------------------------------------------- zygote and job child
 
 def warm(tier):
-    """Imports what the tier preloads; returns the modules it got."""
+    """Imports what the tier preloads and sets up, once, what every job process of the tier inherits; returns the
+    modules it got."""
     got = []
     for name in STD if tier != 'bare' else ():
         try: __import__(name)
@@ -107,10 +114,26 @@ def warm(tier):
                 sympy.factor(x**4 - 1); sympy.expand((x + y)**5); sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2)
                 sympy.solve(x**2 - 3*x + 2, x); sympy.diff(sympy.exp(x) * x, x); sympy.Rational(3, 4) + sympy.sqrt(8)
             except Exception: pass
+        os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
+    sys.argv = ['-c']
+    # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
+    # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
+    unbuffer_c_stdio()
     gc.collect(); gc.freeze(); gc.disable()
+    if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     if tier == 'sci' and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
     return got
+
+
+def unbuffer_c_stdio():
+    """C-level stdout unbuffered (ctypes printf, C extensions): os._exit skips stdio's flush, and a job process
+    would otherwise lose what sits in its buffer; unbuffered, nothing is left there and no job has to flush it."""
+    if LIBC is None: return
+    try: LIBC.setvbuf(ctypes.c_void_p.in_dll(LIBC, 'stdout'), None, 2, 0)  # _IONBF
+    except (AttributeError, ValueError): pass
 
 
 def std_streams():
@@ -144,32 +167,35 @@ def collapse_huge_pages():
 
 
 def zygote(sock, tier, controller):
-    """Warms the tier, then keeps one child forked ahead of time; reports each child's exit status."""
+    """Warms the tier, then forks a job process each time the controller asks, ahead of its job; reports each one's
+    exit status. The controller sends the job process's pipes with the request; they arrive as fds 1-4 (the lowest
+    free ones: this process keeps 1-4 closed), where the job process needs them, so it does not have to move them."""
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the controller
     if os.getppid() != controller: os._exit(0)
     t0 = time.perf_counter()
     got = warm(tier)
+    os.closerange(1, 5)
     sock.send(b'r %d %s' % ((time.perf_counter() - t0) * 1000, json.dumps(got).encode()))
     poller = select.poll(); poller.register(sock, select.POLLIN)
     children = {}
-
-    def spawn():
-        job_r, job_w = os.pipe(); out_r, out_w = os.pipe(); err_r, err_w = os.pipe(); rep_r, rep_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try: child(sock, job_r, out_w, err_w, rep_w)
-            finally: _exit(70)
-        for fd in (job_r, out_w, err_w, rep_w): os.close(fd)
-        for fd in (out_r, err_r, rep_r): os.set_blocking(fd, False)
-        socket.send_fds(sock, [b'c %d' % pid], [job_w, out_r, err_r, rep_r])
-        for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
-        pidfd = os.pidfd_open(pid); children[pidfd] = pid; poller.register(pidfd, select.POLLIN)
-    spawn()
     while True:
         for fd, _ in poller.poll():
-            if fd == sock.fileno():
-                if not sock.recv(16): os._exit(0)
-                spawn()
+            if fd == ZYGOTE_SOCKET:
+                try: msg, fds, _, _ = socket.recv_fds(sock, 16, 4)
+                except OSError: os._exit(0)
+                if not msg: os._exit(0)
+                if fds != [1, 2, 3, 4]: os._exit(71)  # a broken invariant: the controller finds this tier gone
+                os.set_inheritable(3, False); os.set_inheritable(4, False)  # the job's subprocesses get only 1 and 2
+                try: pid = os.fork()
+                except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
+                    os.closerange(1, 5); sock.send(b'e'); continue
+                if pid == 0:
+                    try: child()
+                    finally: _exit(70)
+                pidfd = os.pidfd_open(pid)
+                os.closerange(1, 5)
+                sock.send(b'c %d' % pid)
+                children[pidfd] = pid; poller.register(pidfd, select.POLLIN)
             else:
                 pid = children.pop(fd); poller.unregister(fd)
                 try: os.killpg(pid, signal.SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
@@ -178,44 +204,20 @@ def zygote(sock, tier, controller):
                 sock.send(b'x %d %d' % (pid, status))
 
 
-def child(sock, job_r, out_w, err_w, rep_w):
-    """A job process: set up ahead of time, then it blocks until the controller writes its job."""
+def child():
+    """A job process: stdout, stderr, its report pipe and its job pipe are fds 1-4 already, its limits inherited or set
+    by the controller; it blocks until the controller writes its job, runs it and exits. Everything it does is paid in
+    copy-on-write faults, once per job: it does as little as it can."""
     os.setsid()
-    os.dup2(out_w, 1); os.dup2(err_w, 2)
-    os.dup2(rep_w, sock.detach(), inheritable=False)  # the report pipe takes fd 3, the zygote's socket
-    if job_r != 4: os.dup2(job_r, 4, inheritable=False)
-    os.closerange(5, 1 << 20)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
-    if NPROC: resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
-    # What this process should still have when its job comes: the sandbox's start, with the limits set here
-    # (not its current ones: the job that ran while this process was forked may have lowered its zygote's).
-    want = dict(zip(RLIMITS, START[0]))
-    want.update({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)})
-    if NPROC: want[resource.RLIMIT_NPROC] = (NPROC, NPROC)
-    limits = tuple(want[r] for r in RLIMITS)
-    prctl(4, 1)  # PR_SET_DUMPABLE: /proc/self/oom_score_adj is ours to write only while dumpable
-    try:
-        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
-        try: os.write(fd, b'1000')
-        finally: os.close(fd)
-    except OSError: pass
-    prctl(4, 0)  # not dumpable: no other job process may ptrace this one or read its memory
-    fd = os.open('/proc/self/statm', os.O_RDONLY)
-    vm = int(os.read(fd, 256).split()[0]) * PAGE  # the size RLIMIT_AS adds memory_mb to
-    os.close(fd)
+    os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     chunks = []
     while True:
         data = os.read(4, 65536)
         if not data: break
         chunks.append(data)
-    if not chunks: os._exit(0)  # the controller is gone
+    if not chunks: _exit(0)  # the controller is gone
     os.close(4)
-    if tampered(limits):  # by a job that ran while this process (or its zygote) waited: this one must not run
-        _write(3, b'{"tampered": true}')
-        _exit(1)
-    line, _, code = b''.join(chunks).partition(b'\n')
-    try: status = run_job(json.loads(line), code, vm)
+    try: status = run_job(*marshal.loads(b''.join(chunks)))
     except BaseException as e:
         try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
         except Exception: pass
@@ -223,28 +225,22 @@ def child(sock, job_r, out_w, err_w, rep_w):
     _exit(status)
 
 
-def run_job(job, compiled, vm):
-    stdin = job.get('stdin') or ''
+def run_job(code, compiled, stdin, files):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in a fresh __main__."""
     if stdin:
-        fd = os.memfd_create('stdin', 0); os.write(fd, stdin.encode()); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
+        fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.mkdir(WORKDIR, 0o700); os.chdir(WORKDIR)
-    for rel, b64 in (job.get('files') or {}).items():
+    for rel, b64 in files.items():
         path = os.path.normpath(rel)
         if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
         if os.path.dirname(path): os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'wb') as f: f.write(base64.b64decode(b64))
-    mem = vm + int(job.get('memory_mb', 1024)) * 1048576
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    cpu = int(job.get('timeout_ms', 10000)) // 1000 + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    reseed()
-    code = job.get('code', '')
-    main = types.ModuleType('__main__'); sys.modules['__main__'] = main; sys.argv = ['-c']
+    main = types.ModuleType('__main__'); sys.modules['__main__'] = main
     linecache.cache['<string>'] = (len(code), None, code.splitlines(True), '<string>')
     gc.enable()
     status, report = 0, None
     try:
-        exec(marshal.loads(compiled) if compiled else compile(code, '<string>', 'exec'), main.__dict__)
+        exec(compiled or compile(code, '<string>', 'exec'), main.__dict__)
     except SystemExit as e:
         c = e.code
         if c is None: status = 0
@@ -262,7 +258,6 @@ def run_job(job, compiled, vm):
     for s in (sys.stdout, sys.stderr):
         try: s.flush()
         except Exception: pass
-    if FFLUSH is not None: FFLUSH(None)  # C-level stdio buffers (ctypes printf, extensions); os._exit skips them
     if report: _write(3, _dumps(report).encode())
     return status
 
@@ -346,28 +341,42 @@ def sysv_ids(path):
 
 
 class Zygote:
-    """The controller's handle on one zygote: its socket, its spare child, the exit statuses it reported."""
+    """The controller's handle on one zygote: its socket, its spare job process, the exit statuses it reported."""
 
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits = None, {}
+        self.spare, self.exits, self.asked = None, {}, None
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
             try:
                 for s in [self.sock] + [z.sock for z in others]: s.detach()
-                os.dup2(theirs.detach(), 3)
-                os.closerange(4, 1 << 20)  # the channel and the other zygotes' sockets
-                zygote(socket.socket(fileno=3), name, controller)
+                os.dup2(theirs.detach(), ZYGOTE_SOCKET)
+                os.closerange(3, ZYGOTE_SOCKET); os.closerange(ZYGOTE_SOCKET + 1, 1 << 20)  # the channel, the other zygotes' sockets
+                zygote(socket.socket(fileno=ZYGOTE_SOCKET), name, controller)
             finally:
                 os._exit(0)
         theirs.close()
 
+    def ask(self):
+        """Asks the zygote for its next job process, forked ahead of its job, and hands it the process's pipes (their
+        other ends stay here): job (read by it), stdout, stderr and report (written by it)."""
+        if self.asked is not None or self.spare is not None or self.dead or not self.warm: return
+        job, out, err, rep = os.pipe(), os.pipe(), os.pipe(), os.pipe()
+        try: socket.send_fds(self.sock, [b't'], [out[1], err[1], rep[1], job[0]])
+        except OSError:
+            for fd in (job[1], out[0], err[0], rep[0]): os.close(fd)
+            return
+        finally:
+            for fd in (out[1], err[1], rep[1], job[0]): os.close(fd)
+        for fd in (out[0], err[0], rep[0]): os.set_blocking(fd, False)
+        self.asked = (job[1], out[0], err[0], rep[0])
+
     def on_message(self):
         """Reads one message; False when the zygote is gone."""
-        try: msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
-        except OSError: msg, fds = b'', []
+        try: msg = self.sock.recv(4096)
+        except OSError: msg = b''
         if not msg:
             self.dead = True
             return False
@@ -375,12 +384,15 @@ class Zygote:
         if kind == b'r':
             ms, mods = rest.split(b' ', 1)
             self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
+            self.ask()
         elif kind == b'c':
-            self.spare = (int(rest), fds)
-            self.ready = True
+            self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
         elif kind == b'x':
             pid, status = rest.split()
             self.exits[int(pid)] = int(status)
+        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
+            for fd in self.asked: os.close(fd)
+            self.asked = None
         return True
 
 
@@ -398,10 +410,12 @@ class Controller:
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ipc_in_use = sysv_in_use()
         self.ooms = oom_kills()
+        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each fork)
+        self.zygotes = {'bare': Zygote('bare', [])}
         self.planned = {'bare': [], 'std': list(STD), 'sci': [n for n in SCI if _installed(n)]}
         if not self.planned['sci']: del self.planned['sci']
-        self.zygotes = {}
-        for name in self.planned: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
+        for name in self.planned:
+            if name not in self.zygotes: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
         self.keep = {z.pid for z in self.zygotes.values()}
         self.children_path = '/proc/self/task/%d/children' % os.getpid()
         self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
@@ -432,7 +446,7 @@ class Controller:
                     except ValueError:
                         self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
                     if frame.get('op') == 'shutdown': self.closing = True
-                    elif frame.get('op') == 'exec': self.frames.append((frame, line))
+                    elif frame.get('op') == 'exec': self.frames.append(frame)
         return events
 
     def tell(self):
@@ -455,8 +469,7 @@ class Controller:
         self.tell()
         while not self.closing:
             if self.frames:
-                frame, line = self.frames.pop(0)
-                self.send(self.run(frame, line))
+                self.send(self.run(self.frames.pop(0)))
             else:
                 self.pump(-1)
         self.sweep()
@@ -470,9 +483,9 @@ class Controller:
             while not z.ready and not z.dead and not self.closing: self.pump(-1)
             if not z.dead or z.name == 'bare': return z
 
-    def run(self, job, line):
+    def run(self, job):
         payload = None
-        for _ in range(3):  # an earlier job may have killed the spare child: take the next one
+        for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
@@ -480,12 +493,16 @@ class Controller:
             z.spare = None
             z.ready = False
             t0 = time.perf_counter()
-            try: z.sock.send(b't')  # fork the next spare while this job runs
-            except OSError: pass
-            if payload is None: payload = line + b'\n' + precompile(job.get('code', ''))
+            z.ask()  # the next job process is forked while this job runs
             try:
-                os.kill(pid, signal.SIGCONT)  # or stopped it
-                os.write(job_w, payload)  # the child reads it all before it writes anything
+                if tampered(SPARE_LIMITS, pid):  # reniced, limited, pinned by a job that ran while it waited
+                    os.kill(pid, signal.SIGKILL)
+                    for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                if payload is None: payload = marshal.dumps((job.get('code', ''), precompile(job.get('code', '')), (job.get('stdin') or '').encode(), job.get('files') or {}))
+                self.limit(pid, job)
+                os.kill(pid, signal.SIGCONT)  # or a job stopped it
+                os.write(job_w, payload)  # the job process reads it all before it writes anything
                 break
             except OSError:
                 for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
@@ -528,6 +545,7 @@ class Controller:
             if not other.dead:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
+                other.ask()  # when its fork failed during the job (the sandbox's process limit)
         if tampered(START[0]): leftover = False  # the job reniced or prlimited the controller: retire
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
@@ -535,7 +553,7 @@ class Controller:
         for fd in bufs: os.close(fd)
         files = self.fetch(job) if wstatus is not None else {}
         cleaned = self.clean()
-        try: report = json.loads(bytes(bufs[rep_r]) or b'null')
+        try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
         except ValueError: report = None
         if not isinstance(report, dict): report = None
         exit_code, error, retire = None, None, not leftover or not cleaned or wstatus is None
@@ -547,11 +565,7 @@ class Controller:
         elif os.WIFEXITED(wstatus):
             exit_code = os.WEXITSTATUS(wstatus)
             status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report and report.get('tampered') is True:
-                # The job never ran: an earlier job changed this process's limits; a fresh sandbox runs it (the fleet retries).
-                status, retire = 'infra_error', True
-                error = {'type': 'SandboxTampered', 'message': 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced'}
-            elif exit_code and report:
+            if exit_code and report:
                 error = {k: str(report[k]) for k in ('type', 'message', 'traceback') if k in report}
                 if report.get('memory'): status, retire = 'memory', True
             elif exit_code:
@@ -571,12 +585,25 @@ class Controller:
                 'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
                 'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
 
+    def limit(self, pid, job):
+        """Sets the job's own limits on its spare process, from here (prlimit): address space (the process's size
+        now plus memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
+        fd = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
+        try: vm = int(os.read(fd, 256).split()[0]) * PAGE
+        finally: os.close(fd)
+        mem = vm + int(job.get('memory_mb', 1024)) * 1048576
+        resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
+        cpu = int(job.get('timeout_ms', 10000)) // 1000 + 2
+        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if NPROC: resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
     def fetch(self, job):
         """The requested regular files whose real path is in the work dir (a link out of it, also through a linked
         directory such as /proc/self, is skipped; nothing of the job is left to swap it meanwhile), 16 MiB each at most."""
-        files = {}
+        files, wanted = {}, job.get('fetch_files')
+        if not wanted: return files
         base = os.path.realpath(WORKDIR) + '/'
-        for rel in job.get('fetch_files') or []:
+        for rel in wanted:
             p = os.path.realpath(os.path.join(WORKDIR, rel))
             if not p.startswith(base): continue
             try:
@@ -628,11 +655,11 @@ class Controller:
 
 
 def precompile(code):
-    """The job's code compiled here, marshalled; b'' when it does not compile (the job then raises the error itself).
-    Compiling in a fresh fork costs ~1 ms of copy-on-write faults; here, where the compiler's pages are already
-    private, a fraction of that; unmarshalling in the job is cheap."""
-    try: return marshal.dumps(compile(code, '<string>', 'exec', dont_inherit=True))
-    except BaseException: return b''
+    """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
+    in a fresh fork costs ~1 ms of copy-on-write faults; here, where the compiler's pages are already private, a
+    fraction of that; the code object travels to the job process marshalled."""
+    try: return compile(code, '<string>', 'exec', dont_inherit=True)
+    except BaseException: return None
 
 
 def failed(job, status, type_, message):
@@ -647,11 +674,27 @@ def _installed(name):
     except Exception: return False
 
 
+def oom_score_adj(value):
+    """Sets this process's OOM score adjustment (writable only while the process is dumpable: no job may run then)."""
+    prctl(4, 1)  # PR_SET_DUMPABLE
+    try:
+        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
+        try: os.write(fd, b'%d' % value)
+        finally: os.close(fd)
+    except OSError: pass
+    prctl(4, 0)
+
+
 def main():
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
     prctl(4, 0)   # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ[k] = '1'
-    Controller().serve()
+    # The OOM killer takes a job first: the zygotes and every job process inherit 1000; the controller goes back to 0
+    # before any job runs.
+    oom_score_adj(1000)
+    controller = Controller()
+    oom_score_adj(0)
+    controller.serve()
 
 
 if __name__ == '__main__':
