@@ -437,8 +437,12 @@ test('a job that kills, stops, renices or limits the spare job processes and zyg
 test('a job that forges a "tampered" report about itself runs once and is its own error (the check is the controller\'s, from outside)', async () => {
   // Before, the job process reported the check itself: this report made the pool rerun the job and answer infra_error.
   const marker = `forged-${process.pid}-${Date.now()}`
-  const r = await run(`import os\nprint("${marker}")\nos.write(3, b'{"tampered": true}')\nos._exit(1)`)
+  const r = await run(`import os\nprint("${marker}", flush=True)\nos.write(3, b'{"tampered": true}')\nos._exit(1)`)
   assert.deepEqual([r.status, r.stdout, r.exit_code], ['error', `${marker}\n`, 1], JSON.stringify(r))
+  // Any other report a job writes is its own error with a well-formed `error` (an error without type and message
+  // failed the response schema: the caller got infra_error).
+  const odd = await run('import os\nos.write(3, b\'{"memory": 1, "message": {"a": 1}}\')\nos._exit(2)')
+  assert.deepEqual([odd.status, odd.exit_code, odd.error.type, odd.error.message], ['error', 2, 'ExitCode', '{\'a\': 1}'], JSON.stringify(odd))
   await assertHealthy('forged tampered report')
 })
 

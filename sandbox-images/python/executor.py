@@ -23,6 +23,8 @@ NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's (see `zygote`)
+FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
+FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
 
 
@@ -116,7 +118,7 @@ def warm(tier):
             except Exception: pass
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
-    sys.argv = ['-c']
+    fresh_main()
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
     # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
@@ -126,6 +128,22 @@ def warm(tier):
     if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     if tier == 'sci' and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
     return got
+
+
+# Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
+# gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
+# job process cost ~25 copy-on-write faults.
+MAIN, SOURCE = {}, []
+
+
+def fresh_main():
+    """A fresh `__main__` module as `python -c` has it, with `MAIN` its namespace; `SOURCE` the lines of '<string>'."""
+    main = types.ModuleType('__main__')
+    main.__builtins__ = sys.modules['builtins']
+    sys.modules['__main__'], sys.argv = main, ['-c']
+    global MAIN
+    MAIN = main.__dict__
+    linecache.cache['<string>'] = (0, None, SOURCE, '<string>')  # mtime None: checkcache never drops it
 
 
 def unbuffer_c_stdio():
@@ -181,10 +199,10 @@ def zygote(sock, tier, controller):
     while True:
         for fd, _ in poller.poll():
             if fd == ZYGOTE_SOCKET:
-                try: msg, fds, _, _ = socket.recv_fds(sock, 16, 4)
+                try: msg, anc, _, _ = sock.recvmsg(16, FDS_SPACE)
                 except OSError: os._exit(0)
                 if not msg: os._exit(0)
-                if fds != [1, 2, 3, 4]: os._exit(71)  # a broken invariant: the controller finds this tier gone
+                if not anc or anc[0][2] != FDS_1_TO_4: os._exit(71)  # a broken invariant: the controller finds this tier gone
                 os.set_inheritable(3, False); os.set_inheritable(4, False)  # the job's subprocesses get only 1 and 2
                 try: pid = os.fork()
                 except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
@@ -229,18 +247,17 @@ def run_job(code, compiled, stdin, files):
     """Runs the job's code (`compiled`: its code object, or None when it does not compile) in a fresh __main__."""
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
-    os.mkdir(WORKDIR, 0o700); os.chdir(WORKDIR)
+    os.chdir(WORKDIR)  # made empty by the controller after the last job
     for rel, b64 in files.items():
         path = os.path.normpath(rel)
         if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
         if os.path.dirname(path): os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'wb') as f: f.write(base64.b64decode(b64))
-    main = types.ModuleType('__main__'); sys.modules['__main__'] = main
-    linecache.cache['<string>'] = (len(code), None, code.splitlines(True), '<string>')
+    SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None
     try:
-        exec(compiled or compile(code, '<string>', 'exec'), main.__dict__)
+        exec(compiled or compile(code, '<string>', 'exec'), MAIN)
     except SystemExit as e:
         c = e.code
         if c is None: status = 0
@@ -404,6 +421,8 @@ class Controller:
         os.close(null)
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = b'', [], False, None
+        remove_tree(WORKDIR)  # an earlier executor's, where the work dir outlives its sandbox
+        os.mkdir(WORKDIR, 0o700)  # the first job's (each job's is made fresh after the one before: see clean)
         self.scratch = {d: set(os.listdir(d)) for d in SCRATCH if os.path.isdir(d)}
         # a job may chmod these (the sandbox's uid owns /tmp): set back after each job
         self.modes = {d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(WORKDIR)} if os.path.isdir(d)}
@@ -565,9 +584,10 @@ class Controller:
         elif os.WIFEXITED(wstatus):
             exit_code = os.WEXITSTATUS(wstatus)
             status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report:
-                error = {k: str(report[k]) for k in ('type', 'message', 'traceback') if k in report}
-                if report.get('memory'): status, retire = 'memory', True
+            if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
+                error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
+                if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
+                if report.get('memory') is True: status, retire = 'memory', True
             elif exit_code:
                 error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
         else:
@@ -633,6 +653,8 @@ class Controller:
             for path, remove in SYSV_IPC:
                 if path in self.ipc:
                     for i in sysv_ids(path) - self.ipc[path]: remove(i)
+        try: os.mkdir(WORKDIR, 0o700)  # the next job's, fresh
+        except OSError: ok = False
         return ok
 
     def sweep(self):
