@@ -9,7 +9,7 @@ numpy, sympy, scipy, mpmath) each keep one child forked ahead of time, waiting o
 job; the controller picks the cheapest tier that has what the job imports, compiles the code,
 writes job and code object into that child's pipe and drains its fd-level stdout/stderr.
 """
-import base64, gc, json, os, re, resource, select, signal, socket, stat, sys, time, traceback
+import base64, gc, itertools, json, os, re, resource, select, signal, socket, stat, sys, time, traceback
 import __future__, ast, ctypes, io, linecache, marshal, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
 # Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
 
@@ -41,10 +41,20 @@ SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_
                      for r, lim in zip(RLIMITS, START[0]))
 
 
-def tampered(limits, pid=0):
-    """True when the rlimits (in RLIMITS order) of process `pid` (0: this one) are not `limits` or its scheduling is not
-    START's: an earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it."""
-    return scheduling(pid) != START[1] or tuple(resource.prlimit(pid, r) for r in RLIMITS) != limits
+def tampered(pid):
+    """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
+    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it."""
+    return scheduling(pid) != START[1] or tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS)) != SPARE_LIMITS
+
+
+# What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
+CONTROLLER_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK)
+CONTROLLER_START = tuple(map(resource.getrlimit, CONTROLLER_RLIMITS))
+
+
+def controller_tampered():
+    """True when a job changed the controller's own limits or scheduling (its sandbox is then retired)."""
+    return scheduling() != START[1] or tuple(map(resource.getrlimit, CONTROLLER_RLIMITS)) != CONTROLLER_START
 
 
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
@@ -391,12 +401,12 @@ class Zygote:
         self.asked = (job[1], out[0], err[0], rep[0])
 
     def on_message(self):
-        """Reads one message; False when the zygote is gone."""
+        """Reads one message; answers its kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
         try: msg = self.sock.recv(4096)
         except OSError: msg = b''
         if not msg:
             self.dead = True
-            return False
+            return None
         kind, rest = msg[:1], msg[2:]
         if kind == b'r':
             ms, mods = rest.split(b' ', 1)
@@ -410,7 +420,7 @@ class Zygote:
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
             for fd in self.asked: os.close(fd)
             self.asked = None
-        return True
+        return kind
 
 
 class Controller:
@@ -450,10 +460,11 @@ class Controller:
         for fd, _ in events:
             z = self.by_fd.get(fd)
             if z is not None:
-                if not z.on_message():
+                kind = z.on_message()
+                if kind is None:
                     self.poller.unregister(fd); del self.by_fd[fd]
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
-                self.tell()
+                if kind is None or kind == b'r': self.tell()
             elif fd == self.chan_in:
                 data = os.read(self.chan_in, 65536)
                 if not data: self.closing = True; self.poller.unregister(fd); continue
@@ -514,7 +525,7 @@ class Controller:
             t0 = time.perf_counter()
             z.ask()  # the next job process is forked while this job runs
             try:
-                if tampered(SPARE_LIMITS, pid):  # reniced, limited, pinned by a job that ran while it waited
+                if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                     os.kill(pid, signal.SIGKILL)
                     for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
@@ -565,7 +576,7 @@ class Controller:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
-        if tampered(START[0]): leftover = False  # the job reniced or prlimited the controller: retire
+        if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
             if fd in open_fds: self.poller.unregister(fd)
