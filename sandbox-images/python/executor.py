@@ -136,6 +136,7 @@ def warm(tier):
     unbuffer_c_stdio()
     gc.collect(); gc.freeze(); gc.disable()
     if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
+    copy_code_mappings()
     if tier == 'sci' and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
     return got
 
@@ -192,6 +193,29 @@ def collapse_huge_pages():
         a, b = (int(x, 16) for x in p[0].split('-'))
         a, b = (a + huge - 1) & ~(huge - 1), b & ~(huge - 1)
         if b > a and LIBC.madvise(a, b - a, 14) == 0: LIBC.madvise(a, b - a, 25)  # MADV_HUGEPAGE, MADV_COLLAPSE
+
+
+# The interpreter's own code and the C library's: what every job runs (see copy_code_mappings).
+CODE_FILES = (os.path.basename(os.path.realpath(sys.executable)), 'libpython', 'libc.so', 'ld-linux', 'ld-musl')
+
+
+def copy_code_mappings():
+    """Makes fork copy the page-table entries of the interpreter's and the C library's code, instead of each job
+    process faulting them in again (fork skips a file mapping's entries unless the mapping has private pages: one
+    page of each is written, its own value back, under a brief PROT_WRITE; ~50 faults less per job). Failure (a
+    kernel that refuses writable code) is harmless."""
+    if LIBC is None: return
+    LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    try: maps = open('/proc/self/maps').read().splitlines()
+    except OSError: return
+    for line in maps:
+        p = line.split()
+        if len(p) < 6 or p[1][1] == 'w' or p[1][3] != 'p' or not os.path.basename(p[5]).startswith(CODE_FILES): continue
+        a, b = (int(x, 16) for x in p[0].split('-'))
+        prot = (1 if p[1][0] == 'r' else 0) | (4 if p[1][2] == 'x' else 0)
+        if LIBC.mprotect(a, b - a, prot | 2) != 0: continue  # the whole mapping: a part would split it
+        byte = ctypes.c_char.from_address(a); byte.value = byte.value
+        LIBC.mprotect(a, b - a, prot)
 
 
 def zygote(sock, tier, controller):
