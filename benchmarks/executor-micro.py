@@ -11,7 +11,7 @@ Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--py
        (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
 """
-import argparse, json, os, platform, resource, subprocess, sys, threading, time
+import argparse, itertools, json, os, platform, resource, subprocess, sys, threading, time
 
 WORKLOADS = {
     'print': 'print(1+1)',
@@ -22,24 +22,27 @@ WORKLOADS = {
     'empty-sci': 'import sympy',   # the sci tier's own cost (sympy is preloaded: nothing runs)
 }
 TICK = os.sysconf('SC_CLK_TCK')
+SEQ = itertools.count()
 
 
 def tree_cpu(pid):
-    """CPU seconds of pid and its live children, each with its reaped descendants."""
+    """(CPU seconds, minor page faults) of pid and its live children, each with its reaped descendants. The faults
+    (nearly all copy-on-write) do not depend on what else the machine does: the figure to compare on a shared one."""
     def one(p):
         try: f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
-        except OSError: return 0.0
-        return sum(int(x) for x in f[11:15]) / TICK
+        except OSError: return 0.0, 0
+        return sum(int(x) for x in f[11:15]) / TICK, int(f[7]) + int(f[8])
     try: kids = [int(k) for k in open('/proc/%d/task/%d/children' % (pid, pid)).read().split()]
     except OSError: kids = []
-    return one(pid) + sum(tree_cpu(k) for k in kids)
+    parts = [one(pid)] + [tree_cpu(k) for k in kids]
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
 class Executor:
     def __init__(self, python, spec):
         path, _, var = spec.partition('@')
         # the work dir on tmpfs, as in every sandbox (on a disk file system each job's mkdir/rmdir waits for it)
-        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'SANDFLEET_WORKDIR': '/dev/shm/sandfleet-micro-%d' % id(self)}
+        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'SANDFLEET_WORKDIR': '/dev/shm/sandfleet-micro-%d-%d' % (os.getpid(), next(SEQ))}
         if var: env[var.split('=', 1)[0]] = var.split('=', 1)[1]
         self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.n = 0
@@ -68,18 +71,21 @@ def measure(python, path, code, executors, jobs):
     try:
         for e in exs:
             for _ in range(20): e.run(code)  # warm: the sci tier, caches
-        cpu0 = sum(tree_cpu(e.p.pid) for e in exs)
+        t0s = [tree_cpu(e.p.pid) for e in exs]
         me0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         threads = [threading.Thread(target=lambda e=e: [e.run(code) for _ in range(jobs)]) for e in exs]
         for t in threads: t.start()
         for t in threads: t.join()
         wall = time.perf_counter() - t0
-        cpu = sum(tree_cpu(e.p.pid) for e in exs) - cpu0
+        t1s = [tree_cpu(e.p.pid) for e in exs]
+        cpu = sum(b[0] - a[0] for a, b in zip(t0s, t1s))
+        faults = sum(b[1] - a[1] for a, b in zip(t0s, t1s))
         me1 = resource.getrusage(resource.RUSAGE_SELF)
         drv = (me1.ru_utime - me0.ru_utime) + (me1.ru_stime - me0.ru_stime)
         total = jobs * executors
         return {'jobs_per_s': round(total / wall), 'executor_cpu_ms_per_job': round(cpu / total * 1000, 2),
+                'faults_per_job': round(faults / total, 1),
                 'driver_cpu_ms_per_job': round(drv / total * 1000, 2), 'tier': exs[0].run(code).get('tier')}
     finally:
         for e in exs: e.close()

@@ -546,6 +546,7 @@ class Controller:
             else:
                 self.pump(-1)
         self.sweep()
+        remove_tree(WORKDIR)
 
     def tier_for(self, frame):
         """The job's zygote, once it has a spare child; a cheaper one when the job's tier died."""
