@@ -32,3 +32,9 @@ export const RUNNER_PATHS = Object.freeze({
   load: '/v1/runner/load',
   info: '/v1/info'
 })
+
+/** Headers of the runner's internal API, set by gateways. */
+export const RUNNER_HEADERS = Object.freeze({
+  /** The caller's key (a digest, never the key itself), to the session API. */
+  sessionKey: 'x-sandfleet-key'
+})

@@ -1,15 +1,14 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
 import { Pool } from 'undici'
 import {
-  LIMITS, NDJSON, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult,
+  LIMITS, NDJSON, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult,
   type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
   type SessionInfo, type Status
 } from '@sandfleet/protocol'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
-/** Header that carries the caller's key digest to the runner's session API. */
-const SESSION_KEY_HEADER = 'x-sandfleet-key'
+const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
 /** Options of {@link HttpRunnerClient}. */
 export interface HttpRunnerClientOptions {

@@ -12,13 +12,13 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
-  ErrorBodySchema, ExecResultSchema, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
+  ErrorBodySchema, ExecResultSchema, RUNNER_HEADERS, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type ErrorBody, type SessionCreateRequest, type SessionExecRequest
 } from '@sandfleet/protocol'
 import { SESSION_ERRORS, SessionError, type SessionHost } from './session-host.ts'
 
 /** Header that carries the caller's key (a digest, never the key itself) from the gateway. */
-export const SESSION_KEY_HEADER = 'x-sandfleet-key'
+export const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
 /** The ErrorBody of a session error. */
 export function sessionErrorBody (err: SessionError): ErrorBody {
