@@ -1,14 +1,15 @@
 /**
  * A bounded FIFO of jobs waiting for a sandbox, with a deadline per job.
  *
- * - `push` is O(1) and refuses past the bound (the caller answers `overloaded`).
- * - `shift` is O(1) amortised: it returns the oldest live job; jobs whose deadline passed are
- *   handed to `onExpire` instead (the caller answers `queue_timeout`), never returned.
- * - `cancel` is O(1): the slot is emptied in place and skipped later.
- * - Expiry needs no polling and no timer per job: one timer is armed for the head's deadline.
- *   The runner gives every job the same queue timeout, so deadlines grow in FIFO order and that
- *   one timer is exact. A job whose deadline is earlier than a job ahead of it is still never
- *   returned after its deadline; it is expired when the timer or a `shift` reaches it.
+ * - `push` refuses past the bound (the caller answers `overloaded`).
+ * - `shift` returns the oldest live job; jobs whose deadline passed are handed to `onExpire`
+ *   instead (the caller answers `queue_timeout`), never returned.
+ * - `cancel` empties the slot in place; it is skipped later.
+ * - Expiry needs no polling and no timer per job: one timer is armed for the earliest deadline
+ *   of the jobs waiting, which a binary min-heap of their tickets keeps (push, shift, cancel and
+ *   expiry are O(log n)). Deadlines do not follow FIFO order: a gateway gives each call what is
+ *   left of its own budget, so a job retried from another runner may have less time than the
+ *   jobs ahead of it, and it is still answered at its deadline, not when the head's passes.
  *
  * Storage is a ring buffer of power-of-two size that grows by doubling up to the bound; items
  * are addressed by a sequence number (the ticket), so no wrapper object is allocated per job.
@@ -36,6 +37,10 @@ export class JobQueue<T> {
   readonly #now: () => number
   #items: Array<T | undefined>
   #deadlines: Float64Array
+  /** Per slot: where its ticket is in `#heap` (-1: not there). */
+  #heapAt: Int32Array
+  /** Tickets of the live jobs, a binary min-heap by deadline. */
+  readonly #heap: Ticket[] = []
   #mask: number
   /** Sequence number of the oldest slot still held (live or cancelled). */
   #headSeq = 0
@@ -53,6 +58,7 @@ export class JobQueue<T> {
     const capacity = Math.max(INITIAL_CAPACITY, 1)
     this.#items = new Array<T | undefined>(capacity).fill(undefined)
     this.#deadlines = new Float64Array(capacity)
+    this.#heapAt = new Int32Array(capacity).fill(-1)
     this.#mask = capacity - 1
   }
 
@@ -78,7 +84,8 @@ export class JobQueue<T> {
     this.#items[slot] = item
     this.#deadlines[slot] = deadlineAt
     this.#live++
-    if (this.#timer === undefined) this.#arm(deadlineAt)
+    this.#heapPush(seq)
+    if (deadlineAt < this.#timerAt) this.#arm(deadlineAt)
     return seq
   }
 
@@ -93,10 +100,12 @@ export class JobQueue<T> {
       this.#headSeq++
       if (item === undefined) continue
       this.#live--
+      this.#heapRemove(slot)
       if (this.#deadlines[slot] < now) { this.#onExpire(item); continue }
       this.#compact()
       return item
     }
+    this.#compact()
     return undefined
   }
 
@@ -107,6 +116,7 @@ export class JobQueue<T> {
     if (this.#items[slot] === undefined) return false
     this.#items[slot] = undefined
     this.#live--
+    this.#heapRemove(slot)
     this.#compact()
     return true
   }
@@ -118,7 +128,7 @@ export class JobQueue<T> {
       const item = this.#items[slot]
       this.#items[slot] = undefined
       this.#headSeq++
-      if (item !== undefined) { this.#live--; fn(item) }
+      if (item !== undefined) { this.#live--; this.#heapRemove(slot); fn(item) }
     }
     this.#compact()
   }
@@ -151,9 +161,13 @@ export class JobQueue<T> {
     this.#items = items
     this.#deadlines = deadlines
     this.#mask = mask
+    this.#heapAt = new Int32Array(capacity).fill(-1)
+    for (let i = 0; i < this.#heap.length; i++) this.#heapAt[this.#heap[i] & mask] = i
   }
 
+  /** Arms the one timer for `deadlineAt`, replacing one armed for later. */
   #arm (deadlineAt: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timerAt = deadlineAt
     const delay = Math.max(0, Math.ceil(deadlineAt - this.#now()) + 1)
     this.#timer = setTimeout(this.#onTimer, delay)
@@ -165,25 +179,83 @@ export class JobQueue<T> {
     this.#timerAt = Infinity
   }
 
-  /** Expires every job at the head whose deadline passed, then re-arms for the new head. */
+  /** Expires every job whose deadline passed, wherever it waits, then re-arms for the earliest left. */
   readonly #onTimer = (): void => {
     this.#timer = undefined
     this.#timerAt = Infinity
     const now = this.#now()
-    while (this.#headSeq < this.#tailSeq) {
-      const slot = this.#headSeq & this.#mask
-      const item = this.#items[slot]
-      if (item === undefined) { this.#headSeq++; continue }
+    while (this.#heap.length > 0) {
+      const slot = this.#heap[0] & this.#mask
       if (this.#deadlines[slot] >= now) break
+      const item = this.#items[slot] as T
       this.#items[slot] = undefined
-      this.#headSeq++
       this.#live--
+      this.#heapRemove(slot)
       this.#onExpire(item)
     }
     this.#compact()
-    if (this.#live > 0 && !this.#closed && this.#timer === undefined) {
-      this.#arm(this.#deadlines[this.#headSeq & this.#mask])
+    if (this.#live > 0 && !this.#closed) {
+      const next = this.#deadlines[this.#heap[0] & this.#mask]
+      if (next < this.#timerAt) this.#arm(next)
     }
+  }
+
+  #heapPush (seq: Ticket): void {
+    this.#heap.push(seq)
+    this.#heapAt[seq & this.#mask] = this.#heap.length - 1
+    this.#siftUp(this.#heap.length - 1)
+  }
+
+  /** Takes the ticket in `slot` out of the heap (a no-op when it is not there). */
+  #heapRemove (slot: number): void {
+    const i = this.#heapAt[slot]
+    if (i < 0) return
+    this.#heapAt[slot] = -1
+    const last = this.#heap.pop() as Ticket
+    if (i === this.#heap.length) return
+    this.#heap[i] = last
+    this.#heapAt[last & this.#mask] = i
+    this.#siftUp(i)
+    this.#siftDown(this.#heapAt[last & this.#mask])
+  }
+
+  #before (a: Ticket, b: Ticket): boolean {
+    const da = this.#deadlines[a & this.#mask]
+    const db = this.#deadlines[b & this.#mask]
+    return da < db || (da === db && a < b)
+  }
+
+  #place (i: number, seq: Ticket): void {
+    this.#heap[i] = seq
+    this.#heapAt[seq & this.#mask] = i
+  }
+
+  #siftUp (i: number): void {
+    const heap = this.#heap
+    const seq = heap[i]
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!this.#before(seq, heap[parent])) break
+      this.#place(i, heap[parent])
+      i = parent
+    }
+    this.#place(i, seq)
+  }
+
+  #siftDown (i: number): void {
+    const heap = this.#heap
+    const n = heap.length
+    const seq = heap[i]
+    for (;;) {
+      const left = 2 * i + 1
+      if (left >= n) break
+      const right = left + 1
+      const child = right < n && this.#before(heap[right], heap[left]) ? right : left
+      if (!this.#before(heap[child], seq)) break
+      this.#place(i, heap[child])
+      i = child
+    }
+    this.#place(i, seq)
   }
 
   /** For tests and stats: the deadline the expiry timer is armed for (Infinity when none). */

@@ -67,3 +67,59 @@ test('queue: cancel removes a job in place; drain hands out the rest in order', 
   assert.equal(q.shift(), undefined)
   q.close()
 })
+
+test('queue: a job with an earlier deadline than the jobs ahead of it is answered at its deadline, not at theirs', async () => {
+  const expired: Array<[string, number]> = []
+  const t0 = performance.now()
+  let done!: () => void
+  const first = new Promise<void>((resolve) => { done = resolve })
+  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push([s, performance.now() - t0]); done() } })
+  q.push('patient', t0 + 60_000)
+  q.push('retried', t0 + 20)
+  assert.ok(q.nextExpiryAt <= t0 + 20, 'the timer follows the earliest deadline')
+  await first
+  assert.deepEqual(expired.map(([s]) => s), ['retried'])
+  assert.ok(expired[0][1] < 5_000, `answered after ${expired[0][1]} ms, not when the head's deadline passes`)
+  assert.equal(q.length, 1)
+  assert.equal(q.shift(), 'patient', 'the job ahead still leaves first')
+  assert.equal(q.nextExpiryAt, Infinity)
+  q.close()
+})
+
+test('queue: with deadlines in any order, what has time left runs in FIFO order and the rest expires, across growth and cancels', () => {
+  let now = 0
+  const expired: number[] = []
+  const q = new JobQueue<number>({ limit: 1000, onExpire: (n) => expired.push(n), now: () => now })
+  // deadline of job i: a scramble of 0..299 (not FIFO), every job's its own
+  const deadlineOf = (i: number): number => (i * 7919) % 300 + 1
+  const tickets: number[] = []
+  for (let i = 0; i < 300; i++) tickets.push(q.push(i, deadlineOf(i)) as number)
+  for (let i = 0; i < 300; i += 3) assert.equal(q.cancel(tickets[i]), true)
+  const shifted = [q.shift(), q.shift()]
+  assert.deepEqual(shifted, [1, 2], 'FIFO order for the jobs that leave to run')
+  now = 150.5
+  const out: number[] = []
+  let v: number | undefined
+  while ((v = q.shift()) !== undefined) out.push(v)
+  const left = Array.from({ length: 300 }, (_, i) => i).filter((i) => i % 3 !== 0 && i > 2)
+  assert.deepEqual(out, left.filter((i) => deadlineOf(i) >= 150.5), 'what had time left runs, in FIFO order')
+  assert.deepEqual([...expired].sort((a, b) => a - b), left.filter((i) => deadlineOf(i) < 150.5), 'every other job expired, none lost')
+  assert.equal(q.length, 0)
+  q.close()
+})
+
+test('queue: the timer expires jobs in the order of their deadlines, whatever their order in the queue', async () => {
+  const expired: string[] = []
+  let done!: () => void
+  const all = new Promise<void>((resolve) => { done = resolve })
+  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === 4) done() } })
+  const t0 = performance.now()
+  q.push('c', t0 + 30)
+  q.push('a', t0 + 10)
+  q.push('d', t0 + 40)
+  q.push('b', t0 + 20)
+  await all
+  assert.deepEqual(expired, ['a', 'b', 'c', 'd'])
+  assert.equal(q.nextExpiryAt, Infinity)
+  q.close()
+})
