@@ -35,6 +35,12 @@ export const RUNNER_PATHS = Object.freeze({
 
 /** Headers of the runner's internal API, set by gateways. */
 export const RUNNER_HEADERS = Object.freeze({
+  /**
+   * How long the call's jobs may still wait for a sandbox, in whole milliseconds: what is left of
+   * the gateway's queue budget for this attempt. The runner's own `queueTimeoutMs` caps it; a
+   * job that cannot start in time is answered `queue_timeout` and never runs.
+   */
+  queueTimeoutMs: 'x-sandfleet-queue-timeout-ms',
   /** The caller's key (a digest, never the key itself), to the session API. */
   sessionKey: 'x-sandfleet-key'
 })

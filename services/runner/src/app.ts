@@ -5,6 +5,8 @@
  * - `POST /v1/execute`: an ExecRequest → an ExecResult (400 ErrorBody when it is refused).
  * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
+ *   On both, `x-sandfleet-queue-timeout-ms` (`RUNNER_HEADERS.queueTimeoutMs`) is how long the
+ *   caller lets the jobs wait for a sandbox; the runner's `queueTimeoutMs` caps it.
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
  *
@@ -14,7 +16,7 @@ import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
   BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
-  RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
+  RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
@@ -45,6 +47,15 @@ function fieldOf (err: FastifyError): string {
   const leaf = params.missingProperty ?? params.additionalProperty
   return leaf === undefined ? path : path === '' ? leaf : `${path}/${leaf}`
 }
+
+/** The caller's queue budget from its header: undefined when absent, NaN when it is not whole milliseconds. */
+function queueTimeoutOf (headers: Record<string, string | string[] | undefined>): number | undefined {
+  const raw = headers[RUNNER_HEADERS.queueTimeoutMs]
+  if (raw === undefined) return undefined
+  return typeof raw === 'string' && /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN
+}
+
+const BAD_QUEUE_TIMEOUT = errorBody('SF_ERR_RUNNER_INVALID_REQUEST', `${RUNNER_HEADERS.queueTimeoutMs} must be a whole number of milliseconds`, RUNNER_HEADERS.queueTimeoutMs)
 
 /** The runner's internal API on `runner`; see the module comment. */
 export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
@@ -83,11 +94,13 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
   }, async (request, reply) => {
     const problem = runner.check(request.body)
     if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, problem.message, problem.field))
+    const queueTimeoutMs = queueTimeoutOf(request.headers)
+    if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
     const aborter = new AbortController()
     let done = false
     reply.raw.once('close', () => { if (!done) aborter.abort() })
-    try { return await runner.execute(request.body, { signal: aborter.signal }) } finally { done = true }
+    try { return await runner.execute(request.body, { signal: aborter.signal, queueTimeoutMs }) } finally { done = true }
   })
 
   app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
@@ -98,17 +111,23 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
       const problem = runner.check(requests[i])
       if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, `requests/${i}/${problem.field}: ${problem.message}`, `requests/${i}/${problem.field}`))
     }
-    const accept = request.headers.accept ?? ''
-    if (!accept.includes(NDJSON)) return { results: await runner.executeBatch(requests) }
-    // Streaming: one line per result as it finishes; a client that goes away cancels what still waits.
+    const queueTimeoutMs = queueTimeoutOf(request.headers)
+    if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+    // A client that goes away cancels what still waits.
     const aborter = new AbortController()
-    const stream = new PassThrough()
     let done = false
     // The response's close, not the request's: a request emits 'close' as soon as its body was read.
     reply.raw.once('close', () => { if (!done) aborter.abort() })
+    const options = { signal: aborter.signal, queueTimeoutMs }
+    const accept = request.headers.accept ?? ''
+    if (!accept.includes(NDJSON)) {
+      try { return { results: await runner.executeBatch(requests, undefined, options) } } finally { done = true }
+    }
+    // Streaming: one line per result as it finishes.
+    const stream = new PassThrough()
     void runner.executeBatch(requests, (index, result) => {
       stream.write(`${JSON.stringify({ index, result })}\n`)
-    }, { signal: aborter.signal }).then(() => { done = true; stream.end() })
+    }, options).then(() => { done = true; stream.end() })
     return await reply.header('content-type', NDJSON).send(stream)
   })
 

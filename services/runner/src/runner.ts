@@ -29,6 +29,12 @@ export interface RunnerOptions {
 export interface ExecuteOptions {
   /** Aborting it answers a job that is still waiting for a sandbox (`queue_timeout`, SF_ERR_RUNNER_CANCELLED) without running it. */
   signal?: AbortSignal
+  /**
+   * Longest the job may wait for a sandbox, from this call: the caller's budget (a gateway sends
+   * what is left of its own). The runner's `queueTimeoutMs` still caps it. A job that cannot start
+   * in time is answered `queue_timeout` and never runs.
+   */
+  queueTimeoutMs?: number
 }
 
 /** A request the runner refuses before queueing: what the HTTP app turns into a 400. */
@@ -241,7 +247,12 @@ export class Runner {
     if (pool === undefined || this.#state === 'starting') {
       // Not started yet: wait for start() if it runs, else answer at once.
       if (this.#starting === undefined) return Promise.resolve(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED'))
-      return this.#starting.then(() => this.execute(request, options), (err: unknown) => this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`))
+      const since = performance.now()
+      // the wait for the start is a wait for a sandbox too: it counts against the caller's budget
+      const later = (): ExecuteOptions | undefined => options?.queueTimeoutMs === undefined
+        ? options
+        : { ...options, queueTimeoutMs: Math.max(0, options.queueTimeoutMs - (performance.now() - since)) }
+      return this.#starting.then(() => this.execute(request, later()), (err: unknown) => this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`))
     }
     let resolved
     try {
@@ -249,13 +260,16 @@ export class Runner {
     } catch (err) {
       return Promise.resolve(this.#failed(request, 'invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST', messageOf(err)))
     }
-    return pool.run({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, request.request_id, options?.signal)
+    return pool.run({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, {
+      requestId: request.request_id, signal: options?.signal, queueTimeoutMs: options?.queueTimeoutMs
+    })
       .then((result) => { this.#metrics.record(language, result); return result })
   }
 
   /**
    * Runs many requests, queued in order; resolves with the results in request order. `onResult`
-   * sees each result as soon as it is ready, with its index (completion order). Never rejects.
+   * sees each result as soon as it is ready, with its index (completion order). `options` apply
+   * to every item (one queue timeout for all, counted from this call). Never rejects.
    */
   async executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
     const results = new Array<ExecResult>(requests.length)

@@ -100,3 +100,21 @@ test('app: GET /v1/info names the backend, its isolation per language and the ma
   assert.match(info.backend_reason, /given by the embedder/)
   assert.equal(info.manifest, null)
 })
+
+test('app: x-sandfleet-queue-timeout-ms is the caller\'s budget for the wait: an item that cannot start in it is answered queue_timeout, the others run', async () => {
+  const headers = { 'x-sandfleet-queue-timeout-ms': '100' }
+  const res = await app.inject({
+    method: 'POST', url: '/v1/execute/batch', headers,
+    payload: { requests: [{ code: 'sleep 600' }, { code: 'sleep 600' }, { code: 'echo tail' }] }
+  })
+  assert.equal(res.statusCode, 200)
+  const results = res.json().results as Array<{ status: string, error: { type: string } | null, queue_ms: number }>
+  assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'queue_timeout'])
+  assert.equal(results[2].error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
+  assert.ok(results[2].queue_ms < 600, `queue_ms ${results[2].queue_ms}: answered at the budget, not when a sandbox freed`)
+  for (const url of ['/v1/execute', '/v1/execute/batch']) {
+    const bad = await app.inject({ method: 'POST', url, headers: { 'x-sandfleet-queue-timeout-ms': 'soon' }, payload: url === '/v1/execute' ? { code: 'echo x' } : { requests: [{ code: 'echo x' }] } })
+    assert.equal(bad.statusCode, 400, url)
+    assert.deepEqual([bad.json().error.code, bad.json().error.field], ['SF_ERR_RUNNER_INVALID_REQUEST', 'x-sandfleet-queue-timeout-ms'])
+  }
+})

@@ -55,6 +55,19 @@ export interface PoolOptions {
   events?: PoolEvents
 }
 
+/** Per-job options of {@link Pool.run}. */
+export interface RunOptions {
+  /** Echoed in the result. */
+  requestId?: string
+  /** Aborting it answers the job at once while it still waits (`queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
+  signal?: AbortSignal
+  /**
+   * Longest this job may wait for a sandbox (the caller's budget, e.g. what is left of a
+   * gateway's); the pool's `queueTimeoutMs` still caps it.
+   */
+  queueTimeoutMs?: number
+}
+
 /** A snapshot of a pool's counters. */
 export interface PoolStats {
   language: Language
@@ -89,10 +102,19 @@ interface Slot {
   jobs: number
 }
 
-/** A job waiting in the queue. */
-interface Waiting {
+/** A job on its way through the pool. */
+interface Call {
   job: Job
   requestId: string | undefined
+  /** When it must have started, on the `performance.now()` clock. */
+  startBy: number
+  /** Its queue timeout, for the message of a `queue_timeout`. */
+  queueTimeoutMs: number
+}
+
+/** A job waiting in the queue. */
+interface Waiting {
+  call: Call
   enqueuedAt: number
   resolve: (result: ExecResult) => void
   ticket: Ticket
@@ -158,16 +180,23 @@ export class Pool {
   }
 
   /**
-   * Runs one job and resolves with its full result; never rejects. `requestId` is echoed in
-   * the result; aborting `signal` while the job waits answers it at once without running it.
+   * Runs one job and resolves with its full result; never rejects. A job that cannot start
+   * within its queue timeout (see {@link RunOptions}) is answered `queue_timeout` and never runs.
    */
-  run (job: Job, requestId?: string, signal?: AbortSignal): Promise<ExecResult> {
+  run (job: Job, options: RunOptions = {}): Promise<ExecResult> {
+    const asked = options.queueTimeoutMs
+    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
+    return this.#run({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal)
+  }
+
+  #run (call: Call, signal?: AbortSignal): Promise<ExecResult> {
+    const { requestId } = call
     if (this.#state === 'draining' || this.#state === 'closed') {
       return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', 0, requestId))
     }
     if (this.#idle.length > 0 && this.#queue.length === 0) {
       const slot = this.#idle.pop() as Slot
-      return new Promise((resolve) => { this.#runOn(slot, job, 0, requestId, resolve) })
+      return new Promise((resolve) => { this.#runOn(slot, call, 0, resolve) })
     }
     if (this.#failing === this.#options.size) {
       return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#lastStartError)}`))
@@ -175,8 +204,8 @@ export class Pool {
     if (signal?.aborted === true) return Promise.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
     return new Promise((resolve) => {
       const enqueuedAt = performance.now()
-      const waiting: Waiting = { job, requestId, enqueuedAt, resolve, ticket: -1, signal, onAbort: undefined }
-      const ticket = this.#queue.push(waiting, enqueuedAt + this.#options.queueTimeoutMs)
+      const waiting: Waiting = { call, enqueuedAt, resolve, ticket: -1, signal, onAbort: undefined }
+      const ticket = this.#queue.push(waiting, call.startBy)
       if (ticket === undefined) {
         resolve(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
         return
@@ -235,7 +264,7 @@ export class Pool {
     this.#state = 'closed'
     this.#stopping.abort()
     this.#queue.close()
-    this.#queue.drain((w) => this.#answer(w, this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', performance.now() - w.enqueuedAt, w.requestId)))
+    this.#queue.drain((w) => this.#answer(w, this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', performance.now() - w.enqueuedAt, w.call.requestId)))
     this.#idle.length = 0
     await Promise.all([...this.#live].map(async (sandbox) => {
       try { await sandbox.close() } catch (err) { this.#log.warn({ sandbox: sandbox.id, err: messageOf(err) }, 'sandbox close failed') }
@@ -244,14 +273,16 @@ export class Pool {
   }
 
   /** Hands one job to a sandbox; `done` gets the full result. */
-  #runOn (slot: Slot, job: Job, queueMs: number, requestId: string | undefined, done: Done): void {
+  #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
+    const { job, requestId } = call
     const finish = (outcome: RunOutcome | undefined, err: unknown): void => {
       if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(job) && this.#state !== 'closed') {
-        // The job never ran: an earlier job had changed the sandbox's processes. Once more, on another sandbox.
+        // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
+        // another sandbox, within what is left of its queue timeout (its caller waits no longer).
         this.#rerun.add(job)
         this.#busy--
         this.#retire(slot, 'crash')
-        void this.run(job, requestId).then(done)
+        void this.#run(call).then(done)
         return
       }
       this.#finish(slot, queueMs, requestId, done, outcome, err)
@@ -305,7 +336,7 @@ export class Pool {
     const next = this.#queue.shift()
     if (next !== undefined) {
       if (next.onAbort !== undefined) next.signal?.removeEventListener('abort', next.onAbort)
-      this.#runOn(slot, next.job, performance.now() - next.enqueuedAt, next.requestId, next.resolve)
+      this.#runOn(slot, next.call, performance.now() - next.enqueuedAt, next.resolve)
       return
     }
     this.#idle.push(slot)
@@ -390,13 +421,13 @@ export class Pool {
   /** Every slot is failing to start: answer the waiting jobs now rather than let them hang. */
   #failQueue (err: unknown): void {
     const message = `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(err)}`
-    this.#queue.drain((w) => this.#answer(w, this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', performance.now() - w.enqueuedAt, w.requestId, message)))
+    this.#queue.drain((w) => this.#answer(w, this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', performance.now() - w.enqueuedAt, w.call.requestId, message)))
     this.#checkIdle()
   }
 
   readonly #expire = (w: Waiting): void => {
-    this.#answer(w, this.#failed('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', performance.now() - w.enqueuedAt, w.requestId,
-      `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${this.#options.queueTimeoutMs} ms)`))
+    this.#answer(w, this.#failed('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', performance.now() - w.enqueuedAt, w.call.requestId,
+      `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${Math.round(w.call.queueTimeoutMs)} ms)`))
     this.#checkIdle()
   }
 

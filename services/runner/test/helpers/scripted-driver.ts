@@ -1,7 +1,8 @@
 /**
  * A small scripted Driver for the pool, queue and runner tests: the job's code is a command.
  * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout` → timeout + retire;
- * `reject` → execute rejects (a fleet fault). Start failures are scripted with `failStarts`.
+ * `reject` → execute rejects (a fleet fault). Start failures are scripted with `failStarts`; a
+ * sandbox found tampered with (the job does not run) with `tamperNext`.
  */
 import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/drivers/driver.ts'
 
@@ -18,7 +19,10 @@ export class ScriptedDriver implements Driver {
   readonly name = 'unsafe' as const
   readonly languages = ['python'] as const
   failStarts: number
-  readonly startMs: number
+  /** Milliseconds a start takes (may change between starts). */
+  startMs: number
+  /** How many of the next executes report the sandbox tampered with (the job does not run). */
+  tamperNext = 0
   starts = 0
   startFailures = 0
   readonly sandboxes: ScriptedSandbox[] = []
@@ -73,6 +77,10 @@ export class ScriptedSandbox implements Sandbox {
 
   async execute (job: Job): Promise<RunOutcome> {
     if (this.state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.state}`)
+    if (this.driver.tamperNext > 0) {
+      this.driver.tamperNext--
+      throw Object.assign(new Error('scripted: an earlier job changed this sandbox\'s processes'), { code: 'SF_ERR_RUNNER_SANDBOX_TAMPERED' })
+    }
     this.state = 'busy'
     this.jobs++
     const code = job.request.code

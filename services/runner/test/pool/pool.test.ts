@@ -32,7 +32,7 @@ test('pool: a job that waited past its deadline is answered queue_timeout and ne
   const p = pool(driver, { queueTimeoutMs: 10 })
   try {
     await p.start()
-    const [first, late] = await Promise.all([p.run(job('sleep 60')), p.run(job('echo late'), 'req-7')])
+    const [first, late] = await Promise.all([p.run(job('sleep 60')), p.run(job('echo late'), { requestId: 'req-7' })])
     assert.equal(first.status, 'ok')
     assert.equal(late.status, 'queue_timeout')
     assert.equal(late.error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
@@ -168,10 +168,70 @@ test('pool: aborting a waiting job answers it without running it', async () => {
     await p.start()
     const ac = new AbortController()
     const first = p.run(job('sleep 20'))
-    const cancelled = p.run(job('echo never'), undefined, ac.signal)
+    const cancelled = p.run(job('echo never'), { signal: ac.signal })
     ac.abort()
     assert.equal((await cancelled).error?.type, 'SF_ERR_RUNNER_CANCELLED')
     await first
     assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20'])
+  } finally { await p.close() }
+})
+
+test('pool: a job given less time than the pool\'s queue timeout is answered queue_timeout at its own, and the job ahead of it still runs', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { queueTimeoutMs: 10_000 })
+  try {
+    await p.start()
+    let busyDone = false
+    const busy = p.run(job('sleep 1500')).then((r) => { busyDone = true; return r })
+    const patient = p.run(job('echo patient'))
+    const hurried = await p.run(job('echo hurried'), { queueTimeoutMs: 100, requestId: 'h' })
+    assert.equal(busyDone, false, 'answered while the sandbox was still busy, not when it freed')
+    assert.deepEqual([hurried.status, hurried.error?.type, hurried.request_id], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'h'])
+    assert.match(hurried.error?.message ?? '', /queue timeout 100 ms/)
+    assert.ok(hurried.queue_ms >= 99, `queue_ms ${hurried.queue_ms}`)
+    assert.equal((await busy).status, 'ok')
+    assert.equal((await patient).stdout, 'patient\n')
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 1500', 'echo patient'])
+  } finally { await p.close() }
+})
+
+test('pool: a caller may not make a job wait longer than the pool\'s queue timeout', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { queueTimeoutMs: 50 })
+  try {
+    await p.start()
+    const [, late] = await Promise.all([p.run(job('sleep 300')), p.run(job('echo late'), { queueTimeoutMs: 60_000 })])
+    assert.equal(late.status, 'queue_timeout')
+    assert.match(late.error?.message ?? '', /queue timeout 50 ms/)
+  } finally { await p.close() }
+})
+
+test('pool: a job found on a tampered sandbox runs once, on another sandbox', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { size: 2 })
+  try {
+    await p.start()
+    driver.tamperNext = 1
+    const result = await p.run(job('echo once'))
+    assert.deepEqual([result.status, result.stdout], ['ok', 'once\n'])
+    assert.deepEqual(driver.sandboxes.flatMap((s) => s.ran), ['echo once'], 'run once')
+    const retired = driver.sandboxes.filter((s) => s.state === 'closed')
+    assert.equal(retired.length, 1, 'the tampered sandbox is retired')
+    assert.notEqual(result.sandbox, retired[0].id)
+  } finally { await p.close() }
+})
+
+test('pool: the second try of a job found on a tampered sandbox waits no longer than what is left of its queue timeout', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { size: 1, queueTimeoutMs: 10_000 })
+  try {
+    await p.start()
+    driver.startMs = 5000 // the replacement of the only sandbox comes too late for this job
+    driver.tamperNext = 1
+    const t0 = performance.now()
+    const result = await p.run(job('echo never'), { queueTimeoutMs: 200 })
+    assert.equal(result.status, 'queue_timeout')
+    assert.ok(performance.now() - t0 < 4000, 'answered at its queue timeout, not when a sandbox came back')
+    assert.deepEqual(driver.sandboxes.flatMap((s) => s.ran), [])
   } finally { await p.close() }
 })
