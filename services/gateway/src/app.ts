@@ -75,12 +75,13 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     dnsRefreshMs: config.dnsRefreshMs,
     loadPollMs: config.loadPollMs,
     connections: config.runnerConnections,
+    queueTimeoutMs: config.queueTimeoutMs,
     graceMs: config.callGraceMs,
     logger: app.log
   })
   const router = new Router(runners, {
     maxAttempts: config.maxAttempts,
-    callGraceMs: config.callGraceMs,
+    queueTimeoutMs: config.queueTimeoutMs,
     maxSubBatchItems: config.maxSubBatchItems,
     ...(options.affinity === undefined ? {} : { affinity: options.affinity })
   })

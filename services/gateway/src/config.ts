@@ -19,7 +19,14 @@ export const GatewayConfigSchema = Type.Object({
   maxInFlight: Type.Integer({ minimum: 1, default: 4096, description: 'Calls admitted at once (a batch counts its items); past it 429' }),
   retryAfterS: Type.Integer({ minimum: 0, default: 1, description: 'Retry-After of a 429' }),
   maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Runners tried for one call when they fail at the infrastructure level' }),
-  callGraceMs: Type.Integer({ minimum: 0, default: 5000, description: 'A call\'s deadline is timeout_ms plus this; retries happen only before it' }),
+  queueTimeoutMs: Type.Integer({
+    minimum: 0, maximum: LIMITS.maxTimeoutMs, default: 20_000,
+    description: 'Longest a call may wait for a sandbox, over all its attempts: each attempt tells the runner what is left (a runner\'s own queueTimeoutMs still caps it), and a call is retried on another runner only while some is left'
+  }),
+  callGraceMs: Type.Integer({
+    minimum: 0, default: 5000,
+    description: 'Beyond what is left of queueTimeoutMs plus timeout_ms, how long the gateway waits for a runner\'s answer (the runner\'s own grace, transport) before it counts the runner unreachable'
+  }),
   maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
   maxCodeChars: Type.Integer({ minimum: 1, default: 1024 * 1024, description: 'Longest `code`, in characters' }),
   maxTimeoutMs: Type.Integer({ minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: 300_000 }),

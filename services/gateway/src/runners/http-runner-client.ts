@@ -14,7 +14,12 @@ const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 export interface HttpRunnerClientOptions {
   /** Keep-alive connections kept to this runner. */
   connections?: number
-  /** Added to a call's `timeout_ms` before the HTTP call is given up (queueing, transport). */
+  /** Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default 30 000 ms. */
+  queueTimeoutMs?: number
+  /**
+   * Added to a call's queue budget and `timeout_ms` before the HTTP call is given up (the
+   * runner's own grace, transport); default 5000 ms.
+   */
   graceMs?: number
 }
 
@@ -51,11 +56,13 @@ export class HttpRunnerClient implements RunnerClient {
   readonly name: string
   readonly #pool: Pool
   readonly #graceMs: number
+  readonly #queueTimeoutMs: number
   #closed = false
 
   constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
     this.name = new URL(baseUrl).origin
     this.#graceMs = options.graceMs ?? 5000
+    this.#queueTimeoutMs = options.queueTimeoutMs ?? 30_000
     this.#pool = new Pool(this.name, {
       connections: options.connections ?? 256,
       pipelining: 1,
@@ -64,19 +71,27 @@ export class HttpRunnerClient implements RunnerClient {
     })
   }
 
-  #timeout (requests: ExecRequest[]): number {
+  /**
+   * The queue budget sent to the runner, and how long to wait for its answer: every job starts
+   * within the budget or is answered `queue_timeout` at it, and a job that started ends within
+   * its `timeout_ms` and the runner's grace, so the answer comes before budget + longest
+   * `timeout_ms` + grace. A timeout that fired sooner would turn a truthful `queue_timeout`, or a
+   * result, into an `infra_error` of the gateway's own making.
+   */
+  #deadline (requests: ExecRequest[], options: CallOptions): { headers: Record<string, string>, timeout: number } {
+    const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
     let max = 0
     for (const r of requests) max = Math.max(max, r.timeout_ms ?? LIMITS.defaultTimeoutMs)
-    return max + this.#graceMs
+    return { headers: { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }, timeout: budget + max + this.#graceMs }
   }
 
   async execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    const timeout = this.#timeout([request])
+    const { headers, timeout } = this.#deadline([request], options)
     try {
       const { statusCode, body } = await this.#pool.request({
         method: 'POST',
         path: RUNNER_PATHS.execute,
-        headers: JSON_HEADERS,
+        headers: { ...JSON_HEADERS, ...headers },
         body: JSON.stringify(request),
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -89,15 +104,16 @@ export class HttpRunnerClient implements RunnerClient {
   }
 
   async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options: CallOptions = {}): Promise<ExecResult[]> {
-    const timeout = this.#timeout(requests)
+    const deadline = this.#deadline(requests, options)
+    const timeout = deadline.timeout
     const results = new Array<ExecResult>(requests.length)
     try {
       const { statusCode, headers, body } = await this.#pool.request({
         method: 'POST',
         path: RUNNER_PATHS.batch,
-        headers: NDJSON_HEADERS,
+        headers: { ...NDJSON_HEADERS, ...deadline.headers },
         body: JSON.stringify({ requests }),
-        // a batch queues on the runner: give it the time of its items run one after another per slot
+        // every item starts within the one budget or is answered queue_timeout at it
         headersTimeout: timeout,
         bodyTimeout: timeout,
         signal: options.signal

@@ -20,14 +20,21 @@ export interface LocalSessions {
  */
 export interface LocalRunner {
   readonly id: string
-  /** Never rejects: every outcome is a result. */
-  execute(request: ExecRequest, options?: { signal?: AbortSignal }): Promise<ExecResult>
-  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener): Promise<ExecResult[]>
+  /** Never rejects: every outcome is a result. `queueTimeoutMs` is the job's queue budget (the runner's own limit caps it). */
+  execute(request: ExecRequest, options?: LocalCallOptions): Promise<ExecResult>
+  /** Like `execute` for each item, with one budget for all; results in order. */
+  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, options?: LocalCallOptions): Promise<ExecResult[]>
   load(): RunnerLoad
   /** What it runs (backend, isolation, manifest). */
   info(): RunnerInfo
   /** Its sessions, when it holds any. */
   readonly sessions?: LocalSessions | undefined
+}
+
+/** Per-call options of a {@link LocalRunner} (`services/runner`'s `ExecuteOptions`). */
+export interface LocalCallOptions {
+  signal?: AbortSignal
+  queueTimeoutMs?: number
 }
 
 /** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
@@ -49,11 +56,11 @@ export class InProcessRunnerClient implements RunnerClient {
   }
 
   execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    return this.#runner.execute(request, options.signal === undefined ? undefined : { signal: options.signal })
+    return this.#runner.execute(request, options)
   }
 
-  executeBatch (requests: ExecRequest[], onResult?: BatchResultListener): Promise<ExecResult[]> {
-    return this.#runner.executeBatch(requests, onResult)
+  executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options: CallOptions = {}): Promise<ExecResult[]> {
+    return this.#runner.executeBatch(requests, onResult, options)
   }
 
   async load (): Promise<RunnerLoad> {

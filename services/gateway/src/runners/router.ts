@@ -1,14 +1,21 @@
 /**
  * Routing: each call goes to the least loaded runner; a call that failed at the infrastructure
  * level (`infra_error`, `overloaded`, a connection failure) is tried again on another runner
- * while its deadline allows. A status of the user's code is never retried.
+ * while its queue budget lasts. A status of the user's code is never retried.
+ *
+ * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
+ * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
+ * the runner starts the job within it or answers `queue_timeout`, and the runner client waits
+ * for that answer (budget left + `timeout_ms` + grace). So every attempt is answered by
+ * start + `queueTimeoutMs` + `timeout_ms` + grace, retries included, and the answer is the
+ * runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of the gateway.
  */
 import {
-  LIMITS, failedResult,
+  failedResult,
   type ExecRequest, type ExecResult
 } from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
-import type { BatchResultListener } from './runner-client.ts'
+import type { BatchResultListener, CallOptions } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
@@ -24,8 +31,8 @@ export type AffinityHook = (request: ExecRequest) => string | undefined
 export interface RouterOptions {
   /** Runners tried for one call, at most. */
   maxAttempts: number
-  /** A call's deadline: its `timeout_ms` plus this. */
-  callGraceMs: number
+  /** Longest a call may wait for a sandbox, over all its attempts (see the module comment). */
+  queueTimeoutMs: number
   /** Most items of a batch sent to one runner in one request. */
   maxSubBatchItems: number
   affinity?: AffinityHook
@@ -69,8 +76,15 @@ export class Router {
     for (const o of this.#observers) o(result, request, member, attempt)
   }
 
-  #deadline (request: ExecRequest, start: number): number {
-    return start + (request.timeout_ms ?? LIMITS.defaultTimeoutMs) + this.#options.callGraceMs
+  /** What is left of the queue budget of a call the gateway took at `start` (0: spent). */
+  #budgetLeft (start: number): number {
+    return Math.max(0, start + this.#options.queueTimeoutMs - Date.now())
+  }
+
+  #callOptions (start: number, signal: AbortSignal | undefined): CallOptions {
+    const options: CallOptions = { queueTimeoutMs: this.#budgetLeft(start) }
+    if (signal !== undefined) options.signal = signal
+    return options
   }
 
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
@@ -84,9 +98,11 @@ export class Router {
     return member === undefined ? {} : { member }
   }
 
-  /** Runs one call, retrying infrastructure failures on other runners. Never rejects. */
+  /**
+   * Runs one call, retrying infrastructure failures on other runners. `start` (`Date.now()`) is
+   * when the gateway took the call: its queue budget counts from there. Never rejects.
+   */
   async execute (request: ExecRequest, signal?: AbortSignal, start = Date.now(), tried = new Set<RunnerMember>()): Promise<ExecResult> {
-    const deadline = this.#deadline(request, start)
     let last: ExecResult | undefined
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
       const { member, pinned } = this.#choose(request, tried)
@@ -94,7 +110,7 @@ export class Router {
       member.outstanding++
       let result: ExecResult
       try {
-        result = await member.client.execute(request, signal === undefined ? undefined : { signal })
+        result = await member.client.execute(request, this.#callOptions(start, signal))
       } catch (err) {
         if (signal?.aborted !== true) member.up = false
         result = unreachableResult(err, member, request)
@@ -102,7 +118,7 @@ export class Router {
         member.outstanding--
       }
       this.#emit(result, request, member, attempt)
-      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || Date.now() >= deadline) return result
+      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || this.#budgetLeft(start) === 0) return result
       tried.add(member)
       last = result
     }
@@ -112,8 +128,8 @@ export class Router {
   /**
    * Runs a batch: items are spread over runners by load (one sub-batch per runner and up to
    * `maxSubBatchItems` items), each result is handed to `onResult` as soon as it is final, and
-   * items that failed at the infrastructure level are retried one by one elsewhere.
-   * Resolves with every result in request order. Never rejects.
+   * items that failed at the infrastructure level are retried one by one elsewhere, all within
+   * one queue budget counted from now. Resolves with every result in request order. Never rejects.
    */
   async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, signal?: AbortSignal): Promise<ExecResult[]> {
     const start = Date.now()
@@ -135,7 +151,7 @@ export class Router {
     const retry = (i: number, member: RunnerMember, last: ExecResult): void => {
       const request = requests[i]
       const pinned = this.#options.affinity?.(request) !== undefined
-      if (pinned || signal?.aborted === true || Date.now() >= this.#deadline(request, start) || this.#options.maxAttempts < 2) {
+      if (pinned || signal?.aborted === true || this.#budgetLeft(start) === 0 || this.#options.maxAttempts < 2) {
         settle(i, last)
         return
       }
@@ -145,7 +161,7 @@ export class Router {
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, signal))
+        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
       }
     }
     await Promise.all(sends)
@@ -157,8 +173,9 @@ export class Router {
     member: RunnerMember, chunk: number[], requests: ExecRequest[],
     settle: (i: number, r: ExecResult) => void,
     retry: (i: number, member: RunnerMember, last: ExecResult) => void,
-    signal: AbortSignal | undefined
+    options: CallOptions
   ): Promise<void> {
+    const { signal } = options
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
       await member.client.executeBatch(chunk.map((i) => requests[i]), (j, result) => {
@@ -169,7 +186,7 @@ export class Router {
         this.#emit(result, requests[i], member, 1)
         if (RETRIED.has(result.status)) retry(i, member, result)
         else settle(i, result)
-      }, signal === undefined ? undefined : { signal })
+      }, options)
     } catch (err) {
       if (signal?.aborted !== true) member.up = false
       for (let j = 0; j < chunk.length; j++) {

@@ -11,6 +11,12 @@ export type BatchResultListener = (index: number, result: ExecResult) => void
 export interface CallOptions {
   /** Aborted when the caller went away: the runner may drop the job. */
   signal?: AbortSignal
+  /**
+   * How long the job (each item of a batch) may still wait for a sandbox on this runner: what
+   * is left of the call's queue budget. The runner answers `queue_timeout` past it, and the
+   * client waits for that answer (it never gives up on the runner before the runner can answer).
+   */
+  queueTimeoutMs?: number
 }
 
 /**

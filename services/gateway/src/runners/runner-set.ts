@@ -69,8 +69,9 @@ export interface RunnerSetOptions {
   dns?: string
   dnsRefreshMs?: number
   loadPollMs?: number
-  /** Options of the HTTP clients the set makes. */
+  /** Options of the HTTP clients the set makes (see `HttpRunnerClientOptions`). */
   connections?: number
+  queueTimeoutMs?: number
   graceMs?: number
   logger?: SetLogger
 }
@@ -98,7 +99,8 @@ export class RunnerSet {
   }
 
   #add (url: string): void {
-    const client = new HttpRunnerClient(url, { connections: this.#options.connections ?? 256, graceMs: this.#options.graceMs ?? 5000 })
+    const { connections, queueTimeoutMs, graceMs } = this.#options
+    const client = new HttpRunnerClient(url, { connections, queueTimeoutMs, graceMs })
     if (this.#members.has(client.name)) { void client.close(); return }
     this.#members.set(client.name, new RunnerMember(client))
     this.#log.info({ runner: client.name }, 'runner added')
