@@ -16,9 +16,9 @@ const POOL = 2
 let fleet: TestFleet
 
 before(async () => {
-  // The gateway's deadline (timeout_ms + callGraceMs) counts the wait in the runner's queue: the mixed
-  // case queues 100 jobs on 2 sandboxes, so it gets room; the runner's grace stays small.
-  fleet = await startFleet([RUNNER], { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 }, { callGraceMs: 60_000 })
+  // The mixed case queues 100 jobs on 2 sandboxes: a call may wait up to a minute for a sandbox
+  // (the gateway's queue budget and the runner's queue timeout); the runner's grace stays small.
+  fleet = await startFleet([RUNNER], { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 }, { queueTimeoutMs: 60_000 })
 })
 after(async () => {
   await fleet?.close()

@@ -25,7 +25,12 @@ export interface ClientOptions {
   maxBatch?: number
   /** Retry policy (defaults: 6 attempts, 50 ms base, 2 s cap). */
   retry?: Partial<RetryPolicy>
-  /** Time a call may take beyond its own `timeout_ms`, queueing and retries included (default 30 000 ms). */
+  /**
+   * Time a call may take beyond its own `timeout_ms`, queueing and retries included (default
+   * 30 000 ms). Keep it above the gateway's `queueTimeoutMs` + `callGraceMs` (25 000 ms by
+   * default): below, a call still waiting in a queue is given up here (`SF_ERR_CLIENT_DEADLINE`)
+   * before the fleet can answer its `queue_timeout`.
+   */
   deadlineSlackMs?: number
   /** Sent as `authorization: Bearer <apiKey>`. */
   apiKey?: string
