@@ -6,8 +6,7 @@ import { gatewayValues } from '../flags.ts'
 
 /** Runs the command; gateway flags (--host, --port, …) and runner flags (--backend, …) mix. */
 export async function serve (argv: string[]): Promise<void> {
-  // The in-process runner does not listen: --host and --port are the gateway's.
-  const { gatewayArgs, runnerArgs } = splitListenFlags(argv)
+  const { gatewayArgs, runnerArgs } = splitServeFlags(argv)
   const { config: runnerConfig, rest } = readRunnerConfig({ argv: runnerArgs, env: process.env, allowUnknownFlags: true })
   const values = gatewayValues([...rest, ...gatewayArgs])
   const config = loadGatewayConfig({ values })
@@ -20,18 +19,27 @@ export async function serve (argv: string[]): Promise<void> {
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
 }
 
-/** Takes `--host`/`--port` (with `=value` or a separate value) out of `argv`. */
-export function splitListenFlags (argv: string[]): { gatewayArgs: string[], runnerArgs: string[] } {
+/** Flags of the gateway alone (the in-process runner does not listen). */
+const GATEWAY_ONLY = /^--(host|port)(=|$)/
+/** Flags both halves take: the queue timeout is the gateway's budget for a call and the runner's cap. */
+const BOTH = /^--(queue-timeout-ms)(=|$)/
+
+/**
+ * Splits `argv` between the halves: `--host`/`--port` (with `=value` or a separate value) to the
+ * gateway, `--queue-timeout-ms` to both (as `SANDFLEET_QUEUE_TIMEOUT_MS` reaches both), the rest
+ * to the runner.
+ */
+export function splitServeFlags (argv: string[]): { gatewayArgs: string[], runnerArgs: string[] } {
   const gatewayArgs: string[] = []
   const runnerArgs: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
-    if (/^--(host|port)(=|$)/.test(arg)) {
-      gatewayArgs.push(arg)
-      if (!arg.includes('=') && i + 1 < argv.length) gatewayArgs.push(argv[++i])
-    } else {
-      runnerArgs.push(arg)
-    }
+    const gateway = GATEWAY_ONLY.test(arg)
+    const both = BOTH.test(arg)
+    if (!gateway && !both) { runnerArgs.push(arg); continue }
+    const flag = !arg.includes('=') && i + 1 < argv.length ? [arg, argv[++i]] : [arg]
+    gatewayArgs.push(...flag)
+    if (both) runnerArgs.push(...flag)
   }
   return { gatewayArgs, runnerArgs }
 }
