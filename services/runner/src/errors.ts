@@ -16,7 +16,7 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_POOL_START: { httpStatus: 503, status: 'infra_error', message: 'No sandbox of the pool could be started' },
   SF_ERR_RUNNER_SANDBOX_START: { httpStatus: 503, status: 'infra_error', message: 'A sandbox failed to start' },
   SF_ERR_RUNNER_SANDBOX_FAILED: { httpStatus: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
-  SF_ERR_RUNNER_SANDBOX_TAMPERED: { httpStatus: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (a fresh sandbox runs it once)' },
+  SF_ERR_RUNNER_SANDBOX_TAMPERED: { httpStatus: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (another sandbox runs it once)' },
   SF_ERR_RUNNER_NO_SANDBOX: { httpStatus: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
   SF_ERR_RUNNER_NOT_STARTED: { httpStatus: 503, status: 'infra_error', message: 'The runner is not started' },
   SF_ERR_RUNNER_DRAINING: { httpStatus: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },
