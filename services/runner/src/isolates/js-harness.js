@@ -1,8 +1,11 @@
 // The in-isolate side of the javascript driver. Evaluated once in every fresh context of a
 // javascript sandbox (after text-codec.js); its completion value is the job function the host
-// calls with (code, stdin, files, maxOutputBytes). Pure JavaScript: it calls nothing of the host,
-// and the host injects no function into the context. What user code sees is documented in
-// docs/javascript-sandbox.md: console, TextEncoder/TextDecoder and the `sandfleet` global.
+// calls with (code, stdin, files or undefined, maxOutputBytes). The job returns the result, or
+// null when the code's completion value is a promise: the host then calls `job(null)`, which
+// returns a promise of the result. (So a synchronous job, the common case, is one call whose
+// result is copied out, with no promise to carry across.) Pure JavaScript: it calls nothing of
+// the host, and the host injects no function into the context. What user code sees is documented
+// in docs/javascript-sandbox.md: console, TextEncoder/TextDecoder and the `sandfleet` global.
 (() => {
   'use strict'
   const g = globalThis
@@ -14,6 +17,7 @@
   const isArray = Array.isArray
   const StringOf = String
   const ObjectKeys = Object.keys
+  const PromiseOf = Promise
 
   /** A short, Node-like rendering of one console argument. */
   function inspect (value, depth) {
@@ -51,7 +55,9 @@
   // Wasm memory is not counted by the isolate's heap limit: the code gets no WebAssembly.
   delete g.WebAssembly
 
+  let pending = null
   return function job (code, stdin, files, maxOutputBytes) {
+    if (code === null) return pending
     const streams = {
       stdout: { parts: [], bytes: 0, truncated: false },
       stderr: { parts: [], bytes: 0, truncated: false }
@@ -77,7 +83,7 @@
     g.console = Object.freeze({ log: out, info: out, debug: out, trace: err, error: err, warn: err, dir: out })
 
     const fs = new Map()
-    for (const path of ObjectKeys(files)) fs.set(path, files[path])
+    if (files !== undefined) for (const path of ObjectKeys(files)) fs.set(path, files[path])
     const need = (path) => {
       const data = fs.get(StringOf(path))
       if (data === undefined) throw new Error('ENOENT: no such file: ' + path)
@@ -137,7 +143,8 @@
       return finish(e)
     }
     if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-      return Promise.resolve(value).then(() => finish(undefined), (e) => finish(e))
+      pending = PromiseOf.resolve(value).then(() => finish(undefined), (e) => finish(e))
+      return null
     }
     return finish(undefined)
   }
