@@ -1,6 +1,8 @@
 /**
- * One javascript sandbox: an isolated-vm isolate whose next context is prepared while it is idle
- * (codec and harness evaluated in it), so a job costs one call into the isolate. See
+ * One javascript sandbox: an isolated-vm isolate that runs each job in a fresh context. The next
+ * job's context is asked for as soon as a job's call is sent (queued behind it on the isolate's
+ * thread) and gets the codec and harness evaluated in it, so a job that finishes synchronously
+ * costs one call into the isolate, answered with its result copied out. See
  * `drivers/javascript.ts` for the contract it keeps.
  */
 import { readFileSync } from 'node:fs'
@@ -107,13 +109,18 @@ export class JavascriptSandbox implements Sandbox {
     this.next.catch(() => {})
   }
 
-  /** A fresh context with the codec and harness evaluated, and a reference to the job function. */
+  /**
+   * A fresh context with the codec and harness evaluated, and a reference to the job function.
+   * The harness runs synchronously, from this thread, in the isolate that just made the context:
+   * nothing else is queued on it then (every other call waits for `next`), so this takes the lock
+   * at once and spares a round trip to the isolate's thread.
+   */
   private async prepare (): Promise<Prepared> {
     const isolate = this.isolate
     const script = this.script
     if (isolate === undefined || script === undefined) throw new Error('no isolate')
     const context = await isolate.createContext()
-    const job = await script.run(context, { reference: true }) as IvmModule.Reference<JobFunction>
+    const job = script.runSync(context, { reference: true }) as IvmModule.Reference<JobFunction>
     return { context, job }
   }
 
@@ -131,10 +138,6 @@ export class JavascriptSandbox implements Sandbox {
       this.next = undefined
       const result = await this.run(prepared, job)
       this.jobs++
-      if (result.retire !== true && this.isolate?.isDisposed === false) {
-        this.next = this.prepare()
-        this.next.catch(() => {})
-      }
       return result
     } finally {
       if (this.current === 'busy') this.current = 'ready'
@@ -152,9 +155,13 @@ export class JavascriptSandbox implements Sandbox {
     try {
       // Synchronous code (the common case) is answered by this one call, its result copied out.
       const call = prepared.job.apply(undefined, [r.code, r.stdin, filesIn(ivm, r.files), job.maxOutputBytes], { timeout: r.timeout_ms, result: { copy: true } }) as Promise<HarnessResult | null>
+      // The next job's context is asked for now, queued behind this call: the isolate's thread
+      // goes on to make it without being woken again (a job that retires the isolate wastes it).
+      this.next = this.prepare()
+      this.next.catch(() => {})
       const first = await Promise.race([call, hostDeadline])
       // The code returned a promise: wait for it in a second call, within what is left of the deadline.
-      settled = first !== null ? first : await Promise.race([this.settle(prepared, r.timeout_ms - (performance.now() - started)), hostDeadline])
+      settled = first !== null ? first : await Promise.race([this.settle(prepared, started + r.timeout_ms), hostDeadline])
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
@@ -194,20 +201,24 @@ export class JavascriptSandbox implements Sandbox {
   }
 
   /** The result of a job whose code returned a promise. */
-  private async settle (prepared: Prepared, leftMs: number): Promise<HarnessResult> {
-    return await prepared.job.apply(undefined, [null], { timeout: Math.max(1, Math.ceil(leftMs)), result: { copy: true, promise: true } }) as HarnessResult
+  private async settle (prepared: Prepared, deadlineAt: number): Promise<HarnessResult> {
+    await this.next?.catch(() => {})
+    const leftMs = Math.max(1, Math.ceil(deadlineAt - performance.now()))
+    return await prepared.job.apply(undefined, [null], { timeout: leftMs, result: { copy: true, promise: true } }) as HarnessResult
   }
 
   /** What a timed-out job had written (the isolate survives isolated-vm's timeout). */
   private async partial (prepared: Prepared): Promise<Partial<HarnessResult> | undefined> {
     try {
+      await this.next?.catch(() => {})
       return await prepared.context.eval('__sandfleet_partial()', { timeout: 100, copy: true }) as Partial<HarnessResult>
     } catch { return undefined }
   }
 
+  /** Out of service after this job: the isolate is disposed once the context queued behind the job settled. */
   private dispose (prepared: Prepared): void {
     try { prepared.context.release() } catch {}
-    if (this.isolate?.isDisposed === false) this.isolate.dispose()
+    void disposeAfter(this.isolate, this.next)
     this.current = 'closing'
   }
 

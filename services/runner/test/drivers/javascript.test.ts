@@ -44,6 +44,8 @@ test('javascript: ok with console.log/error captured, stdin and files in and out
     assert.equal('missing' in files.files, false)
     const later = await run('(async () => { await null; console.log("after await") })()')
     assert.equal(later.stdout, 'after await\n')
+    const none = await run('console.log(JSON.stringify(sandfleet.listFiles()))')
+    assert.deepEqual([none.status, none.stdout], ['ok', '[]\n'])
   })
 })
 
@@ -74,6 +76,11 @@ test('javascript: no state leaks between jobs (fresh context each job)', async (
     const second = await run('console.log(typeof leak, typeof v, ({}).polluted, typeof [].push)')
     assert.equal(second.status, 'ok')
     assert.equal(second.stdout, 'undefined undefined undefined function\n')
+    // A job that returns a promise is answered in a second call; the one after it is fresh too.
+    const asyncFirst = await run('(async () => { await null; globalThis.later = 1; Promise.resolve = null })()')
+    assert.equal(asyncFirst.status, 'ok')
+    const afterAsync = await run('console.log(typeof later, typeof Promise.resolve)')
+    assert.equal(afterAsync.stdout, 'undefined function\n')
   })
 })
 
@@ -131,6 +138,11 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
     assert.deepEqual([still.status, still.stdout], ['ok', '42\n'])
     const never = await run('new Promise(() => {})', { timeout_ms: 100 })
     assert.equal(never.status, 'timeout')
+  })
+  await withSandbox(async (run) => {
+    const spin = await run('(async () => { await null; console.log("awaited"); while (true) {} })()', { timeout_ms: 200 })
+    assert.equal(spin.status, 'timeout')
+    assert.equal(spin.retire, true)
   })
 })
 
