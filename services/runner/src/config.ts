@@ -25,7 +25,7 @@ export const RunnerConfigSchema = Type.Object({
   port: int(0, 65_535, 'Port the internal API listens on (0: any free port)'),
   backend: Type.Union(BACKENDS.map((b) => Type.Literal(b)), { description: 'Driver of the Python pool; auto = strongest isolation available; unsafe = no isolation (prints a warning)' }),
   languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l))), { uniqueItems: true, description: 'Languages served (empty: every language with an available driver)' }),
-  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: twice the number of cores)'),
+  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: twice the number of cores; a driver may keep fewer: javascript at most cores + 1)'),
   maxJobsPerSandbox: int(0, Number.MAX_SAFE_INTEGER, 'Jobs a sandbox runs before it is replaced (0: no limit)'),
   maxQueuedJobs: int(0, 1_000_000, 'Jobs waiting for a sandbox before new ones are answered overloaded'),
   queueTimeoutMs: int(1, LIMITS.maxTimeoutMs, 'Longest a job waits for a sandbox before it is answered queue_timeout'),

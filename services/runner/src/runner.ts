@@ -195,7 +195,7 @@ export class Runner {
       driver,
       language,
       runnerId: this.id,
-      size: this.config.poolSize,
+      size: Math.min(this.config.poolSize, driver.maxPoolSize ?? Infinity),
       maxJobsPerSandbox: this.config.maxJobsPerSandbox,
       maxQueuedJobs: this.config.maxQueuedJobs,
       queueTimeoutMs: this.config.queueTimeoutMs,

@@ -24,6 +24,17 @@ test('runner: execute fills runner, sandbox, request_id; load reports the pool',
   } finally { await runner.close() }
 })
 
+test('runner: a pool holds no more sandboxes than its driver\'s maxPoolSize', async () => {
+  const driver = new ScriptedDriver({ maxPoolSize: 2 })
+  const runner = new Runner(runnerConfig({ poolSize: 5, languages: ['python'] }), { driver })
+  try {
+    await runner.start()
+    assert.equal(runner.load().capacity, 2)
+    assert.equal(driver.starts, 2)
+    assert.equal((await runner.execute({ code: 'echo capped' })).stdout, 'capped\n')
+  } finally { await runner.close() }
+})
+
 test('runner: requests over the configured limits are invalid_request, nothing runs', async () => {
   const driver = new ScriptedDriver()
   const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10, languages: ['python'] }), { driver })

@@ -95,6 +95,11 @@ export interface Driver {
    * whose message says what is missing and how to fix it, never a stack trace.
    */
   check(): Promise<void>
+  /**
+   * Most sandboxes of this driver worth keeping in one pool: past it they add CPU per job and no
+   * throughput, so the runner caps the pool at it. Absent: the configured pool size.
+   */
+  readonly maxPoolSize?: number
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport

@@ -10,6 +10,7 @@
  * - `timeout_ms` is enforced by isolated-vm inside the isolate and by a host timer (a promise
  *   that never settles); either gives `timeout` and the isolate is replaced.
  */
+import { availableParallelism } from 'node:os'
 import type { Language } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
@@ -17,10 +18,20 @@ import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
 import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolates/node-flags.ts'
 import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from '../isolates/javascript-sandbox.ts'
 
+/**
+ * isolated-vm runs isolates' work on a pool of cores + 1 threads; a call into an isolate when all
+ * of them are busy gets a thread started for it alone (and ended after it). So a pool of more
+ * isolates than that starts threads all along under load: on 2 cores, 4 isolates cost ~5–10 %
+ * more CPU per job than 3 (benchmarks/RESULTS.md) and run no more jobs.
+ */
+const ISOLATE_THREADS = availableParallelism() + 1
+
 /** JavaScript in isolated-vm isolates, in the runner's process. */
 export class JavascriptDriver implements Driver {
   readonly name: DriverName = 'javascript'
   readonly languages: readonly Language[] = ['javascript']
+  /** As many isolates as isolated-vm has threads for. */
+  readonly maxPoolSize = ISOLATE_THREADS
   private ivm: Ivm | undefined
   private sources: IsolateSources | undefined
 

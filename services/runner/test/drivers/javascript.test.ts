@@ -1,12 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { JavascriptDriver } from '../../src/drivers/javascript.ts'
 import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
 import { nodeSnapshotDisabled } from '../../src/isolates/node-flags.ts'
+import { Runner } from '../../src/runner.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
   const driver = new JavascriptDriver({ config: runnerConfig({}), logger: silentLogger })
@@ -144,6 +146,16 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
     assert.equal(spin.status, 'timeout')
     assert.equal(spin.retire, true)
   })
+})
+
+test('javascript: a runner keeps no more isolates than isolated-vm has threads (cores + 1), whatever the pool size', async () => {
+  const runner = new Runner(runnerConfig({ languages: ['javascript'], poolSize: availableParallelism() + 3, maxSessions: 0 }), { logger: silentLogger })
+  try {
+    await runner.start()
+    assert.equal(runner.load().capacity, availableParallelism() + 1)
+    const results = await Promise.all(Array.from({ length: 8 }, async (_, i) => await runner.execute({ language: 'javascript', code: `console.log(${i} * 2)` })))
+    assert.deepEqual(results.map((r) => r.stdout), Array.from({ length: 8 }, (_, i) => `${i * 2}\n`))
+  } finally { await runner.close() }
 })
 
 test('javascript: without --no-node-snapshot check() refuses with how to fix it, and creates no isolate', () => {

@@ -12,6 +12,8 @@ export interface ScriptedOptions {
   failStarts?: number
   /** Milliseconds a start takes. */
   startMs?: number
+  /** The driver's {@link Driver.maxPoolSize}. */
+  maxPoolSize?: number
 }
 
 /** The scripted driver; it records what happened for assertions. */
@@ -23,6 +25,7 @@ export class ScriptedDriver implements Driver {
   startMs: number
   /** How many of the next executes report the sandbox tampered with (the job does not run). */
   tamperNext = 0
+  readonly maxPoolSize: number | undefined
   starts = 0
   startFailures = 0
   readonly sandboxes: ScriptedSandbox[] = []
@@ -31,6 +34,7 @@ export class ScriptedDriver implements Driver {
   constructor (options: ScriptedOptions = {}) {
     this.failStarts = options.failStarts ?? 0
     this.startMs = options.startMs ?? 0
+    this.maxPoolSize = options.maxPoolSize
   }
 
   async check (): Promise<void> {}
