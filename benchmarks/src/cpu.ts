@@ -25,6 +25,12 @@ export interface CpuShare {
   /** Of the server's CPU, the ms of its root process alone (for sandfleet: gateway + runner in node). */
   serverRootMs: number | undefined
   /**
+   * Of the root process's CPU, the ms of its main thread (for sandfleet: the event loop, where
+   * HTTP, the gateway and the runner run); the rest of the root's is its other threads' (V8 and
+   * libuv helpers, and the isolates of the javascript and pyodide backends).
+   */
+  serverMainThreadMs: number | undefined
+  /**
    * Of the server's CPU, the ms of processes that exited and were reaped inside the tree: for
    * sandfleet mostly the jobs (forked and reaped by the executors), for the naive server every
    * `python3 -c`. The rest is the live processes' own time (node, bubblewrap, executors).
@@ -45,7 +51,7 @@ function ticksPerSecond (): number {
  * children it has reaped (utime, stime, cutime, cstime of /proc/PID/stat). A job forked and
  * reaped by a sandbox shows in the sandbox's reaped time; a retired sandbox in the server's.
  */
-export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, rootMs: number, reapedMs: number } | undefined {
+export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, rootMs: number, mainThreadMs: number, reapedMs: number } | undefined {
   const parent = new Map<number, number>()
   const times = new Map<number, [number, number]>()
   const own = new Map<number, number>()
@@ -64,6 +70,12 @@ export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, roo
     reaped.set(Number(name), Number(f[13]) + Number(f[14]))
   }
   if (!times.has(pid)) return undefined
+  let mainThreadTicks = 0
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    mainThreadTicks = Number(f[11]) + Number(f[12])
+  } catch {}
   const children = new Map<number, number[]>()
   for (const [p, pp] of parent) children.set(pp, [...(children.get(pp) ?? []), p])
   let user = 0
@@ -77,7 +89,7 @@ export function treeCpuMs (pid: number): { userMs: number, kernelMs: number, roo
     todo.push(...(children.get(p) ?? []))
   }
   const ms = 1000 / ticksPerSecond()
-  return { userMs: user * ms, kernelMs: kernel * ms, rootMs: (own.get(pid) ?? 0) * ms, reapedMs: reapedTicks * ms }
+  return { userMs: user * ms, kernelMs: kernel * ms, rootMs: (own.get(pid) ?? 0) * ms, mainThreadMs: mainThreadTicks * ms, reapedMs: reapedTicks * ms }
 }
 
 interface Ticks { user: number, kernel: number, total: number }
@@ -109,11 +121,12 @@ export function startCpuMeter (serverPid?: number): CpuMeter {
       const m1 = machineTicks()
       const s1 = serverPid === undefined ? undefined : treeCpuMs(serverPid)
       const server = s0 === undefined || s1 === undefined
-        ? { serverUserMs: undefined, serverKernelMs: undefined, serverRootMs: undefined, serverReapedMs: undefined }
+        ? { serverUserMs: undefined, serverKernelMs: undefined, serverRootMs: undefined, serverMainThreadMs: undefined, serverReapedMs: undefined }
         : {
             serverUserMs: Math.round(s1.userMs - s0.userMs),
             serverKernelMs: Math.round(s1.kernelMs - s0.kernelMs),
             serverRootMs: Math.round(s1.rootMs - s0.rootMs),
+            serverMainThreadMs: Math.round(s1.mainThreadMs - s0.mainThreadMs),
             serverReapedMs: Math.round(s1.reapedMs - s0.reapedMs)
           }
       const pct = (x: number, of: number): number => Math.round(x / of * 1000) / 10

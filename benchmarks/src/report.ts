@@ -67,8 +67,9 @@ export function figuresTable (figures: readonly Figure[]): string {
 /**
  * The load runs as a markdown table: throughput, latency percentiles (client side), the fleet's
  * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count,
- * the server's CPU per call (its whole process tree: the node process, its live children such as
- * bubblewrap and the executors, and the children that exited, such as the jobs) and the
+ * the server's CPU per call (its whole process tree: the node process, with the share of its
+ * main thread, its live children such as bubblewrap and the executors, and the children that
+ * exited, such as the jobs) and the
  * machine's CPU over the window (100 % = every core).
  */
 export function runsTable (runs: readonly LoadRun[]): string {
@@ -81,7 +82,8 @@ export function runsTable (runs: readonly LoadRun[]): string {
       const share = (ms: number | undefined): number => Math.round(100 * (ms ?? 0) / total)
       const root = share(r.cpu.serverRootMs)
       const reaped = share(r.cpu.serverReapedMs)
-      fleetCpu = `${formatNumber(r.serverCpuMsPerCall)} (kernel ${share(r.cpu.serverKernelMs)} %; node ${root} %, live children ${Math.max(0, 100 - root - reaped)} %, exited children ${reaped} %)`
+      const main = r.cpu.serverMainThreadMs === undefined ? '' : ` (main thread ${share(r.cpu.serverMainThreadMs)} %)`
+      fleetCpu = `${formatNumber(r.serverCpuMsPerCall)} (kernel ${share(r.cpu.serverKernelMs)} %; node ${root} %${main}, live children ${Math.max(0, 100 - root - reaped)} %, exited children ${reaped} %)`
     }
     return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${cpu} |`
   })

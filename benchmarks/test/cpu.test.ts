@@ -18,3 +18,14 @@ test('treeCpuMs counts the CPU of a reaped child in its parent\'s tree, not only
   assert.ok(after.rootMs < after.userMs + after.kernelMs, "the root's own time leaves out its children's")
   assert.equal(treeCpuMs(2 ** 22 + 12345), undefined, 'no such process')
 })
+
+test('treeCpuMs gives the root\'s main thread its share of the root\'s own CPU', () => {
+  const before = treeCpuMs(process.pid)
+  assert.ok(before !== undefined)
+  const spinUntil = process.cpuUsage().user + 200_000
+  while (process.cpuUsage().user < spinUntil) {} // 200 ms on this (the main) thread
+  const after = treeCpuMs(process.pid)
+  assert.ok(after !== undefined)
+  assert.ok(after.mainThreadMs - before.mainThreadMs >= 150, `the main thread grew by ${after.mainThreadMs - before.mainThreadMs} ms; it spun for 200`)
+  assert.ok(after.mainThreadMs <= after.rootMs, 'the main thread is part of the root process')
+})

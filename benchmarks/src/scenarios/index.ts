@@ -5,7 +5,7 @@ import { naiveBaseline } from './naive-baseline.ts'
 import { poolSize } from './pool-size.ts'
 import { replaceAfterTimeout } from './replace-after-timeout.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
-import { isolatesBench, javascriptBench, pyodideBench } from './isolates.ts'
+import { isolatesBench, javascriptBench, javascriptOnlyBench, pyodideBench } from './isolates.ts'
 import { dockerBench } from './docker.ts'
 import { compatOverhead } from './compat.ts'
 import { sessionC1, sessionC16, sessionsIdle } from './sessions.ts'
@@ -48,6 +48,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'pool-size': poolSize,
   pyodide: pyodideBench,
   javascript: javascriptBench,
+  'javascript-only': javascriptOnlyBench,
   isolates: isolatesBench,
   docker: dockerBench,
   'session-c1': sessionC1,

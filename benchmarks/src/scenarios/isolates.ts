@@ -4,7 +4,7 @@
  * loop at concurrency 1 and 16.
  * - `pyodide`: the call is the leak probe itself (prints whether the previous call's patch of
  *   `builtins` is visible, then patches it), so every ok call is also a passed leak test.
- * - `javascript`: `console.log(1+1)`.
+ * - `javascript`: `console.log(1+1)`; `javascript-only` the same on a fleet serving javascript alone.
  */
 import { classifyExecute, runLoad, type LoadReport } from '../load.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
@@ -61,21 +61,39 @@ export const pyodideBench: Scenario = {
   }
 }
 
+/** `console.log(1+1)` at 1 and 16 against `server`, as figures of `scenario`. */
+async function javascriptLoads (ctx: BenchContext, server: Server, scenario: string): Promise<ScenarioResult> {
+  const figures: Figure[] = []
+  const runs: LoadRun[] = []
+  for (const c of [1, 16]) {
+    const report = await load(ctx, server, { language: 'javascript', code: TRIVIAL_JS.code }, TRIVIAL_JS.stdout, c)
+    figures.push({ scenario, name: `console.log(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', ...(c === 1 ? { target: { op: '<=', value: 1 } } : {}) })
+    figures.push({ scenario, name: `console.log(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 3000 } } : {}) })
+    if (c === 16) figures.push(...cpuFigures(scenario, report))
+    runs.push({ scenario, server: 'sandfleet javascript', report })
+  }
+  return { figures, runs, notes: [fleetNote(server)] }
+}
+
 /** The javascript backend: `console.log(1+1)` at 1 and 16. */
 export const javascriptBench: Scenario = {
   summary: 'javascript backend: console.log(1+1) p50 at 1 (≤ 1 ms) and calls/s at 16 (≥ 3,000)',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     const { server } = await isolateFleet(ctx)
-    const figures: Figure[] = []
-    const runs: LoadRun[] = []
-    for (const c of [1, 16]) {
-      const report = await load(ctx, server, { language: 'javascript', code: TRIVIAL_JS.code }, TRIVIAL_JS.stdout, c)
-      figures.push({ scenario: 'javascript', name: `console.log(1+1) p50, concurrency ${c}`, value: report.latencyMs.p50, unit: 'ms', ...(c === 1 ? { target: { op: '<=', value: 1 } } : {}) })
-      figures.push({ scenario: 'javascript', name: `console.log(1+1) ok calls/s, concurrency ${c}`, value: report.okCallsPerS, unit: 'calls/s', ...(c === 16 ? { target: { op: '>=', value: 3000 } } : {}) })
-      if (c === 16) figures.push(...cpuFigures('javascript', report))
-      runs.push({ scenario: 'javascript', server: 'sandfleet javascript', report })
-    }
-    return { figures, runs, notes: [fleetNote(server)] }
+    return await javascriptLoads(ctx, server, 'javascript')
+  }
+}
+
+/**
+ * The same loads as `javascript` on a fleet that serves javascript alone (`--languages
+ * javascript`, no pyodide pool to boot): the javascript figures on their own, in seconds.
+ */
+export const javascriptOnlyBench: Scenario = {
+  summary: 'javascript backend alone (serve --languages javascript): console.log(1+1) p50 at 1 (≤ 1 ms) and calls/s at 16 (≥ 3,000)',
+  async run (ctx: BenchContext): Promise<ScenarioResult> {
+    const pool = ctx.options.poolSize
+    const server = await ctx.startFleet(['--languages', 'javascript', ...(pool === undefined ? [] : ['--pool-size', String(pool)])])
+    return await javascriptLoads(ctx, server, 'javascript-only')
   }
 }
 
