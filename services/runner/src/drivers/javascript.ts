@@ -40,7 +40,8 @@ export class JavascriptDriver implements Driver {
   /** Fails when Node runs without --no-node-snapshot or isolated-vm is not built. */
   async check (): Promise<void> {
     if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('javascript'))
-    setIsolateFlags()
+    // Its contexts get no WebAssembly: V8 need not build it (unless another driver here wants it).
+    setIsolateFlags({ webAssembly: false })
     try {
       this.ivm = (await import('isolated-vm')).default as Ivm
     } catch (err) {

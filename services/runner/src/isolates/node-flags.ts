@@ -11,18 +11,47 @@ import { setFlagsFromString } from 'node:v8'
 export const NO_NODE_SNAPSHOT = '--no-node-snapshot'
 
 let isolateFlagsSet = false
+let webAssemblyWanted = false
+let webAssemblyDropped = false
+
+/** What the isolates of the driver setting the flags need. */
+export interface IsolateNeeds {
+  /** Whether its contexts need the `WebAssembly` global (pyodide does); default true. */
+  webAssembly?: boolean
+}
 
 /**
- * V8 flags for the isolates this process creates, set once before the first one. Without
- * `--no-concurrent-recompilation` an isolate deleted while the process exits waits for
- * optimizing-compiler tasks that Node's platform no longer runs, and `process.exit()` hangs
- * (seen in about one exit in three with pyodide isolates). Optimization then runs on the
- * isolate's own thread.
+ * V8 flags for the isolates this process creates, set by each isolate driver's `check()`,
+ * before its first isolate.
+ *
+ * - Without `--no-concurrent-recompilation` an isolate deleted while the process exits waits for
+ *   optimizing-compiler tasks that Node's platform no longer runs, and `process.exit()` hangs
+ *   (seen in about one exit in three with pyodide isolates). Optimization then runs on the
+ *   isolate's own thread.
+ * - A driver whose contexts get no WebAssembly (javascript: js-harness.js deletes it) has V8
+ *   not build it at all in the contexts made from then on (`--no-expose-wasm --no-validate-asm`):
+ *   that is ~15 % of making a context, paid by every job. Unless a driver of this process wants
+ *   WebAssembly (the default): then the flags are restored for good, whichever checked first.
+ *   The flags reach every context made afterwards in this process, Node's own `vm` contexts too;
+ *   the main context keeps its `WebAssembly` (undici's llhttp still compiles).
  */
-export function setIsolateFlags (): void {
-  if (isolateFlagsSet) return
-  isolateFlagsSet = true
-  setFlagsFromString('--no-concurrent-recompilation')
+export function setIsolateFlags (needs: IsolateNeeds = {}): void {
+  if (!isolateFlagsSet) {
+    isolateFlagsSet = true
+    setFlagsFromString('--no-concurrent-recompilation')
+  }
+  if (needs.webAssembly === false) {
+    if (webAssemblyWanted || webAssemblyDropped) return
+    webAssemblyDropped = true
+    setFlagsFromString('--no-expose-wasm')
+    setFlagsFromString('--no-validate-asm')
+  } else {
+    webAssemblyWanted = true
+    if (!webAssemblyDropped) return
+    webAssemblyDropped = false
+    setFlagsFromString('--expose-wasm')
+    setFlagsFromString('--validate-asm')
+  }
 }
 
 /** True when this process was started with `--no-node-snapshot` (on the command line or in NODE_OPTIONS). */

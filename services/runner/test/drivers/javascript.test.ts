@@ -7,7 +7,7 @@ import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { JavascriptDriver } from '../../src/drivers/javascript.ts'
 import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
-import { nodeSnapshotDisabled } from '../../src/isolates/node-flags.ts'
+import { nodeSnapshotDisabled, setIsolateFlags } from '../../src/isolates/node-flags.ts'
 import { Runner } from '../../src/runner.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
@@ -156,6 +156,30 @@ test('javascript: a runner keeps no more isolates than isolated-vm has threads (
     const results = await Promise.all(Array.from({ length: 8 }, async (_, i) => await runner.execute({ language: 'javascript', code: `console.log(${i} * 2)` })))
     assert.deepEqual(results.map((r) => r.stdout), Array.from({ length: 8 }, (_, i) => `${i * 2}\n`))
   } finally { await runner.close() }
+})
+
+test('javascript: contexts are made without WebAssembly; a driver that wants it (pyodide) gets it back in the contexts made after', async () => {
+  const driver = new JavascriptDriver({ config: runnerConfig({}), logger: silentLogger })
+  await driver.check()
+  const ivm = (await import('isolated-vm')).default
+  const probe = async (): Promise<unknown> => {
+    const isolate = new ivm.Isolate({ memoryLimit: 32 })
+    try { return await (await isolate.createContext()).eval('typeof WebAssembly') } finally { isolate.dispose() }
+  }
+  assert.equal(await probe(), 'undefined', 'V8 built no WebAssembly object in a new context')
+  setIsolateFlags() // what the pyodide driver's check() does
+  assert.equal(await probe(), 'object')
+  await driver.check()
+  assert.equal(await probe(), 'object', 'once wanted, it stays')
+  const sandbox = driver.createSandbox('javascript-wasm-back')
+  try {
+    await sandbox.start()
+    const job = await sandbox.execute({ request: resolveExecRequest({ language: 'javascript', code: 'console.log(typeof WebAssembly)' }), maxOutputBytes: 1024 })
+    assert.equal(job.stdout, 'undefined\n', 'the harness still takes it away from the code')
+  } finally {
+    await sandbox.close()
+    await driver.close()
+  }
 })
 
 test('javascript: without --no-node-snapshot check() refuses with how to fix it, and creates no isolate', () => {
