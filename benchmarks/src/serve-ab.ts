@@ -1,0 +1,118 @@
+/**
+ * Two (or more) sandfleet checkouts side by side over HTTP: one `sandfleet serve` from each
+ * (each checkout with its own `npm ci`), warmed up in turn, then closed-loop load runs that take
+ * turns (round r starts with build r mod n), so a shared machine's load falls on every build
+ * alike. Per build: the median over the rounds of the server's CPU per call (whole process tree),
+ * of its main thread's, of the load generator's, calls/s and p50; and each median over the
+ * first build's. Ratios are the figure to quote; absolute values move with the machine's load.
+ *
+ * @example
+ * ```sh
+ * node --import tsx benchmarks/src/serve-ab.ts base=/work/main new=/work/wt-js
+ * SANDFLEET_AB_ARGS="--backend process" SANDFLEET_AB_CODE='print(1+1)' SANDFLEET_AB_LANGUAGE=python \
+ *   SANDFLEET_AB_CONCURRENCY=64 node --import tsx benchmarks/src/serve-ab.ts a=/x b=/y
+ * ```
+ * Environment: SANDFLEET_AB_ARGS (serve flags, default `--languages javascript`),
+ * SANDFLEET_AB_LANGUAGE (javascript), SANDFLEET_AB_CODE (console.log(1+1)), SANDFLEET_AB_STDOUT
+ * (2\n), SANDFLEET_AB_CONCURRENCY (16), SANDFLEET_AB_ROUNDS (7), SANDFLEET_AB_SECONDS (4 per run),
+ * SANDFLEET_AB_WARMUP (10 s of load per build before the rounds: the JIT of the gateway path).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { captureEnvironment } from './environment.ts'
+import { classifyExecute, runLoad, type LoadTarget } from './load.ts'
+import { environmentBlock } from './report.ts'
+
+interface Build {
+  name: string
+  dir: string
+  child: ChildProcess
+  url: string
+  cpuMs: number[]
+  mainMs: number[]
+  harnessMs: number[]
+  callsPerS: number[]
+  p50Ms: number[]
+}
+
+/** CPU ms of `pid`'s main thread so far. */
+function mainThreadMs (pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
+
+async function startBuild (name: string, dir: string, port: number, args: readonly string[], probe: string): Promise<Build> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    try {
+      const res = await fetch(`${url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: probe })
+      if (res.status === 200) break
+    } catch {}
+    if (i > 900 || child.exitCode !== null) { child.kill('SIGKILL'); throw new Error(`sandfleet serve from ${dir} did not start`) }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return { name, dir, child, url, cpuMs: [], mainMs: [], harnessMs: [], callsPerS: [], p50Ms: [] }
+}
+
+/** Runs the comparison; returns the exit code. */
+export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  const specs = argv.map((a) => a.split('='))
+  if (specs.length < 2 || specs.some((s) => s.length !== 2 || s[0] === '' || s[1] === '')) {
+    console.error('usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT NAME=CHECKOUT [...] (see the file\'s comment)')
+    return 2
+  }
+  const args = (env.SANDFLEET_AB_ARGS ?? '--languages javascript').split(' ').filter((a) => a !== '')
+  const language = env.SANDFLEET_AB_LANGUAGE ?? 'javascript'
+  const body = JSON.stringify({ language, code: env.SANDFLEET_AB_CODE ?? 'console.log(1+1)' })
+  const concurrency = Number(env.SANDFLEET_AB_CONCURRENCY ?? 16)
+  const rounds = Number(env.SANDFLEET_AB_ROUNDS ?? 7)
+  const seconds = Number(env.SANDFLEET_AB_SECONDS ?? 4)
+  const warmupS = Number(env.SANDFLEET_AB_WARMUP ?? 10)
+  const captured = await captureEnvironment(argv, env)
+  const environment = { ...captured, command: captured.command.replace('npm run bench --', 'node --import tsx benchmarks/src/serve-ab.ts') }
+  const builds: Build[] = []
+  try {
+    for (const [i, [name, dir]] of specs.entries()) builds.push(await startBuild(name, dir, 18_700 + i, args, body))
+    const target = (b: Build): LoadTarget => ({ url: b.url, path: '/v1/execute', body, callsPerRequest: 1, classify: classifyExecute(env.SANDFLEET_AB_STDOUT ?? '2\n') })
+    for (const b of builds) await runLoad(target(b), { concurrency, durationS: warmupS, warmupS: 0 })
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < builds.length; k++) {
+        const b = builds[(r + k) % builds.length]
+        const pid = b.child.pid as number
+        const main0 = mainThreadMs(pid)
+        const harness0 = process.cpuUsage()
+        const report = await runLoad(target(b), { concurrency, durationS: seconds, warmupS: 0.5, serverPid: pid })
+        const harness = process.cpuUsage(harness0)
+        // The main thread and the harness are read over the warm-up too: scale to the recorded window.
+        const scale = seconds / (seconds + 0.5)
+        if (report.failures > 0) console.error(`${b.name}: ${JSON.stringify(report.counts)}`)
+        b.cpuMs.push(report.serverCpuMsPerCall ?? NaN)
+        b.mainMs.push((mainThreadMs(pid) - main0) * scale / report.calls)
+        b.harnessMs.push((harness.user + harness.system) / 1000 * scale / report.calls)
+        b.callsPerS.push(report.okCallsPerS)
+        b.p50Ms.push(report.latencyMs.p50)
+      }
+    }
+    const first = builds[0]
+    const cell = (xs: number[], base: number[], digits = 3): string => `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
+    console.log(`# serve-ab: ${language} \`${body}\` at concurrency ${concurrency}, ${rounds} rounds of ${seconds} s, serve ${args.join(' ')}\n\n${environmentBlock(environment)}\n`)
+    console.log('| build | server CPU ms/call | of which main thread | load generator ms/call | calls/s | p50 ms | server CPU ms/call, each round |')
+    console.log('| --- | --- | --- | --- | --- | --- | --- |')
+    for (const b of builds) {
+      console.log(`| ${b.name} (${b.dir}) | ${cell(b.cpuMs, first.cpuMs)} | ${cell(b.mainMs, first.mainMs)} | ${cell(b.harnessMs, first.harnessMs)} | ${cell(b.callsPerS, first.callsPerS, 0)} | ${cell(b.p50Ms, first.p50Ms, 2)} | ${b.cpuMs.map((x) => x.toFixed(2)).join(' ')} |`)
+    }
+    return 0
+  } finally {
+    for (const b of builds) b.child.kill('SIGTERM')
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2), process.env)
+}
