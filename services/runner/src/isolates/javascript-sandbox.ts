@@ -100,7 +100,7 @@ export class JavascriptSandbox implements Sandbox {
   }
 
   private async build (memoryMb: number): Promise<void> {
-    this.isolate?.dispose()
+    if (this.isolate?.isDisposed === false) this.isolate.dispose()
     const isolate = new this.ivm.Isolate({ memoryLimit: memoryMb })
     this.isolate = isolate
     this.limitMb = memoryMb
@@ -124,6 +124,20 @@ export class JavascriptSandbox implements Sandbox {
     return { context, job }
   }
 
+  /**
+   * The context prepared for the next job; when making it failed (the job before it left the
+   * heap so full that the new context went over the limit, and isolated-vm disposed the
+   * isolate), a new isolate and context, so that this job does not pay for the one before.
+   */
+  private async nextContext (memoryMb: number): Promise<Prepared> {
+    try {
+      return await (this.next as Promise<Prepared>)
+    } catch {
+      await this.build(memoryMb)
+      return await (this.next as Promise<Prepared>)
+    }
+  }
+
   /** Runs one job in a fresh context; see the driver's contract. */
   async execute (job: Job): Promise<RunOutcome> {
     if (this.current !== 'ready') throw new Error(`sandbox ${this.id} is ${this.current}`)
@@ -134,7 +148,7 @@ export class JavascriptSandbox implements Sandbox {
         await this.next?.catch(() => {})
         await this.build(r.memory_mb)
       }
-      const prepared = await (this.next as Promise<Prepared>)
+      const prepared = await this.nextContext(r.memory_mb)
       this.next = undefined
       const result = await this.run(prepared, job)
       this.jobs++

@@ -142,6 +142,13 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
     assert.equal(never.status, 'timeout')
   })
   await withSandbox(async (run) => {
+    // Ends ok holding all of its 16 MiB: the next job's context no longer fits in that isolate.
+    const full = await run('for (let kb = 16384; kb > 0; kb -= 16) { try { globalThis.keep = new Uint8Array(kb * 1024); break } catch {} } console.log(keep.length > 0)', { memory_mb: 16 })
+    assert.deepEqual([full.status, full.stdout], ['ok', 'true\n'])
+    const after = await run('console.log(typeof keep)', { memory_mb: 16 })
+    assert.deepEqual([after.status, after.stdout], ['ok', 'undefined\n'], 'the next job runs, in a new isolate')
+  })
+  await withSandbox(async (run) => {
     const spin = await run('(async () => { await null; console.log("awaited"); while (true) {} })()', { timeout_ms: 200 })
     assert.equal(spin.status, 'timeout')
     assert.equal(spin.retire, true)
