@@ -21,8 +21,8 @@ import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } 
 /**
  * isolated-vm runs isolates' work on a pool of cores + 1 threads; a call into an isolate when all
  * of them are busy gets a thread started for it alone (and ended after it). So a pool of more
- * isolates than that starts threads all along under load: on 2 cores, 4 isolates cost ~5–10 %
- * more CPU per job than 3 (benchmarks/RESULTS.md) and run no more jobs.
+ * isolates than that starts threads all along under load: on 2 cores, 4 isolates cost 4–11 %
+ * more CPU per job than 3 (benchmarks/RESULTS.md), with no more cores to run on.
  */
 const ISOLATE_THREADS = availableParallelism() + 1
 
