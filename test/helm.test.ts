@@ -46,12 +46,14 @@ test('the default render: gateways resolve the runners\' headless service, probe
   assert.match(gateway, /args: \["gateway"\]/)
   assert.match(gateway, /name: SANDFLEET_RUNNERS_DNS, value: "fleet-sandfleet-runner\.rl\.svc\.cluster\.local:8081"/)
   assert.match(gateway, /path: \/readyz/)
+  assert.match(gateway, /name: SANDFLEET_QUEUE_TIMEOUT_MS, value: "20000"/, 'a call\'s queue budget')
   assert.match(gateway, /runAsUser: 65534/)
   assert.match(o.get('Service/fleet-sandfleet-runner') ?? '', /clusterIP: None/)
   const runner = o.get('DaemonSet/fleet-sandfleet-runner') ?? ''
   assert.match(runner, /args: \["runner"\]/)
   assert.match(runner, /name: SANDFLEET_ID\n\s+valueFrom:\n\s+fieldRef: \{ fieldPath: metadata\.name \}/, 'each runner\'s id is its pod name')
   assert.match(runner, /name: SANDFLEET_BACKEND, value: "process"/)
+  assert.match(runner, /name: SANDFLEET_QUEUE_TIMEOUT_MS, value: "30000"/, 'the runner\'s own cap on queueing')
   assert.match(runner, /seccompProfile:\n\s+type: Unconfined/, 'bubblewrap needs user namespaces')
   const policy = o.get('NetworkPolicy/fleet-sandfleet-runner') ?? ''
   assert.match(policy, /app\.kubernetes\.io\/component: gateway/)
