@@ -11,6 +11,8 @@
  * node --import tsx benchmarks/src/serve-ab.ts base=/work/main new=/work/wt-js
  * SANDFLEET_AB_ARGS="--backend process" SANDFLEET_AB_CODE='print(1+1)' SANDFLEET_AB_LANGUAGE=python \
  *   SANDFLEET_AB_CONCURRENCY=64 node --import tsx benchmarks/src/serve-ab.ts a=/x b=/y
+ * # one checkout, two executors: a build's variables follow its checkout, each after an @
+ * node --import tsx benchmarks/src/serve-ab.ts old=.@SANDFLEET_EXECUTOR_PATH=/tmp/old-executor.py new=.
  * ```
  * Environment: SANDFLEET_AB_ARGS (serve flags, default `--languages javascript`),
  * SANDFLEET_AB_LANGUAGE (javascript), SANDFLEET_AB_CODE (console.log(1+1)), SANDFLEET_AB_STDOUT
@@ -45,9 +47,9 @@ function mainThreadMs (pid: number): number {
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 
-async function startBuild (name: string, dir: string, port: number, args: readonly string[], probe: string): Promise<Build> {
+async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string): Promise<Build> {
   const child = spawn(process.execPath, ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
+    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...extraEnv } })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     try {
@@ -60,11 +62,29 @@ async function startBuild (name: string, dir: string, port: number, args: readon
   return { name, dir, child, url, cpuMs: [], mainMs: [], harnessMs: [], callsPerS: [], p50Ms: [] }
 }
 
+/** One build of the comparison: `NAME=CHECKOUT`, then `@VAR=VALUE` for each variable its serve gets. */
+interface BuildSpec { name: string, dir: string, env: Record<string, string> }
+
+/** Parses `NAME=CHECKOUT[@VAR=VALUE...]`; undefined when malformed. */
+export function parseBuild (arg: string): BuildSpec | undefined {
+  const eq = arg.indexOf('=')
+  if (eq <= 0) return undefined
+  const [dir, ...assignments] = arg.slice(eq + 1).split('@')
+  if (dir === '') return undefined
+  const env: Record<string, string> = {}
+  for (const a of assignments) {
+    const i = a.indexOf('=')
+    if (i <= 0) return undefined
+    env[a.slice(0, i)] = a.slice(i + 1)
+  }
+  return { name: arg.slice(0, eq), dir, env }
+}
+
 /** Runs the comparison; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
-  const specs = argv.map((a) => a.split('='))
-  if (specs.length < 2 || specs.some((s) => s.length !== 2 || s[0] === '' || s[1] === '')) {
-    console.error('usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT NAME=CHECKOUT [...] (see the file\'s comment)')
+  const specs = argv.map(parseBuild)
+  if (specs.length < 2 || specs.some((s) => s === undefined)) {
+    console.error('usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file\'s comment)')
     return 2
   }
   const args = (env.SANDFLEET_AB_ARGS ?? '--languages javascript').split(' ').filter((a) => a !== '')
@@ -78,7 +98,10 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   const environment = { ...captured, command: captured.command.replace('npm run bench --', 'node --import tsx benchmarks/src/serve-ab.ts') }
   const builds: Build[] = []
   try {
-    for (const [i, [name, dir]] of specs.entries()) builds.push(await startBuild(name, dir, 18_700 + i, args, body))
+    for (const [i, spec] of specs.entries()) {
+      const { name, dir, env: extraEnv } = spec as BuildSpec
+      builds.push(await startBuild(name, dir, extraEnv, 18_700 + i, args, body))
+    }
     const target = (b: Build): LoadTarget => ({ url: b.url, path: '/v1/execute', body, callsPerRequest: 1, classify: classifyExecute(env.SANDFLEET_AB_STDOUT ?? '2\n') })
     for (const b of builds) await runLoad(target(b), { concurrency, durationS: warmupS, warmupS: 0 })
     for (let r = 0; r < rounds; r++) {
