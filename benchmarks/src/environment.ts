@@ -14,6 +14,8 @@ export interface Environment {
   date: string
   commit: string
   command: string
+  /** The load generator the runs used, when the harness knows it (`wrk` or `undici`). */
+  loadGenerator?: string
   machine: {
     cores: number
     cpu: string

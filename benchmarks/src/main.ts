@@ -34,7 +34,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     console.error(name === undefined || name === 'help' ? usage() : `bench: unknown scenario ${positionals.join(' ')}\n\n${usage()}`)
     return name === undefined || name === 'help' ? 0 : 2
   }
-  const environment = await captureEnvironment(argv, env)
+  const environment = { ...await captureEnvironment(argv, env), loadGenerator: options.engine }
   const out = (text: string): void => { (options.json ? process.stderr : process.stdout).write(text + '\n') }
   out(`# sandfleet bench: ${name}\n\n${environmentBlock(environment)}\n`)
 

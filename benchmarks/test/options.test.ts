@@ -27,3 +27,10 @@ test('the command line printed with the figures names the SANDFLEET_ variables s
   assert.equal(commandLine(['suite', '--python', 'my python'], { SANDFLEET_POOL_SIZE: '4', SANDFLEET_TEST_FILTER: 'x', SANDFLEET_BENCH_URL: '', PATH: '/bin' }),
     "SANDFLEET_POOL_SIZE=4 npm run bench -- suite --python 'my python'")
 })
+
+test('--engine picks the load generator: wrk (the default where installed) or undici; anything else is refused', () => {
+  assert.equal(parseBenchArgs([], {}).options.engine, 'wrk')
+  assert.equal(parseBenchArgs(['--engine', 'undici'], {}).options.engine, 'undici')
+  assert.equal(parseBenchArgs([], { SANDFLEET_BENCH_ENGINE: 'undici' }).options.engine, 'undici')
+  assert.throws(() => parseBenchArgs(['--engine', 'ab'], {}), /--engine \(SANDFLEET_BENCH_ENGINE\): expected wrk or undici/)
+})

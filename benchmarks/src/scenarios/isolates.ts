@@ -6,11 +6,12 @@
  *   `builtins` is visible, then patches it), so every ok call is also a passed leak test.
  * - `javascript`: `console.log(1+1)`; `javascript-only` the same on a fleet serving javascript alone.
  */
-import { classifyExecute, runLoad, type LoadReport } from '../load.ts'
+import type { LoadReport } from '../load.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import type { Server } from '../fleet.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
 import { cpuFigures } from './throughput.ts'
+import { drive } from './workloads.ts'
 
 const LEAK_PROBE = { code: 'import builtins\nprint(hasattr(builtins, "sf_mark"))\nbuiltins.sf_mark = 1', stdout: 'False\n' }
 const TRIVIAL_PY = { code: 'print(1+1)', stdout: '2\n' }
@@ -32,7 +33,7 @@ function isolateFleet (ctx: BenchContext): Promise<{ server: Server, readyS: num
 async function load (ctx: BenchContext, server: Server, body: object, stdout: string, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${JSON.stringify(body)} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await runLoad({ url: server.url, path: '/v1/execute', body: JSON.stringify(body), callsPerRequest: 1, classify: classifyExecute(stdout) },
+  const report = await drive(ctx, { url: server.url, path: '/v1/execute', body: JSON.stringify(body), callsPerRequest: 1, kind: 'execute', stdout },
     { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report

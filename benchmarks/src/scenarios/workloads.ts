@@ -2,9 +2,17 @@
  * The calls the scenarios send, and the closed-loop runs built from them. Each call's stdout is
  * checked, so a wrong answer counts as a failure (`wrong_output`), not as a fast call.
  */
-import { classifyBatch, classifyExecute, classifyHttp, runLoad, type LoadReport } from '../load.ts'
+import { classifyBatch, classifyExecute, classifyHttp, runLoad, type LoadReport, type LoadShape } from '../load.ts'
 import type { Server } from '../fleet.ts'
+import { runWrk, type WrkTarget } from '../wrk.ts'
 import type { BenchContext } from './context.ts'
+
+/** One closed-loop run on the harness's load generator (`--engine`: wrk when installed, else undici). */
+export async function drive (ctx: BenchContext, target: WrkTarget, shape: LoadShape): Promise<LoadReport> {
+  if (ctx.options.engine === 'wrk') return await runWrk(target, shape)
+  const classify = target.kind === 'http' ? classifyHttp() : target.kind === 'batch' ? classifyBatch(target.callsPerRequest, target.stdout) : classifyExecute(target.stdout)
+  return await runLoad({ url: target.url, path: target.path, body: target.body, callsPerRequest: target.callsPerRequest, classify }, shape)
+}
 
 /** A snippet and the stdout it must print. */
 export interface Workload {
@@ -27,13 +35,8 @@ export const SYMPY: Workload = {
 export async function loadExecute (ctx: BenchContext, server: Server, workload: Workload, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${workload.name} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await runLoad({
-    url: server.url,
-    path: '/v1/execute',
-    body: JSON.stringify({ code: workload.code }),
-    callsPerRequest: 1,
-    classify: classifyExecute(workload.stdout)
-  }, { concurrency, durationS, warmupS, connections, serverPid: server.pid })
+  const report = await drive(ctx, { url: server.url, path: '/v1/execute', body: JSON.stringify({ code: workload.code }), callsPerRequest: 1, kind: 'execute', stdout: workload.stdout },
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
@@ -43,13 +46,8 @@ export async function loadBatch (ctx: BenchContext, server: Server, workload: Wo
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${workload.name} × ${size} → ${server.url}/v1/execute/batch, ${concurrency} batches in flight, ${warmupS} s warm-up + ${durationS} s`)
   const requests = Array.from({ length: size }, () => ({ code: workload.code }))
-  const report = await runLoad({
-    url: server.url,
-    path: '/v1/execute/batch',
-    body: JSON.stringify({ requests }),
-    callsPerRequest: size,
-    classify: classifyBatch(size, workload.stdout)
-  }, { concurrency, durationS, warmupS, connections, serverPid: server.pid })
+  const report = await drive(ctx, { url: server.url, path: '/v1/execute/batch', body: JSON.stringify({ requests }), callsPerRequest: size, kind: 'batch', stdout: workload.stdout },
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
 }
@@ -61,7 +59,7 @@ export async function loadBatch (ctx: BenchContext, server: Server, workload: Wo
 export async function loadHealthz (ctx: BenchContext, server: Server, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  GET ${server.url}/healthz at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await runLoad({ url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, classify: classifyHttp() },
+  const report = await drive(ctx, { url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, kind: 'http' },
     { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
