@@ -3,6 +3,13 @@
  * Pyodide interpreter inside its own bare V8 isolate (isolated-vm), where no Node API exists:
  * `import js` reaches only the isolate's own globals. Needs nothing but Node and npm.
  *
+ * The isolates live in a host process, a child of the runner (isolates/pyodide-host-main.ts),
+ * started with the V8 flags they need and a memory ceiling that apply to it alone
+ * (isolates/pyodide-host-limits.ts): a crash of the host is not a crash of the runner. Its jobs
+ * in flight are answered `infra_error`, its idle sandboxes are replaced at once, and the next
+ * sandbox to start starts a new host. The runner's sandboxes are proxies
+ * (isolates/remote-pyodide-sandbox.ts) talking to it over a pipe.
+ *
  * No state leaks between jobs: the interpreter's whole wasm memory is put back to a baseline
  * image after every job (the "fork in wasm" of docs/pyodide-driver-design.md); a job that touched
  * what the image does not hold (the JavaScript FFI, files outside /tmp) retires its sandbox.
@@ -12,44 +19,98 @@
 import type { Language } from '@sandfleet/protocol'
 import type { DriverOptions } from './index.ts'
 import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolates/node-flags.ts'
-import { PyodideAssets, type Ivm } from '../isolates/pyodide-assets.ts'
-import { PyodideSandbox } from '../isolates/pyodide-sandbox.ts'
+import { CgroupHost, type SandboxCgroup } from './cgroups.ts'
+import { PyodideHost } from '../isolates/pyodide-host.ts'
+import { HOST_HEAP_MB, hostLimits, type HostLimits } from '../isolates/pyodide-host-limits.ts'
+import { RemotePyodideSandbox } from '../isolates/remote-pyodide-sandbox.ts'
 
-/** Python in Pyodide, one isolate per sandbox, in the runner's process. */
+/** After the soft interrupt at `timeout_ms`, how long the code has before its isolate is stopped hard. */
+const SOFT_GRACE_MS = 500
+/** Past the host's own deadline, how long the runner waits before it calls the host hung. */
+const HOST_SLACK_MS = 1000
+
+/** Python in Pyodide, one isolate per sandbox, in a host process that is a child of the runner. */
 export class PyodideDriver implements Driver {
   readonly name: DriverName = 'pyodide'
   readonly languages: readonly Language[] = ['python']
-  private assets: PyodideAssets | undefined
+  readonly #options: DriverOptions
+  readonly #limits: HostLimits
+  #live: PyodideHost | undefined
+  #starting: Promise<PyodideHost> | undefined
+  #cgroups: CgroupHost | undefined
+  #ceiling: 'cgroup' | 'none' | undefined
+  #hostsStarted = 0
+  /** Cgroups of exited hosts being removed (close waits for them). */
+  readonly #removing = new Set<Promise<void>>()
+  #closed = false
 
-  constructor (private readonly options: DriverOptions) {}
+  constructor (options: DriverOptions) {
+    this.#options = options
+    // The pool's sandboxes, and one more: a replacement starts while the sandbox it replaces closes.
+    this.#limits = hostLimits(options.config, options.config.poolSize + 1)
+  }
 
   /**
-   * Fails when Node runs without --no-node-snapshot, isolated-vm is not built or Pyodide does
-   * not boot; otherwise loads Pyodide and its memory snapshot (from the cache, or a cold boot of
-   * a few seconds) and says so.
+   * Starts the host process, which loads Pyodide and its memory snapshot (from the cache, or a
+   * cold boot of a few seconds) and says so; fails with why it did not come up (isolated-vm not
+   * built, Pyodide missing, a package zip that does not load).
    */
   async check (): Promise<void> {
-    if (this.assets?.snapshot !== undefined) return
-    if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('pyodide'))
-    setIsolateFlags()
-    let ivm: Ivm
-    try {
-      ivm = (await import('isolated-vm')).default as Ivm
-    } catch (err) {
-      throw new Error(`isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
+    const host = await this.host()
+    const info = host.info
+    this.#options.logger.info({ driver: 'pyodide', pyodide: info?.pyodide, snapshot: info?.snapshot, hostPid: host.pid, packages: this.packages(), ceiling: this.#ceilingText() },
+      `pyodide ${info?.pyodide ?? '?'} ready in host process ${String(host.pid)} (snapshot ${info?.snapshot ?? '?'}); packages: ${this.packages()}`)
+  }
+
+  /** The live host process, started when there is none (callers at the same time share one start). */
+  async host (): Promise<PyodideHost> {
+    if (this.#closed) throw new Error('the pyodide driver is closed')
+    if (this.#live?.alive === true) return this.#live
+    this.#starting ??= this.#startHost().finally(() => { this.#starting = undefined })
+    return await this.#starting
+  }
+
+  async #startHost (): Promise<PyodideHost> {
+    const config = this.#options.config
+    const n = ++this.#hostsStarted
+    if (this.#ceiling === undefined) {
+      this.#cgroups = CgroupHost.open(config.id)
+      this.#ceiling = this.#cgroups !== undefined ? 'cgroup' : 'none'
     }
-    const config = this.options.config
-    const assets = PyodideAssets.load(ivm, { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup })
-    await assets.prepareSnapshot()
-    this.assets = assets
-    this.options.logger.info({ driver: 'pyodide', pyodide: assets.version, snapshot: assets.snapshotSource, packages: this.packages() },
-      `pyodide ${assets.version} ready (snapshot ${assets.snapshotSource}); packages: ${this.packages()}`)
+    let cgroup: SandboxCgroup | undefined
+    try {
+      cgroup = this.#cgroups?.create(`pyodide-host-${n}`, { memoryBytes: this.#limits.memoryBytes, pids: 0 })
+    } catch (err) {
+      this.#options.logger.warn({ driver: 'pyodide', err: (err as Error).message }, 'pyodide host: no cgroup could be made; its ceiling is its flags only')
+    }
+    try {
+      const host = await PyodideHost.start({
+        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: SOFT_GRACE_MS, graceMs: config.graceMs },
+        nodeArgs: this.#limits.nodeArgs,
+        ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
+        logger: this.#options.logger
+      })
+      host.onExit(() => { if (cgroup !== undefined) this.#remove(cgroup) })
+      if (this.#closed) {
+        await host.close()
+        throw new Error('the pyodide driver closed while its host started')
+      }
+      this.#live = host
+      return host
+    } catch (err) {
+      await cgroup?.remove()
+      throw new Error(`the pyodide host process did not start: ${(err as Error).message}`, { cause: err })
+    }
+  }
+
+  #remove (cgroup: SandboxCgroup): void {
+    const removing = cgroup.remove().finally(() => { this.#removing.delete(removing) })
+    this.#removing.add(removing)
   }
 
   /** What the sandboxes can import, in one line. */
   packages (): string {
-    const config = this.options.config
+    const config = this.#options.config
     let what = 'the Python stdlib'
     if (config.pyodidePackages !== '') what += ` and the pure-Python packages in ${config.pyodidePackages}`
     else what += ' only (no pyodidePackages zip configured; nothing is fetched from the network)'
@@ -58,27 +119,47 @@ export class PyodideDriver implements Driver {
     return what
   }
 
-  /** A sandbox (one isolate), not started. */
+  /** A sandbox (one isolate in the host process), not started. */
   createSandbox (id: string): Sandbox {
-    if (this.assets === undefined) throw new Error('PyodideDriver.createSandbox before check()')
-    return new PyodideSandbox(id, this.assets, { softGraceMs: 500, graceMs: this.options.config.graceMs })
+    return new RemotePyodideSandbox(id, async () => await this.host(), {
+      hostGraceMs: SOFT_GRACE_MS + this.#options.config.graceMs,
+      hostSlackMs: HOST_SLACK_MS,
+      startTimeoutMs: 120_000
+    })
+  }
+
+  #ceilingText (): string {
+    const mb = Math.round(this.#limits.memoryBytes / 1024 / 1024)
+    const wasm = `each wasm memory ≤ ${this.#limits.wasmMaxPages / 16} MiB (--wasm-max-mem-pages=${this.#limits.wasmMaxPages}), the host's own heap ≤ ${HOST_HEAP_MB} MiB`
+    if (this.#ceiling === 'cgroup') return `${wasm}, the whole host ≤ ${mb} MiB (its cgroup)`
+    if (this.#ceiling === 'none') return `${wasm}; no cgroup on this machine, so no ceiling on the whole host`
+    return `${wasm}, the whole host ≤ ${mb} MiB where the machine offers a memory cgroup`
   }
 
   /** What this driver protects against. */
   describe (): IsolationReport {
     return {
       driver: 'pyodide',
-      boundary: 'Pyodide (CPython on WebAssembly) in a bare V8 isolate (isolated-vm) in the runner process',
+      boundary: 'Pyodide (CPython on WebAssembly) in a bare V8 isolate (isolated-vm), in a host process that is a child of the runner',
       properties: [
         'no Node API in the sandbox: no process, require, sockets, subprocess or host files; import js sees only the isolate',
         'no state shared between jobs: the wasm memory is restored to a baseline image after each job; a job that used the JS FFI or wrote outside /tmp retires its isolate',
         'timeout by interrupt, then by isolate termination; memory_mb caps wasm memory growth (MemoryError)',
-        'not an OS boundary: a V8 or wasm runtime bug exploited by the code reaches the runner process',
+        'a process boundary between the sandboxes and the runner: a crash of the host (a V8 or wasm fault) answers its jobs in flight infra_error and a new host replaces it; the runner lives on',
+        `host process limits: ${this.#ceilingText()}`,
+        'not a privilege boundary: the host runs as the runner\'s user without namespaces or seccomp, so a V8 or wasm runtime bug exploited by the code gets what that user has',
         `packages: ${this.packages()}`
       ]
     }
   }
 
-  /** Nothing shared to free (sandboxes dispose their own isolates). */
-  async close (): Promise<void> {}
+  /** Stops the host process (it disposes its isolates and exits; killed after 5 s). Idempotent. */
+  async close (): Promise<void> {
+    this.#closed = true
+    const starting = this.#starting
+    await this.#live?.close()
+    if (starting !== undefined) await starting.then(async (h) => { await h.close() }, () => {})
+    await Promise.all([...this.#removing])
+    this.#cgroups?.close()
+  }
 }

@@ -67,6 +67,8 @@ export class PyodideSandbox implements Sandbox {
   private restoring: Promise<unknown> | undefined
   private readonly interrupt = new Int32Array(new SharedArrayBuffer(4))
   private jobs = 0
+  private memoryBytes: number | undefined
+  private measuredAt = -Infinity
   /** Bytes of the baseline memory image (after start). */
   baselineBytes = 0
   /** How long each phase of {@link start} took, in ms (isolate with the glue, boot from the snapshot, harness and baseline). */
@@ -205,8 +207,29 @@ export class PyodideSandbox implements Sandbox {
     if (this.isolate?.isDisposed === false) this.isolate.dispose()
   }
 
-  /** Jobs run and memory held (wasm heap and the JavaScript heap). */
+  /** Jobs run and memory held (wasm heap and the JavaScript heap). Waits for the isolate: not for a hot path. */
   stats (): SandboxStats { return isolateStats(this.isolate, this.jobs) }
+
+  /**
+   * Measures the isolate's memory without blocking this thread (at most once a second; it runs
+   * after the isolate's work in flight, such as a restore) and returns {@link lastStats}.
+   */
+  async measure (): Promise<SandboxStats> {
+    const now = performance.now()
+    if (now - this.measuredAt >= 1000 && this.isolate?.isDisposed === false) {
+      this.measuredAt = now
+      try {
+        const heap = await this.isolate.getHeapStatistics()
+        this.memoryBytes = heap.used_heap_size + heap.externally_allocated_size
+      } catch {}
+    }
+    return this.lastStats()
+  }
+
+  /** Jobs run, and the memory as last {@link measure}d. */
+  lastStats (): SandboxStats {
+    return this.memoryBytes === undefined ? { jobs: this.jobs } : { jobs: this.jobs, memoryBytes: this.memoryBytes }
+  }
 
   /** Disposes the isolate (after a restore in flight: disposing under it can crash the process). Idempotent. */
   async close (): Promise<void> {

@@ -1,4 +1,4 @@
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
@@ -10,6 +10,8 @@ import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
 type Run = (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>
 
 const driver = new PyodideDriver({ config: runnerConfig({}), logger: silentLogger })
+// The driver's host process holds the sandboxes: closing the driver ends it.
+after(async () => { await driver.close() })
 
 async function withSandbox (fn: (run: Run, sandbox: Sandbox) => Promise<void>): Promise<void> {
   await driver.check()

@@ -1,0 +1,47 @@
+/**
+ * The flags and memory ceiling of a pyodide host process, from the runner's configuration.
+ *
+ * - `--no-node-snapshot`: isolated-vm crashes a process started from Node's start-up snapshot.
+ * - `--no-concurrent-recompilation`: otherwise a process deleting isolates at exit can hang (see
+ *   node-flags.ts).
+ * - `--wasm-max-mem-pages`: caps every wasm memory of the host (isolated-vm's `memoryLimit`
+ *   does not count wasm linear memory): the largest `memory_mb` a job may ask for, plus room for
+ *   the interpreter's image. The patched `growMemory` caps each job below that; this is the
+ *   backstop of the whole process.
+ * - `--max-old-space-size`: the host's own JavaScript heap (frames, assets); each isolate's
+ *   heap is capped by its own `memoryLimit`.
+ * - `memoryBytes`: the ceiling of the whole host (a cgroup's memory limit, where the runner can
+ *   make one): each sandbox's share (`sandboxMemoryMb`, or its largest job plus its isolate's
+ *   heap and image) times the sandboxes it holds, plus the host's own heap.
+ */
+import type { RunnerConfig } from '../config.ts'
+import { NO_NODE_SNAPSHOT } from './node-flags.ts'
+import { PYODIDE_ISOLATE_HEAP_MB } from './pyodide-assets.ts'
+
+/** Room in each wasm memory for the interpreter's image (Pyodide's baseline is ~20 MB; preimported packages add to it). */
+export const IMAGE_HEADROOM_MB = 512
+/** The host's own JavaScript heap. */
+export const HOST_HEAP_MB = 1024
+/** Most pages a wasm32 memory can have (4 GiB). */
+const WASM32_PAGES = 65_536
+
+/** A host's flags and ceiling. */
+export interface HostLimits {
+  /** Node's arguments before the entry script. */
+  nodeArgs: string[]
+  /** Pages (64 KiB) each wasm memory of the host may have. */
+  wasmMaxPages: number
+  /** Ceiling of the whole host process, for its cgroup. */
+  memoryBytes: number
+}
+
+/** The limits of a host that holds at most `sandboxes` sandboxes at once. */
+export function hostLimits (config: Pick<RunnerConfig, 'maxMemoryMb' | 'sandboxMemoryMb'>, sandboxes: number): HostLimits {
+  const wasmMaxPages = Math.min(WASM32_PAGES, (config.maxMemoryMb + IMAGE_HEADROOM_MB) * 16)
+  const shareMb = config.sandboxMemoryMb > 0 ? config.sandboxMemoryMb : config.maxMemoryMb + IMAGE_HEADROOM_MB + PYODIDE_ISOLATE_HEAP_MB
+  return {
+    nodeArgs: [NO_NODE_SNAPSHOT, '--no-concurrent-recompilation', `--wasm-max-mem-pages=${wasmMaxPages}`, `--max-old-space-size=${HOST_HEAP_MB}`],
+    wasmMaxPages,
+    memoryBytes: (sandboxes * shareMb + HOST_HEAP_MB) * 1024 * 1024
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * A pyodide sandbox as the runner sees it: a proxy to a {@link PyodideSandbox} in a host
+ * process (pyodide-host-main.ts). The host enforces the job's deadline (soft interrupt, then the
+ * isolate terminated); the proxy adds the last one, for a host that does not answer at all: at
+ * `timeout_ms` plus the graces plus `hostSlackMs` the job is answered `timeout` and the host
+ * is killed (its other sandboxes are replaced). A host that exits fails the job in flight with
+ * `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user status) and tells the pool, through
+ * {@link onExit}, that an idle sandbox is gone.
+ */
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+import type { PyodideHost } from './pyodide-host.ts'
+import type { HostReply } from './pyodide-host-protocol.ts'
+
+/** Options of a {@link RemotePyodideSandbox}. */
+export interface RemotePyodideSandboxOptions {
+  /** The host's soft grace plus its grace: how long past `timeout_ms` the host itself answers. */
+  hostGraceMs: number
+  /** Beyond that, how long the runner waits before it calls the host hung. */
+  hostSlackMs: number
+  /** Longest a sandbox may take to start. */
+  startTimeoutMs: number
+}
+
+const hung = (ms: number): Promise<'hung'> => new Promise((resolve) => { setTimeout(resolve, ms, 'hung').unref() })
+
+function fleetError (message: string): Error {
+  return Object.assign(new Error(message), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+}
+
+/** One sandbox in a host process; see the module comment. */
+export class RemotePyodideSandbox implements Sandbox {
+  #state: SandboxState = 'starting'
+  #host: PyodideHost | undefined
+  #stats: SandboxStats = { jobs: 0 }
+  #exitListener: (() => void) | undefined
+  #unwatch: (() => void) | undefined
+  /** Fails the request in flight (a close while it runs). */
+  #abort: ((err: Error) => void) | undefined
+
+  /** `host` gives the live host (starting one if needed). */
+  constructor (readonly id: string, private readonly host: () => Promise<PyodideHost>, private readonly options: RemotePyodideSandboxOptions) {}
+
+  /** The lifecycle state. */
+  get state (): SandboxState { return this.#state }
+
+  /** The host process's id (undefined before start). */
+  get hostPid (): number | undefined { return this.#host?.pid }
+
+  /** Boots the sandbox in the host (starting a host first if none is alive). */
+  async start (): Promise<void> {
+    try {
+      const host = await this.host()
+      if (this.#state !== 'starting') throw new Error(`sandbox ${this.id} was closed while it started`)
+      this.#host = host
+      this.#unwatch = host.onExit(() => { this.#hostExited() })
+      const reply = await this.#call({ op: 'start', sandbox: this.id }, this.options.startTimeoutMs)
+      if (reply === 'hung') throw new Error(`the pyodide host did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
+      if (reply.error !== undefined) throw new Error(reply.error.message)
+      if (reply.stats !== undefined) this.#stats = reply.stats
+      if (this.#state !== 'starting') throw new Error(`sandbox ${this.id} was closed while it started`)
+      this.#state = 'ready'
+    } catch (err) {
+      await this.close()
+      throw new Error(`pyodide sandbox ${this.id} did not start: ${(err as Error).message}`, { cause: err })
+    }
+  }
+
+  /** Runs one job in the host; see the module comment. */
+  async execute (job: Job): Promise<RunOutcome> {
+    if (this.#state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.#state}`)
+    this.#state = 'busy'
+    const started = performance.now()
+    const r = job.request
+    let reply: HostReply | 'hung'
+    try {
+      reply = await this.#call({ op: 'exec', sandbox: this.id, job }, r.timeout_ms + this.options.hostGraceMs + this.options.hostSlackMs)
+    } catch (err) {
+      if (this.#state === 'busy') this.#state = 'closing'
+      throw err
+    }
+    if (reply === 'hung') {
+      this.#state = 'closing'
+      this.#host?.kill(`it did not answer sandbox ${this.id}'s job within timeout_ms=${r.timeout_ms} plus ${this.options.hostGraceMs + this.options.hostSlackMs} ms`)
+      return {
+        status: 'timeout', stdout: '', stderr: '', exit_code: null, duration_ms: performance.now() - started,
+        truncated: { stdout: false, stderr: false }, error: { type: 'Timeout', message: `the run exceeded timeout_ms=${r.timeout_ms} and its host did not answer` }, files: {}, retire: true
+      }
+    }
+    if (reply.stats !== undefined) this.#stats = reply.stats
+    if (reply.error !== undefined || reply.outcome === undefined) {
+      if (this.#state === 'busy') this.#state = 'closing'
+      throw fleetError(reply.error?.message ?? `the pyodide host sent no outcome for sandbox ${this.id}`)
+    }
+    if (this.#state === 'busy') this.#state = reply.outcome.retire === true ? 'closing' : 'ready'
+    return reply.outcome
+  }
+
+  /** Jobs run and the isolate's memory, as the host last reported them. */
+  stats (): SandboxStats { return this.#stats }
+
+  /** Calls `listener` once if the host exits while this sandbox is open. */
+  onExit (listener: () => void): void { this.#exitListener = listener }
+
+  /** Closes the sandbox in the host (nothing to do when the host is gone). Idempotent. */
+  async close (): Promise<void> {
+    if (this.#state === 'closed') return
+    this.#state = 'closed'
+    this.#unwatch?.()
+    this.#abort?.(fleetError(`sandbox ${this.id} was closed while its request ran`))
+    const host = this.#host
+    if (host?.alive === true) {
+      try { await Promise.race([host.request({ op: 'close', sandbox: this.id }), hung(5000)]) } catch {}
+    }
+  }
+
+  async #call (request: Parameters<PyodideHost['request']>[0], deadlineMs: number): Promise<HostReply | 'hung'> {
+    const host = this.#host
+    if (host === undefined) throw fleetError(`sandbox ${this.id} has no host`)
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<'hung'>((resolve, reject) => {
+      timer = setTimeout(resolve, deadlineMs, 'hung')
+      this.#abort = reject
+    })
+    try {
+      return await Promise.race([host.request(request), deadline])
+    } finally {
+      clearTimeout(timer)
+      this.#abort = undefined
+    }
+  }
+
+  #hostExited (): void {
+    if (this.#state === 'closed') return
+    if (this.#state !== 'busy' && this.#state !== 'starting') this.#state = 'closing'
+    const listener = this.#exitListener
+    this.#exitListener = undefined
+    listener?.()
+  }
+}
