@@ -58,7 +58,7 @@ export class PyodideDriver implements Driver {
   async check (): Promise<void> {
     const host = await this.host()
     const info = host.info
-    this.#options.logger.info({ driver: 'pyodide', pyodide: info?.pyodide, snapshot: info?.snapshot, hostPid: host.pid, packages: this.packages(), ceiling: this.#ceilingText() },
+    this.#options.logger.info({ driver: 'pyodide', pyodide: info?.pyodide, snapshot: info?.snapshot, hostPid: host.pid, bootMs: info?.bootMs, packages: this.packages(), ceiling: this.#ceilingText() },
       `pyodide ${info?.pyodide ?? '?'} ready in host process ${String(host.pid)} (snapshot ${info?.snapshot ?? '?'}); packages: ${this.packages()}`)
   }
 

@@ -15,6 +15,8 @@ import { PyodideAssets, type Ivm } from './pyodide-assets.ts'
 import type { FromHost, HostInit, HostReply, ToHost } from './pyodide-host-protocol.ts'
 import { PyodideSandbox } from './pyodide-sandbox.ts'
 
+/** Since the process started, when this module ran (Node's start and tsx's included). */
+const loadedMs = Math.round(process.uptime() * 1000)
 const socket = new Socket({ fd: 3, readable: true, writable: true })
 const sandboxes = new Map<string, PyodideSandbox>()
 let assets: PyodideAssets | undefined
@@ -61,11 +63,14 @@ async function boot (frame: HostInit): Promise<void> {
   try {
     if (init !== undefined) throw new Error('init sent twice')
     init = frame
+    let t = performance.now()
     const ivm = (await import('isolated-vm')).default as Ivm
     const loaded = PyodideAssets.load(ivm, { packagesZip: frame.packagesZip, preimport: frame.preimport, warmup: frame.warmup })
+    const assetsMs = Math.round(performance.now() - t)
+    t = performance.now()
     await loaded.prepareSnapshot()
     assets = loaded
-    pipe.send({ op: 'ready', pid: process.pid, pyodide: loaded.version, snapshot: loaded.snapshotSource })
+    pipe.send({ op: 'ready', pid: process.pid, pyodide: loaded.version, snapshot: loaded.snapshotSource, bootMs: { loaded: loadedMs, assets: assetsMs, snapshot: Math.round(performance.now() - t) } })
   } catch (err) {
     pipe.send({ op: 'fatal', message: messageOf(err) })
     await exit(1)

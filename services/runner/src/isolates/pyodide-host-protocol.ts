@@ -47,6 +47,8 @@ export interface HostReady {
   pyodide: string
   /** Where its memory snapshot came from (`cache <path>` or `made in <ms> ms…`). */
   snapshot: string
+  /** How long its boot took, in ms: Node and the host's modules loaded (since the process started), Pyodide's files read and its wasm compiled, the snapshot read or made. */
+  bootMs: { loaded: number, assets: number, snapshot: number }
 }
 
 /** What the host sends. */

@@ -13,7 +13,7 @@ import { FramePipe } from './frame-pipe.ts'
 import type { FromHost, HostInit, HostReady, HostReply, HostRequest, ToHost } from './pyodide-host-protocol.ts'
 
 /** The host's entry: registers tsx, then runs pyodide-host-main.ts. */
-export const HOST_ENTRY = new URL('./pyodide-host.mjs', import.meta.url).pathname
+export const HOST_ENTRY = new URL('./pyodide-host.cjs', import.meta.url).pathname
 
 /** Options of {@link PyodideHost.start}. */
 export interface PyodideHostOptions {
