@@ -42,7 +42,7 @@ export const RunnerConfigSchema = Type.Object({
   executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image\'s when set, else the image\'s own)' }),
   dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend (sandbox-images/python builds sandfleet/python:1)' }),
   dockerSpares: int(0, 64, 'Warm spare containers the docker backend boots ahead of need and hands to the next sandbox that starts (a replacement without a boot)'),
-  sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024)'),
+  sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024; pyodide: each sandbox\'s share of its host process\'s ceiling, 0: maxMemoryMb + 1024)'),
   sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
   pyodidePackages: Type.String({ description: 'A zip of pure-Python packages (.py, or .pyc of CPython 3.13) put on the pyodide sandboxes\' sys.path (empty: the stdlib only); e.g. sympy and mpmath zipped from Debian\'s python3-sympy' }),
   pyodidePreimport: Type.Array(Type.String({ minLength: 1 }), { description: 'Modules imported into the pyodide memory image (free for every job, e.g. sympy); made once, then cached' }),

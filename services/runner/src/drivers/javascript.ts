@@ -65,7 +65,7 @@ export class JavascriptDriver implements Driver {
         'no Node API in the sandbox: no require, process, import(), network or file system; no host function injected',
         'heap limit per job (memory_mb) and timeout; an isolate that hit either is replaced',
         'no state shared between jobs (a new context each job)',
-        'not an OS boundary: a V8 bug exploited by the code reaches the runner process'
+        'not an OS boundary: a V8 bug exploited by the code reaches the runner process (unlike pyodide\'s isolates, these stay in the runner: a round trip to a host process would take a large share of a call\'s 1 ms budget)'
       ]
     }
   }
