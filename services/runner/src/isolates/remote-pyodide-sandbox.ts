@@ -34,6 +34,7 @@ export class RemotePyodideSandbox implements Sandbox {
   #stats: SandboxStats = { jobs: 0 }
   #exitListener: (() => void) | undefined
   #unwatch: (() => void) | undefined
+  #hostGone = false
   /** Fails the request in flight (a close while it runs). */
   #abort: ((err: Error) => void) | undefined
 
@@ -43,9 +44,6 @@ export class RemotePyodideSandbox implements Sandbox {
   /** The lifecycle state. */
   get state (): SandboxState { return this.#state }
 
-  /** The host process's id (undefined before start). */
-  get hostPid (): number | undefined { return this.#host?.pid }
-
   /** Boots the sandbox in the host (starting a host first if none is alive). */
   async start (): Promise<void> {
     try {
@@ -54,7 +52,10 @@ export class RemotePyodideSandbox implements Sandbox {
       this.#host = host
       this.#unwatch = host.onExit(() => { this.#hostExited() })
       const reply = await this.#call({ op: 'start', sandbox: this.id }, this.options.startTimeoutMs)
-      if (reply === 'hung') throw new Error(`the pyodide host did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
+      if (reply === 'hung') {
+        host.kill(`it did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
+        throw new Error(`the pyodide host did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
+      }
       if (reply.error !== undefined) throw new Error(reply.error.message)
       if (reply.stats !== undefined) this.#stats = reply.stats
       if (this.#state !== 'starting') throw new Error(`sandbox ${this.id} was closed while it started`)
@@ -98,8 +99,11 @@ export class RemotePyodideSandbox implements Sandbox {
   /** Jobs run and the isolate's memory, as the host last reported them. */
   stats (): SandboxStats { return this.#stats }
 
-  /** Calls `listener` once if the host exits while this sandbox is open. */
-  onExit (listener: () => void): void { this.#exitListener = listener }
+  /** Calls `listener` once if the host exits while this sandbox is open (at once if it already has). */
+  onExit (listener: () => void): void {
+    if (this.#hostGone && this.#state !== 'closed') { listener(); return }
+    this.#exitListener = listener
+  }
 
   /** Closes the sandbox in the host (nothing to do when the host is gone). Idempotent. */
   async close (): Promise<void> {
@@ -130,6 +134,7 @@ export class RemotePyodideSandbox implements Sandbox {
   }
 
   #hostExited (): void {
+    this.#hostGone = true
     if (this.#state === 'closed') return
     if (this.#state !== 'busy' && this.#state !== 'starting') this.#state = 'closing'
     const listener = this.#exitListener
