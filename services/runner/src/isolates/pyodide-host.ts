@@ -59,7 +59,10 @@ export class PyodideHost {
     this.#child.stderr?.setEncoding('utf8')
     this.#child.stderr?.on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-4096) })
     const fd3 = this.#child.stdio[3] as Duplex
-    this.#pipe = new FramePipe<FromHost, ToHost>(fd3, fd3, (frame) => { this.#onFrame(frame) }, () => {})
+    // A pipe that ends or carries garbage while the host runs: the host cannot answer any more.
+    this.#pipe = new FramePipe<FromHost, ToHost>(fd3, fd3, (frame) => { this.#onFrame(frame) }, (why) => {
+      if (!this.#closing && this.#gone === undefined) this.kill(`its pipe ended (${why})`)
+    })
     this.#exited = new Promise((resolve) => {
       this.#child.once('close', (code, signal) => { this.#onExit(signal !== null ? `signal ${signal}` : `code ${String(code)}`); resolve() })
       this.#child.once('error', (err) => { this.#onExit(`spawn failed: ${err.message}`); resolve() })

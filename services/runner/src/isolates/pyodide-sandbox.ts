@@ -193,8 +193,13 @@ export class PyodideSandbox implements Sandbox {
       if (data instanceof Uint8Array) outcome.files[rel] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
     }
     if (outcome.retire !== true) {
-      // Put the interpreter back while the result travels; the next job waits for it.
-      this.restoring = (this.restoreFn as Fn).apply(undefined, [], { timeout: 10_000 }).catch(() => { this.discard() })
+      // Put the interpreter back while the result travels; the next job waits for it. Started
+      // on the next turn, once the host has sent the result: starting an isolated-vm call holds
+      // this thread a while, and the restore need not delay the answer.
+      const restoreFn = this.restoreFn as Fn
+      this.restoring = new Promise((resolve) => {
+        setImmediate(() => { resolve(restoreFn.apply(undefined, [], { timeout: 10_000 }).catch(() => { this.discard() })) })
+      })
     } else {
       this.current = 'closing'
     }
