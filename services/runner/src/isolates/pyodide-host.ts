@@ -60,8 +60,10 @@ export class PyodideHost {
     this.#child.stderr?.on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-4096) })
     const fd3 = this.#child.stdio[3] as Duplex
     // A pipe that ends or carries garbage while the host runs: the host cannot answer any more.
+    // Its exit usually follows at once (and says why better): killed if it has not within a second.
     this.#pipe = new FramePipe<FromHost, ToHost>(fd3, fd3, (frame) => { this.#onFrame(frame) }, (why) => {
-      if (!this.#closing && this.#gone === undefined) this.kill(`its pipe ended (${why})`)
+      if (this.#closing || this.#gone !== undefined) return
+      setTimeout(() => { if (this.#gone === undefined) this.kill(`its pipe ended (${why})`) }, 1000).unref()
     })
     this.#exited = new Promise((resolve) => {
       this.#child.once('close', (code, signal) => { this.#onExit(signal !== null ? `signal ${signal}` : `code ${String(code)}`); resolve() })

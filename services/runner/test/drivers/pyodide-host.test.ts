@@ -8,6 +8,7 @@ import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { PyodideDriver } from '../../src/drivers/pyodide.ts'
 import { Pool } from '../../src/pool/pool.ts'
+import { hostLimits } from '../../src/isolates/pyodide-host-limits.ts'
 
 // The pyodide driver's host process: the isolates live in a child of the runner, with their own
 // flags and ceiling; a crash of it is the fleet's fault, never the user's, and the pool comes back.
@@ -42,7 +43,7 @@ function newDriver (config: Parameters<typeof runnerConfig>[0] = {}): PyodideDri
   return d
 }
 
-test('pyodide host: the isolates run in a child of the runner with the host flags; the runner has none of them', async () => {
+test('pyodide host: the isolates run in a child of the runner with the host flags and ceiling; the runner has none of them', async (t) => {
   const driver = newDriver({ maxMemoryMb: 256 })
   await driver.check()
   const host = await driver.host()
@@ -51,6 +52,17 @@ test('pyodide host: the isolates run in a child of the runner with the host flag
   const argv = readFileSync(`/proc/${String(host.pid)}/cmdline`, 'utf8').split('\0')
   for (const flag of ['--no-node-snapshot', '--no-concurrent-recompilation', '--wasm-max-mem-pages=12288', '--max-old-space-size=1024']) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`)
   assert.equal(process.execArgv.some((a) => a.startsWith('--wasm-max-mem-pages')), false)
+  const report = driver.describe()
+  assert.match(report.boundary, /in a host process that is a child of the runner/)
+  assert.ok(report.properties.some((p) => /each wasm memory ≤ 768 MiB \(--wasm-max-mem-pages=12288\)/.test(p)), report.properties.join('\n'))
+  assert.ok(report.properties.some((p) => /crash of the host .* infra_error/.test(p)))
+  if (report.properties.some((p) => p.includes('(its cgroup)'))) {
+    // The ceiling: the host was born in its own memory cgroup, limited to what the report says.
+    const line = readFileSync(`/proc/${String(host.pid)}/cgroup`, 'utf8').split('\n').find((l) => /:memory:|^0::/.test(l) && l.includes('pyodide-host-')) ?? ''
+    const path = line.slice(line.indexOf(':/') + 1)
+    const dir = /:memory:/.test(line) ? `/sys/fs/cgroup/memory${path}/memory.limit_in_bytes` : `/sys/fs/cgroup${path}/memory.max`
+    assert.equal(Number(readFileSync(dir, 'utf8')), hostLimits({ maxMemoryMb: 256, sandboxMemoryMb: 0 }, 3).memoryBytes, line)
+  } else t.diagnostic('no memory cgroup on this machine: the host ceiling is its flags only')
   const sandbox = driver.createSandbox('flags')
   try {
     await sandbox.start()
