@@ -55,7 +55,9 @@ export class PyodideHost {
     this.#log = options.logger
     let command: ExecutorCommand = { file: process.execPath, args: [...options.nodeArgs, HOST_ENTRY] }
     if (options.wrap !== undefined) command = options.wrap(command)
-    this.#child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...process.env, ...command.env } })
+    // The runner's environment without its SANDFLEET_* settings (API keys among them): the host needs none.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SANDFLEET_')))
+    this.#child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...env, ...command.env } })
     this.#child.stderr?.setEncoding('utf8')
     this.#child.stderr?.on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-4096) })
     const fd3 = this.#child.stdio[3] as Duplex

@@ -44,9 +44,11 @@ function newDriver (config: Parameters<typeof runnerConfig>[0] = {}): PyodideDri
 }
 
 test('pyodide host: the isolates run in a child of the runner with the host flags and ceiling; the runner has none of them', async (t) => {
+  process.env.SANDFLEET_TEST_SECRET = 'not for the host'
   const driver = newDriver({ maxMemoryMb: 256 })
-  await driver.check()
+  try { await driver.check() } finally { delete process.env.SANDFLEET_TEST_SECRET }
   const host = await driver.host()
+  assert.doesNotMatch(readFileSync(`/proc/${String(host.pid)}/environ`, 'utf8'), /SANDFLEET_/, 'the runner\'s settings (API keys among them) stay out of the host\'s environment')
   assert.notEqual(host.pid, process.pid)
   assert.equal(readFileSync(`/proc/${String(host.pid)}/stat`, 'utf8').split(') ')[1].split(' ')[1], String(process.pid), 'the host is the runner\'s child')
   const argv = readFileSync(`/proc/${String(host.pid)}/cmdline`, 'utf8').split('\0')
