@@ -1,6 +1,7 @@
 /**
- * One pyodide sandbox: a Pyodide interpreter booted from the driver's memory snapshot inside its
- * own isolated-vm isolate. After every job its wasm memory is put back to the baseline image
+ * One pyodide sandbox: a Pyodide interpreter booted from the host's memory snapshot inside its
+ * own isolated-vm isolate, in the pyodide host process (pyodide-host-main.ts; the runner sees it
+ * through remote-pyodide-sandbox.ts). After every job its wasm memory is put back to the baseline image
  * (pyodide-job.js), off the response path; a job that touched what the image does not hold
  * (the JavaScript side, the file system outside /tmp) retires the sandbox instead.
  *

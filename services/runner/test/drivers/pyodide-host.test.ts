@@ -72,6 +72,9 @@ test('pyodide host: the isolates run in a child of the runner with the host flag
     const probe = await sandbox.execute(job('import js\nprint(js.eval("[16, 12289].map((n) => { try { new WebAssembly.Memory({ initial: n }); return \'made\' } catch (e) { return e.constructor.name } }).join(\' \')"))'))
     assert.deepEqual([probe.status, probe.stdout], ['ok', 'made RangeError\n'], probe.stderr)
     assert.equal(probe.retire, true, 'the probe used the JS FFI')
+    const stats = sandbox.stats()
+    assert.equal(stats.jobs, 1)
+    assert.ok((stats.memoryBytes ?? 0) > 16 * 1024 * 1024, `the isolate's memory as the host measured it: ${String(stats.memoryBytes)}`)
   } finally { await sandbox.close() }
 })
 
