@@ -64,7 +64,12 @@ async function boot (frame: HostInit): Promise<void> {
     if (init !== undefined) throw new Error('init sent twice')
     init = frame
     let t = performance.now()
-    const ivm = (await import('isolated-vm')).default as Ivm
+    let ivm: Ivm
+    try {
+      ivm = (await import('isolated-vm')).default as Ivm
+    } catch (err) {
+      throw new Error(`isolated-vm is not loadable (${messageOf(err)}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
+    }
     const loaded = PyodideAssets.load(ivm, { packagesZip: frame.packagesZip, preimport: frame.preimport, warmup: frame.warmup })
     const assetsMs = Math.round(performance.now() - t)
     t = performance.now()

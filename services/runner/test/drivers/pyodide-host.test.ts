@@ -157,3 +157,11 @@ test('pyodide host: a runner killed with SIGKILL leaves no host behind (the host
   child.kill('SIGKILL')
   await until('the orphaned host to exit', () => !alive(hostPid), 10_000)
 })
+
+test('pyodide host: a host that cannot boot fails check() with why, and leaves no process', async () => {
+  const before = new Set(readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8').trim().split(/\s+/).filter((p) => p !== ''))
+  const driver = newDriver({ pyodidePackages: '/nonexistent/packages.zip' })
+  await assert.rejects(driver.check(), /the pyodide host process did not start: pyodidePackages: cannot read \/nonexistent\/packages\.zip/)
+  const after = readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8').trim().split(/\s+/).filter((p) => p !== '' && !before.has(p))
+  assert.deepEqual(after.filter((p) => alive(Number(p))), [], 'no host process is left')
+})
