@@ -74,7 +74,9 @@ test('router: the runner\'s queue_timeout arrives even when it comes long after 
   await withGateway([slow], { queueTimeoutMs: 1500, callGraceMs: 500 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
     assert.deepEqual([result.status, result.error?.type, result.queue_ms], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 1500])
-    assert.deepEqual(slow.budgets, ['1500'], 'the whole budget, told to the runner')
+    // the whole budget, less what the gateway spent before the attempt (milliseconds; more on a loaded machine)
+    const told = Number(slow.budgets[0])
+    assert.ok(slow.budgets.length === 1 && told > 1300 && told <= 1500, `budget told to the runner: ${slow.budgets.join(', ')}`)
   })
 })
 
@@ -84,7 +86,8 @@ test('router: a retry on another runner is given only what is left of the call\'
   await withGateway([failing, healthy], { queueTimeoutMs: 3000, callGraceMs: 1000 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
     assert.deepEqual([result.status, result.runner], ['ok', 'healthy'])
-    assert.deepEqual(failing.budgets, ['3000'])
+    const first = Number(failing.budgets[0])
+    assert.ok(failing.budgets.length === 1 && first > 2800 && first <= 3000, `the first attempt was given ${failing.budgets.join(', ')}`)
     const left = Number(healthy.budgets[0])
     assert.ok(left > 0 && left <= 2600, `the retry was given ${left} ms of a 3000 ms budget after 400 ms on the first runner`)
   })
