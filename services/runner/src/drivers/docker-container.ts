@@ -12,11 +12,15 @@
  * await booted.remove()
  * ```
  */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Duplex } from 'node:stream'
 import type Docker from 'dockerode'
 import { ExecutorChannel } from './executor-channel.ts'
-import type { DockerDriverOptions, DockerEngine } from './docker-engine.ts'
+import { CHANNEL_SOCKET, type DockerDriverOptions, type DockerEngine } from './docker-engine.ts'
 
 /** Logger the container writes its diagnostics to. */
 export interface DockerContainerLogger {
@@ -38,9 +42,12 @@ export class DockerContainer {
   readonly #exitListeners: Array<() => void> = []
   readonly #logger?: DockerContainerLogger
 
-  private constructor (container: Docker.Container, stream: Duplex, channel: ExecutorChannel, name: string, logger: DockerContainerLogger | undefined) {
+  readonly #frames: Duplex | undefined
+
+  private constructor (container: Docker.Container, stream: Duplex, channel: ExecutorChannel, name: string, logger: DockerContainerLogger | undefined, frames: Duplex | undefined) {
     this.container = container
     this.#stream = stream
+    this.#frames = frames
     this.channel = channel
     this.name = name
     this.#logger = logger
@@ -51,31 +58,47 @@ export class DockerContainer {
    * On any failure the container is removed and the error says why it exited, when it did.
    */
   static async boot (engine: DockerEngine, opts: Readonly<DockerDriverOptions>, name: string, logger?: DockerContainerLogger): Promise<DockerContainer> {
-    const container = await engine.docker.createContainer(engine.containerSpec(name))
+    const listener = opts.channel === 'socket' ? await ChannelListener.open() : undefined
+    let container: Docker.Container
+    try {
+      container = await engine.docker.createContainer(engine.containerSpec(name, listener?.dir))
+    } catch (err) {
+      listener?.close()
+      throw err
+    }
     let booted: DockerContainer | undefined
     try {
-      const stream = await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }) as unknown as Duplex
+      // attached before it starts, so no output is lost: the executor's diagnostics (stderr), its exit, and with
+      // `channel: 'attach'` its frames
+      const stream = await container.attach({ stream: true, stdin: listener === undefined, stdout: true, stderr: true, hijack: true }) as unknown as Duplex
       const stdout = new PassThrough()
       const stderr = new PassThrough()
       container.modem.demuxStream(stream, stdout, stderr)
       let self: DockerContainer | undefined
-      const channel = new ExecutorChannel(stdout, stream, {
+      const connection = listener?.accept(opts.readyTimeoutMs)
+      connection?.catch(() => {}) // awaited below; a start that fails first is the error reported
+      if (connection !== undefined) await container.start()
+      const frames: Duplex | undefined = connection === undefined ? undefined : await connection
+      const channel = new ExecutorChannel(frames ?? stdout, frames ?? stream, {
         graceMs: opts.graceMs,
         onLog: (level: string, message: string) => logger?.info({ sandbox: self?.name ?? name, level }, message),
         // Hung executor: kill the whole container (the channel then answers the job).
         onHung: () => { void container.kill().catch(() => {}) }
       })
-      booted = self = new DockerContainer(container, stream, channel, name, logger)
+      booted = self = new DockerContainer(container, stream, channel, name, logger, frames)
       const ended = (): void => { stdout.end(); stderr.end(); if (self !== undefined) self.#ended() }
-      stream.on('end', ended)
-      stream.on('error', ended)
-      stream.on('close', ended)
+      for (const s of frames === undefined ? [stream] : [stream, frames]) {
+        s.on('end', ended)
+        s.on('error', ended)
+        s.on('close', ended)
+      }
       stderr.setEncoding('utf8')
       stderr.on('data', (text: string) => logger?.warn({ sandbox: self?.name ?? name, stderr: text.slice(0, 2000) }, 'executor stderr'))
-      await container.start()
+      if (connection === undefined) await container.start()
       await channel.ready(opts.readyTimeoutMs)
       return booted
     } catch (err) {
+      listener?.close()
       const why = await exitReason(container)
       if (booted !== undefined) await booted.remove()
       else await container.remove({ force: true }).catch(() => {})
@@ -110,6 +133,7 @@ export class DockerContainer {
     this.#removing ??= (async () => {
       this.#exitListeners.length = 0
       try { this.channel.close() } catch {}
+      this.#frames?.destroy()
       this.#stream.destroy()
       await this.container.remove({ force: true }).catch((err: unknown) => {
         if ((err as { statusCode?: number }).statusCode !== 404) this.#logger?.warn({ sandbox: this.name, err: messageOf(err) }, 'container removal failed')
@@ -123,6 +147,62 @@ export class DockerContainer {
     this.#exited = true
     if (this.#removing !== undefined) return
     for (const listener of this.#exitListeners.splice(0)) listener()
+  }
+}
+
+/**
+ * The runner's end of one container's channel socket (`channel: 'socket'`): a fresh directory of
+ * its own holding a listening {@link CHANNEL_SOCKET}, bound read-only into the container. The
+ * first connection (the executor's, before any job can run) is the channel; the listener is then
+ * closed and the directory removed, so nothing that runs later in the container can connect.
+ */
+class ChannelListener {
+  readonly #server: Server
+  #closed = false
+  #timer: NodeJS.Timeout | undefined
+
+  private constructor (readonly dir: string, server: Server) {
+    this.#server = server
+  }
+
+  /** Listens in a new directory (traversable by the container's unprivileged user). */
+  static async open (): Promise<ChannelListener> {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-channel-'))
+    chmodSync(dir, 0o755)
+    const server = createServer()
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(join(dir, CHANNEL_SOCKET), () => { server.off('error', reject); resolve() })
+      })
+      chmodSync(join(dir, CHANNEL_SOCKET), 0o666) // the executor runs as another user
+    } catch (err) {
+      server.close()
+      rmSync(dir, { recursive: true, force: true })
+      throw err
+    }
+    return new ChannelListener(dir, server)
+  }
+
+  /** The first connection, within `timeoutMs`; the listener is closed either way. */
+  accept (timeoutMs: number): Promise<Socket> {
+    return new Promise<Socket>((resolve, reject) => {
+      this.#timer = setTimeout(() => { this.close(); reject(new Error(`the executor did not connect to its channel within ${timeoutMs} ms`)) }, timeoutMs)
+      this.#server.once('connection', (socket: Socket) => {
+        this.close()
+        socket.setNoDelay?.(true)
+        resolve(socket)
+      })
+    })
+  }
+
+  /** Stops listening and removes the directory. Idempotent. */
+  close (): void {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#timer)
+    this.#server.close()
+    rmSync(this.dir, { recursive: true, force: true })
   }
 }
 

@@ -33,6 +33,13 @@ test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, 
     const ro = await run('import errno\nfor p in ("/etc/x", "/usr/x", "/opt/sandfleet/executor.py"):\n  try: open(p, "w"); print("wrote", p)\n  except OSError as e: print(errno.errorcode[e.errno])')
     assert.equal(ro.stdout, 'EROFS\nEROFS\nEROFS\n')
 
+    // The executor's channel is a Unix socket of the runner's, connected before any job ran: its name is gone (the
+    // listener closed) and so is its directory (bound read-only; nothing can be made in it), so a job cannot speak to
+    // the runner.
+    assert.equal(driver.options.channel, 'socket')
+    const chan = await run('import errno, os, socket\nprint(os.listdir("/run/sandfleet"), os.environ.get("SANDFLEET_CHANNEL"))\ns = socket.socket(socket.AF_UNIX)\ntry: s.connect("/run/sandfleet/executor.sock"); print("connected")\nexcept OSError as e: print(errno.errorcode[e.errno])\ntry: open("/run/sandfleet/x", "w")\nexcept OSError as e: print(errno.errorcode[e.errno])')
+    assert.equal(chan.stdout, '[] /run/sandfleet/executor.sock\nENOENT\nENOENT\n', JSON.stringify(chan))
+
     const ids = await run('import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())')
     assert.equal(ids.stdout, '65534 65534 65534 [65534]\n', 'uid, euid, gid 65534; no supplementary group but its own')
 
@@ -58,5 +65,20 @@ test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, 
     await sandbox?.close()
     await driver.close()
     server.close()
+  }
+})
+
+test('the attached stdin/stdout channel (for a remote engine) runs jobs as the socket does', async () => {
+  const driver = new DockerDriver({ runnerId: `docker-attach-${process.pid}`, executorPath: REPO_EXECUTOR, channel: 'attach', spares: 0 })
+  let sandbox: Sandbox | undefined
+  try {
+    await driver.check()
+    sandbox = driver.createSandbox('docker-attach-0')
+    await sandbox.start()
+    const r = await sandbox.execute({ request: resolveExecRequest({ code: 'import os\nprint(6 * 7, os.path.exists("/run/sandfleet"))' }), maxOutputBytes: 65536 })
+    assert.deepEqual([r.status, r.stdout], ['ok', '42 False\n'], 'no channel directory bound in')
+  } finally {
+    await sandbox?.close()
+    await driver.close()
   }
 })
