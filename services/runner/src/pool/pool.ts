@@ -118,8 +118,8 @@ interface Waiting {
   enqueuedAt: number
   resolve: (result: ExecResult) => void
   ticket: Ticket
-  signal: AbortSignal | undefined
-  onAbort: (() => void) | undefined
+  /** The jobs waiting under the same caller's signal, this one among them (none without a signal). */
+  group: Set<Waiting> | undefined
 }
 
 type Done = (result: ExecResult) => void
@@ -149,6 +149,13 @@ export class Pool {
   #onIdle: (() => void) | undefined
   /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
   readonly #rerun = new WeakSet<Job>()
+  /**
+   * The jobs waiting under each caller's signal. A signal gets one abort listener from this pool,
+   * however many of its jobs wait (a batch's items share their caller's): adding and removing an
+   * EventTarget listener per job cost more than the rest of queueing it, and past 10 listeners
+   * on one signal Node printed a MaxListenersExceededWarning for every batch.
+   */
+  readonly #waitingBySignal = new WeakMap<AbortSignal, Set<Waiting>>()
 
   constructor (options: PoolOptions) {
     this.#options = options
@@ -204,23 +211,37 @@ export class Pool {
     if (signal?.aborted === true) return Promise.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
     return new Promise((resolve) => {
       const enqueuedAt = performance.now()
-      const waiting: Waiting = { call, enqueuedAt, resolve, ticket: -1, signal, onAbort: undefined }
+      const waiting: Waiting = { call, enqueuedAt, resolve, ticket: -1, group: undefined }
       const ticket = this.#queue.push(waiting, call.startBy)
       if (ticket === undefined) {
         resolve(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
         return
       }
       waiting.ticket = ticket
-      if (signal !== undefined) {
-        waiting.onAbort = () => {
-          if (this.#queue.cancel(waiting.ticket)) {
-            resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - enqueuedAt, requestId))
-            this.#checkIdle()
-          }
-        }
-        signal.addEventListener('abort', waiting.onAbort, { once: true })
-      }
+      if (signal !== undefined) this.#watch(signal, waiting)
     })
+  }
+
+  /** Puts a waiting job among those of its caller's signal; the signal's first job adds the one listener. */
+  #watch (signal: AbortSignal, waiting: Waiting): void {
+    let group = this.#waitingBySignal.get(signal)
+    if (group === undefined) {
+      const jobs = new Set<Waiting>()
+      group = jobs
+      this.#waitingBySignal.set(signal, jobs)
+      signal.addEventListener('abort', () => { this.#cancel(jobs) }, { once: true })
+    }
+    group.add(waiting)
+    waiting.group = group
+  }
+
+  /** The caller went away: its jobs still waiting are answered, in the order they came, without running. */
+  #cancel (jobs: Set<Waiting>): void {
+    for (const w of jobs) {
+      if (this.#queue.cancel(w.ticket)) w.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - w.enqueuedAt, w.call.requestId))
+    }
+    jobs.clear()
+    this.#checkIdle()
   }
 
   /** A snapshot of the counters (cheap; read on every load report and metrics scrape). */
@@ -335,7 +356,7 @@ export class Pool {
     if (this.#state === 'closed') return
     const next = this.#queue.shift()
     if (next !== undefined) {
-      if (next.onAbort !== undefined) next.signal?.removeEventListener('abort', next.onAbort)
+      next.group?.delete(next)
       this.#runOn(slot, next.call, performance.now() - next.enqueuedAt, next.resolve)
       return
     }
@@ -432,7 +453,7 @@ export class Pool {
   }
 
   #answer (w: Waiting, result: ExecResult): void {
-    if (w.onAbort !== undefined) w.signal?.removeEventListener('abort', w.onAbort)
+    w.group?.delete(w)
     w.resolve(result)
   }
 
