@@ -191,35 +191,47 @@ export class Pool {
    * within its queue timeout (see {@link RunOptions}) is answered `queue_timeout` and never runs.
    */
   run (job: Job, options: RunOptions = {}): Promise<ExecResult> {
-    const asked = options.queueTimeoutMs
-    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
-    return this.#run({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal)
+    return new Promise((resolve) => { this.submit(job, options, resolve) })
   }
 
-  #run (call: Call, signal?: AbortSignal): Promise<ExecResult> {
+  /**
+   * {@link run} without a promise: `done` is called once with the full result, synchronously
+   * when the job is answered at once (`overloaded`, draining, cancelled). For callers that hand
+   * many jobs in at once (a batch), where a promise and its reactions per job cost more than the
+   * queueing itself.
+   */
+  submit (job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
+    const asked = options.queueTimeoutMs
+    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
+    this.#submit({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal, done)
+  }
+
+  #submit (call: Call, signal: AbortSignal | undefined, done: Done): void {
     const { requestId } = call
     if (this.#state === 'draining' || this.#state === 'closed') {
-      return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', 0, requestId))
+      done(this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', 0, requestId))
+      return
     }
     if (this.#idle.length > 0 && this.#queue.length === 0) {
-      const slot = this.#idle.pop() as Slot
-      return new Promise((resolve) => { this.#runOn(slot, call, 0, resolve) })
+      this.#runOn(this.#idle.pop() as Slot, call, 0, done)
+      return
     }
     if (this.#failing === this.#options.size) {
-      return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#lastStartError)}`))
+      done(this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#lastStartError)}`))
+      return
     }
-    if (signal?.aborted === true) return Promise.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
-    return new Promise((resolve) => {
-      const enqueuedAt = performance.now()
-      const waiting: Waiting = { call, enqueuedAt, resolve, ticket: -1, group: undefined }
-      const ticket = this.#queue.push(waiting, call.startBy)
-      if (ticket === undefined) {
-        resolve(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
-        return
-      }
-      waiting.ticket = ticket
-      if (signal !== undefined) this.#watch(signal, waiting)
-    })
+    if (signal?.aborted === true) {
+      done(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
+      return
+    }
+    const waiting: Waiting = { call, enqueuedAt: performance.now(), resolve: done, ticket: -1, group: undefined }
+    const ticket = this.#queue.push(waiting, call.startBy)
+    if (ticket === undefined) {
+      done(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
+      return
+    }
+    waiting.ticket = ticket
+    if (signal !== undefined) this.#watch(signal, waiting)
   }
 
   /** Puts a waiting job among those of its caller's signal; the signal's first job adds the one listener. */
@@ -303,7 +315,7 @@ export class Pool {
         this.#rerun.add(job)
         this.#busy--
         this.#retire(slot, 'crash')
-        void this.#run(call).then(done)
+        this.#submit(call, undefined, done)
         return
       }
       this.#finish(slot, queueMs, requestId, done, outcome, err)
