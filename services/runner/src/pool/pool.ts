@@ -307,29 +307,31 @@ export class Pool {
 
   /** Hands one job to a sandbox; `done` gets the full result. */
   #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
-    const { job, requestId } = call
-    const finish = (outcome: RunOutcome | undefined, err: unknown): void => {
-      if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(job) && this.#state !== 'closed') {
-        // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
-        // another sandbox, within what is left of its queue timeout (its caller waits no longer).
-        this.#rerun.add(job)
-        this.#busy--
-        this.#retire(slot, 'crash')
-        this.#submit(call, undefined, done)
-        return
-      }
-      this.#finish(slot, queueMs, requestId, done, outcome, err)
-    }
     this.#busy++
     this.#jobs++
     slot.jobs++
     let pending: Promise<RunOutcome>
     try {
-      pending = slot.sandbox.execute(job)
+      pending = slot.sandbox.execute(call.job)
     } catch (err) {
       pending = Promise.reject(err)
     }
-    pending.then((outcome) => { finish(outcome, undefined) }, (err: unknown) => { finish(undefined, err) })
+    // No named closure per job: under tsx each one costs a defineProperty of its name.
+    pending.then((outcome) => { this.#finish(slot, queueMs, call.requestId, done, outcome, undefined) }, (err: unknown) => { this.#rejected(slot, call, queueMs, done, err) })
+  }
+
+  /** A sandbox's execute rejected: its job is answered `infra_error`, or, when the sandbox was found tampered with before the job ran, run once more elsewhere. */
+  #rejected (slot: Slot, call: Call, queueMs: number, done: Done, err: unknown): void {
+    if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(call.job) && this.#state !== 'closed') {
+      // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
+      // another sandbox, within what is left of its queue timeout (its caller waits no longer).
+      this.#rerun.add(call.job)
+      this.#busy--
+      this.#retire(slot, 'crash')
+      this.#submit(call, undefined, done)
+      return
+    }
+    this.#finish(slot, queueMs, call.requestId, done, undefined, err)
   }
 
   #finish (slot: Slot, queueMs: number, requestId: string | undefined, done: Done, outcome: RunOutcome | undefined, err: unknown): void {
