@@ -29,7 +29,14 @@ test('SANDFLEET_AB_BATCH makes each request a /v1/execute/batch of that many cop
   assert.deepEqual(batch.classify(200, JSON.stringify({ results: [ok, { ...ok, stdout: '3\n' }, { status: 'queue_timeout' }] })), ['ok', 'wrong_output', 'queue_timeout'])
 })
 
-test('serve-ab refuses a SANDFLEET_AB_BATCH that is not a whole number, before starting anything', async () => {
+test('serve-ab refuses a SANDFLEET_AB_BATCH that is not a whole number, or an unknown SANDFLEET_AB_SANDBOX, before starting anything', async () => {
   assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_BATCH: 'many' }), 2)
   assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_BATCH: '-1' }), 2)
+  assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_SANDBOX: 'docker' }), 2)
+})
+
+test('with ndjson the batch is streamed: the accept header asks for it and the lines are classified by index', () => {
+  const target = batchTarget('http://x', JSON.stringify({ code: 'print(1+1)' }), 2, '2\n', true)
+  assert.deepEqual([target.path, target.accept, target.callsPerRequest], ['/v1/execute/batch', 'application/x-ndjson', 2])
+  assert.deepEqual(target.classify(200, '{"index":1,"result":{"status":"ok","stdout":"2\\n"}}\n{"index":0,"result":{"status":"error","stdout":""}}\n'), ['error', 'ok'])
 })
