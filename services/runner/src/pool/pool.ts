@@ -18,6 +18,7 @@ import type { Driver, Job, RunOutcome, Sandbox } from '../drivers/driver.ts'
 import { codeOf, messageOf, RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { JobQueue, type Ticket } from './queue.ts'
+import { SignalGroups } from './signal-groups.ts'
 
 /** Lifecycle of a pool. */
 export type PoolState = 'starting' | 'ready' | 'draining' | 'closed'
@@ -118,7 +119,7 @@ interface Waiting {
   enqueuedAt: number
   resolve: (result: ExecResult) => void
   ticket: Ticket
-  /** The jobs waiting under the same caller's signal, this one among them (none without a signal). */
+  /** The jobs waiting under the same caller's signal, this one among them (none without a signal; see SignalGroups). */
   group: Set<Waiting> | undefined
 }
 
@@ -149,13 +150,8 @@ export class Pool {
   #onIdle: (() => void) | undefined
   /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
   readonly #rerun = new WeakSet<Job>()
-  /**
-   * The jobs waiting under each caller's signal. A signal gets one abort listener from this pool,
-   * however many of its jobs wait (a batch's items share their caller's): adding and removing an
-   * EventTarget listener per job cost more than the rest of queueing it, and past 10 listeners
-   * on one signal Node printed a MaxListenersExceededWarning for every batch.
-   */
-  readonly #waitingBySignal = new WeakMap<AbortSignal, Set<Waiting>>()
+  /** The waiting jobs by their caller's signal: one abort listener a signal, not one a job. */
+  readonly #callers = new SignalGroups<Waiting>((jobs) => { this.#cancel(jobs) })
 
   constructor (options: PoolOptions) {
     this.#options = options
@@ -231,28 +227,14 @@ export class Pool {
       return
     }
     waiting.ticket = ticket
-    if (signal !== undefined) this.#watch(signal, waiting)
-  }
-
-  /** Puts a waiting job among those of its caller's signal; the signal's first job adds the one listener. */
-  #watch (signal: AbortSignal, waiting: Waiting): void {
-    let group = this.#waitingBySignal.get(signal)
-    if (group === undefined) {
-      const jobs = new Set<Waiting>()
-      group = jobs
-      this.#waitingBySignal.set(signal, jobs)
-      signal.addEventListener('abort', () => { this.#cancel(jobs) }, { once: true })
-    }
-    group.add(waiting)
-    waiting.group = group
+    if (signal !== undefined) this.#callers.add(signal, waiting)
   }
 
   /** The caller went away: its jobs still waiting are answered, in the order they came, without running. */
-  #cancel (jobs: Set<Waiting>): void {
+  #cancel (jobs: ReadonlySet<Waiting>): void {
     for (const w of jobs) {
       if (this.#queue.cancel(w.ticket)) w.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - w.enqueuedAt, w.call.requestId))
     }
-    jobs.clear()
     this.#checkIdle()
   }
 
@@ -370,7 +352,7 @@ export class Pool {
     if (this.#state === 'closed') return
     const next = this.#queue.shift()
     if (next !== undefined) {
-      next.group?.delete(next)
+      this.#callers.delete(next)
       this.#runOn(slot, next.call, performance.now() - next.enqueuedAt, next.resolve)
       return
     }
@@ -467,7 +449,7 @@ export class Pool {
   }
 
   #answer (w: Waiting, result: ExecResult): void {
-    w.group?.delete(w)
+    this.#callers.delete(w)
     w.resolve(result)
   }
 
