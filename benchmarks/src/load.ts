@@ -21,6 +21,8 @@ export interface LoadTarget {
   paths?: readonly string[]
   /** JSON body sent with every request (`POST`); undefined for a `GET`. */
   body: string | undefined
+  /** The `accept` header, when the response's form depends on it (`application/x-ndjson` for a streamed batch). */
+  accept?: string
   /** Calls one request carries (1, or the batch size). */
   callsPerRequest: number
   /** Outcome keys of one response, one per call (`ok` for a success); see {@link classifyExecute}. */
@@ -108,6 +110,26 @@ export function classifyBatch (size: number, expectStdout?: string): Classifier 
   }
 }
 
+/**
+ * Outcomes of one streamed `/v1/execute/batch` response (`{index, result}` per line, completion
+ * order), one per item in request order; an item without a line is `missing_result`, a line that
+ * is not one `bad_response`.
+ */
+export function classifyNdjsonBatch (size: number, expectStdout?: string): Classifier {
+  return (statusCode, body, times) => {
+    if (statusCode !== 200) return new Array<string>(size).fill(`http_${statusCode}`)
+    const out = new Array<string>(size).fill('missing_result')
+    for (const line of body.split('\n')) {
+      if (line === '') continue
+      const item = parse(line) as { index?: unknown, result?: unknown } | undefined
+      const i = item?.index
+      if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= size || out[i] !== 'missing_result') return new Array<string>(size).fill('bad_response')
+      out[i] = outcomeOf(item?.result, expectStdout, times)
+    }
+    return out
+  }
+}
+
 function parse (body: string): unknown {
   try { return JSON.parse(body) } catch { return undefined }
 }
@@ -132,7 +154,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   const start = performance.now()
   const recordFrom = start + shape.warmupS * 1000
   const stopAt = recordFrom + shape.durationS * 1000
-  const headers = { 'content-type': 'application/json' }
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(target.accept === undefined ? {} : { accept: target.accept }) }
   let cpu: CpuShare | undefined
   let meter: ReturnType<typeof startCpuMeter> | undefined
   const meterStart = setTimeout(() => { meter = startCpuMeter(shape.serverPid) }, Math.max(0, recordFrom - performance.now()))

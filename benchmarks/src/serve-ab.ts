@@ -17,13 +17,19 @@
  * Environment: SANDFLEET_AB_ARGS (serve flags, default `--languages javascript`),
  * SANDFLEET_AB_LANGUAGE (javascript), SANDFLEET_AB_CODE (console.log(1+1)), SANDFLEET_AB_STDOUT
  * (2\n), SANDFLEET_AB_CONCURRENCY (16), SANDFLEET_AB_ROUNDS (7), SANDFLEET_AB_SECONDS (4 per run),
- * SANDFLEET_AB_WARMUP (10 s of load per build before the rounds: the JIT of the gateway path).
+ * SANDFLEET_AB_WARMUP (10 s of load per build before the rounds: the JIT of the gateway path),
+ * SANDFLEET_AB_BATCH (items per request: with it, each request is a `/v1/execute/batch` of that
+ * many copies of the call, concurrency counts batches, and every figure stays per call),
+ * SANDFLEET_AB_NDJSON=1 (the batches streamed: `accept: application/x-ndjson`),
+ * SANDFLEET_AB_SANDBOX=instant (each build's gateway and runner with sandboxes that answer at
+ * once, instant-fleet.ts, instead of its `sandfleet serve`: the node path alone; SANDFLEET_AB_ARGS
+ * is not used then).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { captureEnvironment } from './environment.ts'
-import { classifyExecute, runLoad, type LoadTarget } from './load.ts'
+import { classifyBatch, classifyExecute, classifyNdjsonBatch, runLoad, type LoadTarget } from './load.ts'
 import { environmentBlock } from './report.ts'
 
 interface Build {
@@ -47,9 +53,11 @@ function mainThreadMs (pid: number): number {
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 
-async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string): Promise<Build> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...extraEnv } })
+async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string, instant: boolean): Promise<Build> {
+  const argv = instant
+    ? ['--import', 'tsx', fileURLToPath(new URL('instant-fleet.ts', import.meta.url)), dir, String(port)]
+    : ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args]
+  const child = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...extraEnv } })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     try {
@@ -80,6 +88,19 @@ export function parseBuild (arg: string): BuildSpec | undefined {
   return { name: arg.slice(0, eq), dir, env }
 }
 
+/**
+ * What one request of the comparison is: the call alone to `/v1/execute` (`batch` 0), or
+ * `batch` copies of it to `/v1/execute/batch` (streamed as NDJSON with `ndjson`), each item
+ * checked for `stdout`.
+ */
+export function batchTarget (url: string, call: string, batch: number, stdout: string, ndjson = false): LoadTarget {
+  if (batch === 0) return { url, path: '/v1/execute', body: call, callsPerRequest: 1, classify: classifyExecute(stdout) }
+  const item = JSON.parse(call) as object
+  const body = JSON.stringify({ requests: Array.from({ length: batch }, () => item) })
+  if (ndjson) return { url, path: '/v1/execute/batch', body, accept: 'application/x-ndjson', callsPerRequest: batch, classify: classifyNdjsonBatch(batch, stdout) }
+  return { url, path: '/v1/execute/batch', body, callsPerRequest: batch, classify: classifyBatch(batch, stdout) }
+}
+
 /** Runs the comparison; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const specs = argv.map(parseBuild)
@@ -90,19 +111,30 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   const args = (env.SANDFLEET_AB_ARGS ?? '--languages javascript').split(' ').filter((a) => a !== '')
   const language = env.SANDFLEET_AB_LANGUAGE ?? 'javascript'
   const body = JSON.stringify({ language, code: env.SANDFLEET_AB_CODE ?? 'console.log(1+1)' })
+  const batch = Number(env.SANDFLEET_AB_BATCH ?? 0)
+  if (!Number.isInteger(batch) || batch < 0) {
+    console.error(`SANDFLEET_AB_BATCH: expected a whole number of items per batch, got ${JSON.stringify(env.SANDFLEET_AB_BATCH)}`)
+    return 2
+  }
   const concurrency = Number(env.SANDFLEET_AB_CONCURRENCY ?? 16)
   const rounds = Number(env.SANDFLEET_AB_ROUNDS ?? 7)
   const seconds = Number(env.SANDFLEET_AB_SECONDS ?? 4)
   const warmupS = Number(env.SANDFLEET_AB_WARMUP ?? 10)
+  const ndjson = env.SANDFLEET_AB_NDJSON === '1'
+  const instant = env.SANDFLEET_AB_SANDBOX === 'instant'
+  if ((env.SANDFLEET_AB_SANDBOX ?? 'instant') !== 'instant') {
+    console.error(`SANDFLEET_AB_SANDBOX: expected instant (or unset), got ${JSON.stringify(env.SANDFLEET_AB_SANDBOX)}`)
+    return 2
+  }
   const captured = await captureEnvironment(argv, env)
   const environment = { ...captured, command: captured.command.replace('npm run bench --', 'node --import tsx benchmarks/src/serve-ab.ts') }
   const builds: Build[] = []
   try {
     for (const [i, spec] of specs.entries()) {
       const { name, dir, env: extraEnv } = spec as BuildSpec
-      builds.push(await startBuild(name, dir, extraEnv, 18_700 + i, args, body))
+      builds.push(await startBuild(name, dir, extraEnv, 18_700 + i, args, body, instant))
     }
-    const target = (b: Build): LoadTarget => ({ url: b.url, path: '/v1/execute', body, callsPerRequest: 1, classify: classifyExecute(env.SANDFLEET_AB_STDOUT ?? '2\n') })
+    const target = (b: Build): LoadTarget => batchTarget(b.url, body, batch, env.SANDFLEET_AB_STDOUT ?? '2\n', ndjson)
     for (const b of builds) await runLoad(target(b), { concurrency, durationS: warmupS, warmupS: 0 })
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < builds.length; k++) {
@@ -124,7 +156,9 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     }
     const first = builds[0]
     const cell = (xs: number[], base: number[], digits = 3): string => `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
-    console.log(`# serve-ab: ${language} \`${body}\` at concurrency ${concurrency}, ${rounds} rounds of ${seconds} s, serve ${args.join(' ')}\n\n${environmentBlock(environment)}\n`)
+    const shape = batch > 0 ? `in batches of ${batch} (/v1/execute/batch${ndjson ? ', NDJSON' : ''}), ${concurrency} batches in flight` : `at concurrency ${concurrency}`
+    const fleet = instant ? 'instant sandboxes (instant-fleet.ts)' : `serve ${args.join(' ')}`
+    console.log(`# serve-ab: ${language} \`${body}\` ${shape}, ${rounds} rounds of ${seconds} s, ${fleet}\n\n${environmentBlock(environment)}\n`)
     console.log('| build | server CPU ms/call | of which main thread | load generator ms/call | calls/s | p50 ms | server CPU ms/call, each round |')
     console.log('| --- | --- | --- | --- | --- | --- | --- |')
     for (const b of builds) {

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { classifyBatch, classifyExecute, runLoad } from '../src/load.ts'
+import { classifyBatch, classifyExecute, classifyNdjsonBatch, runLoad } from '../src/load.ts'
 
 test('classifiers turn responses into one outcome per call; a wrong stdout is a failure, not an ok', () => {
   const one = classifyExecute('2\n')
@@ -14,6 +14,37 @@ test('classifiers turn responses into one outcome per call; a wrong stdout is a 
   const batch = classifyBatch(3, '2\n')
   assert.deepEqual(batch(200, '{"results":[{"status":"ok","stdout":"2\\n"},{"status":"error","stdout":""}]}'), ['ok', 'error', 'missing_result'])
   assert.deepEqual(batch(503, ''), ['http_503', 'http_503', 'http_503'])
+})
+
+test('a streamed batch is classified per item in request order from its {index, result} lines; a gap is missing_result, a bad or repeated index bad_response', () => {
+  const nd = classifyNdjsonBatch(3, '2\n')
+  const line = (index: number, status: string, stdout = '2\n'): string => JSON.stringify({ index, result: { status, stdout, duration_ms: 1, queue_ms: 2 } })
+  const times = { runMs: [] as number[], queueMs: [] as number[] }
+  assert.deepEqual(nd(200, [line(2, 'ok'), line(0, 'ok', '3\n')].join('\n') + '\n', times), ['wrong_output', 'missing_result', 'ok'])
+  assert.deepEqual(times, { runMs: [1, 1], queueMs: [2, 2] })
+  assert.deepEqual(nd(200, [line(0, 'ok'), line(0, 'ok')].join('\n')), ['bad_response', 'bad_response', 'bad_response'])
+  assert.deepEqual(nd(200, line(3, 'ok')), ['bad_response', 'bad_response', 'bad_response'])
+  assert.deepEqual(nd(429, ''), ['http_429', 'http_429', 'http_429'])
+})
+
+test('a target\'s accept header is sent with every request', async () => {
+  const accepts = new Set<string | undefined>()
+  const server = createServer((req, res) => {
+    accepts.add(req.headers.accept)
+    req.resume()
+    req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end(JSON.stringify({ index: 0, result: { status: 'ok', stdout: '2\n' } }) + '\n') })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const { port } = server.address() as AddressInfo
+    const report = await runLoad({ url: `http://127.0.0.1:${port}`, path: '/v1/execute/batch', body: '{}', accept: 'application/x-ndjson', callsPerRequest: 1, classify: classifyNdjsonBatch(1, '2\n') },
+      { concurrency: 2, durationS: 0.2, warmupS: 0 })
+    assert.ok(report.okCalls > 0 && report.failures === 0, JSON.stringify(report.counts))
+    assert.deepEqual([...accepts], ['application/x-ndjson'])
+  } finally {
+    server.close()
+    server.closeAllConnections()
+  }
 })
 
 test('the closed loop counts every completed call by outcome and reports the non-ok ones as failures', async () => {

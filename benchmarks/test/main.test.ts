@@ -58,3 +58,24 @@ test('bench runs the sessions group end to end: cell latency beside /v1/execute,
   assert.deepEqual(figure('/run_code over /v1/execute, p50 difference').target, { op: '<=', value: 0.2 })
   assert.ok(Number.isFinite(figure('/run over /v1/execute, median').value))
 })
+
+test('bench javascript-only reports the batch run beside the single calls: calls/s in batches of --batch-size with the 3,000/s target, and its CPU per call', () => {
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'benchmarks/src/main.ts', 'javascript-only', '--duration', '1', '--warmup', '0.2', '--batch-size', '8', '--json'],
+    { cwd: root, encoding: 'utf8', timeout: 180_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  const out = JSON.parse(run.stdout)
+  const names = out.figures.map((f: { name: string }) => f.name)
+  const figure = (name: string): { value: number, target?: unknown } => {
+    const f = out.figures.find((x: { name: string }) => x.name === name)
+    assert.ok(f !== undefined, `no figure ${name}: ${names.join('; ')}`)
+    return f
+  }
+  assert.deepEqual(figure('console.log(1+1) ok calls/s, batches of 8, 4 in flight').target, { op: '>=', value: 3000 })
+  assert.ok(figure('console.log(1+1) ok calls/s, batches of 8, 4 in flight').value > 0)
+  assert.ok(figure('fleet CPU per call, batches of 8, 4 in flight (user + kernel, whole process tree)').value > 0)
+  assert.deepEqual(figure('console.log(1+1) ok calls/s, concurrency 16').target, { op: '>=', value: 3000 }, 'the single calls are still reported')
+  assert.ok(figure('console.log(1+1) p50, concurrency 1').value > 0)
+  assert.deepEqual(out.runs.map((r: { report: { concurrency: number, callsPerRequest: number } }) => [r.report.concurrency, r.report.callsPerRequest]), [[1, 1], [16, 1], [4, 8]])
+  for (const r of out.runs) assert.equal(r.report.failures, 0, JSON.stringify(r.report.counts))
+  assert.ok(out.runs[2].report.okCalls % 8 === 0 && out.runs[2].report.okCalls > 0, 'every item of every batch answered 2')
+})

@@ -34,15 +34,16 @@ export const trivialC1: Scenario = {
 
 /**
  * The fleet's CPU per call (its whole process tree), and the calls/s that cost allows when the
- * fleet has every core to itself: a projection for a shared machine, not a measurement.
+ * fleet has every core to itself: a projection for a shared machine, not a measurement. `of`
+ * names the run in the figures' names when a scenario reports several (`, batches of 64`).
  */
-export function cpuFigures (scenario: string, report: LoadReport): Figure[] {
+export function cpuFigures (scenario: string, report: LoadReport, of = ''): Figure[] {
   const ms = report.serverCpuMsPerCall
   if (ms === undefined || ms <= 0) return []
   const cores = availableParallelism()
   return [
-    { scenario, name: 'fleet CPU per call (user + kernel, whole process tree)', value: ms, unit: 'ms' },
-    { scenario, name: `projection: calls/s that CPU cost allows on ${cores} idle cores`, value: cores * 1000 / ms, unit: 'calls/s' }
+    { scenario, name: `fleet CPU per call${of} (user + kernel, whole process tree)`, value: ms, unit: 'ms' },
+    { scenario, name: `projection${of}: calls/s that CPU cost allows on ${cores} idle cores`, value: cores * 1000 / ms, unit: 'calls/s' }
   ]
 }
 

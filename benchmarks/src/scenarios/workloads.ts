@@ -19,6 +19,13 @@ export interface Workload {
   name: string
   code: string
   stdout: string
+  /** The request's `language`; absent: the contract's default (python), and none is sent. */
+  language?: 'python' | 'javascript'
+}
+
+/** The request body of one call of `workload`. */
+function call (workload: Workload): { code: string, language?: string } {
+  return workload.language === undefined ? { code: workload.code } : { language: workload.language, code: workload.code }
 }
 
 /** `print(1+1)`. */
@@ -35,7 +42,7 @@ export const SYMPY: Workload = {
 export async function loadExecute (ctx: BenchContext, server: Server, workload: Workload, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${workload.name} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await drive(ctx, { url: server.url, path: '/v1/execute', body: JSON.stringify({ code: workload.code }), callsPerRequest: 1, kind: 'execute', stdout: workload.stdout },
+  const report = await drive(ctx, { url: server.url, path: '/v1/execute', body: JSON.stringify(call(workload)), callsPerRequest: 1, kind: 'execute', stdout: workload.stdout },
     { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
   return report
@@ -45,7 +52,7 @@ export async function loadExecute (ctx: BenchContext, server: Server, workload: 
 export async function loadBatch (ctx: BenchContext, server: Server, workload: Workload, size: number, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  ${workload.name} × ${size} → ${server.url}/v1/execute/batch, ${concurrency} batches in flight, ${warmupS} s warm-up + ${durationS} s`)
-  const requests = Array.from({ length: size }, () => ({ code: workload.code }))
+  const requests = Array.from({ length: size }, () => call(workload))
   const report = await drive(ctx, { url: server.url, path: '/v1/execute/batch', body: JSON.stringify({ requests }), callsPerRequest: size, kind: 'batch', stdout: workload.stdout },
     { concurrency, durationS, warmupS, connections, serverPid: server.pid })
   ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)

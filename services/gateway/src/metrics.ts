@@ -1,12 +1,23 @@
 /**
  * The gateway's Prometheus metrics, on its own prom-client Registry (merged with the runner's in
- * `sandfleet serve`). Counted from the router's results, never from log lines.
+ * `sandfleet serve`). Counted from the router's results, never from log lines, through label
+ * children made once per label set (`@sandfleet/metrics`): a batch counts every item, and no item
+ * pays for label validation or hashing.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { counterChild, histogramChild, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+/** The children of one language's series, made on its first result. */
+interface LanguageChildren {
+  runDuration: HistogramChild
+  queueWait: HistogramChild
+  /** Executions by backend, then status. */
+  executions: Map<string, Map<string, CounterChild>>
+}
 
 /** The metrics one gateway exports. */
 export class GatewayMetrics {
@@ -19,6 +30,7 @@ export class GatewayMetrics {
   readonly inFlight: Gauge
   /** Read by the in-flight gauge at scrape time. */
   inFlightNow: () => number = () => 0
+  readonly #children = new Map<string, LanguageChildren>()
 
   constructor (set: RunnerSet) {
     const registers = [this.registry]
@@ -96,11 +108,26 @@ export class GatewayMetrics {
   /** Router observer: counts one runner answer. */
   readonly record = (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void => {
     const language = request.language ?? 'python'
-    this.executions.inc({ status: result.status, language, backend: member?.load?.backend ?? 'none' })
+    const children = this.#childrenOf(language)
+    const backend = member?.load?.backend ?? 'none'
+    let byStatus = children.executions.get(backend)
+    if (byStatus === undefined) children.executions.set(backend, byStatus = new Map())
+    let executions = byStatus.get(result.status)
+    if (executions === undefined) byStatus.set(result.status, executions = counterChild(this.executions, { status: result.status, language, backend }))
+    executions.inc()
     if (attempt > 1) this.retries.inc({ status: result.status })
     if (result.runner !== '') {
-      this.runDuration.observe({ language }, result.duration_ms / 1000)
-      this.queueWait.observe({ language }, result.queue_ms / 1000)
+      children.runDuration.observe(result.duration_ms / 1000)
+      children.queueWait.observe(result.queue_ms / 1000)
     }
+  }
+
+  #childrenOf (language: string): LanguageChildren {
+    let children = this.#children.get(language)
+    if (children === undefined) {
+      children = { runDuration: histogramChild(this.runDuration, { language }), queueWait: histogramChild(this.queueWait, { language }), executions: new Map() }
+      this.#children.set(language, children)
+    }
+    return children
   }
 }

@@ -1,18 +1,20 @@
 /**
  * The runner's Prometheus metrics, in a registry of its own (never the global one), names
  * `sandfleet_runner_…`. Pool gauges are read from the pools when scraped; per-job counters and
- * histograms use label children bound once, so the hot path does no label lookups.
+ * histograms use label children bound once (`@sandfleet/metrics`), so the hot path does no label
+ * validation or hashing.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { counterChild, histogramChild, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
 interface Bound {
-  executions: Map<Status, Counter.Internal>
-  duration: Histogram.Internal<string>
-  queueWait: Histogram.Internal<string>
+  executions: Map<Status, CounterChild>
+  duration: HistogramChild
+  queueWait: HistogramChild
 }
 
 /** The runner's metrics; {@link record} is called once per result. */
@@ -63,9 +65,9 @@ export class RunnerMetrics {
     this.#pools = pools
     for (const pool of pools) {
       const labels = { language: pool.language, backend: pool.driver.name }
-      const executions = new Map<Status, Counter.Internal>()
-      for (const status of STATUSES) executions.set(status, this.#executions.labels({ ...labels, status }))
-      this.#bound.set(pool.language, { executions, duration: this.#duration.labels(labels), queueWait: this.#queueWait.labels(labels) })
+      const executions = new Map<Status, CounterChild>()
+      for (const status of STATUSES) executions.set(status, counterChild(this.#executions, { ...labels, status }))
+      this.#bound.set(pool.language, { executions, duration: histogramChild(this.#duration, labels), queueWait: histogramChild(this.#queueWait, labels) })
     }
   }
 

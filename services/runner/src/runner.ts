@@ -239,51 +239,60 @@ export class Runner {
    * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
    */
   execute (request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
-    if (this.#state === 'draining' || this.#state === 'closed') return Promise.resolve(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
+    return new Promise((resolve) => { this.#submit(request, options, resolve) })
+  }
+
+  /** {@link execute} without a promise: `done` gets the result once, synchronously when it is refused at once. */
+  #submit (request: ExecRequest, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
+    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
     const problem = this.check(request)
-    if (problem !== undefined) return Promise.resolve(this.#failed(request, 'invalid_request', problem.code, `${problem.field}: ${problem.message}`))
+    if (problem !== undefined) { done(this.#failed(request, 'invalid_request', problem.code, `${problem.field}: ${problem.message}`)); return }
     const language = request.language ?? 'python'
     const pool = this.#pools.get(language)
     if (pool === undefined || this.#state === 'starting') {
       // Not started yet: wait for start() if it runs, else answer at once.
-      if (this.#starting === undefined) return Promise.resolve(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED'))
+      if (this.#starting === undefined) { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED')); return }
       const since = performance.now()
       // the wait for the start is a wait for a sandbox too: it counts against the caller's budget
       const later = (): ExecuteOptions | undefined => options?.queueTimeoutMs === undefined
         ? options
         : { ...options, queueTimeoutMs: Math.max(0, options.queueTimeoutMs - (performance.now() - since)) }
-      return this.#starting.then(() => this.execute(request, later()), (err: unknown) => this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`))
+      this.#starting.then(() => { this.#submit(request, later(), done) }, (err: unknown) => { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`)) })
+      return
     }
     let resolved
     try {
       resolved = resolveExecRequest(request)
     } catch (err) {
-      return Promise.resolve(this.#failed(request, 'invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST', messageOf(err)))
+      done(this.#failed(request, 'invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST', messageOf(err)))
+      return
     }
-    return pool.run({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, {
+    pool.submit({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, {
       requestId: request.request_id, signal: options?.signal, queueTimeoutMs: options?.queueTimeoutMs
-    })
-      .then((result) => { this.#metrics.record(language, result); return result })
+    }, (result) => { this.#metrics.record(language, result); done(result) })
   }
 
   /**
    * Runs many requests, queued in order; resolves with the results in request order. `onResult`
-   * sees each result as soon as it is ready, with its index (completion order). `options` apply
+   * sees each result as soon as it is ready, with its index (completion order; an item refused
+   * at once, such as one over the runner's limits, is seen before this returns). `options` apply
    * to every item (one queue timeout for all, counted from this call). Never rejects.
    */
-  async executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
+  executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
     const results = new Array<ExecResult>(requests.length)
-    const pending = new Array<Promise<void>>(requests.length)
-    for (let i = 0; i < requests.length; i++) {
-      pending[i] = this.execute(requests[i], options).then((result) => {
-        results[i] = result
-        if (onResult !== undefined) {
-          try { onResult(i, result) } catch (err) { this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw') }
-        }
-      })
-    }
-    await Promise.all(pending)
-    return results
+    if (requests.length === 0) return Promise.resolve(results)
+    return new Promise((resolve) => {
+      let left = requests.length
+      for (let i = 0; i < requests.length; i++) {
+        this.#submit(requests[i], options, (result) => {
+          results[i] = result
+          if (onResult !== undefined) {
+            try { onResult(i, result) } catch (err) { this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw') }
+          }
+          if (--left === 0) resolve(results)
+        })
+      }
+    })
   }
 
   /** The load report gateways route by (`GET /v1/runner/load`). */

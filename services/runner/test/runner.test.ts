@@ -64,6 +64,29 @@ test('runner: executeBatch answers in request order and reports each result once
   } finally { await runner.close() }
 })
 
+test('runner: a batch mixing refused, queued and overloaded items answers each once, in request order, and metrics count every pool answer', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxQueuedJobs: 2, languages: ['python'] }), { driver })
+  try {
+    await runner.start()
+    const seen: number[] = []
+    const requests = [{ code: 'sleep 10' }, { code: 'echo too long', timeout_ms: 5000 }, { code: 'echo a' }, { code: 'echo b' }, { code: 'echo c', request_id: 'c' }]
+    const results = await runner.executeBatch(requests, (i) => {
+      seen.push(i)
+      if (i === 2) throw new Error('a listener that throws loses nothing')
+    })
+    assert.deepEqual(results.map((r) => r.status), ['ok', 'invalid_request', 'ok', 'ok', 'overloaded'])
+    assert.deepEqual(results.map((r) => r.stdout), ['slept 10\n', '', 'a\n', 'b\n', ''])
+    assert.equal(results[4].request_id, 'c')
+    assert.deepEqual([...seen].sort(), [0, 1, 2, 3, 4], 'each item seen once')
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 10', 'echo a', 'echo b'])
+    const text = await runner.registry.metrics()
+    assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="ok"[^}]*\} 3\n/)
+    assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="overloaded"[^}]*\} 1\n/)
+    assert.equal(await runner.executeBatch([]).then((r) => r.length), 0)
+  } finally { await runner.close() }
+})
+
 test('runner: close drains, closes the driver, is idempotent, then answers infra_error', async () => {
   const driver = new ScriptedDriver()
   const runner = new Runner(runnerConfig({ poolSize: 1 }), { driver })

@@ -1,13 +1,14 @@
 /**
  * `POST /v1/execute/batch`: many requests in one call. As JSON, every result in request order;
- * with `Accept: application/x-ndjson`, one `{index, result}` line per item as soon as it finishes.
+ * with `Accept: application/x-ndjson`, one `{index, result}` line per item as soon as it finishes
+ * (the lines of items that finish in one turn of the event loop go out in one chunk).
  */
-import { PassThrough } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { NDJSON, type BatchRequest } from '@sandfleet/protocol'
 import type { Router } from '../runners/router.ts'
 import type { RouteSchemas } from '../schemas.ts'
 import { callerSignal } from './caller-signal.ts'
+import { NdjsonLines } from './ndjson-lines.ts'
 
 /** Registers the route. */
 export function batchRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
@@ -33,11 +34,9 @@ export function batchRoute (app: FastifyInstance, router: Router, schemas: Route
     const signal = callerSignal(reply)
     const accept = request.headers.accept
     if (typeof accept === 'string' && accept.includes(NDJSON)) {
-      const out = new PassThrough()
-      void router.executeBatch(request.body.requests, (index, result) => {
-        out.write(JSON.stringify({ index, result }) + '\n')
-      }, signal).then(() => out.end())
-      return reply.type(NDJSON).send(out)
+      const lines = new NdjsonLines()
+      void router.executeBatch(request.body.requests, (index, result) => { lines.push({ index, result }) }, signal).then(() => { lines.end() })
+      return reply.type(NDJSON).send(lines.stream)
     }
     const results = await router.executeBatch(request.body.requests, undefined, signal)
     return { results }

@@ -39,6 +39,8 @@ export interface RouterOptions {
 }
 
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded'])
+/** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
+const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 
 function noRunner (request: ExecRequest, pinned?: string): ExecResult {
   const message = pinned === undefined ? 'no runner is ready to take the call' : `runner ${pinned} holding this session is not available`
@@ -88,7 +90,7 @@ export class Router {
   }
 
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
-  #choose (request: ExecRequest, tried: Set<RunnerMember>): { member?: RunnerMember, pinned?: string } {
+  #choose (request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember, pinned?: string } {
     const pinned = this.#options.affinity?.(request)
     if (pinned !== undefined) {
       const member = this.#set.byId(pinned)
@@ -140,7 +142,7 @@ export class Router {
     }
     const groups = new Map<RunnerMember, number[]>()
     for (let i = 0; i < requests.length; i++) {
-      const { member, pinned } = this.#choose(requests[i], new Set())
+      const { member, pinned } = this.#choose(requests[i], NONE_TRIED)
       if (member === undefined) { settle(i, noRunner(requests[i], pinned)); continue }
       member.outstanding++ // reserve, so the next item sees this one's weight
       let group = groups.get(member)

@@ -18,6 +18,7 @@ import type { Driver, Job, RunOutcome, Sandbox } from '../drivers/driver.ts'
 import { codeOf, messageOf, RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { JobQueue, type Ticket } from './queue.ts'
+import { SignalGroups } from './signal-groups.ts'
 
 /** Lifecycle of a pool. */
 export type PoolState = 'starting' | 'ready' | 'draining' | 'closed'
@@ -118,8 +119,8 @@ interface Waiting {
   enqueuedAt: number
   resolve: (result: ExecResult) => void
   ticket: Ticket
-  signal: AbortSignal | undefined
-  onAbort: (() => void) | undefined
+  /** The jobs waiting under the same caller's signal, this one among them (none without a signal; see SignalGroups). */
+  group: Set<Waiting> | undefined
 }
 
 type Done = (result: ExecResult) => void
@@ -149,6 +150,8 @@ export class Pool {
   #onIdle: (() => void) | undefined
   /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
   readonly #rerun = new WeakSet<Job>()
+  /** The waiting jobs by their caller's signal: one abort listener a signal, not one a job. */
+  readonly #callers = new SignalGroups<Waiting>((jobs) => { this.#cancel(jobs) })
 
   constructor (options: PoolOptions) {
     this.#options = options
@@ -184,43 +187,55 @@ export class Pool {
    * within its queue timeout (see {@link RunOptions}) is answered `queue_timeout` and never runs.
    */
   run (job: Job, options: RunOptions = {}): Promise<ExecResult> {
-    const asked = options.queueTimeoutMs
-    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
-    return this.#run({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal)
+    return new Promise((resolve) => { this.submit(job, options, resolve) })
   }
 
-  #run (call: Call, signal?: AbortSignal): Promise<ExecResult> {
+  /**
+   * {@link run} without a promise: `done` is called once with the full result, synchronously
+   * when the job is answered at once (`overloaded`, draining, cancelled). For callers that hand
+   * many jobs in at once (a batch), where a promise and its reactions per job cost more than the
+   * queueing itself.
+   */
+  submit (job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
+    const asked = options.queueTimeoutMs
+    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
+    this.#submit({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal, done)
+  }
+
+  #submit (call: Call, signal: AbortSignal | undefined, done: Done): void {
     const { requestId } = call
     if (this.#state === 'draining' || this.#state === 'closed') {
-      return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', 0, requestId))
+      done(this.#failed('infra_error', 'SF_ERR_RUNNER_DRAINING', 0, requestId))
+      return
     }
     if (this.#idle.length > 0 && this.#queue.length === 0) {
-      const slot = this.#idle.pop() as Slot
-      return new Promise((resolve) => { this.#runOn(slot, call, 0, resolve) })
+      this.#runOn(this.#idle.pop() as Slot, call, 0, done)
+      return
     }
     if (this.#failing === this.#options.size) {
-      return Promise.resolve(this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#lastStartError)}`))
+      done(this.#failed('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#lastStartError)}`))
+      return
     }
-    if (signal?.aborted === true) return Promise.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
-    return new Promise((resolve) => {
-      const enqueuedAt = performance.now()
-      const waiting: Waiting = { call, enqueuedAt, resolve, ticket: -1, signal, onAbort: undefined }
-      const ticket = this.#queue.push(waiting, call.startBy)
-      if (ticket === undefined) {
-        resolve(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
-        return
-      }
-      waiting.ticket = ticket
-      if (signal !== undefined) {
-        waiting.onAbort = () => {
-          if (this.#queue.cancel(waiting.ticket)) {
-            resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - enqueuedAt, requestId))
-            this.#checkIdle()
-          }
-        }
-        signal.addEventListener('abort', waiting.onAbort, { once: true })
-      }
-    })
+    if (signal?.aborted === true) {
+      done(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0, requestId))
+      return
+    }
+    const waiting: Waiting = { call, enqueuedAt: performance.now(), resolve: done, ticket: -1, group: undefined }
+    const ticket = this.#queue.push(waiting, call.startBy)
+    if (ticket === undefined) {
+      done(this.#failed('overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, requestId, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
+      return
+    }
+    waiting.ticket = ticket
+    if (signal !== undefined) this.#callers.add(signal, waiting)
+  }
+
+  /** The caller went away: its jobs still waiting are answered, in the order they came, without running. */
+  #cancel (jobs: ReadonlySet<Waiting>): void {
+    for (const w of jobs) {
+      if (this.#queue.cancel(w.ticket)) w.resolve(this.#failed('queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - w.enqueuedAt, w.call.requestId))
+    }
+    this.#checkIdle()
   }
 
   /** A snapshot of the counters (cheap; read on every load report and metrics scrape). */
@@ -274,29 +289,31 @@ export class Pool {
 
   /** Hands one job to a sandbox; `done` gets the full result. */
   #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
-    const { job, requestId } = call
-    const finish = (outcome: RunOutcome | undefined, err: unknown): void => {
-      if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(job) && this.#state !== 'closed') {
-        // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
-        // another sandbox, within what is left of its queue timeout (its caller waits no longer).
-        this.#rerun.add(job)
-        this.#busy--
-        this.#retire(slot, 'crash')
-        void this.#run(call).then(done)
-        return
-      }
-      this.#finish(slot, queueMs, requestId, done, outcome, err)
-    }
     this.#busy++
     this.#jobs++
     slot.jobs++
     let pending: Promise<RunOutcome>
     try {
-      pending = slot.sandbox.execute(job)
+      pending = slot.sandbox.execute(call.job)
     } catch (err) {
       pending = Promise.reject(err)
     }
-    pending.then((outcome) => { finish(outcome, undefined) }, (err: unknown) => { finish(undefined, err) })
+    // No named closure per job: under tsx each one costs a defineProperty of its name.
+    pending.then((outcome) => { this.#finish(slot, queueMs, call.requestId, done, outcome, undefined) }, (err: unknown) => { this.#rejected(slot, call, queueMs, done, err) })
+  }
+
+  /** A sandbox's execute rejected: its job is answered `infra_error`, or, when the sandbox was found tampered with before the job ran, run once more elsewhere. */
+  #rejected (slot: Slot, call: Call, queueMs: number, done: Done, err: unknown): void {
+    if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(call.job) && this.#state !== 'closed') {
+      // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
+      // another sandbox, within what is left of its queue timeout (its caller waits no longer).
+      this.#rerun.add(call.job)
+      this.#busy--
+      this.#retire(slot, 'crash')
+      this.#submit(call, undefined, done)
+      return
+    }
+    this.#finish(slot, queueMs, call.requestId, done, undefined, err)
   }
 
   #finish (slot: Slot, queueMs: number, requestId: string | undefined, done: Done, outcome: RunOutcome | undefined, err: unknown): void {
@@ -335,7 +352,7 @@ export class Pool {
     if (this.#state === 'closed') return
     const next = this.#queue.shift()
     if (next !== undefined) {
-      if (next.onAbort !== undefined) next.signal?.removeEventListener('abort', next.onAbort)
+      this.#callers.delete(next)
       this.#runOn(slot, next.call, performance.now() - next.enqueuedAt, next.resolve)
       return
     }
@@ -432,7 +449,7 @@ export class Pool {
   }
 
   #answer (w: Waiting, result: ExecResult): void {
-    if (w.onAbort !== undefined) w.signal?.removeEventListener('abort', w.onAbort)
+    this.#callers.delete(w)
     w.resolve(result)
   }
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { getEventListeners } from 'node:events'
 import { Pool, type PoolOptions } from '../../src/pool/pool.ts'
 import { ScriptedDriver, job } from '../helpers/scripted-driver.ts'
 
@@ -173,6 +174,53 @@ test('pool: aborting a waiting job answers it without running it', async () => {
     assert.equal((await cancelled).error?.type, 'SF_ERR_RUNNER_CANCELLED')
     await first
     assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20'])
+  } finally { await p.close() }
+})
+
+test('pool: the jobs of one caller wait under one abort listener however many they are, and aborting answers them all in order, none run', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver)
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => { warnings.push(w.name) }
+  process.on('warning', onWarning)
+  try {
+    await p.start()
+    const ac = new AbortController()
+    const first = p.run(job('sleep 20'))
+    const answered: number[] = []
+    const waiting = Array.from({ length: 30 }, (_, i) => p.run(job(`echo ${i}`), { signal: ac.signal, requestId: `r${i}` }).then((r) => { answered.push(i); return r }))
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1)
+    assert.equal(p.stats().queued, 30)
+    ac.abort()
+    const results = await Promise.all(waiting)
+    assert.deepEqual(results.map((r) => [r.status, r.error?.type, r.request_id]), results.map((_, i) => ['queue_timeout', 'SF_ERR_RUNNER_CANCELLED', `r${i}`]))
+    assert.deepEqual(answered, answered.map((_, i) => i), 'answered in the order they came')
+    assert.equal(p.stats().queued, 0)
+    await first
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20'])
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(warnings, [], 'no MaxListenersExceededWarning')
+  } finally {
+    process.off('warning', onWarning)
+    await p.close()
+  }
+})
+
+test('pool: a job that left the queue is no longer answered by its caller\'s abort', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver)
+  try {
+    await p.start()
+    const ac = new AbortController()
+    const first = p.run(job('sleep 20'), { signal: ac.signal })
+    const second = p.run(job('sleep 20'), { signal: ac.signal })
+    const third = p.run(job('echo cancelled'), { signal: ac.signal })
+    await first
+    await until(() => driver.sandboxes[0].ran.length === 2)
+    ac.abort()
+    assert.deepEqual([(await second).status, (await second).stdout], ['ok', 'slept 20\n'], 'running when the caller left: it finishes')
+    assert.equal((await third).error?.type, 'SF_ERR_RUNNER_CANCELLED')
+    assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20', 'sleep 20'])
   } finally { await p.close() }
 })
 
