@@ -137,14 +137,22 @@ export class CgroupHost {
 /**
  * A sandbox running inside its own cgroups: a job the kernel's OOM killer ended at the cgroup's
  * memory limit is answered `memory` (not `killed`), and the cgroups go when the sandbox closes.
+ *
+ * The OOM count is read when a job ends killed (not around every job: two file reads a job were
+ * ~12 % of the runner's event loop in Python batches) and compared with the count last read, so an
+ * OOM kill of some earlier job's subprocess, which ended that job otherwise, may be what makes a
+ * later kill count as `memory`; both are the code's doing, and the sandbox is replaced.
  */
 export class CgroupSandbox implements Sandbox {
   readonly #inner: Sandbox
   readonly #cgroup: SandboxCgroup
+  /** OOM kills in the cgroup when last read. */
+  #ooms: number
 
   constructor (inner: Sandbox, cgroup: SandboxCgroup) {
     this.#inner = inner
     this.#cgroup = cgroup
+    this.#ooms = cgroup.oomKills()
   }
 
   get id (): string { return this.#inner.id }
@@ -155,9 +163,11 @@ export class CgroupSandbox implements Sandbox {
   async start (): Promise<void> { await this.#inner.start() }
 
   async execute (job: Job): Promise<RunOutcome> {
-    const before = this.#cgroup.oomKills()
     const outcome = await this.#inner.execute(job)
-    if (outcome.status !== 'killed' || this.#cgroup.oomKills() === before) return outcome
+    if (outcome.status !== 'killed') return outcome
+    const before = this.#ooms
+    this.#ooms = this.#cgroup.oomKills()
+    if (this.#ooms === before) return outcome
     return { ...outcome, status: 'memory', retire: true, error: { type: 'MemoryError', message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job' } }
   }
 
