@@ -38,6 +38,8 @@ NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 POLLIN, SIGKILL = select.POLLIN, signal.SIGKILL
+# How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
+PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's (see `zygote`)
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -250,6 +252,7 @@ def zygote(sock, tier, controller):
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
     fork, pidfd_open, closerange, killpg, waitpid, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.waitpid, os.close
+    ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
         for fd, _ in poll():
             if fd == ZYGOTE_SOCKET:
@@ -265,14 +268,17 @@ def zygote(sock, tier, controller):
                     finally: _exit(70)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
-                send(b'c %d' % pid)
+                # While a job runs, its end is the controller's next concern: the new process is announced with it, in
+                # one message, so the controller wakes once.
+                if children: ready = b'\nc %d' % pid
+                else: send(b'c %d' % pid)
                 children[pidfd] = pid; register(pidfd, POLLIN)
             else:
                 pid = children.pop(fd); unregister(fd)
                 try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
                 except OSError: pass
                 _, status = waitpid(pid, 0); close(fd)
-                send(b'x %d %d' % (pid, status))
+                send(b'x %d %d%s' % (pid, status, ready)); ready = b''
 
 
 def child():
@@ -445,12 +451,19 @@ class Zygote:
         self.asked = (job[1], out[0], err[0], rep[0])
 
     def on_message(self):
-        """Reads one message; answers its kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
+        """Reads one message; answers its (first) kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
         try: msg = self.sock.recv(4096)
         except OSError: msg = b''
         if not msg:
             self.dead = True
             return None
+        first = None
+        for part in msg.split(b'\n'):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+            kind = self.on_part(part)
+            first = first or kind
+        return first
+
+    def on_part(self, msg):
         kind, rest = msg[:1], msg[2:]
         if kind == b'r':
             ms, mods = rest.split(b' ', 1)
@@ -600,16 +613,19 @@ class Controller:
         os.close(job_w)
         bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
         trunc = {out_r: False, err_r: False, rep_r: False}
-        for fd in bufs: self.poller.register(fd, select.POLLIN)
         deadline = t0 + int(job.get('timeout_ms', 10000)) / 1000
-        timed_out = killed = False
+        # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
+        # pipes, and the controller wakes once, for the zygote's report of the exit, not also for each write.
+        watch_from = t0 + PATIENCE_S
+        watching = timed_out = killed = False
 
         def drain(fd):
-            """Reads what is there; False at EOF (the fd is then unregistered), None when nothing is."""
+            """Reads what is there; False at EOF, None when nothing is."""
             try: data = os.read(fd, 65536)
             except BlockingIOError: return None
             if not data:
-                self.poller.unregister(fd); open_fds.discard(fd)
+                open_fds.discard(fd)
+                if watching: self.poller.unregister(fd)
                 return False
             room = cap - len(bufs[fd])
             if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
@@ -617,14 +633,19 @@ class Controller:
             return True
         open_fds = set(bufs)
         while pid not in z.exits and not z.dead:
-            left = deadline - time.perf_counter()
+            now = time.perf_counter()
+            left = deadline - now
             if (left <= 0 or self.closing) and not killed:
                 timed_out, killed = not self.closing, True
                 try: os.killpg(pid, signal.SIGKILL)
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
             elif left <= 0: break
-            for fd, _ in self.pump(int(max(left, 0) * 1000) + 1):
+            if not watching and now >= watch_from:
+                watching = True
+                for fd in open_fds: self.poller.register(fd, select.POLLIN)
+            wait = left if watching else min(left, watch_from - now)
+            for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
         wstatus = z.exits.pop(pid, None)
@@ -637,7 +658,7 @@ class Controller:
         if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
-            if fd in open_fds: self.poller.unregister(fd)
+            if fd in open_fds and watching: self.poller.unregister(fd)
         for fd in bufs: os.close(fd)
         files = self.fetch(job) if wstatus is not None else {}
         cleaned = self.clean()
