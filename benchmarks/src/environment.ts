@@ -26,6 +26,8 @@ export interface Environment {
     loadAverage1m: number
     /** Machine CPU busy over one second before the harness started anything (100 % = every core): the background. */
     backgroundBusyPct: number | undefined
+    /** CPU µs a bare python3 spends per fork, child exit and wait (forkProbe): how fast the machine forks right now. */
+    forkProbeUs: number | undefined
   }
 }
 
@@ -54,6 +56,34 @@ export function commandLine (argv: readonly string[], env: Readonly<Record<strin
   return [...vars, 'npm run bench --', ...quoted].join(' ')
 }
 
+const FORK_PROBE = `
+import os, sys
+n = int(sys.argv[1])
+t0 = os.times()
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+t1 = os.times()
+cpu = sum(t1[:4]) - sum(t0[:4])
+print(round(cpu / n * 1e6))
+`
+
+/**
+ * The CPU microseconds one fork of a bare python3 costs (parent's fork and wait, child's exit),
+ * or undefined without python3. A sandboxed call is a fork, so this shared machine's speed at fork
+ * moves every throughput figure: the probe says what state the machine was in, so that runs taken
+ * at different times can be compared.
+ */
+export function forkProbe (forks = 300, python = 'python3'): number | undefined {
+  try {
+    const out = execFileSync(python, ['-c', FORK_PROBE, String(forks)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 })
+    const us = Number(out.trim())
+    return Number.isFinite(us) && us > 0 ? us : undefined
+  } catch { return undefined }
+}
+
 /** Captures the environment now (taking one second to sample the background CPU). */
 export async function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<Environment> {
   const meter = startCpuMeter()
@@ -70,7 +100,8 @@ export async function captureEnvironment (argv: readonly string[], env: Readonly
       kernel: `${process.platform} ${release()}`,
       node: process.version,
       loadAverage1m: Math.round(loadavg()[0] * 100) / 100,
-      backgroundBusyPct: background
+      backgroundBusyPct: background,
+      forkProbeUs: forkProbe()
     }
   }
 }

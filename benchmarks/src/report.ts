@@ -96,6 +96,6 @@ export function environmentBlock (env: Environment): string {
   return [
     `- command: \`${env.command}\``,
     `- date: ${env.date}, commit ${env.commit}`,
-    `- machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, ${m.kernel}, node ${m.node}, load average ${m.loadAverage1m} at start, CPU ${m.backgroundBusyPct ?? '?'} % busy in the second before the run (shared machine)`
+    `- machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, ${m.kernel}, node ${m.node}, load average ${m.loadAverage1m} at start, CPU ${m.backgroundBusyPct ?? '?'} % busy in the second before the run (shared machine), fork probe ${m.forkProbeUs ?? '?'} µs (CPU of one fork + exit of a bare python3)`
   ].join('\n')
 }
