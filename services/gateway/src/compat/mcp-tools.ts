@@ -1,0 +1,100 @@
+/**
+ * The MCP tools of `/mcp` (mcp.ts): `run_python` and `run_javascript` (stateless),
+ * `create_session`, `run_in_session`, `close_session`, on the official `@modelcontextprotocol/sdk`.
+ * Every tool result carries `status`, `stdout` and `stderr` (as structured content and as text);
+ * a status other than `ok` is marked `isError`. mcp.ts imports this module (and the SDK, with
+ * zod: a third of a second of start-up) on the first MCP request.
+ */
+import type { FastifyRequest } from 'fastify'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { LIMITS, SESSION_LIMITS, type ExecResult, type Language } from '@sandfleet/protocol'
+import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from './execute.ts'
+
+/** Options of {@link mcpCompat}. */
+export interface McpOptions {
+  execute: ExecuteFn
+  /** Sessions; without them the session tools answer an error result. */
+  sessions?: CompatSessions
+  /** Sessions as the caller of one request sees them (bound to its API key); wins over `sessions`. */
+  sessionsFor?: (request: FastifyRequest) => CompatSessions
+  /** Server name and version announced to clients. */
+  name?: string
+  version?: string
+}
+
+const timeout = z.number().int().min(LIMITS.minTimeoutMs).max(LIMITS.maxTimeoutMs).optional().describe('Wall-clock limit, in milliseconds (default 10000)')
+
+/** An ExecResult as an MCP tool result. */
+export function toToolResult (result: ExecResult): CallToolResult {
+  const structured: Record<string, unknown> = {
+    status: result.status,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    exit_code: result.exit_code,
+    duration_ms: result.duration_ms
+  }
+  if (result.error !== null) structured.error = result.error
+  if (result.display !== undefined) structured.display = result.display
+  const parts = [`status: ${result.status}`]
+  if (result.stdout !== '') parts.push(`stdout:\n${result.stdout}`)
+  if (result.stderr !== '') parts.push(`stderr:\n${result.stderr}`)
+  for (const d of result.display ?? []) if (d['text/plain'] !== undefined) parts.push(`result: ${d['text/plain']}`)
+  if (result.error !== null && result.status !== 'error') parts.push(`error: ${result.error.type}: ${result.error.message}`)
+  return { content: [{ type: 'text', text: parts.join('\n') }], structuredContent: structured, isError: result.status !== 'ok' }
+}
+
+function errorResult (err: unknown): CallToolResult {
+  const r = resultOfThrown(err)
+  const code = r.error?.type ?? 'SF_ERR_GATEWAY_INTERNAL'
+  return { content: [{ type: 'text', text: `status: ${r.status}\nerror: ${code}: ${r.error?.message ?? ''}` }], structuredContent: { status: r.status, stdout: '', stderr: '', error: r.error }, isError: true }
+}
+
+/** Builds the MCP server with sandfleet's tools. */
+export function buildMcpServer (opts: McpOptions): McpServer {
+  const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
+  const run = (language: Language) => async (args: { code: string, stdin?: string | undefined, timeout_ms?: number | undefined }): Promise<CallToolResult> => {
+    const req: Parameters<ExecuteFn>[0] = { language, code: args.code }
+    if (args.stdin !== undefined) req.stdin = args.stdin
+    if (args.timeout_ms !== undefined) req.timeout_ms = args.timeout_ms
+    return toToolResult(await settle(() => opts.execute(req)))
+  }
+  const input = { code: z.string().describe('The program'), stdin: z.string().optional().describe('Standard input'), timeout_ms: timeout }
+  server.registerTool('run_python', { description: 'Run Python 3 in a fresh sandbox (no state kept). Returns status, stdout, stderr.', inputSchema: input }, run('python'))
+  server.registerTool('run_javascript', { description: 'Run JavaScript in a fresh sandbox (no state kept). Returns status, stdout, stderr.', inputSchema: input }, run('javascript'))
+
+  const sessions = opts.sessions
+  const noSessions = (): CallToolResult => errorResult(Object.assign(new Error('sessions are not enabled on this gateway'), { status: 'invalid_request', code: 'SF_ERR_SESSION_DISABLED' }))
+  server.registerTool('create_session', {
+    description: 'Open a Python session: variables, imports, functions and files persist between run_in_session calls. Returns session_id.',
+    inputSchema: {
+      language: z.enum(['python', 'javascript']).optional(),
+      ttl_s: z.number().int().min(SESSION_LIMITS.minTtlS).max(SESSION_LIMITS.maxTtlS).optional().describe('Idle seconds before it closes (default 600)')
+    }
+  }, async (args) => {
+    if (sessions === undefined) return noSessions()
+    try {
+      const id = await sessions.create({ language: args.language ?? 'python', ttl_s: args.ttl_s ?? SESSION_LIMITS.defaultTtlS, memory_mb: SESSION_LIMITS.defaultMemoryMb })
+      return { content: [{ type: 'text', text: `session_id: ${id}` }], structuredContent: { status: 'ok', session_id: id, stdout: '', stderr: '' } }
+    } catch (err) { return errorResult(err) }
+  })
+  server.registerTool('run_in_session', {
+    description: 'Run a cell in a session. A cell ending in an expression also returns its repr as result.',
+    inputSchema: { session_id: z.string().min(1), code: z.string(), timeout_ms: timeout }
+  }, async (args) => {
+    if (sessions === undefined) return noSessions()
+    try {
+      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? LIMITS.defaultTimeoutMs }))
+    } catch (err) { return errorResult(err) }
+  })
+  server.registerTool('close_session', { description: 'Close a session and free its state.', inputSchema: { session_id: z.string().min(1) } }, async (args) => {
+    if (sessions === undefined) return noSessions()
+    try {
+      await sessions.close(args.session_id)
+      return { content: [{ type: 'text', text: 'closed' }], structuredContent: { status: 'ok', stdout: '', stderr: '' } }
+    } catch (err) { return errorResult(err) }
+  })
+  return server
+}
+
