@@ -13,8 +13,10 @@ export async function serve (argv: string[]): Promise<void> {
   // One logger for both halves, so the runner's start-up warnings (the unsafe backend) show.
   const logger = pino({ level: config.logLevel })
   const runner = new Runner(runnerConfig, { logger })
-  await runner.start()
-  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry] })
+  // The gateway's app is built while the sandboxes warm; it listens once the runner is ready.
+  const started = runner.start()
+  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry], after: started })
+    .catch(async (err: unknown) => { await started.catch(() => {}); await runner.close(); throw err })
   gateway.app.log.info({ url: gateway.url, languages: runner.languages, isolation: runner.isolation() }, `sandfleet serving on ${gateway.url}; ${runner.backendReason}`)
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
 }

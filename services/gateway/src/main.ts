@@ -12,10 +12,30 @@ export interface RunningGateway extends GatewayApp {
   close(): Promise<void>
 }
 
+/** Options of {@link startGateway}. */
+export interface StartOptions extends GatewayOptions {
+  /**
+   * Listen only once this settles: `sandfleet serve` passes its local runner's start, so that
+   * building the app (routes, schemas, validators) overlaps the sandboxes' warm-up. When it
+   * rejects, the app is closed and the rejection is thrown.
+   */
+  after?: Promise<unknown>
+}
+
 /** Builds and starts a gateway on `config.host:config.port`. */
-export async function startGateway (options: GatewayOptions): Promise<RunningGateway> {
+export async function startGateway (options: StartOptions): Promise<RunningGateway> {
+  // Observed from the start: a rejection during the build is not an unhandled one.
+  const after = options.after?.then(() => undefined, (err: unknown) => err ?? new Error('start aborted'))
   const gateway = await buildGatewayApp(options)
   const { app } = gateway
+  try {
+    await app.ready()
+    const failed = await after
+    if (failed !== undefined) throw failed
+  } catch (err) {
+    await app.close()
+    throw err
+  }
   await app.listen({ host: options.config.host, port: options.config.port })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.config.port

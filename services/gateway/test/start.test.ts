@@ -1,0 +1,46 @@
+/**
+ * startGateway's `after`: the app is built at once but listens only when `after` settles
+ * (`sandfleet serve` overlaps the build with its runner's warm-up); a rejection closes the app.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { startGateway, loadGatewayConfig } from '@sandfleet/gateway'
+
+/** A free port on 127.0.0.1 (listened on and released). */
+async function freePort (): Promise<number> {
+  const server: Server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => { resolve() }))
+  return port
+}
+
+const configOn = (port: number): ReturnType<typeof loadGatewayConfig> =>
+  loadGatewayConfig({ env: {}, values: { host: '127.0.0.1', port, runners: ['http://127.0.0.1:9'], loadPollMs: 60_000 } })
+
+async function refused (port: number): Promise<boolean> {
+  try { await fetch(`http://127.0.0.1:${port}/healthz`); return false } catch { return true }
+}
+
+test('the gateway listens only once `after` resolves', async () => {
+  const port = await freePort()
+  let release = (): void => {}
+  const after = new Promise<void>((resolve) => { release = resolve })
+  const starting = startGateway({ config: configOn(port), logger: false, after })
+  await sleep(300)
+  assert.equal(await refused(port), true, 'listening before `after` resolved')
+  release()
+  const gateway = await starting
+  try {
+    assert.equal(gateway.url, `http://127.0.0.1:${port}`)
+    assert.equal((await fetch(`${gateway.url}/healthz`)).status, 200)
+  } finally { await gateway.close() }
+})
+
+test('a rejected `after` is thrown and nothing listens', async () => {
+  const port = await freePort()
+  await assert.rejects(startGateway({ config: configOn(port), logger: false, after: Promise.reject(new Error('runner failed to start')) }), /runner failed to start/)
+  assert.equal(await refused(port), true)
+})
