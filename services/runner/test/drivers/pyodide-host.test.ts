@@ -110,10 +110,10 @@ test('pyodide host: a host that stops answering is killed at the job\'s deadline
   const sandbox = driver.createSandbox('stopped')
   try {
     await sandbox.start()
-    const started = performance.now()
-    const pending = sandbox.execute(job('print(1)', { timeout_ms: 200 }))
+    // Stopped before the job is sent (not after: a quick host could answer first).
     process.kill(host.pid as number, 'SIGSTOP')
-    const outcome = await pending
+    const started = performance.now()
+    const outcome = await sandbox.execute(job('print(1)', { timeout_ms: 200 }))
     assert.deepEqual([outcome.status, outcome.retire, outcome.error?.type], ['timeout', true, 'Timeout'])
     assert.ok(performance.now() - started < 10_000)
     await until('the stopped host to be gone', () => !alive(host.pid))
