@@ -15,6 +15,8 @@ COPY benchmarks/package.json ./benchmarks/package.json
 COPY bin ./bin
 COPY sandbox-images/python/executor.py sandbox-images/python/session_host.py ./sandbox-images/python/
 RUN npm ci --no-audit --no-fund && npm cache clean --force
+# The CLI's bundle (bin/cli-bundle.mjs), made now so that no start-up builds it.
+RUN node --no-node-snapshot bin/sandfleet.mjs --help >/dev/null && ls .cache/cli
 ENV NODE_ENV=production
 EXPOSE 8080 8081
 ENTRYPOINT ["node", "/opt/sandfleet/bin/sandfleet.mjs"]

@@ -1,5 +1,6 @@
 #!/usr/bin/env -S node --no-node-snapshot
-// The `sandfleet` CLI: registers tsx (TypeScript, no build step) and runs cli/src/main.ts.
+// The `sandfleet` CLI: runs cli/src/main.ts, from its bundle (cli-bundle.mjs, made from the
+// sources by esbuild whenever they change) or, without one (SANDFLEET_NO_BUNDLE=1), through tsx.
 // The isolate backends (javascript, pyodide) need Node's --no-node-snapshot: when this process
 // lacks it (`node bin/sandfleet.mjs …`), the shim runs itself again with it (same arguments,
 // stdio and exit code). The shebang and `npm start` pass it, so the usual paths start once.
@@ -14,7 +15,14 @@ if (!hasFlag && process.env.SANDFLEET_NO_REEXEC !== '1') {
   for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => { child.kill(signal) })
   child.on('exit', (code, signal) => { process.exit(code ?? (signal !== null ? 1 : 0)) })
 } else {
-  const { register } = await import('tsx/esm/api')
-  register()
-  await import('../cli/src/main.ts')
+  // The sources' bundle (cli-bundle.mjs: rebuilt when a source changed); tsx when there is none.
+  const bundle = process.env.SANDFLEET_NO_BUNDLE === '1' ? undefined : await (await import('./cli-bundle.mjs')).cliBundle()
+  if (bundle !== undefined) {
+    process.setSourceMapsEnabled(true)
+    await import(bundle)
+  } else {
+    const { register } = await import('tsx/esm/api')
+    register()
+    await import('../cli/src/main.ts')
+  }
 }
