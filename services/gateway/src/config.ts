@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { LIMITS } from '@sandfleet/protocol'
+import { LIMITS, schemaErrorMessage } from '@sandfleet/protocol'
 import { GatewayError } from './errors.ts'
 
 /** Schema of {@link GatewayConfig}. */
@@ -81,7 +81,7 @@ export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
   const config = Value.Default(GatewayConfigSchema, raw) as Record<string, unknown>
   for (const e of Value.Errors(GatewayConfigSchema, config)) {
     const key = e.path.slice(1).split('/')[0] ?? ''
-    problems.push(`${e.path.slice(1) || '(root)'} (${envName(key)}): ${e.message}, got ${JSON.stringify(e.value)}`)
+    problems.push(`${e.path.slice(1) || '(root)'} (${envName(key)}): ${schemaErrorMessage(e)}, got ${JSON.stringify(e.value)}`)
   }
   if (problems.length > 0) {
     throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  ${problems.join('\n  ')}`)

@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { LANGUAGES, LIMITS } from '@sandfleet/protocol'
+import { LANGUAGES, LIMITS, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
@@ -189,7 +189,7 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
   for (const error of Value.Errors(RunnerConfigSchema, values)) {
     const key = error.path.split('/')[1] ?? ''
     const where = origin[key] === undefined ? key : `${key} (${origin[key]})`
-    problems.push(`${where}: ${error.message} (got ${JSON.stringify(ValuePointer.Get(values, error.path))})`)
+    problems.push(`${where}: ${schemaErrorMessage(error)} (got ${JSON.stringify(ValuePointer.Get(values, error.path))})`)
   }
   if (problems.length === 0 && (values.replaceBackoffMaxMs as number) < (values.replaceBackoffMs as number)) {
     problems.push('replaceBackoffMaxMs: must be ≥ replaceBackoffMs')

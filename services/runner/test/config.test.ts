@@ -35,3 +35,14 @@ test('config: unknown keys in code are refused; unknown flags can be passed thro
 test('config: the default pool is twice the cores (measured in benchmarks/RESULTS.md, pool size)', () => {
   assert.equal(runnerConfig().poolSize, 2 * availableParallelism())
 })
+
+test('config: a value outside a set of choices is answered with the choices', () => {
+  assert.throws(() => parseRunnerConfig({ argv: ['--docker-channel', 'pipe', '--languages', 'python,cobol'] }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError)
+    assert.deepEqual(err.problems, [
+      'languages (--languages): must be one of python, javascript (got "cobol")',
+      'dockerChannel (--docker-channel): must be one of auto, socket, attach (got "pipe")'
+    ])
+    return true
+  })
+})
