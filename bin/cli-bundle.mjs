@@ -58,13 +58,16 @@ const externalPackages = {
   setup (build) { build.onResolve({ filter: /^[^./]/ }, (a) => a.path.startsWith('@sandfleet/') ? undefined : { external: true }) }
 }
 
-/** Bundles `cli/src/main.ts` into `dir` (made aside, then renamed into place). */
+/**
+ * Bundles `cli/src/main.ts` into `dir` (made aside, then renamed into place), with the pyodide
+ * host process's entry beside it (`pyodide-host.js`).
+ */
 export async function buildCliBundle (dir, root = ROOT) {
   const { build } = await import('esbuild')
   const tmp = `${dir}.tmp-${process.pid}`
   rmSync(tmp, { recursive: true, force: true })
   await build({
-    entryPoints: { main: join(root, 'cli/src/main.ts') },
+    entryPoints: { main: join(root, 'cli/src/main.ts'), 'pyodide-host': join(root, 'services/runner/src/isolates/pyodide-host-main.ts') },
     outdir: tmp,
     bundle: true,
     splitting: true,

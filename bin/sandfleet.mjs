@@ -19,6 +19,8 @@ if (!hasFlag && process.env.SANDFLEET_NO_REEXEC !== '1') {
   const bundle = process.env.SANDFLEET_NO_BUNDLE === '1' ? undefined : await (await import('./cli-bundle.mjs')).cliBundle()
   if (bundle !== undefined) {
     process.setSourceMapsEnabled(true)
+    // The pyodide backend's host process starts from the same bundle (pyodide-host.ts).
+    process.env.SANDFLEET_PYODIDE_HOST_ENTRY ??= new URL('pyodide-host.js', bundle).pathname
     await import(bundle)
   } else {
     const { register } = await import('tsx/esm/api')

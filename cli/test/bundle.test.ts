@@ -50,7 +50,16 @@ test('the bundle is built once for a tree of sources, runs the CLI, and keeps ea
     const js = readdirSync(join(main, '..')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(main, '..', f), 'utf8')).join('\n')
     assert.ok(js.includes(JSON.stringify(new URL('../../services/runner/src/drivers/executor-sandbox.ts', import.meta.url).href)))
     assert.ok(!js.includes('import.meta.url'))
+    assert.ok(statSync(join(main, '../pyodide-host.js')).isFile(), 'the pyodide host\'s entry is built beside the CLI')
   } finally { rmSync(cache, { recursive: true, force: true }) }
+})
+
+test('sandfleet exec runs Python on the pyodide backend from the bundle (its host process started from the bundle too)', () => {
+  const env = { ...process.env }
+  delete env.SANDFLEET_PYODIDE_HOST_ENTRY
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', BIN, 'exec', '-', '--backend', 'pyodide'], { input: 'import sys\nprint(sys.platform, 6 * 7)', encoding: 'utf8', timeout: 120_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  assert.equal(run.stdout, 'emscripten 42\n')
 })
 
 test('sandfleet runs from the sources through tsx when asked (SANDFLEET_NO_BUNDLE=1), with the same commands', () => {

@@ -12,8 +12,12 @@ import type { ExecutorCommand } from '../drivers/executor-sandbox.ts'
 import { FramePipe } from './frame-pipe.ts'
 import type { FromHost, HostInit, HostReady, HostReply, HostRequest, ToHost } from './pyodide-host-protocol.ts'
 
-/** The host's entry: registers tsx, then runs pyodide-host-main.ts. */
-export const HOST_ENTRY = new URL('./pyodide-host.cjs', import.meta.url).pathname
+/**
+ * The host's entry: pyodide-host-main.ts as built into the CLI's bundle when the CLI runs from
+ * one (bin/sandfleet.mjs names it in `SANDFLEET_PYODIDE_HOST_ENTRY`), else pyodide-host.cjs,
+ * which registers tsx and runs the source.
+ */
+export const HOST_ENTRY = process.env.SANDFLEET_PYODIDE_HOST_ENTRY ?? new URL('./pyodide-host.cjs', import.meta.url).pathname
 
 /** Options of {@link PyodideHost.start}. */
 export interface PyodideHostOptions {
