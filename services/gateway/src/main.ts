@@ -32,6 +32,8 @@ export async function startGateway (options: StartOptions): Promise<RunningGatew
     await app.ready()
     const failed = await after
     if (failed !== undefined) throw failed
+    // The loads polled at ready came before `after`: poll again, so /readyz is true on listen.
+    if (options.after !== undefined) await gateway.runners.poll()
   } catch (err) {
     await app.close()
     throw err

@@ -6,7 +6,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startGateway, loadGatewayConfig } from '@sandfleet/gateway'
+import { startGateway, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
+import type { RunnerLoad } from '@sandfleet/protocol'
 
 /** A free port on 127.0.0.1 (listened on and released). */
 async function freePort (): Promise<number> {
@@ -43,4 +44,22 @@ test('a rejected `after` is thrown and nothing listens', async () => {
   const port = await freePort()
   await assert.rejects(startGateway({ config: configOn(port), logger: false, after: Promise.reject(new Error('runner failed to start')) }), /runner failed to start/)
   assert.equal(await refused(port), true)
+})
+
+test('with `after`, /readyz is 200 as soon as the gateway listens (the loads are polled again, not at the next poll)', async () => {
+  let state: RunnerLoad['state'] = 'starting'
+  const load = (): RunnerLoad => ({ runner: 'local', state, backend: 'process', languages: ['python'], capacity: 4, in_flight: 0, queued: 0, queue_limit: 100, warm: state === 'ready' ? 4 : 0, busy: 0, sessions: 0 })
+  const client: RunnerClient = {
+    name: 'local',
+    execute: async () => { throw new Error('not called') },
+    executeBatch: async () => { throw new Error('not called') },
+    load: async () => load(),
+    close: async () => {}
+  }
+  const config = loadGatewayConfig({ env: {}, values: { host: '127.0.0.1', port: 0, loadPollMs: 60_000 } })
+  const after = sleep(200).then(() => { state = 'ready' })
+  const gateway = await startGateway({ config, logger: false, clients: [client], after })
+  try {
+    assert.equal((await fetch(`${gateway.url}/readyz`)).status, 200)
+  } finally { await gateway.close() }
 })
