@@ -23,6 +23,8 @@ import { environmentBlock } from './report.ts'
 import { parseBuild } from './serve-ab.ts'
 
 const PORT = 18_790
+/** Pause after each start, before the next. */
+const SETTLE_MS = 3000
 
 /** Milliseconds from spawning `sandfleet serve` in `dir` until its /readyz answers 200; then stops it. */
 export async function timeStart (dir: string, env: Record<string, string>, args: readonly string[], port = PORT): Promise<number> {
@@ -63,7 +65,8 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     for (let k = 0; k < builds.length; k++) {
       const b = builds[(r + k) % builds.length]
       b.ms.push(await timeStart(b.dir, b.env, args))
-      await sleep(500)
+      // What the stopped serve leaves finishing (a pyodide host disposes its isolates) settles first.
+      await sleep(SETTLE_MS)
     }
   }
   const base = median(builds[0].ms)
