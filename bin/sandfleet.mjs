@@ -5,6 +5,7 @@
 // lacks it (`node bin/sandfleet.mjs …`), the shim runs itself again with it (same arguments,
 // stdio and exit code). The shebang and `npm start` pass it, so the usual paths start once.
 import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 
 const FLAG = '--no-node-snapshot'
 const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(FLAG)
@@ -19,10 +20,12 @@ if (!hasFlag && process.env.SANDFLEET_NO_REEXEC !== '1') {
   const bundle = process.env.SANDFLEET_NO_BUNDLE === '1' ? undefined : await (await import('./cli-bundle.mjs')).cliBundle()
   if (bundle !== undefined) {
     process.setSourceMapsEnabled(true)
-    // The pyodide backend's host process starts from the same bundle (pyodide-host.ts).
-    process.env.SANDFLEET_PYODIDE_HOST_ENTRY ??= new URL('pyodide-host.js', bundle).pathname
+    // The pyodide backend's host process starts from the same bundle (pyodide-host.ts). Set
+    // here, never inherited: a value from another checkout's CLI must not reach this one's.
+    process.env._SANDFLEET_BUNDLE_PYODIDE_HOST = fileURLToPath(new URL('pyodide-host.js', bundle))
     await import(bundle)
   } else {
+    delete process.env._SANDFLEET_BUNDLE_PYODIDE_HOST
     const { register } = await import('tsx/esm/api')
     register()
     await import('../cli/src/main.ts')

@@ -55,8 +55,8 @@ test('the bundle is built once for a tree of sources, runs the CLI, and keeps ea
 })
 
 test('sandfleet exec runs Python on the pyodide backend from the bundle (its host process started from the bundle too)', () => {
-  const env = { ...process.env }
-  delete env.SANDFLEET_PYODIDE_HOST_ENTRY
+  // A host entry inherited from elsewhere is not used: the bundle names its own.
+  const env = { ...process.env, _SANDFLEET_BUNDLE_PYODIDE_HOST: '/nonexistent/pyodide-host.js' }
   const run = spawnSync(process.execPath, ['--no-node-snapshot', BIN, 'exec', '-', '--backend', 'pyodide'], { input: 'import sys\nprint(sys.platform, 6 * 7)', encoding: 'utf8', timeout: 120_000, env })
   assert.equal(run.status, 0, run.stderr)
   assert.equal(run.stdout, 'emscripten 42\n')

@@ -12,7 +12,7 @@ import { z } from 'zod'
 import { LIMITS, SESSION_LIMITS, type ExecResult, type Language } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from './execute.ts'
 
-/** Options of {@link mcpCompat}. */
+/** Options of the `/mcp` plugin (`mcpCompat`, mcp.ts). */
 export interface McpOptions {
   execute: ExecuteFn
   /** Sessions; without them the session tools answer an error result. */
@@ -97,4 +97,3 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   })
   return server
 }
-

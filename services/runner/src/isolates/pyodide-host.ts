@@ -14,10 +14,10 @@ import type { FromHost, HostInit, HostReady, HostReply, HostRequest, ToHost } fr
 
 /**
  * The host's entry: pyodide-host-main.ts as built into the CLI's bundle when the CLI runs from
- * one (bin/sandfleet.mjs names it in `SANDFLEET_PYODIDE_HOST_ENTRY`), else pyodide-host.cjs,
+ * one (bin/sandfleet.mjs names it in `_SANDFLEET_BUNDLE_PYODIDE_HOST`), else pyodide-host.cjs,
  * which registers tsx and runs the source.
  */
-export const HOST_ENTRY = process.env.SANDFLEET_PYODIDE_HOST_ENTRY ?? new URL('./pyodide-host.cjs', import.meta.url).pathname
+export const HOST_ENTRY = process.env._SANDFLEET_BUNDLE_PYODIDE_HOST ?? new URL('./pyodide-host.cjs', import.meta.url).pathname
 
 /** Options of {@link PyodideHost.start}. */
 export interface PyodideHostOptions {
