@@ -31,6 +31,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { captureEnvironment } from './environment.ts'
 import { classifyBatch, classifyExecute, classifyNdjsonBatch, runLoad, type LoadTarget } from './load.ts'
 import { environmentBlock } from './report.ts'
+import { median } from './stats.ts'
 
 interface Build {
   name: string
@@ -50,8 +51,6 @@ function mainThreadMs (pid: number): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(f[11]) + Number(f[12])) * 10
 }
-
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 
 async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string, instant: boolean): Promise<Build> {
   const argv = instant

@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { captureEnvironment } from './environment.ts'
 import { environmentBlock } from './report.ts'
 import { parseBuild } from './serve-ab.ts'
+import { median } from './stats.ts'
 
 const PORT = 18_790
 /** Pause after each start, before the next. */
@@ -46,8 +47,6 @@ export async function timeStart (dir: string, env: Record<string, string>, args:
     }
   }
 }
-
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 
 /** Runs the comparison, prints its table; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {

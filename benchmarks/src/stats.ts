@@ -26,6 +26,11 @@ export function percentile (sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
 }
 
+/** The nearest-rank median of `samples` (not modified): the lower middle one; NaN for none. */
+export function median (samples: readonly number[]): number {
+  return percentile([...samples].sort((a, b) => a - b), 0.5)
+}
+
 /** Summarises `samples` (not modified; a sorted copy is made). */
 export function summarize (samples: readonly number[]): Summary {
   const sorted = Float64Array.from(samples).sort()

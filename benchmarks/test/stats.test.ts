@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { OutcomeCounter, percentile, summarize } from '../src/stats.ts'
+import { OutcomeCounter, median, percentile, summarize } from '../src/stats.ts'
 
 test('percentile is nearest-rank: the smallest sample with at least p of the samples at or below it', () => {
   const hundred = Array.from({ length: 100 }, (_, i) => i + 1)
@@ -36,4 +36,12 @@ test('OutcomeCounter counts by key, every key but ok is a failure, largest count
   assert.equal(c.get('never'), 0)
   assert.equal(c.failures(), 4)
   assert.deepEqual(Object.entries(c.toObject()), [['ok', 6], ['http_429', 3], ['timeout', 1]])
+})
+
+test('median is the nearest-rank middle (the lower one of an even count), unsorted input left as it is', () => {
+  const xs = [5, 1, 4, 2]
+  assert.equal(median(xs), 2)
+  assert.equal(median([3, 1, 2]), 2)
+  assert.deepEqual(xs, [5, 1, 4, 2])
+  assert.ok(Number.isNaN(median([])))
 })

@@ -7,11 +7,10 @@
  */
 import type { Server } from '../fleet.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
-import { percentile } from '../stats.ts'
+import { median } from '../stats.ts'
 import { fleetNote, serveArgs, type BenchContext, type Scenario } from './context.ts'
 import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
 
-const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.5)
 
 /** The scenario. */
 export const poolSize: Scenario = {
