@@ -52,10 +52,15 @@ function mainThreadMs (pid: number): number {
   return (Number(f[11]) + Number(f[12])) * 10
 }
 
+/** Node's arguments for `sandfleet serve` from checkout `dir` on 127.0.0.1:`port`, logging warnings only. */
+export function serveArgv (dir: string, port: number, args: readonly string[]): string[] {
+  return ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args]
+}
+
 async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string, instant: boolean): Promise<Build> {
   const argv = instant
     ? ['--import', 'tsx', fileURLToPath(new URL('instant-fleet.ts', import.meta.url)), dir, String(port)]
-    : ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args]
+    : serveArgv(dir, port, args)
   const child = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...extraEnv } })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {

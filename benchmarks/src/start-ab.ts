@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { captureEnvironment } from './environment.ts'
 import { environmentBlock } from './report.ts'
-import { parseBuild } from './serve-ab.ts'
+import { parseBuild, serveArgv } from './serve-ab.ts'
 import { median } from './stats.ts'
 
 const PORT = 18_790
@@ -30,8 +30,7 @@ const SETTLE_MS = 3000
 /** Milliseconds from spawning `sandfleet serve` in `dir` until its /readyz answers 200; then stops it. */
 export async function timeStart (dir: string, env: Record<string, string>, args: readonly string[], port = PORT): Promise<number> {
   const started = performance.now()
-  const child = spawn(process.execPath, ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, serveArgv(dir, port, args), { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } })
   try {
     for (;;) {
       try {
