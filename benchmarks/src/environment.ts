@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startCpuMeter } from './cpu.ts'
+import { SANDBOX_PATH } from '../../services/runner/src/drivers/process.ts'
 import { REPO_ROOT } from './fleet.ts'
 
 /** The context of one benchmark run. */
@@ -72,13 +73,14 @@ print(round(cpu / n * 1e6))
 
 /**
  * The CPU microseconds one fork of a bare python3 costs (parent's fork and wait, child's exit),
- * or undefined without python3. A sandboxed call is a fork, so this shared machine's speed at fork
+ * or undefined without python3. `python3` resolves on the process sandboxes' PATH, so it is the
+ * interpreter the fleet forks (a pyenv build on a developer's PATH forked ×2.4 slower here). A sandboxed call is a fork, so this shared machine's speed at fork
  * moves every throughput figure: the probe says what state the machine was in, so that runs taken
  * at different times can be compared.
  */
 export function forkProbe (forks = 300, python = 'python3'): number | undefined {
   try {
-    const out = execFileSync(python, ['-c', FORK_PROBE, String(forks)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 })
+    const out = execFileSync(python, ['-I', '-c', FORK_PROBE, String(forks)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000, env: { PATH: SANDBOX_PATH } })
     const us = Number(out.trim())
     return Number.isFinite(us) && us > 0 ? us : undefined
   } catch { return undefined }
