@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """What one fork costs on this machine, by how much anonymous memory the forking process holds.
 
-    python3 benchmarks/fork-cost.py [--forks N] [--mib 0,8,32] [--touch 0,4,16]
+    python3 benchmarks/fork-cost.py [--forks N] [--mib 0,8,32] [--touch 0,16,1400]
 
 For each size: a process maps and writes that many MiB of anonymous memory (in 4 KiB pages, then
 as transparent huge pages: MADV_HUGEPAGE before the first write), then forks N children that each
-write `touch` pages 2 MiB apart and exit; prints the CPU of one fork, exit and wait (parent and
-reaped children). A job process is such a fork of a zygote, so this is the floor under the
-process backend's CPU per call: the figures in benchmarks/RESULTS.md say how it scales.
+write `touch` distinct pages (2 MiB apart where they fit: copy-on-write faults) and exit; prints
+the CPU of one fork, exit and wait (parent and reaped children). A job process is such a fork of
+a zygote, so this is the floor under the process backend's CPU per call: the figures in
+benchmarks/RESULTS.md say how it scales.
 """
 import argparse, json, mmap, os
 
@@ -22,12 +23,13 @@ def cost(mib, huge, touch, forks):
     if mib:
         for off in range(0, mib << 20, mmap.PAGESIZE):
             region[off] = 1
+    pages = len(region) // mmap.PAGESIZE
     t0 = os.times()
     for _ in range(forks):
         pid = os.fork()
         if pid == 0:
             for k in range(touch):
-                region[(k * HUGE + mmap.PAGESIZE * (k % 7)) % len(region)] = 2
+                region[k * 513 % pages * mmap.PAGESIZE] = 2  # distinct pages (513 is odd), a 2 MiB page apart
             os._exit(0)
         os.waitpid(pid, 0)
     t1 = os.times()
