@@ -53,38 +53,47 @@ export interface ConfigSources {
   env?: Record<string, string | undefined>
 }
 
+/** `maxInFlight` → `--max-in-flight`. */
+export function flagName (key: string): string {
+  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())
+}
+
+/** A flag's or variable's text as the schema's type; text that is no number stays text, so its error quotes it. */
 function fromString (schema: { type?: unknown }, raw: string): unknown {
   if (schema.type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  if (schema.type === 'integer' || schema.type === 'number') return raw.trim() === '' ? raw : Number(raw)
+  if (schema.type === 'integer' || schema.type === 'number') return /^\s*-?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : raw
   return raw
 }
 
 /**
  * Builds the frozen config. Throws a {@link GatewayError} `SF_ERR_GATEWAY_CONFIG` whose message
- * lists every problem, one a line.
+ * lists every problem, one a line, each naming where the value came from (its flag or variable).
  */
 export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
   const env = sources.env ?? process.env
   const props = GatewayConfigSchema.properties as Record<string, { type?: unknown }>
   const raw: Record<string, unknown> = {}
+  const origin: Record<string, string> = {}
   const problems: string[] = []
   for (const [key, schema] of Object.entries(props)) {
     const fromEnv = env[envName(key)]
-    if (fromEnv !== undefined) raw[key] = fromString(schema, fromEnv)
+    if (fromEnv !== undefined) { raw[key] = fromString(schema, fromEnv); origin[key] = envName(key) }
   }
   for (const [key, value] of Object.entries(sources.values ?? {})) {
     if (value === undefined) continue
     const schema = props[key]
-    if (schema === undefined) { problems.push(`${key}: unknown setting`); continue }
+    if (schema === undefined) { problems.push(`${flagName(key)}: unknown flag`); continue }
     raw[key] = typeof value === 'string' ? fromString(schema, value) : value
+    origin[key] = flagName(key)
   }
   const config = Value.Default(GatewayConfigSchema, raw) as Record<string, unknown>
   for (const e of Value.Errors(GatewayConfigSchema, config)) {
     const key = e.path.slice(1).split('/')[0] ?? ''
-    problems.push(`${e.path.slice(1) || '(root)'} (${envName(key)}): ${schemaErrorMessage(e)}, got ${JSON.stringify(e.value)}`)
+    const where = `${e.path.slice(1) || '(root)'} (${origin[key] ?? `${flagName(key)} or ${envName(key)}`})`
+    problems.push(`${where}: ${schemaErrorMessage(e)} (got ${JSON.stringify(e.value)})`)
   }
   if (problems.length > 0) {
-    throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  ${problems.join('\n  ')}`)
+    throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${problems.join('\n  - ')}`)
   }
   for (const v of Object.values(config)) if (Array.isArray(v)) Object.freeze(v)
   return Object.freeze(config) as GatewayConfig
