@@ -1,7 +1,8 @@
 /**
  * Routing: each call goes to the least loaded runner; a call that failed at the infrastructure
- * level (`infra_error`, `overloaded`, a connection failure) is tried again on another runner
- * while its queue budget lasts. A status of the user's code is never retried.
+ * level (`infra_error`, `overloaded`, a connection failure), or was answered `queue_timeout`
+ * while its queue budget lasts (by a runner whose own `queueTimeoutMs` is shorter), is tried
+ * again on another runner while that budget lasts. A status of the user's code is never retried.
  *
  * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
  * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
@@ -38,7 +39,8 @@ export interface RouterOptions {
   affinity?: AffinityHook
 }
 
-const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded'])
+/** Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final). */
+const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
 const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 

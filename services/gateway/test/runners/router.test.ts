@@ -93,6 +93,17 @@ test('router: a retry on another runner is given only what is left of the call\'
   })
 })
 
+test('router: a queue_timeout that came before the call\'s queue budget was spent (the runner\'s own cap is shorter) is tried on another runner', async () => {
+  const capped = await fakeRunner('capped', 0, 300, () => failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited 300 ms', { queue_ms: 300 }))
+  const healthy = await fakeRunner('healthy', 5, 0, ok) // busier: tried second
+  await withGateway([capped, healthy], { queueTimeoutMs: 3000, callGraceMs: 1000 }, async (gateway) => {
+    const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
+    assert.deepEqual([result.status, result.runner], ['ok', 'healthy'])
+    const left = Number(healthy.budgets[0])
+    assert.ok(capped.budgets.length === 1 && left > 0 && left <= 2700, `the retry was given ${left} ms of a 3000 ms budget after 300 ms on the first runner`)
+  })
+})
+
 test('router: a call whose queue budget is spent is not retried: the runner\'s answer stands', async () => {
   const failing = await fakeRunner('failing', 0, 500, infraError)
   const healthy = await fakeRunner('healthy', 5, 0, ok)
