@@ -576,11 +576,21 @@ class Controller:
         remove_tree(WORKDIR)
 
     def tier_for(self, frame):
-        """The job's zygote, once it has a spare child; a cheaper one when the job's tier died."""
+        """The job's zygote, once it has a spare child; a cheaper one when the job's tier died; None when the job's
+        `wait_ms` (what is left of its queue timeout) ran out while its tier warmed."""
         while True:
             z = self.zygotes[pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead})]
             if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
                 self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
+                t0 = time.perf_counter()
+                limit = frame.get('wait_ms')
+                end = t0 + limit / 1000 if isinstance(limit, (int, float)) else None
+                while not z.ready and not z.dead and not self.closing:
+                    if end is None: self.pump(-1); continue
+                    left = end - time.perf_counter()
+                    if left <= 0: return None
+                    self.pump(max(1, int(left * 1000)))
+                frame['waited_ms'] = (time.perf_counter() - t0) * 1000
             while not z.ready and not z.dead and not self.closing: self.pump(-1)
             if not z.dead or z.name == 'bare': return z
 
@@ -588,6 +598,11 @@ class Controller:
         payload = None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
+            if z is None:
+                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
+                result['retire'] = False
+                result['waited_ms'] = job['wait_ms']
+                return result
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
             pid, (job_w, out_r, err_r, rep_r) = z.spare
@@ -690,10 +705,12 @@ class Controller:
                 # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
                 self.ooms, status, retire = ooms, 'memory', True
                 error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
-        return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-                'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-                'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
+        result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
+                  'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
+                  'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
+                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
+        if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
+        return result
 
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus

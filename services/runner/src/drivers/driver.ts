@@ -32,11 +32,17 @@ export interface Job {
   request: ResolvedExecRequest
   /** Most bytes kept of stdout and of stderr each; the rest is read and dropped, marked truncated. */
   maxOutputBytes: number
+  /**
+   * What is left of the job's queue timeout when a sandbox takes it (set by the pool): the longest
+   * it may wait there before it runs (for an executor tier still warming); past it, `queue_timeout`.
+   */
+  waitLimitMs?: number
 }
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */
 export interface RunOutcome {
-  status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed'
+  /** A user-code status; `queue_timeout` when the job never ran because its `waitLimitMs` ran out first. */
+  status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed' | 'queue_timeout'
   stdout: string
   stderr: string
   exit_code: number | null
@@ -48,6 +54,8 @@ export interface RunOutcome {
   retire?: boolean
   /** The executor's zygote tier the job was forked from (`bare`, `sci`), when the executor says. */
   tier?: string
+  /** How long the job waited in the sandbox, before it ran, for its tier to warm: queue time, not run time. */
+  waited_ms?: number
 }
 
 /** A sandbox's own counters, for /metrics and the load report. */

@@ -24,11 +24,11 @@ export interface ExecutorChannelOptions {
   onLog?: (level: string, message: string) => void
   /** Called when a job got no answer by its deadline plus grace; the owner kills the sandbox. */
   onHung?: () => void
-  /** Extra time a job may wait while a zygote tier is still warming (default 30000 ms). */
+  /** Extra time a job without a `waitLimitMs` may wait while a zygote tier is still warming (default 30000 ms). */
   warmingGraceMs?: number
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, timer: NodeJS.Timeout, arm: (slackMs: number) => void }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void }
 
 function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
   return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
@@ -76,16 +76,17 @@ export class ExecutorChannel {
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
     const id = String(++this.seq)
-    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes })
+    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: job.waitLimitMs })
     return await new Promise<RunOutcome>((resolve) => {
       // The deadline is timeout_ms plus the grace; a `waiting` frame (the job waits for a tier still
-      // warming) re-arms it with the warming grace added. Only then: a hung executor is killed at once.
+      // warming) re-arms it with the job's wait limit (or the warming grace) added. Only then: a hung
+      // executor is killed at once.
       const arm = (slack: number): NodeJS.Timeout => setTimeout(() => {
         this.pending = undefined
         this.options.onHung?.()
         resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
       }, r.timeout_ms + slack)
-      const pending: Pending = { id, resolve, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
+      const pending: Pending = { id, resolve, waitLimitMs: job.waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
       this.pending = pending
       this.output.write(frame + '\n')
     })
@@ -122,6 +123,7 @@ export class ExecutorChannel {
         }
         if (frame.retire === true) outcome.retire = true
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
+        if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
         p.resolve(outcome)
         return
       }
@@ -131,7 +133,7 @@ export class ExecutorChannel {
         this.readyWaiter = undefined
         return
       case 'waiting':
-        if (this.pending !== undefined && frame.id === this.pending.id) this.pending.arm(this.graceMs + (this.options.warmingGraceMs ?? 30_000))
+        if (this.pending !== undefined && frame.id === this.pending.id) this.pending.arm(this.graceMs + (this.pending.waitLimitMs ?? this.options.warmingGraceMs ?? 30_000))
         return
       case 'tier':
         if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)

@@ -293,6 +293,7 @@ export class Pool {
     this.#jobs++
     slot.jobs++
     let pending: Promise<RunOutcome>
+    call.job.waitLimitMs = Math.max(0, Math.round(call.startBy - performance.now()))
     try {
       pending = slot.sandbox.execute(call.job)
     } catch (err) {
@@ -319,14 +320,18 @@ export class Pool {
   #finish (slot: Slot, queueMs: number, requestId: string | undefined, done: Done, outcome: RunOutcome | undefined, err: unknown): void {
     this.#busy--
     let result: ExecResult
-    if (outcome !== undefined) {
+    if (outcome?.status === 'queue_timeout') {
+      // It never ran: the sandbox kept it waiting (a tier warming) until its queue timeout ran out.
+      result = this.#failed('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', queueMs + (outcome.waited_ms ?? 0), requestId, outcome.error?.message)
+      result.sandbox = slot.sandbox.id
+    } else if (outcome !== undefined) {
       result = {
         status: outcome.status,
         stdout: outcome.stdout,
         stderr: outcome.stderr,
         exit_code: outcome.exit_code,
         duration_ms: outcome.duration_ms,
-        queue_ms: queueMs,
+        queue_ms: queueMs + (outcome.waited_ms ?? 0),
         truncated: outcome.truncated,
         error: outcome.error,
         files: outcome.files,

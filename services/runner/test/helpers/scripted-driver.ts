@@ -98,6 +98,9 @@ export class ScriptedSandbox implements Sandbox {
         return outcome('ok', `slept ${arg}\n`)
       }
       if (cmd === 'timeout') return outcome('timeout', '', true)
+      // as an executor whose tier warmed for `arg` ms first: prints the wait limit the pool gave the job
+      if (cmd === 'warmed') return { ...outcome('ok', `${String(job.waitLimitMs)}\n`), waited_ms: Number(arg) }
+      if (cmd === 'still-warming') return { ...outcome('queue_timeout'), error: { type: 'TierWarming', message: 'still warming' }, waited_ms: job.waitLimitMs }
       if (cmd === 'reject') throw new Error('scripted execute failure')
       return outcome('error')
     } finally {

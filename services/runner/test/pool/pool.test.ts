@@ -42,6 +42,23 @@ test('pool: a job that waited past its deadline is answered queue_timeout and ne
   } finally { await p.close() }
 })
 
+test('pool: a sandbox may keep a job waiting only what is left of its queue timeout, and that wait is queue time', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { queueTimeoutMs: 10_000 })
+  try {
+    await p.start()
+    const r = await p.run(job('warmed 40'))
+    const limit = Number(r.stdout)
+    assert.ok(limit > 9000 && limit <= 10_000, `wait limit given to the sandbox: ${r.stdout}`)
+    assert.ok(r.queue_ms >= 40, `queue_ms ${r.queue_ms} counts the 40 ms the job waited in the sandbox`)
+    assert.equal(r.duration_ms, 1)
+    const late = await p.run(job('still-warming'))
+    assert.deepEqual([late.status, late.error?.type, late.error?.message, late.sandbox], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'still warming', driver.sandboxes[0].id])
+    assert.ok(late.queue_ms > 9000, `queue_ms ${late.queue_ms}`)
+    assert.equal(driver.starts, 1, 'the sandbox is kept')
+  } finally { await p.close() }
+})
+
 test('pool: past the queue bound a job is answered overloaded', async () => {
   const driver = new ScriptedDriver()
   const p = pool(driver, { maxQueuedJobs: 1 })
