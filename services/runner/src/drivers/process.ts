@@ -14,8 +14,7 @@ import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
 
-/** PATH inside the sandbox (only the host's /usr is bound in). */
-/** PATH inside a process sandbox: how its `python3` resolves (the host's /usr, not a user's pyenv or venv). */
+/** PATH inside a process sandbox (only the host's /usr is bound in): how its `python3` resolves, never a user's pyenv or venv. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin'
 
 const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
