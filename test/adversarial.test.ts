@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { SYSCALL_TABLES } from '../services/runner/src/drivers/seccomp.ts'
 import { post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 const RUNNER = `adv-${process.pid}`
@@ -476,6 +477,32 @@ test('a job cannot make a user namespace of its own (every capability in it: mou
   const r = await run('import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), ctypes.get_errno() != 0)\nimport os\nprint(os.system("unshare -U -r true 2>/dev/null") != 0)')
   assert.deepEqual([r.status, r.stdout], ['ok', '-1 True\nTrue\n'], JSON.stringify(r))
   await assertHealthy('userns')
+})
+
+test('the seccomp filter: keyrings, bpf, perf events, userfaultfd, io_uring, mounts, ptrace are EPERM; a call through another ABI is killed', async () => {
+  const names = ['bpf', 'keyctl', 'add_key', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'mount', 'unshare', 'ptrace', 'pidfd_getfd', 'process_vm_readv'] as const
+  const table = SYSCALL_TABLES[process.arch]
+  assert.ok(table !== undefined, `no system call table for ${process.arch}`)
+  const calls = names.map((n) => `(${JSON.stringify(n)}, ${String(table.numbers[n])})`).join(', ')
+  const r = await run(`import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+for name, nr in (${calls},):
+    ctypes.set_errno(0)
+    print(name, libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())
+print(os.getpid() > 0, os.listdir('.'))`)
+  assert.deepEqual([r.status, r.stdout], ['ok', `${names.map((n) => `${n} -1 1\n`).join('')}True []\n`], JSON.stringify(r))
+  if (process.arch === 'x64') {
+    // i386's getpid through int 0x80, from a page of machine code: another ABI's entry, killed (SIGSYS)
+    const i386 = await run(`import ctypes, mmap
+page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+page.write(bytes.fromhex('b814000000cd80c3'))  # mov eax, 20; int 0x80; ret
+call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+print('calling', flush=True)
+print(call())`)
+    assert.deepEqual([i386.status, i386.error?.type, i386.stdout], ['killed', 'SIGSYS', 'calling\n'], JSON.stringify(i386))
+  }
+  await assertHealthy('seccomp')
 })
 
 test('a job that replaces os._exit, os.write, json.dumps or traceback still gets its own status and error', async () => {

@@ -65,6 +65,16 @@ def tampered(pid):
     return scheduling(pid) != START[1] or tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS)) != SPARE_LIMITS
 
 
+def signalled(pid):
+    """True when a signal is pending for spare job process `pid` (its own or its process's set), or it is gone."""
+    try:
+        fd = os.open('/proc/%d/status' % pid, os.O_RDONLY)
+        try: status = os.read(fd, 4096)
+        finally: os.close(fd)
+    except OSError: return True
+    return any(line.startswith((b'SigPnd:', b'ShdPnd:')) and int(line.split()[1], 16) for line in status.splitlines())
+
+
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
 CONTROLLER_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK)
 CONTROLLER_START = tuple(map(resource.getrlimit, CONTROLLER_RLIMITS))
@@ -615,6 +625,9 @@ class Controller:
                     os.kill(pid, signal.SIGKILL)
                     for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                if signalled(pid):  # a signal an earlier job sent it waits (it was stopped): it would end this job
+                    os.kill(pid, signal.SIGKILL)
+                    raise OSError('a signal is pending for the spare job process')
                 if payload is None: payload = marshal.dumps((job.get('code', ''), precompile(job.get('code', '')), (job.get('stdin') or '').encode(), job.get('files') or {}))
                 self.limit(z, pid, job)
                 os.kill(pid, signal.SIGCONT)  # or a job stopped it

@@ -48,6 +48,7 @@ export class SandboxCgroup {
   /** `command`, started inside this cgroup. */
   wrap (command: ExecutorCommand): ExecutorCommand {
     return {
+      ...command,
       file: '/bin/sh',
       args: ['-c', JOIN, 'sandfleet-cgroup', command.file, ...command.args],
       env: { ...(command.env ?? {}), SANDFLEET_CGROUPS: this.dirs.map((d) => join(d, 'cgroup.procs')).join(':') }

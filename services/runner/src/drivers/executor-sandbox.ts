@@ -1,5 +1,6 @@
 /** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
 import { spawn, type ChildProcess } from 'node:child_process'
+import type { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
 import { ExecutorChannel } from './executor-channel.ts'
@@ -9,7 +10,13 @@ import { RunnerError } from '../errors.ts'
 export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
 
 /** How to start one executor: the program, its arguments, and extra spawn settings. */
-export interface ExecutorCommand { file: string, args: string[], env?: NodeJS.ProcessEnv }
+export interface ExecutorCommand {
+  file: string
+  args: string[]
+  env?: NodeJS.ProcessEnv
+  /** Bytes written to the process's fd 3 and closed (bubblewrap's `--seccomp 3` reads its filter there). */
+  fd3?: Buffer
+}
 
 /** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
 export function killGroup (child: ChildProcess): void {
@@ -38,8 +45,10 @@ export class ExecutorSandbox implements Sandbox {
   async start (): Promise<void> {
     // Its own process group: killing the group also reaches a sandbox process that is still
     // being set up (bubblewrap sets --die-with-parent only once it runs), so none outlives close().
-    const child = spawn(this.command.file, this.command.args, { stdio: ['pipe', 'pipe', 'ignore'], env: this.command.env ?? {}, detached: true })
+    const { fd3 } = this.command
+    const child = spawn(this.command.file, this.command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', 'ignore'] : ['pipe', 'pipe', 'ignore', 'pipe'], env: this.command.env ?? {}, detached: true })
     this.child = child
+    if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is seen below
     child.on('error', () => { this.channel?.close() })
     child.on('exit', () => { this.channel?.close() })
     this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { killGroup(child) } })

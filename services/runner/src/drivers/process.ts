@@ -13,6 +13,7 @@ import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
 import { SHIPPED_SESSION_HOST } from '../sessions/session-host.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from './executor-sandbox.ts'
+import { SYSCALL_TABLES, seccompFilter } from './seccomp.ts'
 
 /** PATH inside a process sandbox (only the host's /usr is bound in): how its `python3` resolves, never a user's pyenv or venv. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin'
@@ -28,6 +29,8 @@ export class ProcessDriver implements Driver {
   private cgroups: CgroupHost | undefined
   /** bubblewrap can forbid user namespaces inside the sandbox (`--disable-userns`, 0.8+; set by {@link check}). */
   private disableUserns = false
+  /** The sandboxes' seccomp filter (seccomp.ts); undefined on a CPU it has no table for. */
+  private readonly seccomp = seccompFilter(SYSCALL_TABLES[process.arch])
 
   constructor (private readonly options: DriverOptions) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
@@ -53,8 +56,11 @@ export class ProcessDriver implements Driver {
     // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only. No user namespace inside it: a job
     // would get every capability in one of its own (mounts, netfilter in a network namespace: kernel attack surface).
     // (The session host makes namespaces per session, so it keeps them.)
+    // The seccomp filter (seccomp.ts) comes on fd 3. Not for the session host, which makes namespaces.
     const noUserns = this.disableUserns ? ['--unshare-user', '--disable-userns'] : []
-    return this.bubblewrap([...noUserns, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
+    const seccomp = this.seccomp === undefined ? [] : ['--seccomp', '3']
+    const command = this.bubblewrap([...noUserns, ...seccomp, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
+    return this.seccomp === undefined ? command : { ...command, fd3: this.seccomp }
   }
 
   /**
@@ -100,6 +106,9 @@ export class ProcessDriver implements Driver {
       boundary: 'bubblewrap namespaces (no network, read-only root, uid 65534, no capabilities)',
       properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp', 'own pid namespace, killed with the runner',
         ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
+        this.seccomp === undefined
+          ? 'no seccomp filter (no system call table for this CPU)'
+          : 'seccomp: EPERM for the calls code has no use for (keyrings, bpf, perf events, userfaultfd, io_uring, mounts, namespaces, ptrace, modules), other ABIs killed',
         this.cgroups === undefined
           ? 'no cgroup limits on this host: memory and processes are limited per job by rlimits only'
           : `cgroup v${this.cgroups.version} limits per sandbox: memory ${this.sandboxMemoryMb()} MiB, ${this.options.config.sandboxPids > 0 ? `${this.options.config.sandboxPids} processes` : 'no process limit'}`]

@@ -1,0 +1,100 @@
+/**
+ * The seccomp filter of the process backend's sandboxes: a classic BPF program, in the form
+ * bubblewrap's `--seccomp FD` loads, that answers EPERM to the system calls code in a sandbox has
+ * no use for and that widen the kernel's attack surface (kernel keyrings, BPF, perf events,
+ * userfaultfd, io_uring, mounts and namespaces, module loading, another process's memory), and
+ * kills a process that makes a system call through another architecture's entry (i386's
+ * `int 0x80` on x86-64, x32). Everything else is allowed: the rest of the boundary is the
+ * namespaces, no capabilities, uid 65534 and the cgroups.
+ */
+/** The denied calls, by name (the same names as in the kernel's unistd headers, `__NR_<name>`). */
+export const DENIED_SYSCALLS = [
+  'acct', 'add_key', 'bpf', 'clock_adjtime', 'clock_settime', 'delete_module', 'fanotify_init', 'finit_module',
+  'fsconfig', 'fsmount', 'fsopen', 'fspick', 'init_module', 'io_uring_enter', 'io_uring_register', 'io_uring_setup',
+  'kcmp', 'kexec_file_load', 'kexec_load', 'keyctl', 'lookup_dcookie', 'mount', 'mount_setattr', 'move_mount',
+  'move_pages', 'name_to_handle_at', 'nfsservctl', 'open_by_handle_at', 'open_tree', 'perf_event_open', 'pidfd_getfd',
+  'pivot_root', 'process_vm_readv', 'process_vm_writev', 'ptrace', 'quotactl', 'reboot', 'request_key', 'setns',
+  'settimeofday', 'swapoff', 'swapon', 'syslog', 'umount2', 'unshare', 'userfaultfd', 'vhangup',
+  // x86-64 only
+  'create_module', 'get_kernel_syms', 'ioperm', 'iopl', 'query_module', 'sysfs', '_sysctl', 'uselib', 'ustat'
+] as const
+
+type Name = typeof DENIED_SYSCALLS[number]
+
+/** A CPU architecture's system call numbers of {@link DENIED_SYSCALLS} and its audit id. */
+export interface SyscallTable {
+  /** AUDIT_ARCH_* of the architecture, as the kernel reports it to a filter. */
+  auditArch: number
+  /** Numbers at and above it are another ABI sharing the entry (x32 on x86-64). */
+  abiLimit?: number
+  numbers: Partial<Record<Name, number>>
+}
+
+/** Linux's numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64). */
+export const SYSCALL_TABLES: Readonly<Record<string, SyscallTable>> = {
+  x64: {
+    auditArch: 0xC000003E,
+    abiLimit: 0x40000000,
+    numbers: {
+      acct: 163, add_key: 248, bpf: 321, clock_adjtime: 305, clock_settime: 227, delete_module: 176, fanotify_init: 300,
+      finit_module: 313, fsconfig: 431, fsmount: 432, fsopen: 430, fspick: 433, init_module: 175, io_uring_enter: 426,
+      io_uring_register: 427, io_uring_setup: 425, kcmp: 312, kexec_file_load: 320, kexec_load: 246, keyctl: 250,
+      lookup_dcookie: 212, mount: 165, mount_setattr: 442, move_mount: 429, move_pages: 279, name_to_handle_at: 303,
+      nfsservctl: 180, open_by_handle_at: 304, open_tree: 428, perf_event_open: 298, pidfd_getfd: 438, pivot_root: 155,
+      process_vm_readv: 310, process_vm_writev: 311, ptrace: 101, quotactl: 179, reboot: 169, request_key: 249,
+      setns: 308, settimeofday: 164, swapoff: 168, swapon: 167, syslog: 103, umount2: 166, unshare: 272, userfaultfd: 323,
+      vhangup: 153, create_module: 174, get_kernel_syms: 177, ioperm: 173, iopl: 172, query_module: 178, sysfs: 139,
+      _sysctl: 156, uselib: 134, ustat: 136
+    }
+  },
+  arm64: {
+    auditArch: 0xC00000B7,
+    numbers: {
+      acct: 89, add_key: 217, bpf: 280, clock_adjtime: 266, clock_settime: 112, delete_module: 106, fanotify_init: 262,
+      finit_module: 273, fsconfig: 431, fsmount: 432, fsopen: 430, fspick: 433, init_module: 105, io_uring_enter: 426,
+      io_uring_register: 427, io_uring_setup: 425, kcmp: 272, kexec_file_load: 294, kexec_load: 104, keyctl: 219,
+      lookup_dcookie: 18, mount: 40, mount_setattr: 442, move_mount: 429, move_pages: 239, name_to_handle_at: 264,
+      nfsservctl: 42, open_by_handle_at: 265, open_tree: 428, perf_event_open: 241, pidfd_getfd: 438, pivot_root: 41,
+      process_vm_readv: 270, process_vm_writev: 271, ptrace: 117, quotactl: 60, reboot: 142, request_key: 218,
+      setns: 268, settimeofday: 170, swapoff: 225, swapon: 224, syslog: 116, umount2: 39, unshare: 97, userfaultfd: 282,
+      vhangup: 58
+    }
+  }
+}
+
+// Classic BPF, as seccomp runs it over struct seccomp_data { int nr; __u32 arch; ... }.
+const LD_W_ABS = 0x20
+const JEQ_K = 0x15
+const JGE_K = 0x35
+const RET_K = 0x06
+const SECCOMP_RET_KILL_PROCESS = 0x80000000
+const SECCOMP_RET_ERRNO = 0x00050000
+const SECCOMP_RET_ALLOW = 0x7FFF0000
+const EPERM = 1
+
+/**
+ * The filter for `table` (`SYSCALL_TABLES[process.arch]` for this machine), as bubblewrap reads it: an
+ * array of struct sock_filter {u16 code; u8 jt; u8 jf; u32 k}, in the host's byte order (little
+ * endian on both tables' CPUs). Undefined for an architecture without a table.
+ */
+export function seccompFilter (table: SyscallTable | undefined): Buffer | undefined {
+  if (table === undefined) return undefined
+  const numbers = [...new Set(Object.values(table.numbers))].sort((a, b) => a - b)
+  const program: Array<[number, number, number, number]> = []
+  // Jumps are relative to the next instruction; `deny` is the last one, `allow` the one before it.
+  const toDeny = (): number => numbers.length + (table.abiLimit === undefined ? 0 : 1) - program.length + 4
+  program.push([LD_W_ABS, 0, 0, 4]) // arch
+  program.push([JEQ_K, 1, 0, table.auditArch])
+  program.push([RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS])
+  program.push([LD_W_ABS, 0, 0, 0]) // nr
+  if (table.abiLimit !== undefined) program.push([JGE_K, toDeny(), 0, table.abiLimit])
+  for (const nr of numbers) program.push([JEQ_K, toDeny(), 0, nr])
+  program.push([RET_K, 0, 0, SECCOMP_RET_ALLOW])
+  program.push([RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM])
+  const out = Buffer.alloc(program.length * 8)
+  program.forEach(([code, jt, jf, k], i) => {
+    if (jt > 255) throw new Error('seccomp filter: a jump is out of range')
+    out.writeUInt16LE(code, i * 8); out.writeUInt8(jt, i * 8 + 2); out.writeUInt8(jf, i * 8 + 3); out.writeUInt32LE(k >>> 0, i * 8 + 4)
+  })
+  return out
+}
