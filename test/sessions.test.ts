@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodeSessionId } from '@sandfleet/protocol'
+import { SYSCALL_TABLES } from '../services/runner/src/drivers/seccomp.ts'
 import { call, post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 let fleet: TestFleet
@@ -63,6 +64,20 @@ test('a session runs sandboxed: uid 65534, no network even to a listener on 127.
     ].join('\n'))
     assert.deepEqual([res.body.status, res.body.stdout], ['ok', '65534\nblocked\n'])
   } finally { listener.close() }
+})
+
+test('a session runs under the seccomp filter, less the calls that make its namespaces', async () => {
+  const table = SYSCALL_TABLES[process.arch]
+  assert.ok(table !== undefined, `no system call table for ${process.arch}`)
+  const id = await open()
+  const res = await cell(id, [
+    'import ctypes',
+    'libc = ctypes.CDLL(None, use_errno=True)',
+    `for nr in (${String(table.numbers.bpf)}, ${String(table.numbers.keyctl)}, ${String(table.numbers.io_uring_setup)}, ${String(table.numbers.userfaultfd)}):`,
+    '    ctypes.set_errno(0)',
+    '    print(libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())'
+  ].join('\n'))
+  assert.deepEqual([res.body.status, res.body.stdout], ['ok', '-1 1\n'.repeat(4)], JSON.stringify(res.body))
 })
 
 test('an idle session expires after its TTL: 404', async () => {

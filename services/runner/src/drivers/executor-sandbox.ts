@@ -18,6 +18,17 @@ export interface ExecutorCommand {
   fd3?: Buffer
 }
 
+/**
+ * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,
+ * and its `fd3` bytes (if any) written to its fd 3 and closed.
+ */
+export function spawnCommand (command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
+  const { fd3 } = command
+  const child = spawn(command.file, command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', stderr] : ['pipe', 'pipe', stderr, 'pipe'], env: command.env ?? {}, detached: true })
+  if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is the caller's to see
+  return child
+}
+
 /** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
 export function killGroup (child: ChildProcess): void {
   try {
@@ -45,10 +56,8 @@ export class ExecutorSandbox implements Sandbox {
   async start (): Promise<void> {
     // Its own process group: killing the group also reaches a sandbox process that is still
     // being set up (bubblewrap sets --die-with-parent only once it runs), so none outlives close().
-    const { fd3 } = this.command
-    const child = spawn(this.command.file, this.command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', 'ignore'] : ['pipe', 'pipe', 'ignore', 'pipe'], env: this.command.env ?? {}, detached: true })
+    const child = spawnCommand(this.command, 'ignore')
     this.child = child
-    if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is seen below
     child.on('error', () => { this.channel?.close() })
     child.on('exit', () => { this.channel?.close() })
     this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { killGroup(child) } })

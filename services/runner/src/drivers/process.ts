@@ -31,6 +31,8 @@ export class ProcessDriver implements Driver {
   private disableUserns = false
   /** The sandboxes' seccomp filter (seccomp.ts); undefined on a CPU it has no table for. */
   private readonly seccomp = seccompFilter(SYSCALL_TABLES[process.arch])
+  /** The session host's: it makes each session's namespaces (unshare, and mount for its /proc). */
+  private readonly sessionSeccomp = seccompFilter(SYSCALL_TABLES[process.arch], ['unshare', 'mount'])
 
   constructor (private readonly options: DriverOptions) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
@@ -56,11 +58,8 @@ export class ProcessDriver implements Driver {
     // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only. No user namespace inside it: a job
     // would get every capability in one of its own (mounts, netfilter in a network namespace: kernel attack surface).
     // (The session host makes namespaces per session, so it keeps them.)
-    // The seccomp filter (seccomp.ts) comes on fd 3. Not for the session host, which makes namespaces.
     const noUserns = this.disableUserns ? ['--unshare-user', '--disable-userns'] : []
-    const seccomp = this.seccomp === undefined ? [] : ['--seccomp', '3']
-    const command = this.bubblewrap([...noUserns, ...seccomp, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' })
-    return this.seccomp === undefined ? command : { ...command, fd3: this.seccomp }
+    return this.bubblewrap([...noUserns, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
   }
 
   /**
@@ -70,19 +69,23 @@ export class ProcessDriver implements Driver {
   sessionHost (socketDir: string): ExecutorCommand {
     return this.bubblewrap(
       ['--ro-bind', SHIPPED_SESSION_HOST, '/opt/sandfleet/session_host.py', '--bind', socketDir, '/run/sandfleet-sessions'],
-      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' })
+      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' }, this.sessionSeccomp)
   }
 
-  /** bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root and `extraEnv` to its environment. */
-  private bubblewrap (binds: string[], args: string[], extraEnv: Record<string, string> = {}): ExecutorCommand {
-    const bw = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
+  /**
+   * bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root, `extraEnv`
+   * to its environment and the `seccomp` filter (handed to bubblewrap on fd 3) on all of it.
+   */
+  private bubblewrap (binds: string[], args: string[], extraEnv: Record<string, string>, seccomp: Buffer | undefined): ExecutorCommand {
+    const bw = [...(seccomp === undefined ? [] : ['--seccomp', '3']), '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
       '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
     bw.push('--', this.options.config.pythonPath, '-I', ...args)
     const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
-    if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env }
-    return { file: 'bwrap', args: bw, env }
+    const fd3 = seccomp === undefined ? {} : { fd3: seccomp }
+    if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env, ...fd3 }
+    return { file: 'bwrap', args: bw, env, ...fd3 }
   }
 
   /** A bubblewrap sandbox, not started; in its own memory and pids cgroups when the host has them. */

@@ -75,11 +75,13 @@ const EPERM = 1
 /**
  * The filter for `table` (`SYSCALL_TABLES[process.arch]` for this machine), as bubblewrap reads it: an
  * array of struct sock_filter {u16 code; u8 jt; u8 jf; u32 k}, in the host's byte order (little
- * endian on both tables' CPUs). Undefined for an architecture without a table.
+ * endian on both tables' CPUs), denying all of the table's calls but `allowed`. Undefined for an
+ * architecture without a table.
  */
-export function seccompFilter (table: SyscallTable | undefined): Buffer | undefined {
+export function seccompFilter (table: SyscallTable | undefined, allowed: readonly Name[] = []): Buffer | undefined {
   if (table === undefined) return undefined
-  const numbers = [...new Set(Object.values(table.numbers))].sort((a, b) => a - b)
+  const denied = Object.entries(table.numbers).filter(([name]) => !allowed.includes(name as Name)).map(([, nr]) => nr)
+  const numbers = [...new Set(denied)].sort((a, b) => a - b)
   const program: Array<[number, number, number, number]> = []
   // Jumps are relative to the next instruction; `deny` is the last one, `allow` the one before it.
   const toDeny = (): number => numbers.length + (table.abiLimit === undefined ? 0 : 1) - program.length + 4

@@ -7,7 +7,7 @@
  * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410),
  * never a fresh state; an unknown, closed or expired one `SF_ERR_SESSION_NOT_FOUND` (404).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
@@ -19,7 +19,7 @@ import {
   encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
-import { killGroup } from '../drivers/executor-sandbox.ts'
+import { killGroup, spawnCommand, type ExecutorCommand } from '../drivers/executor-sandbox.ts'
 
 /** Session error codes, their HTTP status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
@@ -50,7 +50,7 @@ export class SessionError extends Error {
 }
 
 /** The program that runs `session_host.py` for a socket directory. */
-export type SessionHostCommand = (socketDir: string) => { file: string, args: string[], env?: NodeJS.ProcessEnv }
+export type SessionHostCommand = (socketDir: string) => ExecutorCommand
 
 /** `session_host.py` as shipped in sandbox-images/python. */
 export const SHIPPED_SESSION_HOST = fileURLToPath(new URL('../../../../sandbox-images/python/session_host.py', import.meta.url))
@@ -141,8 +141,7 @@ export class SessionHost {
   /** Starts the host process (once). */
   start (): Promise<void> {
     this.#ready ??= new Promise((resolve, reject) => {
-      const { file, args, env } = this.#opts.command(this.#dir)
-      const host = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: true, ...(env === undefined ? {} : { env }) })
+      const host = spawnCommand(this.#opts.command(this.#dir), 'inherit')
       this.#host = host
       host.stdin?.on('error', () => {})
       host.stdout?.on('error', () => {})

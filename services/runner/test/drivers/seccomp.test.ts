@@ -54,4 +54,7 @@ test('the filter denies exactly the listed calls with EPERM, allows the rest, an
     if (table.abiLimit !== undefined) assert.equal(evaluate(program, table.auditArch, table.abiLimit + 39), EPERM, 'an x32 call')
   }
   assert.equal(seccompFilter(undefined), undefined, 'no filter on a CPU without a table')
+  const x64 = SYSCALL_TABLES.x64
+  const sessions = seccompFilter(x64, ['unshare', 'mount']) as Buffer
+  assert.deepEqual([x64.numbers.unshare, x64.numbers.mount, x64.numbers.bpf, x64.numbers.umount2].map((nr) => evaluate(sessions, x64.auditArch, nr ?? -1)), [ALLOW, ALLOW, EPERM, EPERM], 'the session host\'s filter allows what makes its namespaces')
 })
