@@ -111,7 +111,7 @@ export class ProcessDriver implements Driver {
         ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
         this.seccomp === undefined
           ? 'no seccomp filter (no system call table for this CPU)'
-          : 'seccomp: EPERM for the calls code has no use for (keyrings, bpf, perf events, userfaultfd, io_uring, mounts, namespaces, ptrace, modules), other ABIs killed',
+          : 'no-new-privileges and a seccomp filter: EPERM for the calls code has no use for (keyrings, bpf, perf events, userfaultfd, io_uring, mounts, namespaces, ptrace, modules), other ABIs killed',
         this.cgroups === undefined
           ? 'no cgroup limits on this host: memory and processes are limited per job by rlimits only'
           : `cgroup v${this.cgroups.version} limits per sandbox: memory ${this.sandboxMemoryMb()} MiB, ${this.options.config.sandboxPids > 0 ? `${this.options.config.sandboxPids} processes` : 'no process limit'}`]
