@@ -625,7 +625,7 @@ class Controller:
                     os.kill(pid, signal.SIGKILL)
                     for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
-                if signalled(pid):  # a signal an earlier job sent it waits (it was stopped): it would end this job
+                if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                     os.kill(pid, signal.SIGKILL)
                     raise OSError('a signal is pending for the spare job process')
                 if payload is None: payload = marshal.dumps((job.get('code', ''), precompile(job.get('code', '')), (job.get('stdin') or '').encode(), job.get('files') or {}))
