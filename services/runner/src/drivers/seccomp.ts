@@ -7,6 +7,7 @@
  * `int 0x80` on x86-64, x32). Everything else is allowed: the rest of the boundary is the
  * namespaces, no capabilities, uid 65534 and the cgroups.
  */
+
 /** The denied calls, by name (the same names as in the kernel's unistd headers, `__NR_<name>`). */
 export const DENIED_SYSCALLS = [
   'acct', 'add_key', 'bpf', 'clock_adjtime', 'clock_settime', 'delete_module', 'fanotify_init', 'finit_module',
