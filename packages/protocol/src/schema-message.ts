@@ -1,4 +1,4 @@
-/** The words for a value that does not fit its schema, for configuration errors. */
+/** The names of configuration settings, and the words for a value that does not fit its schema. */
 import type { ValueError } from '@sinclair/typebox/value'
 
 /**
@@ -12,4 +12,14 @@ export function schemaErrorMessage (error: ValueError): string {
     return `must be one of ${choices.map((s: { const: unknown }) => String(s.const)).join(', ')}`
   }
   return error.message
+}
+
+/** A setting's environment variable: `maxInFlight` → `SANDFLEET_MAX_IN_FLIGHT`. */
+export function configEnvName (key: string): string {
+  return 'SANDFLEET_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
+}
+
+/** A setting's flag, without `--`: `maxInFlight` → `max-in-flight`. */
+export function configFlagName (key: string): string {
+  return key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())
 }

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { LIMITS, schemaErrorMessage } from '@sandfleet/protocol'
+import { LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
 import { GatewayError } from './errors.ts'
 
 /** Schema of {@link GatewayConfig}. */
@@ -40,22 +40,12 @@ export const GatewayConfigSchema = Type.Object({
 /** The gateway's settings, frozen. */
 export type GatewayConfig = Readonly<Static<typeof GatewayConfigSchema>>
 
-/** `maxInFlight` → `SANDFLEET_MAX_IN_FLIGHT`. */
-export function envName (key: string): string {
-  return 'SANDFLEET_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
-}
-
 /** Where {@link loadGatewayConfig} reads from. */
 export interface ConfigSources {
   /** Explicit values (CLI flags); they win over the environment. Strings are converted like env values. */
   values?: Record<string, unknown>
   /** Environment (default `process.env`); only `SANDFLEET_<KEY>` names of known keys are read. */
   env?: Record<string, string | undefined>
-}
-
-/** `maxInFlight` → `--max-in-flight`. */
-export function flagName (key: string): string {
-  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())
 }
 
 /** A flag's or variable's text as the schema's type; text that is no number stays text, so its error quotes it. */
@@ -76,20 +66,20 @@ export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
   const origin: Record<string, string> = {}
   const problems: string[] = []
   for (const [key, schema] of Object.entries(props)) {
-    const fromEnv = env[envName(key)]
-    if (fromEnv !== undefined) { raw[key] = fromString(schema, fromEnv); origin[key] = envName(key) }
+    const fromEnv = env[configEnvName(key)]
+    if (fromEnv !== undefined) { raw[key] = fromString(schema, fromEnv); origin[key] = configEnvName(key) }
   }
   for (const [key, value] of Object.entries(sources.values ?? {})) {
     if (value === undefined) continue
     const schema = props[key]
-    if (schema === undefined) { problems.push(`${flagName(key)}: unknown flag`); continue }
+    if (schema === undefined) { problems.push(`--${configFlagName(key)}: unknown flag`); continue }
     raw[key] = typeof value === 'string' ? fromString(schema, value) : value
-    origin[key] = flagName(key)
+    origin[key] = `--${configFlagName(key)}`
   }
   const config = Value.Default(GatewayConfigSchema, raw) as Record<string, unknown>
   for (const e of Value.Errors(GatewayConfigSchema, config)) {
     const key = e.path.slice(1).split('/')[0] ?? ''
-    const where = `${e.path.slice(1) || '(root)'} (${origin[key] ?? `${flagName(key)} or ${envName(key)}`})`
+    const where = `${e.path.slice(1) || '(root)'} (${origin[key] ?? `--${configFlagName(key)} or ${configEnvName(key)}`})`
     problems.push(`${where}: ${schemaErrorMessage(e)} (got ${JSON.stringify(e.value)})`)
   }
   if (problems.length > 0) {

@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { LANGUAGES, LIMITS, schemaErrorMessage } from '@sandfleet/protocol'
+import { LANGUAGES, LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
@@ -102,13 +102,11 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
 
 type Key = keyof Static<typeof RunnerConfigSchema>
 const KEYS = Object.keys(RunnerConfigSchema.properties) as Key[]
-const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
-const envName = (key: string): string => `SANDFLEET_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
 
 /** Flag name (without `--`) → config key, e.g. `pool-size` → `poolSize`. */
-export const RUNNER_FLAGS: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [kebab(k), k]))
+export const RUNNER_FLAGS: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [configFlagName(k), k]))
 /** Environment variable → config key, e.g. `SANDFLEET_POOL_SIZE` → `poolSize`. */
-export const RUNNER_ENV: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [envName(k), k]))
+export const RUNNER_ENV: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [configEnvName(k), k]))
 
 /** Where the configuration comes from. */
 export interface ConfigSources {
