@@ -609,8 +609,7 @@ class Controller:
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
-                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
-                result['retire'] = False
+                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'], retire=False)
                 result['waited_ms'] = job['wait_ms']
                 return result
             if z.dead or self.closing or z.spare is None:
@@ -798,10 +797,10 @@ def precompile(code):
     except BaseException: return None
 
 
-def failed(job, status, type_, message):
+def failed(job, status, type_, message, retire=True):
     return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
             'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-            'files': {}, 'retire': True, 'tier': None}
+            'files': {}, 'retire': retire, 'tier': None}
 
 
 def _installed(name):
