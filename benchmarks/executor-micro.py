@@ -10,6 +10,8 @@ Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--py
        [--rounds 2] [--workloads print,sympy] [EXECUTOR.py[@VAR=VALUE] ...]
        (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
+       Each result splits the executor's CPU and faults per job by role: the controller, the zygotes (their forks and
+       loops) and the job processes.
 """
 import argparse, itertools, json, os, platform, resource, subprocess, sys, threading, time
 
@@ -36,6 +38,26 @@ def tree_cpu(pid):
     except OSError: kids = []
     parts = [one(pid)] + [tree_cpu(k) for k in kids]
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def split_cpu(pid):
+    """{role: (CPU seconds, minor faults)} of an executor: the controller alone, its zygotes alone (their forks and
+    loops), and the job processes (reaped by the zygotes, and the live spares)."""
+    def one(p):
+        try: f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
+        except OSError: return (0.0, 0), (0.0, 0)
+        return (sum(int(x) for x in f[11:13]) / TICK, int(f[7])), (sum(int(x) for x in f[13:15]) / TICK, int(f[8]))
+    def kids(p):
+        try: return [int(k) for k in open('/proc/%d/task/%d/children' % (p, p)).read().split()]
+        except OSError: return []
+    out = {'controller': one(pid)[0], 'zygotes': (0.0, 0), 'jobs': (0.0, 0)}
+    add = lambda a, b: (a[0] + b[0], a[1] + b[1])
+    for z in kids(pid):
+        own, reaped = one(z)
+        out['zygotes'] = add(out['zygotes'], own)
+        out['jobs'] = add(out['jobs'], reaped)
+        for spare in kids(z): out['jobs'] = add(out['jobs'], tree_cpu(spare))
+    return out
 
 
 class Executor:
@@ -72,6 +94,7 @@ def measure(python, path, code, executors, jobs):
         for e in exs:
             for _ in range(20): e.run(code)  # warm: the sci tier, caches
         t0s = [tree_cpu(e.p.pid) for e in exs]
+        s0s = [split_cpu(e.p.pid) for e in exs]
         me0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         threads = [threading.Thread(target=lambda e=e: [e.run(code) for _ in range(jobs)]) for e in exs]
@@ -79,13 +102,16 @@ def measure(python, path, code, executors, jobs):
         for t in threads: t.join()
         wall = time.perf_counter() - t0
         t1s = [tree_cpu(e.p.pid) for e in exs]
+        s1s = [split_cpu(e.p.pid) for e in exs]
         cpu = sum(b[0] - a[0] for a, b in zip(t0s, t1s))
         faults = sum(b[1] - a[1] for a, b in zip(t0s, t1s))
         me1 = resource.getrusage(resource.RUSAGE_SELF)
         drv = (me1.ru_utime - me0.ru_utime) + (me1.ru_stime - me0.ru_stime)
         total = jobs * executors
+        split = {role: [round(sum(b[role][0] - a[role][0] for a, b in zip(s0s, s1s)) / total * 1000, 3),
+                        round(sum(b[role][1] - a[role][1] for a, b in zip(s0s, s1s)) / total, 1)] for role in s0s[0]}
         return {'jobs_per_s': round(total / wall), 'executor_cpu_ms_per_job': round(cpu / total * 1000, 2),
-                'faults_per_job': round(faults / total, 1),
+                'faults_per_job': round(faults / total, 1), 'split_cpu_ms_and_faults_per_job': split,
                 'driver_cpu_ms_per_job': round(drv / total * 1000, 2), 'tier': exs[0].run(code).get('tier')}
     finally:
         for e in exs: e.close()
