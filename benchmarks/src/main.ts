@@ -52,6 +52,9 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     log: (line) => { process.stderr.write(line + '\n') },
     fleet: () => (shared ??= options.url !== undefined ? Promise.resolve(existingServer(options.url)) : ctx.startFleet(serveArgs(options))),
     startFleet: async (args) => {
+      // A scenario that needs fleets of its own (their start-up timed, their flags its own) must not
+      // report them as the fleet the user named.
+      if (options.url !== undefined) throw Object.assign(new Error(`--url: ${name} starts a fleet of its own (sandfleet serve ${args.join(' ')}), so it cannot measure the fleet at ${options.url}`), { usage: true })
       ctx.log(`starting sandfleet serve ${args.join(' ')}`)
       const server = await started(startServe(args))
       ctx.log(`  serving at ${server.url}${server.isolation === undefined ? '' : ` (${server.isolation})`}`)
@@ -83,6 +86,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     }
     return 0
   } catch (err) {
+    if ((err as { usage?: boolean }).usage === true) { console.error(`bench ${name}: ${(err as Error).message}`); return 2 }
     console.error(`bench ${name}: ${(err as Error).stack ?? String(err)}`)
     return 1
   } finally {

@@ -42,7 +42,7 @@ export interface BenchOptions {
 
 /** Flag → [type, help]; each has a `SANDFLEET_BENCH_<FLAG>` variable too. */
 export const FLAGS = {
-  url: ['string', 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port)'],
+  url: ['string', 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)'],
   duration: ['number', 'recorded seconds per load run (default 10)'],
   warmup: ['number', 'seconds of load before recording (default 2)'],
   concurrency: ['number', "requests in flight (default: the scenario's)"],

@@ -37,6 +37,13 @@ test('bench rejects an unknown scenario and a bad flag with the usage message', 
   assert.match(bad.stderr, /--duration \(SANDFLEET_BENCH_DURATION\): expected a number/)
 })
 
+test('bench refuses --url for a scenario that starts a fleet of its own, naming the flag, and starts none', () => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'pyodide', '--url', 'http://127.0.0.1:9'], { cwd: root, encoding: 'utf8', timeout: 60_000, env })
+  assert.equal(run.status, 2, run.stderr)
+  assert.match(run.stderr, /bench pyodide: --url: pyodide starts a fleet of its own \(sandfleet serve --backend pyodide --pool-size 4\), so it cannot measure the fleet at http:\/\/127\.0\.0\.1:9/)
+  assert.doesNotMatch(run.stderr, /starting sandfleet serve|\n\s+at /)
+})
+
 test('bench runs the sessions group end to end: cell latency beside /v1/execute, 16 sessions, idle memory from /proc, compat overhead', () => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'benchmarks/src/main.ts', 'sessions', '--duration', '1', '--warmup', '0.1', '--sessions', '4', '--json'],
     { cwd: root, encoding: 'utf8', timeout: 240_000, env })

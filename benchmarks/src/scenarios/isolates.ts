@@ -109,13 +109,16 @@ export const javascriptBench: Scenario = {
 
 /**
  * The same loads as `javascript` on a fleet that serves javascript alone (`--languages
- * javascript`, no pyodide pool to boot): the javascript figures on their own, in seconds.
+ * javascript`, no pyodide pool to boot): the javascript figures on their own, in seconds. With
+ * `--url`, on that fleet instead (one that has served for a while: V8 has compiled its code).
  */
 export const javascriptOnlyBench: Scenario = {
   summary: 'javascript backend alone (serve --languages javascript): console.log(1+1) p50 at 1 (≤ 1 ms), calls/s at 16 and in batches of --batch-size (64), 4 in flight (≥ 3,000 each)',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     const pool = ctx.options.poolSize
-    const server = await ctx.startFleet(['--languages', 'javascript', ...(pool === undefined ? [] : ['--pool-size', String(pool)])])
+    const server = ctx.options.url !== undefined
+      ? await ctx.fleet()
+      : await ctx.startFleet(['--languages', 'javascript', ...(pool === undefined ? [] : ['--pool-size', String(pool)])])
     return await javascriptLoads(ctx, server, 'javascript-only')
   }
 }

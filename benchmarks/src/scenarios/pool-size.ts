@@ -16,7 +16,6 @@ import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
 export const poolSize: Scenario = {
   summary: 'print(1+1) and sympy.factor at concurrency 64 for each pool size of --sizes (2,4,8), --rounds (3) interleaved rounds',
   async run (ctx: BenchContext): Promise<ScenarioResult> {
-    if (ctx.options.url !== undefined) throw new Error('pool-size starts its own fleets; it cannot use --url')
     const c = ctx.options.concurrency ?? 64
     const { sizes, rounds } = ctx.options
     const fleets: Server[] = []
