@@ -68,6 +68,18 @@ export async function startNaive (python: string): Promise<Server> {
   return { url: line.url as string, description: `node:http + spawn("${python}", ["-c", code]) per call (benchmarks/src/naive-server.ts), no sandbox`, pid: child.pid, close: stopper(child) }
 }
 
+/**
+ * Starts the fork-on-demand prototype issue 2 states its targets beside (fork-prototype.ts), its
+ * Python process importing `preload` (comma-separated, may be empty) before it serves.
+ */
+export async function startForkPrototype (python: string, preload: string): Promise<Server> {
+  const script = fileURLToPath(new URL('fork-prototype.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--import', 'tsx', script, '--python', python, '--preload', preload], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const line = await waitForLine(child, (obj) => typeof obj.url === 'string', 120_000, 'fork prototype')
+  const what = preload === '' ? 'nothing preloaded' : `${preload} preloaded`
+  return { url: line.url as string, description: `node:http + one ${python} forking a child per call on demand, NDJSON pipes (benchmarks/src/fork-prototype.ts, ${what}), no sandbox`, pid: child.pid, close: stopper(child) }
+}
+
 /** Reads JSON lines from the child's stdout until one matches; rejects when it exits first. */
 function waitForLine (child: ChildProcess, match: (obj: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<Record<string, unknown>> {
   let stderr = ''

@@ -13,7 +13,7 @@
  */
 import { pathToFileURL } from 'node:url'
 import { captureEnvironment } from './environment.ts'
-import { existingServer, startNaive, startServe, type Server } from './fleet.ts'
+import { existingServer, startForkPrototype, startNaive, startServe, type Server } from './fleet.ts'
 import { flagHelp, parseBenchArgs } from './options.ts'
 import { environmentBlock, figuresTable, runsTable, type ScenarioResult } from './report.ts'
 import { serveArgs, type BenchContext } from './scenarios/context.ts'
@@ -46,6 +46,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   process.once('SIGTERM', onSignal)
   let shared: Promise<Server> | undefined
   let naive: Promise<Server> | undefined
+  const prototypes = new Map<string, Promise<Server>>()
   const results = new Map<string, Promise<ScenarioResult>>()
   const ctx: BenchContext = {
     options,
@@ -61,6 +62,11 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
       return server
     },
     naive: () => (naive ??= started(startNaive(options.python))),
+    prototype: (preload) => {
+      let p = prototypes.get(preload)
+      if (p === undefined) prototypes.set(preload, p = started(startForkPrototype(options.python, preload)))
+      return p
+    },
     has: (scenario) => results.has(scenario),
     run: (scenario) => {
       let r = results.get(scenario)

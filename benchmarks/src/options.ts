@@ -54,7 +54,7 @@ export const FLAGS = {
   rounds: ['number', 'interleaved rounds of the pool-size scenario (default 3)'],
   repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
   sessions: ['number', 'idle sessions opened by sessions-idle (default 500)'],
-  python: ['string', 'interpreter of the naive baseline (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
+  python: ['string', 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
   json: ['boolean', 'print one JSON document on stdout'],
   engine: ['string', 'load generator: wrk (default when installed: apt-get install wrk) or undici']
 } as const

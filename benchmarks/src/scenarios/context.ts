@@ -14,6 +14,8 @@ export interface BenchContext {
   startFleet: (args: readonly string[]) => Promise<Server>
   /** The naive baseline server, started on first use. */
   naive: () => Promise<Server>
+  /** The fork-on-demand prototype of issue 2 with `preload` imported, started on first use of that preload. */
+  prototype: (preload: string) => Promise<Server>
   /** Runs a scenario once per invocation; a second call returns the first result (the suite reuses runs). */
   run: (name: string) => Promise<ScenarioResult>
   /** Whether `name` already ran (or is running) in this invocation. */

@@ -3,6 +3,7 @@ import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import type { BenchContext, Scenario } from './context.ts'
 import { naiveBaseline } from './naive-baseline.ts'
 import { poolSize } from './pool-size.ts'
+import { prototypeBaseline } from './prototype-baseline.ts'
 import { replaceAfterTimeout } from './replace-after-timeout.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
 import { isolatesBench, javascriptBench, javascriptOnlyBench, pyodideBench } from './isolates.ts'
@@ -32,8 +33,8 @@ function group (names: readonly string[], summary: string): Scenario {
   }
 }
 
-/** What `suite` runs, in this order (naive-baseline right after the trivial-c64 run it divides). */
-export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'replace-after-timeout'] as const
+/** What `suite` runs, in this order (each baseline right after the runs it divides). */
+export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'prototype-baseline', 'replace-after-timeout'] as const
 
 const suite = group(SUITE, `every target in one invocation (${SUITE.join(', ')}), as markdown for RESULTS.md`)
 
@@ -45,6 +46,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'sympy-c64': sympyC64,
   'replace-after-timeout': replaceAfterTimeout,
   'naive-baseline': naiveBaseline,
+  'prototype-baseline': prototypeBaseline,
   'pool-size': poolSize,
   pyodide: pyodideBench,
   javascript: javascriptBench,
