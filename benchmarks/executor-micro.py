@@ -8,7 +8,7 @@ driver's own CPU. Executors are compared side by side in the same run, interleav
 
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
        [--rounds 2] [--workloads print,sympy] [EXECUTOR.py[@VAR=VALUE] ...]
-       (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sci;
+       (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sym, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
        Each result splits the executor's CPU and faults per job by role: the controller, the zygotes (their forks and
        loops) and the job processes.
@@ -21,7 +21,8 @@ WORKLOADS = {
     'fractions': 'from fractions import Fraction\nprint(Fraction(1, 3) + 1)',
     'empty-bare': 'pass',          # the bare tier's own cost: fork, set-up, exit
     'empty-std': 'import fractions',  # the std tier's own cost (preloaded)
-    'empty-sci': 'import sympy',   # the sci tier's own cost (sympy is preloaded: nothing runs)
+    'empty-sym': 'import sympy',   # the sym tier's own cost (sympy is preloaded: nothing runs)
+    'empty-sci': 'import numpy',   # the sci tier's own cost (numpy is preloaded)
 }
 TICK = os.sysconf('SC_CLK_TCK')
 SEQ = itertools.count()

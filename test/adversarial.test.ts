@@ -44,7 +44,7 @@ function ppidOf (pid: number): number | undefined {
 
 /**
  * What is wrong with the processes in this runner's sandbox cgroups (empty when nothing). A warm
- * sandbox is bwrap → bwrap (pid 1 inside) → controller → zygotes (at most 3: bare, std, sci) → one spare child
+ * sandbox is bwrap → bwrap (pid 1 inside) → controller → zygotes (at most 4: bare, std, sym, sci) → one spare child
  * each; anything deeper, a second child of a zygote or a controller child that is not a zygote
  * is a process some job left behind. Where the host has no pids cgroup this cannot be checked.
  */
@@ -75,7 +75,7 @@ function strays (): string[] {
     for (const pid of pids) {
       const d = depthOf(pid)
       const kids = children.get(pid) ?? 0
-      if (d > 4 || (d === 3 && kids > 1) || (d === 2 && kids > 3) || (d === 4 && kids > 0)) {
+      if (d > 4 || (d === 3 && kids > 1) || (d === 2 && kids > 4) || (d === 4 && kids > 0)) {
         let cmd = ''
         try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') } catch {}
         problems.push(`${dir}: pid ${pid} at depth ${d} with ${kids} children (${cmd.trim()})`)

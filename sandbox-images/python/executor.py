@@ -4,8 +4,8 @@
 See docs/executor-protocol.md. Standard library only; CPython 3.11 and 3.12.
 The controller (this process) owns the channel, a private dup of fd 1; fds 0/1/2 point at /dev/null
 and no other process holds the channel, so nothing a job writes can reach it. Zygote processes
-(`bare`: what the executor itself imports; `std`: plus the common standard library; `sci`: plus
-numpy, sympy, scipy, mpmath) each keep one child forked ahead of time, waiting on a pipe for its
+(`bare`: what the executor itself imports; `std`: plus the common standard library; `sym`: plus
+sympy and mpmath; `sci`: plus numpy and scipy too) each keep one child forked ahead of time, waiting on a pipe for its
 job; the controller picks the cheapest tier that has what the job imports, compiles the code,
 writes job and code object into that child's pipe and drains its fd-level stdout/stderr.
 """
@@ -85,7 +85,13 @@ def controller_tampered():
     return scheduling() != START[1] or tuple(map(resource.getrlimit, CONTROLLER_RLIMITS)) != CONTROLLER_START
 
 
+# Two scientific tiers: a zygote's size is paid at every job forked from it (page-table entries copied and torn down,
+# refcounts written), and numpy and scipy more than double sympy's (a sympy job costs ×0.86 the CPU forked from a
+# zygote without them, and `import sympy` alone ×0.6: benchmarks/RESULTS.md).
+SYM = ('sympy', 'mpmath')
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
+# The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper one.
+FALLBACK = {'bare': ('bare',), 'std': ('std', 'bare'), 'sym': ('sym', 'sci', 'std', 'bare'), 'sci': ('sci', 'sym', 'std', 'bare')}
 # The standard library a job commonly imports and bare lacks (importing them in a job costs ~15 ms; preloading them
 # in bare would add ~0.3 ms to every job).
 STD = ('random', 'fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
@@ -94,6 +100,7 @@ STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
 # `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...` (group 2)
 IMPORT_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
 LOADED = frozenset(m.split('.')[0] for m in sys.modules)  # what every tier has: the executor's own imports
+STDLIB_AND_SYM = STDLIB | frozenset(SYM)
 try: LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError: LIBC = None
 
@@ -120,15 +127,16 @@ def prctl(option, arg):
 
 def pick_tier(code, tiers):
     """The cheapest live tier with what `code` imports: `bare` when that is all loaded already, `std` when it is
-    the standard library, `sci` otherwise (a tier that is not there falls back to the next cheaper one)."""
+    the standard library, `sym` when it is that and sympy or mpmath, `sci` otherwise (a tier that is not there falls
+    back as FALLBACK says)."""
     if 'import' not in code: return 'bare'
     names = set()
     for source, group in IMPORT_RE.findall(code):
         if source: names.add(source.split('.')[0])
         else: names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
     if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
-    want = 'bare' if names <= LOADED else 'std' if names <= STDLIB else 'sci'
-    for name in ('sci', 'std', 'bare')[('sci', 'std', 'bare').index(want):]:
+    want = 'bare' if names <= LOADED else 'std' if names <= STDLIB else 'sym' if names <= STDLIB_AND_SYM else 'sci'
+    for name in FALLBACK[want]:
         if name in tiers: return name
     return 'bare'
 
@@ -143,8 +151,8 @@ def warm(tier):
         try: __import__(name)
         except Exception: pass
     if tier == 'std': got = list(STD)
-    if tier == 'sci':
-        for name in SCI:
+    if tier in ('sym', 'sci'):
+        for name in SYM if tier == 'sym' else SCI:
             try: __import__(name); got.append(name)
             except Exception: pass
         if 'sympy' in got:
@@ -165,7 +173,7 @@ def warm(tier):
     gc.collect(); gc.freeze(); gc.disable()
     if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     copy_code_mappings()
-    if tier == 'sci' and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
+    if tier in ('sym', 'sci') and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
     return got
 
 
@@ -520,8 +528,9 @@ class Controller:
         self.ooms = oom_kills()
         # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each fork)
         self.zygotes = {'bare': Zygote('bare', [])}
-        self.planned = {'bare': [], 'std': list(STD), 'sci': [n for n in SCI if _installed(n)]}
-        if not self.planned['sci']: del self.planned['sci']
+        self.planned = {'bare': [], 'std': list(STD), 'sym': [n for n in SYM if _installed(n)], 'sci': [n for n in SCI if _installed(n)]}
+        if not self.planned['sym']: del self.planned['sym']
+        if set(self.planned['sci']) <= set(self.planned.get('sym', [])): del self.planned['sci']  # nothing sym lacks
         for name in self.planned:
             if name not in self.zygotes: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
         self.keep = {z.pid for z in self.zygotes.values()}

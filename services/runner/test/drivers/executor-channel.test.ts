@@ -61,17 +61,17 @@ test('executor: shutdown during a job kills the job (answered killed) and the ex
 })
 
 test('executor: a job for a tier still warming waits at most its wait limit (then queue_timeout, the sandbox kept); the wait is reported', async () => {
-  // Debian's python3 (the sandboxes' PATH), which has sympy: its sci tier takes far longer to warm than bare
+  // Debian's python3 (the sandboxes' PATH), which has sympy: its sym tier takes far longer to warm than bare
   const child = spawn('python3', ['-I', executor], { stdio: ['pipe', 'pipe', 'inherit'], env: { PATH: SANDBOX_PATH } })
   const channel = new ExecutorChannel(child.stdout, child.stdin)
   try {
     const ready = await channel.ready(10_000)
-    assert.ok(ready.tiers.sci?.includes('sympy'), `tiers: ${JSON.stringify(ready.tiers)}`)
+    assert.ok(ready.tiers.sym?.includes('sympy'), `tiers: ${JSON.stringify(ready.tiers)}`)
     const sympyJob = (waitLimitMs: number) => ({ request: resolveExecRequest({ code: 'import sympy; print(sympy.Integer(6) / 4)' }), maxOutputBytes: 100, waitLimitMs })
     const late = await channel.run(sympyJob(0))
     assert.deepEqual([late.status, late.error?.type, late.retire === true, late.waited_ms], ['queue_timeout', 'TierWarming', false, 0])
     const waited = await channel.run(sympyJob(60_000))
-    assert.deepEqual([waited.status, waited.stdout, waited.tier], ['ok', '3/2\n', 'sci'])
+    assert.deepEqual([waited.status, waited.stdout, waited.tier], ['ok', '3/2\n', 'sym'])
     assert.ok(waited.waited_ms !== undefined && waited.waited_ms > 0, `waited_ms: ${String(waited.waited_ms)}`)
     const warm = await channel.run(sympyJob(0))
     assert.deepEqual([warm.status, warm.waited_ms], ['ok', undefined], 'a warm tier: no wait, whatever the limit')

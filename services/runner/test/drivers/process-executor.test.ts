@@ -19,16 +19,18 @@ async function withSandbox (fn: (run: (code: string, extra?: object) => Promise<
   }
 }
 
-test('executor tiers: a sympy job runs forked from the sci zygote (numpy already loaded), a fractions job from std, a plain job from bare', async () => {
+test('executor tiers: a numpy job runs forked from the sci zygote, a sympy job from sym (no numpy), a fractions job from std, a plain job from bare', async () => {
   await withSandbox(async (run) => {
     const plain = await run('import sys, json; print("sympy" in sys.modules, "numpy" in sys.modules, "fractions" in sys.modules)')
     assert.deepEqual([plain.status, plain.tier, plain.stdout], ['ok', 'bare', 'False False False\n'])
     const std = await run('import sys\nfrom fractions import Fraction\nprint(Fraction(1, 3) + 1, "statistics" in sys.modules, "sympy" in sys.modules)')
     assert.deepEqual([std.status, std.tier, std.stdout], ['ok', 'std', '4/3 True False\n'])
-    const sci = await run('import sympy, sys\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1), "numpy" in sys.modules)')
-    assert.deepEqual([sci.status, sci.tier, sci.stdout], ['ok', 'sci', '(x - 1)*(x + 1)*(x**2 + 1) True\n'])
+    const sym = await run('import sympy, sys\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1), "numpy" in sys.modules)')
+    assert.deepEqual([sym.status, sym.tier, sym.stdout], ['ok', 'sym', '(x - 1)*(x + 1)*(x**2 + 1) False\n'])
+    const sci = await run('import numpy, sympy, sys\nprint(numpy.arange(3).sum(), sympy.Integer(6) / 4, "scipy" in sys.modules)')
+    assert.deepEqual([sci.status, sci.tier, sci.stdout], ['ok', 'sci', '3 3/2 True\n'])
     const indirect = await run('import importlib\nprint(importlib.import_module("mpmath").mpf(1) + 1)')
-    assert.deepEqual([indirect.status, indirect.tier, indirect.stdout], ['ok', 'sci', '2.0\n'])
+    assert.deepEqual([indirect.status, indirect.tier, indirect.stdout], ['ok', 'sym', '2.0\n'])
   })
 })
 
@@ -81,11 +83,15 @@ test('executor: job limits (open files, file size, processes, oom_score_adj); jo
   })
 })
 
-test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on a cheaper one', async () => {
+test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on the next one that fits', async () => {
   await withSandbox(async (run) => {
     const attack = await run('import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)\nprint("still running")')
-    assert.deepEqual([attack.status, attack.retire, attack.tier, attack.stdout], ['killed', true, 'sci', ''])
+    assert.deepEqual([attack.status, attack.retire, attack.tier, attack.stdout], ['killed', true, 'sym', ''])
     const next = await run('import sympy\nprint(sympy.factor(sympy.Symbol("x")**2 - 1))')
-    assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'std', '(x - 1)*(x + 1)\n'])
+    assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'sci', '(x - 1)*(x + 1)\n'], 'sci has sympy too')
+    const numpy = await run('import numpy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)')
+    assert.deepEqual([numpy.status, numpy.tier], ['killed', 'sci'])
+    const last = await run('import sympy\nprint(sympy.Integer(6) / 4)')
+    assert.deepEqual([last.status, last.tier, last.stdout], ['ok', 'std', '3/2\n'], 'with both gone, the import runs in the job')
   })
 })
