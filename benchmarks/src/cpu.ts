@@ -139,3 +139,21 @@ export function startCpuMeter (serverPid?: number): CpuMeter {
     }
   }
 }
+
+/**
+ * Waits until the process tree of `pid` is idle: under `idlePct` % of one core over a half-second
+ * window (a fleet that just started is still warming its executors' tiers in the background), or
+ * `maxMs` passed. Returns the ms it waited.
+ */
+export async function settle (pid: number, maxMs = 60_000, idlePct = 5): Promise<number> {
+  const t0 = performance.now()
+  let before = treeCpuMs(pid)
+  while (before !== undefined && performance.now() - t0 < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const now = treeCpuMs(pid)
+    if (now === undefined) break
+    if ((now.userMs + now.kernelMs - before.userMs - before.kernelMs) / 500 * 100 < idlePct) break
+    before = now
+  }
+  return Math.round(performance.now() - t0)
+}

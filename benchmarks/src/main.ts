@@ -12,6 +12,7 @@
  * ```
  */
 import { pathToFileURL } from 'node:url'
+import { settle } from './cpu.ts'
 import { captureEnvironment } from './environment.ts'
 import { existingServer, startForkPrototype, startNaive, startServe, type Server } from './fleet.ts'
 import { flagHelp, parseBenchArgs } from './options.ts'
@@ -48,10 +49,15 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   let naive: Promise<Server> | undefined
   const prototypes = new Map<string, Promise<Server>>()
   const results = new Map<string, Promise<ScenarioResult>>()
+  const settled = async (server: Server): Promise<Server> => {
+    if (server.pid !== undefined) ctx.log(`  settled after ${await settle(server.pid)} ms (until its process tree was idle: tiers warm)`)
+    return server
+  }
   const ctx: BenchContext = {
     options,
     log: (line) => { process.stderr.write(line + '\n') },
-    fleet: () => (shared ??= options.url !== undefined ? Promise.resolve(existingServer(options.url)) : ctx.startFleet(serveArgs(options))),
+    // The fleet the scenarios share is measured warm: its executors' tiers warm in the background after it serves.
+    fleet: () => (shared ??= options.url !== undefined ? Promise.resolve(existingServer(options.url)) : ctx.startFleet(serveArgs(options)).then(settled)),
     startFleet: async (args) => {
       // A scenario that needs fleets of its own (their start-up timed, their flags its own) must not
       // report them as the fleet the user named.
