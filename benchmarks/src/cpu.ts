@@ -141,19 +141,26 @@ export function startCpuMeter (serverPid?: number): CpuMeter {
 }
 
 /**
- * Waits until the process tree of `pid` is idle: under `idlePct` % of one core over a half-second
- * window (a fleet that just started is still warming its executors' tiers in the background), or
- * `maxMs` passed. Returns the ms it waited.
+ * Waits until a fleet that just started is idle: its process tree under `idlePct` % of one core
+ * and the whole machine under 4 × that of all cores, over a half-second window (its executors warm
+ * their tiers in the background; a docker fleet's containers are not in its tree), or `maxMs`
+ * passed. Returns the ms it waited.
  */
 export async function settle (pid: number, maxMs = 60_000, idlePct = 5): Promise<number> {
   const t0 = performance.now()
-  let before = treeCpuMs(pid)
-  while (before !== undefined && performance.now() - t0 < maxMs) {
+  let tree = treeCpuMs(pid)
+  let machine = machineTicks()
+  while (tree !== undefined && performance.now() - t0 < maxMs) {
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const now = treeCpuMs(pid)
-    if (now === undefined) break
-    if ((now.userMs + now.kernelMs - before.userMs - before.kernelMs) / 500 * 100 < idlePct) break
-    before = now
+    const treeNow = treeCpuMs(pid)
+    const machineNow = machineTicks()
+    if (treeNow === undefined) break
+    const treeIdle = (treeNow.userMs + treeNow.kernelMs - tree.userMs - tree.kernelMs) / 500 * 100 < idlePct
+    const machineIdle = machine === undefined || machineNow === undefined || machineNow.total === machine.total ||
+      (machineNow.user + machineNow.kernel - machine.user - machine.kernel) / (machineNow.total - machine.total) * 100 < 4 * idlePct
+    if (treeIdle && machineIdle) break
+    tree = treeNow
+    machine = machineNow
   }
   return Math.round(performance.now() - t0)
 }

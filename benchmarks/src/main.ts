@@ -50,7 +50,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   const prototypes = new Map<string, Promise<Server>>()
   const results = new Map<string, Promise<ScenarioResult>>()
   const settled = async (server: Server): Promise<Server> => {
-    if (server.pid !== undefined) ctx.log(`  settled after ${await settle(server.pid)} ms (until its process tree was idle: tiers warm)`)
+    if (server.pid !== undefined) ctx.log(`  settled after ${await settle(server.pid)} ms (until it and the machine were idle: tiers warm)`)
     return server
   }
   const ctx: BenchContext = {
