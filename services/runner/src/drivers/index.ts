@@ -37,6 +37,7 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
     graceMs: o.config.graceMs,
     executorPath: o.config.executorPath,
     spares: o.config.dockerSpares,
+    jobsPerContainer: o.config.maxJobsPerSandbox,
     ...(o.config.dockerChannel === 'auto' ? {} : { channel: o.config.dockerChannel }),
     ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
     ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})

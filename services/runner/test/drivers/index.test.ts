@@ -70,3 +70,18 @@ test('drivers: an unknown backend says what is available', async () => {
     await assert.rejects(createDriver('pyodide', options), /backend "pyodide" is not available in this runner \(available: process\)/)
   })
 })
+
+test('drivers: the docker factory replaces a container after the runner\'s --max-jobs-per-sandbox jobs, not a K of its own', async () => {
+  const factory = DRIVER_FACTORIES.docker
+  assert.ok(factory !== undefined)
+  const driver = await factory({ ...options, config: runnerConfig({ maxJobsPerSandbox: 7 }) }) as unknown as { options: { jobsPerContainer: number }, describe: () => { properties: string[] }, close: () => Promise<void> }
+  try {
+    assert.equal(driver.options.jobsPerContainer, 7)
+    assert.ok(driver.describe().properties.some((p) => p.includes('a crash or 7 jobs')), JSON.stringify(driver.describe().properties))
+    const defaults = await factory(options) as unknown as { options: { jobsPerContainer: number }, close: () => Promise<void> }
+    assert.equal(defaults.options.jobsPerContainer, runnerConfig().maxJobsPerSandbox)
+    await defaults.close()
+  } finally {
+    await driver.close()
+  }
+})
