@@ -43,7 +43,7 @@ def main():
     os.dup2(null, 1); os.close(null)
     stdin = sys.stdin.buffer.raw
     sel.register(stdin, selectors.EVENT_READ, None)
-    jobs = {}  # pipe fd → job; a job: [id, pid, deadline, {fd: chunks}, open fds]
+    jobs = {}  # pipe fd → job; a job: [id, pid, deadline, {fd: chunks}, open fds, killed at its deadline]
     buf = b''
     while True:
         now = time.monotonic()

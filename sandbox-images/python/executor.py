@@ -5,9 +5,10 @@ See docs/executor-protocol.md. Standard library only; CPython 3.11 and 3.12.
 The controller (this process) owns the channel, a private dup of fd 1; fds 0/1/2 point at /dev/null
 and no other process holds the channel, so nothing a job writes can reach it. Zygote processes
 (`bare`: what the executor itself imports; `std`: plus the common standard library; `sym`: plus
-sympy and mpmath; `sci`: plus numpy and scipy too) each keep one child forked ahead of time, waiting on a pipe for its
-job; the controller picks the cheapest tier that has what the job imports, compiles the code,
-writes job and code object into that child's pipe and drains its fd-level stdout/stderr.
+sympy and mpmath; `sci`: plus numpy and scipy too) each keep one child forked ahead of time,
+waiting on a pipe for its job; the controller picks the cheapest tier that has what the job
+imports, compiles the code, writes job and code object into that child's pipe and drains its
+fd-level stdout/stderr.
 """
 import marshal, os, sys
 
@@ -86,8 +87,8 @@ def controller_tampered():
 
 
 # Two scientific tiers: a zygote's size is paid at every job forked from it (page-table entries copied and torn down,
-# refcounts written), and numpy and scipy more than double sympy's (a sympy job costs ×0.86 the CPU forked from a
-# zygote without them, and `import sympy` alone ×0.6: benchmarks/RESULTS.md).
+# refcounts written), and numpy and scipy more than double sympy's (a sympy job costs ×0.85 the CPU forked from a
+# zygote without them, and `import sympy` alone ×0.67: benchmarks/RESULTS.md).
 SYM = ('sympy', 'mpmath')
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
 # The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper one.
