@@ -97,7 +97,7 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     readOnlyRoot: true,
     // The runner's maxJobsPerSandbox default (the runner passes its own). A new container costs ~1.8 s of CPU until
     // its tiers are warm: at 1,000 jobs a container and 500 calls/s, replacing them took ~0.9 of a core.
-    jobsPerContainer: 10_000,
+    jobsPerContainer: 100_000,
     readyTimeoutMs: 30_000,
     graceMs: 2000,
     executorPath: '',
