@@ -47,7 +47,7 @@ def main():
     buf = b''
     while True:
         now = time.monotonic()
-        for job in list({id(j): j for j in jobs.values()}.values()):
+        for job in jobs.values():  # each job twice (one entry a pipe): its flag kills it once
             if job[2] <= now and not job[5]:
                 job[5] = True
                 try: os.kill(job[1], signal.SIGKILL)

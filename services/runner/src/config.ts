@@ -59,6 +59,14 @@ export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>
 export type RunnerConfigInput = Partial<Static<typeof RunnerConfigSchema>>
 
 /** The defaults, computed on this host. */
+/**
+ * Jobs a sandbox runs before it is replaced, by default. A safety valve, not a cleaner (every job is
+ * a fresh fork; its files, IPC objects and processes go after it). A new sandbox costs ~1.9 s of CPU
+ * until its tiers are warm: at 10,000 jobs that was 0.19 ms a job, 5–8 % of a trivial call here, in
+ * bursts. The docker driver's own default is this too.
+ */
+export const DEFAULT_MAX_JOBS_PER_SANDBOX = 100_000
+
 export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
   return {
     id: `runner-${hostname()}-${process.pid}`,
@@ -72,10 +80,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     // and 1.47× for sympy.factor; 8 slots only 1.06×/1.07× more than 4 (inside the rounds' range)
     // for ~70 MiB more per slot and longer runs per job.
     poolSize: 2 * availableParallelism(),
-    // A safety valve, not a cleaner (every job is a fresh fork; its files, IPC objects and processes go
-    // after it). A new sandbox costs ~1.9 s of CPU until its tiers are warm: at 10,000 jobs that was
-    // 0.19 ms a job, 5–8 % of a trivial call here, and it came in bursts.
-    maxJobsPerSandbox: 100_000,
+    maxJobsPerSandbox: DEFAULT_MAX_JOBS_PER_SANDBOX,
     maxQueuedJobs: 8192,
     queueTimeoutMs: 30_000,
     drainTimeoutMs: 20_000,

@@ -13,6 +13,7 @@
  */
 import Docker from 'dockerode'
 import type { SandboxManifest } from '@sandfleet/protocol'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../config.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -95,9 +96,9 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     user: '65534:65534',
     networkMode: 'none',
     readOnlyRoot: true,
-    // The runner's maxJobsPerSandbox default (the runner passes its own). A new container costs ~1.8 s of CPU until
+    // The runner's default (the runner passes its own maxJobsPerSandbox). A new container costs ~1.8 s of CPU until
     // its tiers are warm: at 1,000 jobs a container and 500 calls/s, replacing them took ~0.9 of a core.
-    jobsPerContainer: 100_000,
+    jobsPerContainer: DEFAULT_MAX_JOBS_PER_SANDBOX,
     readyTimeoutMs: 30_000,
     graceMs: 2000,
     executorPath: '',
