@@ -87,6 +87,7 @@ export class PyodideDriver implements Driver {
       const host = await PyodideHost.start({
         init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: SOFT_GRACE_MS, graceMs: config.graceMs },
         nodeArgs: this.#limits.nodeArgs,
+        env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
         logger: this.#options.logger
       })

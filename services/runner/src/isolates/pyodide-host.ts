@@ -25,6 +25,8 @@ export interface PyodideHostOptions {
   init: Omit<HostInit, 'op'>
   /** Node's flags for the host (pyodide-host-limits.ts). */
   nodeArgs: readonly string[]
+  /** Variables for the host's environment beside the runner's (pyodide-host-limits.ts). */
+  env?: Readonly<Record<string, string>>
   /** Wraps the host's command (a cgroup's `wrap`), when given. */
   wrap?: (command: ExecutorCommand) => ExecutorCommand
   logger: Logger
@@ -61,7 +63,7 @@ export class PyodideHost {
     if (options.wrap !== undefined) command = options.wrap(command)
     // The runner's environment without its SANDFLEET_* settings (API keys among them): the host needs none.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SANDFLEET_')))
-    this.#child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...env, ...command.env } })
+    this.#child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...env, ...options.env, ...command.env } })
     this.#child.stderr?.setEncoding('utf8')
     this.#child.stderr?.on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-4096) })
     const fd3 = this.#child.stdio[3] as Duplex

@@ -8,7 +8,7 @@ import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { PyodideDriver } from '../../src/drivers/pyodide.ts'
 import { Pool } from '../../src/pool/pool.ts'
-import { hostLimits } from '../../src/isolates/pyodide-host-limits.ts'
+import { hostLimits, NON_TEMPORAL_TUNABLE } from '../../src/isolates/pyodide-host-limits.ts'
 
 // The pyodide driver's host process: the isolates live in a child of the runner, with their own
 // flags and ceiling; a crash of it is the fleet's fault, never the user's, and the pool comes back.
@@ -48,7 +48,9 @@ test('pyodide host: the isolates run in a child of the runner with the host flag
   const driver = newDriver({ maxMemoryMb: 256 })
   try { await driver.check() } finally { delete process.env.SANDFLEET_TEST_SECRET }
   const host = await driver.host()
-  assert.doesNotMatch(readFileSync(`/proc/${String(host.pid)}/environ`, 'utf8'), /SANDFLEET_/, 'the runner\'s settings (API keys among them) stay out of the host\'s environment')
+  const environ = readFileSync(`/proc/${String(host.pid)}/environ`, 'utf8').split('\0')
+  assert.equal(environ.some((v) => v.startsWith('SANDFLEET_')), false, 'the runner\'s settings (API keys among them) stay out of the host\'s environment')
+  assert.ok(environ.some((v) => v.startsWith('GLIBC_TUNABLES=') && v.includes(NON_TEMPORAL_TUNABLE)), 'the host copies its images with non-temporal stores')
   assert.notEqual(host.pid, process.pid)
   assert.equal(readFileSync(`/proc/${String(host.pid)}/stat`, 'utf8').split(') ')[1].split(' ')[1], String(process.pid), 'the host is the runner\'s child')
   const argv = readFileSync(`/proc/${String(host.pid)}/cmdline`, 'utf8').split('\0')
