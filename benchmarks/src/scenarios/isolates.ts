@@ -6,11 +6,16 @@
  *   `builtins` is visible, then patches it), so every ok call is also a passed leak test.
  * - `javascript`: `console.log(1+1)` at 1 and 16, and in batches of `--batch-size` (64) through
  *   `/v1/execute/batch`, 4 batches in flight; `javascript-only` the same on a fleet serving
- *   javascript alone.
+ *   javascript alone. Beside them, the ceiling a fresh context per job puts on calls/s here
+ *   (context-ceiling.ts: contexts made and released in a loop, nothing else), against the CPU
+ *   3,000 calls/s leaves a call on this machine's cores.
  */
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import type { LoadReport } from '../load.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
-import type { Server } from '../fleet.ts'
+import { REPO_ROOT, type Server } from '../fleet.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
 import { cpuFigures } from './throughput.ts'
 import { treeCpuMs } from '../cpu.ts'
@@ -21,6 +26,8 @@ const TRIVIAL_PY = { code: 'print(1+1)', stdout: '2\n' }
 const TRIVIAL_JS: Workload = { name: 'console.log(1+1)', language: 'javascript', code: 'console.log(1+1)', stdout: '2\n' }
 /** Batches of the javascript batch run in flight at once. */
 const JS_BATCHES_IN_FLIGHT = 4
+/** Issue 4's javascript throughput target, calls/s. */
+const JS_TARGET_PER_S = 3000
 
 let fleet: Promise<{ server: Server, readyS: number, readyCpuS: number | undefined }> | undefined
 
@@ -95,7 +102,29 @@ async function javascriptLoads (ctx: BenchContext, server: Server, scenario: str
   figures.push({ scenario, name: `console.log(1+1) ok calls/s, ${shape}`, value: batch.okCallsPerS, unit: 'calls/s', target: { op: '>=', value: 3000 } })
   figures.push(...cpuFigures(scenario, batch, `, ${shape}`))
   runs.push({ scenario, server: 'sandfleet javascript /v1/execute/batch', report: batch })
-  return { figures, runs, notes: [fleetNote(server)] }
+  const ceiling = await contextCeiling(ctx)
+  const budgetMs = ceiling.cores * 1000 / JS_TARGET_PER_S
+  figures.push({ scenario, name: `ceiling: fresh V8 contexts/s with nothing else, ${ceiling.isolates} isolates (context-ceiling.ts)`, value: ceiling.contextsPerS, unit: 'calls/s' })
+  figures.push({ scenario, name: 'ceiling: CPU of one fresh context, ms', value: ceiling.cpuMsPerContext, unit: 'ms' })
+  figures.push({ scenario, name: `CPU a call may cost for ${JS_TARGET_PER_S.toLocaleString('en-US')} calls/s on ${ceiling.cores} cores (load generator included), ms`, value: budgetMs, unit: 'ms' })
+  figures.push({ scenario, name: 'batches ÷ ceiling', value: batch.okCallsPerS / ceiling.contextsPerS, unit: '×' })
+  return {
+    figures,
+    runs,
+    notes: [fleetNote(server), `the ceiling: ${ceiling.isolates} isolates making and releasing empty contexts on isolated-vm's threads for ${ctx.options.durationS} s, the driver's V8 flags, no HTTP, no harness, no job; a call's fresh context alone costs ${ceiling.cpuMsPerContext.toFixed(3)} ms of CPU, against the ${budgetMs.toFixed(3)} ms that ${JS_TARGET_PER_S.toLocaleString('en-US')} calls/s leave a call here`]
+  }
+}
+
+interface Ceiling { isolates: number, contextsPerS: number, cpuMsPerContext: number, cores: number }
+
+/** Runs context-ceiling.ts for the run's duration (its own process, the flags it needs). */
+async function contextCeiling (ctx: BenchContext): Promise<Ceiling> {
+  const script = fileURLToPath(new URL('../context-ceiling.ts', import.meta.url))
+  ctx.log(`  ceiling: fresh contexts with nothing else, ${ctx.options.durationS} s`)
+  const { stdout } = await promisify(execFile)(process.execPath, ['--no-node-snapshot', '--import', 'tsx', script, '--seconds', String(ctx.options.durationS)], { cwd: REPO_ROOT, timeout: (ctx.options.durationS + 60) * 1000 })
+  const ceiling = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Ceiling
+  ctx.log(`  ${Math.round(ceiling.contextsPerS)} contexts/s, ${ceiling.cpuMsPerContext.toFixed(3)} ms of CPU each`)
+  return ceiling
 }
 
 /** The javascript backend: `console.log(1+1)` at 1 and 16, and in batches. */
