@@ -23,13 +23,13 @@ export async function serve (argv: string[]): Promise<void> {
 
 /** Flags of the gateway alone (the in-process runner does not listen). */
 const GATEWAY_ONLY = /^--(host|port)(=|$)/
-/** Flags both halves take: the queue timeout is the gateway's budget for a call and the runner's cap. */
-const BOTH = /^--(queue-timeout-ms)(=|$)/
+/** Flags both halves take: the queue timeout (the gateway's budget for a call and the runner's cap) and the log level of their one logger. */
+const BOTH = /^--(queue-timeout-ms|log-level)(=|$)/
 
 /**
  * Splits `argv` between the halves: `--host`/`--port` (with `=value` or a separate value) to the
- * gateway, `--queue-timeout-ms` to both (as `SANDFLEET_QUEUE_TIMEOUT_MS` reaches both), the rest
- * to the runner.
+ * gateway, `--queue-timeout-ms` and `--log-level` to both (as their `SANDFLEET_*` variables reach
+ * both), the rest to the runner.
  */
 export function splitServeFlags (argv: string[]): { gatewayArgs: string[], runnerArgs: string[] } {
   const gatewayArgs: string[] = []

@@ -15,3 +15,10 @@ test('serve gives --queue-timeout-ms to both: the gateway\'s budget for a call a
     runnerArgs: ['--queue-timeout-ms', '500', '--pool-size=2', '--queue-timeout-ms=700']
   })
 })
+
+test('serve gives --log-level to both: the one logger of both halves is made from the gateway\'s config', () => {
+  assert.deepEqual(splitServeFlags(['--log-level', 'warn', '--backend=process']), {
+    gatewayArgs: ['--log-level', 'warn'],
+    runnerArgs: ['--log-level', 'warn', '--backend=process']
+  })
+})
