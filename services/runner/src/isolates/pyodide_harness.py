@@ -11,14 +11,38 @@ _SF_OUT = '/tmp/.sf/out.json'
 _SF_WORK = '/tmp/work'
 
 
+def _sf_read(path, _open=os.open, _read=os.read, _close=os.close, _join=b''.join):
+    """A whole file through the os layer: open() and its buffered reader cost ~0.2 ms more here."""
+    fd = _open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = _read(fd, 1 << 20)
+            if not chunk:
+                return _join(chunks)
+            chunks.append(chunk)
+    finally:
+        _close(fd)
+
+
+def _sf_write(path, data, _open=os.open, _write=os.write, _close=os.close, _memoryview=memoryview, _flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+    """`data` (bytes) as the whole file at `path`, through the os layer."""
+    fd = _open(path, _flags, 0o600)
+    try:
+        view = _memoryview(data)
+        while view:
+            view = view[_write(fd, view):]
+    finally:
+        _close(fd)
+
+
 # Everything the harness calls after the user's code is bound here, so a job that patches
 # builtins or modules (json.dumps = None) breaks only itself; a harness that fails anyway makes
 # the driver retire the sandbox.
-def _sf_run(_open=open, _str=str, _type=type, _isinstance=isinstance, _int=int, _print=print, _BaseException=BaseException,
+def _sf_run(_write=_sf_write, _str=str, _type=type, _isinstance=isinstance, _int=int, _print=print, _BaseException=BaseException,
             _SystemExit=SystemExit, _MemoryError=MemoryError, _dumps=json.dumps, _format=traceback.format_exception,
             _sys=sys, _chdir=os.chdir):
-    with open(_SF_IN, 'rb') as f:
-        job = json.loads(f.read())
+    job = json.loads(_sf_read(_SF_IN))
     code = job['code']
     random.seed(os.urandom(32))
     out = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace')
@@ -67,8 +91,7 @@ def _sf_run(_open=open, _str=str, _type=type, _isinstance=isinstance, _int=int, 
             s.flush()
         except _BaseException:
             pass
-    with _open(_SF_OUT, 'w') as f:
-        f.write(_dumps({'status': status, 'exit_code': exit_code, 'error': error}))
+    _write(_SF_OUT, _dumps({'status': status, 'exit_code': exit_code, 'error': error}).encode())
 
 
 def _sf_sleep(secs, _monotonic=time.monotonic, _ValueError=ValueError):
