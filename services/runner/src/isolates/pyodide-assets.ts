@@ -2,10 +2,10 @@
  * What every pyodide sandbox of a driver shares, prepared once: Pyodide's glue (patched), the
  * wasm module compiled on the host, the stdlib zip, the lock file, the in-isolate sources and a
  * memory snapshot of a booted interpreter (made once, cached on disk in a directory only this
- * user can write, keyed by everything that went into it).
+ * user can write, keyed by everything that went into it; the cache keeps the snapshots used last).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -13,6 +13,12 @@ import type IvmModule from 'isolated-vm'
 
 /** The isolated-vm module. */
 export type Ivm = typeof IvmModule
+
+/**
+ * Snapshots the cache keeps (~20 MB each): one a configuration, and a configuration's key
+ * changes with its packages zip, pre-imports and warm-up, and with every Pyodide or shim change.
+ */
+export const SNAPSHOTS_KEPT = 4
 
 /** Heap limit of a pyodide isolate's JavaScript side (wasm memory is not counted by it). */
 export const PYODIDE_ISOLATE_HEAP_MB = 512
@@ -153,6 +159,7 @@ export class PyodideAssets {
         const bytes = readFileSync(file)
         this.snapshot = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
         this.snapshotSource = `cache ${file}`
+        try { const now = new Date(); utimesSync(file, now, now) } catch {} // used last: kept by pruneSnapshots
         return
       }
     } catch {}
@@ -178,6 +185,29 @@ export class PyodideAssets {
       writeFileSync(tmp, new Uint8Array(this.snapshot), { mode: 0o600 })
       renameSync(tmp, file)
       this.snapshotSource += `, cached at ${file}`
+      pruneSnapshots(cacheDir)
     } catch {}
   }
+}
+
+/**
+ * Removes all but the `keep` snapshots of `cacheDir` used last (by modification time, which a
+ * cache hit renews), and temporary files of writes that died over an hour ago. A host that
+ * loaded a snapshot holds it in memory: removing its file only makes the next start of that
+ * configuration boot cold once.
+ */
+export function pruneSnapshots (cacheDir: string, keep = SNAPSHOTS_KEPT): void {
+  const now = Date.now()
+  const snapshots: Array<{ path: string, mtimeMs: number }> = []
+  for (const name of readdirSync(cacheDir)) {
+    if (!name.startsWith('snapshot-')) continue
+    const path = join(cacheDir, name)
+    try {
+      const { mtimeMs } = statSync(path)
+      if (name.endsWith('.bin')) snapshots.push({ path, mtimeMs })
+      else if (name.endsWith('.tmp') && now - mtimeMs > 3_600_000) rmSync(path, { force: true })
+    } catch {}
+  }
+  snapshots.sort((a, b) => b.mtimeMs - a.mtimeMs)
+  for (const { path } of snapshots.slice(keep)) rmSync(path, { force: true })
 }
