@@ -15,3 +15,4 @@
  * ```
  */
 export * from './children.ts'
+export * from './process.ts'

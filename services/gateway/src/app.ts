@@ -17,6 +17,7 @@ import { GatewayMetrics } from './metrics.ts'
 import { Admission, admitted, installAdmission } from './plugins/admission.ts'
 import { callerKey, installAuth } from './plugins/auth.ts'
 import { installErrorShape } from './plugins/error-shape.ts'
+import { installRequestMetrics } from './plugins/request-metrics.ts'
 import { batchRoute } from './routes/batch.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { executeRoute } from './routes/execute.ts'
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   affinity?: AffinityHook
   /** A pino logger or `false`; default: Fastify's pino at `config.logLevel`. */
   logger?: FastifyBaseLogger | false
+  /** The role this process's `sandfleet_build_info` names (default `gateway`). */
+  service?: string
 }
 
 /** The gateway app, with its parts reachable for tests and the CLI. */
@@ -85,7 +88,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     maxSubBatchItems: config.maxSubBatchItems,
     ...(options.affinity === undefined ? {} : { affinity: options.affinity })
   })
-  const metrics = new GatewayMetrics(runners)
+  const metrics = new GatewayMetrics(runners, options.service === undefined ? {} : { service: options.service })
   router.observe(metrics.record)
   const admission = new Admission(config.maxInFlight)
   metrics.inFlightNow = () => admission.inFlight
@@ -95,6 +98,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   // that fails the schema with a confusing message.
   app.removeContentTypeParser('text/plain')
   installErrorShape(app, metrics)
+  installRequestMetrics(app, metrics)
   installAuth(app, config.apiKeys)
   installAdmission(app, admission, config.retryAfterS)
   await app.register(swagger, {

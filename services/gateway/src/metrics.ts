@@ -2,10 +2,14 @@
  * The gateway's Prometheus metrics, on its own prom-client Registry (merged with the runner's in
  * `sandfleet serve`). Counted from the router's results, never from log lines, through label
  * children made once per label set (`@sandfleet/metrics`): a batch counts every item, and no item
- * pays for label validation or hashing.
+ * pays for label validation or hashing. HTTP requests are counted by route template (never the
+ * raw URL), method and status code ({@link GatewayMetrics.observeRequest}); the registry also holds
+ * the process's build info and default process/Node.js metrics.
  */
+import { fileURLToPath } from 'node:url'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { counterChild, histogramChild, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 
@@ -19,6 +23,21 @@ interface LanguageChildren {
   executions: Map<string, Map<string, CounterChild>>
 }
 
+/** The children of one route and method: the duration, and the count by status code. */
+interface RouteChildren {
+  duration: HistogramChild
+  byStatus: Map<number, CounterChild>
+}
+
+/** The route label of a request that matched no route (its URL is never a label). */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+/** Options of {@link GatewayMetrics}. */
+export interface GatewayMetricsOptions {
+  /** The role `sandfleet_build_info` names (default `gateway`; `sandfleet serve` says `serve`). */
+  service?: string
+}
+
 /** The metrics one gateway exports. */
 export class GatewayMetrics {
   readonly registry = new Registry()
@@ -28,12 +47,30 @@ export class GatewayMetrics {
   readonly retries: Counter<'status'>
   readonly rejected: Counter<'reason'>
   readonly inFlight: Gauge
+  readonly httpRequests: Counter<'route' | 'method' | 'status_code'>
+  readonly httpDuration: Histogram<'route' | 'method'>
   /** Read by the in-flight gauge at scrape time. */
   inFlightNow: () => number = () => 0
   readonly #children = new Map<string, LanguageChildren>()
+  /** Route template → method → its children. */
+  readonly #routes = new Map<string, Map<string, RouteChildren>>()
 
-  constructor (set: RunnerSet) {
+  constructor (set: RunnerSet, options: GatewayMetricsOptions = {}) {
     const registers = [this.registry]
+    registerProcessMetrics(this.registry, { service: options.service ?? 'gateway', version: gatewayPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
+    this.httpRequests = new Counter({
+      name: 'sandfleet_gateway_http_requests_total',
+      help: 'HTTP requests answered, by route template, method and status code (route "unmatched": no route)',
+      labelNames: ['route', 'method', 'status_code'] as const,
+      registers
+    })
+    this.httpDuration = new Histogram({
+      name: 'sandfleet_gateway_http_request_duration_seconds',
+      help: 'Time from a request\'s arrival to the end of its response (a stream: its last line), by route template and method',
+      labelNames: ['route', 'method'] as const,
+      buckets: SECONDS,
+      registers
+    })
     this.executions = new Counter({
       name: 'sandfleet_gateway_executions_total',
       help: 'Runner answers by status, language and backend (each attempt of a retried call counts)',
@@ -120,6 +157,18 @@ export class GatewayMetrics {
       children.runDuration.observe(result.duration_ms / 1000)
       children.queueWait.observe(result.queue_ms / 1000)
     }
+  }
+
+  /** Counts one answered HTTP request; `route` is the route template (or {@link UNMATCHED_ROUTE}). */
+  observeRequest (route: string, method: string, statusCode: number, seconds: number): void {
+    let byMethod = this.#routes.get(route)
+    if (byMethod === undefined) this.#routes.set(route, byMethod = new Map())
+    let children = byMethod.get(method)
+    if (children === undefined) byMethod.set(method, children = { duration: histogramChild(this.httpDuration, { route, method }), byStatus: new Map() })
+    let requests = children.byStatus.get(statusCode)
+    if (requests === undefined) children.byStatus.set(statusCode, requests = counterChild(this.httpRequests, { route, method, status_code: String(statusCode) }))
+    requests.inc()
+    children.duration.observe(seconds)
   }
 
   #childrenOf (language: string): LanguageChildren {

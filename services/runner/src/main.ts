@@ -25,7 +25,8 @@ export interface RunnerServer {
 /** Starts a runner and its internal API on `config.host:config.port`. */
 export async function listenRunner (config: RunnerConfig, options: { logger?: Logger & object } = {}): Promise<RunnerServer> {
   const logger = options.logger ?? pino({ level: config.logLevel })
-  const runner = new Runner(config, { logger })
+  // A runner serving its own /metrics is a process of its own: it exports the process metrics.
+  const runner = new Runner(config, { logger, processMetrics: true })
   await runner.start()
   const app = buildRunnerApp(runner, { logger })
   try {

@@ -2,10 +2,13 @@
  * The runner's Prometheus metrics, in a registry of its own (never the global one), names
  * `sandfleet_runner_…`. Pool gauges are read from the pools when scraped; per-job counters and
  * histograms use label children bound once (`@sandfleet/metrics`), so the hot path does no label
- * validation or hashing.
+ * validation or hashing. A runner that is its own process (`sandfleet runner`) also exports the
+ * process's build info and default process/Node.js metrics here.
  */
+import { fileURLToPath } from 'node:url'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { counterChild, histogramChild, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import runnerPackage from '../package.json' with { type: 'json' }
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
 
@@ -30,9 +33,11 @@ export class RunnerMetrics {
   readonly #bound = new Map<Language, Bound>()
   #pools: readonly Pool[] = []
 
-  constructor (runnerId: string) {
+  /** `processMetrics`: also export `sandfleet_build_info` and the process/Node.js defaults (once per process). */
+  constructor (runnerId: string, processMetrics = false) {
     const registers = [this.registry]
     this.registry.setDefaultLabels({ runner: runnerId })
+    if (processMetrics) registerProcessMetrics(this.registry, { service: 'runner', version: runnerPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
     this.#executions = new Counter({ name: 'sandfleet_runner_executions_total', help: 'Jobs answered, by status, language and backend', labelNames: ['status', 'language', 'backend'], registers })
     this.#duration = new Histogram({ name: 'sandfleet_runner_execution_duration_seconds', help: 'Run time of the code', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
     this.#queueWait = new Histogram({ name: 'sandfleet_runner_queue_wait_seconds', help: 'Time jobs waited for a sandbox', labelNames: ['language', 'backend'], buckets: SECONDS, registers })

@@ -23,6 +23,11 @@ export interface RunnerOptions {
   logger?: Logger
   /** Use this driver (already made, not yet checked) for the languages it declares instead of choosing by `config.backend`. */
   driver?: Driver
+  /**
+   * Export the process's `sandfleet_build_info` and default process/Node.js metrics in
+   * {@link Runner.registry} (default false: an embedder such as `sandfleet serve` exports them once, in the gateway's).
+   */
+  processMetrics?: boolean
 }
 
 /** Per-call options of {@link Runner.execute}. */
@@ -69,7 +74,7 @@ export class Runner {
     this.id = config.id
     this.#log = options.logger ?? silentLogger
     this.#givenDriver = options.driver
-    this.#metrics = new RunnerMetrics(this.id)
+    this.#metrics = new RunnerMetrics(this.id, options.processMetrics === true)
     this.registry = this.#metrics.registry
   }
 
