@@ -7,6 +7,12 @@ export const RUNNER_STATES = ['starting', 'ready', 'draining', 'closed'] as cons
 /** A runner's lifecycle state. */
 export type RunnerState = (typeof RUNNER_STATES)[number]
 
+/** One language's pool in a {@link RunnerLoad}. */
+const PoolLoadSchema = Type.Object({
+  capacity: Type.Integer({ description: 'Sandboxes of this language that can run at once' }),
+  queued: Type.Integer({ description: 'Jobs of this language waiting for a sandbox' })
+})
+
 /** Schema of {@link RunnerLoad}. */
 export const RunnerLoadSchema = Type.Object({
   runner: Type.String({ description: 'The runner\'s id, unique in the fleet' }),
@@ -19,7 +25,11 @@ export const RunnerLoadSchema = Type.Object({
   queue_limit: Type.Integer({ description: 'Most jobs it will queue before answering overloaded' }),
   warm: Type.Integer({ description: 'Sandboxes idle and ready' }),
   busy: Type.Integer({ description: 'Sandboxes running a job' }),
-  sessions: Type.Integer({ description: 'Sessions held' })
+  sessions: Type.Integer({ description: 'Sessions held' }),
+  pools: Type.Optional(Type.Object({
+    python: Type.Optional(PoolLoadSchema),
+    javascript: Type.Optional(PoolLoadSchema)
+  }, { description: 'Capacity and queue per language (the totals above add them up)' }))
 }, { $id: 'RunnerLoad' })
 
 /** A runner's load report (`GET /v1/runner/load`). */

@@ -112,7 +112,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   executeRoute(app, router, schemas)
   batchRoute(app, router, schemas)
   sessionRoutes(app, sessions, schemas)
-  await registerCompat(app, { router, admission, runners, sessions })
+  await registerCompat(app, { router, admission, runners, sessions, config })
   healthRoutes(app, runners)
   infoRoute(app, runners, schemas)
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])
@@ -127,8 +127,8 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
  * The compatible APIs on the gateway's own path: every call admitted (an overloaded gateway
  * answers `overloaded`, which each API maps to its own retriable answer), routed and retried.
  */
-async function registerCompat (app: FastifyInstance, parts: { router: Router, admission: Admission, runners: RunnerSet, sessions: FleetSessions }): Promise<void> {
-  const { router, admission, runners, sessions } = parts
+async function registerCompat (app: FastifyInstance, parts: { router: Router, admission: Admission, runners: RunnerSet, sessions: FleetSessions, config: GatewayConfig }): Promise<void> {
+  const { router, admission, runners, sessions, config } = parts
   const overloaded = (): ExecResult => failedResult('overloaded', 'SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls (limit ${admission.limit}); retry later`)
   const execute = async (request: ExecRequest): Promise<ExecResult> => await admitted(admission, 1, () => router.execute(request), overloaded)
   const executeBatch = async (requests: ExecRequest[]): Promise<ExecResult[]> =>
@@ -141,17 +141,20 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
   })
   // /run_jupyter opens and closes its session within one request: no caller can reach it.
   const compatSessions = sessionsOf('')
+  // code-judge's workers run Python: the JavaScript pools are not counted.
   const status = (): { queue: number, num_workers: number } => {
     let queue = 0
     let workers = 0
     for (const m of runners.members) {
       if (!m.routable || m.load === null) continue
-      queue += m.load.queued
-      workers += m.load.capacity
+      const python = m.load.pools?.python
+      queue += python?.queued ?? m.load.queued
+      workers += python?.capacity ?? m.load.capacity
     }
     return { queue, num_workers: workers }
   }
+  const codeJudgeLimits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
   await app.register(sandboxFusionCompat, { execute, sessions: compatSessions })
-  await app.register(codeJudgeCompat, { execute, executeBatch, status })
+  await app.register(codeJudgeCompat, { execute, executeBatch, status, limits: codeJudgeLimits })
   await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)) })
 }

@@ -33,6 +33,9 @@ export const GatewayConfigSchema = Type.Object({
   maxMemoryMb: Type.Integer({ minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: 8192 }),
   maxBatchItems: Type.Integer({ minimum: 1, maximum: LIMITS.maxBatchItems, default: LIMITS.maxBatchItems }),
   maxSubBatchItems: Type.Integer({ minimum: 1, maximum: LIMITS.maxBatchItems, default: 256, description: 'Most items of a batch sent to one runner in one request' }),
+  codeJudgeTimeoutMs: Type.Integer({ minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: 10_000, description: 'timeout_ms of every code-judge submission (/run, /judge and their batches; code-judge\'s own default)' }),
+  codeJudgeMemoryMb: Type.Integer({ minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: 384, description: 'memory_mb of every code-judge submission (code-judge\'s own default)' }),
+  codeJudgeStdoutChars: Type.Integer({ minimum: 0, default: 1000, description: 'Longest stdout of a code-judge /run result, in characters (code-judge\'s own cut; the cut is said in stderr)' }),
   apiKeys: Type.Array(Type.String({ minLength: 8 }), { default: [], description: 'Accepted API keys (Authorization: Bearer KEY or x-api-key); none: no auth' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 }, { additionalProperties: false })

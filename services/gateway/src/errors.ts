@@ -28,6 +28,7 @@ export const GATEWAY_ERRORS = Object.freeze({
   SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', summary: 'The runner could not be reached or dropped the connection (retried on another runner)' },
   SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', summary: 'The runner answered something that is not a result' },
   SF_ERR_GATEWAY_CANCELLED: { statusCode: 499, status: 'infra_error', summary: 'The caller went away before the call finished' },
+  SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE: { statusCode: 200, status: 'infra_error', summary: 'A code-judge submission of a type code-judge accepts and sandfleet does not run (`cpp`): that item is answered `internal_error`, unrun, and the others of its batch run' },
   SF_ERR_GATEWAY_INTERNAL: { statusCode: 500, status: 'infra_error', summary: 'An unexpected error inside the gateway (a bug: see its log)' }
 } satisfies Record<string, ErrorSpec>)
 

@@ -313,10 +313,12 @@ export class Runner {
       queue_limit: 0,
       warm: 0,
       busy: 0,
-      sessions: this.#sessions?.size ?? 0
+      sessions: this.#sessions?.size ?? 0,
+      pools: {}
     }
-    for (const pool of this.#pools.values()) {
+    for (const [language, pool] of this.#pools) {
       const s = pool.stats()
+      if (load.pools !== undefined) load.pools[language] = { capacity: s.size, queued: s.queued }
       load.capacity += s.size
       load.in_flight += s.busy
       load.busy += s.busy

@@ -10,17 +10,22 @@
  * | overloaded, queue_timeout | false | queue_timeout |
  * | infra_error | false | internal_error |
  * | invalid_request (a configured limit) | false | invalid_input |
+ * | (a `cpp` submission: not run) | false | internal_error |
  *
  * `success` is `run_success` and, when `expected_output` is given, stdout equal to it (both
- * stripped of surrounding whitespace). `cost` is the run time in seconds.
+ * stripped of surrounding whitespace). `cost` is the run time in seconds. stdout is cut at
+ * `stdoutChars` characters (code-judge's 1,000 by default), and the cut is said in stderr.
  */
 import { randomUUID } from 'node:crypto'
-import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
+import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { truncationNote } from './execute.ts'
 import type { ModelSpec } from './fastapi-errors.ts'
 
-/** Submission `type`s sandfleet runs. */
-export const CJ_TYPES = ['python'] as const
+/** Submission `type`s code-judge accepts. */
+export const CJ_TYPES = ['python', 'cpp'] as const
+
+/** The submission `type`s sandfleet runs; another valid `type` is answered `internal_error`, unrun. */
+export const CJ_RUNNABLE: ReadonlySet<string> = new Set(['python'])
 
 /** The model of one submission. */
 export const SUBMISSION_MODEL: ModelSpec = Object.freeze({
@@ -82,7 +87,12 @@ export interface BatchResult<R extends JudgeResult> {
 export interface SubmissionLimits {
   timeoutMs: number
   memoryMb: number
+  /** Longest stdout a result carries, in characters (code-judge cuts at 1,000). */
+  stdoutChars: number
 }
+
+/** code-judge's own defaults: what a caller of code-judge gets unless a deployment says otherwise. */
+export const CJ_DEFAULT_LIMITS: Readonly<SubmissionLimits> = Object.freeze({ timeoutMs: 10_000, memoryMb: 384, stdoutChars: 1000 })
 
 /** A submission → an {@link ExecRequest}. */
 export function toExecRequest (sub: Submission, limits: SubmissionLimits): ExecRequest {
@@ -108,17 +118,31 @@ export function outputMatches (stdout: string, expected: string): boolean {
   return stdout.trim() === expected.trim()
 }
 
-/** A sandfleet result → a `/run` result. */
-export function toRunResult (sub: Submission, result: ExecResult): RunResult {
+/** A submission sandfleet does not run (`cpp`): its result, `internal_error`, as code-judge answers what it cannot run. */
+export function unrunnableResult (sub: Submission): ExecResult {
+  const message = `sandfleet runs python submissions only; this ${sub.type} submission was not run`
+  return failedResult('infra_error', 'SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE', message, { stderr: message + '\n' })
+}
+
+/** `text` cut to `chars` characters (whole code points): the cut text and whether it was cut. */
+export function cutChars (text: string, chars: number): [string, boolean] {
+  if (text.length <= chars) return [text, false]
+  const points = Array.from(text)
+  return points.length <= chars ? [text, false] : [points.slice(0, chars).join(''), true]
+}
+
+/** A sandfleet result → a `/run` result; stdout cut at `stdoutChars` characters. */
+export function toRunResult (sub: Submission, result: ExecResult, stdoutChars = Infinity): RunResult {
   const runSuccess = result.status === 'ok'
   const expected = sub.expected_output
+  const [stdout, cut] = cutChars(result.stdout, stdoutChars)
   return {
     sub_id: sub.sub_id ?? randomUUID(),
     success: runSuccess && (expected == null || outputMatches(result.stdout, expected)),
     run_success: runSuccess,
     cost: result.duration_ms / 1000,
-    stdout: result.stdout,
-    stderr: result.stderr + truncationNote(result),
+    stdout,
+    stderr: result.stderr + truncationNote(cut ? { truncated: { stdout: true, stderr: result.truncated.stderr } } : result),
     reason: reasonOf(result.status)
   }
 }

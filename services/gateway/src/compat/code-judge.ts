@@ -15,7 +15,7 @@ import { LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from './execute.ts'
 import { installFastapiErrorHandler, UNPROCESSABLE, validateModel, type FastapiErrorItem } from './fastapi-errors.ts'
 import {
-  BATCH_MODEL, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult,
+  BATCH_MODEL, CJ_DEFAULT_LIMITS, CJ_RUNNABLE, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult, unrunnableResult,
   type BatchSubmission, type JudgeResult, type Submission, type SubmissionLimits
 } from './code-judge-map.ts'
 
@@ -25,7 +25,7 @@ export interface CodeJudgeOptions {
   executeBatch: ExecuteBatchFn
   /** `GET /status`: jobs waiting and sandboxes that can run at once, across the fleet. */
   status: () => { queue: number, num_workers: number } | Promise<{ queue: number, num_workers: number }>
-  /** Limits of every submission (default 10 s, 1024 MiB). */
+  /** Limits of every submission (default code-judge's: 10 s, 384 MiB, stdout cut at 1,000 characters). */
   limits?: Partial<SubmissionLimits>
   /** How long a long-batch item keeps retrying while the fleet is busy (default one hour). */
   longBatchWaitMs?: number
@@ -34,14 +34,20 @@ export interface CodeJudgeOptions {
 }
 
 type Mode = 'run' | 'judge'
-type Shape = (sub: Submission, result: ExecResult) => JudgeResult
+type Shape = (sub: Submission, result: ExecResult, stdoutChars: number) => JudgeResult
 
 const shapes: Readonly<Record<Mode, Shape>> = { run: toRunResult, judge: toJudgeResult }
+
+/** Runs a submission sandfleet can run; answers one it cannot (`cpp`) without running it. */
+async function runOne (sub: Submission, run: (sub: Submission) => Promise<ExecResult>): Promise<ExecResult> {
+  return CJ_RUNNABLE.has(sub.type) ? await settle(async () => await run(sub)) : unrunnableResult(sub)
+}
 
 /** The code-judge routes as a Fastify plugin. */
 export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app, opts) => {
   installFastapiErrorHandler(app)
-  const limits: SubmissionLimits = { timeoutMs: opts.limits?.timeoutMs ?? 10_000, memoryMb: opts.limits?.memoryMb ?? LIMITS.defaultMemoryMb }
+  const limits: SubmissionLimits = { ...CJ_DEFAULT_LIMITS, ...opts.limits }
+  const execute = async (sub: Submission): Promise<ExecResult> => await opts.execute(toExecRequest(sub, limits))
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
   const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
 
@@ -51,31 +57,33 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
       const detail = validateModel(request.body, SUBMISSION_MODEL)
       if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
       const sub = request.body as Submission
-      return shape(sub, await settle(() => opts.execute(toExecRequest(sub, limits))))
+      return shape(sub, await runOne(sub, execute), limits.stdoutChars)
     })
 
     app.post(`/${mode}/batch`, async (request, reply) => {
       const batch = validBatch(request, reply)
       if (batch === undefined) return reply
-      const results: ExecResult[] = []
-      for (let i = 0; i < batch.submissions.length; i += LIMITS.maxBatchItems) {
-        const chunk = batch.submissions.slice(i, i + LIMITS.maxBatchItems)
+      const results: ExecResult[] = batch.submissions.map((s) => CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s))
+      const runnable = batch.submissions.flatMap((s, i) => CJ_RUNNABLE.has(s.type) ? [i] : [])
+      for (let i = 0; i < runnable.length; i += LIMITS.maxBatchItems) {
+        const chunk = runnable.slice(i, i + LIMITS.maxBatchItems)
+        let got: ExecResult[]
         try {
-          results.push(...await opts.executeBatch(chunk.map((s) => toExecRequest(s, limits))))
+          got = await opts.executeBatch(chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)))
         } catch (err) {
-          const failed = resultOfThrown(err)
-          results.push(...chunk.map(() => failed))
+          got = chunk.map(() => resultOfThrown(err))
         }
+        chunk.forEach((j, k) => { if (got[k] !== undefined) results[j] = got[k] as ExecResult })
       }
-      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] ?? resultOfThrown(new Error('no result')))) }
+      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
     })
 
     app.post(`/${mode}/long-batch`, async (request, reply) => {
       const batch = validBatch(request, reply)
       if (batch === undefined) return reply
       const deadline = Date.now() + waitMs
-      const results = await mapPool(batch.submissions, concurrency, async (s) => await patiently(() => opts.execute(toExecRequest(s, limits)), deadline))
-      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult)) }
+      const results = await mapPool(batch.submissions, concurrency, async (s) => await runOne(s, async (sub) => await patiently(async () => await execute(sub), deadline)))
+      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
     })
   }
 

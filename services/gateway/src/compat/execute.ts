@@ -49,7 +49,7 @@ export async function settle (fn: () => Promise<ExecResult>): Promise<ExecResult
 }
 
 /** The note added to a compat answer's stderr when the fleet cut an output at its cap. */
-export function truncationNote (result: ExecResult): string {
+export function truncationNote (result: Pick<ExecResult, 'truncated'>): string {
   const cut = [result.truncated.stdout ? 'stdout' : '', result.truncated.stderr ? 'stderr' : ''].filter(Boolean)
   return cut.length === 0 ? '' : `\n[sandfleet: ${cut.join(' and ')} truncated at the output cap]\n`
 }

@@ -97,8 +97,8 @@ export interface RunJupyterResponse {
   files: Record<string, string>
 }
 
-/** SandboxFusion's defaults (seconds) when a field is absent. */
-export const SF_DEFAULTS = Object.freeze({ runTimeoutS: 10, cellTimeoutS: 10, totalTimeoutS: 45 })
+/** SandboxFusion's defaults (seconds) when a field is absent; `cellTimeoutS` 0: no limit of a cell's own. */
+export const SF_DEFAULTS = Object.freeze({ runTimeoutS: 10, cellTimeoutS: 0, totalTimeoutS: 45 })
 
 /** Seconds (possibly fractional, possibly a numeric string) → milliseconds within the contract. */
 export function secondsToMs (value: number | string | undefined, defaultS: number): number {

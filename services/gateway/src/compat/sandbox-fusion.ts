@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
-import { installFastapiErrorHandler, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
+import { installFastapiErrorHandler, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
 import {
   isSandboxError, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
   toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
@@ -69,11 +69,14 @@ function sandboxError (message: string, cells: JupyterCell[] = []): RunJupyterRe
  * next cells still run (as Jupyter does); a cell that passes `cell_timeout` is killed, the
  * session keeps the state it had before that cell, the next cells run, and the answer is
  * `Failed` with the driver `TimeLimitExceeded`. Passing `total_timeout` stops the run there.
+ * `cell_timeout` 0 or absent (SandboxFusion's default) gives a cell no limit of its own.
  */
 async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, sessions: CompatSessions | undefined): Promise<RunJupyterResponse> {
   if (sessions === undefined) return sandboxError('sessions are not enabled on this gateway')
-  const cellTimeoutMs = secondsToMs(body.cell_timeout, SF_DEFAULTS.cellTimeoutS)
   const totalTimeoutMs = secondsToMs(body.total_timeout, SF_DEFAULTS.totalTimeoutS)
+  // 0 (SandboxFusion's default) sets no limit of a cell's own: the run's total_timeout bounds it
+  const cellTimeoutS = toNumber(body.cell_timeout) ?? SF_DEFAULTS.cellTimeoutS
+  const cellTimeoutMs = cellTimeoutS > 0 ? secondsToMs(cellTimeoutS, 0) : totalTimeoutMs
   const started = performance.now()
   let sessionId: string
   try {

@@ -196,3 +196,22 @@ test('a fleet fault inside a jupyter run is SandboxError and the session is stil
   assert.match(body.message, /sandbox died/)
   assert.match(log.at(-1) ?? '', /^close:/)
 })
+
+test('cell_timeout 0 (and absent: SandboxFusion\'s default) leaves each cell the run\'s total_timeout, not 1 ms', async () => {
+  const one = Fastify()
+  const timeouts: number[] = []
+  const ok: ExecResult = { ...failedResult('ok', '', ''), error: null, exit_code: 0 }
+  try {
+    await one.register(sandboxFusionCompat, {
+      execute: runPython,
+      sessions: { create: async () => 's', execute: async (_id, cell) => { timeouts.push(cell.timeout_ms); return ok }, close: async () => {} }
+    })
+    for (const payload of [{ cells: ['x = 1'], cell_timeout: 0, total_timeout: 20 }, { cells: ['x = 1'], total_timeout: 20 }, { cells: ['x = 1'], cell_timeout: 0 }]) {
+      timeouts.length = 0
+      const body = (await one.inject({ method: 'POST', url: '/run_jupyter', payload })).json()
+      assert.equal(body.status, 'Success', JSON.stringify(payload))
+      const total = payload.total_timeout ?? 45
+      assert.ok(timeouts[0] !== undefined && timeouts[0] > (total - 1) * 1000 && timeouts[0] <= total * 1000, `${JSON.stringify(payload)}: ${timeouts[0]} ms`)
+    }
+  } finally { await one.close() }
+})
