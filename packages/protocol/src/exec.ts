@@ -30,7 +30,13 @@ export const LIMITS = Object.freeze({
   /** Most files in one request. */
   maxFiles: 256,
   /** Longest file path in `files` or `fetch_files`. */
-  maxPathLength: 255
+  maxPathLength: 255,
+  /**
+   * Deepest nesting of a request body (an array or object inside another counts one level).
+   * No request of the contract comes near it; a deeper body is refused as invalid JSON before
+   * any route sees it, so no recursive code (validation, serialization) meets unbounded depth.
+   */
+  maxJsonDepth: 64
 })
 
 /** Schema of {@link ExecRequest}. */

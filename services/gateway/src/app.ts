@@ -17,6 +17,7 @@ import { GatewayMetrics } from './metrics.ts'
 import { Admission, admitted, installAdmission } from './plugins/admission.ts'
 import { callerKey, installAuth } from './plugins/auth.ts'
 import { installErrorShape } from './plugins/error-shape.ts'
+import { installJsonBody } from './plugins/json-body.ts'
 import { installRequestMetrics } from './plugins/request-metrics.ts'
 import { batchRoute } from './routes/batch.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -97,6 +98,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   // Only JSON bodies: a text/plain body is a 415 naming the media type, never a string
   // that fails the schema with a confusing message.
   app.removeContentTypeParser('text/plain')
+  installJsonBody(app)
   installErrorShape(app, metrics)
   installRequestMetrics(app, metrics)
   installAuth(app, config.apiKeys)

@@ -18,7 +18,7 @@ export interface ErrorSpec {
 export const GATEWAY_ERRORS = Object.freeze({
   SF_ERR_GATEWAY_CONFIG: { statusCode: 500, status: 'infra_error', summary: 'The gateway configuration is invalid (start-up only)' },
   SF_ERR_GATEWAY_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', summary: 'The request body does not match the schema or the configured limits; `field` names the culprit' },
-  SF_ERR_GATEWAY_INVALID_JSON: { statusCode: 400, status: 'invalid_request', summary: 'The request body is not valid JSON' },
+  SF_ERR_GATEWAY_INVALID_JSON: { statusCode: 400, status: 'invalid_request', summary: 'The request body is not valid JSON, or nests deeper than LIMITS.maxJsonDepth' },
   SF_ERR_GATEWAY_BODY_TOO_LARGE: { statusCode: 400, status: 'invalid_request', summary: 'The request body is larger than maxBodyBytes' },
   SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, status: 'invalid_request', summary: 'The request body is not application/json' },
   SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', summary: 'An API key is configured and the request did not carry a valid one' },

@@ -15,7 +15,7 @@
 import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
-  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
+  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, LIMITS, depthLimited, ExecRequestSchema, ExecResultSchema, NDJSON,
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
@@ -66,6 +66,12 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     logController: new LogController({ disableRequestLogging: true })
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance
+
+  // Fastify's JSON parser, and a body nested past the contract's depth is invalid JSON (no
+  // recursive validation or serialization meets unbounded depth).
+  const parseJson = depthLimited(app.getDefaultJsonParser('error', 'error'), LIMITS.maxJsonDepth)
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => { parseJson(request, body as string, done) })
 
   app.addSchema(ExecRequestSchema)
   app.addSchema(ExecResultSchema)

@@ -52,6 +52,18 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
   assert.equal(bad.json().error.code, 'SF_ERR_RUNNER_BAD_JSON')
 })
 
+test('app: a body nested past LIMITS.maxJsonDepth is a 400 SF_ERR_RUNNER_BAD_JSON on every route', async () => {
+  const deep = '['.repeat(1000) + ']'.repeat(1000) // under the test app's 4 KiB body limit
+  for (const url of ['/v1/execute', '/v1/execute/batch', '/v1/sessions']) {
+    for (const payload of [`{"code": ${deep}}`, `{"requests": [{"code": "x", "files": ${deep}}]}`]) {
+      const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload })
+      assert.equal(res.statusCode, 400, url)
+      assert.equal(res.json().error.code, 'SF_ERR_RUNNER_BAD_JSON')
+      assert.match(res.json().error.message, /nested deeper than 64 levels/)
+    }
+  }
+})
+
 test('app: batch answers in order; an item over a limit names requests/i/field', async () => {
   const res = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'sleep 5' }, { code: 'echo b' }] } })
   assert.equal(res.statusCode, 200)

@@ -1,0 +1,34 @@
+/** How deep a parsed JSON value nests, checked without recursion (a hostile body may nest 100,000 deep). */
+
+/**
+ * True when `value` nests arrays or objects more than `limit` levels deep (`[]` and `{}` are one
+ * level, `[[1]]` two). Stops at the first branch past the limit; visits each value at most once.
+ */
+export function nestsDeeperThan (value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, depth] = top
+    if (typeof v !== 'object' || v === null) continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+/** A body parser in Fastify's callback form (`app.getDefaultJsonParser(…)`). */
+export type JsonBodyParser<R> = (request: R, body: string, done: (err: Error | null, value?: unknown) => void) => void
+
+/**
+ * Wraps a JSON body parser so a body nested deeper than `maxDepth` fails as a `SyntaxError`
+ * (invalid JSON, in every service's error shape) before any route sees it.
+ */
+export function depthLimited<R> (parse: JsonBodyParser<R>, maxDepth: number): JsonBodyParser<R> {
+  return (request, body, done) => {
+    parse(request, body, (err, value) => {
+      if (err === null && nestsDeeperThan(value, maxDepth)) done(new SyntaxError(`JSON nested deeper than ${maxDepth} levels`), undefined)
+      else done(err, value)
+    })
+  }
+}
