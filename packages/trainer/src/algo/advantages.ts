@@ -1,11 +1,31 @@
 /** Group-relative advantages (GRPO, Dr.GRPO), the equal-reward group filter and DAPO's overlong penalty. */
 
-/** GRPO: (r − mean) / (std + eps), std the population standard deviation of the group. Dr.GRPO: r − mean. */
-export function groupAdvantages (rewards: readonly number[], method: 'grpo' | 'dr_grpo' = 'grpo', eps = 1e-6): number[] {
-  if (rewards.length === 0) return []
-  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length
+/** Standard deviation of a group's rewards: `population` (÷ n) or `unbiased` (÷ n − 1, as verl's `torch.std`). */
+export type AdvantageStd = 'population' | 'unbiased'
+
+/** The standard deviations {@link groupAdvantages} takes. */
+export const ADVANTAGE_STDS: readonly AdvantageStd[] = Object.freeze(['population', 'unbiased'])
+
+/** Advantage estimators: GRPO (normalised by the group's std) and Dr.GRPO (mean removed only). */
+export type AdvantageMethod = 'grpo' | 'dr_grpo'
+
+/** The estimators {@link groupAdvantages} takes. */
+export const ADVANTAGE_METHODS: readonly AdvantageMethod[] = Object.freeze(['grpo', 'dr_grpo'])
+
+/**
+ * GRPO: (r − mean) / (std + eps); `std` is the population std (default) or verl's unbiased one,
+ * and with `unbiased` a group of one gets mean 0 and std 1 as in verl's
+ * `compute_grpo_outcome_advantage`. Dr.GRPO: r − mean.
+ */
+export function groupAdvantages (rewards: readonly number[], method: AdvantageMethod = 'grpo', options: { std?: AdvantageStd, eps?: number } = {}): number[] {
+  const n = rewards.length
+  if (n === 0) return []
+  const eps = options.eps ?? 1e-6
+  const unbiased = options.std === 'unbiased'
+  if (unbiased && n === 1 && method === 'grpo') return rewards.map((r) => r / (1 + eps))
+  const mean = rewards.reduce((a, b) => a + b, 0) / n
   if (method === 'dr_grpo') return rewards.map((r) => r - mean)
-  const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length)
+  const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / (unbiased ? n - 1 : n))
   return rewards.map((r) => (r - mean) / (std + eps))
 }
 

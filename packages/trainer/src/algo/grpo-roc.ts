@@ -1,7 +1,10 @@
 /**
  * GRPO-RoC (Resample-on-Correct), rStar2-Agent report §2.2.3: from an oversampled group of 2G
  * rollouts keep G; negatives are sampled uniformly, positives without replacement with
- * probability inversely proportional to p_total = p_err + p_format.
+ * probability inversely proportional to p_total = p_err + p_format. As in the released code, a
+ * few negatives and positives are guaranteed (2 each by default) so that a group with one wrong
+ * rollout of 32 still has a learning signal; `deterministic` mode is the released code's
+ * selection (lowest p_total first, for negatives too).
  */
 import { isRetriable, isToolError, type Status } from '@sandfleet/protocol'
 
@@ -14,6 +17,8 @@ export interface RocRollout {
   answers: number
   /** Assistant turns. */
   turns: number
+  /** `<answer>` and `</answer>` tags do not pair up (an answer left open): p_format is 1. */
+  unbalancedAnswerTags?: boolean
 }
 
 /**
@@ -27,9 +32,12 @@ export function errorPenalty (r: RocRollout): number {
   return counted.filter((s) => s === 'parse_error' || isToolError(s)).length / counted.length
 }
 
-/** p_format: 1 when the answer is missing, else min(1, (#answers − 1) / #turns). */
+/**
+ * p_format: 1 when there is no closed `<answer>` block (a `\boxed{}` alone is no answer block) or
+ * the tags do not pair up, else min(1, (#answers − 1) / #turns).
+ */
 export function formatPenalty (r: RocRollout): number {
-  if (r.answers === 0 || r.turns === 0) return 1
+  if (r.answers === 0 || r.turns === 0 || r.unbalancedAnswerTags === true) return 1
   return Math.min(1, (r.answers - 1) / r.turns)
 }
 
@@ -37,13 +45,23 @@ export function formatPenalty (r: RocRollout): number {
 export interface RocOptions {
   /** Rollouts to keep (G). */
   keep: number
-  /** Uniform draws in [0, 1) (seed it for reproducibility; see {@link seededRandom}). */
+  /** Uniform draws in [0, 1) (default `seededRandom(0)`: never an unseeded draw). */
   random?: () => number
   /** Weight is 1 / max(p_total, floor) (default 0.01), so a zero penalty is not an infinite weight. */
   floor?: number
-  /** `sample` (default, the report) or `deterministic` (lowest penalties first). */
-  mode?: 'sample' | 'deterministic'
+  /** `sample` (default, the report) or `deterministic` (the released code: lowest p_total first, negatives too; no draw). */
+  mode?: RocMode
+  /** Negatives kept at least, when the group has them (default 2, the released code's `min_zero_reward_trace_num`). */
+  minNegatives?: number
+  /** Positives kept at least, when the group has them (default 2, `min_non_zero_reward_trace_num`). */
+  minPositives?: number
 }
+
+/** How RoC picks: `sample` draws (the report), `deterministic` sorts by penalty (the released code). */
+export type RocMode = 'sample' | 'deterministic'
+
+/** The RoC modes, for flag validation. */
+export const ROC_MODES: readonly RocMode[] = Object.freeze(['sample', 'deterministic'])
 
 /** Mulberry32: a small seedable generator of uniform draws in [0, 1). */
 export function seededRandom (seed: number): () => number {
@@ -74,23 +92,36 @@ function drawWeighted (items: number[], weights: number[], n: number, random: ()
 }
 
 /**
- * Returns the indices kept (sorted). Positives (reward > 0) and negatives keep their share of
- * the group: round(#pos · keep / N) positives, the rest negatives (bounded by what exists).
+ * How many positives and negatives of a group to keep: each its share, round(#pos · keep / N), then
+ * at least `minNegatives` negatives and `minPositives` positives when the group has them. When the
+ * two guards ask for more than `keep`, negatives get ⌊keep / 2⌋ of it and positives the rest.
  */
+export function rocQuota (positives: number, negatives: number, keep: number, minNegatives = 2, minPositives = 2): { positives: number, negatives: number } {
+  if (minNegatives + minPositives > keep) {
+    minNegatives = Math.min(minNegatives, Math.floor(keep / 2))
+    minPositives = Math.min(minPositives, keep - minNegatives)
+  }
+  let nPos = Math.round(positives * keep / (positives + negatives))
+  let nNeg = keep - nPos
+  if (nNeg < Math.min(minNegatives, negatives)) { nNeg = Math.min(minNegatives, negatives); nPos = keep - nNeg }
+  if (nPos < Math.min(minPositives, positives)) { nPos = Math.min(minPositives, positives); nNeg = keep - nPos }
+  nPos = Math.min(nPos, positives)
+  return { positives: nPos, negatives: Math.min(keep - nPos, negatives) }
+}
+
+/** Returns the indices kept (sorted); see {@link rocQuota} for the split. A group of `keep` or fewer is kept whole. */
 export function grpoRoc (group: readonly RocRollout[], options: RocOptions): number[] {
   const { keep } = options
   if (group.length <= keep) return group.map((_, i) => i)
-  const random = options.random ?? Math.random
+  const random = options.random ?? seededRandom(0)
   const floor = options.floor ?? 0.01
   const pos = group.map((_, i) => i).filter((i) => group[i].reward > 0)
   const neg = group.map((_, i) => i).filter((i) => group[i].reward <= 0)
-  let nPos = Math.min(pos.length, Math.round(pos.length * keep / group.length))
-  const nNeg = Math.min(neg.length, keep - nPos)
-  nPos = Math.min(pos.length, keep - nNeg)
+  const quota = rocQuota(pos.length, neg.length, keep, options.minNegatives ?? 2, options.minPositives ?? 2)
   const penalty = (i: number): number => errorPenalty(group[i]) + formatPenalty(group[i])
-  let keptPos: number[]
-  if (options.mode === 'deterministic') keptPos = pos.slice().sort((a, b) => penalty(a) - penalty(b) || a - b).slice(0, nPos)
-  else keptPos = drawWeighted(pos, pos.map((i) => 1 / Math.max(penalty(i), floor)), nPos, random)
-  const keptNeg = drawWeighted(neg, neg.map(() => 1), nNeg, random)
+  const lowest = (idx: number[], n: number): number[] => idx.slice().sort((a, b) => penalty(a) - penalty(b) || a - b).slice(0, n)
+  if (options.mode === 'deterministic') return [...lowest(pos, quota.positives), ...lowest(neg, quota.negatives)].sort((a, b) => a - b)
+  const keptPos = drawWeighted(pos, pos.map((i) => 1 / Math.max(penalty(i), floor)), quota.positives, random)
+  const keptNeg = drawWeighted(neg, neg.map(() => 1), quota.negatives, random)
   return [...keptPos, ...keptNeg].sort((a, b) => a - b)
 }

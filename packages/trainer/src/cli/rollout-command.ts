@@ -16,7 +16,9 @@ import { SglangEngine } from '../engine/sglang-generate.ts'
 import type { ChatMessage, Engine } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { JsonlWriter } from '../export/jsonl.ts'
-import { parseDatasetLine, runDataset, type RolloutProgress, type RolloutSummary } from '../rollout/run-dataset.ts'
+import { ADVANTAGE_METHODS, ADVANTAGE_STDS } from '../algo/advantages.ts'
+import { ROC_MODES } from '../algo/grpo-roc.ts'
+import { FLEET_FAULT_POLICIES, parseDatasetLine, runDataset, type RolloutProgress, type RolloutSummary } from '../rollout/run-dataset.ts'
 import { TURN_TEMPLATES } from '../rollout/turn-template.ts'
 import { KvScheduler } from '../schedule/kv-scheduler.ts'
 import type { ResultStyle } from '../tools/format.ts'
@@ -45,7 +47,12 @@ const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --datase
   --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
   --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
   --usage-poll-ms MS        the scheduler also reads each engine's KV usage from /metrics this often
-  --overlong MAX,CACHE      DAPO overlong penalty on the reward   --drop-equal-groups  drop groups with equal rewards
+  --roc-mode sample|deterministic   GRPO-RoC's pick: draws (the report, default) or lowest penalty first (the released code)
+  --roc-min-negatives K --roc-min-positives K   kept at least when the group has them (default 2 and 2)
+  --advantage grpo|dr_grpo  --advantage-std population|unbiased (verl's)
+  --fleet-faults rerun|drop an episode whose tool call met a fleet fault: re-run it (default) or leave it out
+  --max-reruns N            re-runs of one rollout after fleet faults before it is dropped (default 2)
+  --overlong MAX,CACHE      DAPO overlong penalty on the reward   --drop-equal-groups  reject groups with equal rewards before RoC
   --sessions                each episode keeps its Python state across turns in a fleet session
   --api-key K --engine-api-key K   --no-progress`
 
@@ -56,8 +63,20 @@ function num (v: string | undefined, name: string, fallback: number): number {
   return x
 }
 
+/** The value of a flag that takes one of `choices` (undefined when not given). */
+function oneOf<T extends string> (v: string | undefined, name: string, choices: readonly T[]): T | undefined {
+  if (v === undefined) return undefined
+  if (!(choices as readonly string[]).includes(v)) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--${name} must be ${choices.join(' or ')}, got ${v}`, 400)
+  return v as T
+}
+
 function chatml (messages: readonly ChatMessage[], addGenerationPrompt: boolean): string {
   return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (addGenerationPrompt ? '<|im_start|>assistant\n' : '')
+}
+
+/** `values` without its undefined entries (options are exact: a key is given or absent). */
+function defined<T extends Record<string, unknown>> (values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> }
 }
 
 /** A progress bar on a TTY, a line every 10% otherwise. */
@@ -100,7 +119,9 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
     temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
     format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
     system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'engine-attempts': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' }, 'usage-poll-ms': { type: 'string' },
-    'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' }, help: { type: 'boolean' }
+    'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' },
+    'roc-mode': { type: 'string' }, 'roc-min-negatives': { type: 'string' }, 'roc-min-positives': { type: 'string' }, advantage: { type: 'string' }, 'advantage-std': { type: 'string' }, 'fleet-faults': { type: 'string' }, 'max-reruns': { type: 'string' },
+    help: { type: 'boolean' }
   } as const
   const parsed = parseArgs({ args: argv, options, strict: true })
   const values = withEnvironment(parsed.values, options, io.env)
@@ -129,6 +150,15 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
     if (m === null || Number(m[2]) <= 0 || Number(m[2]) > Number(m[1])) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--overlong takes MAX,CACHE with 0 < CACHE ≤ MAX, got ${values.overlong}`, 400)
     overlong = { maxLength: Number(m[1]), cacheLength: Number(m[2]) }
   }
+  const algorithm = defined({
+    rocMode: oneOf(values['roc-mode'], 'roc-mode', ROC_MODES),
+    rocMinNegatives: values['roc-min-negatives'] === undefined ? undefined : num(values['roc-min-negatives'], 'roc-min-negatives', 2),
+    rocMinPositives: values['roc-min-positives'] === undefined ? undefined : num(values['roc-min-positives'], 'roc-min-positives', 2),
+    advantage: oneOf(values.advantage, 'advantage', ADVANTAGE_METHODS),
+    advantageStd: oneOf(values['advantage-std'], 'advantage-std', ADVANTAGE_STDS),
+    fleetFaults: oneOf(values['fleet-faults'], 'fleet-faults', FLEET_FAULT_POLICIES),
+    maxReruns: values['max-reruns'] === undefined ? undefined : num(values['max-reruns'], 'max-reruns', 2)
+  })
   const out = values.out ?? 'rollouts.jsonl'
   const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
 
@@ -166,6 +196,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       ...(values.sessions ? { sessions: { client: fleet } } : {}),
       ...(overlong ? { overlong } : {}),
       dropEqualRewardGroups: values['drop-equal-groups'] === true,
+      ...algorithm,
       episode: {
         engine: policy,
         fleet,

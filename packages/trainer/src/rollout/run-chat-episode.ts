@@ -7,7 +7,8 @@
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatEngine, ChatMessage, SamplingParams } from '../engine/engine.ts'
 import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
-import { countAnswers, defaultHasAnswer } from './run-episode.ts'
+import { countAnswers } from './answer-tags.ts'
+import { defaultHasAnswer } from './run-episode.ts'
 import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
 import type { StopReason, ToolCallRecord, TurnRecord } from './trajectory.ts'
 

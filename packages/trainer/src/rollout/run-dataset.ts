@@ -1,13 +1,15 @@
 /**
  * {@link runDataset}: a dataset through engine and fleet, GRPO-style. Each item gets `n` rollouts
- * ({@link runEpisode}, `concurrency` at once over the whole dataset), a math reward, GRPO-RoC
- * keeps `keep` of them, and the kept ones get group advantages; every record goes to `onRecord`
- * as its group finishes, and a {@link RolloutSummary} comes back.
+ * ({@link runEpisode}, `concurrency` at once over the whole dataset), a math reward, groups whose
+ * rewards are all equal are rejected (optional), GRPO-RoC keeps `keep` of each group, and the kept
+ * ones get group advantages; every record goes to `onRecord` as its group finishes, and a
+ * {@link RolloutSummary} comes back. An episode whose tool call met a fleet fault (`overloaded`,
+ * `queue_timeout`, `infra_error`) is re-run or dropped, never scored: the model did nothing wrong.
  */
 import { Limiter } from '@sandfleet/client'
 import { isRetriable } from '@sandfleet/protocol'
-import { groupAdvantages, hasEqualRewards, overlongPenalty } from '../algo/advantages.ts'
-import { grpoRoc, seededRandom } from '../algo/grpo-roc.ts'
+import { groupAdvantages, hasEqualRewards, overlongPenalty, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
+import { grpoRoc, seededRandom, type RocMode } from '../algo/grpo-roc.ts'
 import type { ChatMessage } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { toolStatistics, trajectoryRecord, type TrajectoryRecord } from '../export/jsonl.ts'
@@ -44,6 +46,17 @@ export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: s
   return { messages, reference: ref === undefined ? null : String(ref) }
 }
 
+/** What happens to an episode whose tool call met a fleet fault: run it again, or leave it out. */
+export type FleetFaultPolicy = 'rerun' | 'drop'
+
+/** The fleet-fault policies, for flag validation. */
+export const FLEET_FAULT_POLICIES: readonly FleetFaultPolicy[] = Object.freeze(['rerun', 'drop'])
+
+/** True when one of the episode's tool calls was answered with a fleet status. */
+export function hitFleetFault (t: Trajectory): boolean {
+  return t.toolCalls.some((c) => c.status !== 'parse_error' && isRetriable(c.status))
+}
+
 /** Progress after each rollout. */
 export interface RolloutProgress { done: number, total: number, correct: number, failed: number }
 
@@ -58,8 +71,19 @@ export interface RunDatasetOptions {
   concurrency?: number
   /** Seed of RoC's draws (default 0). */
   seed?: number
+  /** RoC's selection: `sample` (default, the report) or `deterministic` (the released code). */
+  rocMode?: RocMode
+  /** Negatives and positives RoC keeps at least (default 2 each, the released code). */
+  rocMinNegatives?: number
+  rocMinPositives?: number
   /** `grpo` (default) or `dr_grpo`. */
-  advantage?: 'grpo' | 'dr_grpo'
+  advantage?: AdvantageMethod
+  /** The std of GRPO's advantage: `population` (default) or `unbiased` (verl). */
+  advantageStd?: AdvantageStd
+  /** An episode whose tool call met a fleet fault: `rerun` (default) or `drop`. */
+  fleetFaults?: FleetFaultPolicy
+  /** Re-runs of one rollout after fleet faults before it is dropped (default 2). */
+  maxReruns?: number
   /** Everything {@link runEpisode} takes but the prompt. */
   episode: Omit<EpisodeOptions, 'prompt'>
   /** Give each episode its own fleet session (Python state kept across its turns), opened through this client. */
@@ -72,7 +96,7 @@ export interface RunDatasetOptions {
   writeAll?: boolean
   /** DAPO's soft overlong punishment added to each reward (response tokens past `maxLength − cacheLength`). */
   overlong?: { maxLength: number, cacheLength: number }
-  /** Drop kept groups whose rewards are all equal (no learning signal), as DAPO does; counted in the summary. */
+  /** Reject groups whose rewards are all equal (no learning signal) before RoC downsamples, as DAPO and rStar2-Agent do; counted in the summary. */
   dropEqualRewardGroups?: boolean
   onProgress?: (p: RolloutProgress) => void
 }
@@ -84,8 +108,12 @@ export interface RolloutSummary {
   /** Rollouts that failed in the engine (not counted in the figures). */
   failed: number
   kept: number
-  /** Groups dropped because every kept reward was equal (with `dropEqualRewardGroups`). */
+  /** Groups rejected because every reward was equal (with `dropEqualRewardGroups`). */
   groups_dropped: number
+  /** Episodes run again because a tool call met a fleet fault. */
+  fleet_fault_reruns: number
+  /** Episodes left out because a tool call met a fleet fault (policy `drop`, or re-runs used up). */
+  fleet_fault_dropped: number
   /** Mean correctness reward over all rollouts (before any overlong penalty). */
   accuracy: number
   /** Unbiased pass@k over items with a reference, for k = 1 and k = n. */
@@ -93,7 +121,7 @@ export interface RolloutSummary {
   tool_calls: number
   /** Code errors and parse errors over the calls the fleet answered itself. */
   tool_error_ratio: number | null
-  /** Calls answered with a fleet status (overloaded, queue_timeout, infra_error). */
+  /** Calls answered with a fleet status (overloaded, queue_timeout, infra_error) in the rollouts scored. */
   tool_fleet_faults: number
   turns_mean: number
   response_length_mean: number
@@ -130,6 +158,9 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
   const passes: Record<string, number[]> = { 1: [], [n]: [] }
   let kept = 0
   let dropped = 0
+  let reruns = 0
+  let faultDropped = 0
+  const maxReruns = options.fleetFaults === 'drop' ? 0 : options.maxReruns ?? 2
   let firstError: string | null = null
   let writing = Promise.resolve()
 
@@ -140,7 +171,18 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
         const sampling = options.episode.sampling
         // one seed for every rollout of a group would make them one rollout: each gets its own
         const seeded = sampling?.seed !== undefined ? { sampling: { ...sampling, seed: sampling.seed + group * n + sample } } : {}
-        const t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
+        let t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
+        for (let rerun = 0; hitFleetFault(t); rerun++) {
+          if (rerun >= maxReruns) {
+            faultDropped++
+            progress.done++
+            options.onProgress?.({ ...progress })
+            return undefined
+          }
+          reruns++
+          await session?.close()
+          t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
+        }
         const r = reward(t, item)
         progress.done++
         if (r.reward > 0) progress.correct++
@@ -168,12 +210,15 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
       passes[1].push(passAtK(ok.length, c, 1))
       passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
     }
+    // all-equal groups go before downsampling: RoC would keep no signal from them anyway
+    const rejected = options.dropEqualRewardGroups === true && ok.length > 0 && hasEqualRewards(ok.map((r) => r.reward))
+    if (rejected) dropped++
     // a generator per group: the draws do not depend on which group finished first
     const random = seededRandom((seed * 1_000_003 + group) >>> 0)
-    const keptIdx = new Set(grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), { keep, random }))
-    let keptList = ok.filter((_, i) => keptIdx.has(i))
-    if (options.dropEqualRewardGroups && keptList.length > 0 && hasEqualRewards(keptList.map((r) => r.reward))) { keptList = []; dropped++ }
-    const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo')
+    const roc = { keep, random, ...(options.rocMode ? { mode: options.rocMode } : {}), ...(options.rocMinNegatives !== undefined ? { minNegatives: options.rocMinNegatives } : {}), ...(options.rocMinPositives !== undefined ? { minPositives: options.rocMinPositives } : {}) }
+    const keptIdx = new Set(rejected ? [] : grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), roc))
+    const keptList = ok.filter((_, i) => keptIdx.has(i))
+    const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo', options.advantageStd ? { std: options.advantageStd } : {})
     kept += keptList.length
     const records = ok.flatMap((r) => {
       const k = keptList.indexOf(r)
@@ -195,6 +240,8 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     failed: progress.failed,
     kept,
     groups_dropped: dropped,
+    fleet_fault_reruns: reruns,
+    fleet_fault_dropped: faultDropped,
     accuracy: mean(all.map((r) => r.reward)),
     pass_at_k: Object.fromEntries(Object.entries(passes).map(([k, xs]) => [k, mean(xs)])),
     tool_calls: all.reduce((a, r) => a + r.calls, 0),

@@ -10,6 +10,7 @@ import type { ChatMessage, Engine, SamplingParams } from '../engine/engine.ts'
 import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
 import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
 import type { ToolCallRecord, Trajectory, TurnRecord, StopReason } from './trajectory.ts'
+import { countAnswers } from './answer-tags.ts'
 import { chatmlToolTurn, type TurnTemplate } from './turn-template.ts'
 
 /** Options of {@link runEpisode}. */
@@ -36,20 +37,9 @@ export interface EpisodeOptions extends ToolStepOptions {
   signal?: AbortSignal
 }
 
-const ANSWER_BLOCK = /<answer>[\s\S]*?<\/answer>/g
-
 /** Default answer test: a closed `<answer>…</answer>` block or a `\boxed{`. */
 export function defaultHasAnswer (text: string): boolean {
   return /<answer>[\s\S]*?<\/answer>/.test(text) || text.includes('\\boxed{')
-}
-
-/**
- * Answers given: closed `<answer>` blocks over all turns; when the model never writes the tag,
- * the turns that hold a `\boxed{`.
- */
-export function countAnswers (turnTexts: readonly string[]): number {
-  const tagged = turnTexts.reduce((n, t) => n + (t.match(ANSWER_BLOCK)?.length ?? 0), 0)
-  return tagged > 0 ? tagged : turnTexts.filter((t) => t.includes('\\boxed{')).length
 }
 
 function isTokenIds (p: EpisodeOptions['prompt']): p is readonly number[] {

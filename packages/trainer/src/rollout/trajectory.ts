@@ -2,6 +2,7 @@
 import type { ExecResult, Status } from '@sandfleet/protocol'
 import type { FinishReason } from '../engine/engine.ts'
 import type { RocRollout } from '../algo/grpo-roc.ts'
+import { answerTagsBalanced } from './answer-tags.ts'
 
 /** Why an episode ended. */
 export type StopReason =
@@ -65,7 +66,7 @@ export interface Trajectory {
   turns: TurnRecord[]
   toolCalls: ToolCallRecord[]
   stopReason: StopReason
-  /** Closed answer blocks in the model's text (for GRPO-RoC's p_format). */
+  /** Closed `<answer>` blocks in the model's text (for GRPO-RoC's p_format; a `\boxed{}` alone does not count). */
   answers: number
   /** Wall time of the episode, ms. */
   wallMs: number
@@ -73,7 +74,8 @@ export interface Trajectory {
 
 /** The fields GRPO-RoC reads, from a trajectory and its reward. */
 export function toRocRollout (t: Trajectory, reward: number): RocRollout {
-  return { reward, toolStatuses: t.toolCalls.map((c) => c.status), answers: t.answers, turns: t.turns.length }
+  const texts = t.turns.map((turn) => turn.text)
+  return { reward, toolStatuses: t.toolCalls.map((c) => c.status), answers: t.answers, turns: t.turns.length, unbalancedAnswerTags: !answerTagsBalanced(texts) }
 }
 
 /** The model's text only (every turn, no tool output), where the final answer is looked for. */

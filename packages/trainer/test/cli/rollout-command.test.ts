@@ -83,6 +83,9 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format must be/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api must be/)
+    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode must be sample or deterministic, got random/], ['--advantage-std', 'sample', /--advantage-std must be population or unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults must be rerun or drop/], ['--advantage', 'ppo', /--advantage must be grpo or dr_grpo/]] as const) {
+      await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, flag, value], io), message)
+    }
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 

@@ -35,3 +35,70 @@ test('runDataset: DAPO overlong penalty on the reward, equal-reward groups dropp
     assert.deepEqual(await kept(), await kept())
   } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
 })
+
+test('runDataset: an episode hit by a fleet fault is re-run (default) or dropped, never trained on as a negative', async () => {
+  // the model calls a tool, then answers right only when it saw the tool's output
+  const server = await startScriptedEngine((ctx) => ctx.turn === 0
+    ? '<tool_call>{"name":"python","arguments":{"code":"print(7)"}}</tool_call>'
+    : (ctx.prompt.includes('<tool_response>\n7') ? '<answer>\\boxed{7}</answer>' : '<answer>\\boxed{0}</answer>'))
+  let calls = 0
+  let faultAt = [0, 2, 4] // calls answered with a fleet status, one of each
+  const faults = ['infra_error', 'overloaded', 'queue_timeout'] as const
+  const fleet = await startFakeFleet(() => {
+    const k = faultAt.indexOf(calls++)
+    const status = k >= 0 ? faults[k] : 'ok'
+    return { status, stdout: status === 'ok' ? '7\n' : '', stderr: '', exit_code: status === 'ok' ? 0 : null, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: status === 'ok' ? null : { type: 'SF_ERR_TEST', message: 'the runner went away' }, files: {}, runner: 'fake', sandbox: 'fake-0' }
+  })
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  const client = new SandfleetClient({ url: fleet.url, retry: { maxAttempts: 1 } })
+  const items = [{ messages: [{ role: 'user' as const, content: 'seven' }], reference: '7' }]
+  try {
+    const records: TrajectoryRecord[] = []
+    const summary = await runDataset({ items, n: 4, keep: 4, concurrency: 1, episode: { engine, fleet: client }, onRecord: (r) => { records.push(r) } })
+    assert.equal(records.length, 4)
+    assert.deepEqual(records.map((r) => r.reward), [1, 1, 1, 1], 'no faulted episode scored 0')
+    assert.ok(records.every((r) => Object.keys(r.tool_statuses).every((s) => s === 'ok')))
+    assert.equal(summary.fleet_fault_reruns, 3)
+    assert.equal(summary.fleet_fault_dropped, 0)
+    assert.equal(summary.accuracy, 1)
+
+    calls = 0
+    faultAt = [0, 1, 2]
+    const kept: TrajectoryRecord[] = []
+    const dropped = await runDataset({ items, n: 4, keep: 4, concurrency: 1, fleetFaults: 'drop', episode: { engine, fleet: client }, onRecord: (r) => { kept.push(r) } })
+    assert.equal(kept.length, 1, 'three episodes met a fault and were dropped; the fourth is trained on')
+    assert.equal(dropped.fleet_fault_dropped, 3)
+    assert.equal(dropped.rollouts, 1)
+
+    calls = 0
+    faultAt = [0, 1]
+    const capped = await runDataset({ items: [items[0]], n: 1, keep: 1, maxReruns: 1, episode: { engine, fleet: client }, onRecord: () => {} })
+    assert.equal(capped.fleet_fault_reruns, 1)
+    assert.equal(capped.fleet_fault_dropped, 1, 'after its re-runs a faulted episode is dropped, not scored')
+  } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
+})
+
+test('runDataset: all-equal groups are rejected before RoC downsamples; RoC mode, guards and advantage std reach it', async () => {
+  // item A: 1 correct of 8; item B: 8 correct of 8
+  const counts: Record<string, number> = {}
+  const server = await startScriptedEngine((ctx) => {
+    const key = ctx.prompt.includes('item A') ? 'A' : 'B'
+    const k = counts[key] = (counts[key] ?? 0) + 1
+    return key === 'B' || k === 3 ? '<answer>\\boxed{1}</answer>' : '<answer>\\boxed{2}</answer>'
+  })
+  const fleet = await startFakeFleet()
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  const client = new SandfleetClient({ url: fleet.url })
+  const items = [{ messages: [{ role: 'user' as const, content: 'item A' }], reference: '1' }, { messages: [{ role: 'user' as const, content: 'item B' }], reference: '1' }]
+  try {
+    const records: TrajectoryRecord[] = []
+    const summary = await runDataset({ items, n: 8, keep: 4, concurrency: 1, rocMode: 'deterministic', advantageStd: 'unbiased', dropEqualRewardGroups: true, writeAll: true, episode: { engine, fleet: client }, onRecord: (r) => { records.push(r) } })
+    assert.equal(summary.groups_dropped, 1)
+    assert.equal(records.filter((r) => r.group === 1 && r.kept).length, 0, 'item B: no rollout kept')
+    const a = records.filter((r) => r.group === 0 && r.kept)
+    assert.equal(a.length, 4)
+    assert.deepEqual(a.map((r) => r.sample), [0, 1, 2, 3], 'deterministic: equal penalties, lowest index first; the one positive guarded')
+    // rewards 0,0,1,0: mean 0.25, unbiased std 0.5
+    assert.deepEqual(a.map((r) => Math.round((r.advantage ?? NaN) * 1e4) / 1e4), [-0.5, -0.5, 1.5, -0.5])
+  } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
+})
