@@ -9,7 +9,8 @@ export function normalizeAnswer (raw: string): string {
   let s = raw.trim()
   s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '').trim()
   s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])/g, '')
-  s = s.replace(/\\displaystyle|\\(?:[,;:!]|\s)/g, ' ').replace(/~/g, ' ')
+  // `\\` (a row break) is read as one token first, so `\\ 2` never looks like the spacing command `\ `
+  s = s.replace(/\\\\|\\displaystyle|\\(?:[,;:!]|\s)/g, (m) => m === '\\\\' ? m : ' ').replace(/~/g, ' ')
   s = s.replace(/\\[dt]frac/g, '\\frac')
   s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°/g, '')
   s = s.replace(/\\?%/g, '')

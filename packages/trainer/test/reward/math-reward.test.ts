@@ -107,6 +107,10 @@ const PAIRS: Array<[string, string, boolean]> = [
   ['\\{3, 4\\}', '3, 4', true],
   ['1, 2', '1, 2, 3', false],
   ['\\frac{1}{2}, 2', '2, 0.5', true],
+  // matrices: a row break followed by a space is a row break, not a spacing command
+  ['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}', '\\begin{pmatrix}1\\\\2\\end{pmatrix}', true],
+  ['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}', '\\begin{pmatrix}2\\\\1\\end{pmatrix}', false],
+  ['\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}', '\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}', true],
   // invalid or empty answers never match
   ['x+', '1', false],
   ['', '0', false],
