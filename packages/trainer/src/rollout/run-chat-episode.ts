@@ -6,7 +6,7 @@
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatEngine, ChatMessage, SamplingParams } from '../engine/engine.ts'
-import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
+import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
 import { countAnswers } from './answer-tags.ts'
 import { defaultHasAnswer } from './run-episode.ts'
 import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
@@ -47,7 +47,7 @@ export async function runChatEpisode (options: ChatEpisodeOptions): Promise<Chat
   const format = options.format ?? 'hermes'
   const maxTurns = options.maxTurns ?? 10
   const hasAnswer = options.hasAnswer ?? defaultHasAnswer
-  const stop = [...new Set([...(options.sampling?.stop ?? []), ...TOOL_CALL_STOPS[format]])]
+  const stop = [...new Set([...(options.sampling?.stop ?? []), ...toolCallStops(format, options.maxParallelCalls ?? 1)])]
   const messages: ChatMessage[] = [...options.messages]
   const turns: TurnRecord[] = []
   const toolCalls: ToolCallRecord[] = []

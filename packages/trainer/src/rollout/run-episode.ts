@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatMessage, Engine, SamplingParams } from '../engine/engine.ts'
-import { parseToolCalls, TOOL_CALL_STOPS, type ToolCallFormat } from '../tools/parse.ts'
+import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
 import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
 import type { ToolCallRecord, Trajectory, TurnRecord, StopReason } from './trajectory.ts'
 import { countAnswers } from './answer-tags.ts'
@@ -55,7 +55,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
   const maxTurns = options.maxTurns ?? 10
   const budget = options.maxResponseTokens ?? 8192
   const hasAnswer = options.hasAnswer ?? defaultHasAnswer
-  const stop = [...new Set([...(options.sampling?.stop ?? []), ...TOOL_CALL_STOPS[format]])]
+  const stop = [...new Set([...(options.sampling?.stop ?? []), ...toolCallStops(format, options.maxParallelCalls ?? 1)])]
   const checkAbort = (): void => {
     if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
   }

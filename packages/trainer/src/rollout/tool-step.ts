@@ -1,12 +1,13 @@
 /**
  * One turn's tool calls: run the parsed ones through the fleet (concurrently, each on its own),
- * turn parse failures, code errors, timeouts and fleet faults into text for the model, and keep
- * every call's status. Nothing here throws but an abort.
+ * turn parse failures, unknown tool names, code errors, timeouts and fleet faults into text for
+ * the model, and keep every call's status (`parse_error` for a call that could not run as
+ * written). Nothing here throws but an abort.
  */
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { formatToolResult, type ResultStyle, type TruncateOptions } from '../tools/format.ts'
-import type { ToolCall } from '../tools/parse.ts'
+import { DEFAULT_TOOL_NAMES, type ToolCall } from '../tools/parse.ts'
 import type { ToolCallRecord } from './trajectory.ts'
 
 /** What the loop needs of the fleet: `SandfleetClient` and `Session` both fit. */
@@ -21,10 +22,12 @@ export interface ToolStepOptions {
   memoryMb?: number
   /** Result style (default `rstar2`). */
   style?: ResultStyle
-  /** Truncation of one result (default 2000 characters cut in the middle). */
+  /** Truncation of one result (default 2000 characters, both ends kept: `middle`). */
   truncate?: TruncateOptions
-  /** Most calls run per turn; later ones are answered with a parse-error text (default 4). */
-  maxCallsPerTurn?: number
+  /** Most calls run per turn (verl's `max_parallel_calls`, default 1); later ones are answered with an error text. */
+  maxParallelCalls?: number
+  /** Tool names the model may call (default {@link DEFAULT_TOOL_NAMES}); another name is answered with an error text. */
+  toolNames?: readonly string[]
 }
 
 async function runOne (fleet: ToolExecutor, call: ToolCall & { ok: true }, options: ToolStepOptions, signal?: AbortSignal): Promise<ExecResult> {
@@ -43,11 +46,14 @@ async function runOne (fleet: ToolExecutor, call: ToolCall & { ok: true }, optio
 export async function runToolStep (fleet: ToolExecutor, calls: readonly ToolCall[], turn: number, options: ToolStepOptions = {}, signal?: AbortSignal): Promise<ToolCallRecord[]> {
   const style = options.style ?? 'rstar2'
   const trunc = options.truncate ?? { maxChars: 2000, side: 'middle' }
-  const max = options.maxCallsPerTurn ?? 4
+  const max = options.maxParallelCalls ?? 1
+  const names = options.toolNames ?? DEFAULT_TOOL_NAMES
   return await Promise.all(calls.map(async (call, k): Promise<ToolCallRecord> => {
     const started = Date.now()
-    if (!call.ok || k >= max) {
-      const reason = call.ok ? `at most ${max} tool calls run per turn; this one did not run` : call.reason
+    if (!call.ok || k >= max || !names.includes(call.name)) {
+      const reason = !call.ok
+        ? call.reason
+        : k >= max ? `at most ${max} tool calls run per turn; this one did not run` : `unknown tool "${call.name}"; the tools are ${names.join(', ')}`
       return { turn, status: 'parse_error', code: call.ok ? call.code : '', stdin: call.ok ? call.stdin : '', parseError: reason, text: formatToolResult({ parseError: reason }, style), wallMs: 0 }
     }
     const result = await runOne(fleet, call, options, signal)

@@ -3,18 +3,24 @@ import type { ExecResult } from '@sandfleet/protocol'
 
 /** `rstar2`: `<tool_response>` text; `verl`: the bare text (the chat template wraps it); `output-fence`: ```` ```output ```` block. */
 export type ResultStyle = 'rstar2' | 'verl' | 'output-fence'
-/** Which side of a long text is cut. */
-export type TruncateSide = 'left' | 'right' | 'middle'
+/**
+ * The side of a long text that is kept, as verl's `tool_response_truncate_side` names it: `left`
+ * keeps the start, `right` keeps the end, `middle` keeps both ends and cuts the middle.
+ */
+export type TruncateSide = 'left' | 'middle' | 'right'
 
-/** Truncation options. */
+/** The truncation sides, for flag validation. */
+export const TRUNCATE_SIDES: readonly TruncateSide[] = Object.freeze(['left', 'middle', 'right'])
+
+/** Truncation options: at most `maxChars` characters of the text (verl's `max_tool_response_length`), `side` kept. */
 export interface TruncateOptions { maxChars: number, side: TruncateSide, marker?: string }
 
 /** Cuts `text` to at most `maxChars` characters plus a marker naming how many were cut. */
 export function truncate (text: string, { maxChars, side, marker = '...[{n} chars truncated]...' }: TruncateOptions): string {
   if (text.length <= maxChars) return text
   const mark = marker.replace('{n}', String(text.length - maxChars))
-  if (side === 'left') return mark + text.slice(text.length - maxChars)
-  if (side === 'right') return text.slice(0, maxChars) + mark
+  if (side === 'left') return text.slice(0, maxChars) + mark
+  if (side === 'right') return mark + text.slice(text.length - maxChars)
   const head = Math.ceil(maxChars / 2)
   return text.slice(0, head) + mark + text.slice(text.length - (maxChars - head))
 }

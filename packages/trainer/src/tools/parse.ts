@@ -21,6 +21,19 @@ export const TOOL_CALL_STOPS: Readonly<Record<ToolCallFormat, readonly string[]>
   code: ['</code>']
 })
 
+/**
+ * The stop strings of a turn that may make `maxParallelCalls` calls: with one, the turn stops
+ * right after the call; with more, the closing tag of the first call must not end the turn, so
+ * `hermes` and `code` turns end at EOS (as verl generates them). Markdown's ```` ```output ```` fence
+ * asks for every block before it, so it stays.
+ */
+export function toolCallStops (format: ToolCallFormat, maxParallelCalls: number): readonly string[] {
+  return maxParallelCalls > 1 && format !== 'markdown' ? [] : TOOL_CALL_STOPS[format]
+}
+
+/** Tool names a call may use when the caller names none: `python` and rStar2-Agent's `python_code_with_standard_io`. */
+export const DEFAULT_TOOL_NAMES: readonly string[] = Object.freeze(['python', 'python_code_with_standard_io'])
+
 function parseHermes (body: string, raw: string): ToolCall {
   let value: unknown
   try { value = JSON.parse(body) } catch (err) {

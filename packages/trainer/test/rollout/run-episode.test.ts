@@ -164,3 +164,42 @@ test('a prompt given as token ids goes to the engine as is; no chat template is 
     assert.equal(t.stopReason, 'answer')
   })
 })
+
+test('several tool calls in one turn all run (no stop string cuts the second) up to maxParallelCalls', async () => {
+  const two = `Both. ${call('print(2**3)')}\n${call('print(3**2)')}`
+  const script: Script = (ctx) => ctx.turn === 0 ? two : (ctx.prompt.includes('8\n') && ctx.prompt.includes('9\n') ? '<answer>\\boxed{17}</answer>' : '<answer>\\boxed{0}</answer>')
+  await withRig(script, async (engine, client, log) => {
+    const t = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'q' }], maxParallelCalls: 2 })
+    assert.deepEqual(t.toolCalls.map((c) => c.status), ['ok', 'ok'])
+    assert.equal(log().length > 0, true)
+    assert.match(t.turns[1].text, /17/, 'the model read both outputs')
+    checkAlignment(t)
+    // the default is verl's: one call per turn, the turn stops at the first </tool_call>
+    const one = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'q' }] })
+    assert.deepEqual(one.toolCalls.map((c) => c.status), ['ok'])
+    assert.equal(one.turns[0].stoppedBy, '</tool_call>')
+    // three calls with a limit of two: the third is answered with an error, not run
+    const three = `${two}\n${call('print(4**2)')}`
+    await withRig(() => three, async (e2, c2, log2) => {
+      const x = await runEpisode({ engine: e2, fleet: c2, prompt: [{ role: 'user', content: 'q' }], maxParallelCalls: 2, maxTurns: 2 })
+      assert.deepEqual(x.turns[0].toolStatuses, ['ok', 'ok', 'parse_error'])
+      assert.match(x.toolCalls[2].parseError ?? '', /at most 2 tool calls/)
+      assert.equal(log2().length >= 1, true)
+    })
+  }, byCode, 1)
+})
+
+test('an unknown tool name is a tool error fed back to the model, never run as Python', async () => {
+  const script: Script = (ctx) => ctx.turn === 0
+    ? '<tool_call>{"name": "bash", "arguments": {"code": "print(1)"}}</tool_call>'
+    : (ctx.prompt.includes('unknown tool "bash"') ? '<answer>\\boxed{1}</answer>' : 'not told')
+  await withRig(script, async (engine, client, log) => {
+    const t = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'q' }] })
+    assert.equal(t.stopReason, 'answer')
+    assert.deepEqual(t.toolCalls.map((c) => c.status), ['parse_error'])
+    assert.match(t.toolCalls[0].parseError ?? '', /unknown tool "bash"; the tools are python, python_code_with_standard_io/)
+    assert.deepEqual(log(), [], 'nothing ran')
+    const named = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'q' }], toolNames: ['bash'] })
+    assert.deepEqual(named.toolCalls.map((c) => c.status), ['ok'], 'a name the caller declares runs')
+  })
+})

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { ExecResult } from '@sandfleet/protocol'
-import { formatToolResult, truncate } from '@sandfleet/trainer'
+import { formatToolResult, TRUNCATE_SIDES, truncate } from '@sandfleet/trainer'
 
 const base: ExecResult = { status: 'ok', stdout: '42\n', stderr: '', exit_code: 0, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: null, files: {}, runner: 'r', sandbox: 's' }
 
@@ -18,10 +18,11 @@ test('status decides the text: timeout and user errors are named, fleet faults a
   assert.match(formatToolResult({ ...base, status: 'infra_error', stdout: '', error: { type: 'SF_ERR_X', message: 'runner lost' } }, 'verl'), /unavailable \(infra_error\)/)
 })
 
-test('truncation keeps maxChars characters on the chosen side plus a marker', () => {
+test('truncation sides are named as verl names them: left keeps the start, right keeps the end, middle both ends', () => {
   const text = 'abcdefghij'
-  assert.equal(truncate(text, { maxChars: 4, side: 'right', marker: '[{n}]' }), 'abcd[6]')
-  assert.equal(truncate(text, { maxChars: 4, side: 'left', marker: '[{n}]' }), '[6]ghij')
+  assert.equal(truncate(text, { maxChars: 4, side: 'left', marker: '[{n}]' }), 'abcd[6]')
+  assert.equal(truncate(text, { maxChars: 4, side: 'right', marker: '[{n}]' }), '[6]ghij')
   assert.equal(truncate(text, { maxChars: 4, side: 'middle', marker: '[{n}]' }), 'ab[6]ij')
   assert.equal(truncate(text, { maxChars: 10, side: 'middle' }), text)
+  assert.deepEqual(TRUNCATE_SIDES, ['left', 'middle', 'right'])
 })
