@@ -15,7 +15,7 @@ export async function serve (argv: string[]): Promise<void> {
   const runner = new Runner(runnerConfig, { logger })
   // The gateway's app is built while the sandboxes warm; it listens once the runner is ready.
   const started = runner.start()
-  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry], service: 'serve', after: started })
+  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry], component: 'serve', after: started })
     .catch(async (err: unknown) => { await started.catch(() => {}); await runner.close(); throw err })
   gateway.app.log.info({ url: gateway.url, languages: runner.languages, isolation: runner.isolation() }, `sandfleet serving on ${gateway.url}; ${runner.backendReason}`)
   closeOnSignals(async () => { await gateway.close(); await runner.close() })

@@ -14,8 +14,11 @@ export const PROCESS_METRICS_PREFIX = 'sandfleet_'
 
 /** What `sandfleet_build_info` says. */
 export interface BuildInfo {
-  /** The role of the process: `gateway`, `runner`, `serve`. */
-  service: string
+  /**
+   * The role of the process: `gateway`, `runner`, `serve`. (Not `service`: the Prometheus
+   * Operator gives every target a `service` label, which would rename this one.)
+   */
+  component: string
   /** The package version. */
   version: string
   /** The git commit (see {@link buildCommit}); `unknown` when empty. */
@@ -27,10 +30,10 @@ export function registerProcessMetrics (registry: Registry, info: BuildInfo): vo
   const commit = info.commit === undefined || info.commit === '' ? 'unknown' : info.commit
   new Gauge({
     name: 'sandfleet_build_info',
-    help: 'Always 1; the build of this process in its labels (service, version, commit, node_version)',
-    labelNames: ['service', 'version', 'commit', 'node_version'] as const,
+    help: 'Always 1; the build of this process in its labels (component, version, commit, node_version)',
+    labelNames: ['component', 'version', 'commit', 'node_version'] as const,
     registers: [registry]
-  }).set({ service: info.service, version: info.version, commit, node_version: process.version }, 1)
+  }).set({ component: info.component, version: info.version, commit, node_version: process.version }, 1)
   collectDefaultMetrics({ register: registry, prefix: PROCESS_METRICS_PREFIX })
 }
 

@@ -47,7 +47,7 @@ export interface GatewayOptions {
   /** A pino logger or `false`; default: Fastify's pino at `config.logLevel`. */
   logger?: FastifyBaseLogger | false
   /** The role this process's `sandfleet_build_info` names (default `gateway`). */
-  service?: string
+  component?: string
 }
 
 /** The gateway app, with its parts reachable for tests and the CLI. */
@@ -89,7 +89,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     maxSubBatchItems: config.maxSubBatchItems,
     ...(options.affinity === undefined ? {} : { affinity: options.affinity })
   })
-  const metrics = new GatewayMetrics(runners, options.service === undefined ? {} : { service: options.service })
+  const metrics = new GatewayMetrics(runners, options.component === undefined ? {} : { component: options.component })
   router.observe(metrics.record)
   const admission = new Admission(config.maxInFlight)
   metrics.inFlightNow = () => admission.inFlight

@@ -35,7 +35,7 @@ export const UNMATCHED_ROUTE = 'unmatched'
 /** Options of {@link GatewayMetrics}. */
 export interface GatewayMetricsOptions {
   /** The role `sandfleet_build_info` names (default `gateway`; `sandfleet serve` says `serve`). */
-  service?: string
+  component?: string
 }
 
 /** The metrics one gateway exports. */
@@ -57,7 +57,7 @@ export class GatewayMetrics {
 
   constructor (set: RunnerSet, options: GatewayMetricsOptions = {}) {
     const registers = [this.registry]
-    registerProcessMetrics(this.registry, { service: options.service ?? 'gateway', version: gatewayPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
+    registerProcessMetrics(this.registry, { component: options.component ?? 'gateway', version: gatewayPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
     this.httpRequests = new Counter({
       name: 'sandfleet_gateway_http_requests_total',
       help: 'HTTP requests answered, by route template, method and status code (route "unmatched": no route)',

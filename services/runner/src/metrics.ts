@@ -37,7 +37,7 @@ export class RunnerMetrics {
   constructor (runnerId: string, processMetrics = false) {
     const registers = [this.registry]
     this.registry.setDefaultLabels({ runner: runnerId })
-    if (processMetrics) registerProcessMetrics(this.registry, { service: 'runner', version: runnerPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
+    if (processMetrics) registerProcessMetrics(this.registry, { component: 'runner', version: runnerPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
     this.#executions = new Counter({ name: 'sandfleet_runner_executions_total', help: 'Jobs answered, by status, language and backend', labelNames: ['status', 'language', 'backend'], registers })
     this.#duration = new Histogram({ name: 'sandfleet_runner_execution_duration_seconds', help: 'Run time of the code', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
     this.#queueWait = new Histogram({ name: 'sandfleet_runner_queue_wait_seconds', help: 'Time jobs waited for a sandbox', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
