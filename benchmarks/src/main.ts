@@ -22,14 +22,15 @@ import { SCENARIOS } from './scenarios/index.ts'
 
 function usage (): string {
   const rows = Object.entries(SCENARIOS).map(([name, s]) => `  ${name.padEnd(22)} ${s.summary}`)
-  return `usage: npm run bench -- SCENARIO [flags]\n\nscenarios:\n${rows.join('\n')}\n\nflags (or the environment variable):\n${flagHelp()}`
+  return `usage: npm run bench -- SCENARIO [flags]\n\nscenarios:\n${rows.join('\n')}\n\nflags (each also its [environment variable]):\n${flagHelp()}`
 }
 
 /** Runs one scenario from the command line; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   let parsed
   try { parsed = parseBenchArgs(argv, env) } catch (err) { console.error(`bench: ${(err as Error).message}\n\n${usage()}`); return 2 }
-  const { options, positionals } = parsed
+  const { options, positionals, help } = parsed
+  if (help) { console.log(usage()); return 0 }
   const name = positionals[0]
   if (name === undefined || name === 'help' || SCENARIOS[name] === undefined || positionals.length > 1) {
     console.error(name === undefined || name === 'help' ? usage() : `bench: unknown scenario ${positionals.join(' ')}\n\n${usage()}`)

@@ -1,9 +1,9 @@
 /**
  * The harness's parameters, from flags (`--duration 5`) or `SANDFLEET_BENCH_*` variables
- * (`SANDFLEET_BENCH_DURATION=5`); flags win. A bad value throws one error listing every problem.
+ * (`SANDFLEET_BENCH_DURATION=5`); flags win. Read by the CLI's one parser (@sandfleet/protocol). A bad value throws one error listing every problem.
  */
 import { existsSync } from 'node:fs'
-import { parseArgs } from 'node:util'
+import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
 import { wrkAvailable } from './wrk.ts'
 
 /** Parameters shared by every scenario. */
@@ -40,75 +40,67 @@ export interface BenchOptions {
   engine: 'wrk' | 'undici'
 }
 
-/** Flag → [type, help]; each has a `SANDFLEET_BENCH_<FLAG>` variable too. */
-export const FLAGS = {
-  url: ['string', 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)'],
-  duration: ['number', 'recorded seconds per load run (default 10)'],
-  warmup: ['number', 'seconds of load before recording (default 2)'],
-  concurrency: ['number', "requests in flight (default: the scenario's)"],
-  connections: ['number', 'keep-alive connections (default: the concurrency)'],
-  'batch-size': ['number', 'calls per batch request (default 64)'],
-  'pool-size': ['number', "sandboxes of the started fleet (default: the runner's default)"],
-  backend: ['string', 'backend of the started fleet (default process, the one the targets are set for)'],
-  sizes: ['string', 'pool sizes compared by the pool-size scenario (default 2,4,8)'],
-  rounds: ['number', 'interleaved rounds of the pool-size scenario (default 3)'],
-  repeats: ['number', 'timeouts provoked by replace-after-timeout (default 10)'],
-  sessions: ['number', 'idle sessions opened by sessions-idle (default 500)'],
-  python: ['string', 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)'],
-  json: ['boolean', 'print one JSON document on stdout'],
-  engine: ['string', 'load generator: wrk (default when installed: apt-get install wrk) or undici']
-} as const
+const env = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_').toUpperCase()}`
 
-type Flag = keyof typeof FLAGS
-
-const envName = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_').toUpperCase()}`
-
-/** Parses `argv` (after the scenario name is taken out) and `env`; returns the options and positionals. */
-export function parseBenchArgs (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): { options: BenchOptions, positionals: string[] } {
-  const spec = Object.fromEntries(Object.entries(FLAGS).map(([k, [type]]) => [k, { type: type === 'boolean' ? 'boolean' as const : 'string' as const }]))
-  const { values, positionals } = parseArgs({ args: [...argv], options: spec, allowPositionals: true, strict: true })
-  const problems: string[] = []
-  const raw = (flag: Flag): string | boolean | undefined => (values as Record<string, string | boolean | undefined>)[flag] ?? env[envName(flag)]
-  const num = (flag: Flag, fallback: number | undefined, integer: boolean, min: number): number | undefined => {
-    const v = raw(flag)
-    if (v === undefined || v === '') return fallback
-    const n = Number(v)
-    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
-      problems.push(`--${flag} (${envName(flag)}): expected ${integer ? 'an integer' : 'a number'} ≥ ${min}, got ${JSON.stringify(v)}`)
-      return fallback
-    }
-    return n
+/** The harness's command line: its flags (each with a `SANDFLEET_BENCH_<FLAG>` variable too). */
+export const BENCH_COMMAND = defineCommand({
+  name: 'sandfleet bench',
+  positionals: 'SCENARIO',
+  summary: 'The load-testing harness (also `npm run bench -- SCENARIO [flags]`): drives a real fleet and prints its figures beside machine, date and commit.',
+  flags: {
+    url: { type: 'string', env: env('url'), placeholder: 'URL', help: 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)' },
+    duration: { type: 'number', env: env('duration'), min: 0.01, default: 10, help: 'recorded seconds per load run' },
+    warmup: { type: 'number', env: env('warmup'), min: 0, default: 2, help: 'seconds of load before recording' },
+    concurrency: { type: 'integer', env: env('concurrency'), min: 1, help: "requests in flight (default: the scenario's)" },
+    connections: { type: 'integer', env: env('connections'), min: 1, help: 'keep-alive connections (default: the concurrency)' },
+    'batch-size': { type: 'integer', env: env('batch-size'), min: 1, default: 64, help: 'calls per batch request' },
+    'pool-size': { type: 'integer', env: env('pool-size'), min: 1, help: "sandboxes of the started fleet (default: the runner's default)" },
+    backend: { type: 'string', env: env('backend'), default: 'process', help: 'backend of the started fleet (process: the one the targets are set for)' },
+    sizes: { type: 'list', items: 'integer', min: 1, env: env('sizes'), default: ['2', '4', '8'], help: 'pool sizes compared by the pool-size scenario' },
+    rounds: { type: 'integer', env: env('rounds'), min: 1, default: 3, help: 'interleaved rounds of the pool-size scenario' },
+    repeats: { type: 'integer', env: env('repeats'), min: 1, default: 10, help: 'timeouts provoked by replace-after-timeout' },
+    sessions: { type: 'integer', env: env('sessions'), min: 1, default: 500, help: 'idle sessions opened by sessions-idle' },
+    python: { type: 'string', env: env('python'), placeholder: 'PATH', help: 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)' },
+    json: { type: 'boolean', env: env('json'), help: 'print one JSON document on stdout' },
+    engine: { type: 'string', env: env('engine'), choices: ['wrk', 'undici'], help: 'load generator: wrk (default when installed: apt-get install wrk) or undici' }
   }
-  const str = (flag: Flag, fallback: string): string => { const v = raw(flag); return typeof v === 'string' && v !== '' ? v : fallback }
-  const sizes = str('sizes', '2,4,8').split(',').map((s) => Number(s.trim()))
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) problems.push(`--sizes: expected integers ≥ 1 separated by commas, got ${str('sizes', '')}`)
-  const jsonRaw = raw('json')
+})
+
+/** Parses `argv` (the scenario name among them) and `env`; returns the options and positionals (`help`: print the usage). */
+export function parseBenchArgs (argv: readonly string[], environment: Readonly<Record<string, string | undefined>>): { options: BenchOptions, positionals: string[], help: boolean } {
+  const problems: string[] = []
+  let parsed
+  try { parsed = parseCommandLine(BENCH_COMMAND, argv, environment) } catch (err) {
+    if (!(err instanceof CommandLineError)) throw err
+    problems.push(...err.problems)
+  }
+  const v = parsed?.values ?? {}
+  const sizes = (v.sizes ?? ['2', '4', '8']).map(Number)
   const options: BenchOptions = {
-    url: typeof raw('url') === 'string' && raw('url') !== '' ? raw('url') as string : undefined,
-    durationS: num('duration', 10, false, 0.01) as number,
-    warmupS: num('warmup', 2, false, 0) as number,
-    concurrency: num('concurrency', undefined, true, 1),
-    connections: num('connections', undefined, true, 1),
-    batchSize: num('batch-size', 64, true, 1) as number,
-    poolSize: num('pool-size', undefined, true, 1),
-    backend: str('backend', 'process'),
+    url: v.url,
+    durationS: v.duration ?? 10,
+    warmupS: v.warmup ?? 2,
+    concurrency: v.concurrency,
+    connections: v.connections,
+    batchSize: v.batchSize ?? 64,
+    poolSize: v.poolSize,
+    backend: v.backend ?? 'process',
     sizes,
-    rounds: num('rounds', 3, true, 1) as number,
-    repeats: num('repeats', 10, true, 1) as number,
-    sessions: num('sessions', 500, true, 1) as number,
-    python: str('python', existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
-    json: jsonRaw === true || jsonRaw === 'true' || jsonRaw === '1',
+    rounds: v.rounds ?? 3,
+    repeats: v.repeats ?? 10,
+    sessions: v.sessions ?? 500,
+    python: v.python ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
+    json: v.json === true,
     engine: 'undici'
   }
-  const engine = str('engine', wrkAvailable() ? 'wrk' : 'undici')
+  const engine = v.engine ?? (wrkAvailable() ? 'wrk' : 'undici')
   if (engine === 'wrk' && !wrkAvailable()) problems.push('--engine wrk: wrk is not installed (apt-get install wrk)')
-  else if (engine === 'wrk' || engine === 'undici') options.engine = engine
-  else problems.push(`--engine (${envName('engine')}): expected wrk or undici, got ${JSON.stringify(engine)}`)
+  else options.engine = engine as BenchOptions['engine']
   if (problems.length > 0) throw new Error(`bad benchmark parameters:\n  ${problems.join('\n  ')}`)
-  return { options, positionals }
+  return { options, positionals: parsed?.positionals ?? [], help: parsed?.help ?? false }
 }
 
 /** One line per flag, for the usage message. */
 export function flagHelp (): string {
-  return Object.entries(FLAGS).map(([k, [, help]]) => `  --${k.padEnd(12)} ${envName(k).padEnd(28)} ${help}`).join('\n')
+  return commandHelp(BENCH_COMMAND).split('\nflags:\n')[1]
 }

@@ -1,7 +1,11 @@
 /**
  * The `sandfleet` command line: a table of commands, one file each in commands/, each imported
  * only when it runs (`serve` need not load the trainer library's math, nor `--help` anything).
+ * Every command reads its flags with the one parser (`parseCommandLine` of @sandfleet/protocol)
+ * and answers `--help` from the same declaration.
  */
+import { readFileSync } from 'node:fs'
+
 type Command = (argv: string[]) => Promise<void>
 
 /** Command name → implementation (imported on demand) and one line of help. */
@@ -14,14 +18,21 @@ export const COMMANDS: Record<string, { load: () => Promise<Command>, help: stri
   exec: { load: async () => (await import('./commands/exec.ts')).exec, help: 'run FILE (or - for stdin) and print its output: --url URL (else a local runner), --timeout-ms, --memory-mb, --stdin-file, --json' }
 }
 
+/** The CLI package's version. */
+export function version (): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
+
 function usage (): string {
-  return ['usage: sandfleet COMMAND [flags]   (every flag is also a SANDFLEET_* variable)', '',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.help}`)].join('\n')
+  return ['usage: sandfleet COMMAND [flags]   (sandfleet COMMAND --help: its flags, each also a SANDFLEET_* variable)', '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.help}`), '', '  --version  print the version'].join('\n')
 }
 
 const [name = 'serve', ...argv] = process.argv.slice(2)
 if (name === 'help' || name === '--help' || name === '-h') {
   console.log(usage())
+} else if (name === '--version' || name === '-V' || name === 'version') {
+  console.log(version())
 } else {
   const command = COMMANDS[name]
   if (command === undefined) {

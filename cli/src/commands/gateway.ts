@@ -3,12 +3,21 @@
  * (`--runners` or `--runners-dns host:port` for a headless Kubernetes service). Every setting of
  * the gateway is a flag (`--max-in-flight 512`) or a `SANDFLEET_*` variable.
  */
-import { closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
-import { gatewayValues } from '../flags.ts'
+import { GatewayConfigSchema, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
+import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+
+/** The command's flags: every key of the gateway's config. */
+export const GATEWAY_COMMAND = defineCommand({
+  name: 'sandfleet gateway',
+  summary: 'The gateway alone, routing to runners elsewhere (--runners or --runners-dns).',
+  flags: configFlags(GatewayConfigSchema)
+})
 
 /** Runs the command until SIGINT/SIGTERM. */
 export async function gateway (argv: string[]): Promise<void> {
-  const config = loadGatewayConfig({ values: gatewayValues(argv) })
+  const { values, help } = parseCommandLine(GATEWAY_COMMAND, argv)
+  if (help) { console.log(commandHelp(GATEWAY_COMMAND)); return }
+  const config = loadGatewayConfig({ values })
   if (config.runners.length === 0 && config.runnersDns === '') {
     throw new Error('no runners: pass --runners http://HOST:PORT,… or --runners-dns HOST:PORT (or run `sandfleet serve` for gateway and runner in one process)')
   }

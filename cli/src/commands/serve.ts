@@ -1,15 +1,44 @@
 /** `sandfleet serve`: the gateway and a local runner in one process (the embedded default). */
-import { InProcessRunnerClient, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
+import { GatewayConfigSchema, InProcessRunnerClient, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
 import { pino } from 'pino'
-import { Runner, readRunnerConfig } from '@sandfleet/runner'
-import { gatewayValues } from '../flags.ts'
+import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+import { RUNNER_COMMAND, Runner, RunnerConfigSchema, readRunnerConfig } from '@sandfleet/runner'
 
-/** Runs the command; gateway flags (--host, --port, …) and runner flags (--backend, …) mix. */
+/** Keys of the gateway alone (the in-process runner does not listen). */
+const GATEWAY_ONLY = ['host', 'port']
+/** Keys both halves take: the queue timeout (the gateway's budget for a call and the runner's cap) and the log level of their one logger. */
+const BOTH = ['queueTimeoutMs', 'logLevel']
+const RUNNER_KEYS = Object.keys(RunnerConfigSchema.properties)
+
+/** The command's flags: the gateway's --host and --port, the runner's settings, then the gateway's others. */
+export const SERVE_COMMAND = defineCommand({
+  name: 'sandfleet serve',
+  summary: 'The gateway and a local runner in one process (the default command). A setting both halves have goes to the runner, except --host and --port (the gateway\'s), --queue-timeout-ms and --log-level (both).',
+  flags: {
+    ...configFlags(GatewayConfigSchema, { only: GATEWAY_ONLY }),
+    ...Object.fromEntries(Object.entries(RUNNER_COMMAND.flags).filter(([name]) => !['host', 'port'].includes(name))),
+    ...configFlags(GatewayConfigSchema, { except: RUNNER_KEYS })
+  }
+})
+
+/** Splits read values between the halves: --host/--port to the gateway, the queue timeout and log level to both, a runner setting to the runner, the rest to the gateway. */
+export function splitServeValues (values: Readonly<Record<string, unknown>>): { gateway: Record<string, unknown>, runner: Record<string, unknown> } {
+  const gateway: Record<string, unknown> = {}
+  const runner: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(values)) {
+    if (GATEWAY_ONLY.includes(key) || BOTH.includes(key) || !RUNNER_KEYS.includes(key)) gateway[key] = value
+    if (!GATEWAY_ONLY.includes(key) && RUNNER_KEYS.includes(key)) runner[key] = value
+  }
+  return { gateway, runner }
+}
+
+/** Runs the command. */
 export async function serve (argv: string[]): Promise<void> {
-  const { gatewayArgs, runnerArgs } = splitServeFlags(argv)
-  const { config: runnerConfig, rest } = readRunnerConfig({ argv: runnerArgs, env: process.env, allowUnknownFlags: true })
-  const values = gatewayValues([...rest, ...gatewayArgs])
-  const config = loadGatewayConfig({ values })
+  const { values, help } = parseCommandLine(SERVE_COMMAND, argv)
+  if (help) { console.log(commandHelp(SERVE_COMMAND)); return }
+  const split = splitServeValues(values)
+  const { config: runnerConfig } = readRunnerConfig({ values: split.runner, env: process.env })
+  const config = loadGatewayConfig({ values: split.gateway })
   // One logger for both halves, so the runner's start-up warnings (the unsafe backend) show.
   const logger = pino({ level: config.logLevel })
   const runner = new Runner(runnerConfig, { logger })
@@ -19,29 +48,4 @@ export async function serve (argv: string[]): Promise<void> {
     .catch(async (err: unknown) => { await started.catch(() => {}); await runner.close(); throw err })
   gateway.app.log.info({ url: gateway.url, languages: runner.languages, isolation: runner.isolation() }, `sandfleet serving on ${gateway.url}; ${runner.backendReason}`)
   closeOnSignals(async () => { await gateway.close(); await runner.close() })
-}
-
-/** Flags of the gateway alone (the in-process runner does not listen). */
-const GATEWAY_ONLY = /^--(host|port)(=|$)/
-/** Flags both halves take: the queue timeout (the gateway's budget for a call and the runner's cap) and the log level of their one logger. */
-const BOTH = /^--(queue-timeout-ms|log-level)(=|$)/
-
-/**
- * Splits `argv` between the halves: `--host`/`--port` (with `=value` or a separate value) to the
- * gateway, `--queue-timeout-ms` and `--log-level` to both (as their `SANDFLEET_*` variables reach
- * both), the rest to the runner.
- */
-export function splitServeFlags (argv: string[]): { gatewayArgs: string[], runnerArgs: string[] } {
-  const gatewayArgs: string[] = []
-  const runnerArgs: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    const gateway = GATEWAY_ONLY.test(arg)
-    const both = BOTH.test(arg)
-    if (!gateway && !both) { runnerArgs.push(arg); continue }
-    const flag = !arg.includes('=') && i + 1 < argv.length ? [arg, argv[++i]] : [arg]
-    gatewayArgs.push(...flag)
-    if (both) runnerArgs.push(...flag)
-  }
-  return { gatewayArgs, runnerArgs }
 }

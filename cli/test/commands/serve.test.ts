@@ -1,24 +1,31 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { splitServeFlags } from '../../src/commands/serve.ts'
+import { parseCommandLine } from '@sandfleet/protocol'
+import { SERVE_COMMAND, splitServeValues } from '../../src/commands/serve.ts'
 
-test('serve gives --host and --port to the gateway, every other flag to the runner', () => {
-  assert.deepEqual(splitServeFlags(['--port', '9000', '--backend', 'process', '--host=127.0.0.1', '--pool-size', '4']), {
-    gatewayArgs: ['--port', '9000', '--host=127.0.0.1'],
-    runnerArgs: ['--backend', 'process', '--pool-size', '4']
+const split = (argv: string[]): ReturnType<typeof splitServeValues> => splitServeValues(parseCommandLine(SERVE_COMMAND, argv).values)
+
+test('serve gives --host and --port to the gateway, every runner setting to the runner', () => {
+  assert.deepEqual(split(['--port', '9000', '--backend', 'process', '--host=127.0.0.1', '--pool-size', '4']), {
+    gateway: { port: '9000', host: '127.0.0.1' },
+    runner: { backend: 'process', poolSize: '4' }
   })
 })
 
-test('serve gives --queue-timeout-ms to both: the gateway\'s budget for a call and the runner\'s cap', () => {
-  assert.deepEqual(splitServeFlags(['--queue-timeout-ms', '500', '--pool-size=2', '--queue-timeout-ms=700']), {
-    gatewayArgs: ['--queue-timeout-ms', '500', '--queue-timeout-ms=700'],
-    runnerArgs: ['--queue-timeout-ms', '500', '--pool-size=2', '--queue-timeout-ms=700']
+test('serve gives --queue-timeout-ms to both (the gateway\'s budget for a call and the runner\'s cap), and a gateway-only setting to the gateway', () => {
+  assert.deepEqual(split(['--queue-timeout-ms', '500', '--pool-size=2', '--max-in-flight=64']), {
+    gateway: { queueTimeoutMs: '500', maxInFlight: '64' },
+    runner: { queueTimeoutMs: '500', poolSize: '2' }
   })
 })
 
 test('serve gives --log-level to both: the one logger of both halves is made from the gateway\'s config', () => {
-  assert.deepEqual(splitServeFlags(['--log-level', 'warn', '--backend=process']), {
-    gatewayArgs: ['--log-level', 'warn'],
-    runnerArgs: ['--log-level', 'warn', '--backend=process']
+  assert.deepEqual(split(['--log-level', 'warn', '--backend=process']), {
+    gateway: { logLevel: 'warn' },
+    runner: { logLevel: 'warn', backend: 'process' }
   })
+})
+
+test('serve refuses a flag neither half knows, naming it', () => {
+  assert.throws(() => parseCommandLine(SERVE_COMMAND, ['--pool-sise', '4']), /--pool-sise: unknown flag/)
 })

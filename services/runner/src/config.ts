@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { LANGUAGES, LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
+import { LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
@@ -116,12 +116,31 @@ export const RUNNER_FLAGS: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [c
 /** Environment variable → config key, e.g. `SANDFLEET_POOL_SIZE` → `poolSize`. */
 export const RUNNER_ENV: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [configEnvName(k), k]))
 
+/** `sandfleet runner`: every key of the config is a flag and a `SANDFLEET_*` variable. */
+export const RUNNER_COMMAND = defineCommand({
+  name: 'sandfleet runner',
+  summary: 'One runner and its internal API (for gateways); it says at start-up which backend it chose, and drains on SIGTERM.',
+  flags: withDefaults(configFlags(RunnerConfigSchema))
+})
+
+/** The flags' help with this host's defaults. */
+function withDefaults (flags: Record<string, FlagSpec>): Record<string, FlagSpec> {
+  const defaults = runnerConfigDefaults() as Record<string, unknown>
+  return Object.fromEntries(Object.entries(flags).map(([name, flag]) => {
+    const d = defaults[name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]
+    const shown = Array.isArray(d) ? d.join(',') : String(d)
+    return [name, shown === '' || name === 'id' ? flag : { ...flag, help: `${flag.help} (default ${shown})` }]
+  }))
+}
+
 /** Where the configuration comes from. */
 export interface ConfigSources {
   /** Command-line arguments after the command (`['--pool-size', '4']`). */
   argv?: readonly string[]
   /** Environment; only the `SANDFLEET_*` names of this schema are read. */
   env?: Readonly<Record<string, string | undefined>>
+  /** Flags already read (by a command that takes more than the runner's), keyed like the config; text is converted like a flag's. */
+  values?: Readonly<Record<string, unknown>>
   /** Values set by code; they win over flags and environment. */
   overrides?: RunnerConfigInput
   /** When true, flags this schema does not know are returned in `rest` instead of being problems. */
@@ -162,29 +181,26 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
     values[key] = coerce(key, raw)
     origin[key] = name
   }
-  const rest: string[] = []
-  const argv = sources.argv ?? []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    if (!arg.startsWith('--')) {
-      if (sources.allowUnknownFlags === true) rest.push(arg)
-      else problems.push(`unexpected argument "${arg}"`)
-      continue
+  let parsed: ReturnType<typeof parseCommandLine<typeof RUNNER_COMMAND.flags>>
+  try {
+    parsed = parseCommandLine(RUNNER_COMMAND, sources.argv ?? [], undefined, { passUnknown: true })
+  } catch (err) {
+    throw err instanceof CommandLineError ? new ConfigError([...err.problems]) : err
+  }
+  const rest = sources.allowUnknownFlags === true ? parsed.rest : []
+  if (sources.allowUnknownFlags !== true) {
+    for (let i = 0; i < parsed.rest.length; i++) {
+      const arg = parsed.rest[i]
+      if (!arg.startsWith('--')) { problems.push(`unexpected argument "${arg}"`); continue }
+      problems.push(`unknown flag ${arg.split('=')[0]}`)
+      if (!arg.includes('=') && parsed.rest[i + 1] !== undefined && !parsed.rest[i + 1].startsWith('--')) i++
     }
-    const eq = arg.indexOf('=')
-    const name = arg.slice(2, eq === -1 ? undefined : eq)
-    const key = RUNNER_FLAGS.get(name)
-    if (key === undefined) {
-      if (sources.allowUnknownFlags === true) rest.push(arg)
-      else problems.push(`unknown flag --${name}`)
-      continue
-    }
-    let raw: string
-    if (eq !== -1) raw = arg.slice(eq + 1)
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) raw = argv[++i]
-    else { problems.push(`--${name}: needs a value`); continue }
-    values[key] = coerce(key, raw)
-    origin[key] = `--${name}`
+  }
+  for (const [key, value] of Object.entries({ ...parsed.values, ...sources.values })) {
+    if (value === undefined) continue
+    if (!KEYS.includes(key as Key)) { problems.push(`--${configFlagName(key)}: unknown flag`); continue }
+    values[key] = typeof value === 'string' ? coerce(key as Key, value) : value
+    origin[key] = `--${configFlagName(key)}`
   }
   for (const [key, value] of Object.entries(sources.overrides ?? {})) {
     if (value === undefined) continue

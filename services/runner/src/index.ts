@@ -18,7 +18,7 @@
 export { Runner, type RunnerOptions, type ExecuteOptions, type RequestProblem } from './runner.ts'
 export { buildRunnerApp, type RunnerAppOptions } from './app.ts'
 export {
-  BACKENDS, RUNNER_ENV, RUNNER_FLAGS, RunnerConfigSchema, parseRunnerConfig, readRunnerConfig, runnerConfig, runnerConfigDefaults,
+  BACKENDS, RUNNER_COMMAND, RUNNER_ENV, RUNNER_FLAGS, RunnerConfigSchema, parseRunnerConfig, readRunnerConfig, runnerConfig, runnerConfigDefaults,
   type Backend, type ConfigSources, type RunnerConfig, type RunnerConfigInput
 } from './config.ts'
 export { ConfigError, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'

@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import { buildRunnerApp } from './app.ts'
-import { parseRunnerConfig, type RunnerConfig } from './config.ts'
+import { commandHelp, parseCommandLine } from '@sandfleet/protocol'
+import { RUNNER_COMMAND, parseRunnerConfig, type RunnerConfig } from './config.ts'
 import { ConfigError, messageOf } from './errors.ts'
 import { Runner } from './runner.ts'
 import type { Logger } from './logger.ts'
@@ -50,6 +51,7 @@ export async function listenRunner (config: RunnerConfig, options: { logger?: Lo
 export async function main (argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config: RunnerConfig
   try {
+    if (parseCommandLine(RUNNER_COMMAND, argv, undefined, { passUnknown: true }).help) { process.stdout.write(`${commandHelp(RUNNER_COMMAND)}\n`); return }
     config = parseRunnerConfig({ argv, env })
   } catch (err) {
     process.stderr.write(`${err instanceof ConfigError ? err.message : messageOf(err)}\n`)

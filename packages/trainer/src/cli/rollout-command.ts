@@ -8,8 +8,8 @@
  * ```
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { SandfleetClient } from '@sandfleet/client'
+import { commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
 import { RetryingEngine } from '../engine/retrying-engine.ts'
 import { SglangEngine } from '../engine/sglang-generate.ts'
@@ -31,30 +31,54 @@ export interface CommandIo {
   env: Readonly<Record<string, string | undefined>>
 }
 
-const USAGE = `usage: sandfleet rollout --engine URL[,URL…] --model M --dataset FILE.jsonl [flags]   (each flag also as SANDFLEET_<FLAG>)
-  --fleet URL               the fleet's gateway (default $SANDFLEET_URL or http://127.0.0.1:8080)
-  --n N --keep G            rollouts per prompt and how many GRPO-RoC keeps (default 8 and 8)
-  --out FILE                trajectories JSONL (default rollouts.jsonl); --summary FILE (default OUT.summary.json)
-  --write-all               also write the rollouts RoC dropped (kept: false)
-  --concurrency C           episodes at once (default 64)
-  --max-turns T --max-response-tokens B --max-tokens-per-turn M
-  --temperature X --top-p X --seed S
-  --format hermes|markdown|code  --style rstar2|verl|output-fence  --template chatml|inline
-  --tool-timeout-ms MS      --system TEXT|@FILE   --limit N (first N prompts)
-  --engine-attempts N       attempts per engine call on connection errors, 429 and 5xx (default 4)
-  --engine-api completions|sglang  /v1/completions (vLLM, default) or SGLang's native /generate
-  --render-chat chatml      render chat messages here when the engine's /tokenize takes text only
-  --kv-capacity TOKENS      KV capacity per engine when several (default: from /metrics)
-  --reserve-new-tokens N    KV reserved per turn by the scheduler (default: the turn's max tokens)
-  --usage-poll-ms MS        the scheduler also reads each engine's KV usage from /metrics this often
-  --roc-mode sample|deterministic   GRPO-RoC's pick: draws (the report, default) or lowest penalty first (the released code)
-  --roc-min-negatives K --roc-min-positives K   kept at least when the group has them (default 2 and 2)
-  --advantage grpo|dr_grpo  --advantage-std population|unbiased (verl's)
-  --fleet-faults rerun|drop an episode whose tool call met a fleet fault: re-run it (default) or leave it out
-  --max-reruns N            re-runs of one rollout after fleet faults before it is dropped (default 2)
-  --overlong MAX,CACHE      DAPO overlong penalty on the reward   --drop-equal-groups  reject groups with equal rewards before RoC
-  --sessions                each episode keeps its Python state across turns in a fleet session
-  --api-key K --engine-api-key K   --no-progress`
+/** The command's flags; each also a `SANDFLEET_<FLAG>` variable (`--max-turns` → `SANDFLEET_MAX_TURNS`). */
+export const ROLLOUT_COMMAND = defineCommand({
+  name: 'sandfleet rollout',
+  summary: 'Multi-turn rollouts of a dataset through an inference engine and the fleet, written as JSONL with a summary. Needs --engine, --model and --dataset.',
+  flags: {
+    engine: { type: 'list', placeholder: 'URL[,URL…]', help: 'inference engine(s); repeat or separate with commas' },
+    model: { type: 'string', placeholder: 'M', help: 'model name sent to the engine' },
+    dataset: { type: 'string', placeholder: 'FILE.jsonl', help: 'prompts, one JSON object a line' },
+    fleet: { type: 'string', env: 'SANDFLEET_URL', placeholder: 'URL', help: "the fleet's gateway (default http://127.0.0.1:8080)" },
+    n: { type: 'string', placeholder: 'N', help: 'rollouts per prompt (default 8)' },
+    keep: { type: 'string', placeholder: 'G', help: 'how many of them GRPO-RoC keeps (default: n)' },
+    out: { type: 'string', placeholder: 'FILE', help: 'trajectories JSONL (default rollouts.jsonl)' },
+    summary: { type: 'string', placeholder: 'FILE', help: 'summary JSON (default OUT.summary.json)' },
+    'write-all': { type: 'boolean', help: 'also write the rollouts RoC dropped (kept: false)' },
+    concurrency: { type: 'string', placeholder: 'C', help: 'episodes at once (default 64)' },
+    'max-turns': { type: 'string', placeholder: 'T', help: 'turns per episode (default 10)' },
+    'max-response-tokens': { type: 'string', placeholder: 'B', help: 'response tokens per episode (default 8192)' },
+    'max-tokens-per-turn': { type: 'string', placeholder: 'M', help: 'tokens per turn' },
+    temperature: { type: 'string', placeholder: 'X', help: 'sampling temperature (default 1)' },
+    'top-p': { type: 'string', placeholder: 'X', help: 'nucleus sampling' },
+    seed: { type: 'string', placeholder: 'S', help: 'seed of the sampling and the scheduler (default 0)' },
+    format: { type: 'string', choices: ['hermes', 'markdown', 'code'], help: 'tool-call format (default hermes)' },
+    style: { type: 'string', choices: ['rstar2', 'verl', 'output-fence'], help: 'tool-result style (default rstar2)' },
+    template: { type: 'string', choices: ['chatml', 'inline'], help: 'turn template (default chatml for hermes, else inline)' },
+    'tool-timeout-ms': { type: 'string', placeholder: 'MS', help: 'timeout of each tool call (default 5000)' },
+    system: { type: 'string', placeholder: 'TEXT|@FILE', help: 'system prompt' },
+    limit: { type: 'string', placeholder: 'N', help: 'first N prompts only' },
+    'engine-attempts': { type: 'string', placeholder: 'N', help: 'attempts per engine call on connection errors, 429 and 5xx (default 4)' },
+    'engine-api': { type: 'string', choices: ['completions', 'sglang'], help: "/v1/completions (vLLM, default) or SGLang's native /generate" },
+    'render-chat': { type: 'string', choices: ['chatml'], help: "render chat messages here when the engine's /tokenize takes text only" },
+    'kv-capacity': { type: 'string', placeholder: 'TOKENS', help: 'KV capacity per engine when several (default: from /metrics)' },
+    'reserve-new-tokens': { type: 'string', placeholder: 'N', help: "KV reserved per turn by the scheduler (default: the turn's max tokens)" },
+    'usage-poll-ms': { type: 'string', placeholder: 'MS', help: "the scheduler also reads each engine's KV usage from /metrics this often" },
+    'roc-mode': { type: 'string', choices: ['sample', 'deterministic'], help: "GRPO-RoC's pick: draws (the report, default) or lowest penalty first (the released code)" },
+    'roc-min-negatives': { type: 'string', placeholder: 'K', help: 'negatives kept at least when the group has them (default 2)' },
+    'roc-min-positives': { type: 'string', placeholder: 'K', help: 'positives kept at least when the group has them (default 2)' },
+    advantage: { type: 'string', choices: ['grpo', 'dr_grpo'], help: 'advantage estimator (default grpo)' },
+    'advantage-std': { type: 'string', choices: ['population', 'unbiased'], help: "standard deviation of the group (verl's: unbiased)" },
+    'fleet-faults': { type: 'string', choices: ['rerun', 'drop'], help: 'an episode whose tool call met a fleet fault: re-run it (default) or leave it out' },
+    'max-reruns': { type: 'string', placeholder: 'N', help: 're-runs of one rollout after fleet faults before it is dropped (default 2)' },
+    overlong: { type: 'string', placeholder: 'MAX,CACHE', help: 'DAPO overlong penalty on the reward' },
+    'drop-equal-groups': { type: 'boolean', help: 'reject groups with equal rewards before RoC' },
+    sessions: { type: 'boolean', help: 'each episode keeps its Python state across turns in a fleet session' },
+    'api-key': { type: 'string', placeholder: 'K', help: "the fleet's API key" },
+    'engine-api-key': { type: 'string', placeholder: 'K', help: "the engine's API key" },
+    'no-progress': { type: 'boolean', help: 'no progress bar on stderr' }
+  }
+})
 
 function num (v: string | undefined, name: string, fallback: number): number {
   if (v === undefined) return fallback
@@ -93,42 +117,13 @@ function progressBar (out: CommandIo['stderr'], started: number): (p: RolloutPro
   }
 }
 
-type OptionSpec = Readonly<Record<string, { type: 'string' | 'boolean', multiple?: boolean }>>
-
-/**
- * Flags not given on the command line are read from `SANDFLEET_<FLAG>` (`--max-turns` →
- * `SANDFLEET_MAX_TURNS`; booleans take `1`/`true`; `SANDFLEET_ENGINE` may hold a comma list).
- */
-export function withEnvironment<T extends Record<string, unknown>> (values: T, options: OptionSpec, env: Readonly<Record<string, string | undefined>>): T {
-  const out: Record<string, unknown> = { ...values }
-  for (const [name, spec] of Object.entries(options)) {
-    if (name === 'help' || out[name] !== undefined) continue
-    const v = env[`SANDFLEET_${name.replace(/-/g, '_').toUpperCase()}`]
-    if (v === undefined || v === '') continue
-    out[name] = spec.type === 'boolean' ? /^(1|true|yes)$/i.test(v) : spec.multiple ? [v] : v
-  }
-  return out as T
-}
-
 /** Runs the command; resolves with the summary (also written to the summary file and stdout), or undefined after --help. */
 export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: (t) => process.stdout.write(t), stderr: process.stderr, env: process.env }): Promise<RolloutSummary | undefined> {
-  const options = {
-    engine: { type: 'string', multiple: true }, model: { type: 'string' }, dataset: { type: 'string' }, fleet: { type: 'string' },
-    n: { type: 'string' }, keep: { type: 'string' }, out: { type: 'string' }, summary: { type: 'string' }, 'write-all': { type: 'boolean' },
-    concurrency: { type: 'string' }, 'max-turns': { type: 'string' }, 'max-response-tokens': { type: 'string' }, 'max-tokens-per-turn': { type: 'string' },
-    temperature: { type: 'string' }, 'top-p': { type: 'string' }, seed: { type: 'string' },
-    format: { type: 'string' }, style: { type: 'string' }, template: { type: 'string' }, 'tool-timeout-ms': { type: 'string' },
-    system: { type: 'string' }, limit: { type: 'string' }, 'render-chat': { type: 'string' }, 'engine-api': { type: 'string' }, 'engine-attempts': { type: 'string' }, 'kv-capacity': { type: 'string' }, 'reserve-new-tokens': { type: 'string' }, 'usage-poll-ms': { type: 'string' },
-    'api-key': { type: 'string' }, 'engine-api-key': { type: 'string' }, 'no-progress': { type: 'boolean' }, sessions: { type: 'boolean' }, overlong: { type: 'string' }, 'drop-equal-groups': { type: 'boolean' },
-    'roc-mode': { type: 'string' }, 'roc-min-negatives': { type: 'string' }, 'roc-min-positives': { type: 'string' }, advantage: { type: 'string' }, 'advantage-std': { type: 'string' }, 'fleet-faults': { type: 'string' }, 'max-reruns': { type: 'string' },
-    help: { type: 'boolean' }
-  } as const
-  const parsed = parseArgs({ args: argv, options, strict: true })
-  const values = withEnvironment(parsed.values, options, io.env)
-  if (values.help) { io.stdout(USAGE + '\n'); return undefined }
+  const { values, help } = parseCommandLine(ROLLOUT_COMMAND, argv, io.env)
+  if (help) { io.stdout(commandHelp(ROLLOUT_COMMAND) + '\n'); return undefined }
   const engineUrls = (values.engine ?? []).flatMap((e) => e.split(',')).filter((e) => e.length > 0)
   if (engineUrls.length === 0 || values.model === undefined || values.dataset === undefined) {
-    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--engine, --model and --dataset are required\n${USAGE}`, 400)
+    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--engine, --model and --dataset are required\n${commandHelp(ROLLOUT_COMMAND)}`, 400)
   }
   const format = (values.format ?? 'hermes') as ToolCallFormat
   if (!['hermes', 'markdown', 'code'].includes(format)) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--format must be hermes, markdown or code, got ${format}`, 400)
@@ -137,7 +132,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   const templateName = (values.template ?? (format === 'hermes' ? 'chatml' : 'inline')) as keyof typeof TURN_TEMPLATES
   const template = TURN_TEMPLATES[templateName]
   if (template === undefined) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--template must be chatml or inline, got ${templateName}`, 400)
-  if (values['render-chat'] !== undefined && values['render-chat'] !== 'chatml') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, '--render-chat takes chatml', 400)
+  if (values.renderChat !== undefined && values.renderChat !== 'chatml') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, '--render-chat takes chatml', 400)
   const system = values.system?.startsWith('@') ? readFileSync(values.system.slice(1), 'utf8') : values.system
   const n = num(values.n, 'n', 8)
   const keep = num(values.keep, 'keep', n)
@@ -151,39 +146,39 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
     overlong = { maxLength: Number(m[1]), cacheLength: Number(m[2]) }
   }
   const algorithm = defined({
-    rocMode: oneOf(values['roc-mode'], 'roc-mode', ROC_MODES),
-    rocMinNegatives: values['roc-min-negatives'] === undefined ? undefined : num(values['roc-min-negatives'], 'roc-min-negatives', 2),
-    rocMinPositives: values['roc-min-positives'] === undefined ? undefined : num(values['roc-min-positives'], 'roc-min-positives', 2),
+    rocMode: oneOf(values.rocMode, 'roc-mode', ROC_MODES),
+    rocMinNegatives: values.rocMinNegatives === undefined ? undefined : num(values.rocMinNegatives, 'roc-min-negatives', 2),
+    rocMinPositives: values.rocMinPositives === undefined ? undefined : num(values.rocMinPositives, 'roc-min-positives', 2),
     advantage: oneOf(values.advantage, 'advantage', ADVANTAGE_METHODS),
-    advantageStd: oneOf(values['advantage-std'], 'advantage-std', ADVANTAGE_STDS),
-    fleetFaults: oneOf(values['fleet-faults'], 'fleet-faults', FLEET_FAULT_POLICIES),
-    maxReruns: values['max-reruns'] === undefined ? undefined : num(values['max-reruns'], 'max-reruns', 2)
+    advantageStd: oneOf(values.advantageStd, 'advantage-std', ADVANTAGE_STDS),
+    fleetFaults: oneOf(values.fleetFaults, 'fleet-faults', FLEET_FAULT_POLICIES),
+    maxReruns: values.maxReruns === undefined ? undefined : num(values.maxReruns, 'max-reruns', 2)
   })
   const out = values.out ?? 'rollouts.jsonl'
   const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
 
-  const api = values['engine-api'] ?? 'completions'
+  const api = values.engineApi ?? 'completions'
   if (api !== 'completions' && api !== 'sglang') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `--engine-api must be completions or sglang, got ${api}`, 400)
   const Adapter = api === 'sglang' ? SglangEngine : CompletionsEngine
   const engines = engineUrls.map((url) => new Adapter({
     url,
     model: values.model as string,
-    ...(values['engine-api-key'] ? { apiKey: values['engine-api-key'] } : {}),
-    ...(values['render-chat'] === 'chatml' ? { renderChat: chatml } : {})
+    ...(values.engineApiKey ? { apiKey: values.engineApiKey } : {}),
+    ...(values.renderChat === 'chatml' ? { renderChat: chatml } : {})
   }))
   let engine: Engine = engines[0]
-  const fleet = new SandfleetClient({ url: values.fleet ?? io.env.SANDFLEET_URL ?? 'http://127.0.0.1:8080', ...(values['api-key'] ? { apiKey: values['api-key'] } : {}) })
+  const fleet = new SandfleetClient({ url: values.fleet ?? 'http://127.0.0.1:8080', ...(values.apiKey ? { apiKey: values.apiKey } : {}) })
   const writer = new JsonlWriter(out)
   try {
     if (engines.length > 1) {
       engine = await KvScheduler.create({
         engines,
-        ...(values['kv-capacity'] ? { capacityTokens: num(values['kv-capacity'], 'kv-capacity', 0) } : {}),
-        ...(values['reserve-new-tokens'] ? { reserveNewTokens: num(values['reserve-new-tokens'], 'reserve-new-tokens', 0) } : {}),
-        ...(values['usage-poll-ms'] ? { usagePollMs: num(values['usage-poll-ms'], 'usage-poll-ms', 0) } : {})
+        ...(values.kvCapacity ? { capacityTokens: num(values.kvCapacity, 'kv-capacity', 0) } : {}),
+        ...(values.reserveNewTokens ? { reserveNewTokens: num(values.reserveNewTokens, 'reserve-new-tokens', 0) } : {}),
+        ...(values.usagePollMs ? { usagePollMs: num(values.usagePollMs, 'usage-poll-ms', 0) } : {})
       })
     }
-    const attempts = num(values['engine-attempts'], 'engine-attempts', 4)
+    const attempts = num(values.engineAttempts, 'engine-attempts', 4)
     const policy = attempts > 1 ? new RetryingEngine(engine, { maxAttempts: attempts, baseDelayMs: 200, maxDelayMs: 5000 }) : engine
     const started = Date.now()
     const summary = await runDataset({
@@ -192,10 +187,10 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
       keep,
       concurrency: num(values.concurrency, 'concurrency', 64),
       seed: num(values.seed, 'seed', 0),
-      writeAll: values['write-all'] === true,
+      writeAll: values.writeAll === true,
       ...(values.sessions ? { sessions: { client: fleet } } : {}),
       ...(overlong ? { overlong } : {}),
-      dropEqualRewardGroups: values['drop-equal-groups'] === true,
+      dropEqualRewardGroups: values.dropEqualGroups === true,
       ...algorithm,
       episode: {
         engine: policy,
@@ -203,18 +198,18 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
         format,
         style,
         template,
-        maxTurns: num(values['max-turns'], 'max-turns', 10),
-        maxResponseTokens: num(values['max-response-tokens'], 'max-response-tokens', 8192),
-        ...(values['max-tokens-per-turn'] ? { maxTokensPerTurn: num(values['max-tokens-per-turn'], 'max-tokens-per-turn', 0) } : {}),
-        timeoutMs: num(values['tool-timeout-ms'], 'tool-timeout-ms', 5000),
+        maxTurns: num(values.maxTurns, 'max-turns', 10),
+        maxResponseTokens: num(values.maxResponseTokens, 'max-response-tokens', 8192),
+        ...(values.maxTokensPerTurn ? { maxTokensPerTurn: num(values.maxTokensPerTurn, 'max-tokens-per-turn', 0) } : {}),
+        timeoutMs: num(values.toolTimeoutMs, 'tool-timeout-ms', 5000),
         sampling: {
           temperature: num(values.temperature, 'temperature', 1),
-          ...(values['top-p'] ? { topP: num(values['top-p'], 'top-p', 1) } : {}),
+          ...(values.topP ? { topP: num(values.topP, 'top-p', 1) } : {}),
           ...(values.seed ? { seed: num(values.seed, 'seed', 0) } : {})
         }
       },
       onRecord: async (r) => { await writer.write(r) },
-      ...(values['no-progress'] ? {} : { onProgress: progressBar(io.stderr, started) })
+      ...(values.noProgress ? {} : { onProgress: progressBar(io.stderr, started) })
     })
     writeFileSync(summaryPath, JSON.stringify({ ...summary, out, n, keep, model: values.model, engines: engineUrls }, null, 2) + '\n')
     io.stdout(JSON.stringify(summary) + '\n')

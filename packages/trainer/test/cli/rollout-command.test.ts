@@ -4,15 +4,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFakeFleet } from '@sandfleet/client/testing'
-import type { ExecResult } from '@sandfleet/protocol'
-import { parseDatasetLine, passAtK, rolloutCommand, withEnvironment, type TrajectoryRecord } from '@sandfleet/trainer'
+import { parseCommandLine, type ExecResult } from '@sandfleet/protocol'
+import { ROLLOUT_COMMAND, parseDatasetLine, passAtK, rolloutCommand, type TrajectoryRecord } from '@sandfleet/trainer'
 import { ScriptedTokenizer, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 const ok = (stdout: string): ExecResult => ({ status: 'ok', stdout, stderr: '', exit_code: 0, duration_ms: 1, queue_ms: 0, truncated: { stdout: false, stderr: false }, error: null, files: {}, runner: 'fake', sandbox: 'fake-0' })
 
 test('flags not on the command line come from SANDFLEET_<FLAG>; the command line wins', () => {
-  const options = { 'max-turns': { type: 'string' }, engine: { type: 'string', multiple: true }, sessions: { type: 'boolean' }, n: { type: 'string' } } as const
-  assert.deepEqual(withEnvironment({ n: '4' }, options, { SANDFLEET_MAX_TURNS: '3', SANDFLEET_ENGINE: 'http://a,http://b', SANDFLEET_SESSIONS: 'true', SANDFLEET_N: '99' }), { n: '4', 'max-turns': '3', engine: ['http://a,http://b'], sessions: true })
+  const { values } = parseCommandLine(ROLLOUT_COMMAND, ['--n', '4'], { SANDFLEET_MAX_TURNS: '3', SANDFLEET_ENGINE: 'http://a,http://b', SANDFLEET_SESSIONS: 'true', SANDFLEET_N: '99', SANDFLEET_URL: 'http://fleet' })
+  assert.deepEqual(values, { n: '4', maxTurns: '3', engine: ['http://a', 'http://b'], sessions: true, fleet: 'http://fleet' })
 })
 
 test('pass@k is the unbiased estimator; dataset lines take the usual field names', () => {
@@ -81,9 +81,9 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
   try {
     await assert.rejects(rolloutCommand(['--engine', 'http://127.0.0.1:1', '--model', 'm', '--dataset', dataset, '--out', join(dir, 'o.jsonl'), '--n', '2', '--no-progress'], io), /every rollout failed; first error: .*127\.0\.0\.1:1/)
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
-    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format must be/)
-    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api must be/)
-    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode must be sample or deterministic, got random/], ['--advantage-std', 'sample', /--advantage-std must be population or unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults must be rerun or drop/], ['--advantage', 'ppo', /--advantage must be grpo or dr_grpo/]] as const) {
+    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format: must be one of hermes, markdown, code/)
+    await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api: must be one of completions, sglang/)
+    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/]] as const) {
       await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, flag, value], io), message)
     }
   } finally { rmSync(dir, { recursive: true, force: true }) }
