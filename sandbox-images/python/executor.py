@@ -26,13 +26,16 @@ if __name__ == '__main__' and not globals().get('FROM_CODE'):
         pass  # run on here, compiler garbage and all
 
 import base64, gc, itertools, json, re, resource, select, signal, socket, stat, time, traceback
-import __future__, ast, ctypes, io, linecache, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
+import __future__, ast, atexit, ctypes, io, linecache, types  # used by the job children (ast: traceback's carets): imported once, before the zygotes fork
 # Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
 
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
 # or traceback.format_exception (its own modules) still gets its own exit status and error report.
-_exit, _write, _dumps, _format_exception = os._exit, os.write, json.dumps, traceback.format_exception
+_exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
+# The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
+# name it. Not written there: the working directory holds the request's files only.
+MAIN_FILE = os.path.join(WORKDIR, 'main.py')
 SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
 NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
@@ -41,6 +44,8 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 POLLIN, SIGKILL = select.POLLIN, signal.SIGKILL
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+# At its deadline a job gets SIGTERM (its handler flushes what Python holds of its output) and this long to go, then SIGKILL.
+FLUSH_GRACE_S = float(os.environ.get('SANDFLEET_FLUSH_GRACE_MS', '100')) / 1000
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's (see `zygote`)
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -166,6 +171,7 @@ def warm(tier):
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
     fresh_main()
+    signal.signal(signal.SIGTERM, flush_and_die)
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
     # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
@@ -185,13 +191,33 @@ MAIN, SOURCE = {}, []
 
 
 def fresh_main():
-    """A fresh `__main__` module as `python -c` has it, with `MAIN` its namespace; `SOURCE` the lines of '<string>'."""
+    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace; `SOURCE` the lines of MAIN_FILE."""
     main = types.ModuleType('__main__')
-    main.__builtins__ = sys.modules['builtins']
-    sys.modules['__main__'], sys.argv = main, ['-c']
+    main.__builtins__, main.__file__, main.__cached__ = sys.modules['builtins'], MAIN_FILE, None
+    sys.modules['__main__'], sys.argv = main, [MAIN_FILE]
     global MAIN
     MAIN = main.__dict__
-    linecache.cache['<string>'] = (0, None, SOURCE, '<string>')  # mtime None: checkcache never drops it
+    linecache.cache[MAIN_FILE] = (0, None, SOURCE, MAIN_FILE)  # mtime None: checkcache never drops it
+
+
+def flush_and_die(signum, frame):
+    """SIGTERM (the controller's, at the job's deadline): writes out what Python's streams hold, then dies of the
+    signal, so a job that timed out keeps what it printed. Inherited by every job process from its zygote."""
+    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try: s.flush()
+        except BaseException: pass
+    signal.signal(signum, signal.SIG_DFL)
+    _kill(os.getpid(), signum)
+
+
+def finish():
+    """What the interpreter does as a script ends, before it exits: joins the non-daemon threads, then runs the
+    atexit handlers (multiprocessing's joins its children there)."""
+    threading = sys.modules.get('threading')
+    if threading is not None:
+        try: threading._shutdown()
+        except BaseException: pass
+    atexit._run_exitfuncs()
 
 
 def unbuffer_c_stdio():
@@ -335,7 +361,7 @@ def run_job(code, compiled, stdin, files):
     gc.enable()
     status, report = 0, None
     try:
-        exec(compiled or compile(code, '<string>', 'exec'), MAIN)
+        exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
     except SystemExit as e:
         c = e.code
         if c is None: status = 0
@@ -350,10 +376,14 @@ def run_job(code, compiled, stdin, files):
         except Exception: pass
         report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
         status = 1
+    if report: _write(3, _dumps(report).encode())
+    for s in (sys.stdout, sys.stderr):  # before threads are joined: output of a job that then hangs is in its pipes
+        try: s.flush()
+        except Exception: pass
+    finish()
     for s in (sys.stdout, sys.stderr):
         try: s.flush()
         except Exception: pass
-    if report: _write(3, _dumps(report).encode())
     return status
 
 
@@ -673,7 +703,13 @@ class Controller:
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
-                timed_out, killed = not self.closing, True
+                if not self.closing and not timed_out:  # the deadline: SIGTERM first (its handler flushes the output)
+                    timed_out = True
+                    try: os.killpg(pid, signal.SIGTERM)
+                    except OSError: pass
+                    deadline = now + FLUSH_GRACE_S
+                    continue
+                killed = True
                 try: os.killpg(pid, signal.SIGKILL)
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
@@ -803,7 +839,7 @@ def precompile(code):
     """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
     in a fresh fork costs ~1 ms of copy-on-write faults; here, where the compiler's pages are already private, a
     fraction of that; the code object travels to the job process marshalled."""
-    try: return compile(code, '<string>', 'exec', dont_inherit=True)
+    try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
 
 
