@@ -56,7 +56,7 @@ test('stdout is cut at 1,000 characters by default, as code-judge cuts it, and t
 test('the compat limits default to code-judge\'s (384 MiB, 10 s) and a deployment sets its own', async () => {
   const seen: ExecRequest[] = []
   const record = async (r: ExecRequest): Promise<ExecResult> => { seen.push(r); return await runPython(r) }
-  for (const [limits, memory, timeout, chars] of [[undefined, 384, 10_000, 1000], [{ memoryMb: 2048, timeoutMs: 3000, stdoutChars: 5 }, 2048, 3000, 5]] as const) {
+  for (const [limits, memory, timeout, chars] of [[undefined, 384, 10_000, 1000], [{ memoryMb: 2048, timeoutMs: 60_000, stdoutChars: 5 }, 2048, 60_000, 5]] as const) {
     const one = Fastify()
     try {
       await one.register(codeJudgeCompat, { execute: record, executeBatch: async (reqs) => await Promise.all(reqs.map(record)), status: () => ({ queue: 0, num_workers: 1 }), ...(limits !== undefined ? { limits } : {}) })
