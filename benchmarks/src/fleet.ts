@@ -22,6 +22,8 @@ export interface Server {
   poolSize?: number
   /** Process id of the server the harness started (its process tree is the fleet's CPU); none for `--url`. */
   pid?: number
+  /** The fleet's node processes the harness started, by role (their peak memory is reported). */
+  processes?: Array<{ name: string, pid: number }>
   /** Stops it (a no-op for an existing fleet). Idempotent. */
   close(): Promise<void>
 }
@@ -45,7 +47,38 @@ export async function startServe (args: readonly string[], startTimeoutMs = 180_
     description: `sandfleet serve --host 127.0.0.1 --port 0${args.length > 0 ? ' ' + args.join(' ') : ''}`,
     isolation: isolation === undefined ? undefined : `${isolation.driver ?? '?'}: ${isolation.boundary ?? '?'}`,
     pid: child.pid,
+    processes: child.pid === undefined ? [] : [{ name: 'sandfleet serve (gateway and runner)', pid: child.pid }],
     close: stopper(child)
+  }
+}
+
+/**
+ * Starts `runners` `sandfleet runner` processes and a `sandfleet gateway --runners …` in front of
+ * them, each on 127.0.0.1 with a port the kernel picks; resolves when the gateway serves.
+ */
+export async function startSplitFleet (runners: number, runnerArgs: readonly string[], gatewayArgs: readonly string[], startTimeoutMs = 180_000): Promise<Server> {
+  const bin = fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url))
+  const stops: Array<() => Promise<void>> = []
+  const close = async (): Promise<void> => { await Promise.all(stops.map((s) => s())) }
+  const start = async (args: string[], msg: string, what: string): Promise<{ child: ChildProcess, url: string }> => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', bin, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
+    stops.push(stopper(child))
+    const line = await waitForLine(child, (obj) => typeof obj.msg === 'string' && obj.msg.startsWith(msg) && typeof obj.url === 'string', startTimeoutMs, what)
+    return { child, url: line.url as string }
+  }
+  try {
+    const started = await Promise.all(Array.from({ length: runners }, async (_, i) => await start(['runner', '--host', '127.0.0.1', '--port', '0', ...runnerArgs], 'runner listening', `sandfleet runner ${i + 1}`)))
+    const gateway = await start(['gateway', '--host', '127.0.0.1', '--port', '0', '--runners', started.map((r) => r.url).join(','), ...gatewayArgs], 'sandfleet gateway serving', 'sandfleet gateway')
+    return {
+      url: gateway.url,
+      description: `sandfleet gateway${gatewayArgs.length > 0 ? ' ' + gatewayArgs.join(' ') : ''} and ${runners} × sandfleet runner${runnerArgs.length > 0 ? ' ' + runnerArgs.join(' ') : ''}, each its own process`,
+      pid: gateway.child.pid,
+      processes: [gateway, ...started].flatMap((p, i) => p.child.pid === undefined ? [] : [{ name: i === 0 ? 'gateway' : `runner ${i}`, pid: p.child.pid }]),
+      close
+    }
+  } catch (err) {
+    await close()
+    throw err
   }
 }
 

@@ -15,23 +15,30 @@ import { pathToFileURL } from 'node:url'
 import { settle } from './cpu.ts'
 import { captureEnvironment } from './environment.ts'
 import { existingServer, startForkPrototype, startNaive, startServe, type Server } from './fleet.ts'
-import { flagHelp, parseBenchArgs } from './options.ts'
+import { flagHelp, parseBenchArgs, type BenchOptions } from './options.ts'
 import { environmentBlock, figuresTable, runsTable, type ScenarioResult } from './report.ts'
 import { serveArgs, type BenchContext } from './scenarios/context.ts'
 import { SCENARIOS } from './scenarios/index.ts'
+import { MODES, runProduct, type Mode } from './run/command.ts'
+import { markdownReport } from './run/run-report.ts'
 
 function usage (): string {
+  const modes = Object.entries(MODES).map(([name, s]) => `  ${name.padEnd(22)} ${s}`)
   const rows = Object.entries(SCENARIOS).map(([name, s]) => `  ${name.padEnd(22)} ${s.summary}`)
-  return `usage: npm run bench -- SCENARIO [flags]\n\nscenarios:\n${rows.join('\n')}\n\nflags (each also its [environment variable]):\n${flagHelp()}`
+  return 'usage: sandfleet bench MODE|SCENARIO [flags]   (or npm run bench -- MODE|SCENARIO [flags])\n\n' +
+    `modes (any --target API, any --workload; every answer checked; reports as JSON, Markdown, HTML):\n${modes.join('\n')}\n\n` +
+    `scenarios (figures for RESULTS.md):\n${rows.join('\n')}\n\nflags (each also its [environment variable]):\n${flagHelp()}\n\n` +
+    "example: sandfleet bench step --calls 45000 --target batch --batch-size 64 --connections 32 --threshold 'wrong==0' --threshold 'lost==0'"
 }
 
-/** Runs one scenario from the command line; returns the exit code. */
+/** Runs one scenario or product run from the command line; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   let parsed
   try { parsed = parseBenchArgs(argv, env) } catch (err) { console.error(`bench: ${(err as Error).message}\n\n${usage()}`); return 2 }
   const { options, positionals, help } = parsed
   if (help) { console.log(usage()); return 0 }
   const name = positionals[0]
+  if (name !== undefined && name in MODES && positionals.length === 1) return await product(name as Mode, argv, env, options)
   if (name === undefined || name === 'help' || SCENARIOS[name] === undefined || positionals.length > 1) {
     console.error(name === undefined || name === 'help' ? usage() : `bench: unknown scenario ${positionals.join(' ')}\n\n${usage()}`)
     return name === undefined || name === 'help' ? 0 : 2
@@ -104,6 +111,29 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     return 1
   } finally {
     await Promise.all(servers.map((s) => s.close()))
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+}
+
+/** A product run: progress on stderr, the Markdown report (or JSON with --json) on stdout. */
+async function product (mode: Mode, argv: readonly string[], env: Readonly<Record<string, string | undefined>>, options: BenchOptions): Promise<number> {
+  const environment = await captureEnvironment(argv, env)
+  const log = (line: string): void => { process.stderr.write(line + '\n') }
+  const servers: Server[] = []
+  // A SIGINT/SIGTERM to the harness alone stops the fleet it started before it exits.
+  const onSignal = (): void => { void Promise.all(servers.map((s) => s.close())).finally(() => process.exit(130)) }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  try {
+    const { report, code } = await runProduct(mode, options, environment, log, (s) => servers.push(s))
+    process.stdout.write(options.json ? JSON.stringify(report, null, 2) + '\n' : markdownReport(report) + '\n')
+    for (const t of report.thresholds) if (!t.passed) log(`threshold ${t.text} failed: ${t.actual}`)
+    return code
+  } catch (err) {
+    console.error(`bench ${mode}: ${(err as Error).stack ?? String(err)}`)
+    return 2
+  } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
   }

@@ -5,6 +5,31 @@
 import { existsSync } from 'node:fs'
 import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
 import { wrkAvailable } from './wrk.ts'
+import { TARGETS, type TargetName } from './run/targets.ts'
+import { parseThreshold, type Threshold } from './run/thresholds.ts'
+import { WORKLOADS, type WorkloadName } from './workloads/calls.ts'
+
+/** Parameters of a product run (`step`, `closed`, `open`). */
+export interface RunOptions {
+  target: TargetName
+  workload: WorkloadName
+  seed: number
+  file: string | undefined
+  sleepS: number
+  /** `step`: calls released at once. */
+  calls: number
+  /** `open`: calls per second. */
+  rate: number
+  thresholds: Threshold[]
+  /** Reports go to OUT.json, OUT.md and OUT.html. */
+  out: string
+  /** 0: one `sandfleet serve`; N: a `sandfleet gateway` and N `sandfleet runner` processes. */
+  runnerProcesses: number
+  gatewayArgs: string[]
+  runnerArgs: string[]
+  progress: 'auto' | 'tty' | 'lines' | 'none'
+  requestTimeoutS: number
+}
 
 /** Parameters shared by every scenario. */
 export interface BenchOptions {
@@ -38,6 +63,8 @@ export interface BenchOptions {
   json: boolean
   /** The load generator: `wrk` (C, ~0.03 ms of CPU per call) when it is installed, else `undici` (~0.2–0.4 ms). */
   engine: 'wrk' | 'undici'
+  /** The product run's parameters. */
+  run: RunOptions
 }
 
 const env = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_').toUpperCase()}`
@@ -45,7 +72,7 @@ const env = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_')
 /** The harness's command line: its flags (each with a `SANDFLEET_BENCH_<FLAG>` variable too). */
 export const BENCH_COMMAND = defineCommand({
   name: 'sandfleet bench',
-  positionals: 'SCENARIO',
+  positionals: 'MODE|SCENARIO',
   summary: 'The load-testing harness (also `npm run bench -- SCENARIO [flags]`): drives a real fleet and prints its figures beside machine, date and commit.',
   flags: {
     url: { type: 'string', env: env('url'), placeholder: 'URL', help: 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)' },
@@ -62,7 +89,21 @@ export const BENCH_COMMAND = defineCommand({
     sessions: { type: 'integer', env: env('sessions'), min: 1, default: 500, help: 'idle sessions opened by sessions-idle' },
     python: { type: 'string', env: env('python'), placeholder: 'PATH', help: 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)' },
     json: { type: 'boolean', env: env('json'), help: 'print one JSON document on stdout' },
-    engine: { type: 'string', env: env('engine'), choices: ['wrk', 'undici'], help: 'load generator: wrk (default when installed: apt-get install wrk) or undici' }
+    engine: { type: 'string', env: env('engine'), choices: ['wrk', 'undici'], help: 'load generator: wrk (default when installed: apt-get install wrk) or undici' },
+    target: { type: 'string', env: env('target'), choices: TARGETS, default: 'single', help: `step/closed/open: the API called, ${TARGETS.join(' | ')}` },
+    workload: { type: 'string', env: env('workload'), choices: WORKLOADS, default: 'trivial', help: `step/closed/open: the calls, ${WORKLOADS.join(' | ')} (jsonl reads --file)` },
+    file: { type: 'string', env: env('file'), placeholder: 'PATH', help: 'step/closed/open: JSONL of {code, stdin?, timeout_ms?, expect?} (expect: a stdout string or {status?, stdout?})' },
+    seed: { type: 'integer', env: env('seed'), min: 0, default: 1, help: 'step/closed/open: seed of the rl-mix draw' },
+    sleep: { type: 'number', env: env('sleep'), min: 0, default: 0.3, help: 'step/closed/open: seconds each call of the sleep workload sleeps' },
+    calls: { type: 'integer', env: env('calls'), min: 1, default: 1000, help: 'step: calls released at once' },
+    rate: { type: 'number', env: env('rate'), min: 0.001, default: 100, help: 'open: calls per second' },
+    threshold: { type: 'list', env: env('threshold'), placeholder: 'EXPR', help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails" },
+    out: { type: 'string', env: env('out'), placeholder: 'PREFIX', default: 'sandfleet-bench-report', help: 'step/closed/open: the reports go to PREFIX.json, PREFIX.md, PREFIX.html' },
+    'runner-processes': { type: 'integer', env: env('runner-processes'), min: 0, default: 0, help: 'step/closed/open: start a sandfleet gateway and N sandfleet runner processes instead of one sandfleet serve (0: serve)' },
+    'gateway-args': { type: 'string', env: env('gateway-args'), placeholder: 'FLAGS', help: 'step/closed/open: extra flags of the started gateway (or serve), e.g. "--max-in-flight 4096"' },
+    'runner-args': { type: 'string', env: env('runner-args'), placeholder: 'FLAGS', help: 'step/closed/open: extra flags of the started runners (or serve), e.g. "--max-queued-jobs 100000"' },
+    progress: { type: 'string', env: env('progress'), choices: ['auto', 'tty', 'lines', 'none'], default: 'auto', help: 'step/closed/open: auto (a line rewritten on a terminal, else one every 10 s), tty, lines or none' },
+    'request-timeout': { type: 'number', env: env('request-timeout'), min: 1, default: 600, help: 'step/closed/open: seconds a request may wait for its response headers or next chunk' }
   }
 })
 
@@ -91,13 +132,43 @@ export function parseBenchArgs (argv: readonly string[], environment: Readonly<R
     sessions: v.sessions ?? 500,
     python: v.python ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
     json: v.json === true,
-    engine: 'undici'
+    engine: 'undici',
+    run: runOptions(v, problems)
   }
   const engine = v.engine ?? (wrkAvailable() ? 'wrk' : 'undici')
   if (engine === 'wrk' && !wrkAvailable()) problems.push('--engine wrk: wrk is not installed (apt-get install wrk)')
   else options.engine = engine as BenchOptions['engine']
   if (problems.length > 0) throw new Error(`bad benchmark parameters:\n  ${problems.join('\n  ')}`)
   return { options, positionals: parsed?.positionals ?? [], help: parsed?.help ?? false }
+}
+
+/** The product run's options from the parsed values; problems are added to `problems`. */
+function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): RunOptions {
+  const thresholds: Threshold[] = []
+  for (const text of (v.threshold as string[] | undefined) ?? []) {
+    try { thresholds.push(parseThreshold(text)) } catch (err) { problems.push((err as Error).message) }
+  }
+  const words = (x: unknown): string[] => typeof x === 'string' ? x.split(/\s+/).filter((w) => w !== '') : []
+  const file = v.file as string | undefined
+  const workload = (v.workload ?? 'trivial') as WorkloadName
+  if (workload === 'jsonl' && file === undefined) problems.push('--workload jsonl: needs --file PATH')
+  if (file !== undefined && !existsSync(file)) problems.push(`--file (${env('file')}): ${file} does not exist`)
+  return {
+    target: (v.target ?? 'single') as TargetName,
+    workload,
+    seed: (v.seed ?? 1) as number,
+    file,
+    sleepS: (v.sleep ?? 0.3) as number,
+    calls: (v.calls ?? 1000) as number,
+    rate: (v.rate ?? 100) as number,
+    thresholds,
+    out: (v.out ?? 'sandfleet-bench-report') as string,
+    runnerProcesses: (v.runnerProcesses ?? 0) as number,
+    gatewayArgs: words(v.gatewayArgs),
+    runnerArgs: words(v.runnerArgs),
+    progress: (v.progress ?? 'auto') as RunOptions['progress'],
+    requestTimeoutS: (v.requestTimeout ?? 600) as number
+  }
 }
 
 /** One line per flag, for the usage message. */

@@ -1,0 +1,124 @@
+/**
+ * The calls a product run sends (`sandfleet bench step|closed|open --workload …`), each with what
+ * it must answer: the built-in snippets, the seeded RL mix (rl-math-corpus.ts), or a user's JSONL
+ * of `{code, stdin?, expect?}`. Every answer is checked against its call's expectation.
+ */
+import { readFileSync } from 'node:fs'
+import { RL_MATH_CORPUS, type CorpusCall } from './rl-math-corpus.ts'
+
+/** One tool call and the answer it must get. */
+export interface BenchCall {
+  code: string
+  stdin?: string
+  timeoutMs?: number
+  /** The status it must come back with (default `ok`). */
+  status: string
+  /** The stdout it must come back with; undefined: not checked. */
+  stdout?: string
+}
+
+/** The built-in workloads and the user's file. */
+export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'jsonl'] as const
+/** A workload's name. */
+export type WorkloadName = typeof WORKLOADS[number]
+
+/** What draws the calls. */
+export interface WorkloadSpec {
+  name: WorkloadName
+  /** Seed of the RL mix's draw (the same seed, the same calls in the same order). */
+  seed: number
+  /** Seconds each call of `sleep` sleeps (default 0.3: rStar2-Agent's typical tool call). */
+  sleepS: number
+  /** The user's JSONL file (`jsonl`). */
+  file?: string
+}
+
+/** mulberry32: a small seeded generator, uniform in [0, 1). */
+export function seededRandom (seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function fromCorpus (c: CorpusCall): BenchCall {
+  return { code: c.code, status: c.status, stdout: c.stdout, ...(c.timeoutMs === undefined ? {} : { timeoutMs: c.timeoutMs }) }
+}
+
+/** `n` calls of the RL mix drawn with `seed`, each corpus call as often as its weight says. */
+export function rlMix (n: number, seed: number, corpus: readonly CorpusCall[] = RL_MATH_CORPUS): BenchCall[] {
+  const random = seededRandom(seed)
+  const total = corpus.reduce((s, c) => s + c.weight, 0)
+  const cumulative: number[] = []
+  let acc = 0
+  for (const c of corpus) { acc += c.weight; cumulative.push(acc) }
+  const calls = corpus.map(fromCorpus)
+  const out: BenchCall[] = []
+  for (let i = 0; i < n; i++) {
+    const x = random() * total
+    let lo = 0
+    let hi = cumulative.length - 1
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (cumulative[mid] > x) hi = mid; else lo = mid + 1 }
+    out.push(calls[lo])
+  }
+  return out
+}
+
+/**
+ * A user's JSONL: one `{code, stdin?, timeout_ms?, expect?}` a line, `expect` being an expected
+ * stdout string or `{status?, stdout?}`. Throws naming the line of the first bad one.
+ */
+export function parseJsonl (text: string, where = 'JSONL'): BenchCall[] {
+  const out: BenchCall[] = []
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return
+    let v: any
+    try { v = JSON.parse(line) } catch { throw new Error(`${where}:${i + 1}: not JSON`) }
+    if (typeof v?.code !== 'string') throw new Error(`${where}:${i + 1}: needs "code" (a string)`)
+    if (v.stdin !== undefined && typeof v.stdin !== 'string') throw new Error(`${where}:${i + 1}: "stdin" must be a string`)
+    if (v.timeout_ms !== undefined && !(Number.isInteger(v.timeout_ms) && v.timeout_ms > 0)) throw new Error(`${where}:${i + 1}: "timeout_ms" must be a positive integer`)
+    const expect = typeof v.expect === 'string' ? { stdout: v.expect } : v.expect ?? {}
+    if (typeof expect !== 'object' || (expect.stdout !== undefined && typeof expect.stdout !== 'string') || (expect.status !== undefined && typeof expect.status !== 'string')) {
+      throw new Error(`${where}:${i + 1}: "expect" must be a stdout string or {status?, stdout?}`)
+    }
+    out.push({
+      code: v.code,
+      status: expect.status ?? 'ok',
+      ...(v.stdin === undefined ? {} : { stdin: v.stdin }),
+      ...(v.timeout_ms === undefined ? {} : { timeoutMs: v.timeout_ms }),
+      ...(expect.stdout === undefined ? {} : { stdout: expect.stdout })
+    })
+  })
+  if (out.length === 0) throw new Error(`${where}: no calls`)
+  return out
+}
+
+/** `n` calls of the workload (a file's calls are repeated in order to make `n`). */
+export function drawCalls (spec: WorkloadSpec, n: number): BenchCall[] {
+  const repeat = (calls: readonly BenchCall[]): BenchCall[] => Array.from({ length: n }, (_, i) => calls[i % calls.length])
+  switch (spec.name) {
+    case 'trivial': return repeat([{ code: 'print(1+1)', status: 'ok', stdout: '2\n' }])
+    case 'sympy': return repeat([{ code: "import sympy\nx = sympy.symbols('x')\nprint(sympy.factor(x**4 - 1))", status: 'ok', stdout: '(x - 1)*(x + 1)*(x**2 + 1)\n' }])
+    case 'sleep': return repeat([{ code: `import time\ntime.sleep(${spec.sleepS})\nprint('slept')`, status: 'ok', stdout: 'slept\n' }])
+    case 'rl-mix': return rlMix(n, spec.seed)
+    case 'jsonl': {
+      if (spec.file === undefined) throw new Error('--workload jsonl needs --file PATH')
+      return repeat(parseJsonl(readFileSync(spec.file, 'utf8'), spec.file))
+    }
+  }
+}
+
+/** A one-line description of the workload, for the report. */
+export function describeWorkload (spec: WorkloadSpec): string {
+  switch (spec.name) {
+    case 'trivial': return 'print(1+1)'
+    case 'sympy': return 'sympy.factor(x**4-1)'
+    case 'sleep': return `time.sleep(${spec.sleepS}) then print`
+    case 'rl-mix': return `RL mix of ${RL_MATH_CORPUS.length} math tool calls (sympy, numpy, fractions; some errors, a few timeouts), seed ${spec.seed}`
+    case 'jsonl': return `calls of ${spec.file ?? '?'}`
+  }
+}
