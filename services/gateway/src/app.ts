@@ -91,7 +91,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   })
   const metrics = new GatewayMetrics(runners, options.component === undefined ? {} : { component: options.component })
   router.observe(metrics.record)
-  const admission = new Admission(config.maxInFlight)
+  const admission = new Admission(config.maxInFlight, config.admissionMemoryMb > 0 ? config.admissionMemoryMb * 2 ** 20 : undefined)
   metrics.inFlightNow = () => admission.inFlight
   const schemas = routeSchemas(config)
 

@@ -16,7 +16,12 @@ export const GatewayConfigSchema = Type.Object({
   dnsRefreshMs: Type.Integer({ minimum: 100, default: 5000 }),
   loadPollMs: Type.Integer({ minimum: 20, default: 500, description: 'How often each runner\'s /v1/runner/load is polled' }),
   runnerConnections: Type.Integer({ minimum: 1, default: 256, description: 'Keep-alive connections per runner' }),
-  maxInFlight: Type.Integer({ minimum: 1, default: 4096, description: 'Calls admitted at once (a batch counts its items); past it 429' }),
+  maxInFlight: Type.Integer({ minimum: 0, default: 0, description: 'Calls admitted at once (a batch counts its items); past it 429. 0: as many as admissionMemoryMb holds at 32 KiB a call' }),
+  admissionMemoryMb: Type.Integer({
+    minimum: 0, default: 0,
+    description: 'Memory the admitted calls may weigh (32 KiB a call plus its request body); past it 429. 0: a quarter of the memory the process may use (its cgroup limit, else the machine\'s), at most half of V8\'s heap limit'
+  }),
+  listenBacklog: Type.Integer({ minimum: 1, default: 4096, description: 'Connections the kernel queues before the gateway accepts them (capped by net.core.somaxconn); a step opening thousands at once needs more than Node\'s default 511' }),
   retryAfterS: Type.Integer({ minimum: 0, default: 1, description: 'Retry-After of a 429' }),
   maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Runners tried for one call when they fail at the infrastructure level' }),
   queueTimeoutMs: Type.Integer({

@@ -23,7 +23,7 @@ export const GATEWAY_ERRORS = Object.freeze({
   SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, status: 'invalid_request', summary: 'The request body is not application/json' },
   SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', summary: 'An API key is configured and the request did not carry a valid one' },
   SF_ERR_GATEWAY_NOT_FOUND: { statusCode: 404, status: 'invalid_request', summary: 'No such route' },
-  SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', summary: 'The gateway holds maxInFlight calls already; retry after Retry-After seconds' },
+  SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', summary: 'The gateway holds as many calls as admission allows (maxInFlight, or the memory budget admissionMemoryMb); retry after Retry-After seconds' },
   SF_ERR_GATEWAY_NO_RUNNERS: { statusCode: 503, status: 'infra_error', summary: 'No runner is ready to take the call' },
   SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', summary: 'The runner could not be reached or dropped the connection (retried on another runner)' },
   SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', summary: 'The runner answered something that is not a result' },

@@ -38,7 +38,7 @@ export async function startGateway (options: StartOptions): Promise<RunningGatew
     await app.close()
     throw err
   }
-  await app.listen({ host: options.config.host, port: options.config.port })
+  await app.listen({ host: options.config.host, port: options.config.port, backlog: options.config.listenBacklog })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.config.port
   let closing: Promise<void> | undefined

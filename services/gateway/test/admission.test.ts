@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
+import { Admission, CALL_MEMORY_BYTES, buildGatewayApp, defaultAdmissionBytes, loadGatewayConfig, processMemoryLimitBytes, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
 
 /** A runner whose calls are held until `release()`. */
@@ -105,4 +105,38 @@ test('limits from the configuration are 400s naming the field: code size, body s
     assert.equal(notJson.statusCode, 415)
     assert.equal(client.started, 1, 'only the one valid call reached the runner')
   } finally { await app.close() }
+})
+
+test('admission is bounded by memory: calls weigh 32 KiB plus their body, and past the budget a call is answered 429; with no count set the bound is the budget over 32 KiB', async () => {
+  const client = heldClient()
+  const { app, admission } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { admissionMemoryMb: 1 } }), clients: [client], logger: false })
+  try {
+    assert.equal(admission.limit, 32, '1 MiB holds 32 calls of 32 KiB')
+    assert.equal(admission.memoryBytes, 2 ** 20)
+    await app.ready()
+    // One call whose body is ~600 KiB leaves room for fewer calls than the count alone would.
+    const big = app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x'.repeat(600 * 1024) } })
+    await until(() => client.started === 1)
+    const held = Array.from({ length: 8 }, (_, i) => app.inject({ method: 'POST', url: '/v1/execute', payload: { code: String(i) } }))
+    await until(() => client.started === 9)
+    const refused = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: Array.from({ length: 8 }, () => ({ code: 'y' })) } })
+    assert.equal(refused.statusCode, 429, 'a batch of 8 more calls (256 KiB) passes the 1 MiB budget')
+    assert.equal(refused.json().status, 'overloaded')
+    assert.match(refused.json().error.message, /limits 32 calls, 1 MiB/)
+    assert.ok(admission.inFlight === 9 && admission.inFlight < admission.limit, 'refused on memory, below the count')
+    client.release()
+    await Promise.all([big, ...held])
+    await until(() => admission.inFlight === 0 && admission.bytes === 0)
+  } finally { await app.close() }
+})
+
+test('the default admission bound is sized by memory, tens of thousands of calls on a machine of a few GiB, not a small count', () => {
+  const config = loadGatewayConfig({ env: {} })
+  assert.equal(config.maxInFlight, 0)
+  assert.equal(config.admissionMemoryMb, 0)
+  const admission = new Admission(config.maxInFlight)
+  assert.equal(admission.memoryBytes, defaultAdmissionBytes())
+  assert.ok(admission.memoryBytes <= processMemoryLimitBytes() / 4 + 1)
+  assert.equal(admission.limit, Math.floor(admission.memoryBytes / CALL_MEMORY_BYTES))
+  assert.ok(new Admission(4096).limit === 4096, 'an explicit maxInFlight still bounds the count')
 })

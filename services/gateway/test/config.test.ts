@@ -4,7 +4,7 @@ import { loadGatewayConfig } from '../src/config.ts'
 import { GatewayError } from '../src/errors.ts'
 
 test('defaults, then SANDFLEET_* variables, then flags: the later source wins, text becomes the schema\'s type', () => {
-  assert.equal(loadGatewayConfig({ env: {} }).maxInFlight, 4096)
+  assert.equal(loadGatewayConfig({ env: {} }).maxInFlight, 0, 'no count bound by default: admission is sized by memory')
   const config = loadGatewayConfig({
     env: { SANDFLEET_MAX_IN_FLIGHT: '64', SANDFLEET_RUNNERS: 'http://10.0.0.5:8081, http://10.0.0.6:8081', SANDFLEET_PORT: '9000' },
     values: { port: '9001' }
