@@ -110,8 +110,9 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     return { index, tagged: { call, nonce } }
   })
 
-  const send = async (group: Array<{ index: number, tagged: TaggedCall }>, from: number): Promise<void> => {
-    outstanding += group.length
+  /** Sends one request; `from` is when its calls count from; `counted`: its calls are already in `outstanding` (a step's are from the release). */
+  const send = async (group: Array<{ index: number, tagged: TaggedCall }>, from: number, counted = false): Promise<void> => {
+    if (!counted) outstanding += group.length
     requests++
     const seen = new Uint8Array(group.length)
     const take = (a: Answer): void => {
@@ -156,8 +157,18 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
   const inFlight: Array<Promise<void>> = []
   try {
     if (plan.mode === 'step') {
+      // Every call is released (registered, counted in flight) at t0; C senders, one a
+      // connection, take the next request as each answer comes, so the rest wait their turn in
+      // the harness, as a trainer's queue would, and their wait is in their latency.
       const t0 = performance.now()
-      for (let left = plan.calls; left > 0; left -= perRequest) inFlight.push(send(nextGroup(Math.min(perRequest, left)), t0))
+      const groups: Array<Array<{ index: number, tagged: TaggedCall }>> = []
+      for (let left = plan.calls; left > 0; left -= perRequest) groups.push(nextGroup(Math.min(perRequest, left)))
+      outstanding += plan.calls
+      let next = 0
+      const sender = async (): Promise<void> => {
+        while (next < groups.length) await send(groups[next++], t0, true)
+      }
+      for (let i = 0; i < Math.min(plan.connections, groups.length); i++) inFlight.push(sender())
     } else if (plan.mode === 'closed') {
       const stopAt = start + plan.durationS * 1000
       const worker = async (): Promise<void> => {

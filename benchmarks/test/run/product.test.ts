@@ -1,0 +1,114 @@
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startServe, type Server } from '../../src/fleet.ts'
+import { runPlan } from '../../src/run/engine.ts'
+import { TARGETS, TARGET_TABLE } from '../../src/run/targets.ts'
+import type { BenchCall } from '../../src/workloads/calls.ts'
+import { countColour, decodePng } from './png.ts'
+
+const root = fileURLToPath(new URL('../../../', import.meta.url))
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SANDFLEET_')))
+const CHROMIUM = '/usr/bin/chromium'
+let server: Server
+let dir: string
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sandfleet-bench-test-'))
+  server = await startServe(['--backend', 'process', '--pool-size', '2'])
+})
+after(async () => {
+  await server?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const CALLS: BenchCall[] = [
+  { code: 'print(1+1)', status: 'ok', stdout: '2\n' },
+  { code: 'print(input()[::-1])', stdin: 'abc', status: 'ok', stdout: 'cba\n' },
+  { code: 'from fractions import Fraction\nprint(Fraction(3, 4) + Fraction(5, 6))', status: 'ok', stdout: '19/12\n' },
+  { code: "print('x')\n1/0", status: 'error', stdout: 'x\n' }
+]
+
+test('the same calls as one step against every target API (native single, batch, NDJSON, /run_code, /run/long-batch) come back once each and right', async () => {
+  for (const name of TARGETS) {
+    const r = await runPlan({
+      mode: 'step', url: server.url, target: TARGET_TABLE[name], callAt: (n) => CALLS[n % CALLS.length],
+      calls: 40, batchSize: 8, connections: 4, rate: 0, durationS: 0, sampleMs: 100, requestTimeoutMs: 60_000
+    })
+    const a = r.accounting
+    assert.deepEqual([a.calls, a.right, a.wrong, a.failed, a.lost, a.duplicated, a.misrouted], [40, 40, 0, 0, 0, 0, 0], `${name}: ${JSON.stringify(a)}`)
+    assert.equal(r.requests, TARGET_TABLE[name].batched ? 5 : 40, name)
+    assert.equal(a.statuses.error, 10, `${name}: the expected errors came back as errors`)
+    assert.equal(r.latencyMs.length, 40)
+    assert.ok(r.samples.length >= 2 && r.samples.at(-1)?.done === 40)
+  }
+})
+
+test('open and closed loops send for their duration and account for every call they sent', async () => {
+  const open = await runPlan({
+    mode: 'open', url: server.url, target: TARGET_TABLE.single, callAt: (n) => CALLS[n % CALLS.length],
+    calls: 0, batchSize: 1, connections: 8, rate: 40, durationS: 1, sampleMs: 100, requestTimeoutMs: 60_000
+  })
+  assert.equal(open.accounting.calls, 40, 'an open loop sends rate × duration calls, whatever the answers do')
+  assert.equal(open.accounting.right, 40, JSON.stringify(open.accounting))
+  const closed = await runPlan({
+    mode: 'closed', url: server.url, target: TARGET_TABLE.batch, callAt: (n) => CALLS[n % CALLS.length],
+    calls: 0, batchSize: 4, connections: 2, rate: 0, durationS: 0.5, sampleMs: 100, requestTimeoutMs: 60_000
+  })
+  assert.ok(closed.accounting.calls >= 8 && closed.accounting.calls % 4 === 0)
+  assert.equal(closed.accounting.right, closed.accounting.calls, 'the requests out at the end were waited for, none lost')
+})
+
+test('sandfleet bench step: a JSONL workload, progress without a flood, a failing threshold exits 1, and the reports are written', async () => {
+  const file = join(dir, 'calls.jsonl')
+  writeFileSync(file, CALLS.map((c) => JSON.stringify({ code: c.code, ...(c.stdin === undefined ? {} : { stdin: c.stdin }), expect: { status: c.status, stdout: c.stdout } })).join('\n') + '\n')
+  const out = join(dir, 'report')
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--url', server.url, '--calls', '120', '--target', 'ndjson', '--batch-size', '16',
+    '--connections', '4', '--workload', 'jsonl', '--file', file, '--threshold', 'wrong==0', '--threshold', 'p50<0', '--out', out, '--json'], { cwd: root, encoding: 'utf8', timeout: 120_000, env })
+  assert.equal(run.status, 1, run.stderr)
+  assert.match(run.stderr, /threshold p50<0 failed/)
+  assert.ok(run.stderr.split('\n').filter((l) => l.includes(' done ')).length <= 3, `no flood of progress lines off a terminal:\n${run.stderr}`)
+  const report = JSON.parse(run.stdout)
+  assert.deepEqual([report.accounting.calls, report.accounting.right, report.accounting.lost, report.accounting.duplicated], [120, 120, 0, 0])
+  assert.deepEqual(report.thresholds.map((t: { text: string, passed: boolean }) => [t.text, t.passed]), [['wrong==0', true], ['p50<0', false]])
+  assert.match(readFileSync(`${out}.md`, 'utf8'), /\| answered right \| 120 \|/)
+  const html = readFileSync(`${out}.html`, 'utf8')
+  assert.doesNotMatch(html, /<script|<link|src=|url\(/, 'nothing to fetch: the page opens with no network')
+
+  // Rendered in headless Chromium: the DOM has the charts and figures, and the screenshot shows them.
+  const args = (profile: string): string[] => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${join(dir, profile)}`, '--window-size=800,1500']
+  const chromium = async (extra: string[], profile: string): Promise<string> => await new Promise((resolve, reject) => {
+    const child = spawn(CHROMIUM, [...args(profile), ...extra, `file://${out}.html`], { stdio: ['ignore', 'pipe', 'ignore'] })
+    let text = ''
+    child.stdout.setEncoding('utf8').on('data', (s: string) => { text += s })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.once('error', reject)
+    child.once('close', (code) => { clearTimeout(timer); code === 0 ? resolve(text) : reject(new Error(`chromium exited ${String(code)}`)) })
+  })
+  const shot = join(dir, 'shot.png')
+  const [dom] = await Promise.all([chromium(['--dump-dom'], 'a'), chromium([`--screenshot=${shot}`], 'b')])
+  for (const id of ['latency-histogram', 'throughput-over-time', 'in-flight-over-time']) assert.match(dom, new RegExp(`<svg id="${id}"`), id)
+  assert.ok((dom.match(/class="bar"/g) ?? []).length >= 1)
+  assert.match(dom, /<th>answered right<\/th><td>120<\/td>/)
+  assert.match(dom, /Failed: p50&lt;0/)
+  const pixels = decodePng(readFileSync(shot))
+  assert.ok(countColour(pixels, '#4c78a8') > 2000, 'the histogram bars and the throughput line are drawn')
+  assert.ok(countColour(pixels, '#f58518') > 100, 'the in-flight line is drawn')
+  assert.ok(countColour(pixels, '#c62828') > 20, 'the failed threshold is shown in red')
+})
+
+test('sandfleet bench --help lists the modes, the targets and the threshold flag, and exits 0', () => {
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--help'], { cwd: root, encoding: 'utf8', timeout: 60_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  assert.match(run.stdout, /step +N calls released at once/)
+  assert.match(run.stdout, /--threshold/)
+  assert.match(run.stdout, /single \| batch \| ndjson \| run-code \| long-batch/)
+  const bad = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--threshold', 'p98<1', '--target', 'grpc'], { cwd: root, encoding: 'utf8', timeout: 60_000, env })
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /unknown metric p98/)
+  assert.match(bad.stderr, /--target \(SANDFLEET_BENCH_TARGET\): expected single, batch, ndjson, run-code, long-batch, got "grpc"/)
+})
