@@ -18,7 +18,7 @@ const EXPECTED: Record<string, RegExp[]> = {
   runner: [/usage: sandfleet runner \[flags\]/, /--pool-size N {3}\[SANDFLEET_POOL_SIZE\]/],
   exec: [/usage: sandfleet exec FILE\|- \[flags\]/, /--timeout-ms N\n/, /--backend/],
   rollout: [/usage: sandfleet rollout \[flags\]/, /--engine URL\[,URL…\] {3}\[SANDFLEET_ENGINE\]/, /--fleet URL {3}\[SANDFLEET_URL\]/],
-  bench: [/usage: npm run bench -- SCENARIO/, /--duration X {3}\[SANDFLEET_BENCH_DURATION\]/, /trivial-c64/]
+  bench: [/usage: sandfleet bench MODE|SCENARIO \[flags\]/, /step +N calls released at once/, /--duration X {3}\[SANDFLEET_BENCH_DURATION\]/, /trivial-c64/]
 }
 
 for (const [command, patterns] of Object.entries(EXPECTED)) {
