@@ -18,6 +18,9 @@ RUN npm ci --no-audit --no-fund && npm cache clean --force
 # The CLI's bundle (bin/cli-bundle.mjs), made now so that no start-up builds it.
 RUN node --no-node-snapshot bin/sandfleet.mjs --help >/dev/null && ls .cache/cli
 ENV NODE_ENV=production
+# The commit in sandfleet_build_info (docker build --build-arg SANDFLEET_COMMIT=$(git rev-parse HEAD)).
+ARG SANDFLEET_COMMIT=""
+ENV SANDFLEET_COMMIT=$SANDFLEET_COMMIT
 EXPOSE 8080 8081
 ENTRYPOINT ["node", "/opt/sandfleet/bin/sandfleet.mjs"]
 CMD ["serve", "--host", "0.0.0.0"]
