@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under packages/, services/, cli/, benchmarks/ and test/ with Node's built-in test
+// Runs every *.test.ts under packages/, services/, cli/, clients/, benchmarks/ and test/ with Node's built-in test
 // runner (TypeScript through tsx). Extra arguments are passed to `node --test` (for example
 // `npm test -- --test-name-pattern=timeout`). Set SANDFLEET_TEST_FILTER to a substring of a path
 // to run a subset of files.
@@ -8,7 +8,7 @@ import { join, relative } from 'node:path'
 import { spawnSync } from 'node:child_process'
 
 const root = new URL('..', import.meta.url).pathname
-const roots = ['packages', 'services', 'cli', 'benchmarks', 'test']
+const roots = ['packages', 'services', 'cli', 'clients', 'benchmarks', 'test']
 const files = []
 function walk (dir) {
   let entries

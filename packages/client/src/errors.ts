@@ -11,6 +11,8 @@ export const CLIENT_ERROR_CODES = {
   ABORTED: 'SF_ERR_CLIENT_ABORTED',
   /** The fleet answered 410: the session and its state are gone. */
   SESSION_LOST: 'SF_ERR_CLIENT_SESSION_LOST',
+  /** The session was closed by this program (`session.close()`); nothing was sent. */
+  SESSION_CLOSED: 'SF_ERR_CLIENT_SESSION_CLOSED',
   /** The client was closed; no new call is accepted. */
   CLOSED: 'SF_ERR_CLIENT_CLOSED',
   /** A connection to the fleet failed (carried as an `infra_error` result, `error.type`). */
@@ -53,6 +55,14 @@ export function abortedError (cause?: unknown): ClientError {
 /** The session is gone (HTTP 410); its state cannot be recovered, create a new one. */
 export function sessionLostError (sessionId: string, result?: ExecResult): ClientError {
   return new ClientError(CLIENT_ERROR_CODES.SESSION_LOST, `session ${sessionId} is lost (HTTP 410): its state is gone, create a new session`, 410, result ? { result } : {})
+}
+
+/**
+ * The caller closed the session and then used it. Nothing was sent; 404 is what the fleet
+ * answers for a session it no longer holds (`SF_ERR_SESSION_NOT_FOUND`), not a loss (410).
+ */
+export function sessionClosedError (sessionId: string): ClientError {
+  return new ClientError(CLIENT_ERROR_CODES.SESSION_CLOSED, `session ${sessionId} was closed by this program (session.close()); create a new session`, 404)
 }
 
 /** The client was closed. */

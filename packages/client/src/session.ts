@@ -1,6 +1,6 @@
 /** A session: one sandbox whose interpreter state persists across calls, until its TTL or close. */
 import type { ExecRequest, ExecResult, Status } from '@sandfleet/protocol'
-import { sessionLostError } from './errors.ts'
+import { sessionClosedError, sessionLostError } from './errors.ts'
 import type { Transport } from './transport.ts'
 import { withRetries, type RetryStats } from './retry.ts'
 import type { RetryPolicy } from './backoff.ts'
@@ -28,10 +28,12 @@ export class Session {
 
   /**
    * Runs code in the session. Resolves with the result (its status says what happened); throws
-   * `SF_ERR_CLIENT_SESSION_LOST` when the fleet answers 410 (the state is gone).
+   * `SF_ERR_CLIENT_SESSION_LOST` when the fleet answers 410 (the state is gone), and
+   * `SF_ERR_CLIENT_SESSION_CLOSED` once this program has closed it.
    */
   async execute (req: Omit<ExecRequest, 'session_id'>, options: CallOptions = {}): Promise<ExecResult> {
-    if (this.stateValue !== 'open') throw sessionLostError(this.id)
+    if (this.stateValue === 'closed') throw sessionClosedError(this.id)
+    if (this.stateValue === 'lost') throw sessionLostError(this.id)
     const deadline = Date.now() + (options.deadlineMs ?? (req.timeout_ms ?? 10_000) + this.deps.deadlineSlackMs)
     let lost = false
     const result = await withRetries(async (signal) => {

@@ -162,7 +162,7 @@ test('streamBatch retries a retriable line and yields its final result', async (
   })
 })
 
-test('sessions keep state; a lost session throws SF_ERR_CLIENT_SESSION_LOST', async () => {
+test('sessions keep state; a lost session throws SF_ERR_CLIENT_SESSION_LOST, one the caller closed SF_ERR_CLIENT_SESSION_CLOSED (no 410)', async () => {
   await withFleet(undefined, async (url, fleet) => {
     const client = new SandfleetClient({ url })
     try {
@@ -176,6 +176,8 @@ test('sessions keep state; a lost session throws SF_ERR_CLIENT_SESSION_LOST', as
       await t.close()
       await t.close()
       assert.deepEqual(fleet.sessions(), [])
+      await assert.rejects(t.execute({ code: 'print(1)' }), (err: unknown) => err instanceof ClientError && err.code === 'SF_ERR_CLIENT_SESSION_CLOSED' &&
+        err.statusCode !== 410 && !err.message.includes('410') && /closed by this program/.test(err.message))
     } finally { await client.close() }
   })
 })

@@ -1,0 +1,33 @@
+"""HTTP answers → results: an ErrorBody keeps the fleet's status and code; anything else maps to
+the closed status set (429 → ``overloaded``, other failures → ``infra_error``)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .types import STATUSES, ExecResult
+
+CONNECTION = 'SF_ERR_CLIENT_CONNECTION'
+BAD_RESPONSE = 'SF_ERR_CLIENT_BAD_RESPONSE'
+DEADLINE = 'SF_ERR_CLIENT_DEADLINE'
+
+
+def is_error_body(body: Any) -> bool:
+    """True for the protocol's ErrorBody: ``{"status": …, "error": {"code", "message"}}``."""
+    return isinstance(body, dict) and body.get('status') in STATUSES and isinstance(body.get('error'), dict) \
+        and isinstance(body['error'].get('code'), str) and isinstance(body['error'].get('message'), str)
+
+
+def result_from_error(http_status: int, body: Any) -> ExecResult:
+    """The result a non-2xx answer stands for."""
+    if is_error_body(body):
+        error = body['error']
+        message = error['message'] if error.get('field') is None else f"{error['message']} (field: {error['field']})"
+        return ExecResult.failed(body['status'], error['code'], message)
+    return ExecResult.failed('overloaded' if http_status == 429 else 'infra_error', BAD_RESPONSE, f'HTTP {http_status} without an ErrorBody')
+
+
+def result_from_failure(err: Optional[BaseException], deadline_passed: bool) -> ExecResult:
+    """The result of a call whose connection failed, or whose deadline passed in flight."""
+    if deadline_passed:
+        return ExecResult.failed('infra_error', DEADLINE, "the call's deadline passed before the fleet answered")
+    return ExecResult.failed('infra_error', CONNECTION, f'{type(err).__name__}: {err}')
