@@ -1,6 +1,7 @@
 """The examples run against a real fleet and get the right answers."""
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -10,7 +11,7 @@ PACKAGE = str(EXAMPLES.parent)
 
 
 def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120, env={'PYTHONPATH': PACKAGE})
+    return subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120, env={**os.environ, 'PYTHONPATH': PACKAGE})
 
 
 def test_the_verl_style_code_tool_keeps_each_trajectorys_state(fleet):
