@@ -36,6 +36,9 @@ test('after real requests the gateway counts them by route template, method and 
     assert.equal(one(samples, 'sandfleet_gateway_http_request_duration_seconds_bucket', { route: '/v1/execute', method: 'POST', le: '+Inf' }).value, 2)
     assert.ok(one(samples, 'sandfleet_gateway_http_request_duration_seconds_sum', { route: '/v1/execute', method: 'POST' }).value > 0)
 
+    assert.ok(one(samples, 'sandfleet_gateway_admission_limit').value >= 1, 'admission\'s limit, by count')
+    assert.ok(one(samples, 'sandfleet_gateway_admission_limit_bytes').value > 0, 'and by memory')
+    assert.equal(one(samples, 'sandfleet_gateway_admitted_bytes').value, 0, 'nothing held between calls')
     const build = one(samples, 'sandfleet_build_info', { component: 'gateway' })
     assert.equal(build.value, 1)
     assert.equal(build.labels.version, '0.1.0')

@@ -92,7 +92,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   const metrics = new GatewayMetrics(runners, options.component === undefined ? {} : { component: options.component })
   router.observe(metrics.record)
   const admission = new Admission(config.maxInFlight, config.admissionMemoryMb > 0 ? config.admissionMemoryMb * 2 ** 20 : undefined)
-  metrics.inFlightNow = () => admission.inFlight
+  metrics.watchAdmission(admission)
   const schemas = routeSchemas(config)
 
   // Only JSON bodies: a text/plain body is a 415 naming the media type, never a string

@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
+import type { Admission } from './plugins/admission.ts'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -51,6 +52,8 @@ export class GatewayMetrics {
   readonly httpDuration: Histogram<'route' | 'method'>
   /** Read by the in-flight gauge at scrape time. */
   inFlightNow: () => number = () => 0
+  /** Read by the admission gauges at scrape time ({@link watchAdmission}). */
+  #admission: Admission | undefined
   readonly #children = new Map<string, LanguageChildren>()
   /** Route template → method → its children. */
   readonly #routes = new Map<string, Map<string, RouteChildren>>()
@@ -110,6 +113,12 @@ export class GatewayMetrics {
       registers,
       collect () { this.set(self.inFlightNow()) }
     })
+    const admissionGauge = (name: string, help: string, read: (a: Admission) => number): void => {
+      void new Gauge({ name, help, registers, collect () { if (self.#admission !== undefined) this.set(read(self.#admission)) } })
+    }
+    admissionGauge('sandfleet_gateway_admission_limit', 'Calls admission holds at most (maxInFlight, or what admissionMemoryMb holds)', (a) => a.limit)
+    admissionGauge('sandfleet_gateway_admitted_bytes', 'Memory the calls held weigh by admission\'s count (32 KiB a call plus its request body)', (a) => a.bytes)
+    admissionGauge('sandfleet_gateway_admission_limit_bytes', 'Memory the calls held may weigh (admissionMemoryMb); past it 429', (a) => a.memoryBytes)
     new Gauge({
       name: 'sandfleet_gateway_runner_sandboxes',
       help: 'Sandboxes of each runner by state, from its last load report',
@@ -157,6 +166,12 @@ export class GatewayMetrics {
       children.runDuration.observe(result.duration_ms / 1000)
       children.queueWait.observe(result.queue_ms / 1000)
     }
+  }
+
+  /** Reports `admission`'s in-flight count, limits and weight when scraped. */
+  watchAdmission (admission: Admission): void {
+    this.#admission = admission
+    this.inFlightNow = () => admission.inFlight
   }
 
   /** Counts one answered HTTP request; `route` is the route template (or {@link UNMATCHED_ROUTE}). */
