@@ -132,6 +132,18 @@ export function toExecRequest (body: RunCodeRequest): ExecRequest {
   return req
 }
 
+/**
+ * The first path of `files` or `fetch_files` that does not name a place inside the job's working
+ * directory (absolute, or through `..`), with its field; undefined when all do. sandfleet writes
+ * and reads files relative to the working directory only (a sandbox's root is read-only).
+ */
+export function outsidePath (body: Pick<RunCodeRequest, 'files' | 'fetch_files'>): { field: 'files' | 'fetch_files', path: string } | undefined {
+  const outside = (p: string): boolean => p.startsWith('/') || p.split('/').includes('..')
+  for (const path of Object.keys(body.files ?? {})) if (outside(path)) return { field: 'files', path }
+  for (const path of body.fetch_files ?? []) if (outside(path)) return { field: 'fetch_files', path }
+  return undefined
+}
+
 /** True for the statuses SandboxFusion calls `SandboxError`: the fleet's fault, not the code's. */
 export function isSandboxError (status: ExecResult['status']): boolean {
   return status === 'overloaded' || status === 'queue_timeout' || status === 'infra_error' || status === 'invalid_request'

@@ -13,7 +13,7 @@ import { SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
 import { installFastapiErrorHandler, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
 import {
-  isSandboxError, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
+  isSandboxError, outsidePath, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
   toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
 } from './sandbox-fusion-map.ts'
 
@@ -38,6 +38,8 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     const detail = validateModel(request.body, RUN_CODE_MODEL)
     if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
     const body = request.body as RunCodeRequest
+    const outside = outsidePath(body)
+    if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
     const result = await settle(() => opts.execute(toExecRequest(body)))
     if (result.status === 'invalid_request') {
       const field = fieldOf(result)
@@ -49,8 +51,15 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   app.post('/run_jupyter', async (request, reply) => {
     const detail = validateModel(request.body, RUN_JUPYTER_MODEL)
     if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
+    const outside = outsidePath(request.body as RunCodeRequest)
+    if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
     return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions)
   })
+}
+
+/** The 422 for a path outside the working directory (see {@link outsidePath}). */
+function outsideError ({ field, path }: { field: string, path: string }): ReturnType<typeof valueError> {
+  return valueError(field, `${JSON.stringify(path)}: sandfleet writes and reads files relative to the job's working directory (its cwd); absolute paths and '..' are not supported`, path)
 }
 
 /** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */

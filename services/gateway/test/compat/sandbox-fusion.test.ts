@@ -215,3 +215,20 @@ test('cell_timeout 0 (and absent: SandboxFusion\'s default) leaves each cell the
     }
   } finally { await one.close() }
 })
+
+test('files and fetch_files outside the working directory (SandboxFusion\'s test writes /mnt/b) are a 422 naming the field, not a failed run', async () => {
+  const cases: Array<[string, object, string, string]> = [
+    ['/run_code', { code: 'print(1)', language: 'python', files: { '/mnt/b': 'eA==' } }, 'files', '/mnt/b'],
+    ['/run_code', { code: 'print(1)', language: 'python', fetch_files: ['ok.txt', '/mnt/b'] }, 'fetch_files', '/mnt/b'],
+    ['/run_code', { code: 'print(1)', language: 'python', files: { 'a/../../etc/x': 'eA==' } }, 'files', 'a/../../etc/x'],
+    ['/run_jupyter', { cells: ['1'], fetch_files: ['../up'] }, 'fetch_files', '../up']
+  ]
+  for (const [url, payload, field, path] of cases) {
+    const { statusCode, body } = await post(url, payload)
+    assert.equal(statusCode, 422, `${url} ${JSON.stringify(payload)}`)
+    assert.deepEqual([body.detail[0].type, body.detail[0].loc, body.detail[0].input], ['value_error', ['body', field], path])
+    assert.match(body.detail[0].msg, /relative to the job's working directory/)
+  }
+  const nested = await post('/run_code', { code: 'print(open("data/in.txt").read())', language: 'python', files: { 'data/in.txt': 'aGk=' } })
+  assert.equal(nested.body.run_result.stdout, 'hi\n')
+})
