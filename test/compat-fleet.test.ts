@@ -30,6 +30,27 @@ test('SandboxFusion /run_jupyter: 3 cells in one state, one result each', async 
   assert.equal(fleet.runners[0].runner.sessions?.size, 0, 'the notebook session was closed')
 })
 
+test('SandboxFusion /run_jupyter: a matplotlib figure comes back as image/png, an HTML repr as text/html (sandboxed session)', async () => {
+  const res = await post(`${fleet.url}/run_jupyter`, {
+    cells: [
+      'import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.show()\nplt.figure()\nplt.bar([1], [2])',
+      'len(plt.get_fignums())',
+      'class T:\n    def _repr_html_(self): return "<b>t</b>"\nT()'
+    ],
+    total_timeout: 120
+  })
+  assert.equal(res.body.status, 'Success', JSON.stringify(res.body).slice(0, 500))
+  const images = res.body.cells[0].display.filter((d: any) => 'image/png' in d)
+  assert.equal(images.length, 2, JSON.stringify(res.body.cells[0]).slice(0, 500))
+  for (const image of images) {
+    assert.equal(Buffer.from(image['image/png'], 'base64').subarray(1, 4).toString(), 'PNG')
+    assert.match(image['text/plain'], /^<Figure size \d+x\d+ with 1 Axes>$/)
+  }
+  assert.equal(res.body.cells[0].stderr, '', 'plt.show() under Agg warns nothing')
+  assert.deepEqual(res.body.cells[1].display, [{ 'text/plain': '0' }], 'shown figures are closed')
+  assert.equal(res.body.cells[2].display[0]['text/html'], '<b>t</b>')
+})
+
 test('code-judge /run/batch and /judge run for real; /status reports the fleet', async () => {
   const batch = await post(`${fleet.url}/run/batch`, { type: 'batch', submissions: [{ type: 'python', solution: 'print(int(input())+1)', input: '41' }, { type: 'python', solution: 'import sys; sys.exit(2)', input: '' }] })
   assert.deepEqual(batch.body.results.map((r: any) => [r.success, r.run_success, r.stdout, r.reason]), [[true, true, '42\n', ''], [false, false, '', '']])

@@ -4,7 +4,8 @@
 #   sandbox-images/python/build-rootfs.sh [DIR]
 #
 # DIR (default $SANDFLEET_ROOTFS_DIR, else /var/cache/sandfleet/rootfs-python) receives a Debian
-# bookworm minbase system with python3 and $python_packages (numpy, sympy, scipy, mpmath) from
+# bookworm minbase system with python3 and $python_packages (numpy, sympy, scipy, mpmath,
+# matplotlib) from
 # Debian's packages,
 # the executor at /opt/sandfleet/executor.py and a manifest at /opt/sandfleet/manifest.json
 # (Python and package versions). The same DIR is
@@ -24,7 +25,7 @@ dir="${1:-${SANDFLEET_ROOTFS_DIR:-/var/cache/sandfleet/rootfs-python}}"
 suite=bookworm
 # The sandbox's Python packages, by distribution name: installed from Debian as python3-NAME and
 # listed with their versions in the manifest. Add a package here (see README.md), then --rebuild.
-python_packages="${SANDFLEET_PYTHON_PACKAGES:-numpy sympy scipy mpmath}"
+python_packages="${SANDFLEET_PYTHON_PACKAGES:-numpy sympy scipy mpmath matplotlib}"
 packages="python3$(printf ',python3-%s' $python_packages)"
 marker="$dir/.sandfleet-base-complete"
 

@@ -870,6 +870,10 @@ def main():
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
     prctl(4, 0)   # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ[k] = '1'
+    # matplotlib: Agg, and a writable cache dir beside the work dir (a scratch dir's new entry: removed after each job),
+    # so a job that imports it builds its font cache there instead of warning on stderr about a read-only home.
+    os.environ.setdefault('MPLBACKEND', 'Agg')
+    os.environ.setdefault('MPLCONFIGDIR', WORKDIR + '-matplotlib')
     # The OOM killer takes a job first: the zygotes and every job process inherit 1000; the controller goes back to 0
     # before any job runs.
     oom_score_adj(1000)

@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -78,6 +79,55 @@ def write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
+# A value's rich forms, as a Jupyter kernel's display formatter asks for them: MIME type, method.
+REPR_METHODS = (("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"), ("text/latex", "_repr_latex_"),
+                ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
+                ("application/json", "_repr_json_"))
+
+
+def mime_bundle(value):
+    """{MIME type: content} of a cell's value: its repr, and each `_repr_*_` form its class defines
+    (binary forms base64, JSON as text); a form that raises or gives None is left out."""
+    bundle = {"text/plain": repr(value)}
+    if isinstance(value, type):
+        return bundle
+    for mime, name in REPR_METHODS:
+        if getattr(type(value), name, None) is None:
+            continue
+        try:
+            data = getattr(value, name)()
+        except Exception:  # noqa: BLE001 - a broken form is left out, as Jupyter leaves it
+            continue
+        if isinstance(data, tuple):  # (data, metadata)
+            data = data[0] if data else None
+        if isinstance(data, bytes):
+            data = base64.b64encode(data).decode()
+        elif mime == "application/json" and data is not None:
+            data = _dumps(data)
+        if isinstance(data, str):
+            bundle[mime] = data
+    return bundle
+
+
+def open_figures():
+    """The matplotlib figures a cell left open, as Jupyter's inline backend shows them when a cell
+    ends: one {"text/plain", "image/png"} item each (Agg), then closed."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    shown = []
+    try:
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            png = io.BytesIO()
+            fig.savefig(png, format="png", bbox_inches="tight")
+            shown.append({"text/plain": repr(fig), "image/png": base64.b64encode(png.getvalue()).decode()})
+        plt.close("all")
+    except Exception as e:  # noqa: BLE001 - the cell's own figure failed to draw
+        print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
+    return shown
+
+
 def run_code(code, g, n):
     """Runs one cell in globals g; returns (status, exit_code, error, display)."""
     name = "<cell %d>" % n
@@ -93,8 +143,8 @@ def run_code(code, g, n):
             value = eval(compile(last, name, "eval"), g)
             if value is not None:
                 g["_"] = value
-                display = [{"text/plain": repr(value)}]
-        return "ok", 0, None, display
+                display = [mime_bundle(value)]
+        return "ok", 0, None, display + open_figures()
     except SystemExit as e:
         if e.code is None or e.code == 0:
             return "ok", 0, None, []
@@ -111,7 +161,7 @@ def run_code(code, g, n):
             tb = tb.tb_next
         text = "".join(traceback.format_exception(type(e), e, tb))
         sys.stderr.write(text)
-        return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, []
+        return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
 def drain(fds, capped, deadline, cap, last):
@@ -489,6 +539,11 @@ def main():
     os.dup2(DEVNULL, 1)
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    # matplotlib draws with Agg, keeps its font cache in the session's own /tmp, and a cell's
+    # figures are shown when it ends (open_figures), so plt.show() has nothing to warn about.
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
+    warnings.filterwarnings("ignore", message=".*(non-GUI backend|non-interactive).*", category=UserWarning)
     for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
         if mod:
             try:

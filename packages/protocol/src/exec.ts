@@ -133,7 +133,7 @@ export const ExecResultSchema = Type.Object({
   sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
   request_id: Type.Optional(Type.String()),
   display: Type.Optional(Type.Array(DisplayDataSchema, {
-    description: 'Session cells only: rich results, as Jupyter\'s execute_result. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)}'
+    description: 'Session cells only: rich results, as a Jupyter kernel gives them. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)} and each form its _repr_*_ methods give (text/html, text/latex, image/png base64, …); then one {"text/plain", "image/png"} item per matplotlib figure the cell left open'
   }))
 }, { $id: 'ExecResult', additionalProperties: false })
 

@@ -18,7 +18,7 @@ import { SYSCALL_TABLES, seccompFilter } from './seccomp.ts'
 /** PATH inside a process sandbox (only the host's /usr is bound in): how its `python3` resolves, never a user's pyenv or venv. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin'
 
-const ETC = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/python3', '/etc/ssl']
+const ETC = ['/etc/alternatives', '/etc/fonts', '/etc/ld.so.cache', '/etc/localtime', '/etc/matplotlibrc', '/etc/python3', '/etc/ssl']
 
 /** Python under bubblewrap on this host. */
 export class ProcessDriver implements Driver {

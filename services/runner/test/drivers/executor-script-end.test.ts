@@ -78,3 +78,9 @@ test('tracebacks name a script file and its line numbers, as a script\'s do; __f
   const self = await run('import inspect, sys\ndef f():\n    return 1\nprint(__file__ == sys.argv[0] == f.__code__.co_filename, inspect.getsource(f).splitlines()[0])')
   assert.deepEqual([self.status, self.stdout], ['ok', 'True def f():\n'], self.stderr)
 })
+
+test('a job that draws with matplotlib (Agg) writes a PNG and says nothing on stderr', async () => {
+  const r = await run('import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig("plot.png")\nprint("drawn")', { timeout_ms: 120_000, fetch_files: ['plot.png'] })
+  assert.deepEqual([r.status, r.stdout, r.stderr], ['ok', 'drawn\n', ''])
+  assert.equal(Buffer.from(r.files['plot.png'] ?? '', 'base64').subarray(1, 4).toString(), 'PNG')
+})

@@ -171,3 +171,12 @@ test('closing a session without namespaces also ends what its cells left running
   }
   assert.equal(alive, false, 'the background process died with its session')
 })
+
+test('a cell\'s value gives its rich forms (text/html, text/latex, …) beside text/plain, as a Jupyter kernel does', async () => {
+  const s = await host.create()
+  const code = 'class Table:\n    def __repr__(self): return "Table()"\n    def _repr_html_(self): return "<table><tr><td>1</td></tr></table>"\n    def _repr_latex_(self): return None\n    def _repr_png_(self): raise ValueError("no png")\nTable()'
+  const r = await host.execute(s.session_id, { code })
+  assert.deepEqual([r.status, r.display], ['ok', [{ 'text/plain': 'Table()', 'text/html': '<table><tr><td>1</td></tr></table>' }]], r.stderr)
+  assert.deepEqual((await host.execute(s.session_id, { code: 'Table' })).display, [{ 'text/plain': "<class '__main__.Table'>" }])
+  await host.close(s.session_id)
+})
