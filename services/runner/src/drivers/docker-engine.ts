@@ -14,6 +14,7 @@
 import Docker from 'dockerode'
 import type { SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../config.ts'
+import { SYSCALL_TABLES, seccompFilter } from './seccomp.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -23,6 +24,8 @@ export const SANDBOX_LABEL = 'org.sandfleet.sandbox'
 export const MANIFEST_PATH = '/opt/sandfleet/manifest.json'
 /** Where the image keeps the executor (its main process). */
 export const EXECUTOR_PATH = '/opt/sandfleet/executor.py'
+/** Node's name of the CPU of an engine's `Arch` (Go's names), for the seccomp filter's system call table. */
+const ENGINE_ARCH: Readonly<Record<string, string>> = { amd64: 'x64', arm64: 'arm64' }
 /** The image built by sandbox-images/python (Dockerfile or build-image.sh). */
 export const DEFAULT_IMAGE = 'sandfleet/python:1'
 
@@ -132,9 +135,12 @@ export class DockerEngine {
   /** The dockerode client (shared by every sandbox of the driver). */
   readonly docker: Docker
   readonly #opts: Readonly<DockerDriverOptions>
+  /** The seccomp filter the executor installs over Docker's (base64), for the engine's CPU; set by {@link check}. */
+  #seccomp: string | undefined
 
   constructor (opts: Readonly<DockerDriverOptions>) {
     this.#opts = opts
+    this.#seccomp = seccompFilter(SYSCALL_TABLES[process.arch])?.toString('base64')
     this.docker = new Docker({ socketPath: opts.socketPath })
   }
 
@@ -150,6 +156,9 @@ export class DockerEngine {
           ? 'this user may not use its socket; run the runner as root or as a member of the docker group'
           : 'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`; another socket: DOCKER_HOST=unix:///path'), err)
     }
+    // A remote engine may run on another CPU than the runner's: the filter is the engine's.
+    const arch = await this.docker.version().then((v) => ENGINE_ARCH[v.Arch], () => undefined)
+    if (arch !== undefined) this.#seccomp = seccompFilter(SYSCALL_TABLES[arch])?.toString('base64')
     try {
       await this.docker.getImage(this.#opts.image).inspect()
     } catch (err) {
@@ -240,9 +249,15 @@ export class DockerEngine {
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
       Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/dev/shm:/dev/mqueue',
-        ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`])],
+        ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
+        // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
+        // which the executor adds on top of Docker's default profile before any job runs.
+        ...(this.#seccomp === undefined ? [] : [`SANDFLEET_SECCOMP=${this.#seccomp}`])],
       HostConfig: {
-        Init: true,
+        // The executor is the container's init: Docker's (docker-init) would run as the job's uid, dumpable, for the
+        // container's whole life, and a job could ptrace it or write its /proc/1/mem (a foothold into every later
+        // job). The executor is not dumpable and reaps what jobs leave behind.
+        Init: false,
         NetworkMode: o.networkMode,
         ReadonlyRootfs: o.readOnlyRoot,
         Tmpfs: { '/tmp': tmpfs },

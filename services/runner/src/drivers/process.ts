@@ -59,7 +59,10 @@ export class ProcessDriver implements Driver {
     // would get every capability in one of its own (mounts, netfilter in a network namespace: kernel attack surface).
     // (The session host makes namespaces per session, so it keeps them.)
     const noUserns = this.disableUserns ? ['--unshare-user', '--disable-userns'] : []
-    return this.bubblewrap([...noUserns, '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
+    // The executor is the sandbox's pid 1 (--as-pid-1): bubblewrap's own reaper there ran as the job's uid, dumpable,
+    // for the sandbox's whole life, and a job could open its /proc/1/mem for writing (ptrace is denied by the filter,
+    // /proc/PID/mem is not): a foothold into every later job. The executor is not dumpable and reaps what jobs leave.
+    return this.bubblewrap([...noUserns, '--as-pid-1', '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
   }
 
   /**

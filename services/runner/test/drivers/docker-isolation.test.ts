@@ -6,6 +6,7 @@ import { createServer, type Socket } from 'node:net'
 import { resolveExecRequest } from '@sandfleet/protocol'
 import { DockerDriver } from '../../src/drivers/docker.ts'
 import { REPO_EXECUTOR } from '../helpers/docker.ts'
+import { PTRACE_PROBE } from '../helpers/ptrace-probe.ts'
 import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
 
 test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, no-new-privileges; a fork bomb gives error or killed and the next job runs', async () => {
@@ -51,10 +52,18 @@ test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, 
     for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(field(cap), '0000000000000000', `${cap} in the sandbox`)
     assert.equal(field('NoNewPrivs'), '1')
     assert.equal(field('Seccomp'), '2', 'Docker\'s default seccomp filter')
+    assert.equal(field('Seccomp_filters'), '2', 'Docker\'s and the runner\'s own on top')
 
     // No user namespace to gain capabilities in (Docker's seccomp profile refuses it without CAP_SYS_ADMIN).
     const userns = await run('import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), errno.errorcode[ctypes.get_errno()])')
     assert.equal(userns.stdout, '-1 EPERM\n')
+
+    // No process in the container can be attached to or have its memory opened: not the container's init, not the
+    // executor's controller or zygotes, not the spare job process (each would outlive the job; init the container).
+    const probe = await run(PTRACE_PROBE)
+    assert.deepEqual([probe.status, probe.stdout], ['ok', 'done\n'], JSON.stringify(probe))
+    const pid1 = await run('print(open("/proc/1/cmdline").read().split("\\0")[:3])')
+    assert.match(pid1.stdout, /^\['\S*python3', '-I', '-c'\]\n$/, 'the executor is the container\'s init (no docker-init of the job\'s uid, dumpable)')
 
     const bomb = await run('import os\nwhile True:\n  os.fork()', 30_000)
     assert.ok(bomb.status === 'error' || bomb.status === 'killed', `the fork bomb gave ${bomb.status}`)

@@ -5,6 +5,7 @@ import { resolveExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { ProcessDriver } from '../../src/drivers/process.ts'
+import { PTRACE_PROBE } from '../helpers/ptrace-probe.ts'
 
 test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {
   const server = createServer((s) => { s.end('hello') })
@@ -24,6 +25,10 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
     assert.equal(net.status, 'error'); assert.equal(net.stdout, '')
     const files = await run('print(open("in.txt").read()); open("out.txt", "w").write("ret")', { files: { 'in.txt': Buffer.from('given').toString('base64') }, fetch_files: ['out.txt'] })
     assert.equal(files.stdout, 'given\n'); assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
+    // bubblewrap's own pid 1 (a reaper of the job's uid, dumpable, living as long as the sandbox) is not there: the
+    // executor is pid 1, and nothing in the sandbox can be attached to or have its memory opened.
+    const probe = await run(PTRACE_PROBE)
+    assert.deepEqual([probe.status, probe.stdout], ['ok', 'done\n'], JSON.stringify(probe))
     const mem = await run('x = bytearray(400 * 1024 * 1024)', { memory_mb: 64 })
     assert.equal(mem.status, 'memory'); assert.equal(mem.retire, true)
   } finally {
