@@ -44,7 +44,7 @@ function ppidOf (pid: number): number | undefined {
 
 /**
  * What is wrong with the processes in this runner's sandbox cgroups (empty when nothing). A warm
- * sandbox is bwrap → bwrap (pid 1 inside) → controller → zygotes (at most 4: bare, std, sym, sci) → one spare child
+ * sandbox is bwrap → controller (pid 1 inside) → zygotes (at most 4: bare, std, sym, sci) → one spare child
  * each; anything deeper, a second child of a zygote or a controller child that is not a zygote
  * is a process some job left behind. Where the host has no pids cgroup this cannot be checked.
  */
@@ -75,7 +75,7 @@ function strays (): string[] {
     for (const pid of pids) {
       const d = depthOf(pid)
       const kids = children.get(pid) ?? 0
-      if (d > 4 || (d === 3 && kids > 1) || (d === 2 && kids > 4) || (d === 4 && kids > 0)) {
+      if (d > 3 || (d === 2 && kids > 1) || (d === 1 && kids > 4) || (d === 3 && kids > 0)) {
         let cmd = ''
         try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') } catch {}
         problems.push(`${dir}: pid ${pid} at depth ${d} with ${kids} children (${cmd.trim()})`)
@@ -501,7 +501,9 @@ page.write(bytes.fromhex('b814000000cd80c3'))  # mov eax, 20; int 0x80; ret
 call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
 print('calling', flush=True)
 print(call())`)
-    assert.deepEqual([i386.status, i386.error?.type, i386.stdout], ['killed', 'SIGSYS', 'calling\n'], JSON.stringify(i386))
+    // SIGSEGV where the kernel has no ia32 emulation at all (no such entry: the call cannot run either)
+    assert.deepEqual([i386.status, i386.stdout], ['killed', 'calling\n'], JSON.stringify(i386))
+    assert.ok(['SIGSYS', 'SIGSEGV'].includes(i386.error?.type), JSON.stringify(i386))
   }
   await assertHealthy('seccomp')
 })
