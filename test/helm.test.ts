@@ -172,3 +172,18 @@ test('Pod Security: gateways always meet restricted; pyodide runners meet restri
   assert.equal(privileged.containers[0].securityContext.privileged, true)
   assert.equal(privileged.hostUsers, undefined)
 })
+
+test('the shared secret reaches gateways and runners, and the runners\' ServiceMonitor scrapes with it', () => {
+  const o = renderObjects('runnerSecret.existingSecret=fleet-runner', 'serviceMonitor.enabled=true')
+  for (const kind of ['Deployment', 'DaemonSet']) {
+    const env = o.find((x) => x.kind === kind)?.spec.template.spec.containers[0].env as Array<Record<string, any>>
+    assert.deepEqual(env.find((e) => e.name === 'SANDFLEET_RUNNER_SECRET')?.valueFrom, { secretKeyRef: { name: 'fleet-runner', key: 'runnerSecret' } }, kind)
+  }
+  const monitors = o.filter((x) => x.kind === 'ServiceMonitor')
+  assert.deepEqual(monitors.map((m) => [m.metadata.name, m.spec.endpoints[0].authorization?.credentials ?? null]), [
+    ['fleet-sandfleet-gateway', null],
+    ['fleet-sandfleet-runner', { name: 'fleet-runner', key: 'runnerSecret' }]
+  ])
+  const lint = run('lint', CHART, '--strict', '--set', 'runnerSecret.existingSecret=s,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,gateway.keda.enabled=true')
+  assert.equal(lint.status, 0, lint.out)
+})
