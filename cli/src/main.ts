@@ -13,7 +13,7 @@ export const COMMANDS: Record<string, { load: () => Promise<Command>, help: stri
   serve: { load: async () => (await import('./commands/serve.ts')).serve, help: 'gateway and a local runner in one process (the default): --host, --port, --backend auto|process|docker|pyodide|unsafe, --pool-size' },
   gateway: { load: async () => (await import('./commands/gateway.ts')).gateway, help: 'the gateway alone: --runners URL,… or --runners-dns HOST:PORT, --host, --port, --max-in-flight' },
   runner: { load: async () => (await import('./commands/runner.ts')).runner, help: 'one runner and its internal API: --backend, --pool-size, --host, --port' },
-  rollout: { load: async () => (await import('./commands/rollout.ts')).rollout, help: 'multi-turn rollouts against an inference engine and the fleet, written as JSONL: --engine URL, --model, --dataset FILE, --n, --keep' },
+  rollout: { load: async () => (await import('./commands/rollout.ts')).rollout, help: 'multi-turn rollouts against an inference engine and the fleet, written as JSONL (and .npz tensors): --engine URL, --model, --dataset FILE, --preset rstar2, --n, --keep' },
   bench: { load: async () => (await import('./commands/bench.ts')).bench, help: 'the load-testing harness: SCENARIO [flags] (trivial-c1, trivial-c64, batch64, sympy-c64, suite, …; see benchmarks/)' },
   exec: { load: async () => (await import('./commands/exec.ts')).exec, help: 'run FILE (or - for stdin) and print its output: --url URL (else a local runner), --timeout-ms, --memory-mb, --stdin-file, --json' }
 }

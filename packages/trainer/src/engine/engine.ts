@@ -10,6 +10,21 @@ export interface ChatMessage {
   content: string
 }
 
+/** A tool the model may call, as an OpenAI function schema (chat templates render these for the model). */
+export interface ToolSchema {
+  type: 'function'
+  function: { name: string, description: string, parameters: Record<string, unknown> }
+}
+
+/** Options of {@link Engine.applyChatTemplate}. */
+export interface ChatTemplateOptions {
+  /** Open the assistant's turn at the end (default true). */
+  addGenerationPrompt?: boolean
+  /** Tool schemas the template renders into the prompt (`tools` of the chat template). */
+  tools?: readonly ToolSchema[]
+  signal?: AbortSignal
+}
+
 /** Sampling parameters of one generation. */
 export interface SamplingParams {
   /** Most tokens to generate. */
@@ -55,8 +70,8 @@ export interface Engine {
   generate (req: GenerateRequest): Promise<Generation>
   /** Token ids of `text`, without added special tokens (special-token text such as `<|im_start|>` still maps to its id). */
   tokenize (text: string, signal?: AbortSignal): Promise<number[]>
-  /** Token ids of `messages` through the model's chat template (`add_generation_prompt` by default). */
-  applyChatTemplate (messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean, signal?: AbortSignal }): Promise<number[]>
+  /** Token ids of `messages` (and `tools`) through the model's chat template (`add_generation_prompt` by default). */
+  applyChatTemplate (messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<number[]>
   /** Releases connections; safe to call twice. */
   close (): Promise<void>
 }

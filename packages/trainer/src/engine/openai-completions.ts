@@ -6,7 +6,7 @@
  * tokens' logprobs. `/tokenize` gives token ids of text and of chat messages.
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatMessage, Engine, Generation, GenerateRequest } from './engine.ts'
+import type { ChatMessage, ChatTemplateOptions, Engine, Generation, GenerateRequest, ToolSchema } from './engine.ts'
 import { EngineHttp, type EngineHttpOptions } from './engine-http.ts'
 
 /** Options of a {@link CompletionsEngine}. */
@@ -17,7 +17,7 @@ export interface CompletionsEngineOptions extends EngineHttpOptions {
    * Renders chat messages as text for servers whose `/tokenize` does not take `messages`
    * (the text is then tokenized). Default: the server applies its own chat template.
    */
-  renderChat?: (messages: readonly ChatMessage[], addGenerationPrompt: boolean) => string
+  renderChat?: (messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly ToolSchema[]) => string
   /** Extra fields sent with every completion request (e.g. `repetition_penalty`). */
   extraBody?: Record<string, unknown>
 }
@@ -113,10 +113,11 @@ export class CompletionsEngine implements Engine {
   }
 
   /** Token ids of `messages` through the chat template (`/tokenize` with `messages`, or {@link CompletionsEngineOptions.renderChat}). */
-  async applyChatTemplate (messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean, signal?: AbortSignal } = {}): Promise<number[]> {
+  async applyChatTemplate (messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): Promise<number[]> {
     const addGenerationPrompt = options.addGenerationPrompt ?? true
-    if (this.renderChat) return await this.tokenize(this.renderChat(messages, addGenerationPrompt), options.signal)
-    const answer = await this.http.post('/tokenize', { model: this.model, messages, add_generation_prompt: addGenerationPrompt, add_special_tokens: false }, options.signal) as { tokens?: unknown }
+    if (this.renderChat) return await this.tokenize(this.renderChat(messages, addGenerationPrompt, options.tools), options.signal)
+    const tools = options.tools && options.tools.length > 0 ? { tools: options.tools } : {}
+    const answer = await this.http.post('/tokenize', { model: this.model, messages, ...tools, add_generation_prompt: addGenerationPrompt, add_special_tokens: false }, options.signal) as { tokens?: unknown }
     if (!isIntArray(answer?.tokens)) throw bad('/tokenize (messages) answered without a tokens array')
     return answer.tokens
   }

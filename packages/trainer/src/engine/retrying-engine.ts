@@ -6,7 +6,7 @@
  */
 import { backoffDelayMs, DEFAULT_RETRY, type RetryPolicy } from '@sandfleet/client'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatMessage, Engine, Generation, GenerateRequest } from './engine.ts'
+import type { ChatMessage, ChatTemplateOptions, Engine, Generation, GenerateRequest } from './engine.ts'
 
 /** True for the failures worth another attempt. */
 export function isTransientEngineError (err: unknown): boolean {
@@ -56,7 +56,7 @@ export class RetryingEngine implements Engine {
   }
 
   /** {@link Engine.applyChatTemplate}, retried. */
-  async applyChatTemplate (messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean, signal?: AbortSignal }): Promise<number[]> {
+  async applyChatTemplate (messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<number[]> {
     return await this.attempt(async () => await this.inner.applyChatTemplate(messages, options), options?.signal)
   }
 

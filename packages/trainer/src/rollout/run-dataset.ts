@@ -27,9 +27,10 @@ export interface DatasetItem {
 
 /**
  * Reads one JSONL line: `messages` (chat) or `prompt` / `question` / `problem` (text), and
- * `answer` / `reference` / `ground_truth` / `solution`; `systemPrompt` goes first when given.
+ * `answer` / `reference` / `ground_truth` / `solution`; `systemPrompt` goes first when given, and
+ * each user turn is put into `userTemplate` (its `{problem}` replaced by the turn's text) when given.
  */
-export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: string): DatasetItem {
+export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: string, userTemplate?: string): DatasetItem {
   let v: Record<string, unknown>
   try { v = JSON.parse(line) as Record<string, unknown> } catch (err) {
     throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: not JSON (${(err as Error).message})`, 400)
@@ -41,6 +42,7 @@ export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: s
     if (typeof text !== 'string') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: needs "messages" or a "prompt", "question" or "problem" string`, 400)
     messages = [{ role: 'user', content: text }]
   }
+  if (userTemplate !== undefined) messages = messages.map((m) => m.role === 'user' ? { role: 'user', content: userTemplate.split('{problem}').join(m.content) } : m)
   if (systemPrompt !== undefined && messages[0]?.role !== 'system') messages = [{ role: 'system', content: systemPrompt }, ...messages]
   const ref = [v.answer, v.reference, v.ground_truth, v.solution].find((x) => typeof x === 'string' || typeof x === 'number')
   return { messages, reference: ref === undefined ? null : String(ref) }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatMessage, Engine, SamplingParams } from '../engine/engine.ts'
+import type { ChatMessage, Engine, SamplingParams, ToolSchema } from '../engine/engine.ts'
 import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
 import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
 import type { ToolCallRecord, Trajectory, TurnRecord, StopReason } from './trajectory.ts'
@@ -20,6 +20,10 @@ export interface EpisodeOptions extends ToolStepOptions {
   fleet: ToolExecutor
   /** The prompt: chat messages (through the engine's chat template) or token ids. */
   prompt: readonly ChatMessage[] | readonly number[]
+  /** Tool schemas rendered into the prompt by the chat template; their names are the tools the model may call. */
+  tools?: readonly ToolSchema[]
+  /** Text placed after the chat template's generation prompt, where the model's first turn starts (rStar2-Agent: `<reason>`). */
+  assistantPrefix?: string
   /** Tool-call format the model writes (default `hermes`). */
   format?: ToolCallFormat
   /** Text between a calling turn and the next (default ChatML user turn, as rStar2-Agent). */
@@ -63,7 +67,9 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
   const affinity = randomUUID()
   const promptIds = isTokenIds(options.prompt)
     ? [...options.prompt]
-    : await engine.applyChatTemplate(options.prompt as readonly ChatMessage[], { addGenerationPrompt: true, ...(signal ? { signal } : {}) })
+    : await engine.applyChatTemplate(options.prompt as readonly ChatMessage[], { addGenerationPrompt: true, ...(options.tools ? { tools: options.tools } : {}), ...(signal ? { signal } : {}) })
+  if (options.assistantPrefix && !isTokenIds(options.prompt)) promptIds.push(...await engine.tokenize(options.assistantPrefix, signal))
+  const stepOptions = options.toolNames === undefined && options.tools ? { ...options, toolNames: options.tools.map((t) => t.function.name) } : options
   const responseIds: number[] = []
   const lossMask: number[] = []
   const logprobs: number[] = []
@@ -89,7 +95,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     const calls = parseToolCalls(gen.text, format)
     if (calls.length === 0) { stopReason = hasAnswer(gen.text) ? 'answer' : 'eos'; break }
     if (turns.length >= maxTurns) { stopReason = 'max_turns'; break }
-    const records = await runToolStep(fleet, calls, turns.length - 1, options, signal)
+    const records = await runToolStep(fleet, calls, turns.length - 1, stepOptions, signal)
     toolCalls.push(...records)
     turn.toolStatuses = records.map((r) => r.status)
     checkAbort()

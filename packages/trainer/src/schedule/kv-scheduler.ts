@@ -7,7 +7,7 @@
  * estimated from the reservations (context + max new tokens) of the generations in flight.
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatMessage, Engine, Generation, GenerateRequest } from '../engine/engine.ts'
+import type { ChatMessage, ChatTemplateOptions, Engine, Generation, GenerateRequest } from '../engine/engine.ts'
 import { isTransientEngineError } from '../engine/retrying-engine.ts'
 import { readKvMetrics } from './engine-metrics.ts'
 import { EnginePicker, type EngineSlot, type SchedulePolicy } from './pick-engine.ts'
@@ -199,7 +199,7 @@ export class KvScheduler implements Engine {
   }
 
   /** Applies the chat template on the engines in turn. */
-  async applyChatTemplate (messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean, signal?: AbortSignal }): Promise<number[]> {
+  async applyChatTemplate (messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<number[]> {
     return await this.tokenizer().applyChatTemplate(messages, options)
   }
 

@@ -12,7 +12,7 @@ const ok = (stdout: string): ExecResult => ({ status: 'ok', stdout, stderr: '', 
 
 test('flags not on the command line come from SANDFLEET_<FLAG>; the command line wins', () => {
   const { values } = parseCommandLine(ROLLOUT_COMMAND, ['--n', '4'], { SANDFLEET_MAX_TURNS: '3', SANDFLEET_ENGINE: 'http://a,http://b', SANDFLEET_SESSIONS: 'true', SANDFLEET_N: '99', SANDFLEET_URL: 'http://fleet' })
-  assert.deepEqual(values, { n: '4', maxTurns: '3', engine: ['http://a', 'http://b'], sessions: true, fleet: 'http://fleet' })
+  assert.deepEqual(values, { n: 4, maxTurns: 3, engine: ['http://a', 'http://b'], sessions: true, fleet: 'http://fleet' })
 })
 
 test('pass@k is the unbiased estimator; dataset lines take the usual field names', () => {
@@ -83,7 +83,7 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format: must be one of hermes, markdown, code/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api: must be one of completions, sglang/)
-    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/]] as const) {
+    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/], ['--tool-response-truncate-side', 'start', /--tool-response-truncate-side: must be one of left, middle, right/], ['--n', 'many', /--n: needs a whole number, got "many"/], ['--preset', 'r1', /--preset: must be one of rstar2/], ['--max-parallel-calls', '0', /--max-parallel-calls: must be ≥ 1/]] as const) {
       await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, flag, value], io), message)
     }
   } finally { rmSync(dir, { recursive: true, force: true }) }

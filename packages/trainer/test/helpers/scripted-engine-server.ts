@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { renderChatml, type ChatMessage, type ToolSchema } from '@sandfleet/trainer'
 
 /** Special tokens of the scripted tokenizer (ChatML, as Qwen). */
 export const SPECIAL_TOKENS: Readonly<Record<string, number>> = Object.freeze({ '<|endoftext|>': 0, '<|im_start|>': 1, '<|im_end|>': 2 })
@@ -38,9 +39,9 @@ export const ScriptedTokenizer = {
     const names = Object.fromEntries(Object.entries(SPECIAL_TOKENS).map(([k, v]) => [v, k]))
     return ids.map((id) => id < CHAR_BASE ? names[id] ?? '' : String.fromCodePoint(id - CHAR_BASE)).join('')
   },
-  /** ChatML rendering of messages (Qwen's template without tools). */
-  chatml (messages: ReadonlyArray<{ role: string, content: string }>, addGenerationPrompt = true): string {
-    return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (addGenerationPrompt ? '<|im_start|>assistant\n' : '')
+  /** ChatML rendering of messages, tool schemas in the system turn (the library's {@link renderChatml}). */
+  chatml (messages: ReadonlyArray<{ role: string, content: string }>, addGenerationPrompt = true, tools?: readonly ToolSchema[]): string {
+    return renderChatml(messages as readonly ChatMessage[], addGenerationPrompt, tools)
   }
 }
 
@@ -157,7 +158,7 @@ export async function startScriptedEngine (script: Script, options: ScriptedEngi
         let text: string
         if (Array.isArray(body.messages)) {
           if (options.tokenizeMessages === false) { send(res, 400, { object: 'error', message: 'messages are not supported' }); return }
-          text = ScriptedTokenizer.chatml(body.messages as Array<{ role: string, content: string }>, body.add_generation_prompt !== false)
+          text = ScriptedTokenizer.chatml(body.messages as Array<{ role: string, content: string }>, body.add_generation_prompt !== false, body.tools as ToolSchema[] | undefined)
         } else text = String(body.prompt ?? '')
         const tokens = ScriptedTokenizer.encode(text)
         send(res, 200, { count: tokens.length, max_model_len: 32768, tokens })
