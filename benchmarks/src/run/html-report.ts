@@ -4,8 +4,7 @@
  * it opens with no network).
  */
 import { formatNumber } from '../report.ts'
-import { describeSetup, type ProductReport } from './run-report.ts'
-import { markdownReport } from './run-report.ts'
+import { describeSetup, markdownReport, type ProductReport } from './run-report.ts'
 
 const W = 640
 const H = 220
