@@ -77,7 +77,9 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     pipelining: 1,
     keepAliveTimeout: 60_000,
     headersTimeout: plan.requestTimeoutMs,
-    bodyTimeout: plan.requestTimeoutMs
+    bodyTimeout: plan.requestTimeoutMs,
+    // A patient caller: a connect waits in the listen backlog as long as a request may wait.
+    connectTimeout: plan.requestTimeoutMs
   })
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(target.accept === undefined ? {} : { accept: target.accept }) }
   const start = performance.now()
