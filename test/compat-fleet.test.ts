@@ -78,6 +78,30 @@ test('MCP: the SDK client lists the tools and runs Python, statelessly and in a 
     const got = await client.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'k * 2' } }) as any
     assert.deepEqual(got.structuredContent.display, [{ 'text/plain': '10' }])
     await client.callTool({ name: 'close_session', arguments: { session_id: sid } })
+    // A session the caller closed is the request's fault, said so; not the fleet's (infra_error).
+    const closed = await client.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: 'k' } }) as any
+    assert.equal(closed.isError, true)
+    assert.equal(closed.structuredContent.status, 'invalid_request', JSON.stringify(closed.structuredContent))
+    assert.equal(closed.structuredContent.error.type, 'SF_ERR_SESSION_NOT_FOUND')
+    assert.match(closed.content[0].text, /closed, expired or unknown; create_session opens a new one/)
+  } finally { await client.close() }
+})
+
+test('MCP: the tools offer the gateway\'s own limits (timeout_ms up to its maxTimeoutMs), and what they offer is accepted', async () => {
+  const client = new Client({ name: 'sandfleet-limits-test', version: '0.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${fleet.url}/mcp`)))
+  try {
+    const tools = (await client.listTools()).tools
+    const max = 300_000 // the gateway's default maxTimeoutMs (the fleet of this file keeps it)
+    for (const name of ['run_python', 'run_javascript', 'run_in_session']) {
+      const schema = tools.find((t) => t.name === name)?.inputSchema as unknown as { properties: { timeout_ms: { maximum: number } } }
+      assert.equal(schema.properties.timeout_ms.maximum, max, name)
+    }
+    const atMax = await client.callTool({ name: 'run_python', arguments: { code: 'print(1)', timeout_ms: max } }) as any
+    assert.equal(atMax.structuredContent.status, 'ok', JSON.stringify(atMax.structuredContent))
+    const past = await client.callTool({ name: 'run_python', arguments: { code: 'print(1)', timeout_ms: max + 1 } }).catch((err: Error) => ({ isError: true, content: [{ text: err.message }] })) as any
+    assert.equal(past.isError, true)
+    assert.match(JSON.stringify(past.content), /timeout_ms|300000|less than or equal/i)
   } finally { await client.close() }
 })
 

@@ -158,5 +158,5 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
   const codeJudgeLimits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
   await app.register(sandboxFusionCompat, { execute, sessions: compatSessions })
   await app.register(codeJudgeCompat, { execute, executeBatch, status, limits: codeJudgeLimits })
-  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)) })
+  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)), limits: { maxTimeoutMs: config.maxTimeoutMs } })
 }

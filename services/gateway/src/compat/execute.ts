@@ -25,18 +25,22 @@ const known: ReadonlySet<string> = new Set(STATUSES)
 
 /**
  * Turns an exception thrown by the execution path into a result, so a compat API can answer in
- * its own shape. An error that carries a protocol `status` (a gateway error) keeps it; anything
- * else is the fleet's fault: `infra_error`, never a user status.
+ * its own shape. An error that carries a protocol `status` (a gateway error) or the fleet's
+ * ErrorBody (a runner's refusal) keeps it; anything else is the fleet's fault: `infra_error`,
+ * never a user status.
  */
 export function resultOfThrown (err: unknown): ExecResult {
-  const e = err as { status?: unknown, code?: unknown, message?: unknown } | undefined
-  const status: Status = typeof e?.status === 'string' && known.has(e.status) ? e.status as Status : 'infra_error'
+  const e = err as { status?: unknown, code?: unknown, message?: unknown, body?: { status?: unknown, error?: { code?: unknown, message?: unknown } } } | undefined
+  // A refusal carrying the fleet's ErrorBody (a session closed or lost, a bad cell) keeps its status and code.
+  const body = typeof e?.body?.error === 'object' && e.body.error !== null ? e.body : undefined
+  const claimed = body?.status ?? e?.status
+  const status: Status = typeof claimed === 'string' && known.has(claimed) ? claimed as Status : 'infra_error'
   const safe: Status = status === 'ok' || status === 'error' || status === 'timeout' || status === 'memory' || status === 'killed'
     ? 'infra_error'
     : status
-  const code = typeof e?.code === 'string' ? e.code : 'SF_ERR_GATEWAY_INTERNAL'
-  const message = typeof e?.message === 'string' ? e.message : String(err)
-  return failedResult(safe, code, message)
+  const code = body?.error?.code ?? e?.code
+  const message = body?.error?.message ?? e?.message
+  return failedResult(safe, typeof code === 'string' ? code : 'SF_ERR_GATEWAY_INTERNAL', typeof message === 'string' ? message : String(err))
 }
 
 /** Runs `fn` and turns a rejection into a result (see {@link resultOfThrown}). */

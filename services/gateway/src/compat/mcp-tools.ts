@@ -19,12 +19,16 @@ export interface McpOptions {
   sessions?: CompatSessions
   /** Sessions as the caller of one request sees them (bound to its API key); wins over `sessions`. */
   sessionsFor?: (request: FastifyRequest) => CompatSessions
+  /** The gateway's limits, offered in the tools' schemas (default: the protocol's static bounds). */
+  limits?: { maxTimeoutMs: number }
   /** Server name and version announced to clients. */
   name?: string
   version?: string
 }
 
-const timeout = z.number().int().min(LIMITS.minTimeoutMs).max(LIMITS.maxTimeoutMs).optional().describe('Wall-clock limit, in milliseconds (default 10000)')
+/** `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. */
+const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).max(maxTimeoutMs).optional()
+  .describe(`Wall-clock limit, in milliseconds (default ${Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
 
 /** An ExecResult as an MCP tool result. */
 export function toToolResult (result: ExecResult): CallToolResult {
@@ -45,15 +49,24 @@ export function toToolResult (result: ExecResult): CallToolResult {
   return { content: [{ type: 'text', text: parts.join('\n') }], structuredContent: structured, isError: result.status !== 'ok' }
 }
 
+/** What a session refusal means to the model calling the tool. */
+const SESSION_HINTS: Record<string, string> = {
+  SF_ERR_SESSION_NOT_FOUND: 'the session is closed, expired or unknown; create_session opens a new one',
+  SF_ERR_SESSION_LOST: 'the fleet lost the session (its sandbox died); create_session opens a new one'
+}
+
 function errorResult (err: unknown): CallToolResult {
   const r = resultOfThrown(err)
   const code = r.error?.type ?? 'SF_ERR_GATEWAY_INTERNAL'
-  return { content: [{ type: 'text', text: `status: ${r.status}\nerror: ${code}: ${r.error?.message ?? ''}` }], structuredContent: { status: r.status, stdout: '', stderr: '', error: r.error }, isError: true }
+  const hint = SESSION_HINTS[code] === undefined ? '' : ` (${SESSION_HINTS[code]})`
+  return { content: [{ type: 'text', text: `status: ${r.status}\nerror: ${code}: ${r.error?.message ?? ''}${hint}` }], structuredContent: { status: r.status, stdout: '', stderr: '', error: r.error }, isError: true }
 }
 
 /** Builds the MCP server with sandfleet's tools. */
 export function buildMcpServer (opts: McpOptions): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
+  const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
+  const timeout = timeoutSchema(maxTimeoutMs)
   const run = (language: Language) => async (args: { code: string, stdin?: string | undefined, timeout_ms?: number | undefined }): Promise<CallToolResult> => {
     const req: Parameters<ExecuteFn>[0] = { language, code: args.code }
     if (args.stdin !== undefined) req.stdin = args.stdin
@@ -85,7 +98,7 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   }, async (args) => {
     if (sessions === undefined) return noSessions()
     try {
-      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? LIMITS.defaultTimeoutMs }))
+      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs) }))
     } catch (err) { return errorResult(err) }
   })
   server.registerTool('close_session', { description: 'Close a session and free its state.', inputSchema: { session_id: z.string().min(1) } }, async (args) => {

@@ -16,7 +16,8 @@ function replaySessions (): CompatSessions {
     async create () { const id = `s${++n}`; cells.set(id, []); return id },
     async execute (id, cell) {
       const past = cells.get(id)
-      if (past === undefined) throw Object.assign(new Error('session lost'), { status: 'infra_error', code: 'SF_ERR_SESSION_LOST' })
+      // as the gateway's sessions refuse an id they no longer hold: a RunnerRefusal's 404 ErrorBody
+      if (past === undefined) throw Object.assign(new Error('no such session'), { statusCode: 404, body: { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_NOT_FOUND', message: `no session ${id}` } } })
       const silent = past.map((c) => `import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n${c.split('\n').map((l) => '    ' + l).join('\n')}`).join('\n')
       const result = await runPython({ code: `${silent}\n${cell.code}`, timeout_ms: cell.timeout_ms })
       if (result.status === 'ok') past.push(cell.code)
@@ -81,9 +82,10 @@ test('session tools keep state across calls and close', async () => {
   assert.equal((res.structuredContent as any).stdout, '42\n')
   const closed = await client.callTool({ name: 'close_session', arguments: { session_id: id } })
   assert.equal((closed.structuredContent as any).status, 'ok')
-  const lost = await client.callTool({ name: 'run_in_session', arguments: { session_id: id, code: 'print(x)' } })
-  assert.equal(lost.isError, true)
-  assert.match((lost.content as Array<{ text: string }>)[0]?.text ?? '', /SF_ERR_SESSION_LOST/)
+  const gone = await client.callTool({ name: 'run_in_session', arguments: { session_id: id, code: 'print(x)' } })
+  assert.equal(gone.isError, true)
+  assert.equal((gone.structuredContent as any).status, 'invalid_request', 'a closed session is the request\'s fault, not the fleet\'s')
+  assert.match((gone.content as Array<{ text: string }>)[0]?.text ?? '', /SF_ERR_SESSION_NOT_FOUND: no session s1 \(the session is closed, expired or unknown/)
 })
 
 test('bad tool arguments are refused, nothing runs', async () => {
