@@ -16,7 +16,7 @@ import type { GatewayConfig } from './config.ts'
 import { GatewayMetrics } from './metrics.ts'
 import { Admission, admitted, installAdmission } from './plugins/admission.ts'
 import { callerKey, installAuth } from './plugins/auth.ts'
-import { installErrorShape } from './plugins/error-shape.ts'
+import { frameworkError, installErrorShape } from './plugins/error-shape.ts'
 import { installJsonBody } from './plugins/json-body.ts'
 import { installRequestMetrics } from './plugins/request-metrics.ts'
 import { batchRoute } from './routes/batch.ts'
@@ -70,6 +70,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxBodyBytes,
     return503OnClosing: true,
+    frameworkErrors: frameworkError,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } }
   })
   const runners = new RunnerSet({

@@ -64,7 +64,11 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: options.maxBodyBytes ?? runner.config.maxBodyBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    logController: new LogController({ disableRequestLogging: true })
+    logController: new LogController({ disableRequestLogging: true }),
+    // a URL the router cannot take (a bad percent-escape, a parameter past its length): a 400 ErrorBody naming `url`
+    frameworkErrors: (err: FastifyError, _request: unknown, reply: { code: (n: number) => { send: (b: ErrorBody) => void } }) => {
+      reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', err.message, 'url'))
+    }
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance
 
   // Fastify's JSON parser, and a body nested past the contract's depth is invalid JSON (no

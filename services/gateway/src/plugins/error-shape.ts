@@ -3,7 +3,7 @@
  * (`{status, error: {code, message, field?}}`), whether it comes from schema validation, the
  * body parser, a 404, admission or an unexpected throw.
  */
-import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { GatewayMetrics } from '../metrics.ts'
 
@@ -54,6 +54,14 @@ export function toGatewayError (err: FastifyError | GatewayError | Error): Gatew
     return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', e.message, { cause: err })
   }
   return new GatewayError('SF_ERR_GATEWAY_INTERNAL', 'internal error', { cause: err })
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot take (a bad percent-escape, a parameter
+ * past its length) is a 400 ErrorBody naming `url`, not Fastify's own error shape.
+ */
+export function frameworkError (err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  void reply.code(400).type('application/json').send(new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', err.message, { field: 'url' }).toBody())
 }
 
 /** Installs the error handler and the 404 handler on `app` (call on the root instance). */

@@ -2,8 +2,30 @@
  * A runner client that answers at once without running anything (every call `ok`, its code
  * echoed in stdout): for gateway tests about requests, not about sandboxes.
  */
-import type { RunnerClient } from '@sandfleet/gateway'
-import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
+import { RunnerRefusal, type RunnerClient, type RunnerSessions } from '@sandfleet/gateway'
+import { encodeSessionId, failedResult, type ExecRequest, type ExecResult, type RunnerLoad, type SessionInfo } from '@sandfleet/protocol'
+
+/** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
+function echoSessions (name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
+  const open = new Map<string, { info: SessionInfo, key: string }>()
+  let seq = 0
+  const find = (id: string, key: string): SessionInfo => {
+    const s = open.get(id)
+    if (s === undefined || s.key !== key) throw new RunnerRefusal(404, { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_NOT_FOUND', message: `no session ${id}` } })
+    return s.info
+  }
+  return {
+    async create (request, key) {
+      const now = new Date().toISOString()
+      const info: SessionInfo = { session_id: encodeSessionId(name, `s${++seq}`), language: request.language ?? 'python', runner: name, ttl_s: request.ttl_s ?? 600, memory_mb: request.memory_mb ?? 512, created_at: now, last_used_at: now, expires_at: now, cells: 0 }
+      open.set(info.session_id, { info, key })
+      return info
+    },
+    async get (id, key) { return find(id, key) },
+    async execute (id, request, key) { find(id, key).cells++; return answer({ code: request.code }) },
+    async close (id, key) { find(id, key); open.delete(id) }
+  }
+}
 
 /** The fake runner; `calls` counts the jobs it was given. */
 export function echoRunner (name = 'echo'): RunnerClient & { calls: number } {
@@ -20,6 +42,7 @@ export function echoRunner (name = 'echo'): RunnerClient & { calls: number } {
       return out
     },
     async load () { return load },
+    sessions: echoSessions(name, answer),
     async close () {}
   }
   return client
