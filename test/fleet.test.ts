@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { loadGatewayConfig, startGateway } from '@sandfleet/gateway'
 import { post, startFleet } from './helpers/fleet.ts'
 
 test('a gateway spreads calls over two runners and each answer is the right one', async () => {
@@ -46,4 +47,25 @@ test('a user error is answered as is, never retried on another runner', async ()
     const metrics = await (await fetch(`${fleet.url}/metrics`)).text()
     assert.match(metrics, /sandfleet_gateway_executions_total\{[^}]*status="error"[^}]*\} 1\b/, 'one attempt, counted once')
   } finally { await fleet.close() }
+})
+
+test('with the fleet\'s shared secret the gateway reaches its runners; a gateway without it is refused and nothing runs', async () => {
+  const secret = 'fleet-test-secret-0123456789'
+  const fleet = await startFleet(['fleet-g'], { runnerSecret: secret }, { runnerSecret: secret })
+  const stranger = await startGateway({ config: loadGatewayConfig({ values: { host: '127.0.0.1', port: 0, runners: fleet.runners.map((r) => r.url), loadPollMs: 50 } }), logger: false })
+  try {
+    const ok = await post(`${fleet.url}/v1/execute`, { code: 'print(6 * 7)' })
+    assert.deepEqual([ok.body.status, ok.body.stdout], ['ok', '42\n'])
+    const refused = await post(`${stranger.url}/v1/execute`, { code: 'open("/tmp/ran", "w")\nprint("ran")' })
+    assert.equal(refused.body.status, 'infra_error', 'a refusal is the fleet\'s fault, never the code\'s')
+    // its load polls are refused, so it never counts the runner ready
+    assert.equal(refused.body.error.type, 'SF_ERR_GATEWAY_NO_RUNNERS')
+    assert.equal((await fetch(`${stranger.url}/readyz`)).status, 503)
+    const direct = await fetch(`${fleet.runners[0].url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"code":"print(1)"}' })
+    assert.equal(direct.status, 401)
+    assert.equal(fleet.runners[0].runner.poolStats()[0].jobs, 1, 'only the authorized call ran')
+  } finally {
+    await stranger.close()
+    await fleet.close()
+  }
 })

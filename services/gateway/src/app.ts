@@ -82,6 +82,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     connections: config.runnerConnections,
     queueTimeoutMs: config.queueTimeoutMs,
     graceMs: config.callGraceMs,
+    secret: config.runnerSecret,
     logger: app.log
   })
   const router = new Router(runners, {

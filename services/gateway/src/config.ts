@@ -41,6 +41,10 @@ export const GatewayConfigSchema = Type.Object({
   codeJudgeTimeoutMs: Type.Integer({ minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: 10_000, description: 'timeout_ms of every code-judge submission (/run, /judge and their batches; code-judge\'s own default)' }),
   codeJudgeMemoryMb: Type.Integer({ minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: 384, description: 'memory_mb of every code-judge submission (code-judge\'s own default)' }),
   codeJudgeStdoutChars: Type.Integer({ minimum: 0, default: 1000, description: 'Longest stdout of a code-judge /run result, in characters (code-judge\'s own cut; the cut is said in stderr)' }),
+  runnerSecret: Type.String({
+    default: '', pattern: '^(.{16,})?$',
+    description: 'Shared secret of the fleet, sent to every runner as Authorization: Bearer SECRET (the runners\' own runnerSecret); at least 16 characters; empty: none sent'
+  }),
   apiKeys: Type.Array(Type.String({ minLength: 8 }), { default: [], description: 'Accepted API keys (Authorization: Bearer KEY or x-api-key); none: no auth' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 }, { additionalProperties: false })
@@ -88,7 +92,9 @@ export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
   for (const e of Value.Errors(GatewayConfigSchema, config)) {
     const key = e.path.slice(1).split('/')[0] ?? ''
     const where = `${e.path.slice(1) || '(root)'} (${origin[key] ?? `--${configFlagName(key)} or ${configEnvName(key)}`})`
-    problems.push(`${where}: ${schemaErrorMessage(e)} (got ${JSON.stringify(e.value)})`)
+    // a secret is never printed back
+    const got = key === 'runnerSecret' ? `${String(e.value).length} characters, at least 16 needed` : JSON.stringify(e.value)
+    problems.push(`${where}: ${schemaErrorMessage(e)} (got ${got})`)
   }
   if (problems.length > 0) {
     throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${problems.join('\n  - ')}`)

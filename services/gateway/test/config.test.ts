@@ -34,3 +34,10 @@ test('every problem in one error, each naming the flag or variable it came from 
 test('a value set in code and out of range names the key\'s flag', () => {
   assert.throws(() => loadGatewayConfig({ env: {}, values: { maxAttempts: 0 } }), /maxAttempts \(--max-attempts\): Expected integer to be greater or equal to 1 \(got 0\)/)
 })
+
+test('config: runnerSecret from SANDFLEET_RUNNER_SECRET; one shorter than 16 characters is refused without printing it', () => {
+  assert.equal(loadGatewayConfig({ env: { SANDFLEET_RUNNER_SECRET: 'fleet-secret-0123456789' } }).runnerSecret, 'fleet-secret-0123456789')
+  assert.equal(loadGatewayConfig({ env: {} }).runnerSecret, '')
+  assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_RUNNER_SECRET: 'tiny-secret' } }), (err: Error) =>
+    err.message.includes('runnerSecret (SANDFLEET_RUNNER_SECRET)') && err.message.includes('11 characters') && !err.message.includes('tiny-secret'))
+})

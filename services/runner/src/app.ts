@@ -10,7 +10,8 @@
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
  *
- * Every error response is the protocol's ErrorBody, naming the field at fault.
+ * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
+ * `runnerSecret` set, every route but `/healthz` and `/readyz` asks for it (`auth.ts`).
  */
 import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
@@ -19,6 +20,7 @@ import {
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
+import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
@@ -96,6 +98,17 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     return reply.code(500).send(errorBody('SF_ERR_RUNNER_INTERNAL', err.message))
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('SF_ERR_RUNNER_NOT_FOUND', `no route ${request.method} ${request.url}`)))
+
+  if (runner.config.runnerSecret !== '') {
+    const authorized = bearerCheck(runner.config.runnerSecret)
+    const refusal = errorBody('SF_ERR_RUNNER_UNAUTHORIZED', RUNNER_ERRORS.SF_ERR_RUNNER_UNAUTHORIZED.message)
+    // onRequest: before the body is read, so a caller without the secret costs no parsing
+    app.addHook('onRequest', async (request, reply) => {
+      const path = request.url.split('?', 1)[0]
+      if (OPEN_PATHS.has(path) || authorized(request.headers.authorization)) return
+      return await reply.code(401).header('www-authenticate', 'Bearer').send(refusal)
+    })
+  }
 
   const errorResponses = { 400: ErrorBodySchema, 503: ErrorBodySchema }
 

@@ -48,6 +48,7 @@ export const RunnerConfigSchema = Type.Object({
   pyodidePackages: Type.String({ description: 'A zip of pure-Python packages (.py, or .pyc of CPython 3.13) put on the pyodide sandboxes\' sys.path (empty: the stdlib only); e.g. sympy and mpmath zipped from Debian\'s python3-sympy' }),
   pyodidePreimport: Type.Array(Type.String({ minLength: 1 }), { description: 'Modules imported into the pyodide memory image (free for every job, e.g. sympy); made once, then cached' }),
   pyodideWarmup: Type.String({ description: 'Python run into the pyodide memory image after pyodidePreimport, e.g. a sympy.factor call so lazy imports and caches are warm for every job' }),
+  runnerSecret: Type.String({ description: 'Shared secret of the fleet: every call but /healthz and /readyz must carry it as Authorization: Bearer SECRET (at least 16 characters; empty: no secret asked, for a runner only gateways can reach)' }),
   maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
   maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
@@ -102,11 +103,15 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     pyodidePackages: '',
     pyodidePreimport: [],
     pyodideWarmup: '',
+    runnerSecret: '',
     maxSessions: 1000,
     maxSessionsPerKey: 100,
     logLevel: 'info'
   }
 }
+
+/** Shortest shared secret accepted (a guessable one is no secret). */
+export const MIN_SECRET_CHARS = 16
 
 type Key = keyof Static<typeof RunnerConfigSchema>
 const KEYS = Object.keys(RunnerConfigSchema.properties) as Key[]
@@ -215,6 +220,10 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
   }
   if (problems.length === 0 && (values.replaceBackoffMaxMs as number) < (values.replaceBackoffMs as number)) {
     problems.push('replaceBackoffMaxMs: must be ≥ replaceBackoffMs')
+  }
+  const secret = values.runnerSecret
+  if (typeof secret === 'string' && secret !== '' && secret.length < MIN_SECRET_CHARS) {
+    problems.push(`runnerSecret${origin.runnerSecret === undefined ? '' : ` (${origin.runnerSecret})`}: must be at least ${MIN_SECRET_CHARS} characters (got ${secret.length})`)
   }
   if (problems.length > 0) throw new ConfigError(problems)
   values.languages = Object.freeze([...(values.languages as string[])])

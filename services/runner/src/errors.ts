@@ -30,6 +30,7 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_LIMIT: { httpStatus: 400, status: 'invalid_request', message: 'A field is over the runner\'s configured limit' },
   SF_ERR_RUNNER_LANGUAGE: { httpStatus: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
   SF_ERR_RUNNER_NOT_FOUND: { httpStatus: 404, status: 'invalid_request', message: 'No such route' },
+  SF_ERR_RUNNER_UNAUTHORIZED: { httpStatus: 401, status: 'infra_error', message: 'The call did not carry the fleet\'s shared secret (runnerSecret) as Authorization: Bearer' },
   SF_ERR_RUNNER_INTERNAL: { httpStatus: 500, status: 'infra_error', message: 'Internal runner error' }
 } satisfies Record<string, { httpStatus: number, status: Status, message: string }>)
 

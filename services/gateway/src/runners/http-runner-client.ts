@@ -21,10 +21,13 @@ export interface HttpRunnerClientOptions {
    * runner's own grace, transport); default 5000 ms.
    */
   graceMs?: number
+  /**
+   * The fleet's shared secret: every request carries `Authorization: Bearer SECRET`, which a
+   * runner with the same `runnerSecret` asks for (empty or absent: no header).
+   */
+  secret?: string
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' }
-const NDJSON_HEADERS = { 'content-type': 'application/json', accept: NDJSON }
 
 function isResult (v: unknown): v is ExecResult {
   return typeof v === 'object' && v !== null && typeof (v as ExecResult).status === 'string' &&
@@ -57,12 +60,19 @@ export class HttpRunnerClient implements RunnerClient {
   readonly #pool: Pool
   readonly #graceMs: number
   readonly #queueTimeoutMs: number
+  /** Headers of every request (the secret, when there is one); JSON and NDJSON requests add theirs. */
+  readonly #headers: Record<string, string>
+  readonly #jsonHeaders: Record<string, string>
+  readonly #ndjsonHeaders: Record<string, string>
   #closed = false
 
   constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
     this.name = new URL(baseUrl).origin
     this.#graceMs = options.graceMs ?? 5000
     this.#queueTimeoutMs = options.queueTimeoutMs ?? 30_000
+    this.#headers = options.secret === undefined || options.secret === '' ? {} : { authorization: `Bearer ${options.secret}` }
+    this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' }
+    this.#ndjsonHeaders = { ...this.#jsonHeaders, accept: NDJSON }
     this.#pool = new Pool(this.name, {
       connections: options.connections ?? 256,
       pipelining: 1,
@@ -91,7 +101,7 @@ export class HttpRunnerClient implements RunnerClient {
       const { statusCode, body } = await this.#pool.request({
         method: 'POST',
         path: RUNNER_PATHS.execute,
-        headers: { ...JSON_HEADERS, ...headers },
+        headers: { ...this.#jsonHeaders, ...headers },
         body: JSON.stringify(request),
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -111,7 +121,7 @@ export class HttpRunnerClient implements RunnerClient {
       const { statusCode, headers, body } = await this.#pool.request({
         method: 'POST',
         path: RUNNER_PATHS.batch,
-        headers: { ...NDJSON_HEADERS, ...deadline.headers },
+        headers: { ...this.#ndjsonHeaders, ...deadline.headers },
         body: JSON.stringify({ requests }),
         // every item starts within the one budget or is answered queue_timeout at it
         headersTimeout: timeout,
@@ -174,7 +184,7 @@ export class HttpRunnerClient implements RunnerClient {
     let data: unknown
     try {
       const res = await this.#pool.request({
-        method, path, headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers },
+        method, path, headers: { ...(body === undefined ? this.#headers : this.#jsonHeaders), ...headers },
         body: body === undefined ? null : JSON.stringify(body), headersTimeout: timeout, bodyTimeout: timeout, signal
       })
       statusCode = res.statusCode
@@ -201,10 +211,11 @@ export class HttpRunnerClient implements RunnerClient {
   /** GETs one of the runner's reports; anything but HTTP 200 with the expected shape is a bad response. */
   async #report<T> (path: string, timeoutMs: number, what: string, valid: (data: T | undefined) => boolean): Promise<T> {
     try {
-      const { statusCode, body } = await this.#pool.request({ method: 'GET', path, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+      const { statusCode, body } = await this.#pool.request({ method: 'GET', path, headers: this.#headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
       const data = await body.json() as T
       if (statusCode !== 200 || !valid(data)) {
-        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} ${what}: HTTP ${statusCode}`)
+        const code = (data as { error?: { code?: unknown } } | null)?.error?.code
+        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} ${what}: HTTP ${statusCode}${typeof code === 'string' ? ` ${code}` : ''}`)
       }
       return data
     } catch (err) {

@@ -73,6 +73,8 @@ export interface RunnerSetOptions {
   connections?: number
   queueTimeoutMs?: number
   graceMs?: number
+  /** The fleet's shared secret, sent to every runner (empty or absent: none). */
+  secret?: string
   logger?: SetLogger
 }
 
@@ -99,8 +101,8 @@ export class RunnerSet {
   }
 
   #add (url: string): void {
-    const { connections, queueTimeoutMs, graceMs } = this.#options
-    const client = new HttpRunnerClient(url, { connections, queueTimeoutMs, graceMs })
+    const { connections, queueTimeoutMs, graceMs, secret } = this.#options
+    const client = new HttpRunnerClient(url, { connections, queueTimeoutMs, graceMs, secret })
     if (this.#members.has(client.name)) { void client.close(); return }
     this.#members.set(client.name, new RunnerMember(client))
     this.#log.info({ runner: client.name }, 'runner added')
