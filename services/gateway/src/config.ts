@@ -12,7 +12,7 @@ export const GatewayConfigSchema = Type.Object({
   host: Type.String({ default: '127.0.0.1', description: 'Address to listen on' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'Port to listen on (0: any free port)' }),
   runners: Type.Array(Type.String({ pattern: '^https?://' }), { default: [], description: 'Runner base URLs (http://10.0.0.5:8081)' }),
-  runnersDns: Type.String({ default: '', description: 'host:port whose A/AAAA records are the runners (a headless Kubernetes service), re-resolved every dnsRefreshMs' }),
+  runnersDns: Type.String({ default: '', pattern: '^(.+:[0-9]{1,5})?$', description: 'host:port whose A/AAAA records are the runners (a headless Kubernetes service), re-resolved every dnsRefreshMs' }),
   dnsRefreshMs: Type.Integer({ minimum: 100, default: 5000 }),
   loadPollMs: Type.Integer({ minimum: 20, default: 500, description: 'How often each runner\'s /v1/runner/load is polled' }),
   runnerConnections: Type.Integer({ minimum: 1, default: 256, description: 'Keep-alive connections per runner' }),

@@ -1,7 +1,8 @@
 /**
  * `sandfleet runner`: reads the configuration (flags and SANDFLEET_* env), starts the runner,
- * listens, and on SIGINT/SIGTERM drains (jobs in flight finish, up to `drainTimeoutMs`) before
- * exiting. A second signal exits at once.
+ * listens, and on SIGINT/SIGTERM drains (readiness false, new jobs refused as retriable, jobs in
+ * flight finish, up to `drainTimeoutMs`; sandboxes torn down; then the server closes) before
+ * exiting 0. A second signal exits at once.
  */
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
@@ -19,7 +20,13 @@ export interface RunnerServer {
   app: FastifyInstance
   /** `http://host:port` it listens on. */
   url: string
-  /** Drains and stops (idempotent). */
+  /**
+   * Drains, then stops listening (idempotent): the runner says `draining` (on `/readyz` and its
+   * load report, so gateways stop sending) and answers new jobs `infra_error`
+   * SF_ERR_RUNNER_DRAINING (retried elsewhere) while the jobs it holds finish and their
+   * answers go out on connections still open; then its sandboxes are torn down, and only then
+   * the server closes.
+   */
   close: () => Promise<void>
 }
 
@@ -43,7 +50,7 @@ export async function listenRunner (config: RunnerConfig, options: { logger?: Lo
     runner,
     app,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-    close: async () => { closing ??= Promise.all([runner.close(), app.close()]).then(() => {}); await closing }
+    close: async () => { closing ??= runner.close().finally(async () => { await app.close() }); await closing }
   }
 }
 

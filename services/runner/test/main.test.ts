@@ -30,3 +30,32 @@ test('main: listenRunner serves real HTTP on 127.0.0.1 and drains on close', asy
   }
   assert.equal(driver.open, 0, 'every sandbox closed')
 })
+
+test('main: close drains in order: readiness false and new jobs refused as retriable while a job in flight finishes and is answered, then the server closes', async () => {
+  const saved = DRIVER_FACTORIES.unsafe
+  const driver = new ScriptedDriver()
+  registerDriver('unsafe', () => driver)
+  const server = await listenRunner(runnerConfig({ backend: 'unsafe', port: 0, poolSize: 1 }), { logger: silentLogger })
+  const exec = async (code: string): Promise<{ status: string, stdout: string, error?: { type: string } }> => {
+    const res = await fetch(`${server.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) })
+    return await res.json() as { status: string, stdout: string }
+  }
+  try {
+    const inFlight = exec('sleep 600')
+    while (server.runner.load().in_flight === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    const closed = server.close()
+    const ready = await fetch(`${server.url}/readyz`)
+    assert.equal(ready.status, 503, 'readiness is false while draining')
+    assert.equal(((await (await fetch(`${server.url}/v1/runner/load`)).json()) as { state: string }).state, 'draining')
+    const refused = await exec('echo late')
+    assert.deepEqual([refused.status, refused.error?.type], ['infra_error', 'SF_ERR_RUNNER_DRAINING'])
+    assert.equal((await inFlight).status, 'ok', 'the job in flight finished and was answered')
+    await closed
+    await assert.rejects(fetch(`${server.url}/healthz`), 'the server is closed after the drain')
+  } finally {
+    await server.close()
+    if (saved === undefined) Reflect.deleteProperty(DRIVER_FACTORIES, 'unsafe')
+    else DRIVER_FACTORIES.unsafe = saved
+  }
+  assert.equal(driver.open, 0, 'every sandbox torn down')
+})

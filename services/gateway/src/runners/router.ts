@@ -41,6 +41,8 @@ export interface RouterOptions {
 
 /** Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final). */
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
+/** A runner's answer that it drains (its error type): the gateway stops sending to it until its next load report. */
+const RUNNER_DRAINING = 'SF_ERR_RUNNER_DRAINING'
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
 const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 
@@ -122,6 +124,7 @@ export class Router {
         member.outstanding--
       }
       this.#emit(result, request, member, attempt)
+      if (result.error?.type === RUNNER_DRAINING) member.markDraining()
       if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || this.#budgetLeft(start) === 0) return result
       tried.add(member)
       last = result
@@ -188,6 +191,7 @@ export class Router {
         member.outstanding--
         const i = chunk[j]
         this.#emit(result, requests[i], member, 1)
+        if (result.error?.type === RUNNER_DRAINING) member.markDraining()
         if (RETRIED.has(result.status)) retry(i, member, result)
         else settle(i, result)
       }, options)

@@ -51,6 +51,12 @@ export class RunnerMember {
     return estimate / capacity
   }
 
+  /** It answered that it drains: no more calls until a load report says otherwise. */
+  markDraining (): void {
+    if (this.load === null) this.up = false
+    else if (this.load.state !== 'closed') this.load = { ...this.load, state: 'draining' }
+  }
+
   /** Records a load report. */
   report (load: RunnerLoad): void {
     this.load = load
@@ -123,7 +129,13 @@ export class RunnerSet {
       return
     }
     const wanted = new Set(addresses.map((a) => new URL(`http://${a}:${port}`).origin))
-    for (const origin of wanted) if (!this.#members.has(origin)) this.#add(origin)
+    const added: RunnerMember[] = []
+    for (const origin of wanted) {
+      if (this.#members.has(origin)) continue
+      this.#add(origin)
+      const member = this.#members.get(origin)
+      if (member !== undefined) added.push(member)
+    }
     for (const [name, member] of this.#members) {
       if (member.client instanceof HttpRunnerClient && !wanted.has(name) && !(this.#options.urls ?? []).includes(name)) {
         this.#members.delete(name)
@@ -132,11 +144,17 @@ export class RunnerSet {
         void waitIdle(member).then(() => member.client.close())
       }
     }
+    // a runner that joined is polled now, so it takes calls within one re-resolve period
+    if (added.length > 0) await this.#pollMembers(added)
   }
 
   /** Polls every member's load once. */
   async poll (): Promise<void> {
-    await Promise.all(this.members.map(async (m) => {
+    await this.#pollMembers(this.members)
+  }
+
+  async #pollMembers (members: RunnerMember[]): Promise<void> {
+    await Promise.all(members.map(async (m) => {
       try {
         m.report(await m.client.load())
       } catch (err) {

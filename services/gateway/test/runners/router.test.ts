@@ -124,3 +124,13 @@ test('router: a batch\'s sub-batches carry the batch\'s queue budget', async () 
     assert.ok(left > 1000 && left <= 1234, `budget sent: ${runner.budgets[0]}`)
   })
 })
+
+test('router: a runner that answered it drains gets no more calls until its load report says otherwise', async () => {
+  const draining = (): ExecResult => failedResult('infra_error', 'SF_ERR_RUNNER_DRAINING', 'the runner is draining')
+  // the draining runner reports less load, so by load alone it would be picked first every time
+  const runners = [await fakeRunner('r-draining', 0, 0, draining), await fakeRunner('r-busy', 5, 0, ok)]
+  await withGateway(runners, {}, async (gateway) => {
+    for (let i = 0; i < 5; i++) assert.deepEqual([(await execute(gateway, { code: 'x' })).runner], ['r-busy'])
+    assert.equal(runners[0].budgets.length, 1, 'asked once, then left alone')
+  })
+})

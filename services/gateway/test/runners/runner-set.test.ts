@@ -1,0 +1,24 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { RunnerLoad } from '@sandfleet/protocol'
+import { RunnerSet } from '../../src/runners/runner-set.ts'
+
+test('runner set: a runner found by DNS is polled as it is found, so it is ready to take calls right after the re-resolve', async () => {
+  const load: RunnerLoad = { runner: 'r-dns', state: 'ready', backend: 'process', languages: ['python'], capacity: 4, in_flight: 0, queued: 0, queue_limit: 100, warm: 4, busy: 0, sessions: 0 }
+  const server = createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(load)) })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const set = new RunnerSet({ dns: `127.0.0.1:${(server.address() as AddressInfo).port}` })
+  try {
+    await set.discover()
+    assert.equal(set.members.length, 1)
+    assert.equal(set.members[0].load?.state, 'ready')
+    assert.equal(set.pick()?.id, 'r-dns')
+    assert.equal(set.ready(), true)
+  } finally {
+    await set.close()
+    server.closeAllConnections()
+    server.close()
+  }
+})
