@@ -57,10 +57,14 @@ export class RunnerMember {
     else if (this.load.state !== 'closed') this.load = { ...this.load, state: 'draining' }
   }
 
+  /** Load polls in a row whose answer came too late. */
+  slowPolls = 0
+
   /** Records a load report. */
   report (load: RunnerLoad): void {
     this.load = load
     this.up = true
+    this.slowPolls = 0
     this.#outstandingAtPoll = this.outstanding
   }
 }
@@ -85,6 +89,15 @@ export interface RunnerSetOptions {
 }
 
 const noLog: SetLogger = { info () {}, warn () {} }
+
+/** Load polls in a row that may time out before a runner that answered before counts as down. */
+const SLOW_POLLS_DOWN = 3
+
+/** True when `err` (a runner client's) is a timeout of the answer, not a refused or broken connection. */
+function timedOut (err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+}
 
 /** The fleet as one gateway sees it. */
 export class RunnerSet {
@@ -158,6 +171,9 @@ export class RunnerSet {
       try {
         m.report(await m.client.load())
       } catch (err) {
+        // a report that came too late says the runner (or this gateway) is slow, not that it is
+        // gone: it counts only when it happens SLOW_POLLS_DOWN times in a row
+        if (timedOut(err) && m.load !== null && ++m.slowPolls < SLOW_POLLS_DOWN) return
         if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
         m.up = false
       }
