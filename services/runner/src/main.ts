@@ -50,7 +50,17 @@ export async function listenRunner (config: RunnerConfig, options: { logger?: Lo
     runner,
     app,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-    close: async () => { closing ??= runner.close().finally(async () => { await app.close() }); await closing }
+    close: async () => {
+      // Every job is answered once the runner has drained; gateways' keep-alive connections
+      // (polled every few hundred ms) would otherwise hold the close for Fastify's 72 s keep-alive.
+      closing ??= runner.close().finally(async () => {
+        const closed = app.close()
+        app.server.closeIdleConnections()
+        setTimeout(() => { app.server.closeAllConnections() }, 1000).unref()
+        await closed
+      })
+      await closing
+    }
   }
 }
 
