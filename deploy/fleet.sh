@@ -22,7 +22,7 @@
 #
 # The runners use the process backend (bubblewrap) inside their containers, which needs the
 # container's seccomp profile and masked /proc paths lifted; the runner runs as the container's
-# root with 4 of Docker's default capabilities (it starts each sandbox as nobody): see
+# root with 5 of Docker's default capabilities (it starts each sandbox as nobody): see
 # deploy/README.md for what that means and the alternative.
 set -euo pipefail
 
@@ -58,7 +58,7 @@ run_runner() {
   # shellcheck disable=SC2086
   docker run -d --init --name "$name-runner-$i" --label "$label" \
     --network "$network" --network-alias "$alias" \
-    --user 0:0 --cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add CHOWN --cap-add DAC_OVERRIDE \
+    --user 0:0 --cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add KILL --cap-add CHOWN --cap-add DAC_OVERRIDE \
     --read-only --tmpfs /tmp:rw,exec,size=512m --security-opt no-new-privileges \
     --security-opt seccomp=unconfined --security-opt systempaths=unconfined --security-opt apparmor=unconfined \
     --stop-timeout 40 ${SANDFLEET_RUNNER_DOCKER_ARGS:---memory 2g} \
