@@ -46,11 +46,14 @@ secret() {
   cat "$file"
 }
 
-# The next free index of a role: NAME-runner-1, NAME-runner-2, …
+# The next index of a role, one past the highest in use: NAME-runner-1, NAME-runner-2, … (a name
+# is not reused while the fleet has a higher one, so a replacement never takes a removed runner's name)
 next_index() {
-  local role="$1" i=1
-  while docker container inspect "$name-$role-$i" >/dev/null 2>&1; do i=$((i + 1)); done
-  echo "$i"
+  local role="$1" n max=0
+  for n in $(docker ps -a --filter "label=$label" --format '{{.Names}}'); do
+    [[ "$n" =~ ^$name-$role-([0-9]+)$ ]] && (( BASH_REMATCH[1] > max )) && max="${BASH_REMATCH[1]}"
+  done
+  echo $((max + 1))
 }
 
 run_runner() {
