@@ -117,6 +117,9 @@ function convert (name: string, spec: FlagSpec, raw: string, previous: unknown):
   }
 }
 
+/** What a flag looks like; any other word after a flag is its value (so `--args '--x 1'` passes `--x 1` on). */
+const FLAG_SHAPE = /^--([a-z][a-z0-9-]*(=.*)?)?$/i
+
 /** Options of {@link parseCommandLine}. */
 export interface ParseOptions {
   /** Flags the spec does not declare are returned in `rest` (with the value after them) instead of being problems. */
@@ -149,7 +152,7 @@ export function parseCommandLine<F extends Readonly<Record<string, FlagSpec>>> (
     const name = arg.slice(2, eq === -1 ? undefined : eq)
     const flag = spec.flags[name]
     const next = argv[i + 1]
-    const hasNext = next !== undefined && !next.startsWith('--')
+    const hasNext = next !== undefined && !FLAG_SHAPE.test(next)
     if (flag === undefined) {
       if (options.passUnknown === true) { rest.push(arg); if (eq === -1 && hasNext) rest.push(argv[++i]) } else problems.push(`--${name}: unknown flag (see --help)`)
       continue

@@ -24,6 +24,12 @@ test('flags: separate and inline values, booleans, lists that add up, camelCase 
   assert.deepEqual(positionals, ['a.py', '--not-a-flag'])
 })
 
+test('a value that starts with -- but is not a flag is the value (flags passed on to a child process)', () => {
+  const { values } = parseCommandLine(SPEC, ['--mode=fast', '--engine', '--max-in-flight 4096', '--engine', '--pool-size 2 --x'])
+  assert.deepEqual(values.engine, ['--max-in-flight 4096', '--pool-size 2 --x'])
+  assert.throws(() => parseCommandLine(SPEC, ['--secret', '--json']), /--secret: needs a value/)
+})
+
 test('the environment fills flags not given (the command line wins); a variable can be renamed or refused', () => {
   const env = { SANDFLEET_TIMEOUT_MS: '9', SANDFLEET_RATIO: '0.25', DEMO_MODE: 'slow', SANDFLEET_SECRET: 'leak', SANDFLEET_JSON: '' }
   const { values, origin } = parseCommandLine(SPEC, ['--timeout-ms=7'], env)
