@@ -32,6 +32,10 @@ import __future__, ast, atexit, ctypes, io, linecache, types  # used by the job 
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
 # or traceback.format_exception (its own modules) still gets its own exit status and error report.
 _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
+# The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
+# job's `builtins.int = str` does not reach.
+import builtins
+globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
 # name it. Not written there: the working directory holds the request's files only.

@@ -47,6 +47,11 @@ for (const [path, version] of found) {
       assert.doesNotMatch(err.error?.traceback ?? '', /executor\.py/, 'only the user\'s frames')
       const exit = await run('import sys; sys.exit(3)')
       assert.deepEqual([exit.status, exit.exit_code], ['error', 3])
+      // A job that replaces builtins the executor reads after it (int, isinstance, str) still gets its own exit.
+      const patched = await run('import builtins\nbuiltins.int = str\nbuiltins.isinstance = None\nbuiltins.str = None\nraise SystemExit(0)')
+      assert.deepEqual([patched.status, patched.exit_code], ['ok', 0])
+      const patchedExit = await run('import builtins\nbuiltins.int = str\nraise SystemExit(4)')
+      assert.deepEqual([patchedExit.status, patchedExit.exit_code], ['error', 4])
       assert.equal((await run('while True: pass', { timeout_ms: 300 })).status, 'timeout')
       assert.equal((await run('x = bytearray(512 << 20)', { memory_mb: 64 })).status, 'memory')
       assert.equal((await run('print(input()[::-1])', { stdin: 'abc' })).stdout, 'cba\n')
