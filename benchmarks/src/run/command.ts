@@ -10,17 +10,23 @@ import type { Environment } from '../environment.ts'
 import { existingServer, startServe, startSplitFleet, type Server } from '../fleet.ts'
 import type { BenchOptions } from '../options.ts'
 import { describeWorkload, drawCalls } from '../workloads/calls.ts'
-import { runPlan } from './engine.ts'
+import { runPlan, type Sample } from './engine.ts'
+import { healthFigures, settleTo, steadyState, watchHealth, type SoakHealth } from './health.ts'
 import { htmlReport } from './html-report.ts'
 import { progressReporter } from './progress.ts'
 import { buildReport, markdownReport, type ProcessPeak, type ProductReport } from './run-report.ts'
 import { TARGET_TABLE } from './targets.ts'
+import { parseThreshold } from './thresholds.ts'
+
+/** A soak's verdict when no --threshold is given: issue 18's bar. */
+export const SOAK_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0', 'rss_growth_pct<=10', 'fd_growth<=8', 'zombies==0', 'leaked_sandboxes==0']
 
 /** The modes of a product run. */
 export const MODES = {
   step: 'N calls released at once (--calls, --batch-size for a batched --target, over --connections)',
   closed: 'closed loop: --concurrency requests in flight for --duration s',
-  open: 'open loop: --rate calls/s for --duration s; latency from each call\'s scheduled send time'
+  open: 'open loop: --rate calls/s for --duration s; latency from each call\'s scheduled send time',
+  soak: '--calls through one runner process (--connections in flight), its processes watched: RSS and descriptor growth, zombies, leaked sandboxes (with --workload rl-hostile: 5 % hostile calls)'
 } as const
 
 /** A mode's name. */
@@ -52,17 +58,22 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   const { run } = options
   const target = TARGET_TABLE[run.target]
   const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, ...(run.file === undefined ? {} : { file: run.file }) }
-  const connections = mode === 'closed' ? options.concurrency ?? options.connections ?? 64 : options.connections ?? 64
-  const pool = drawCalls(spec, mode === 'step' ? run.calls : 10_000)
-  const server = await startFleet(options, log)
+  const soak = mode === 'soak'
+  const connections = mode === 'closed' || soak ? options.concurrency ?? options.connections ?? (soak ? 16 : 64) : options.connections ?? 64
+  const pool = drawCalls(spec, mode === 'step' || soak ? run.calls : 10_000)
+  if (soak && options.url !== undefined) throw new Error('soak watches the processes of the fleet it starts: drop --url')
+  const server = await startFleet(soak ? { ...options, run: { ...run, runnerProcesses: 1 } } : options, log)
   track(server)
   try {
+    let answered = 0
+    const watch = soak ? await startWatch(server, options.backend === 'docker', () => answered, log) : undefined
     log(`  ${server.description} at ${server.url}`)
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
-    const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' ? run.calls : undefined)
+    const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
     const durationS = options.durationS
+    const onSample = (sample: Sample): void => { answered = sample.done; progress?.sample(sample) }
     const result = await runPlan({
-      mode,
+      mode: soak ? 'closed' : mode,
       url: server.url,
       target,
       callAt: (n) => pool[n % pool.length],
@@ -70,12 +81,14 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       batchSize: options.batchSize,
       connections,
       rate: run.rate,
-      durationS,
-      sampleMs: tty ? 250 : Math.max(250, Math.min(2000, durationS * 5)),
+      durationS: soak ? Infinity : durationS,
+      callLimit: soak,
+      sampleMs: tty ? 250 : soak ? 2000 : Math.max(250, Math.min(2000, durationS * 5)),
       requestTimeoutMs: run.requestTimeoutS * 1000,
-      ...(progress === undefined ? {} : { onSample: progress.sample })
+      onSample
     })
     progress?.end()
+    const health = await watch?.finish(run.calls)
     const memory: ProcessPeak[] = (server.processes ?? []).flatMap((p) => {
       const peak = peakRssMiB(p.pid)
       return peak === undefined ? [] : [{ name: p.name, pid: p.pid, peakRssMiB: peak }]
@@ -88,9 +101,9 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       fleet: server.description,
       connections,
       ...(target.batched ? { batchSize: options.batchSize } : {}),
-      ...(mode === 'step' ? { calls: run.calls } : { durationS }),
+      ...(mode === 'step' || soak ? { calls: run.calls } : { durationS }),
       ...(mode === 'open' ? { rate: run.rate } : {})
-    }, result, memory, run.thresholds)
+    }, result, memory, soak && run.thresholds.length === 0 ? SOAK_THRESHOLDS.map(parseThreshold) : run.thresholds, health)
     writeFileSync(`${run.out}.json`, JSON.stringify(report, null, 2) + '\n')
     writeFileSync(`${run.out}.md`, markdownReport(report))
     writeFileSync(`${run.out}.html`, htmlReport(report))
@@ -98,5 +111,30 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
     return { report, code: report.thresholds.every((t) => t.passed) ? 0 : 1 }
   } finally {
     await server.close()
+  }
+}
+
+/**
+ * Starts watching a soak's fleet (a gateway and one runner process): its state at rest before the
+ * run, then a sample a second; `finish` waits for the runner to be at rest again and measures.
+ */
+async function startWatch (server: Server, docker: boolean, answered: () => number, log: (line: string) => void): Promise<{ finish: (calls: number) => Promise<SoakHealth> }> {
+  const runnerPid = server.processes?.find((p) => p.name.startsWith('runner'))?.pid
+  const gatewayPid = server.processes?.find((p) => p.name === 'gateway')?.pid
+  if (runnerPid === undefined || gatewayPid === undefined) throw new Error('soak: the fleet started has no runner or gateway process')
+  let runnerId: string | undefined
+  if (docker) {
+    const ready = await (await fetch(`${server.url}/readyz`)).json() as { runners?: Array<{ runner?: string }> }
+    runnerId = ready.runners?.[0]?.runner
+  }
+  const before = await steadyState(runnerPid, runnerId)
+  log(`soak: the runner at rest: ${before.processes} processes${docker ? `, ${before.containers} containers` : ''}`)
+  const watcher = watchHealth(runnerPid, gatewayPid, answered)
+  return {
+    finish: async (calls) => {
+      const { samples, lingeringZombies } = watcher.stop()
+      const after = await settleTo(before, runnerPid, runnerId)
+      return { figures: healthFigures(samples, calls, lingeringZombies.size, before, after), before, after, samples }
+    }
   }
 }

@@ -23,8 +23,10 @@ export interface Plan {
   target: Target
   /** The n-th call sent (the workload, drawn in advance and cycled). */
   callAt: (n: number) => BenchCall
-  /** `step`: calls released. */
+  /** `step`: calls released; `closed` with `callLimit`: stops sending after this many. */
   calls: number
+  /** `closed`: stop sending after `calls` calls even before the duration ends. */
+  callLimit?: boolean
   /** Calls per request of a batched target. */
   batchSize: number
   /** Keep-alive connections (`step`, `open`); requests in flight (`closed`). */
@@ -174,7 +176,7 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     } else if (plan.mode === 'closed') {
       const stopAt = start + plan.durationS * 1000
       const worker = async (): Promise<void> => {
-        while (performance.now() < stopAt) await send(nextGroup(perRequest), performance.now())
+        while (performance.now() < stopAt && (plan.callLimit !== true || sent < plan.calls)) await send(nextGroup(Math.min(perRequest, plan.callLimit === true ? plan.calls - sent : perRequest)), performance.now())
       }
       for (let i = 0; i < plan.connections; i++) inFlight.push(worker())
     } else {

@@ -8,6 +8,7 @@ import { environmentBlock, formatNumber } from '../report.ts'
 import { summarize, type Summary } from '../stats.ts'
 import type { Accounting } from './ledger.ts'
 import type { RunResult, Sample } from './engine.ts'
+import type { SoakHealth } from './health.ts'
 import { checkThresholds, type Threshold, type ThresholdResult } from './thresholds.ts'
 
 /** A fleet process's peak memory (the kernel's high-water mark, VmHWM). */
@@ -19,7 +20,7 @@ export interface ProcessPeak {
 
 /** What the run was. */
 export interface RunSetup {
-  mode: 'step' | 'closed' | 'open'
+  mode: 'step' | 'closed' | 'open' | 'soak'
   target: string
   path: string
   workload: string
@@ -50,6 +51,8 @@ export interface ProductReport {
   histogram: Histogram
   samples: Sample[]
   memory: ProcessPeak[]
+  /** `soak`: what the run left behind in the fleet's processes. */
+  health?: SoakHealth
   thresholds: ThresholdResult[]
 }
 
@@ -79,7 +82,7 @@ export function thresholdFigures (r: Pick<ProductReport, 'accounting' | 'latency
 }
 
 /** Builds the report from a run. */
-export function buildReport (environment: Environment, setup: RunSetup, run: RunResult, memory: ProcessPeak[], thresholds: readonly Threshold[]): ProductReport {
+export function buildReport (environment: Environment, setup: RunSetup, run: RunResult, memory: ProcessPeak[], thresholds: readonly Threshold[], health?: SoakHealth): ProductReport {
   const latencyMs = summarize(run.latencyMs)
   const rate = run.elapsedS > 0 ? run.accounting.answered / run.elapsedS : 0
   const partial = { accounting: run.accounting, latencyMs, rate, elapsedS: run.elapsedS }
@@ -91,7 +94,8 @@ export function buildReport (environment: Environment, setup: RunSetup, run: Run
     histogram: histogram(run.latencyMs),
     samples: run.samples,
     memory,
-    thresholds: checkThresholds(thresholds, thresholdFigures(partial))
+    ...(health === undefined ? {} : { health }),
+    thresholds: checkThresholds(thresholds, { ...thresholdFigures(partial), ...health?.figures })
   }
 }
 
@@ -100,10 +104,26 @@ export function describeSetup (s: RunSetup): string {
   const unit = s.batchSize !== undefined && s.batchSize > 1 ? `batches of ${s.batchSize}` : 'single calls'
   const what = s.mode === 'step'
     ? `step of ${(s.calls ?? 0).toLocaleString('en-US')} calls released at once, ${unit} over ${s.connections} connections`
-    : s.mode === 'closed'
+    : s.mode === 'soak'
+      ? `soak of ${(s.calls ?? 0).toLocaleString('en-US')} calls through one runner, ${s.connections} requests in flight (${unit})`
+      : s.mode === 'closed'
       ? `closed loop, ${s.connections} requests in flight (${unit}) for ${s.durationS ?? 0} s`
       : `open loop at ${s.rate ?? 0} calls/s (${unit}, ${s.connections} connections) for ${s.durationS ?? 0} s`
   return `${what} → ${s.target} (${s.path}); workload: ${s.workload}`
+}
+
+function healthRows (h: SoakHealth): Array<[string, string]> {
+  const f = h.figures
+  const last = h.samples[h.samples.length - 1]
+  const rest = (s: SoakHealth['before']): string => `${s.processes} processes${s.containers > 0 ? `, ${s.containers} containers` : ''}, ${s.zombies} zombies`
+  return [
+    ['soak: runner RSS growth after warm-up', `${formatNumber(f.rss_growth_pct)} % (now ${formatNumber(last?.runnerRssMiB ?? NaN)} MiB)`],
+    ['soak: gateway RSS growth after warm-up', `${formatNumber(f.gateway_rss_growth_pct)} % (now ${formatNumber(last?.gatewayRssMiB ?? NaN)} MiB)`],
+    ['soak: runner open descriptors, growth after warm-up', `${formatNumber(f.fd_growth)} (now ${last?.runnerFds ?? '?'})`],
+    ['soak: zombies', String(f.zombies)],
+    ['soak: the runner at rest, before → after', `${rest(h.before)} → ${rest(h.after)}`],
+    ['soak: leaked sandboxes', String(f.leaked_sandboxes)]
+  ]
 }
 
 /** The report as Markdown (for RESULTS.md or a terminal). */
@@ -124,6 +144,7 @@ export function markdownReport (r: ProductReport): string {
     ['latency p50 / p90 / p99 / max', `${formatNumber(l.p50)} / ${formatNumber(l.p90)} / ${formatNumber(l.p99)} / ${formatNumber(l.max)} ms`],
     ['requests', r.requests.toLocaleString('en-US')],
     ...r.memory.map((m): [string, string] => [`peak RSS, ${m.name} (pid ${m.pid})`, `${formatNumber(m.peakRssMiB)} MiB`]),
+    ...(r.health === undefined ? [] : healthRows(r.health)),
     ...r.thresholds.map((t): [string, string] => [`threshold \`${t.text}\``, `${t.passed ? 'passed' : 'FAILED'} (${formatNumber(t.actual)})`])
   ]
   return [

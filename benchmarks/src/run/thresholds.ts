@@ -19,7 +19,12 @@ export const METRICS: Readonly<Record<string, string>> = {
   retriable: 'failed calls with a retriable answer (overloaded, queue_timeout, infra_error, 429, 503)',
   lost: 'calls never answered',
   duplicated: 'extra answers to calls already answered',
-  misrouted: "answers carrying another call's nonce"
+  misrouted: "answers carrying another call's nonce",
+  rss_growth_pct: "soak: the runner's RSS, last tenth of the run over just after warm-up, growth in %",
+  gateway_rss_growth_pct: "soak: the gateway's RSS, the same, in %",
+  fd_growth: "soak: the runner's open descriptors, last tenth less just after warm-up",
+  zombies: 'soak: processes left unreaped (seen in two samples in a row, or at rest after the run)',
+  leaked_sandboxes: 'soak: sandbox processes and containers at rest after the run less before it'
 }
 
 const OPS = ['<=', '>=', '==', '!=', '<', '>'] as const

@@ -4,6 +4,7 @@
  * of `{code, stdin?, expect?}`. Every answer is checked against its call's expectation.
  */
 import { readFileSync } from 'node:fs'
+import { HOSTILE_CALLS } from './hostile-calls.ts'
 import { RL_MATH_CORPUS, type CorpusCall } from './rl-math-corpus.ts'
 
 /** One tool call and the answer it must get. */
@@ -13,12 +14,14 @@ export interface BenchCall {
   timeoutMs?: number
   /** The status it must come back with (default `ok`). */
   status: string
+  /** Other statuses that are right too (hostile code whose end is a race: a deadline or a limit). */
+  accept?: readonly string[]
   /** The stdout it must come back with; undefined: not checked. */
   stdout?: string
 }
 
 /** The built-in workloads and the user's file. */
-export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'jsonl'] as const
+export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'rl-hostile', 'jsonl'] as const
 /** A workload's name. */
 export type WorkloadName = typeof WORKLOADS[number]
 
@@ -31,6 +34,8 @@ export interface WorkloadSpec {
   sleepS: number
   /** The user's JSONL file (`jsonl`). */
   file?: string
+  /** Share of `rl-hostile`'s calls drawn from the hostile calls (default 0.05). */
+  hostileShare?: number
 }
 
 /** mulberry32: a small seeded generator, uniform in [0, 1). */
@@ -66,6 +71,12 @@ export function rlMix (n: number, seed: number, corpus: readonly CorpusCall[] = 
     out.push(calls[lo])
   }
   return out
+}
+
+/** `n` calls of the RL mix with a `share` of them replaced by hostile calls, drawn with `seed`. */
+export function rlHostile (n: number, seed: number, share: number): BenchCall[] {
+  const random = seededRandom(seed ^ 0x5bd1e995)
+  return rlMix(n, seed).map((c) => random() < share ? HOSTILE_CALLS[Math.floor(random() * HOSTILE_CALLS.length)] : c)
 }
 
 /**
@@ -105,6 +116,7 @@ export function drawCalls (spec: WorkloadSpec, n: number): BenchCall[] {
     case 'sympy': return repeat([{ code: "import sympy\nx = sympy.symbols('x')\nprint(sympy.factor(x**4 - 1))", status: 'ok', stdout: '(x - 1)*(x + 1)*(x**2 + 1)\n' }])
     case 'sleep': return repeat([{ code: `import time\ntime.sleep(${spec.sleepS})\nprint('slept')`, status: 'ok', stdout: 'slept\n' }])
     case 'rl-mix': return rlMix(n, spec.seed)
+    case 'rl-hostile': return rlHostile(n, spec.seed, spec.hostileShare ?? 0.05)
     case 'jsonl': {
       if (spec.file === undefined) throw new Error('--workload jsonl needs --file PATH')
       return repeat(parseJsonl(readFileSync(spec.file, 'utf8'), spec.file))
@@ -119,6 +131,7 @@ export function describeWorkload (spec: WorkloadSpec): string {
     case 'sympy': return 'sympy.factor(x**4-1)'
     case 'sleep': return `time.sleep(${spec.sleepS}) then print`
     case 'rl-mix': return `RL mix of ${RL_MATH_CORPUS.length} math tool calls (sympy, numpy, fractions; some errors, a few timeouts), seed ${spec.seed}`
+    case 'rl-hostile': return `RL mix with ${Math.round((spec.hostileShare ?? 0.05) * 100)} % of ${HOSTILE_CALLS.length} hostile calls (bombs, floods, signals, escapes, pollution), seed ${spec.seed}`
     case 'jsonl': return `calls of ${spec.file ?? '?'}`
   }
 }

@@ -42,3 +42,12 @@ test('a status of the code that is not the expected one is wrong, named by what 
   assert.equal(ledger.answer(0, { nonce: 'r-0', status: 'ok', stdout: '' }, 1), 'wrong')
   assert.deepEqual(ledger.accounting().wrongBy, { 'expected timeout, got ok': 1 })
 })
+
+test("a status among the call's accepted others is right (a race between a deadline and a limit)", () => {
+  const ledger = new Ledger('r')
+  ledger.add({ code: 'a = []\nwhile True: a.append(1)', status: 'memory', accept: ['timeout'] })
+  ledger.add({ code: 'a = []\nwhile True: a.append(1)', status: 'memory', accept: ['timeout'] })
+  assert.equal(ledger.answer(0, { nonce: 'r-0', status: 'timeout', stdout: '' }, 1), 'right')
+  assert.equal(ledger.answer(1, { nonce: 'r-1', status: 'killed', stdout: '' }, 1), 'wrong')
+})
+

@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { drawCalls, parseJsonl, rlMix } from '../../src/workloads/calls.ts'
+import { drawCalls, parseJsonl, rlHostile, rlMix } from '../../src/workloads/calls.ts'
+import { HOSTILE_CALLS } from '../../src/workloads/hostile-calls.ts'
 import { RL_MATH_CORPUS } from '../../src/workloads/rl-math-corpus.ts'
 
 test('the RL mix is drawn with a seed: the same seed, the same calls; mostly ok, some errors, a few timeouts', () => {
@@ -26,3 +27,13 @@ test("a user's JSONL gives calls with stdin and expectations; a bad line is name
   assert.throws(() => parseJsonl('nope', 'f'), /f:1: not JSON/)
   assert.equal(drawCalls({ name: 'trivial', seed: 1, sleepS: 0.3 }, 3).length, 3)
 })
+
+test('rl-hostile is the RL mix with a seeded share of hostile calls in it', () => {
+  const calls = rlHostile(20_000, 3, 0.05)
+  const hostile = calls.filter((c) => HOSTILE_CALLS.includes(c as never)).length
+  assert.ok(hostile > 800 && hostile < 1200, `about 5 %: ${hostile}`)
+  assert.deepEqual(rlHostile(500, 3, 0.05), calls.slice(0, 500), 'the same seed, the same calls')
+  assert.equal(drawCalls({ name: 'rl-hostile', seed: 3, sleepS: 0.3 }, 20_000).length, 20_000)
+  assert.ok(HOSTILE_CALLS.length >= 15 && new Set(HOSTILE_CALLS.map((c) => c.name)).size === HOSTILE_CALLS.length)
+})
+

@@ -1,0 +1,181 @@
+/**
+ * A soak's health: what a long run of hostile and ordinary jobs leaves behind in the fleet's
+ * processes. Sampled from /proc while the run goes (the runner's and the gateway's resident memory
+ * and open descriptors, the runner's descendants and which of them are zombies), and measured at
+ * rest before and after (the runner's sandbox processes, and with Docker its labelled
+ * containers), so that a leak is a difference between two quiet moments, not a job in flight.
+ */
+import { execFile } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { descendants } from '../proc-memory.ts'
+
+/** One sample of the fleet's processes. */
+export interface HealthSample {
+  /** Seconds since the watch started. */
+  tS: number
+  /** Calls answered when it was taken. */
+  done: number
+  runnerRssMiB: number
+  gatewayRssMiB: number
+  runnerFds: number
+  gatewayFds: number
+  /** Live descendants of the runner (sandboxes, their executors, jobs in flight). */
+  processes: number
+  /** Descendants in state Z (exited, not reaped). */
+  zombies: number
+}
+
+/** The fleet at rest: nothing in flight. */
+export interface RestState {
+  /** Live descendants of the runner. */
+  processes: number
+  /** Containers labelled with the runner's id (Docker backend), else 0. */
+  containers: number
+  zombies: number
+}
+
+/** The verdict of a soak, as figures thresholds may name. */
+export interface HealthFigures {
+  /** Runner RSS, median of the run's last tenth over the median just after warm-up (its second tenth), in %. */
+  rss_growth_pct: number
+  /** The same for the gateway. */
+  gateway_rss_growth_pct: number
+  /** Runner open descriptors: the same two windows' medians, difference. */
+  fd_growth: number
+  /** Distinct processes seen as zombies in two samples in a row, or at rest after the run. */
+  zombies: number
+  /** Sandbox processes and containers at rest after the run less those at rest before it. */
+  leaked_sandboxes: number
+}
+
+/** What the health section of a soak's report holds. */
+export interface SoakHealth {
+  figures: HealthFigures
+  before: RestState
+  after: RestState
+  samples: HealthSample[]
+}
+
+const RUNNER_LABEL = 'org.sandfleet.runner'
+
+function rssMiB (pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? NaN : Number(m[1]) / 1024
+  } catch { return NaN }
+}
+
+function fdCount (pid: number): number {
+  try { return readdirSync(`/proc/${pid}/fd`).length } catch { return NaN }
+}
+
+function zombiesAmong (pids: Iterable<number>): number[] {
+  const out: number[] = []
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') out.push(pid)
+    } catch { /* gone */ }
+  }
+  return out
+}
+
+async function labelledContainers (runnerId: string | undefined): Promise<number> {
+  if (runnerId === undefined) return 0
+  const { stdout } = await promisify(execFile)('docker', ['ps', '-aq', '--filter', `label=${RUNNER_LABEL}=${runnerId}`])
+  return stdout.split('\n').filter((l) => l.trim() !== '').length
+}
+
+/** The runner at rest; `runnerId` names its Docker containers (undefined: no Docker). */
+export async function restState (runnerPid: number, runnerId?: string): Promise<RestState> {
+  const tree = descendants(runnerPid)
+  const zombies = zombiesAmong(tree).length
+  return { processes: tree.size - zombies, containers: await labelledContainers(runnerId), zombies }
+}
+
+/**
+ * The runner at rest once its sandboxes have finished starting (a runner is ready before every
+ * zygote of every sandbox has forked): the state once it has not changed for `quietMs`.
+ */
+export async function steadyState (runnerPid: number, runnerId: string | undefined, quietMs = 3000, maxMs = 60_000): Promise<RestState> {
+  const until = performance.now() + maxMs
+  let state = await restState(runnerPid, runnerId)
+  let since = performance.now()
+  while (performance.now() < until && performance.now() - since < quietMs) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    const next = await restState(runnerPid, runnerId)
+    if (next.processes !== state.processes || next.containers !== state.containers || next.zombies !== state.zombies) since = performance.now()
+    state = next
+  }
+  return state
+}
+
+/**
+ * Waits until the runner's sandboxes are back to `target` (its pool refills after the run's last
+ * replacements), up to `maxMs`; answers the last state seen.
+ */
+export async function settleTo (target: RestState, runnerPid: number, runnerId: string | undefined, maxMs = 60_000): Promise<RestState> {
+  const until = performance.now() + maxMs
+  let state = await restState(runnerPid, runnerId)
+  while (performance.now() < until && (state.processes !== target.processes || state.containers !== target.containers || state.zombies > 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    state = await restState(runnerPid, runnerId)
+  }
+  return state
+}
+
+/** Samples the fleet's processes every `everyMs` until stopped; `done` reads the calls answered. */
+export function watchHealth (runnerPid: number, gatewayPid: number, done: () => number, everyMs = 1000): { stop: () => { samples: HealthSample[], lingeringZombies: Set<number> } } {
+  const start = performance.now()
+  const samples: HealthSample[] = []
+  const lingering = new Set<number>()
+  let lastZombies = new Set<number>()
+  const take = (): void => {
+    const tree = descendants(runnerPid)
+    const zombies = zombiesAmong(tree)
+    for (const z of zombies) if (lastZombies.has(z)) lingering.add(z)
+    lastZombies = new Set(zombies)
+    samples.push({
+      tS: (performance.now() - start) / 1000,
+      done: done(),
+      runnerRssMiB: rssMiB(runnerPid),
+      gatewayRssMiB: rssMiB(gatewayPid),
+      runnerFds: fdCount(runnerPid),
+      gatewayFds: fdCount(gatewayPid),
+      processes: tree.size - zombies.length,
+      zombies: zombies.length
+    })
+  }
+  take()
+  const timer = setInterval(take, everyMs)
+  return {
+    stop: () => { clearInterval(timer); take(); return { samples, lingeringZombies: lingering } }
+  }
+}
+
+function median (xs: readonly number[]): number {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
+  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]
+}
+
+/**
+ * The figures of a soak of `calls` calls: growth between the window just after warm-up (calls
+ * answered in the run's second tenth) and the last tenth, zombies and leaked sandboxes.
+ */
+export function healthFigures (samples: readonly HealthSample[], calls: number, lingeringZombies: number, before: RestState, after: RestState): HealthFigures {
+  const window = (lo: number, hi: number): HealthSample[] => samples.filter((s) => s.done >= lo * calls && s.done < hi * calls)
+  const early = window(0.1, 0.2)
+  const late = window(0.9, 1)
+  const growth = (pick: (s: HealthSample) => number): number => {
+    const a = median(early.map(pick))
+    return (median(late.map(pick)) - a) / a * 100
+  }
+  return {
+    rss_growth_pct: growth((s) => s.runnerRssMiB),
+    gateway_rss_growth_pct: growth((s) => s.gatewayRssMiB),
+    fd_growth: median(late.map((s) => s.runnerFds)) - median(early.map((s) => s.runnerFds)),
+    zombies: lingeringZombies + after.zombies,
+    leaked_sandboxes: (after.processes - before.processes) + (after.containers - before.containers)
+  }
+}
