@@ -87,7 +87,7 @@ export interface ChatGeneration {
 /** A text-in / text-out chat engine (`/v1/chat/completions`). */
 export interface ChatEngine {
   readonly url: string
-  /** One assistant reply to `messages`. */
-  chat (messages: readonly ChatMessage[], params: SamplingParams & { signal?: AbortSignal }): Promise<ChatGeneration>
+  /** One assistant reply to `messages`; `tools` go to the server, whose chat template renders them. */
+  chat (messages: readonly ChatMessage[], params: SamplingParams & { tools?: readonly ToolSchema[], signal?: AbortSignal }): Promise<ChatGeneration>
   close (): Promise<void>
 }

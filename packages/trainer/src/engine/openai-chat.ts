@@ -4,7 +4,7 @@
  * masks uses {@link CompletionsEngine}).
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatEngine, ChatGeneration, ChatMessage, SamplingParams } from './engine.ts'
+import type { ChatEngine, ChatGeneration, ChatMessage, SamplingParams, ToolSchema } from './engine.ts'
 import { EngineHttp, type EngineHttpOptions } from './engine-http.ts'
 
 /** Options of a {@link ChatCompletionsEngine}. */
@@ -34,7 +34,7 @@ export class ChatCompletionsEngine implements ChatEngine {
   }
 
   /** One assistant reply; stop strings stay in the text where the server supports it. */
-  async chat (messages: readonly ChatMessage[], params: SamplingParams & { signal?: AbortSignal }): Promise<ChatGeneration> {
+  async chat (messages: readonly ChatMessage[], params: SamplingParams & { tools?: readonly ToolSchema[], signal?: AbortSignal }): Promise<ChatGeneration> {
     const body: Record<string, unknown> = {
       ...this.extraBody,
       model: this.model,
@@ -50,6 +50,9 @@ export class ChatCompletionsEngine implements ChatEngine {
     if (params.topK !== undefined) body.top_k = params.topK
     if (params.seed !== undefined) body.seed = params.seed
     if (params.stop !== undefined && params.stop.length > 0) body.stop = [...params.stop]
+    // For the chat template to render. The episode parses the tool calls from the text, so a server
+    // started with a tool-call parser should leave them in the content (`tool_choice` in extraBody).
+    if (params.tools !== undefined && params.tools.length > 0) body.tools = params.tools
     const answer = await this.http.post('/v1/chat/completions', body, params.signal) as {
       choices?: Array<{ message?: { content?: unknown }, finish_reason?: unknown, logprobs?: { content?: Array<{ logprob?: unknown }> } | null }>
     }

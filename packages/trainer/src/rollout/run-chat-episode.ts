@@ -5,7 +5,7 @@
  * turns, tool calls with their statuses and the stop reason are as in {@link runEpisode}.
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import type { ChatEngine, ChatMessage, SamplingParams } from '../engine/engine.ts'
+import type { ChatEngine, ChatMessage, SamplingParams, ToolSchema } from '../engine/engine.ts'
 import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
 import { countAnswers } from './answer-tags.ts'
 import { defaultHasAnswer } from './run-episode.ts'
@@ -17,6 +17,8 @@ export interface ChatEpisodeOptions extends ToolStepOptions {
   engine: ChatEngine
   fleet: ToolExecutor
   messages: readonly ChatMessage[]
+  /** Tool schemas sent with every turn, for the server's chat template to present (e.g. RSTAR2_PYTHON_TOOL). */
+  tools?: readonly ToolSchema[]
   format?: ToolCallFormat
   /** Role of the message carrying tool results (default `user`). */
   toolRole?: 'user' | 'tool'
@@ -54,7 +56,7 @@ export async function runChatEpisode (options: ChatEpisodeOptions): Promise<Chat
   let stopReason: StopReason | undefined
   while (stopReason === undefined) {
     if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
-    const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(signal ? { signal } : {}) })
+    const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(options.tools === undefined ? {} : { tools: options.tools }), ...(signal ? { signal } : {}) })
     messages.push({ role: 'assistant', content: gen.text })
     const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
     turns.push(turn)

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { startFakeFleet } from '@sandfleet/client/testing'
-import { ChatCompletionsEngine, runChatEpisode } from '@sandfleet/trainer'
+import { ChatCompletionsEngine, RSTAR2_PYTHON_TOOL, runChatEpisode } from '@sandfleet/trainer'
 import { startScriptedEngine } from '../helpers/scripted-engine-server.ts'
 
 test('a chat episode: the tool result goes back as a message, the answer ends it', async () => {
@@ -24,5 +24,9 @@ test('a chat episode: the tool result goes back as a message, the answer ends it
     const tool = await runChatEpisode({ engine, fleet: client, messages: [{ role: 'user', content: '2^10?' }], toolRole: 'tool', maxTurns: 1 })
     assert.equal(tool.stopReason, 'max_turns')
     assert.equal(tool.toolCalls.length, 0)
+    const chats = server.log.filter((e) => e.path === '/v1/chat/completions')
+    assert.ok(chats.every((e) => e.body?.tools === undefined), 'no tools given, none sent')
+    await runChatEpisode({ engine, fleet: client, messages: [{ role: 'user', content: '2^10?' }], tools: [RSTAR2_PYTHON_TOOL], maxTurns: 1 })
+    assert.deepEqual(server.log.at(-1)?.body?.tools, [RSTAR2_PYTHON_TOOL], 'the tool schemas go with each turn, for the server\'s chat template')
   } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
 })
