@@ -42,6 +42,15 @@ test('a cell timeout kills only that cell: the state from before it survives', a
   await host.close(s.session_id)
 })
 
+test('a cell that passes its timeout keeps what it printed before, buffered or not', async () => {
+  const s = await host.create()
+  const slow = await host.execute(s.session_id, { code: 'import sys, time\nprint("partial")\nprint("no newline", end="")\nsys.stderr.write("err")\nwhile True: pass', timeout_ms: 300 })
+  assert.deepEqual([slow.status, slow.stdout, slow.stderr], ['timeout', 'partial\nno newline', 'err'])
+  const ignoring = await host.execute(s.session_id, { code: 'import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint("kept")\nwhile True: pass', timeout_ms: 300 })
+  assert.deepEqual([ignoring.status, ignoring.stdout], ['timeout', 'kept\n'], 'flushed before the cell could refuse it')
+  await host.close(s.session_id)
+})
+
 test('an idle session expires after its TTL', async () => {
   const s = await host.create({ ttl_s: 1 })
   await sleep(1300)
