@@ -47,7 +47,7 @@ test('a cell that passes its timeout keeps what it printed before, buffered or n
   const slow = await host.execute(s.session_id, { code: 'import sys, time\nprint("partial")\nprint("no newline", end="")\nsys.stderr.write("err")\nwhile True: pass', timeout_ms: 300 })
   assert.deepEqual([slow.status, slow.stdout, slow.stderr], ['timeout', 'partial\nno newline', 'err'])
   const ignoring = await host.execute(s.session_id, { code: 'import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint("kept")\nwhile True: pass', timeout_ms: 300 })
-  assert.deepEqual([ignoring.status, ignoring.stdout], ['timeout', 'kept\n'], 'flushed before the cell could refuse it')
+  assert.deepEqual([ignoring.status, ignoring.stdout], ['timeout', 'kept\n'], 'the session writes through: nothing waits for a flush the cell could refuse')
   await host.close(s.session_id)
 })
 
