@@ -18,6 +18,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Where the TypeScript of the CLI and of the workspace packages it bundles lives. */
 const SOURCE_DIRS = ['cli/src', 'packages', 'services']
+/**
+ * The bundle's entry points (output name → source): the CLI, and the pyodide backend's host
+ * process, which the runner starts as a separate Node process. scripts/pack.mjs builds the same.
+ */
+export const CLI_ENTRY_POINTS = Object.freeze({ main: 'cli/src/main.ts', 'pyodide-host': 'services/runner/src/isolates/pyodide-host-main.ts' })
 /** Builds kept besides the current one (a running server may still import its lazy chunks). */
 const KEEP = 5
 
@@ -67,7 +72,7 @@ export async function buildCliBundle (dir, root = ROOT) {
   const tmp = `${dir}.tmp-${process.pid}`
   rmSync(tmp, { recursive: true, force: true })
   await build({
-    entryPoints: { main: join(root, 'cli/src/main.ts'), 'pyodide-host': join(root, 'services/runner/src/isolates/pyodide-host-main.ts') },
+    entryPoints: Object.fromEntries(Object.entries(CLI_ENTRY_POINTS).map(([name, source]) => [name, join(root, source)])),
     outdir: tmp,
     bundle: true,
     splitting: true,
