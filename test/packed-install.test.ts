@@ -70,6 +70,7 @@ test('each tarball holds JavaScript and declarations, and its exports name them,
       assert.match(target.default, /^\.\/dist\/.+\.js$/, `${name} ${key}`)
       assert.ok(files.includes(target.default.slice(2)) && files.includes(target.types.slice(2)), `${name} ${key}: ${JSON.stringify(target)} packed`)
     }
+    assert.deepEqual([manifest.main, manifest.types], [exports['.'].default, exports['.'].types], `${name}: main and types for tools that read no exports`)
     assert.deepEqual(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], `${name} ships no TypeScript source`)
     assert.ok(manifest.scripts === undefined, `${name}: no lifecycle script runs on a user's install`)
   }

@@ -19,15 +19,19 @@ function builtTarget (source) {
   return { types: `./dist/${m[1]}.d.ts`, default: `./dist/${m[1]}.js` }
 }
 
-/** The manifest of the staged package: the workspace's, its exports pointing at dist/. */
-export function stagedLibraryManifest (manifest, common) {
+/** The manifest of the staged package: the workspace's, its exports pointing at dist/; `extras` are shipped too. */
+export function stagedLibraryManifest (manifest, common, extras) {
   const exports = typeof manifest.exports === 'string' ? { '.': manifest.exports } : manifest.exports
   const { scripts, devDependencies, ...kept } = manifest
+  const built = Object.fromEntries(Object.entries(exports).map(([key, source]) => [key, builtTarget(source)]))
   return {
     ...kept,
     ...common,
-    exports: Object.fromEntries(Object.entries(exports).map(([key, source]) => [key, builtTarget(source)])),
-    files: ['dist', ...EXTRAS.filter((e) => e !== 'README.md')]
+    // For tools that read no `exports` (TypeScript's older `node10` resolution).
+    main: built['.'].default,
+    types: built['.'].types,
+    exports: built,
+    files: ['dist', ...extras.filter((e) => e !== 'README.md')]
   }
 }
 
@@ -62,10 +66,9 @@ export function stageLibraries (root, work, common) {
     rmSync(stage, { recursive: true, force: true })
     mkdirSync(stage, { recursive: true })
     cpSync(join(build, relative(join(root, 'packages'), join(root, dir)), 'src'), join(stage, 'dist'), { recursive: true })
-    for (const extra of EXTRAS) {
-      if (existsSync(join(root, dir, extra))) cpSync(join(root, dir, extra), join(stage, extra), { recursive: true, filter: (p) => !p.includes('__pycache__') })
-    }
-    writeFileSync(join(stage, 'package.json'), JSON.stringify(stagedLibraryManifest(manifest, common), null, 2) + '\n')
+    const extras = EXTRAS.filter((extra) => existsSync(join(root, dir, extra)))
+    for (const extra of extras) cpSync(join(root, dir, extra), join(stage, extra), { recursive: true, filter: (p) => !p.includes('__pycache__') })
+    writeFileSync(join(stage, 'package.json'), JSON.stringify(stagedLibraryManifest(manifest, common, extras), null, 2) + '\n')
     staged.push(stage)
   }
   return staged

@@ -18,7 +18,7 @@ type LockEntry = Record<string, unknown> & {
 
 /** A packed package: its manifest and how the project names it (`file:tarballs/x.tgz`). */
 export interface PackedPackage {
-  manifest: LockEntry & { name: string, version: string, bin?: Record<string, string> }
+  manifest: LockEntry & { name: string, version: string, main?: string, types?: string, bin?: Record<string, string> }
   spec: string
 }
 
