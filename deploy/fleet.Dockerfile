@@ -25,4 +25,6 @@ USER 65534:65534
 ENV NODE_ENV=production HOME=/tmp
 EXPOSE 8080 8081
 ENTRYPOINT ["node", "--no-node-snapshot", "/opt/sandfleet/bin/sandfleet.mjs"]
+# Without API keys (SANDFLEET_API_KEYS or SANDFLEET_API_KEYS_FILE) the gateway refuses a
+# non-loopback host: add -e SANDFLEET_ALLOW_UNAUTHENTICATED=true where the port is private.
 CMD ["serve", "--host", "0.0.0.0"]

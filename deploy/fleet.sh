@@ -20,6 +20,11 @@
 #   SANDFLEET_RUNNER_DOCKER_ARGS, SANDFLEET_GATEWAY_DOCKER_ARGS  extra `docker run` options
 #                            (default for runners: --memory 2g)
 #
+# The gateways publish their port on 127.0.0.1 only, so they serve without API keys
+# (--allow-unauthenticated); for keys, pass them in SANDFLEET_GATEWAY_DOCKER_ARGS, e.g.
+# `-v /path/keys:/run/sandfleet/api-keys:ro -e SANDFLEET_API_KEYS_FILE=/run/sandfleet/api-keys`
+# (a file the container's uid 65534 can read; docs/SECURITY.md has its format).
+#
 # The runners use the process backend (bubblewrap) inside their containers, which needs the
 # container's seccomp profile and masked /proc paths lifted; the runner runs as the container's
 # root with 5 of Docker's default capabilities (it starts each sandbox as nobody): see
@@ -78,7 +83,7 @@ run_gateway() {
     --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges \
     ${SANDFLEET_GATEWAY_DOCKER_ARGS:-} \
     -e SANDFLEET_RUNNER_SECRET="$(secret)" \
-    "$image" gateway --host 0.0.0.0 --port 8080 --runners-dns "$alias:8081" --dns-refresh-ms 2000 ${SANDFLEET_GATEWAY_ARGS:-} >/dev/null
+    "$image" gateway --host 0.0.0.0 --port 8080 --allow-unauthenticated --runners-dns "$alias:8081" --dns-refresh-ms 2000 ${SANDFLEET_GATEWAY_ARGS:-} >/dev/null
   echo "$name-gateway-$i"
 }
 

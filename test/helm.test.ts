@@ -15,6 +15,8 @@ import { validateK8s } from './helpers/k8s-validate.ts'
 import { ensureHelm } from '../scripts/fetch-helm.mjs'
 
 const CHART = fileURLToPath(new URL('../helm/sandfleet', import.meta.url))
+/** The chart refuses to render without API keys unless told to serve without them (its own test below). */
+const OPEN = ['--set', 'gateway.allowUnauthenticated=true']
 const helm = (ensureHelm as () => string)()
 
 function run (...args: string[]): { status: number | null, out: string } {
@@ -24,14 +26,14 @@ function run (...args: string[]): { status: number | null, out: string } {
 
 /** Renders the chart's objects, parsed. */
 function renderObjects (...sets: string[]): Array<Record<string, any>> {
-  const r = run('template', 'fleet', CHART, '--namespace', 'rl', ...sets.flatMap((s) => ['--set', s]))
+  const r = run('template', 'fleet', CHART, ...OPEN, '--namespace', 'rl', ...sets.flatMap((s) => ['--set', s]))
   assert.equal(r.status, 0, r.out)
   return parseAllDocuments(r.out).map((d) => d.toJS() as Record<string, any> | null).filter((d) => d !== null)
 }
 
 /** Renders the chart; one entry per object, as `kind/name` → its YAML text. */
 function render (...sets: string[]): Map<string, string> {
-  const r = run('template', 'fleet', CHART, '--namespace', 'rl', ...sets.flatMap((s) => ['--set', s]))
+  const r = run('template', 'fleet', CHART, ...OPEN, '--namespace', 'rl', ...sets.flatMap((s) => ['--set', s]))
   assert.equal(r.status, 0, r.out)
   assert.doesNotMatch(r.out, /cluster\.local/, 'no cluster domain is assumed')
   const objects = new Map<string, string>()
@@ -44,7 +46,7 @@ function render (...sets: string[]): Map<string, string> {
 }
 
 test('helm lint passes', () => {
-  const r = run('lint', CHART, '--strict')
+  const r = run('lint', CHART, ...OPEN, '--strict')
   assert.equal(r.status, 0, r.out)
 })
 
@@ -80,12 +82,11 @@ test('the default render: gateways resolve the runners\' headless service, probe
 })
 
 test('values: runners as a Deployment, API keys from a Secret, a pool size; the schema refuses a bad backend', () => {
-  const o = render('runner.kind=Deployment', 'runner.replicas=3', 'gateway.apiKeysSecret=fleet-keys', 'runner.poolSize=8')
+  const o = render('runner.kind=Deployment', 'runner.replicas=3', 'runner.poolSize=8')
   const runner = o.get('Deployment/fleet-sandfleet-runner') ?? ''
   assert.match(runner, /replicas: 3/)
   assert.match(runner, /name: SANDFLEET_POOL_SIZE, value: "8"/)
-  assert.match(o.get('Deployment/fleet-sandfleet-gateway') ?? '', /name: SANDFLEET_API_KEYS\n\s+valueFrom:\n\s+secretKeyRef: \{ name: "fleet-keys", key: apiKeys \}/)
-  const bad = run('template', 'fleet', CHART, '--set', 'runner.backend=unsafe')
+  const bad = run('template', 'fleet', CHART, ...OPEN, '--set', 'runner.backend=unsafe')
   assert.notEqual(bad.status, 0)
   assert.match(bad.out, /backend/)
 })
@@ -106,14 +107,14 @@ test('the schema refuses unknown keys and wrong types at every level, naming the
     ['prometheusRule.errorRatio=2', /\/prometheusRule\/errorRatio'/]
   ]
   for (const [set, message] of bad) {
-    const r = run('template', 'fleet', CHART, '--set', set)
+    const r = run('template', 'fleet', CHART, ...OPEN, '--set', set)
     assert.notEqual(r.status, 0, `${set} was accepted`)
     assert.match(r.out, message, set)
   }
-  const both = run('template', 'fleet', CHART, '--set', 'gateway.autoscaling.enabled=true', '--set', 'gateway.keda.enabled=true')
+  const both = run('template', 'fleet', CHART, ...OPEN, '--set', 'gateway.autoscaling.enabled=true', '--set', 'gateway.keda.enabled=true')
   assert.notEqual(both.status, 0)
   assert.match(both.out, /choose one/)
-  const short = run('template', 'fleet', CHART, '--set', 'runner.terminationGracePeriodSeconds=20')
+  const short = run('template', 'fleet', CHART, ...OPEN, '--set', 'runner.terminationGracePeriodSeconds=20')
   assert.notEqual(short.status, 0)
   assert.match(short.out, /must exceed runner\.drainTimeoutMs/)
 })
@@ -164,7 +165,7 @@ test('Pod Security: gateways always meet restricted; pyodide runners meet restri
   const pyodide = renderObjects('runner.backend=pyodide')
   restricted(pyodide.find((o) => o.kind === 'Deployment')?.spec.template.spec, 'gateway')
   restricted(pyodide.find((o) => o.kind === 'DaemonSet')?.spec.template.spec, 'pyodide runner')
-  const notes = (backend: string): string => run('install', 'fleet', CHART, '--dry-run=client', '--namespace', 'rl', '--set', `runner.backend=${backend}`).out.split('NOTES:')[1] ?? ''
+  const notes = (backend: string): string => run('install', 'fleet', CHART, ...OPEN, '--dry-run=client', '--namespace', 'rl', '--set', `runner.backend=${backend}`).out.split('NOTES:')[1] ?? ''
   assert.match(notes('pyodide'), /The runners, with backend pyodide, need "restricted"/)
   assert.match(notes('process'), /The runners, with backend process, need "privileged"[^\n]*\n\s+kubectl label namespace rl pod-security\.kubernetes\.io\/enforce=privileged/)
   for (const backend of ['process (bubblewrap)', 'auto', 'docker', 'pyodide', 'javascript', 'unsafe']) assert.match(notes('docker'), new RegExp(`^  ${backend.replace(/[()]/g, '\\$&')} +\\S`, 'm'), backend)
@@ -184,6 +185,27 @@ test('the shared secret reaches gateways and runners, and the runners\' ServiceM
     ['fleet-sandfleet-gateway', null],
     ['fleet-sandfleet-runner', { name: 'fleet-runner', key: 'runnerSecret' }]
   ])
-  const lint = run('lint', CHART, '--strict', '--set', 'runnerSecret.existingSecret=s,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,gateway.keda.enabled=true')
+  const lint = run('lint', CHART, ...OPEN, '--strict', '--set', 'runnerSecret.existingSecret=s,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,gateway.keda.enabled=true')
   assert.equal(lint.status, 0, lint.out)
+})
+
+test('API keys: the chart refuses to render without keys unless allowUnauthenticated; keys come as a file from a Secret', () => {
+  const refused = run('template', 'fleet', CHART, '--namespace', 'rl')
+  assert.notEqual(refused.status, 0)
+  assert.match(refused.out, /gateway: no API keys\. Set gateway\.apiKeysSecret .* or gateway\.allowUnauthenticated=true/)
+  const env = (o: Array<Record<string, any>>): Record<string, string> => Object.fromEntries(
+    (o.find((x) => x.kind === 'Deployment')?.spec.template.spec.containers[0].env as Array<{ name: string, value?: string }>).map((e) => [e.name, e.value ?? '']))
+  const open = renderObjects()
+  assert.equal(env(open).SANDFLEET_ALLOW_UNAUTHENTICATED, 'true')
+  assert.equal(env(open).SANDFLEET_API_KEYS_FILE, undefined)
+  const r = run('template', 'fleet', CHART, '--namespace', 'rl', '--set', 'gateway.apiKeysSecret=fleet-keys', '--set', 'gateway.tenantMaxInFlight=512', '--set-json', 'gateway.tenantRatePerSecond=2.5')
+  assert.equal(r.status, 0, r.out)
+  const keyed = parseAllDocuments(r.out).map((d) => d.toJS() as Record<string, any> | null).filter((d) => d !== null)
+  const { SANDFLEET_API_KEYS_FILE: file, SANDFLEET_TENANT_MAX_IN_FLIGHT: inFlight, SANDFLEET_TENANT_RATE_PER_SECOND: rate } = env(keyed)
+  assert.deepEqual([file, inFlight, rate], ['/etc/sandfleet/api-keys/apiKeys', '512', '2.5'])
+  assert.equal(env(keyed).SANDFLEET_ALLOW_UNAUTHENTICATED, undefined, 'with keys the flag is never set')
+  const pod = keyed.find((x) => x.kind === 'Deployment')?.spec.template.spec
+  assert.deepEqual(pod.volumes.find((v: any) => v.name === 'api-keys'), { name: 'api-keys', secret: { secretName: 'fleet-keys', items: [{ key: 'apiKeys', path: 'apiKeys' }], defaultMode: 0o440 } })
+  assert.deepEqual(pod.containers[0].volumeMounts.find((m: any) => m.name === 'api-keys'), { name: 'api-keys', mountPath: '/etc/sandfleet/api-keys', readOnly: true })
+  assert.equal(pod.securityContext.fsGroup, 65534, 'the gateway\'s group reads the keys file')
 })

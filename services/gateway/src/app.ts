@@ -18,6 +18,7 @@ import { Admission, admitted, installAdmission } from './plugins/admission.ts'
 import { callerKey, installAuth } from './plugins/auth.ts'
 import { frameworkError, installErrorShape } from './plugins/error-shape.ts'
 import { installJsonBody } from './plugins/json-body.ts'
+import { installQuotas } from './plugins/quotas.ts'
 import { installRequestMetrics } from './plugins/request-metrics.ts'
 import { batchRoute } from './routes/batch.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -31,6 +32,9 @@ import type { RunnerClient } from './runners/runner-client.ts'
 import { RunnerSet } from './runners/runner-set.ts'
 import { routeSchemas } from './schemas.ts'
 import { FleetSessions } from './sessions/fleet-sessions.ts'
+import { KeyTable } from './tenants/key-table.ts'
+import type { TenantQuota } from './tenants/tenant-quota.ts'
+import { loadTenants, type Tenant } from './tenants/tenants.ts'
 
 /** What {@link buildGatewayApp} needs. */
 export interface GatewayOptions {
@@ -58,11 +62,20 @@ export interface GatewayApp {
   admission: Admission
   metrics: GatewayMetrics
   sessions: FleetSessions
+  /** The API keys' tenants (none: no auth). */
+  tenants: readonly Tenant[]
+  /** Each tenant's quota, by name. */
+  quotas: ReadonlyMap<string, TenantQuota>
 }
 
-/** Builds the app; `app.ready()` discovers the runners and polls their load once. */
+/**
+ * Builds the app; `app.ready()` discovers the runners and polls their load once. Reads
+ * `apiKeysFile` now: a bad one throws `SF_ERR_GATEWAY_CONFIG`.
+ */
 export async function buildGatewayApp (options: GatewayOptions): Promise<GatewayApp> {
   const { config } = options
+  const keys = loadTenants(config)
+  const tenants = keys.map(([, tenant]) => tenant)
   const app: FastifyInstance = Fastify({
     ...(options.logger === undefined
       ? { logger: { level: config.logLevel } }
@@ -103,13 +116,14 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   installJsonBody(app)
   installErrorShape(app, metrics)
   installRequestMetrics(app, metrics)
-  installAuth(app, config.apiKeys)
+  installAuth(app, new KeyTable(keys))
+  const quotas = installQuotas(app, tenants, metrics, config.retryAfterS)
   installAdmission(app, admission, config.retryAfterS)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'sandfleet', version: '0.1.0', description: 'Sandboxed code execution for agentic RL: one tool call from HTTP to a warm, isolated sandbox and back.' },
-      ...(config.apiKeys.length > 0 ? { components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } }, security: [{ apiKey: [] }] } : {})
+      ...(tenants.length > 0 ? { components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } }, security: [{ apiKey: [] }] } : {})
     }
   })
   const sessions = new FleetSessions(runners)
@@ -124,7 +138,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
 
   app.addHook('onReady', () => runners.start())
   app.addHook('onClose', () => runners.close())
-  return { app, runners, router, admission, metrics, sessions }
+  return { app, runners, router, admission, metrics, sessions, tenants, quotas }
 }
 
 /**

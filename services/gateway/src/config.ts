@@ -45,7 +45,11 @@ export const GatewayConfigSchema = Type.Object({
     default: '', pattern: '^(.{16,})?$',
     description: 'Shared secret of the fleet, sent to every runner as Authorization: Bearer SECRET (the runners\' own runnerSecret); at least 16 characters; empty: none sent'
   }),
-  apiKeys: Type.Array(Type.String({ minLength: 8 }), { default: [], description: 'Accepted API keys (Authorization: Bearer KEY or x-api-key); none: no auth' }),
+  apiKeys: Type.Array(Type.String({ minLength: 8, pattern: '^\\S+$' }), { default: [], description: 'Accepted API keys (Authorization: Bearer KEY or x-api-key), each a tenant named key-1, key-2, … with the default quotas; none here or in apiKeysFile: no auth' }),
+  apiKeysFile: Type.String({ default: '', description: 'A file of API keys, one a line: KEY [NAME] [maxInFlight=N] [ratePerSecond=R] (# comments); each a tenant with its own quotas (docs/SECURITY.md)' }),
+  tenantMaxInFlight: Type.Integer({ minimum: 0, default: 0, description: 'Calls one API key may hold at once (a batch counts its items); past it 429. 0: no bound but the gateway\'s admission' }),
+  tenantRatePerSecond: Type.Number({ minimum: 0, default: 0, description: 'Calls one API key may start a second (a token bucket holding one second of calls; a batch takes its items); past it 429 with Retry-After. 0: no bound' }),
+  allowUnauthenticated: Type.Boolean({ default: false, description: 'Serve on a non-loopback host with no API key (anyone who reaches it may run code); without keys and without this, host must be a loopback address' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' })
 }, { additionalProperties: false })
 
@@ -64,6 +68,7 @@ export interface ConfigSources {
 function fromString (schema: { type?: unknown }, raw: string): unknown {
   if (schema.type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (schema.type === 'integer' || schema.type === 'number') return /^\s*-?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : raw
+  if (schema.type === 'boolean') return /^(1|true|yes)$/i.test(raw) ? true : /^(0|false|no|)$/i.test(raw) ? false : raw
   return raw
 }
 
@@ -93,12 +98,32 @@ export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
     const key = e.path.slice(1).split('/')[0] ?? ''
     const where = `${e.path.slice(1) || '(root)'} (${origin[key] ?? `--${configFlagName(key)} or ${configEnvName(key)}`})`
     // a secret is never printed back
-    const got = key === 'runnerSecret' ? `${String(e.value).length} characters, at least 16 needed` : JSON.stringify(e.value)
+    const got = key === 'runnerSecret'
+      ? `${String(e.value).length} characters, at least 16 needed`
+      : key === 'apiKeys' ? (typeof e.value === 'string' ? `a key of ${e.value.length} characters` : 'not a list of keys') : JSON.stringify(e.value)
     problems.push(`${where}: ${schemaErrorMessage(e)} (got ${got})`)
   }
+  if (problems.length === 0) problems.push(...bindProblems(config as GatewayConfig, origin))
   if (problems.length > 0) {
     throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${problems.join('\n  - ')}`)
   }
   for (const v of Object.values(config)) if (Array.isArray(v)) Object.freeze(v)
   return Object.freeze(config) as GatewayConfig
+}
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost (host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '')
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h)
+}
+
+/**
+ * The bind rule: with no API key configured the gateway serves only on a loopback address,
+ * unless `allowUnauthenticated` says to serve anyone who reaches it.
+ */
+function bindProblems (config: GatewayConfig, origin: Record<string, string>): string[] {
+  if (isLoopbackHost(config.host) || config.apiKeys.length > 0 || config.apiKeysFile !== '' || config.allowUnauthenticated) return []
+  return [`host (${origin.host ?? '--host or SANDFLEET_HOST'}): ${JSON.stringify(config.host)} is not a loopback address and no API key is configured: ` +
+    'set apiKeys (--api-keys, SANDFLEET_API_KEYS) or apiKeysFile (--api-keys-file, SANDFLEET_API_KEYS_FILE), ' +
+    'or allowUnauthenticated (--allow-unauthenticated, SANDFLEET_ALLOW_UNAUTHENTICATED=true) to let anyone who reaches it run code']
 }

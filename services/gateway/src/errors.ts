@@ -24,6 +24,8 @@ export const GATEWAY_ERRORS = Object.freeze({
   SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', summary: 'An API key is configured and the request did not carry a valid one' },
   SF_ERR_GATEWAY_NOT_FOUND: { statusCode: 404, status: 'invalid_request', summary: 'No such route' },
   SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', summary: 'The gateway holds as many calls as admission allows (maxInFlight, or the memory budget admissionMemoryMb); retry after Retry-After seconds' },
+  SF_ERR_GATEWAY_TENANT_IN_FLIGHT: { statusCode: 429, status: 'overloaded', summary: 'The API key\'s tenant holds as many calls as its maxInFlight quota allows (a batch counts its items); retry after Retry-After seconds. Other keys are served' },
+  SF_ERR_GATEWAY_TENANT_RATE: { statusCode: 429, status: 'overloaded', summary: 'The API key\'s tenant started as many calls as its ratePerSecond quota allows; Retry-After says when its bucket holds enough again. Other keys are served' },
   SF_ERR_GATEWAY_NO_RUNNERS: { statusCode: 503, status: 'infra_error', summary: 'No runner is ready to take the call' },
   SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', summary: 'The runner could not be reached or dropped the connection (retried on another runner)' },
   SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', summary: 'The runner answered something that is not a result' },

@@ -3,6 +3,7 @@
  * `sandfleet gateway` and `sandfleet serve` call {@link startGateway}.
  */
 import { buildGatewayApp, type GatewayApp, type GatewayOptions } from './app.ts'
+import { isLoopbackHost } from './config.ts'
 
 /** A listening gateway. */
 export interface RunningGateway extends GatewayApp {
@@ -41,6 +42,7 @@ export async function startGateway (options: StartOptions): Promise<RunningGatew
   await app.listen({ host: options.config.host, port: options.config.port, backlog: options.config.listenBacklog })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.config.port
+  logAuth(gateway, options.config.host)
   let closing: Promise<void> | undefined
   return { ...gateway, url: `http://${options.config.host}:${port}`, close: () => (closing ??= app.close()) }
 }
@@ -56,4 +58,15 @@ export function closeOnSignals (close: () => Promise<void>, log: { info(msg: str
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+}
+
+/** Says at start who may call: the tenants of the API keys, or, without keys, that anyone who reaches `host` may. */
+function logAuth ({ app, tenants }: GatewayApp, host: string): void {
+  if (tenants.length > 0) {
+    app.log.info({ tenants: tenants.map((t) => t.name) }, `API keys: ${tenants.length} tenant(s), each with its own quotas`)
+  } else if (isLoopbackHost(host)) {
+    app.log.info(`no API keys: serving without authentication on the loopback address ${host} only`)
+  } else {
+    app.log.warn(`no API keys and allowUnauthenticated: anyone who reaches ${host} may run code`)
+  }
 }

@@ -12,6 +12,7 @@ import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type
 import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
 import type { Admission } from './plugins/admission.ts'
+import type { QuotaReason, TenantQuota } from './tenants/tenant-quota.ts'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -50,10 +51,14 @@ export class GatewayMetrics {
   readonly inFlight: Gauge
   readonly httpRequests: Counter<'route' | 'method' | 'status_code'>
   readonly httpDuration: Histogram<'route' | 'method'>
+  readonly tenantCalls: Counter<'tenant'>
+  readonly tenantRejected: Counter<'tenant' | 'reason'>
   /** Read by the in-flight gauge at scrape time. */
   inFlightNow: () => number = () => 0
   /** Read by the admission gauges at scrape time ({@link watchAdmission}). */
   #admission: Admission | undefined
+  /** Read by the tenant in-flight gauge at scrape time ({@link watchTenants}). */
+  #tenants: ReadonlyMap<string, TenantQuota> = new Map()
   readonly #children = new Map<string, LanguageChildren>()
   /** Route template → method → its children. */
   readonly #routes = new Map<string, Map<string, RouteChildren>>()
@@ -112,6 +117,26 @@ export class GatewayMetrics {
       help: 'Calls admitted and not yet answered (a batch counts its items)',
       registers,
       collect () { this.set(self.inFlightNow()) }
+    })
+    // Tenant series are labelled with the configured names only (made at start, bounded).
+    this.tenantCalls = new Counter({
+      name: 'sandfleet_gateway_tenant_calls_total',
+      help: 'Calls each API key\'s tenant was admitted (a batch counts its items), by tenant name',
+      labelNames: ['tenant'] as const,
+      registers
+    })
+    this.tenantRejected = new Counter({
+      name: 'sandfleet_gateway_tenant_rejected_total',
+      help: 'Requests refused 429 by a tenant\'s own quota, by tenant name and reason (in_flight, rate)',
+      labelNames: ['tenant', 'reason'] as const,
+      registers
+    })
+    new Gauge({
+      name: 'sandfleet_gateway_tenant_in_flight',
+      help: 'Calls each tenant holds now (a batch counts its items)',
+      labelNames: ['tenant'] as const,
+      registers,
+      collect () { for (const [tenant, quota] of self.#tenants) this.set({ tenant }, quota.inFlight) }
     })
     const admissionGauge = (name: string, help: string, read: (a: Admission) => number): void => {
       void new Gauge({ name, help, registers, collect () { if (self.#admission !== undefined) this.set(read(self.#admission)) } })
@@ -172,6 +197,21 @@ export class GatewayMetrics {
   watchAdmission (admission: Admission): void {
     this.#admission = admission
     this.inFlightNow = () => admission.inFlight
+  }
+
+  /** The counter children of tenant `name`, its series made at zero. */
+  tenantChildren (name: string): { calls: CounterChild, rejected: Record<QuotaReason, CounterChild> } {
+    this.tenantCalls.inc({ tenant: name }, 0)
+    for (const reason of ['in_flight', 'rate'] as const) this.tenantRejected.inc({ tenant: name, reason }, 0)
+    return {
+      calls: counterChild(this.tenantCalls, { tenant: name }),
+      rejected: { in_flight: counterChild(this.tenantRejected, { tenant: name, reason: 'in_flight' }), rate: counterChild(this.tenantRejected, { tenant: name, reason: 'rate' }) }
+    }
+  }
+
+  /** Reports each tenant's calls in flight when scraped. */
+  watchTenants (quotas: ReadonlyMap<string, TenantQuota>): void {
+    this.#tenants = quotas
   }
 
   /** Counts one answered HTTP request; `route` is the route template (or {@link UNMATCHED_ROUTE}). */

@@ -41,3 +41,21 @@ test('config: runnerSecret from SANDFLEET_RUNNER_SECRET; one shorter than 16 cha
   assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_RUNNER_SECRET: 'tiny-secret' } }), (err: Error) =>
     err.message.includes('runnerSecret (SANDFLEET_RUNNER_SECRET)') && err.message.includes('11 characters') && !err.message.includes('tiny-secret'))
 })
+
+test('the bind rule: without API keys only a loopback host, unless allowUnauthenticated; the error names the fields', () => {
+  for (const host of ['127.0.0.1', 'localhost', '::1', '127.0.0.2']) assert.equal(loadGatewayConfig({ env: {}, values: { host } }).host, host)
+  assert.throws(() => loadGatewayConfig({ env: {}, values: { host: '0.0.0.0' } }), (err: Error & { code?: string }) =>
+    err.code === 'SF_ERR_GATEWAY_CONFIG' && err.message.includes('host (--host): "0.0.0.0" is not a loopback address and no API key is configured') &&
+    err.message.includes('apiKeysFile (--api-keys-file, SANDFLEET_API_KEYS_FILE)') && err.message.includes('allowUnauthenticated (--allow-unauthenticated'))
+  assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_HOST: '::' } }), /host \(SANDFLEET_HOST\): "::" is not a loopback address/)
+  assert.equal(loadGatewayConfig({ env: { SANDFLEET_ALLOW_UNAUTHENTICATED: 'true' }, values: { host: '0.0.0.0' } }).allowUnauthenticated, true)
+  assert.equal(loadGatewayConfig({ env: {}, values: { host: '0.0.0.0', allowUnauthenticated: true } }).host, '0.0.0.0')
+  assert.deepEqual(loadGatewayConfig({ env: { SANDFLEET_API_KEYS: 'key-one-123' }, values: { host: '0.0.0.0' } }).apiKeys, ['key-one-123'])
+  assert.equal(loadGatewayConfig({ env: { SANDFLEET_API_KEYS_FILE: '/run/secrets/keys' }, values: { host: '10.0.0.5' } }).apiKeysFile, '/run/secrets/keys')
+  assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_ALLOW_UNAUTHENTICATED: 'maybe' } }), /allowUnauthenticated \(SANDFLEET_ALLOW_UNAUTHENTICATED\): Expected boolean/)
+})
+
+test('config: an API key too short is refused without printing it', () => {
+  assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_API_KEYS: 'tiny-k,long-enough-key' } }), (err: Error) =>
+    err.message.includes('apiKeys/0 (SANDFLEET_API_KEYS)') && err.message.includes('a key of 6 characters') && !err.message.includes('tiny-k'))
+})

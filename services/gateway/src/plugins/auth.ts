@@ -1,11 +1,21 @@
 /**
  * Optional API-key auth: when keys are configured, every route that runs code (`/v1/…` and the
  * compatible APIs: `/run_code`, `/run`, `/judge`, `/mcp`, …) needs `Authorization: Bearer KEY`
- * or `x-api-key: KEY`. Health, readiness, metrics and docs stay open.
+ * or `x-api-key: KEY`. Health, readiness, metrics and docs stay open. The key presented is
+ * looked up in constant time ({@link KeyTable}); its tenant is set on the request
+ * (`request.tenant`) and named on every log line of the request (`tenant`).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
+import type { KeyTable } from '../tenants/key-table.ts'
+import { callerKeyOf, type Tenant } from '../tenants/tenants.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant of the API key presented; undefined without keys configured (and on open paths). */
+    tenant: Tenant | undefined
+  }
+}
 
 /** Paths that stay open with keys configured (probes, scrapes, the API description). */
 const OPEN = /^\/(healthz|readyz|metrics|docs)(\/|\?|$)/
@@ -18,23 +28,19 @@ export function presented (request: FastifyRequest): string | undefined {
   return typeof key === 'string' ? key : undefined
 }
 
-function matches (key: string, keys: Buffer[]): boolean {
-  const given = Buffer.from(key)
-  let ok = false
-  for (const k of keys) if (k.length === given.length && timingSafeEqual(k, given)) ok = true
-  return ok
-}
-
-/** Adds the auth hook to `app` when `apiKeys` is not empty. */
-export function installAuth (app: FastifyInstance, apiKeys: readonly string[]): void {
-  if (apiKeys.length === 0) return
-  const keys = apiKeys.map((k) => Buffer.from(k))
-  app.addHook('onRequest', async (request) => {
+/** Adds the auth hook to `app` when `keys` holds any. */
+export function installAuth (app: FastifyInstance, keys: KeyTable<Tenant>): void {
+  app.decorateRequest('tenant', undefined)
+  if (keys.size === 0) return
+  app.addHook('onRequest', async (request, reply) => {
     if (OPEN.test(request.url)) return
     const key = presented(request)
-    if (key === undefined || !matches(key, keys)) {
+    const tenant = key === undefined ? undefined : keys.find(key)
+    if (tenant === undefined) {
       throw new GatewayError('SF_ERR_GATEWAY_UNAUTHORIZED', 'a valid API key is required (Authorization: Bearer KEY)')
     }
+    request.tenant = tenant
+    request.log = reply.log = request.log.child({ tenant: tenant.name })
   })
 }
 
@@ -43,6 +49,7 @@ export function installAuth (app: FastifyInstance, apiKeys: readonly string[]): 
  * never the key; '' without one.
  */
 export function callerKey (request: FastifyRequest): string {
+  if (request.tenant !== undefined) return request.tenant.callerKey
   const key = presented(request)
-  return key === undefined ? '' : createHash('sha256').update(key).digest('hex').slice(0, 32)
+  return key === undefined ? '' : callerKeyOf(key)
 }
