@@ -5,6 +5,7 @@
  */
 import { LIMITS, failedResult, isRetriable, type BatchStreamLine, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
 import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backoff.ts'
+import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
 import { ClientError, CLIENT_ERROR_CODES, abortedError, closedError } from './errors.ts'
 import { withRetries, type RetryStats } from './retry.ts'
@@ -36,14 +37,6 @@ export interface ClientOptions {
   apiKey?: string
   /** Extra headers on every request. */
   headers?: Record<string, string>
-}
-
-/** Per-call options. */
-export interface CallOptions {
-  /** Aborts the call: it rejects with `SF_ERR_CLIENT_ABORTED`. */
-  signal?: AbortSignal
-  /** Total time for the call, retries included, ms (default: `timeout_ms` + `deadlineSlackMs`). */
-  deadlineMs?: number
 }
 
 /** Options of a new session. */

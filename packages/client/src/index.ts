@@ -13,7 +13,8 @@
  * await session.close(); await client.close()
  * ```
  */
-export { SandfleetClient, type ClientOptions, type CallOptions, type SessionOptions, type ClientState } from './client.ts'
+export { SandfleetClient, type ClientOptions, type SessionOptions, type ClientState } from './client.ts'
+export type { CallOptions } from './call-options.ts'
 export { Session, type SessionState } from './session.ts'
 export { ClientError, CLIENT_ERROR_CODES, type ClientErrorCode } from './errors.ts'
 export { DEFAULT_RETRY, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from './backoff.ts'

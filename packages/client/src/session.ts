@@ -4,7 +4,7 @@ import { sessionClosedError, sessionLostError } from './errors.ts'
 import type { Transport } from './transport.ts'
 import { withRetries, type RetryStats } from './retry.ts'
 import type { RetryPolicy } from './backoff.ts'
-import type { CallOptions } from './client.ts'
+import type { CallOptions } from './call-options.ts'
 
 /** Inside a session only statuses that prove nothing ran are retried (`infra_error` may have run half a cell). */
 const sessionRetriable = (status: Status): boolean => status === 'overloaded' || status === 'queue_timeout'
