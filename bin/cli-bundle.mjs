@@ -22,7 +22,7 @@ const SOURCE_DIRS = ['cli/src', 'packages', 'services']
  * The bundle's entry points (output name → source): the CLI, and the pyodide backend's host
  * process, which the runner starts as a separate Node process. scripts/pack.mjs builds the same.
  */
-export const CLI_ENTRY_POINTS = Object.freeze({ main: 'cli/src/main.ts', 'pyodide-host': 'services/runner/src/isolates/pyodide-host-main.ts' })
+export const CLI_ENTRY_POINTS = Object.freeze({ main: 'cli/src/main.ts', 'pyodide-host': 'services/runner/src/backends/pyodide/pyodide-host-main.ts' })
 /** Builds kept besides the current one (a running server may still import its lazy chunks). */
 const KEEP = 5
 

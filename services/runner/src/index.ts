@@ -29,8 +29,8 @@ export { JobQueue, type JobQueueOptions, type Ticket } from './pool/queue.ts'
 export {
   AUTO_ORDER, DRIVER_FACTORIES, LANGUAGE_DRIVERS, chooseAutoDriver, choosePythonDriver, createDriver, hasDriver, registerDriver,
   type DriverChoice, type DriverFactory, type DriverOptions
-} from './drivers/index.ts'
-export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './drivers/driver.ts'
+} from './backends/registry.ts'
+export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './backends/contract.ts'
 export {
   SESSION_ERRORS, SHIPPED_SESSION_HOST, SessionError, SessionHost, unsandboxedSessionHost,
   type SessionErrorCode, type SessionHostCommand, type SessionHostOptions

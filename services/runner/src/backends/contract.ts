@@ -18,7 +18,7 @@
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
 import type { ExecResult, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
-import type { ExecutorCommand } from './executor-sandbox.ts'
+import type { ExecutorCommand } from './executor/executor-sandbox.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'

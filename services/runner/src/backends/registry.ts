@@ -10,9 +10,9 @@ import type { Language } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
 import { messageOf, RunnerError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import type { Driver, DriverName } from './driver.ts'
+import type { Driver, DriverName } from './contract.ts'
 
-export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
+export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './contract.ts'
 
 /** What a driver factory gets: the runner's whole configuration (each driver reads its keys) and a logger. */
 export interface DriverOptions {
@@ -26,11 +26,11 @@ export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>
 /**
  * The drivers built into this runner. To add a backend: write `drivers/<name>.ts` exporting a
  * class that implements {@link Driver}, and register it here:
- * `javascript: async (o) => new (await import('./javascript.ts')).JavascriptDriver(o)`.
+ * `javascript: async (o) => new (await import('./javascript/javascript-driver.ts')).JavascriptDriver(o)`.
  */
 export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
-  process: async (o) => new (await import('./process.ts')).ProcessDriver(o),
-  docker: async (o) => new (await import('./docker.ts')).DockerDriver({
+  process: async (o) => new (await import('./process/process-driver.ts')).ProcessDriver(o),
+  docker: async (o) => new (await import('./docker/docker-driver.ts')).DockerDriver({
     runnerId: o.config.id,
     logger: o.logger,
     image: o.config.dockerImage,
@@ -42,9 +42,9 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
     ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
     ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})
   }),
-  pyodide: async (o) => new (await import('./pyodide.ts')).PyodideDriver(o),
-  javascript: async (o) => new (await import('./javascript.ts')).JavascriptDriver(o),
-  unsafe: async (o) => new (await import('./unsafe.ts')).UnsafeDriver(o)
+  pyodide: async (o) => new (await import('./pyodide/pyodide-driver.ts')).PyodideDriver(o),
+  javascript: async (o) => new (await import('./javascript/javascript-driver.ts')).JavascriptDriver(o),
+  unsafe: async (o) => new (await import('./unsafe/unsafe-driver.ts')).UnsafeDriver(o)
 }
 
 /** Registers (or replaces) a driver at run time, for embedders and tests. */

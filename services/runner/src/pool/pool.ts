@@ -14,7 +14,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { failedResult, type ExecResult, type Language } from '@sandfleet/protocol'
-import type { Driver, Job, RunOutcome, Sandbox } from '../drivers/driver.ts'
+import type { Driver, Job, RunOutcome, Sandbox } from '../backends/contract.ts'
 import { codeOf, messageOf, RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { JobQueue, type Ticket } from './queue.ts'

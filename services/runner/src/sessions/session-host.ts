@@ -19,7 +19,7 @@ import {
   encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
-import { killGroup, spawnCommand, type ExecutorCommand } from '../drivers/executor-sandbox.ts'
+import { killGroup, spawnCommand, type ExecutorCommand } from '../backends/executor/executor-sandbox.ts'
 
 /** Session error codes, their HTTP status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({

@@ -4,7 +4,7 @@
  * `reject` → execute rejects (a fleet fault). Start failures are scripted with `failStarts`; a
  * sandbox found tampered with (the job does not run) with `tamperNext`.
  */
-import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/drivers/driver.ts'
+import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/backends/contract.ts'
 
 /** Options of {@link ScriptedDriver}. */
 export interface ScriptedOptions {

@@ -21,7 +21,7 @@
  * ```
  */
 import type { Language } from '@sandfleet/protocol'
-import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
+import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { DockerContainer } from './docker-container.ts'
 import {
   DockerDriverError, DockerEngine, resolveDockerOptions,

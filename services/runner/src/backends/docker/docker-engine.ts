@@ -13,8 +13,8 @@
  */
 import Docker from 'dockerode'
 import type { SandboxManifest } from '@sandfleet/protocol'
-import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../config.ts'
-import { SYSCALL_TABLES, seccompFilter } from './seccomp.ts'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
+import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'

@@ -3,7 +3,7 @@
  * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker drivers.
  */
 import type { Readable, Writable } from 'node:stream'
-import type { Job, RunOutcome } from './driver.ts'
+import type { Job, RunOutcome } from '../contract.ts'
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {

@@ -2,12 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { ExecutorChannel } from './executor-channel.ts'
-import { RunnerError } from '../errors.ts'
+import { RunnerError } from '../../errors.ts'
 
 /** Path of the executor shipped in sandbox-images/python. */
-export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
+export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../../sandbox-images/python/executor.py', import.meta.url))
 
 /** How to start one executor: the program, its arguments, and extra spawn settings. */
 export interface ExecutorCommand {

@@ -13,10 +13,10 @@
 import { availableParallelism } from 'node:os'
 import type { Language } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
-import type { DriverOptions } from './index.ts'
-import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolates/node-flags.ts'
-import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from '../isolates/javascript-sandbox.ts'
+import type { DriverOptions } from '../registry.ts'
+import type { Driver, DriverName, IsolationReport, Sandbox } from '../contract.ts'
+import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../isolate/node-flags.ts'
+import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from './javascript-sandbox.ts'
 
 /**
  * isolated-vm runs isolates' work on a pool of cores + 1 threads; a call into an isolate when all

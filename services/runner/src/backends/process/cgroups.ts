@@ -11,8 +11,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './driver.ts'
-import type { ExecutorCommand } from './executor-sandbox.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import type { ExecutorCommand } from '../executor/executor-sandbox.ts'
 
 /** Limits of one sandbox. */
 export interface CgroupLimits {

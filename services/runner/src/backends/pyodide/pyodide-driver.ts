@@ -3,12 +3,12 @@
  * Pyodide interpreter inside its own bare V8 isolate (isolated-vm), where no Node API exists:
  * `import js` reaches only the isolate's own globals. Needs nothing but Node and npm.
  *
- * The isolates live in a host process, a child of the runner (isolates/pyodide-host-main.ts),
+ * The isolates live in a host process, a child of the runner (pyodide-host-main.ts),
  * started with the V8 flags they need and a memory ceiling that apply to it alone
- * (isolates/pyodide-host-limits.ts): a crash of the host is not a crash of the runner. Its jobs
+ * (pyodide-host-limits.ts): a crash of the host is not a crash of the runner. Its jobs
  * in flight are answered `infra_error`, its idle sandboxes are replaced at once, and the next
  * sandbox to start starts a new host. The runner's sandboxes are proxies
- * (isolates/remote-pyodide-sandbox.ts) talking to it over a pipe.
+ * (remote-pyodide-sandbox.ts) talking to it over a pipe.
  *
  * No state leaks between jobs: the interpreter's whole wasm memory is put back to a baseline
  * image after every job (the "fork in wasm" of docs/pyodide-driver-design.md); a job that touched
@@ -17,12 +17,12 @@
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
 import type { Language } from '@sandfleet/protocol'
-import type { DriverOptions } from './index.ts'
-import type { Driver, DriverName, IsolationReport, Sandbox } from './driver.ts'
-import { CgroupHost, type SandboxCgroup } from './cgroups.ts'
-import { PyodideHost } from '../isolates/pyodide-host.ts'
-import { HOST_HEAP_MB, hostLimits, type HostLimits } from '../isolates/pyodide-host-limits.ts'
-import { RemotePyodideSandbox } from '../isolates/remote-pyodide-sandbox.ts'
+import type { DriverOptions } from '../registry.ts'
+import type { Driver, DriverName, IsolationReport, Sandbox } from '../contract.ts'
+import { CgroupHost, type SandboxCgroup } from '../process/cgroups.ts'
+import { PyodideHost } from './pyodide-host.ts'
+import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'
+import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'
 
 /** After the soft interrupt at `timeout_ms`, how long the code has before its isolate is stopped hard. */
 const SOFT_GRACE_MS = 500

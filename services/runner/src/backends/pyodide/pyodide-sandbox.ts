@@ -12,8 +12,8 @@
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
 import type IvmModule from 'isolated-vm'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
-import { disposeAfter, isolateStats } from './isolate-life.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
 import type { PyodideAssets } from './pyodide-assets.ts'
 
 /** Options of a {@link PyodideSandbox}. */

@@ -7,7 +7,7 @@
  * `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user status) and tells the pool, through
  * {@link onExit}, that an idle sandbox is gone.
  */
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../drivers/driver.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
 

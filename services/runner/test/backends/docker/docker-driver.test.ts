@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { DockerDriver, type DockerSandbox } from '../../src/drivers/docker.ts'
-import { DockerEngine, resolveDockerOptions } from '../../src/drivers/docker-engine.ts'
-import { REPO_EXECUTOR } from '../helpers/docker.ts'
+import { DockerDriver, type DockerSandbox } from '../../../src/backends/docker/docker-driver.ts'
+import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker/docker-engine.ts'
+import { REPO_EXECUTOR } from '../../helpers/docker.ts'
 
 const run = (code: string) => ({ request: resolveExecRequest({ code, timeout_ms: 5000 }), maxOutputBytes: 65536 })
 

@@ -2,11 +2,11 @@
 // once, and no job is handed to the dead one.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Runner } from '../../src/runner.ts'
-import { runnerConfig } from '../../src/config.ts'
-import { DockerEngine, resolveDockerOptions } from '../../src/drivers/docker-engine.ts'
-import { REPO_EXECUTOR } from '../helpers/docker.ts'
-import { DockerDriver } from '../../src/drivers/docker.ts'
+import { Runner } from '../../../src/runner.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker/docker-engine.ts'
+import { REPO_EXECUTOR } from '../../helpers/docker.ts'
+import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
 
 test('docker backend: an idle container killed from outside is replaced without a job noticing', async () => {
   const id = `docker-pool-${process.pid}`

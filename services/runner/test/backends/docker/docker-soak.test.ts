@@ -4,10 +4,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
-import { Runner } from '../../src/runner.ts'
-import { runnerConfig } from '../../src/config.ts'
-import { DockerEngine, resolveDockerOptions } from '../../src/drivers/docker-engine.ts'
-import { REPO_EXECUTOR } from '../helpers/docker.ts'
+import { Runner } from '../../../src/runner.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker/docker-engine.ts'
+import { REPO_EXECUTOR } from '../../helpers/docker.ts'
 
 /** Host processes in state Z that belong to one of `containers` (by cgroup) or are children of this process. */
 function zombies (containers: readonly string[]): string[] {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { ExecutorChannel } from '../../src/drivers/executor-channel.ts'
-import { SANDBOX_PATH } from '../../src/drivers/process.ts'
+import { ExecutorChannel } from '../../../src/backends/executor/executor-channel.ts'
+import { SANDBOX_PATH } from '../../../src/backends/process/process-driver.ts'
 
-const executor = fileURLToPath(new URL('../../../../sandbox-images/python/executor.py', import.meta.url))
+const executor = fileURLToPath(new URL('../../../../../sandbox-images/python/executor.py', import.meta.url))
 
 test('executor over ExecutorChannel: ok, error, exit code, timeout, stdin, forged frames', async () => {
   const child = spawn('python3', ['-I', executor], { stdio: ['pipe', 'pipe', 'inherit'] })

@@ -2,10 +2,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { runnerConfig } from '../../src/config.ts'
-import { ProcessDriver } from '../../src/drivers/process.ts'
-import type { ExecutorSandbox } from '../../src/drivers/executor-sandbox.ts'
-import { silentLogger } from '../../src/logger.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
+import type { ExecutorSandbox } from '../../../src/backends/executor/executor-sandbox.ts'
+import { silentLogger } from '../../../src/logger.ts'
 
 /** Live (not zombie) processes whose process group is `pgid`, from /proc. */
 function liveInGroup (pgid: number): number[] {

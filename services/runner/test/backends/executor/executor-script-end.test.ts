@@ -7,10 +7,10 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { ProcessDriver } from '../../src/drivers/process.ts'
-import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
+import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
 
 let driver: ProcessDriver
 let sandbox: Sandbox

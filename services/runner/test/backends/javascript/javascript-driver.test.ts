@@ -3,12 +3,12 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { JavascriptDriver } from '../../src/drivers/javascript.ts'
-import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
-import { nodeSnapshotDisabled, setIsolateFlags } from '../../src/isolates/node-flags.ts'
-import { Runner } from '../../src/runner.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { JavascriptDriver } from '../../../src/backends/javascript/javascript-driver.ts'
+import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import { nodeSnapshotDisabled, setIsolateFlags } from '../../../src/backends/isolate/node-flags.ts'
+import { Runner } from '../../../src/runner.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
   const driver = new JavascriptDriver({ config: runnerConfig({}), logger: silentLogger })
@@ -190,8 +190,8 @@ test('javascript: contexts are made without WebAssembly; a driver that wants it 
 })
 
 test('javascript: without --no-node-snapshot check() refuses with how to fix it, and creates no isolate', () => {
-  const driverUrl = new URL('../../src/drivers/javascript.ts', import.meta.url).href
-  const configUrl = new URL('../../src/config.ts', import.meta.url).href
+  const driverUrl = new URL('../../../src/backends/javascript/javascript-driver.ts', import.meta.url).href
+  const configUrl = new URL('../../../src/config.ts', import.meta.url).href
   const script = `const { JavascriptDriver } = await import(${JSON.stringify(driverUrl)}); const { runnerConfig } = await import(${JSON.stringify(configUrl)});
     try { await new JavascriptDriver({ config: runnerConfig({}), logger: console }).check(); console.log('passed') } catch (e) { console.log('refused: ' + e.message) }`
   const env = { ...process.env, NODE_OPTIONS: '' }

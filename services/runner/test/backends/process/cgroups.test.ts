@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { Runner } from '../../src/runner.ts'
-import { runnerConfig } from '../../src/config.ts'
-import { CgroupHost } from '../../src/drivers/cgroups.ts'
+import { Runner } from '../../../src/runner.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { CgroupHost } from '../../../src/backends/process/cgroups.ts'
 
 // These tests need the host's cgroups (CI runs as root on a cgroup v1 machine); a host
 // without them is reported by the driver, and the first test says so instead of passing.

@@ -2,10 +2,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { ProcessDriver } from '../../src/drivers/process.ts'
-import { PTRACE_PROBE } from '../helpers/ptrace-probe.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
+import { PTRACE_PROBE } from '../../helpers/ptrace-probe.ts'
 
 test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {
   const server = createServer((s) => { s.end('hello') })

@@ -1,10 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { ProcessDriver } from '../../src/drivers/process.ts'
-import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
+import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: object) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
   const driver = new ProcessDriver({ config: runnerConfig({}), logger: silentLogger })

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
-import { FramePipe } from '../../src/isolates/frame-pipe.ts'
+import { FramePipe } from '../../../src/backends/pyodide/frame-pipe.ts'
 
 function pipe (): { input: PassThrough, output: PassThrough, frames: unknown[], ends: string[], fp: FramePipe<unknown, unknown> } {
   const input = new PassThrough()

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pruneSnapshots } from '../../src/isolates/pyodide-assets.ts'
+import { pruneSnapshots } from '../../../src/backends/pyodide/pyodide-assets.ts'
 
 test('pyodide snapshot cache: keeps the snapshots used last, drops the rest and stale temporary files', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-snapshots-'))

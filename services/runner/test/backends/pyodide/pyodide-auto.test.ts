@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { DRIVER_FACTORIES, registerDriver } from '../../src/drivers/index.ts'
-import type { Driver, DriverName } from '../../src/drivers/driver.ts'
-import { Runner } from '../../src/runner.ts'
-import { runnerConfig } from '../../src/config.ts'
+import { DRIVER_FACTORIES, registerDriver } from '../../../src/backends/registry.ts'
+import type { Driver, DriverName } from '../../../src/backends/contract.ts'
+import { Runner } from '../../../src/runner.ts'
+import { runnerConfig } from '../../../src/config.ts'
 
 /** A backend whose check() fails the way it does on a machine without it. */
 function missing (name: DriverName, why: string): () => Driver {

@@ -2,10 +2,10 @@ import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { PyodideDriver } from '../../src/drivers/pyodide.ts'
-import type { RunOutcome, Sandbox } from '../../src/drivers/driver.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
+import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
 
 type Run = (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HOST_HEAP_MB, hostLimits, IMAGE_HEADROOM_MB, NON_TEMPORAL_TUNABLE, withTunable } from '../../src/isolates/pyodide-host-limits.ts'
-import { PYODIDE_ISOLATE_HEAP_MB } from '../../src/isolates/pyodide-assets.ts'
+import { HOST_HEAP_MB, hostLimits, IMAGE_HEADROOM_MB, NON_TEMPORAL_TUNABLE, withTunable } from '../../../src/backends/pyodide/pyodide-host-limits.ts'
+import { PYODIDE_ISOLATE_HEAP_MB } from '../../../src/backends/pyodide/pyodide-assets.ts'
 
 test('pyodide host limits: the host gets the isolate flags, a wasm memory cap above the largest job, and its own heap cap', () => {
   const l = hostLimits({ maxMemoryMb: 256, sandboxMemoryMb: 0 }, 5)

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { PyodideDriver } from '../../src/drivers/pyodide.ts'
-import { Pool } from '../../src/pool/pool.ts'
-import { hostLimits, NON_TEMPORAL_TUNABLE } from '../../src/isolates/pyodide-host-limits.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
+import { Pool } from '../../../src/pool/pool.ts'
+import { hostLimits, NON_TEMPORAL_TUNABLE } from '../../../src/backends/pyodide/pyodide-host-limits.ts'
 
 // The pyodide driver's host process: the isolates live in a child of the runner, with their own
 // flags and ceiling; a crash of it is the fleet's fault, never the user's, and the pool comes back.
@@ -139,8 +139,8 @@ test('pyodide host: close() ends the host process; a second close is a no-op', a
 })
 
 test('pyodide host: a runner killed with SIGKILL leaves no host behind (the host exits when its pipe ends)', async () => {
-  const driverUrl = new URL('../../src/drivers/pyodide.ts', import.meta.url).href
-  const configUrl = new URL('../../src/config.ts', import.meta.url).href
+  const driverUrl = new URL('../../../src/backends/pyodide/pyodide-driver.ts', import.meta.url).href
+  const configUrl = new URL('../../../src/config.ts', import.meta.url).href
   const script = `const { PyodideDriver } = await import(${JSON.stringify(driverUrl)})
     const { runnerConfig } = await import(${JSON.stringify(configUrl)})
     const d = new PyodideDriver({ config: runnerConfig({ poolSize: 1 }), logger: { debug () {}, info () {}, warn () {}, error () {} } })

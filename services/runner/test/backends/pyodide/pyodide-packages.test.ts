@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { runnerConfig } from '../../src/config.ts'
-import { PyodideDriver } from '../../src/drivers/pyodide.ts'
+import { runnerConfig } from '../../../src/config.ts'
+import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
 
 test('pyodide: a zip of pure-Python packages is importable; a pre-imported, warmed package is in the image and its state does not leak', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-pkgs-'))
