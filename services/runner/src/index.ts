@@ -28,10 +28,11 @@ export { Pool, type PoolEvents, type PoolOptions, type PoolState, type PoolStats
 export { JobQueue, type JobQueueOptions, type Ticket } from './pool/queue.ts'
 export {
   AUTO_ORDER, DRIVER_FACTORIES, LANGUAGE_DRIVERS, chooseAutoDriver, choosePythonDriver, createDriver, hasDriver, registerDriver,
-  type DriverChoice, type DriverFactory, type DriverOptions
+  type DriverChoice, type DriverFactory
 } from './backends/registry.ts'
-export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './backends/contract.ts'
+export type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './backends/contract.ts'
+export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './backends/executor/python-image.ts'
 export {
-  SESSION_ERRORS, SHIPPED_SESSION_HOST, SessionError, SessionHost, unsandboxedSessionHost,
+  SESSION_ERRORS, SessionError, SessionHost, unsandboxedSessionHost,
   type SessionErrorCode, type SessionHostCommand, type SessionHostOptions
 } from './sessions/session-host.ts'

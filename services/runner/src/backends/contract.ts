@@ -3,7 +3,8 @@
  *
  * A {@link Driver} knows how to make {@link Sandbox}es of one backend (process, docker,
  * pyodide, javascript). The pool, the queue, deadlines, replacement and statistics are written
- * once in `pool/` and reused by every driver; a new backend is one new file in `drivers/`.
+ * once in `pool/` and reused by every driver; a new backend is one new folder in `backends/`
+ * and one line in `registry.ts`. This module imports no implementation.
  *
  * Contract every driver keeps:
  * - `Sandbox.execute()` runs exactly one job at a time and resolves with a {@link RunOutcome}
@@ -18,7 +19,8 @@
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
 import type { ExecResult, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
-import type { ExecutorCommand } from './executor/executor-sandbox.ts'
+import type { RunnerConfig } from '../config.ts'
+import type { Logger } from '../logger.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
@@ -92,6 +94,24 @@ export interface IsolationReport {
   boundary: string
   /** What that boundary does and does not protect against, one item a property. */
   properties: string[]
+}
+
+/**
+ * How to start one process that speaks the executor protocol (executor.py, session_host.py):
+ * the program, its arguments, and extra spawn settings (`executor/spawn.ts` starts it).
+ */
+export interface ExecutorCommand {
+  file: string
+  args: string[]
+  env?: NodeJS.ProcessEnv
+  /** Bytes written to the process's fd 3 and closed (bubblewrap's `--seccomp 3` reads its filter there). */
+  fd3?: Buffer
+}
+
+/** What a driver is made with: the runner's whole configuration (each driver reads its keys) and a logger. */
+export interface DriverOptions {
+  config: RunnerConfig
+  logger: Logger
 }
 
 /** A backend: makes sandboxes of one kind. */

@@ -9,16 +9,7 @@
 import type { Language } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
 import { messageOf, RunnerError } from '../errors.ts'
-import type { Logger } from '../logger.ts'
-import type { Driver, DriverName } from './contract.ts'
-
-export type { Driver, DriverName, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './contract.ts'
-
-/** What a driver factory gets: the runner's whole configuration (each driver reads its keys) and a logger. */
-export interface DriverOptions {
-  config: RunnerConfig
-  logger: Logger
-}
+import type { Driver, DriverName, DriverOptions } from './contract.ts'
 
 /** Makes a driver (not checked yet). */
 export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>

@@ -14,12 +14,13 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import {
   encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
-import { killGroup, spawnCommand, type ExecutorCommand } from '../backends/executor/executor-sandbox.ts'
+import type { ExecutorCommand } from '../backends/contract.ts'
+import { SHIPPED_SESSION_HOST } from '../backends/executor/python-image.ts'
+import { killGroup, spawnCommand } from '../backends/executor/spawn.ts'
 
 /** Session error codes, their HTTP status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
@@ -51,9 +52,6 @@ export class SessionError extends Error {
 
 /** The program that runs `session_host.py` for a socket directory. */
 export type SessionHostCommand = (socketDir: string) => ExecutorCommand
-
-/** `session_host.py` as shipped in sandbox-images/python. */
-export const SHIPPED_SESSION_HOST = fileURLToPath(new URL('../../../../sandbox-images/python/session_host.py', import.meta.url))
 
 /** The default {@link SessionHostCommand}: no sandbox (tests, the unsafe backend). */
 export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({ file: 'python3', args: [SHIPPED_SESSION_HOST, socketDir], env: process.env })

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chooseAutoDriver, choosePythonDriver, createDriver, DRIVER_FACTORIES, registerDriver, type DriverOptions } from '../../src/backends/registry.ts'
-import type { DriverName } from '../../src/backends/contract.ts'
+import { chooseAutoDriver, choosePythonDriver, createDriver, DRIVER_FACTORIES, registerDriver } from '../../src/backends/registry.ts'
+import type { DriverName, DriverOptions } from '../../src/backends/contract.ts'
 import { runnerConfig } from '../../src/config.ts'
 import { ScriptedDriver } from '../helpers/scripted-driver.ts'
 

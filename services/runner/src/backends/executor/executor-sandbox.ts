@@ -1,41 +1,9 @@
 /** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
-import { spawn, type ChildProcess } from 'node:child_process'
-import type { Writable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import type { ChildProcess } from 'node:child_process'
+import type { ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { ExecutorChannel } from './executor-channel.ts'
+import { killGroup, spawnCommand } from './spawn.ts'
 import { RunnerError } from '../../errors.ts'
-
-/** Path of the executor shipped in sandbox-images/python. */
-export const SHIPPED_EXECUTOR = fileURLToPath(new URL('../../../../../sandbox-images/python/executor.py', import.meta.url))
-
-/** How to start one executor: the program, its arguments, and extra spawn settings. */
-export interface ExecutorCommand {
-  file: string
-  args: string[]
-  env?: NodeJS.ProcessEnv
-  /** Bytes written to the process's fd 3 and closed (bubblewrap's `--seccomp 3` reads its filter there). */
-  fd3?: Buffer
-}
-
-/**
- * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,
- * and its `fd3` bytes (if any) written to its fd 3 and closed.
- */
-export function spawnCommand (command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
-  const { fd3 } = command
-  const child = spawn(command.file, command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', stderr] : ['pipe', 'pipe', stderr, 'pipe'], env: command.env ?? {}, detached: true })
-  if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is the caller's to see
-  return child
-}
-
-/** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
-export function killGroup (child: ChildProcess): void {
-  try {
-    if (child.pid !== undefined) { process.kill(-child.pid, 'SIGKILL'); return }
-  } catch {}
-  child.kill('SIGKILL')
-}
 
 /** One executor process behind an {@link ExecutorChannel}. */
 export class ExecutorSandbox implements Sandbox {

@@ -11,8 +11,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
-import type { ExecutorCommand } from '../executor/executor-sandbox.ts'
+import type { ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 
 /** Limits of one sandbox. */
 export interface CgroupLimits {

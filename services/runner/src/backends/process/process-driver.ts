@@ -8,11 +8,10 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import type { Language } from '@sandfleet/protocol'
-import type { DriverOptions } from '../registry.ts'
-import type { Driver, DriverName, IsolationReport, Sandbox } from '../contract.ts'
-import { SHIPPED_SESSION_HOST } from '../../sessions/session-host.ts'
+import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
-import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from '../executor/executor-sandbox.ts'
+import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../executor/python-image.ts'
 import { SYSCALL_TABLES, seccompFilter } from './seccomp.ts'
 
 /** PATH inside a process sandbox (only the host's /usr is bound in): how its `python3` resolves, never a user's pyenv or venv. */

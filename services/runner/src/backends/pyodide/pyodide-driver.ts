@@ -17,8 +17,7 @@
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
 import type { Language } from '@sandfleet/protocol'
-import type { DriverOptions } from '../registry.ts'
-import type { Driver, DriverName, IsolationReport, Sandbox } from '../contract.ts'
+import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../contract.ts'
 import { CgroupHost, type SandboxCgroup } from '../process/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
 import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'

@@ -4,10 +4,9 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Language } from '@sandfleet/protocol'
-import type { DriverOptions } from '../registry.ts'
-import type { Driver, DriverName, IsolationReport, Sandbox } from '../contract.ts'
-import { SHIPPED_SESSION_HOST } from '../../sessions/session-host.ts'
-import { ExecutorSandbox, SHIPPED_EXECUTOR, type ExecutorCommand } from '../executor/executor-sandbox.ts'
+import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
+import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../executor/python-image.ts'
 
 /** Python with no sandbox at all (development only). */
 export class UnsafeDriver implements Driver {

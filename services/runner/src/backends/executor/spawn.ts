@@ -1,0 +1,27 @@
+/**
+ * Starting and killing a process that speaks the executor protocol (executor.py, or
+ * session_host.py for sessions) from an {@link ExecutorCommand}: the one place that spawns a
+ * Python sandbox's process, for the executor sandboxes and the session host alike.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Writable } from 'node:stream'
+import type { ExecutorCommand } from '../contract.ts'
+
+/**
+ * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,
+ * and its `fd3` bytes (if any) written to its fd 3 and closed.
+ */
+export function spawnCommand (command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
+  const { fd3 } = command
+  const child = spawn(command.file, command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', stderr] : ['pipe', 'pipe', stderr, 'pipe'], env: command.env ?? {}, detached: true })
+  if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is the caller's to see
+  return child
+}
+
+/** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
+export function killGroup (child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) { process.kill(-child.pid, 'SIGKILL'); return }
+  } catch {}
+  child.kill('SIGKILL')
+}
