@@ -1,0 +1,54 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { importCycles, importGraph, importSpecifiers } from './helpers/import-graph.ts'
+
+const root = join(import.meta.dirname, '..')
+
+/** A workspace of `files` (path → text) in a fresh directory, with one package `@sandfleet/p` in p/. */
+function fixture (files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sandfleet-imports-'))
+  const all: Record<string, string> = {
+    'package.json': JSON.stringify({ workspaces: ['p'] }),
+    'p/package.json': JSON.stringify({ name: '@sandfleet/p', exports: { '.': './src/index.ts' } }),
+    ...files
+  }
+  for (const [path, text] of Object.entries(all)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true })
+    writeFileSync(join(dir, path), text)
+  }
+  return dir
+}
+
+test('the services and packages have no import cycles (type-only and dynamic imports count)', () => {
+  const graph = importGraph(root, ['packages', 'services', 'cli/src'])
+  assert.ok(graph.size > 150, `the walk found the sources (${graph.size} files)`)
+  assert.deepEqual(importCycles(graph, root).map((cycle) => cycle.join(' -> ')), [])
+})
+
+test('import-graph: a cycle through a type import, a dynamic import and a package export is found', () => {
+  const dir = fixture({
+    'p/src/index.ts': "export { a } from './a.ts'\n",
+    'p/src/a.ts': "import type { B } from './b.ts'\nexport const a = 1\n",
+    'p/src/b.ts': "export type B = number\nexport const load = async () => await import('../../q/c.ts')\n",
+    'q/c.ts': "import { a } from '@sandfleet/p'\nexport const c = a\n",
+    'q/leaf.ts': "import { c } from './c.ts'\nimport 'node:fs'\nexport const leaf = c\n"
+  })
+  try {
+    const cycles = importCycles(importGraph(dir, ['p', 'q']), dir)
+    assert.deepEqual(cycles, [['p/src/a.ts', 'p/src/b.ts', 'q/c.ts', 'p/src/index.ts', 'p/src/a.ts']])
+  } finally { rmSync(dir, { recursive: true, force: true }) }
+})
+
+test('import-graph: imports in comments are not edges, and an acyclic tree has no cycles', () => {
+  const dir = fixture({
+    'p/src/index.ts': "/** e.g. `import { x } from './x.ts'` */\n// import './x.ts'\nexport const url = 'http://example.invalid//x'\n",
+    'p/src/x.ts': "import { url } from './index.ts'\nexport const x = url\n"
+  })
+  try {
+    assert.deepEqual(importSpecifiers("/* import './a.ts' */ import b from './b.ts' // import('./c.ts')"), ['./b.ts'])
+    assert.deepEqual(importCycles(importGraph(dir, ['p']), dir), [])
+  } finally { rmSync(dir, { recursive: true, force: true }) }
+})
