@@ -142,6 +142,7 @@ test('fleet hosts: a rolling restart of every runner under load (SIGTERM: drain,
   } finally {
     stop = true
   }
+  assert.ok(old.length > 0 && exits.length === old.length, `every one of the ${old.length} runners was stopped`)
   const records = await load
   assert.ok(records.length > 100, `load ran through the restart (${records.length} calls)`)
   assert.deepEqual(failures(records), [])

@@ -18,9 +18,15 @@ function runner (name: string, backend: string): RunnerClient {
   }
 }
 
+/** The samples of metric `name` whose labels include every `key="value"` of `labels` (comma-separated). */
+const samples = (text: string, name: string, labels = ''): string[] =>
+  text.split('\n').filter((l) => l.startsWith(`${name}{`) && labels.split(',').every((kv) => l.includes(kv)))
+
+/** The value of the one series of `name` with `labels`: a missing series fails the test, never reads as 0. */
 const series = (text: string, name: string, labels: string): number => {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.split(',').every((kv) => l.includes(kv)))
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1))
+  const found = samples(text, name, labels)
+  assert.equal(found.length, 1, `one ${name}{${labels}} expected in the exposition, found ${found.length}`)
+  return Number(found[0].slice(found[0].lastIndexOf(' ') + 1))
 }
 
 test('gateway metrics count every item of a batch once, by status, language and backend, and the run and queue times of every runner answer', async () => {
@@ -40,6 +46,29 @@ test('gateway metrics count every item of a batch once, by status, language and 
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.0025",language="python"'), 9)
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.001",language="python"'), 2, 'the queue_timeouts, which ran 0 ms')
     assert.equal(series(text, 'sandfleet_gateway_queue_wait_seconds_sum', 'language="javascript"'), 0.006)
-    assert.equal(series(text, 'sandfleet_gateway_retries_total', 'status='), 0)
+    // No attempt was retried: the counter is declared and has no series yet.
+    assert.match(text, /^# TYPE sandfleet_gateway_retries_total counter$/m)
+    assert.deepEqual(samples(text, 'sandfleet_gateway_retries_total'), [])
+  } finally { await app.close() }
+})
+
+test('gateway metrics count a retried attempt by the status it ended with', async () => {
+  let calls = 0
+  /** Runners of which the fleet's first answer is a retriable infra_error, every later one `ok`. */
+  const flaky = (name: string): RunnerClient => {
+    const base = runner(name, 'process')
+    const answer = (r: ExecRequest): ExecResult => ++calls === 1
+      ? failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died', { runner: name })
+      : { ...failedResult('ok', 'x', ''), error: null, exit_code: 0, duration_ms: 2, queue_ms: 3, runner: name, sandbox: 's1', stdout: r.code }
+    return { ...base, async execute (r) { return answer(r) } }
+  }
+  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [flaky('r1'), flaky('r2')], logger: false })
+  try {
+    await app.ready()
+    const r = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'again' } })
+    assert.deepEqual([r.json().status, r.json().stdout, calls], ['ok', 'again', 2])
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    assert.equal(series(text, 'sandfleet_gateway_retries_total', 'status="ok"'), 1)
+    assert.equal(series(text, 'sandfleet_gateway_executions_total', 'status="infra_error",language="python"'), 1)
   } finally { await app.close() }
 })

@@ -30,7 +30,7 @@ test('the README\'s rStar2 example: the preset end to end against the scripted e
     assert.equal(chat.messages[1].content, preset.userTemplate.replace('{problem}', 'What is 12 squared?'))
     assert.ok(run.engineLog.some((e) => e.path === '/tokenize' && e.body?.prompt === '<reason>'), 'the first turn starts after <reason>')
     const generate = run.engineLog.filter((e) => e.path === '/v1/completions').map((e) => e.body as { stop: string[], max_tokens: number })
-    assert.ok(generate.every((b) => b.stop.includes('</tool_call>') && b.max_tokens <= 8192))
+    assert.ok(generate.length > 0 && generate.every((b) => b.stop.includes('</tool_call>') && b.max_tokens <= 8192))
 
     const records = readFileSync(join(dir, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrajectoryRecord)
     assert.equal(records.length, 16)

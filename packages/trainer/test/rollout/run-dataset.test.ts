@@ -25,6 +25,7 @@ test('runDataset: DAPO overlong penalty on the reward, equal-reward groups dropp
     assert.deepEqual(records.map((r) => Math.round((r.advantage ?? NaN) * 1e4) / 1e4).sort(), [-1, -1, 1, 1])
     const all: TrajectoryRecord[] = []
     await runDataset({ items: [items[1]], n: 2, keep: 2, episode: { engine, fleet: client }, overlong: { maxLength: 60, cacheLength: 20 }, writeAll: true, onRecord: (r) => { all.push(r) } })
+    assert.equal(all.length, 2, 'every rollout written')
     for (const r of all) assert.equal(r.reward, 1 + (40 - r.response_length) / 20, `penalised for ${r.response_length} tokens past 40`)
 
     const kept = async (): Promise<number[]> => {
@@ -57,7 +58,7 @@ test('runDataset: an episode hit by a fleet fault is re-run (default) or dropped
     const summary = await runDataset({ items, n: 4, keep: 4, concurrency: 1, episode: { engine, fleet: client }, onRecord: (r) => { records.push(r) } })
     assert.equal(records.length, 4)
     assert.deepEqual(records.map((r) => r.reward), [1, 1, 1, 1], 'no faulted episode scored 0')
-    assert.ok(records.every((r) => Object.keys(r.tool_statuses).every((s) => s === 'ok')))
+    assert.ok(records.every((r) => Object.keys(r.tool_statuses).length > 0 && Object.keys(r.tool_statuses).every((s) => s === 'ok')), 'every episode called the tool, and every call was ok')
     assert.equal(summary.fleet_fault_reruns, 3)
     assert.equal(summary.fleet_fault_dropped, 0)
     assert.equal(summary.accuracy, 1)
