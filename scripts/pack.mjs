@@ -2,11 +2,11 @@
 // `npm run pack [-- --out DIR]`: the installable packages, as npm tarballs in DIR (default
 // dist/): @sandfleet/protocol, @sandfleet/client and @sandfleet/trainer (JavaScript with type
 // declarations, scripts/pack/libraries.mjs) and @sandfleet/cli (the `sandfleet` command, one
-// bundle, scripts/pack/cli.mjs). Each is staged in .cache/pack/NAME/ and packed there with
-// `npm pack`; the workspaces themselves keep exporting their TypeScript sources. Prints the
+// bundle, scripts/pack/cli.mjs). Each is staged in a folder of its own under .cache/pack/ (one
+// per run, removed after it, so that runs at once never meet) and packed there with `npm pack`; the workspaces themselves keep exporting their TypeScript sources. Prints the
 // tarballs' paths, one a line.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -30,13 +30,17 @@ function npmPack (dir, out) {
 
 /** Builds, stages and packs every published package into `out`; returns the tarballs' paths. */
 export async function pack (out) {
-  const work = join(ROOT, '.cache/pack')
-  mkdirSync(work, { recursive: true })
-  mkdirSync(out, { recursive: true })
-  const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  const common = { engines: root.engines }
-  const staged = [...stageLibraries(ROOT, work, common), await stageCli(ROOT, work, common, headCommit())]
-  return staged.map((dir) => npmPack(dir, out))
+  mkdirSync(join(ROOT, '.cache/pack'), { recursive: true })
+  const work = mkdtempSync(join(ROOT, '.cache/pack/run-'))
+  try {
+    mkdirSync(out, { recursive: true })
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+    const common = { engines: root.engines }
+    const staged = [...stageLibraries(ROOT, work, common), await stageCli(ROOT, work, common, headCommit())]
+    return staged.map((dir) => npmPack(dir, out))
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
