@@ -3,7 +3,7 @@
  * Single calls are coalesced into batches, retriable statuses retried within the deadline,
  * and every call resolves with an {@link ExecResult} whose `status` says what happened.
  */
-import { LIMITS, failedResult, isRetriable, type BatchStreamLine, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import { GRACES, LIMITS, failedResult, timeoutMsOf, isRetriable, type BatchStreamLine, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
 import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backoff.ts'
 import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
@@ -73,7 +73,7 @@ export class SandfleetClient {
     const windowMs = options.batchWindowMs ?? 2
     if (windowMs > 0) this.coalescer = new Coalescer(this.transport, { windowMs, maxBatch: Math.min(options.maxBatch ?? 64, LIMITS.maxBatchItems) })
     this.policy = { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
-    this.slackMs = options.deadlineSlackMs ?? 30_000
+    this.slackMs = options.deadlineSlackMs ?? GRACES.clientSlackMs
   }
 
   /** `open` or `closed`. */
@@ -85,7 +85,7 @@ export class SandfleetClient {
   }
 
   private deadlineFor (reqs: ExecRequest[], options: CallOptions): number {
-    const longest = Math.max(...reqs.map((r) => r.timeout_ms ?? LIMITS.defaultTimeoutMs))
+    const longest = Math.max(...reqs.map(timeoutMsOf))
     return Date.now() + (options.deadlineMs ?? longest + this.slackMs)
   }
 

@@ -1,5 +1,5 @@
 /** A session: one sandbox whose interpreter state persists across calls, until its TTL or close. */
-import type { ExecRequest, ExecResult, Status } from '@sandfleet/protocol'
+import { timeoutMsOf, type ExecRequest, type ExecResult, type Status } from '@sandfleet/protocol'
 import { sessionClosedError, sessionLostError } from './errors.ts'
 import type { Transport } from './transport.ts'
 import { withRetries, type RetryStats } from './retry.ts'
@@ -34,7 +34,7 @@ export class Session {
   async execute (req: Omit<ExecRequest, 'session_id'>, options: CallOptions = {}): Promise<ExecResult> {
     if (this.stateValue === 'closed') throw sessionClosedError(this.id)
     if (this.stateValue === 'lost') throw sessionLostError(this.id)
-    const deadline = Date.now() + (options.deadlineMs ?? (req.timeout_ms ?? 10_000) + this.deps.deadlineSlackMs)
+    const deadline = Date.now() + (options.deadlineMs ?? timeoutMsOf(req) + this.deps.deadlineSlackMs)
     let lost = false
     const result = await withRetries(async (signal) => {
       const a = await this.transport.execAttempt(`/v1/sessions/${encodeURIComponent(this.id)}/execute`, req, signal, options.signal)

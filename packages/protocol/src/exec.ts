@@ -83,13 +83,18 @@ export interface ResolvedExecRequest {
   request_id?: string
 }
 
+/** The `timeout_ms` a request runs with: its own, else the contract's default. Every layer resolves it here. */
+export function timeoutMsOf (request: Pick<ExecRequest, 'timeout_ms'>): number {
+  return request.timeout_ms ?? LIMITS.defaultTimeoutMs
+}
+
 /** Applies the contract's defaults to a validated request. */
 export function resolveExecRequest (req: ExecRequest): ResolvedExecRequest {
   const resolved: ResolvedExecRequest = {
     language: req.language ?? 'python',
     code: req.code,
     stdin: req.stdin ?? '',
-    timeout_ms: req.timeout_ms ?? LIMITS.defaultTimeoutMs,
+    timeout_ms: timeoutMsOf(req),
     memory_mb: req.memory_mb ?? LIMITS.defaultMemoryMb,
     files: req.files ?? {},
     fetch_files: req.fetch_files ?? []

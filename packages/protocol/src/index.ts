@@ -14,6 +14,7 @@
  */
 export * from './status.ts'
 export * from './exec.ts'
+export * from './deadlines.ts'
 export * from './batch.ts'
 export * from './errors.ts'
 export * from './runner.ts'

@@ -54,3 +54,18 @@ export const RUNNER_HEADERS = Object.freeze({
   /** The caller's key (a digest, never the key itself), to the session API. */
   sessionKey: 'x-sandfleet-key'
 })
+
+/**
+ * Per-call options of a runner's `execute` and `executeBatch`, the same wherever the runner is
+ * (in the process, or over HTTP where `queueTimeoutMs` travels as `RUNNER_HEADERS.queueTimeoutMs`).
+ */
+export interface RunnerCallOptions {
+  /** Aborted when the caller went away: a job still waiting for a sandbox is answered without running. */
+  signal?: AbortSignal
+  /**
+   * Longest the job (each item of a batch) may still wait for a sandbox, from this call: the
+   * caller's budget (a gateway sends what is left of its own). The runner's own `queueTimeoutMs`
+   * caps it; a job that cannot start in time is answered `queue_timeout` and never runs.
+   */
+  queueTimeoutMs?: number
+}

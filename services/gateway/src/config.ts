@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
+import { GRACES, LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
 import { GatewayError } from './errors.ts'
 
 /** Schema of {@link GatewayConfig}. */
@@ -29,7 +29,7 @@ export const GatewayConfigSchema = Type.Object({
     description: 'Longest a call may wait for a sandbox, over all its attempts: each attempt tells the runner what is left (a runner\'s own queueTimeoutMs still caps it), and a call is retried on another runner only while some is left'
   }),
   callGraceMs: Type.Integer({
-    minimum: 0, default: 5000,
+    minimum: 0, default: GRACES.callMs,
     description: 'Beyond what is left of queueTimeoutMs plus timeout_ms, how long the gateway waits for a runner\'s answer (the runner\'s own grace, transport) before it counts the runner unreachable'
   }),
   maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),

@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
+import { GRACES, LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
@@ -92,7 +92,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     maxCodeBytes: 1024 * 1024,
     maxBodyBytes: 32 * 1024 * 1024,
     maxOutputBytes: 64 * 1024,
-    graceMs: 2000,
+    graceMs: GRACES.sandboxMs,
     pythonPath: 'python3',
     executorPath: '',
     dockerImage: 'sandfleet/python:1',

@@ -6,7 +6,7 @@
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import type { RunnerConfig } from './config.ts'
 import type { Driver, DriverOptions, IsolationReport } from './backends/contract.ts'
@@ -30,17 +30,8 @@ export interface RunnerOptions {
   processMetrics?: boolean
 }
 
-/** Per-call options of {@link Runner.execute}. */
-export interface ExecuteOptions {
-  /** Aborting it answers a job that is still waiting for a sandbox (`queue_timeout`, SF_ERR_RUNNER_CANCELLED) without running it. */
-  signal?: AbortSignal
-  /**
-   * Longest the job may wait for a sandbox, from this call: the caller's budget (a gateway sends
-   * what is left of its own). The runner's `queueTimeoutMs` still caps it. A job that cannot start
-   * in time is answered `queue_timeout` and never runs.
-   */
-  queueTimeoutMs?: number
-}
+/** Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
+export type ExecuteOptions = RunnerCallOptions
 
 /** A request the runner refuses before queueing: what the HTTP app turns into a 400. */
 export interface RequestProblem {

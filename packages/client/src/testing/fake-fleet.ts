@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import { failedResult, type ErrorBody, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { failedResult, timeoutMsOf, type ErrorBody, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 
 /** A non-2xx answer the behavior wants sent. */
 export interface FakeHttpReply {
@@ -56,7 +56,7 @@ export function errorReply (http: number, status: ErrorBody['status'], code: str
 
 /** Runs the code with python3 (unsandboxed; tests only); a session replays its history silently first. */
 export const pythonBehavior: FakeBehavior = async (req, ctx) => {
-  const timeoutMs = req.timeout_ms ?? 10_000
+  const timeoutMs = timeoutMsOf(req)
   const prelude = ctx.history.length === 0
     ? ''
     : 'import sys as _s, io as _io\n_o = _s.stdout\n_s.stdout = _io.StringIO()\n' + ctx.history.map((c) => `exec(compile(${JSON.stringify(c)}, '<cell>', 'exec'))\n`).join('') + '_s.stdout = _o\n'

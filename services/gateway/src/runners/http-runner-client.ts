@@ -1,7 +1,7 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
 import { Pool } from 'undici'
 import {
-  LIMITS, NDJSON, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult,
+  GRACES, NDJSON, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult, timeoutMsOf,
   type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
   type SessionInfo, type Status
 } from '@sandfleet/protocol'
@@ -68,7 +68,7 @@ export class HttpRunnerClient implements RunnerClient {
 
   constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
     this.name = new URL(baseUrl).origin
-    this.#graceMs = options.graceMs ?? 5000
+    this.#graceMs = options.graceMs ?? GRACES.callMs
     this.#queueTimeoutMs = options.queueTimeoutMs ?? 30_000
     this.#headers = options.secret === undefined || options.secret === '' ? {} : { authorization: `Bearer ${options.secret}` }
     this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' }
@@ -91,7 +91,7 @@ export class HttpRunnerClient implements RunnerClient {
   #deadline (requests: ExecRequest[], options: CallOptions): { headers: Record<string, string>, timeout: number } {
     const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
     let max = 0
-    for (const r of requests) max = Math.max(max, r.timeout_ms ?? LIMITS.defaultTimeoutMs)
+    for (const r of requests) max = Math.max(max, timeoutMsOf(r))
     return { headers: { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }, timeout: budget + max + this.#graceMs }
   }
 
@@ -175,7 +175,7 @@ export class HttpRunnerClient implements RunnerClient {
     get: async (id: string, key: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }),
     execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
       await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, { [SESSION_KEY_HEADER]: key },
-        (request.timeout_ms ?? LIMITS.defaultTimeoutMs) + this.#graceMs, options.signal),
+        timeoutMsOf(request) + this.#graceMs, options.signal),
     close: async (id: string, key: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }) }
   }
 

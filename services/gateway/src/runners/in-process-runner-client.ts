@@ -2,7 +2,7 @@
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
  * straight to it, with no HTTP and no JSON round trip.
  */
-import type { ErrorBody, ExecRequest, ExecResult, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type { ErrorBody, ExecRequest, ExecResult, RunnerCallOptions, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
@@ -31,11 +31,8 @@ export interface LocalRunner {
   readonly sessions?: LocalSessions | undefined
 }
 
-/** Per-call options of a {@link LocalRunner} (`services/runner`'s `ExecuteOptions`). */
-export interface LocalCallOptions {
-  signal?: AbortSignal
-  queueTimeoutMs?: number
-}
+/** Per-call options of a {@link LocalRunner}: the protocol's {@link RunnerCallOptions}, as `services/runner`'s `ExecuteOptions`. */
+export type LocalCallOptions = RunnerCallOptions
 
 /** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
 function refusal (err: unknown): unknown {

@@ -2,22 +2,16 @@
  * How the gateway talks to one runner, wherever it is: over HTTP ({@link HttpRunnerClient}) or
  * in the same process ({@link InProcessRunnerClient}, for `sandfleet serve`).
  */
-import type { ExecRequest, ExecResult, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type { ExecRequest, ExecResult, RunnerCallOptions, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
 
 /** Called as each item of a batch finishes, in completion order. */
 export type BatchResultListener = (index: number, result: ExecResult) => void
 
-/** Per-call options. */
-export interface CallOptions {
-  /** Aborted when the caller went away: the runner may drop the job. */
-  signal?: AbortSignal
-  /**
-   * How long the job (each item of a batch) may still wait for a sandbox on this runner: what
-   * is left of the call's queue budget. The runner answers `queue_timeout` past it, and the
-   * client waits for that answer (it never gives up on the runner before the runner can answer).
-   */
-  queueTimeoutMs?: number
-}
+/**
+ * Per-call options: the protocol's {@link RunnerCallOptions}. A client waits for the runner's
+ * `queue_timeout` at `queueTimeoutMs`: it never gives up on a runner before the runner can answer.
+ */
+export type CallOptions = RunnerCallOptions
 
 /**
  * The session API of one runner. A refusal (no such session, lost, busy, a limit) rejects with

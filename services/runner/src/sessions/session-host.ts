@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
-  encodeSessionId, LIMITS, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
+  encodeSessionId, GRACES, timeoutMsOf, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
 import type { ExecutorCommand } from '../backends/contract.ts'
@@ -213,11 +213,11 @@ export class SessionHost {
     const held = this.#held(id, key)
     if (held.busy) throw new SessionError('SF_ERR_SESSION_BUSY', `session ${id} is running another cell`)
     held.busy = true
-    const timeoutMs = req.timeout_ms ?? LIMITS.defaultTimeoutMs
+    const timeoutMs = timeoutMsOf(req)
     try {
       const frame = await new Promise<any>((resolve) => {
         held.pending = resolve
-        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + 2000)
+        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + GRACES.sandboxMs)
         const done = held.pending
         held.pending = (f) => { clearTimeout(timer); done(f) }
         held.socket.write(JSON.stringify({

@@ -12,7 +12,7 @@
  * ```
  */
 import Docker from 'dockerode'
-import type { SandboxManifest } from '@sandfleet/protocol'
+import { GRACES, type SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
 
@@ -103,7 +103,7 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     // its tiers are warm: at 1,000 jobs a container and 500 calls/s, replacing them took ~0.9 of a core.
     jobsPerContainer: DEFAULT_MAX_JOBS_PER_SANDBOX,
     readyTimeoutMs: 30_000,
-    graceMs: 2000,
+    graceMs: GRACES.sandboxMs,
     executorPath: '',
     channel: host === undefined || host.startsWith('unix://') ? 'socket' : 'attach',
     ...input

@@ -3,6 +3,7 @@
  * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker drivers.
  */
 import type { Readable, Writable } from 'node:stream'
+import { GRACES } from '@sandfleet/protocol'
 import type { Job, RunOutcome } from '../contract.ts'
 
 /** The executor's `ready` frame. */
@@ -18,7 +19,7 @@ export interface ReadyFrame {
 
 /** Options of an {@link ExecutorChannel}. */
 export interface ExecutorChannelOptions {
-  /** Extra time past `timeout_ms` the executor has to answer (default 2000 ms). */
+  /** Extra time past `timeout_ms` the executor has to answer (default `GRACES.sandboxMs`). */
   graceMs?: number
   /** Receives the executor's `log` frames. */
   onLog?: (level: string, message: string) => void
@@ -46,7 +47,7 @@ export class ExecutorChannel {
 
   /** `input` is the executor's stdout, `output` its stdin. */
   constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
-    this.graceMs = options.graceMs ?? 2000
+    this.graceMs = options.graceMs ?? GRACES.sandboxMs
     input.on('data', (chunk: Buffer) => { this.onData(chunk) })
     input.on('end', () => { this.onEnd() })
     input.on('close', () => { this.onEnd() })

@@ -16,17 +16,13 @@
  * Packages: the stdlib, plus an operator's zip of pure-Python packages (`pyodidePackages`),
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
-import type { Language } from '@sandfleet/protocol'
+import { GRACES, type Language } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../contract.ts'
 import { CgroupHost, type SandboxCgroup } from '../process/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
 import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'
 import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'
 
-/** After the soft interrupt at `timeout_ms`, how long the code has before its isolate is stopped hard. */
-const SOFT_GRACE_MS = 500
-/** Past the host's own deadline, how long the runner waits before it calls the host hung. */
-const HOST_SLACK_MS = 1000
 
 /** Python in Pyodide, one isolate per sandbox, in a host process that is a child of the runner. */
 export class PyodideDriver implements Driver {
@@ -84,7 +80,7 @@ export class PyodideDriver implements Driver {
     }
     try {
       const host = await PyodideHost.start({
-        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: SOFT_GRACE_MS, graceMs: config.graceMs },
+        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: GRACES.pyodideSoftMs, graceMs: config.graceMs },
         nodeArgs: this.#limits.nodeArgs,
         env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
@@ -122,8 +118,8 @@ export class PyodideDriver implements Driver {
   /** A sandbox (one isolate in the host process), not started. */
   createSandbox (id: string): Sandbox {
     return new RemotePyodideSandbox(id, async () => await this.host(), {
-      hostGraceMs: SOFT_GRACE_MS + this.#options.config.graceMs,
-      hostSlackMs: HOST_SLACK_MS,
+      hostGraceMs: GRACES.pyodideSoftMs + this.#options.config.graceMs,
+      hostSlackMs: GRACES.pyodideHostSlackMs,
       startTimeoutMs: 120_000
     })
   }

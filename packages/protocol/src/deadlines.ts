@@ -1,0 +1,24 @@
+/**
+ * How long each part of the fleet waits, in one place: the default `timeout_ms` is resolved by
+ * `timeoutMsOf` (exec.ts), and every grace added to it on the way back is in {@link GRACES}. Each
+ * layer's wait covers the one inside it, so an answer always comes from the innermost layer that
+ * can still give one:
+ *
+ *   sandbox: `timeout_ms` (the executor, isolate or host kills the code)
+ *   runner:  + `GRACES.sandboxMs` (the runner kills a sandbox that has not answered)
+ *   gateway: queue budget left + `timeout_ms` + `GRACES.callMs` (the runner is counted unreachable)
+ *   client:  `timeout_ms` + `GRACES.clientSlackMs` (all attempts of one call)
+ */
+/** The graces added to a call's `timeout_ms` by each layer, ms (the defaults of the settings named). */
+export const GRACES = Object.freeze({
+  /** Beyond `timeout_ms`, how long a sandbox may take to answer before the runner kills it (the runner's `graceMs`). */
+  sandboxMs: 2000,
+  /** Pyodide: after the soft interrupt at `timeout_ms`, how long the code has before its isolate is stopped hard. */
+  pyodideSoftMs: 500,
+  /** Pyodide: past the host process's own deadline, how long the runner waits before it calls the host hung. */
+  pyodideHostSlackMs: 1000,
+  /** Beyond the queue budget left plus `timeout_ms`, how long a gateway waits for a runner's answer (the gateway's `callGraceMs`). */
+  callMs: 5000,
+  /** Beyond `timeout_ms`, how long the client lets a call take, queueing and retries included (the client's `deadlineSlackMs`). */
+  clientSlackMs: 30_000
+})
