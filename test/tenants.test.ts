@@ -90,13 +90,14 @@ test('tenants: a wrong key is 401; the metrics are labelled by the configured te
     const r = await post(`${fleet.url}/v1/execute`, { code: 'print(1)' }, headers)
     assert.deepEqual([r.status, r.body.error.code], [401, 'SF_ERR_GATEWAY_UNAUTHORIZED'])
   }
+  assert.equal((await post(`${fleet.url}/v1/nowhere`, { code: 'print(1)' }, as(KEYS.b))).status, 404)
   const samples = parseExposition(await (await fetch(`${fleet.url}/metrics`)).text())
   const tenants = new Set(find(samples, 'sandfleet_gateway_tenant_rejected_total').map((s) => s.labels.tenant))
   assert.deepEqual([...tenants].sort(), ['a', 'b', 'c', 'key-1'])
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'a', reason: 'in_flight' }).value, 5)
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'c', reason: 'rate' }).value, 1)
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'b', reason: 'rate' }).value, 0)
-  assert.equal(one(samples, 'sandfleet_gateway_tenant_calls_total', { tenant: 'b' }).value, 4, 'a batch counts its items')
+  assert.equal(one(samples, 'sandfleet_gateway_tenant_calls_total', { tenant: 'b' }).value, 4, 'a batch counts its items; a POST no route takes counts nothing')
   assert.equal(one(samples, 'sandfleet_gateway_tenant_in_flight', { tenant: 'a' }).value, 0)
 })
 

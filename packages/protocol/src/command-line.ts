@@ -221,7 +221,7 @@ export function configFlags (schema: TObject, options: { except?: readonly strin
     flags[configFlagName(key)] = {
       type: prop.type === 'boolean' ? 'boolean' : 'string',
       help: `${prop.description ?? key}${bounds}${typeof prop.default === 'number' || (typeof prop.default === 'string' && prop.default !== '') ? ` (default ${prop.default})` : ''}`,
-      placeholder: choices !== undefined ? choices.join('|') : prop.type === 'integer' ? 'N' : prop.type === 'array' ? 'A,B,…' : 'TEXT'
+      placeholder: choices !== undefined ? choices.join('|') : prop.type === 'integer' || prop.type === 'number' ? 'N' : prop.type === 'array' ? 'A,B,…' : 'TEXT'
     }
   }
   return flags

@@ -50,9 +50,11 @@ export function installQuotas (app: FastifyInstance, tenants: readonly Tenant[],
   metrics.watchTenants(quotas)
   if (tenants.length === 0) return quotas
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const state = request.tenant === undefined || request.method !== 'POST' ? undefined : states.get(request.tenant)
+    const route = request.routeOptions.url
+    // (no route: the 404 handler, which runs nothing)
+    const state = request.tenant === undefined || request.method !== 'POST' || route === undefined ? undefined : states.get(request.tenant)
     if (state === undefined) { done(); return }
-    const weight = callsOf(request.routeOptions.url ?? '', request.body)
+    const weight = callsOf(route as string, request.body)
     if (weight === 0) { done(); return }
     const refused = state.quota.tryTake(weight, inFlightRetryAfterS)
     if (refused !== undefined) {
