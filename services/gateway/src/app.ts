@@ -21,7 +21,7 @@ import { installJsonBody } from './plugins/json-body.ts'
 import { installQuotas } from './plugins/quotas.ts'
 import { installRequestMetrics } from './plugins/request-metrics.ts'
 import { batchRoute } from './routes/batch.ts'
-import { docsRoutes } from './routes/docs.ts'
+import { docsRoutes, openApiOptions } from './routes/docs.ts'
 import { executeRoute } from './routes/execute.ts'
 import { healthRoutes } from './routes/health.ts'
 import { infoRoute } from './routes/info.ts'
@@ -119,13 +119,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   installAuth(app, new KeyTable(keys))
   const quotas = installQuotas(app, tenants, metrics, config.retryAfterS)
   installAdmission(app, admission, config.retryAfterS)
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'sandfleet', version: '0.1.0', description: 'Sandboxed code execution for agentic RL: one tool call from HTTP to a warm, isolated sandbox and back.' },
-      ...(tenants.length > 0 ? { components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } }, security: [{ apiKey: [] }] } : {})
-    }
-  })
+  await app.register(swagger, openApiOptions(tenants.length > 0))
   const sessions = new FleetSessions(runners)
   executeRoute(app, router, schemas)
   batchRoute(app, router, schemas)

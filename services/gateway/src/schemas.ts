@@ -10,9 +10,16 @@ import type { GatewayConfig } from './config.ts'
 
 type Json = Record<string, unknown>
 
-/** Deep copy without `$id`s, so one schema can sit inside many routes. */
-function plain<T> (schema: T): Json {
-  return JSON.parse(JSON.stringify(schema, (key, value) => key === '$id' ? undefined : value)) as Json
+/**
+ * Deep copy with each `$id` turned into a `title`, so one schema can sit inside many routes and
+ * the API document still names it (routes/openapi-components.ts).
+ */
+export function plain<T> (schema: T): Json {
+  return JSON.parse(JSON.stringify(schema, (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !('$id' in value)) return value
+    const { $id, ...rest } = value as Json
+    return typeof rest.title === 'string' ? rest : { title: $id, ...rest }
+  })) as Json
 }
 
 /** The limits a deployment configures. */

@@ -20,6 +20,12 @@ import { randomUUID } from 'node:crypto'
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { truncationNote } from './execute.ts'
 import type { ModelSpec } from './fastapi-errors.ts'
+import type { JudgeResult, REASONS, RunResult } from './code-judge-schemas.ts'
+
+export type { BatchResult, JudgeResult, RunResult } from './code-judge-schemas.ts'
+
+/** code-judge's `reason` values. */
+export type Reason = typeof REASONS[number]
 
 /** Submission `type`s code-judge accepts. */
 export const CJ_TYPES = ['python', 'cpp'] as const
@@ -29,18 +35,18 @@ export const CJ_RUNNABLE: ReadonlySet<string> = new Set(['python'])
 
 /** The model of one submission. */
 export const SUBMISSION_MODEL: ModelSpec = Object.freeze({
-  sub_id: { kind: 'string', nullable: true },
-  type: { kind: 'literal', values: CJ_TYPES, required: true },
-  solution: { kind: 'string', required: true },
-  input: { kind: 'string', nullable: true },
-  expected_output: { kind: 'string', nullable: true }
+  sub_id: { kind: 'string', nullable: true, description: 'Echoed in the result (default: a new UUID)' },
+  type: { kind: 'literal', values: CJ_TYPES, required: true, description: 'python (cpp is accepted and answered internal_error, unrun)' },
+  solution: { kind: 'string', required: true, description: 'The program' },
+  input: { kind: 'string', nullable: true, description: 'Standard input' },
+  expected_output: { kind: 'string', nullable: true, description: '/judge: stdout must equal it (both stripped) for success' }
 })
 
 /** The model of a batch (its items are checked with {@link SUBMISSION_MODEL}). */
 export const BATCH_MODEL: ModelSpec = Object.freeze({
-  sub_id: { kind: 'string', nullable: true },
+  sub_id: { kind: 'string', nullable: true, description: 'Echoed in the answer (default: a new UUID)' },
   type: { kind: 'literal', values: ['batch'], required: true },
-  submissions: { kind: 'list', required: true }
+  submissions: { kind: 'list', required: true, description: 'Submissions, answered in order' }
 })
 
 /** One code-judge submission, after validation. */
@@ -57,30 +63,6 @@ export interface BatchSubmission {
   sub_id?: string | null
   type: 'batch'
   submissions: Submission[]
-}
-
-/** code-judge's `reason` values. */
-export type Reason = '' | 'worker_timeout' | 'queue_timeout' | 'internal_error' | 'invalid_input'
-
-/** A `/judge` result (no output). */
-export interface JudgeResult {
-  sub_id: string
-  success: boolean
-  run_success: boolean
-  cost: number
-  reason: Reason
-}
-
-/** A `/run` result: a judge result with the output. */
-export interface RunResult extends JudgeResult {
-  stdout: string
-  stderr: string
-}
-
-/** A batch answer. */
-export interface BatchResult<R extends JudgeResult> {
-  sub_id: string
-  results: R[]
 }
 
 /** Limits given to every submission (code-judge has no per-submission limits). */

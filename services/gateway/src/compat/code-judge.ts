@@ -13,7 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from './execute.ts'
-import { installFastapiErrorHandler, UNPROCESSABLE, validateModel, type FastapiErrorItem } from './fastapi-errors.ts'
+import { installFastapiErrorHandler, modelSchema, UNPROCESSABLE, validateModel, type FastapiErrorItem } from './fastapi-errors.ts'
+import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
+import { batchResultSchema, CodeJudgeStatusSchema, JudgeResultSchema, RunResultSchema } from './code-judge-schemas.ts'
 import {
   BATCH_MODEL, CJ_DEFAULT_LIMITS, CJ_RUNNABLE, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult, unrunnableResult,
   type BatchSubmission, type JudgeResult, type Submission, type SubmissionLimits
@@ -38,6 +40,13 @@ type Shape = (sub: Submission, result: ExecResult, stdoutChars: number) => Judge
 
 const shapes: Readonly<Record<Mode, Shape>> = { run: toRunResult, judge: toJudgeResult }
 
+const submissionSchema = modelSchema(SUBMISSION_MODEL, 'Submission')
+const batchSchema = modelSchema(BATCH_MODEL, 'BatchSubmission', { submissions: submissionSchema })
+const resultSchemas = { run: RunResultSchema, judge: JudgeResultSchema }
+const batchResultSchemas = { run: batchResultSchema(RunResultSchema, 'RunBatchResult'), judge: batchResultSchema(JudgeResultSchema, 'JudgeBatchResult') }
+/** What each mode answers, for the route summaries. */
+const modeSummaries: Readonly<Record<Mode, string>> = { run: 'run a submission, answering its output', judge: 'judge a submission against expected_output, without its output' }
+
 /** Runs a submission sandfleet can run; answers one it cannot (`cpp`) without running it. */
 async function runOne (sub: Submission, run: (sub: Submission) => Promise<ExecResult>): Promise<ExecResult> {
   return CJ_RUNNABLE.has(sub.type) ? await settle(async () => await run(sub)) : unrunnableResult(sub)
@@ -46,6 +55,8 @@ async function runOne (sub: Submission, run: (sub: Submission) => Promise<ExecRe
 /** The code-judge routes as a Fastify plugin. */
 export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app, opts) => {
   installFastapiErrorHandler(app)
+  describeOnly(app)
+  const tags = ['code-judge']
   const limits: SubmissionLimits = { ...CJ_DEFAULT_LIMITS, ...opts.limits }
   const execute = async (sub: Submission): Promise<ExecResult> => await opts.execute(toExecRequest(sub, limits))
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
@@ -53,14 +64,21 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
 
   for (const mode of ['run', 'judge'] as const) {
     const shape = shapes[mode]
-    app.post(`/${mode}`, async (request, reply) => {
+    const Mode = mode === 'run' ? 'Run' : 'Judge'
+    const one = { description: 'The result', ...resultSchemas[mode] }
+    const many = { description: 'One result per submission, in order', ...batchResultSchemas[mode] }
+    app.post(`/${mode}`, {
+      schema: { operationId: `codeJudge${Mode}`, summary: `code-judge: ${modeSummaries[mode]}`, tags, body: submissionSchema, response: { 200: one, ...FASTAPI_ERRORS } }
+    }, async (request, reply) => {
       const detail = validateModel(request.body, SUBMISSION_MODEL)
       if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
       const sub = request.body as Submission
       return shape(sub, await runOne(sub, execute), limits.stdoutChars)
     })
 
-    app.post(`/${mode}/batch`, async (request, reply) => {
+    app.post(`/${mode}/batch`, {
+      schema: { operationId: `codeJudge${Mode}Batch`, summary: `code-judge: ${modeSummaries[mode]}, for many at once`, tags, body: batchSchema, response: { 200: many, ...FASTAPI_ERRORS } }
+    }, async (request, reply) => {
       const batch = validBatch(request, reply)
       if (batch === undefined) return reply
       const results: ExecResult[] = batch.submissions.map((s) => CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s))
@@ -78,7 +96,15 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
       return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
     })
 
-    app.post(`/${mode}/long-batch`, async (request, reply) => {
+    app.post(`/${mode}/long-batch`, {
+      schema: {
+        operationId: `codeJudge${Mode}LongBatch`,
+        summary: `code-judge: ${modeSummaries[mode]}, for many at once, each waiting for capacity while the fleet is busy`,
+        tags,
+        body: batchSchema,
+        response: { 200: many, ...FASTAPI_ERRORS }
+      }
+    }, async (request, reply) => {
       const batch = validBatch(request, reply)
       if (batch === undefined) return reply
       const deadline = Date.now() + waitMs
@@ -87,12 +113,16 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
     })
   }
 
-  app.get('/status', async () => {
+  app.get('/status', {
+    schema: { operationId: 'codeJudgeStatus', summary: 'code-judge: jobs waiting and Python workers across the fleet', tags, response: { 200: { description: 'The queue and workers', ...CodeJudgeStatusSchema }, '4xx': FASTAPI_ERRORS['4xx'] } }
+  }, async () => {
     const s = await opts.status()
     return { queue: s.queue, num_workers: s.num_workers }
   })
 
-  app.get('/ping', async (_request, reply) => await reply.type('application/json').send('"pong"'))
+  app.get('/ping', {
+    schema: { operationId: 'codeJudgePing', summary: 'code-judge: liveness', tags, response: { 200: { description: 'The JSON string "pong"', type: 'string', enum: ['pong'] }, '4xx': FASTAPI_ERRORS['4xx'] } }
+  }, async (_request, reply) => await reply.type('application/json').send('"pong"'))
 }
 
 function validBatch (request: FastifyRequest, reply: FastifyReply): BatchSubmission | undefined {

@@ -36,8 +36,8 @@ export type FieldKind =
   | { kind: 'list' }
   | { kind: 'literal', values: readonly string[] }
 
-/** A field of a request model: its kind, and whether it must be present / may be null. */
-export type FieldSpec = FieldKind & { required?: boolean, nullable?: boolean }
+/** A field of a request model: its kind, whether it must be present / may be null, and what it means (for the API document). */
+export type FieldSpec = FieldKind & { required?: boolean, nullable?: boolean, description?: string }
 
 /** A request model: field name → spec. */
 export type ModelSpec = Readonly<Record<string, FieldSpec>>
@@ -128,6 +128,36 @@ export function validateModel (input: unknown, model: ModelSpec, loc: Array<stri
     checkField(value, spec, [...loc, name], out)
   }
   return out
+}
+
+/** JSON Schema of one field kind, as FastAPI's own document gives it (lax coercions are not spelled out). */
+function kindSchema (spec: FieldSpec): Record<string, unknown> {
+  switch (spec.kind) {
+    case 'string': return { type: 'string' }
+    case 'number': return { type: 'number' }
+    case 'integer': return { type: 'integer' }
+    case 'string_map': return { type: 'object', additionalProperties: spec.nullable === true ? { type: ['string', 'null'] } : { type: 'string' } }
+    case 'string_list': return { type: 'array', items: { type: 'string' } }
+    case 'list': return { type: 'array' }
+    case 'literal': return { type: 'string', enum: [...spec.values] }
+  }
+}
+
+/**
+ * The JSON Schema of a request model, for the API document (the routes validate with
+ * {@link validateModel}, not with it). `items` gives the schema of a `list` field's items.
+ * Unknown fields stay allowed: pydantic ignores them.
+ */
+export function modelSchema (model: ModelSpec, title: string, items: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+  const properties: Record<string, unknown> = {}
+  for (const [name, spec] of Object.entries(model)) {
+    const schema = kindSchema(spec)
+    if (items[name] !== undefined) schema.items = items[name]
+    const typed = spec.nullable === true ? { anyOf: [schema, { type: 'null' }] } : schema
+    properties[name] = spec.description === undefined ? typed : { ...typed, description: spec.description }
+  }
+  const required = Object.entries(model).filter(([, spec]) => spec.required === true).map(([name]) => name)
+  return { title, type: 'object', properties, required }
 }
 
 /** The 422 body for a request body that is not JSON. */

@@ -11,6 +11,10 @@
  * ```
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { ErrorBodySchema } from '@sandfleet/protocol'
+import { plain } from '../schemas.ts'
+import { describeOnly } from './fastapi-schemas.ts'
 import type { McpOptions } from './mcp-tools.ts'
 
 export type { McpOptions } from './mcp-tools.ts'
@@ -20,9 +24,54 @@ let sdk: Promise<Sdk> | undefined
 const loadSdk = async (): Promise<Sdk> =>
   await (sdk ??= Promise.all([import('./mcp-tools.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]))
 
+const JsonRpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()])
+
+/** A JSON-RPC 2.0 request or notification (an MCP message: initialize, tools/list, tools/call, …). */
+const JsonRpcRequestSchema = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Optional(JsonRpcId),
+  method: Type.String({ description: 'initialize, tools/list, tools/call, notifications/initialized, …' }),
+  params: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
+}, { title: 'JsonRpcRequest' })
+
+/** A JSON-RPC 2.0 answer: a result, or an error. */
+const JsonRpcResponseSchema = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: JsonRpcId,
+  result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'tools/call: {content, structuredContent: {status, stdout, stderr, …}, isError}' })),
+  error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) }))
+}, { title: 'JsonRpcResponse' })
+
+const ErrorBody = plain(ErrorBodySchema)
+const tags = ['MCP']
+const jsonOrSse = { 'application/json': { schema: JsonRpcResponseSchema }, 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, each a JSON-RPC message' } } }
+const notAllowedSchema = {
+  tags,
+  response: {
+    405: { description: 'Not allowed: this MCP server is stateless (POST only)', ...JsonRpcResponseSchema },
+    '4xx': { description: 'No valid API key', ...ErrorBody }
+  }
+}
+
 /** `/mcp` as a Fastify plugin (stateless streamable HTTP: POST; GET and DELETE answer 405). */
 export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
-  app.post('/mcp', async (request, reply) => {
+  describeOnly(app)
+  app.post('/mcp', {
+    schema: {
+      operationId: 'mcpMessage',
+      summary: 'MCP (streamable HTTP, stateless): one JSON-RPC message; the tools run_python, run_javascript, create_session, run_in_session, close_session',
+      description: 'Send Accept: application/json, text/event-stream. A tool\'s outcome is in its result (isError for any status but ok), never in the HTTP status.',
+      tags,
+      body: JsonRpcRequestSchema,
+      response: {
+        200: { description: 'The JSON-RPC answer', content: jsonOrSse },
+        202: { description: 'A notification was accepted (no body)', type: 'null' },
+        401: { description: 'No valid API key', ...ErrorBody },
+        '4xx': { description: 'A message the transport refuses (not JSON-RPC, a wrong Accept header): a JSON-RPC error', ...JsonRpcResponseSchema },
+        '5xx': { description: 'The server failed: a JSON-RPC error', ...JsonRpcResponseSchema }
+      }
+    }
+  }, async (request, reply) => {
     const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk()
     const server = buildMcpServer(opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) })
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
@@ -42,6 +91,6 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   const notAllowed = async (_req: unknown, reply: FastifyReply): Promise<void> => {
     await reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' }, id: null })
   }
-  app.get('/mcp', notAllowed)
-  app.delete('/mcp', notAllowed)
+  app.get('/mcp', { schema: { operationId: 'mcpStream', summary: 'MCP server-to-client stream: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
+  app.delete('/mcp', { schema: { operationId: 'mcpEndSession', summary: 'MCP session end: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
 }

@@ -14,30 +14,33 @@
 import { LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
 import { toNumber, type ModelSpec } from './fastapi-errors.ts'
 import { truncationNote } from './execute.ts'
+import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-fusion-schemas.ts'
+
+export type { CommandRunResult, JupyterCell, RunCodeResponse, RunJupyterResponse } from './sandbox-fusion-schemas.ts'
 
 /** SandboxFusion `language` values sandfleet runs, and the sandfleet language of each. */
 export const SF_LANGUAGES: Readonly<Record<string, Language>> = Object.freeze({ python: 'python', nodejs: 'javascript' })
 
 /** The request model of `POST /run_code` (fields we do not use are accepted and ignored). */
 export const RUN_CODE_MODEL: ModelSpec = Object.freeze({
-  code: { kind: 'string', required: true },
-  language: { kind: 'literal', values: Object.keys(SF_LANGUAGES), required: true },
-  compile_timeout: { kind: 'number' },
-  run_timeout: { kind: 'number' },
-  memory_limit_MB: { kind: 'integer' },
-  stdin: { kind: 'string', nullable: true },
-  files: { kind: 'string_map', nullable: true },
-  fetch_files: { kind: 'string_list' }
+  code: { kind: 'string', required: true, description: 'The program' },
+  language: { kind: 'literal', values: Object.keys(SF_LANGUAGES), required: true, description: 'python, or nodejs (JavaScript in an isolate)' },
+  compile_timeout: { kind: 'number', description: 'Seconds; accepted and unused (Python and JavaScript are not compiled)' },
+  run_timeout: { kind: 'number', description: 'Seconds (default 10)' },
+  memory_limit_MB: { kind: 'integer', description: 'MiB; -1 or absent: the deployment\'s default' },
+  stdin: { kind: 'string', nullable: true, description: 'Standard input' },
+  files: { kind: 'string_map', nullable: true, description: 'Files written into the working directory before the run: relative path → base64 content' },
+  fetch_files: { kind: 'string_list', description: 'Relative paths read back after the run, answered in files' }
 })
 
 /** The request model of `POST /run_jupyter`. */
 export const RUN_JUPYTER_MODEL: ModelSpec = Object.freeze({
-  cells: { kind: 'string_list', required: true },
-  cell_timeout: { kind: 'number' },
-  total_timeout: { kind: 'number' },
+  cells: { kind: 'string_list', required: true, description: 'Python cells, run in order in one state' },
+  cell_timeout: { kind: 'number', description: 'Seconds per cell; 0 or absent: no limit of a cell\'s own' },
+  total_timeout: { kind: 'number', description: 'Seconds for the whole run (default 45)' },
   kernel: { kind: 'literal', values: ['python3'] },
-  files: { kind: 'string_map', nullable: true },
-  fetch_files: { kind: 'string_list' }
+  files: { kind: 'string_map', nullable: true, description: 'Files written before the first cell: relative path → base64 content' },
+  fetch_files: { kind: 'string_list', description: 'Relative paths read back after the last cell' }
 })
 
 /** `POST /run_code` body, after validation. */
@@ -58,43 +61,6 @@ export interface RunJupyterRequest {
   cell_timeout?: number | string
   total_timeout?: number | string
   kernel?: string
-}
-
-/** SandboxFusion's `CommandRunResult`. */
-export interface CommandRunResult {
-  status: 'Finished' | 'Error' | 'TimeLimitExceeded'
-  execution_time: number | null
-  return_code: number | null
-  stdout: string | null
-  stderr: string | null
-}
-
-/** SandboxFusion's `RunCodeResponse`. */
-export interface RunCodeResponse {
-  status: 'Success' | 'Failed' | 'SandboxError'
-  message: string
-  compile_result: CommandRunResult | null
-  run_result: CommandRunResult | null
-  executor_pod_name: string | null
-  files: Record<string, string>
-}
-
-/** One cell of a `RunJupyterResponse`. */
-export interface JupyterCell {
-  stdout: string
-  stderr: string
-  display: Array<Record<string, string>>
-  error: Array<{ ename: string, evalue: string, traceback: string[] }>
-}
-
-/** SandboxFusion's `RunJupyterResponse`. */
-export interface RunJupyterResponse {
-  status: 'Success' | 'Failed' | 'SandboxError'
-  message: string
-  driver: CommandRunResult | null
-  cells: JupyterCell[]
-  executor_pod_name: string | null
-  files: Record<string, string>
 }
 
 /** SandboxFusion's defaults (seconds) when a field is absent; `cellTimeoutS` 0: no limit of a cell's own. */

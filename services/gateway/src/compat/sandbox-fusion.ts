@@ -11,11 +11,13 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
-import { installFastapiErrorHandler, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
+import { installFastapiErrorHandler, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
+import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
 import {
   isSandboxError, outsidePath, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
   toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
 } from './sandbox-fusion-map.ts'
+import { RunCodeResponseSchema, RunJupyterResponseSchema } from './sandbox-fusion-schemas.ts'
 
 /** Options of {@link sandboxFusionCompat}. */
 export interface SandboxFusionOptions {
@@ -33,8 +35,18 @@ const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
 /** The SandboxFusion routes as a Fastify plugin. */
 export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = async (app, opts) => {
   installFastapiErrorHandler(app)
+  describeOnly(app)
+  const tags = ['SandboxFusion']
 
-  app.post('/run_code', async (request, reply) => {
+  app.post('/run_code', {
+    schema: {
+      operationId: 'sandboxFusionRunCode',
+      summary: 'SandboxFusion: run one program in a fresh sandbox',
+      tags,
+      body: modelSchema(RUN_CODE_MODEL, 'RunCodeRequest'),
+      response: { 200: { description: 'The run (status Success, Failed or SandboxError)', ...RunCodeResponseSchema }, ...FASTAPI_ERRORS }
+    }
+  }, async (request, reply) => {
     const detail = validateModel(request.body, RUN_CODE_MODEL)
     if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
     const body = request.body as RunCodeRequest
@@ -48,7 +60,15 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     return toRunCodeResponse(result)
   })
 
-  app.post('/run_jupyter', async (request, reply) => {
+  app.post('/run_jupyter', {
+    schema: {
+      operationId: 'sandboxFusionRunJupyter',
+      summary: 'SandboxFusion: run notebook cells in order in one Python state',
+      tags,
+      body: modelSchema(RUN_JUPYTER_MODEL, 'RunJupyterRequest'),
+      response: { 200: { description: 'The cells\' outputs (status Success, Failed or SandboxError)', ...RunJupyterResponseSchema }, ...FASTAPI_ERRORS }
+    }
+  }, async (request, reply) => {
     const detail = validateModel(request.body, RUN_JUPYTER_MODEL)
     if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
     const outside = outsidePath(request.body as RunCodeRequest)

@@ -18,7 +18,12 @@ declare module 'fastify' {
 }
 
 /** Paths that stay open with keys configured (probes, scrapes, the API description). */
-const OPEN = /^\/(healthz|readyz|metrics|docs)(\/|\?|$)/
+const OPEN = /^\/(healthz|readyz|metrics|docs|openapi\.json)(\/|\?|$)/
+
+/** True for a URL that needs no API key (see {@link OPEN}). */
+export function isOpenPath (url: string): boolean {
+  return OPEN.test(url)
+}
 
 /** The API key a request presents, if any. */
 export function presented (request: FastifyRequest): string | undefined {

@@ -15,6 +15,7 @@ export function batchRoute (app: FastifyInstance, router: Router, schemas: Route
   app.post<{ Body: BatchRequest }>('/v1/execute/batch', {
     config: { admission: 'batch' },
     schema: {
+      operationId: 'executeBatch',
       summary: 'Run many snippets; results in order, or streamed as NDJSON {index, result} lines in completion order',
       tags: ['execute'],
       body: schemas.batchRequest,

@@ -1,11 +1,82 @@
-/** `GET /docs` (and `/docs/json`): the OpenAPI 3 document, generated from the route schemas. */
+/**
+ * The API description: the OpenAPI 3.1 document `@fastify/swagger` generates from the route
+ * schemas, served at `GET /openapi.json`, and a page that browses it at `GET /docs` (one
+ * self-contained HTML file: it works with no network). `/docs/json`, its former address,
+ * redirects to the document.
+ */
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import { isOpenPath } from '../plugins/auth.ts'
+import { DOCS_PAGE } from './docs-page.ts'
+import { hoistTitledSchemas } from './openapi-components.ts'
 
-/** Registers the routes; `@fastify/swagger` must be registered on `app` first. */
+const API_KEY_NOTE = 'The API key of the gateway (SANDFLEET_API_KEYS), as `Authorization: Bearer KEY` or as `x-api-key: KEY`.'
+
+/**
+ * `@fastify/swagger`'s options: the document's info, the two ways to present an API key, each
+ * route's security (none on probes, metrics and the description; a key on every other route
+ * when the gateway has keys, optional when it has none), and named schemas as components.
+ */
+export function openApiOptions (apiKeysConfigured: boolean): FastifyDynamicSwaggerOptions {
+  const key = [{ bearer: [] }, { apiKey: [] }]
+  const security = apiKeysConfigured ? key : [{}, ...key]
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'sandfleet',
+        version: '0.1.0',
+        description: 'Sandboxed code execution for agentic RL: one tool call from HTTP to a warm, isolated sandbox and back. ' +
+          'Beside its own API (execute, sessions), the gateway speaks SandboxFusion\'s, code-judge\'s (with their field names and error shapes) and MCP.' +
+          (apiKeysConfigured ? '' : ' This gateway has no API keys configured: calls need none.')
+      },
+      tags: [
+        { name: 'execute', description: 'Run code in fresh sandboxes: one call, or a batch' },
+        { name: 'sessions', description: 'Stateful sessions: cells run in one interpreter\'s state' },
+        { name: 'SandboxFusion', description: 'SandboxFusion\'s API (what verl\'s sandbox tool and SkyRL call)' },
+        { name: 'code-judge', description: 'code-judge\'s API (what rStar2-Agent\'s tool calls)' },
+        { name: 'MCP', description: 'Model Context Protocol over streamable HTTP' },
+        { name: 'operations', description: 'Probes, metrics, what the fleet runs, this description' }
+      ],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: API_KEY_NOTE },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: API_KEY_NOTE }
+        }
+      }
+    },
+    transform: ({ schema, url }) => ({ schema: { ...schema, security: isOpenPath(url) ? [] : security } as typeof schema, url }),
+    transformObject: (document) => 'openapiObject' in document ? hoistTitledSchemas(document.openapiObject as Record<string, unknown>) : document.swaggerObject
+  }
+}
+
+/** Registers the routes; `@fastify/swagger` must be registered on `app` with {@link openApiOptions} first. */
 export function docsRoutes (app: FastifyInstance): void {
-  let doc: unknown
-  const handler = async (): Promise<unknown> => (doc ??= app.swagger())
-  const schema = { hide: true }
-  app.get('/docs', { schema }, handler)
-  app.get('/docs/json', { schema }, handler)
+  let text: string | undefined
+  const tags = ['operations']
+  app.get('/openapi.json', {
+    schema: {
+      operationId: 'openapi',
+      summary: 'This OpenAPI 3.1 document',
+      tags,
+      response: { 200: { description: 'The document', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } } }
+    }
+  }, async (_request, reply) => await reply.type('application/json').send(text ??= JSON.stringify(app.swagger())))
+  app.get('/docs', {
+    schema: {
+      operationId: 'docs',
+      summary: 'A page browsing this document, with a form to try each operation',
+      tags,
+      response: { 200: { description: 'The page (self-contained: no network)', content: { 'text/html': { schema: { type: 'string' } } } } }
+    }
+  }, async (_request, reply) => await reply.type('text/html; charset=utf-8').send(DOCS_PAGE))
+  app.get('/docs/json', {
+    schema: {
+      operationId: 'docsJson',
+      summary: 'The former address of the document: redirects to /openapi.json',
+      deprecated: true,
+      tags,
+      response: { 301: { description: 'Moved to /openapi.json', type: 'null' } }
+    }
+  }, async (_request, reply) => await reply.redirect('../openapi.json', 301))
 }

@@ -13,6 +13,7 @@ export function executeRoute (app: FastifyInstance, router: Router, schemas: Rou
   app.post<{ Body: ExecRequest }>('/v1/execute', {
     config: { admission: 'one' },
     schema: {
+      operationId: 'execute',
       summary: 'Run one snippet in a fresh sandbox',
       tags: ['execute'],
       body: schemas.execRequest,

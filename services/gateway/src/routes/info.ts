@@ -32,9 +32,10 @@ export async function gatewayInfo (set: RunnerSet): Promise<GatewayInfo> {
 export function infoRoute (app: FastifyInstance, set: RunnerSet, schemas: RouteSchemas): void {
   app.get(RUNNER_PATHS.info, {
     schema: {
+      operationId: 'info',
       summary: 'What the fleet runs: each runner\'s backend, isolation and sandbox environment (Python and package versions)',
       tags: ['operations'],
-      response: { 200: schemas.gatewayInfo }
+      response: { 200: schemas.gatewayInfo, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
     }
   }, async () => await gatewayInfo(set))
 }

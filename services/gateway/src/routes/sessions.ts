@@ -19,20 +19,20 @@ export function sessionRoutes (app: FastifyInstance, sessions: FleetSessions, sc
   const tags = ['sessions']
 
   app.post<{ Body: SessionCreateRequest | undefined }>('/v1/sessions', {
-    schema: { summary: 'Open a stateful session', tags, body: schemas.sessionCreate, response: { 201: schemas.sessionInfo, ...errors } }
+    schema: { operationId: 'createSession', summary: 'Open a stateful session', tags, body: schemas.sessionCreate, response: { 201: schemas.sessionInfo, ...errors } }
   }, async (request, reply) => await reply.code(201).send(await sessions.create(request.body ?? {}, callerKey(request))))
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id', {
-    schema: { summary: 'A session\'s info', tags, params, response: { 200: schemas.sessionInfo, ...errors } }
+    schema: { operationId: 'getSession', summary: 'A session\'s info', tags, params, response: { 200: schemas.sessionInfo, ...errors } }
   }, async (request) => await sessions.get(request.params.id, callerKey(request)))
 
   app.post<{ Params: { id: string }, Body: SessionExecRequest }>('/v1/sessions/:id/execute', {
     config: { admission: 'one' },
-    schema: { summary: 'Run a cell in the session\'s state', tags, params, body: schemas.sessionExec, response: { 200: schemas.execResult, ...errors } }
+    schema: { operationId: 'executeInSession', summary: 'Run a cell in the session\'s state', tags, params, body: schemas.sessionExec, response: { 200: schemas.execResult, ...errors } }
   }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply)))
 
   app.delete<{ Params: { id: string } }>('/v1/sessions/:id', {
-    schema: { summary: 'Close a session', tags, params, response: errors }
+    schema: { operationId: 'closeSession', summary: 'Close a session', tags, params, response: { 204: { description: 'Closed', type: 'null' }, ...errors } }
   }, async (request, reply) => {
     await sessions.close(request.params.id, callerKey(request))
     return await reply.code(204).send()
