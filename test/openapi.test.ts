@@ -1,0 +1,259 @@
+/**
+ * The OpenAPI document against a real fleet (bubblewrap runner, gateway over HTTP, API keys on):
+ * it is valid OpenAPI 3.1, it names every route the gateway has, the captured SandboxFusion and
+ * code-judge samples fit its compat schemas, each operation's live answers (a success and an
+ * error) fit the response schema of their status and media type, and /docs renders every
+ * operation in headless Chromium with no network.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { buildGatewayApp, loadGatewayConfig } from '@sandfleet/gateway'
+import { startFleet, type TestFleet } from './helpers/fleet.ts'
+
+const KEY = 'openapi-test-key'
+const METHODS = ['get', 'post', 'delete', 'put', 'patch'] as const
+
+interface Operation { operationId?: string, tags?: string[], security?: Array<Record<string, string[]>>, requestBody?: any, responses: Record<string, any> }
+type Doc = { paths: Record<string, Record<string, Operation>>, components: { schemas: Record<string, unknown> } }
+
+let fleet: TestFleet
+let doc: Doc
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true })
+/** Operations whose live success / error answers were checked. */
+const checked = { ok: new Set<string>(), error: new Set<string>() }
+
+before(async () => {
+  fleet = await startFleet(['oa-1'], { poolSize: 2, maxSessions: 4 }, { apiKeys: [KEY] })
+  const res = await fetch(`${fleet.url}/openapi.json`)
+  assert.equal(res.status, 200, 'the document needs no key')
+  doc = await res.json() as Doc
+  ajv.addSchema(doc, 'openapi.json')
+})
+after(async () => { await fleet?.close() })
+
+const pointer = (...parts: string[]): string => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
+
+/** The operation `method` of the document path template matching `url`. */
+function operationOf (method: string, url: string): { path: string, op: Operation } {
+  const pathname = new URL(url, 'http://x').pathname
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const re = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`)
+    const op = item[method.toLowerCase()]
+    if (re.test(pathname) && op !== undefined) return { path, op }
+  }
+  throw new Error(`no operation ${method} ${pathname} in the document`)
+}
+
+/** Asserts `body` (of HTTP `status`, media type `type`) fits the schema the document gives that answer. */
+function assertFits (method: string, url: string, status: number, type: string, body: unknown): void {
+  const { path, op } = operationOf(method, url)
+  const code = [String(status), `${String(status)[0]}XX`, 'default'].find((c) => op.responses[c] !== undefined)
+  assert.ok(code !== undefined, `${op.operationId}: HTTP ${status} is not documented`)
+  const response = op.responses[code]
+  const media = type.split(';')[0]?.trim() ?? ''
+  if (response.content === undefined) {
+    assert.ok(body === undefined || body === '', `${op.operationId}: HTTP ${status} documents no body, got ${String(body).slice(0, 80)}`)
+  } else {
+    assert.ok(response.content[media] !== undefined, `${op.operationId}: HTTP ${status} ${media} is not documented`)
+    const validate = ajv.getSchema(`openapi.json#${pointer('', 'paths', path, method.toLowerCase(), 'responses', code, 'content', media, 'schema')}`)
+    assert.ok(validate !== undefined)
+    assert.ok(validate(body), `${op.operationId} HTTP ${status}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 300)}`)
+  }
+  checked[status < 400 ? 'ok' : 'error'].add(op.operationId ?? '')
+}
+
+/** Calls the fleet's gateway and checks the answer against the document; answers status and body. */
+async function call (method: string, url: string, body?: unknown, options: { key?: boolean, accept?: string, raw?: boolean } = {}): Promise<{ status: number, body: any }> {
+  const headers: Record<string, string> = {}
+  if (options.key !== false) headers.authorization = `Bearer ${KEY}`
+  if (options.accept !== undefined) headers.accept = options.accept
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(fleet.url + url, { method, headers, redirect: 'manual', ...(body === undefined ? {} : { body: options.raw === true ? String(body) : JSON.stringify(body) }) })
+  const type = res.headers.get('content-type') ?? ''
+  const text = await res.text()
+  const parsed = type.includes('json') && text !== '' ? JSON.parse(text) : text
+  assertFits(method, url, res.status, type, parsed)
+  return { status: res.status, body: parsed }
+}
+
+test('the document is valid OpenAPI 3.1 and every schema in it compiles', async () => {
+  const result = await new Validator().validate(structuredClone(doc) as Record<string, unknown>)
+  assert.deepEqual(result, { valid: true })
+  let schemas = 0
+  for (const name of Object.keys(doc.components.schemas)) { assert.ok(ajv.getSchema(`openapi.json#${pointer('', 'components', 'schemas', name)}`), name); schemas++ }
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      for (const [code, response] of Object.entries(op.responses)) {
+        for (const media of Object.keys(response.content ?? {})) { assert.ok(ajv.getSchema(`openapi.json#${pointer('', 'paths', path, method, 'responses', code, 'content', media, 'schema')}`)); schemas++ }
+      }
+    }
+  }
+  assert.ok(schemas > 60, `${schemas} schemas compiled`)
+  for (const name of ['ExecRequest', 'ExecResult', 'ErrorBody', 'RunCodeRequest', 'RunCodeResponse', 'Submission', 'RunResult', 'JsonRpcRequest']) {
+    assert.ok(doc.components.schemas[name] !== undefined, `${name} is a named schema`)
+  }
+})
+
+test('every route the gateway has is in the document, with a unique operationId, tags and the API-key security it needs', async () => {
+  // The gateway's routes as Fastify prints them (a tree of path segments); HEAD twins of GET routes are Fastify's own.
+  const app = fleet.gateway.app
+  const routes: string[] = []
+  const stack: string[] = []
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^([│ ]*)[├└]── (\S+) \(([A-Z, ]+)\)$/.exec(line)
+    if (m === null) continue
+    const depth = (m[1] ?? '').length / 4
+    stack.length = depth
+    stack.push(m[2] ?? '')
+    const url = stack.join('').replace(/:(\w+)/g, '{$1}')
+    for (const method of (m[3] ?? '').split(', ')) if (method !== 'HEAD') routes.push(`${method} ${url}`)
+  }
+  const documented = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m] !== undefined).map((m) => `${m.toUpperCase()} ${path}`))
+  assert.equal(routes.length, 26)
+  assert.deepEqual(documented.sort(), routes.sort())
+  const ops = Object.values(doc.paths).flatMap((item) => Object.values(item))
+  const ids = ops.map((op) => op.operationId)
+  assert.ok(ids.every((id) => typeof id === 'string' && /^[a-zA-Z]+$/.test(id)), JSON.stringify(ids))
+  assert.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+  assert.ok(ops.every((op) => (op.tags?.length ?? 0) > 0 && Object.keys(op.responses).length > 0))
+  const open = ['healthz', 'readyz', 'metrics', 'openapi', 'docs', 'docsJson']
+  for (const op of ops) assert.deepEqual(op.security, open.includes(op.operationId ?? '') ? [] : [{ bearer: [] }, { apiKey: [] }], op.operationId)
+  assert.deepEqual(Object.keys((doc as any).components.securitySchemes).sort(), ['apiKey', 'bearer'])
+  assert.deepEqual((doc as any).components.securitySchemes.apiKey, { ...(doc as any).components.securitySchemes.apiKey, type: 'apiKey', in: 'header', name: 'x-api-key' })
+})
+
+test('the captured SandboxFusion and code-judge samples fit the compat schemas: accepted requests pass, refused ones fail, answers fit', async () => {
+  const fixtures = new URL('../services/gateway/test/compat/fixtures/', import.meta.url)
+  const sf = JSON.parse(await readFile(new URL('sandboxfusion.json', fixtures), 'utf8')) as any[]
+  const cj = JSON.parse(await readFile(new URL('code-judge.json', fixtures), 'utf8')) as any[]
+  const samples = [
+    ...sf.map((s) => ({ ...s, method: 'POST', path: s.case.startsWith('jupyter') ? '/run_jupyter' : '/run_code' })),
+    ...cj.map((s) => ({ ...s, method: s.method ?? 'POST' }))
+  ]
+  assert.ok(samples.length >= 18)
+  for (const s of samples) {
+    const { path, op } = operationOf(s.method, s.path)
+    if (s.request !== undefined) {
+      const validate = ajv.getSchema(`openapi.json#${pointer('', 'paths', path, s.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema')}`)
+      assert.ok(validate !== undefined, op.operationId)
+      assert.equal(validate(s.request), s.http_status !== 422, `${op.operationId} ${s.case ?? ''}: ${ajv.errorsText(validate.errors)}`)
+    }
+    assertFits(s.method, s.path, s.http_status, 'application/json', s.response)
+  }
+})
+
+test('live answers of every operation, a success and an error each, fit the document', async () => {
+  // the native API
+  assert.equal((await call('POST', '/v1/execute', { code: 'print(6 * 7)' })).body.stdout, '42\n')
+  assert.equal((await call('POST', '/v1/execute', { code: 5 })).status, 400)
+  assert.equal((await call('POST', '/v1/execute/batch', { requests: [{ code: 'print(1)' }, { code: '1/0' }] })).body.results[1].status, 'error')
+  const streamed = await fetch(`${fleet.url}/v1/execute/batch`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify({ requests: [{ code: 'print(1)' }, { code: 'print(2)' }] }) })
+  const lines = (await streamed.text()).trim().split('\n').map((l) => JSON.parse(l))
+  assert.equal(lines.length, 2)
+  for (const line of lines) assertFits('POST', '/v1/execute/batch', streamed.status, streamed.headers.get('content-type') ?? '', line)
+  assert.equal((await call('POST', '/v1/execute/batch', { requests: [] })).status, 400)
+  const session = await call('POST', '/v1/sessions', {})
+  assert.equal(session.status, 201)
+  const id = session.body.session_id as string
+  assert.equal((await call('POST', `/v1/sessions/${id}/execute`, { code: 'x = 41\nx + 1' })).body.display[0]['text/plain'], '42')
+  assert.equal((await call('GET', `/v1/sessions/${id}`)).status, 200)
+  assert.equal((await call('POST', `/v1/sessions/${id}/execute`, { code: 1 })).status, 400)
+  assert.equal((await call('DELETE', `/v1/sessions/${id}`)).status, 204)
+  assert.equal((await call('GET', `/v1/sessions/${id}`)).status, 404)
+  assert.equal((await call('DELETE', `/v1/sessions/${id}`)).status, 404)
+  assert.equal((await call('POST', `/v1/sessions/${id}/execute`, { code: 'x' })).status, 404)
+  assert.equal((await call('POST', '/v1/sessions', { ttl_s: -1 })).status, 400)
+  assert.equal((await call('GET', '/v1/info')).body.backends[0], 'process')
+
+  // SandboxFusion
+  assert.equal((await call('POST', '/run_code', { code: 'print(input())', language: 'python', stdin: 'hi', run_timeout: 5 })).body.run_result.stdout, 'hi\n')
+  assert.equal((await call('POST', '/run_code', { code: 'x', language: 'cobol' })).status, 422)
+  assert.equal((await call('POST', '/run_code', { code: 'x', language: 'python', files: { '/etc/x': 'eA==' } })).status, 422)
+  assert.equal((await call('POST', '/run_jupyter', { cells: ['y = 1', '1/0', 'y + 1'], cell_timeout: 5 })).body.cells[1].error[0].ename, 'ZeroDivisionError')
+  assert.equal((await call('POST', '/run_jupyter', { cell_timeout: 5 })).status, 422)
+  assert.equal((await call('POST', '/run_code', '{"code":', { raw: true })).status, 422)
+
+  // code-judge
+  for (const mode of ['run', 'judge']) {
+    const sub = { type: 'python', solution: 'print(int(input()) * 2)', input: '21', expected_output: '42' }
+    assert.equal((await call('POST', `/${mode}`, sub)).body.success, true)
+    assert.equal((await call('POST', `/${mode}`, { type: 'python' })).status, 422)
+    for (const batch of ['batch', 'long-batch']) {
+      assert.equal((await call('POST', `/${mode}/${batch}`, { type: 'batch', submissions: [sub, { type: 'cpp', solution: 'int main(){}' }] })).body.results[1].reason, 'internal_error')
+      assert.equal((await call('POST', `/${mode}/${batch}`, { type: 'batch', submissions: [{ type: 'ruby', solution: '' }] })).status, 422)
+    }
+  }
+  assert.equal((await call('GET', '/status')).body.num_workers, 2)
+  assert.equal((await call('GET', '/ping')).body, 'pong')
+
+  // MCP
+  const listed = await call('POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' })
+  assert.ok(listed.body.result.tools.some((t: { name: string }) => t.name === 'run_python'))
+  const ran = await call('POST', '/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(7)' } } }, { accept: 'application/json, text/event-stream' })
+  assert.equal(ran.body.result.structuredContent.stdout, '7\n')
+  assert.equal((await call('POST', '/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, { accept: 'application/json, text/event-stream' })).status, 202)
+  assert.ok((await call('POST', '/mcp', { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { accept: 'text/html' })).status >= 400)
+  assert.equal((await call('GET', '/mcp')).status, 405)
+  assert.equal((await call('DELETE', '/mcp')).status, 405)
+
+  // operations and the description
+  assert.equal((await call('GET', '/healthz', undefined, { key: false })).body.status, 'ok')
+  assert.equal((await call('GET', '/readyz', undefined, { key: false })).body.status, 'ready')
+  assert.match((await call('GET', '/metrics', undefined, { key: false })).body, /^# HELP sandfleet_/m)
+  assert.equal((await call('GET', '/openapi.json', undefined, { key: false })).body.openapi, '3.1.0')
+  assert.match((await call('GET', '/docs', undefined, { key: false })).body, /<title>sandfleet API<\/title>/)
+  assert.equal((await call('GET', '/docs/json', undefined, { key: false })).status, 301)
+
+  // every operation that needs a key, without one: 401 in its documented error shape
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if ((op.security?.length ?? 0) === 0) continue
+      const url = path.replace('{id}', 'nope')
+      const res = await call(method.toUpperCase(), url, method === 'post' ? {} : undefined, { key: false })
+      assert.equal(res.status, 401, `${method} ${url}`)
+    }
+  }
+
+  // readiness when no runner is ready: 503, in the same shape
+  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { runners: [] } }), logger: false })
+  try {
+    const res = await app.inject({ url: '/readyz' })
+    assert.equal(res.statusCode, 503)
+    assertFits('GET', '/readyz', 503, res.headers['content-type'] as string, res.json())
+  } finally { await app.close() }
+
+  // (GET and DELETE /mcp never succeed: the server is stateless)
+  const succeeding = Object.values(doc.paths).flatMap((item) => Object.values(item)).filter((op) => Object.keys(op.responses).some((c) => c < '4'))
+  assert.equal(succeeding.length, 24)
+  assert.deepEqual(succeeding.map((op) => op.operationId ?? '').filter((id) => !checked.ok.has(id)), [], 'operations without a checked success')
+  const withErrors = Object.values(doc.paths).flatMap((item) => Object.values(item)).filter((op) => Object.keys(op.responses).some((c) => c >= '4'))
+  assert.deepEqual(withErrors.map((op) => op.operationId ?? '').filter((id) => !checked.error.has(id)), [], 'operations without a checked error')
+})
+
+test('/docs renders every operation in headless Chromium, with no network', async () => {
+  const page = await (await fetch(`${fleet.url}/docs`)).text()
+  assert.doesNotMatch(page, /<link|src=|https?:\/\/|url\(/, 'nothing to fetch but openapi.json beside it')
+  const dir = await mkdtemp(join(tmpdir(), 'sf-openapi-'))
+  try {
+    const dom = await new Promise<string>((resolve, reject) => {
+      const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        `--user-data-dir=${dir}`, '--virtual-time-budget=10000', '--dump-dom', `${fleet.url}/docs`]
+      const child = spawn('/usr/bin/chromium', args, { stdio: ['ignore', 'pipe', 'ignore'] })
+      let text = ''
+      child.stdout.setEncoding('utf8').on('data', (s: string) => { text += s })
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+      child.once('error', reject)
+      child.once('close', (code) => { clearTimeout(timer); code === 0 ? resolve(text) : reject(new Error(`chromium exited ${String(code)}`)) })
+    })
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId ?? ''))
+    assert.match(dom, new RegExp(`data-rendered="${ids.length}"`), 'every operation rendered')
+    for (const id of ids) assert.match(dom, new RegExp(`<code class="operation-id">${id}</code>`), id)
+    assert.match(dom, /<h3 id="schema-RunCodeResponse">/, 'named schemas listed')
+  } finally { await rm(dir, { recursive: true, force: true }) }
+})
