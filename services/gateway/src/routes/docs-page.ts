@@ -2,7 +2,8 @@
  * The page of `GET /docs`: one self-contained HTML file (no scripts, styles or fonts from
  * anywhere) that loads `openapi.json` beside it and renders every operation by tag (method,
  * path, summary, security, parameters, request and response schemas, named schemas linked), with
- * a form to send each one from the browser (an API key field included).
+ * a form to send each one from the browser (an API key field included). `/docs#operationId`
+ * opens that operation.
  */
 
 /** The page's HTML. */
@@ -66,10 +67,11 @@ function schemaView (s, depth) {
   var line = el('div', {}, [s.$ref ? el('a', { href: '#schema-' + refName(s.$ref), class: 'type', text: refName(s.$ref) }) : el('span', { class: 'type', text: typeText(s) })])
   if (s.description) line.append(' ', el('span', { class: 'desc', text: '— ' + s.description }))
   box.append(line)
-  if (s.$ref || depth > 6) return box
+  // a named schema is linked; at the top of a request or response it is also shown
+  if ((s.$ref && depth > 1) || depth > 6) return box
   var inner = s.type === 'array' ? s.items : s
   if (inner && inner.anyOf) inner = inner.anyOf.filter(function (x) { return x.properties || x.$ref })[0] || inner
-  if (inner && inner.$ref && inner !== s) return box
+  if (inner && inner.$ref) { if (depth > 1) return box; inner = resolve(inner) }
   var props = (inner && inner.properties) || {}
   var req = (inner && inner.required) || []
   Object.keys(props).forEach(function (name) {
@@ -194,6 +196,8 @@ function render () {
     schemas.append(el('h3', { id: 'schema-' + name, text: name }), schemaView(Object.assign({}, doc.components.schemas[name], { title: undefined }), 0))
   })
   document.body.setAttribute('data-rendered', String(ops.querySelectorAll('details.op').length))
+  var linked = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)))
+  if (linked && linked.tagName === 'DETAILS') { linked.open = true; linked.scrollIntoView() }
 }
 fetch('openapi.json').then(function (r) { return r.json() }).then(function (d) { doc = d; render() })
   .catch(function (err) { document.getElementById('about').textContent = 'Could not load openapi.json: ' + err })
