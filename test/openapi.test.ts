@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
@@ -220,13 +220,30 @@ test('live answers of every operation, a success and an error each, fit the docu
     }
   }
 
-  // readiness when no runner is ready: 503, in the same shape
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { runners: [] } }), logger: false })
+  // readiness when no runner is ready: 503; a key past its quota: 429 (each API in its own shape)
+  const dir = await mkdtemp(join(tmpdir(), 'sf-openapi-keys-'))
+  await writeFile(join(dir, 'keys'), 'openapi-slow-key slow ratePerSecond=0.001\n')
+  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {}, values: { runners: [], apiKeysFile: join(dir, 'keys') } }), logger: false })
   try {
     const res = await app.inject({ url: '/readyz' })
     assert.equal(res.statusCode, 503)
     assertFits('GET', '/readyz', 503, res.headers['content-type'] as string, res.json())
-  } finally { await app.close() }
+    const headers = { authorization: 'Bearer openapi-slow-key', accept: 'application/json, text/event-stream' }
+    // the bucket holds one call: a body the route refuses takes it
+    assert.equal((await app.inject({ method: 'POST', url: '/run_code', headers, payload: {} })).statusCode, 422)
+    const calls: Array<[string, object]> = [
+      ['/v1/execute', { code: 'print(1)' }], ['/run_code', { code: 'print(1)', language: 'python' }], ['/run', { type: 'python', solution: 'print(1)' }],
+      ['/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(1)' } } }]
+    ]
+    for (const [url, payload] of calls) {
+      const refused = await app.inject({ method: 'POST', url, headers, payload })
+      assert.equal(refused.statusCode, 429, url)
+      assertFits('POST', url, 429, refused.headers['content-type'] as string, refused.json())
+    }
+  } finally {
+    await app.close()
+    await rm(dir, { recursive: true, force: true })
+  }
 
   // (GET and DELETE /mcp never succeed: the server is stateless)
   const succeeding = Object.values(doc.paths).flatMap((item) => Object.values(item)).filter((op) => Object.keys(op.responses).some((c) => c < '4'))

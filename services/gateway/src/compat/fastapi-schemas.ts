@@ -43,7 +43,7 @@ export type FastapiValidationError = Static<typeof FastapiValidationErrorSchema>
 /** The responses of a compat route besides its 2xx ones: 422 for a body its model refuses, `{detail}` for others. */
 export const FASTAPI_ERRORS = Object.freeze({
   422: { description: 'The body does not fit the request model (or is not JSON): pydantic\'s error items', ...FastapiValidationErrorSchema },
-  '4xx': { description: 'Refused before the route ran (401 without a valid API key, 413 body too large, 415 not JSON)', ...FastapiHttpErrorSchema },
+  '4xx': { description: 'Refused before the route ran (401 without a valid API key, 429 past the API key\'s quota, with Retry-After; 413 body too large; 415 not JSON)', ...FastapiHttpErrorSchema },
   '5xx': { description: 'The gateway failed', ...FastapiHttpErrorSchema }
 })
 

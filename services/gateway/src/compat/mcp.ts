@@ -49,7 +49,7 @@ const notAllowedSchema = {
   tags,
   response: {
     405: { description: 'Not allowed: this MCP server is stateless (POST only)', ...JsonRpcResponseSchema },
-    '4xx': { description: 'No valid API key', ...ErrorBody }
+    '4xx': { description: 'Refused by the gateway before the route (no valid API key, …)', ...ErrorBody }
   }
 }
 
@@ -67,7 +67,11 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
         200: { description: 'The JSON-RPC answer', content: jsonOrSse },
         202: { description: 'A notification was accepted (no body)', type: 'null' },
         401: { description: 'No valid API key', ...ErrorBody },
-        '4xx': { description: 'A message the transport refuses (not JSON-RPC, a wrong Accept header): a JSON-RPC error', ...JsonRpcResponseSchema },
+        429: { description: 'The API key\'s quota or the gateway\'s admission refused the call (Retry-After says when to retry)', ...ErrorBody },
+        '4xx': {
+          description: 'A message the transport refuses (not JSON-RPC, a wrong Accept header: a JSON-RPC error) or the gateway refuses before it (not JSON, too large: an ErrorBody)',
+          anyOf: [JsonRpcResponseSchema, ErrorBody]
+        },
         '5xx': { description: 'The server failed: a JSON-RPC error', ...JsonRpcResponseSchema }
       }
     }
