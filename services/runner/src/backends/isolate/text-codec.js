@@ -67,13 +67,18 @@
         if (c < 0x80) { cp = c; need = 0 } else if (c >= 0xc2 && c < 0xe0) { need = 1; cp = c & 31 } else if (c >= 0xe0 && c < 0xf0) { need = 2; cp = c & 15 } else if (c >= 0xf0 && c < 0xf5) { need = 3; cp = c & 7 } else { need = -1 }
         i++
         if (need < 0) { if (this.fatal) throw new TypeError('invalid utf-8'); cp = 0xfffd } else {
+          // The Encoding Standard's ranges for the second byte: no overlong form, surrogate or code point past
+          // U+10FFFF is ever begun, so a bad sequence is one U+FFFD per maximal valid prefix (as Python's
+          // errors='replace' and Node's decoder give) and the byte that broke it starts over.
+          let lower = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80
+          let upper = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf
           let ok = true
           for (let k = 0; k < need; k++) {
             const d = b[i]
-            if (i >= n || (d & 0xc0) !== 0x80) { ok = false; break }
+            if (i >= n || d < lower || d > upper) { ok = false; break }
+            lower = 0x80; upper = 0xbf
             cp = (cp << 6) | (d & 63); i++
           }
-          if (ok && ((need === 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need === 3 && (cp < 0x10000 || cp > 0x10ffff)))) ok = false
           if (!ok) { if (this.fatal) throw new TypeError('invalid utf-8'); cp = 0xfffd }
         }
         if (cp >= 0x10000) { cp -= 0x10000; chunk.push(0xd800 + (cp >> 10), 0xdc00 + (cp & 1023)) } else chunk.push(cp)
