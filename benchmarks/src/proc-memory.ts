@@ -57,6 +57,14 @@ export function memoryOf (pids: Iterable<number>): ProcMemory {
   return m
 }
 
+/** A size line of /proc/PID/status (`VmRSS`, the resident set; `VmHWM`, its peak), MiB; undefined when the process is gone. */
+export function statusMiB (pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? undefined : Number(m[1]) / 1024
+  } catch { return undefined }
+}
+
 /** The parent of `pid` (from /proc/PID/stat), or undefined when it is gone. */
 export function parentOf (pid: number): number | undefined {
   try {

@@ -5,7 +5,8 @@
  * checks every answer, and writes the report as JSON, Markdown and HTML. The exit code is 1 when a
  * threshold failed.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
+import { statusMiB } from '../proc-memory.ts'
 import type { Environment } from '../environment.ts'
 import { existingServer, startServe, startSplitFleet, type Server } from '../fleet.ts'
 import type { BenchOptions } from '../options.ts'
@@ -31,14 +32,6 @@ export const MODES = {
 
 /** A mode's name. */
 export type Mode = keyof typeof MODES
-
-/** The kernel's peak RSS of a process (VmHWM), MiB; undefined when it is gone. */
-export function peakRssMiB (pid: number): number | undefined {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return m === null ? undefined : Number(m[1]) / 1024
-  } catch { return undefined }
-}
 
 async function startFleet (options: BenchOptions, log: (line: string) => void): Promise<Server> {
   const { run } = options
@@ -90,7 +83,7 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
     progress?.end()
     const health = await watch?.finish(run.calls)
     const memory: ProcessPeak[] = (server.processes ?? []).flatMap((p) => {
-      const peak = peakRssMiB(p.pid)
+      const peak = statusMiB(p.pid, 'VmHWM')
       return peak === undefined ? [] : [{ name: p.name, pid: p.pid, peakRssMiB: peak }]
     })
     const report = buildReport(environment, {

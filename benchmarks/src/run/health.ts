@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { descendants } from '../proc-memory.ts'
+import { descendants, statusMiB } from '../proc-memory.ts'
 
 /** One sample of the fleet's processes. */
 export interface HealthSample {
@@ -57,14 +57,8 @@ export interface SoakHealth {
   samples: HealthSample[]
 }
 
+// The runner's RUNNER_LABEL (backends/docker/docker-engine.ts): not imported, which would load the whole runner for a string.
 const RUNNER_LABEL = 'org.sandfleet.runner'
-
-function rssMiB (pid: number): number {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return m === null ? NaN : Number(m[1]) / 1024
-  } catch { return NaN }
-}
 
 function fdCount (pid: number): number {
   try { return readdirSync(`/proc/${pid}/fd`).length } catch { return NaN }
@@ -139,8 +133,8 @@ export function watchHealth (runnerPid: number, gatewayPid: number, done: () => 
     samples.push({
       tS: (performance.now() - start) / 1000,
       done: done(),
-      runnerRssMiB: rssMiB(runnerPid),
-      gatewayRssMiB: rssMiB(gatewayPid),
+      runnerRssMiB: statusMiB(runnerPid, 'VmRSS') ?? NaN,
+      gatewayRssMiB: statusMiB(gatewayPid, 'VmRSS') ?? NaN,
       runnerFds: fdCount(runnerPid),
       gatewayFds: fdCount(gatewayPid),
       processes: tree.size - zombies.length,
