@@ -64,16 +64,14 @@ const externalPackages = {
 }
 
 /**
- * Bundles `cli/src/main.ts` into `dir` (made aside, then renamed into place), with the pyodide
- * host process's entry beside it (`pyodide-host.js`).
+ * esbuild's options for the CLI's entry points bundled into `outdir`: ESM for Node 20, split,
+ * source maps; the workspace's own packages bundled, every other package left an import.
+ * `urls` is the plugin that gives each module its `import.meta.url`.
  */
-export async function buildCliBundle (dir, root = ROOT) {
-  const { build } = await import('esbuild')
-  const tmp = `${dir}.tmp-${process.pid}`
-  rmSync(tmp, { recursive: true, force: true })
-  await build({
+export function cliBuildOptions (root, outdir, urls) {
+  return {
     entryPoints: Object.fromEntries(Object.entries(CLI_ENTRY_POINTS).map(([name, source]) => [name, join(root, source)])),
-    outdir: tmp,
+    outdir,
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -81,8 +79,19 @@ export async function buildCliBundle (dir, root = ROOT) {
     target: 'node20',
     sourcemap: 'linked',
     logLevel: 'silent',
-    plugins: [sourceUrls, externalPackages]
-  })
+    plugins: [urls, externalPackages]
+  }
+}
+
+/**
+ * Bundles `cli/src/main.ts` into `dir` (made aside, then renamed into place), with the pyodide
+ * host process's entry beside it (`pyodide-host.js`).
+ */
+export async function buildCliBundle (dir, root = ROOT) {
+  const { build } = await import('esbuild')
+  const tmp = `${dir}.tmp-${process.pid}`
+  rmSync(tmp, { recursive: true, force: true })
+  await build(cliBuildOptions(root, tmp, sourceUrls))
   writeFileSync(join(tmp, 'package.json'), '{"type":"module"}\n')
   try {
     renameSync(tmp, dir)

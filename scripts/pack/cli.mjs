@@ -10,7 +10,7 @@
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { join, relative, sep } from 'node:path'
-import { CLI_ENTRY_POINTS } from '../../bin/cli-bundle.mjs'
+import { cliBuildOptions } from '../../bin/cli-bundle.mjs'
 
 /** The sandbox's Python (executor.py, session_host.py): the process backend runs it from here. */
 const PYTHON_DIR = 'sandbox-images/python'
@@ -30,12 +30,6 @@ function mirroredUrls (root) {
       }))
     }
   }
-}
-
-/** Every bare import but the workspace's own (`@sandfleet/…`) stays an import of an installed package. */
-const externalPackages = {
-  name: 'external-packages',
-  setup (build) { build.onResolve({ filter: /^[^./]/ }, (a) => a.path.startsWith('@sandfleet/') ? undefined : { external: true }) }
 }
 
 /** The package a bare specifier names (`@scope/name/sub` → `@scope/name`). */
@@ -63,20 +57,7 @@ export async function stageCli (root, work, common, commit) {
   const stage = join(work, 'cli')
   const dist = join(stage, 'dist')
   rmSync(stage, { recursive: true, force: true })
-  const result = await build({
-    absWorkingDir: root,
-    entryPoints: Object.fromEntries(Object.entries(CLI_ENTRY_POINTS).map(([name, source]) => [name, join(root, source)])),
-    outdir: dist,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    metafile: true,
-    logLevel: 'silent',
-    plugins: [mirroredUrls(root), externalPackages]
-  })
+  const result = await build({ ...cliBuildOptions(root, dist, mirroredUrls(root)), absWorkingDir: root, metafile: true })
   // The workspaces bundled, read from the inputs' paths (cli/src/…, services/runner/src/…).
   const workspaces = new Set()
   for (const input of Object.keys(result.metafile.inputs)) {
