@@ -175,7 +175,6 @@ def warm(tier):
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
     fresh_main()
-    signal.signal(signal.SIGTERM, flush_and_die)
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
     # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
@@ -206,7 +205,7 @@ def fresh_main():
 
 def flush_and_die(signum, frame):
     """SIGTERM (the controller's, at the job's deadline): writes out what Python's streams hold, then dies of the
-    signal, so a job that timed out keeps what it printed. Inherited by every job process from its zygote."""
+    signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come."""
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try: s.flush()
         except BaseException: pass
@@ -343,6 +342,9 @@ def child():
         chunks.append(data)
     if not chunks: _exit(0)  # the controller is gone
     os.close(4)
+    # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
+    # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
+    signal.signal(signal.SIGTERM, flush_and_die)
     try: status = run_job(*marshal.loads(b''.join(chunks)))
     except BaseException as e:
         try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
