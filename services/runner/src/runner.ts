@@ -1,21 +1,29 @@
 /**
  * The runner: one pool of pre-warmed sandboxes per language it serves, behind one API that the
- * HTTP app (`app.ts`) and the gateway's in-process adapter both use.
+ * HTTP app (`app.ts`) and the gateway's in-process adapter both use. This class holds the
+ * lifecycle and takes the calls; its parts are in `runner/`: which backend serves each language
+ * (`backend-plan.ts`), putting it together and taking it apart (`assembly.ts`), the runner's own
+ * limits on a request (`request-check.ts`), its load and info reports (`reports.ts`).
  *
  * {@link Runner.execute} never rejects: every fault becomes a status (`invalid_request` for a
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { LANGUAGES, failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import { failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import type { RunnerConfig } from './config.ts'
-import type { Driver, DriverOptions, IsolationReport } from './backends/contract.ts'
-import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS } from './backends/registry.ts'
+import type { Driver, IsolationReport } from './backends/contract.ts'
 import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'
 import { silentLogger, type Logger } from './logger.ts'
 import { RunnerMetrics } from './metrics.ts'
-import { Pool, type PoolStats } from './pool/pool.ts'
-import { SessionHost, type SessionHostCommand } from './sessions/session-host.ts'
+import type { PoolStats } from './pool/pool.ts'
+import type { SessionHost } from './sessions/session-host.ts'
+import { assemble, release } from './runner/assembly.ts'
+import { checkRequest, type RequestProblem } from './runner/request-check.ts'
+import { infoReport, isolationsOf, loadReport } from './runner/reports.ts'
+import { noParts, type RunnerParts } from './runner/runner-parts.ts'
+
+export type { RequestProblem } from './runner/request-check.ts'
 
 /** Options of a {@link Runner}. */
 export interface RunnerOptions {
@@ -33,14 +41,6 @@ export interface RunnerOptions {
 /** Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
 export type ExecuteOptions = RunnerCallOptions
 
-/** A request the runner refuses before queueing: what the HTTP app turns into a 400. */
-export interface RequestProblem {
-  code: RunnerErrorCode
-  message: string
-  /** The field at fault (`timeout_ms`, `code`, `language`). */
-  field: string
-}
-
 /** The runner; see the module comment. */
 export class Runner {
   /** The runner's id, unique in the fleet; in every result. */
@@ -52,13 +52,12 @@ export class Runner {
   readonly #log: Logger
   readonly #metrics: RunnerMetrics
   readonly #givenDriver: Driver | undefined
-  readonly #pools = new Map<Language, Pool>()
-  readonly #drivers: Driver[] = []
+  readonly #parts: RunnerParts = noParts()
+  /** The pools by language (the parts' own map). */
+  readonly #pools = this.#parts.pools
   #state: RunnerState = 'starting'
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
-  #backendReason = ''
-  #sessions: SessionHost | undefined
 
   constructor (config: RunnerConfig, options: RunnerOptions = {}) {
     this.config = config
@@ -76,7 +75,7 @@ export class Runner {
 
   /** Which backend the Python pool uses and why (after {@link start}), to print at start-up. */
   get backendReason (): string {
-    return this.#backendReason
+    return this.#parts.backendReason
   }
 
   /**
@@ -84,7 +83,7 @@ export class Runner {
    * backend; undefined when `maxSessions` is 0 or the backend cannot hold sessions.
    */
   get sessions (): SessionHost | undefined {
-    return this.#sessions
+    return this.#parts.sessions
   }
 
   /** Languages served (after {@link start}). */
@@ -104,106 +103,14 @@ export class Runner {
 
   async #start (): Promise<void> {
     try {
-      const options: DriverOptions = { config: this.config, logger: this.#log }
-      const wanted = this.config.languages.length > 0 ? new Set<Language>(this.config.languages) : undefined
-      let primary: Driver | undefined
-      if (this.#givenDriver !== undefined) {
-        primary = this.#givenDriver
-        this.#drivers.push(primary)
-        await primary.check()
-        this.#backendReason = `backend ${primary.name} (given by the embedder): ${primary.describe().boundary}`
-      } else if (wanted === undefined || wanted.has('python')) {
-        const choice = await choosePythonDriver(this.config.backend, options)
-        primary = choice.driver
-        this.#drivers.push(primary)
-        this.#backendReason = choice.reason
-      } else {
-        this.#backendReason = 'no Python pool (languages configured without python)'
-      }
-      this.#log.info({ runner: this.id, backend: primary?.name }, this.#backendReason)
-      for (const language of primary?.languages ?? []) {
-        if (wanted === undefined || wanted.has(language)) this.#addPool(language, primary as Driver)
-      }
-      for (const language of LANGUAGES) {
-        if (this.#pools.has(language) || (wanted !== undefined && !wanted.has(language))) continue
-        const name = LANGUAGE_DRIVERS[language]
-        if (name === undefined || !hasDriver(name)) {
-          if (wanted !== undefined) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', `language ${language} was asked for, but no driver for it is available in this runner`)
-          continue
-        }
-        const driver = await createDriver(name, options)
-        this.#drivers.push(driver)
-        try {
-          await driver.check()
-        } catch (err) {
-          if (wanted !== undefined) throw err
-          this.#log.warn({ runner: this.id, language, err: messageOf(err) }, `not serving ${language}: its driver is unavailable`)
-          continue
-        }
-        this.#addPool(language, driver)
-      }
-      if (this.#pools.size === 0) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', 'no language to serve: the configured languages match no driver')
-      const sessionHost = this.config.maxSessions > 0 ? await this.#sessionHostCommand(options) : undefined
-      if (sessionHost !== undefined) {
-        this.#sessions = new SessionHost({
-          runnerId: this.id,
-          maxSessions: this.config.maxSessions,
-          maxSessionsPerKey: this.config.maxSessionsPerKey,
-          maxOutputBytes: this.config.maxOutputBytes,
-          command: sessionHost
-        })
-      }
-      this.#metrics.attach([...this.#pools.values()])
-      await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.start() }))
+      await assemble(this.#parts, { runnerId: this.id, config: this.config, logger: this.#log, metrics: this.#metrics, given: this.#givenDriver })
       if (this.#state === 'starting') this.#state = 'ready'
       this.#log.info({ runner: this.id, languages: this.languages, poolSize: this.config.poolSize }, 'runner ready')
     } catch (err) {
-      await this.#release()
+      await release(this.#parts, { runnerId: this.id, logger: this.#log })
       this.#state = 'closed'
       throw err
     }
-  }
-
-  /**
-   * How this runner starts its session host: in a sandbox of the Python backend, or, when that
-   * backend holds no sessions (docker, pyodide), under bubblewrap if the host has it. Undefined:
-   * no sandbox can hold sessions here, and the session API answers SF_ERR_SESSION_DISABLED.
-   */
-  async #sessionHostCommand (options: DriverOptions): Promise<SessionHostCommand | undefined> {
-    const python = this.#pools.get('python')?.driver
-    if (python?.sessionHost !== undefined) return python.sessionHost.bind(python)
-    if (python === undefined || python.name === 'unsafe' || !hasDriver('process')) return undefined
-    const fallback = await createDriver('process', options)
-    try {
-      await fallback.check()
-    } catch (err) {
-      this.#log.info({ runner: this.id, backend: python.name, err: messageOf(err) }, `sessions disabled: the ${python.name} backend holds none and bubblewrap is not available`)
-      await fallback.close()
-      return undefined
-    }
-    this.#drivers.push(fallback)
-    this.#log.info({ runner: this.id, backend: python.name }, `sessions run under bubblewrap (the ${python.name} backend holds none)`)
-    return fallback.sessionHost?.bind(fallback)
-  }
-
-  #addPool (language: Language, driver: Driver): void {
-    const pool: Pool = new Pool({
-      driver,
-      language,
-      runnerId: this.id,
-      size: Math.min(this.config.poolSize, driver.maxPoolSize ?? Infinity),
-      maxJobsPerSandbox: this.config.maxJobsPerSandbox,
-      maxQueuedJobs: this.config.maxQueuedJobs,
-      queueTimeoutMs: this.config.queueTimeoutMs,
-      replaceBackoffMs: this.config.replaceBackoffMs,
-      replaceBackoffMaxMs: this.config.replaceBackoffMaxMs,
-      logger: this.#log,
-      events: {
-        replaced: (reason, ms) => { this.#metrics.replaced(pool, reason, ms) },
-        startFailed: () => { this.#metrics.startFailed(pool) }
-      }
-    })
-    this.#pools.set(language, pool)
   }
 
   /**
@@ -212,22 +119,7 @@ export class Runner {
    * caller's (the HTTP app validates with the protocol's schema).
    */
   check (request: ExecRequest): RequestProblem | undefined {
-    const c = this.config
-    if (typeof request.code !== 'string') return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: 'code', message: 'code must be a string' }
-    if (request.code.length > c.maxCodeBytes && Buffer.byteLength(request.code) > c.maxCodeBytes) {
-      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'code', message: `code is ${Buffer.byteLength(request.code)} bytes; this runner accepts at most ${c.maxCodeBytes}` }
-    }
-    if (request.timeout_ms !== undefined && request.timeout_ms > c.maxTimeoutMs) {
-      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'timeout_ms', message: `timeout_ms ${request.timeout_ms} is over this runner's limit of ${c.maxTimeoutMs}` }
-    }
-    if (request.memory_mb !== undefined && request.memory_mb > c.maxMemoryMb) {
-      return { code: 'SF_ERR_RUNNER_LIMIT', field: 'memory_mb', message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}` }
-    }
-    const language = request.language ?? 'python'
-    if (this.#pools.size > 0 && !this.#pools.has(language)) {
-      return { code: 'SF_ERR_RUNNER_LANGUAGE', field: 'language', message: `this runner does not serve ${language} (it serves ${this.languages.join(', ')})` }
-    }
-    return undefined
+    return checkRequest(request, this.config, this.#pools)
   }
 
   /**
@@ -293,31 +185,7 @@ export class Runner {
 
   /** The load report gateways route by (`GET /v1/runner/load`). */
   load (): RunnerLoad {
-    const load: RunnerLoad = {
-      runner: this.id,
-      state: this.#state,
-      backend: this.#pools.get('python')?.driver.name ?? this.#drivers[0]?.name ?? this.config.backend,
-      languages: this.languages,
-      capacity: 0,
-      in_flight: 0,
-      queued: 0,
-      queue_limit: 0,
-      warm: 0,
-      busy: 0,
-      sessions: this.#sessions?.size ?? 0,
-      pools: {}
-    }
-    for (const [language, pool] of this.#pools) {
-      const s = pool.stats()
-      if (load.pools !== undefined) load.pools[language] = { capacity: s.size, queued: s.queued }
-      load.capacity += s.size
-      load.in_flight += s.busy
-      load.busy += s.busy
-      load.queued += s.queued
-      load.queue_limit += s.queueLimit
-      load.warm += s.warm
-    }
-    return load
+    return loadReport(this, this.#parts)
   }
 
   /**
@@ -325,19 +193,7 @@ export class Runner {
    * pool, and the Python pool's environment manifest (read by the driver at start-up).
    */
   info (): RunnerInfo {
-    const python = this.#pools.get('python')?.driver
-    const isolation: RunnerInfo['isolation'] = {}
-    for (const [language, report] of Object.entries(this.isolations())) if (report !== undefined) isolation[language] = report
-    return {
-      runner: this.id,
-      state: this.#state,
-      backend: python?.name ?? this.#drivers[0]?.name ?? this.config.backend,
-      backend_reason: this.#backendReason,
-      languages: this.languages,
-      pool_size: this.config.poolSize,
-      isolation,
-      manifest: python?.manifest?.() ?? null
-    }
+    return infoReport(this, this.#parts)
   }
 
   /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */
@@ -347,16 +203,14 @@ export class Runner {
 
   /** What the Python pool's backend protects against (the first pool's when there is no Python). Throws before {@link start}. */
   isolation (): IsolationReport {
-    const driver = this.#pools.get('python')?.driver ?? this.#drivers[0] ?? this.#givenDriver
+    const driver = this.#pools.get('python')?.driver ?? this.#parts.drivers[0] ?? this.#givenDriver
     if (driver === undefined) throw new RunnerError('SF_ERR_RUNNER_NOT_STARTED', 'isolation() is known once start() chose a backend')
     return driver.describe()
   }
 
   /** The isolation report of every pool, by language. */
   isolations (): Partial<Record<Language, IsolationReport>> {
-    const out: Partial<Record<Language, IsolationReport>> = {}
-    for (const [language, pool] of this.#pools) out[language] = pool.driver.describe()
-    return out
+    return isolationsOf(this.#parts)
   }
 
   /**
@@ -372,16 +226,8 @@ export class Runner {
     if (this.#state !== 'closed') this.#state = 'draining'
     if (this.#starting !== undefined) await this.#starting.catch(() => {})
     this.#state = 'draining'
-    await this.#release(this.config.drainTimeoutMs)
+    await release(this.#parts, { runnerId: this.id, logger: this.#log }, this.config.drainTimeoutMs)
     this.#state = 'closed'
-  }
-
-  async #release (drainTimeoutMs = 0): Promise<void> {
-    await this.#sessions?.shutdown()
-    await Promise.all([...this.#pools.values()].map(async (pool) => { await pool.close(drainTimeoutMs) }))
-    await Promise.all(this.#drivers.map(async (driver) => {
-      try { await driver.close() } catch (err) { this.#log.warn({ runner: this.id, driver: driver.name, err: messageOf(err) }, 'driver close failed') }
-    }))
   }
 
   #failed (request: ExecRequest, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {

@@ -1,0 +1,51 @@
+/**
+ * The {@link ExecResult} a pool answers with, built in one place: from a sandbox's outcome, or for
+ * a job the pool answered itself (refused, cancelled, expired, drained, its sandbox failed). Each
+ * carries the runner's id and the caller's request id when it gave one.
+ */
+import { failedResult, type ExecResult } from '@sandfleet/protocol'
+import type { RunOutcome } from '../backends/contract.ts'
+import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
+
+/** A result the pool gives without the user's code having run; `message` defaults to the code's. */
+export function poolFailure (runnerId: string, requestId: string | undefined, status: ExecResult['status'], code: RunnerErrorCode | string, queueMs: number, message?: string): ExecResult {
+  const spec = (RUNNER_ERRORS as Record<string, { message: string }>)[code]
+  const result = failedResult(status, code, message ?? spec?.message ?? code, { queue_ms: queueMs, runner: runnerId })
+  if (requestId !== undefined) result.request_id = requestId
+  return result
+}
+
+/**
+ * The result of a job a sandbox took: what its code did, or `queue_timeout` when the sandbox kept
+ * it waiting (a tier warming) past its deadline. `queueMs` is the wait in the pool; the wait in
+ * the sandbox is added to it.
+ */
+export function outcomeResult (runnerId: string, requestId: string | undefined, sandboxId: string, queueMs: number, outcome: RunOutcome): ExecResult {
+  if (outcome.status === 'queue_timeout') {
+    const result = poolFailure(runnerId, requestId, 'queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', queueMs + (outcome.waited_ms ?? 0), outcome.error?.message)
+    result.sandbox = sandboxId
+    return result
+  }
+  const result: ExecResult = {
+    status: outcome.status,
+    stdout: outcome.stdout,
+    stderr: outcome.stderr,
+    exit_code: outcome.exit_code,
+    duration_ms: outcome.duration_ms,
+    queue_ms: queueMs + (outcome.waited_ms ?? 0),
+    truncated: outcome.truncated,
+    error: outcome.error,
+    files: outcome.files,
+    runner: runnerId,
+    sandbox: sandboxId
+  }
+  if (requestId !== undefined) result.request_id = requestId
+  return result
+}
+
+/** The result of a job whose sandbox's execute rejected (`err`): `infra_error`, the fleet's fault. */
+export function sandboxFailure (runnerId: string, requestId: string | undefined, sandboxId: string, queueMs: number, code: string, err: string): ExecResult {
+  const result = poolFailure(runnerId, requestId, 'infra_error', code, queueMs, `${RUNNER_ERRORS.SF_ERR_RUNNER_SANDBOX_FAILED.message}: ${err}`)
+  result.sandbox = sandboxId
+  return result
+}
