@@ -115,23 +115,23 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
   app.post<{ Body: ExecRequest }>(RUNNER_PATHS.execute, {
     schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
   }, async (request, reply) => {
-    const problem = runner.check(request.body)
-    if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, problem.message, problem.field))
+    const call = runner.prepare(request.body)
+    if (call.problem !== undefined) return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
     const queueTimeoutMs = queueTimeoutOf(request.headers)
     if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
     const aborter = new AbortController()
     let done = false
     reply.raw.once('close', () => { if (!done) aborter.abort() })
-    try { return await runner.execute(request.body, { signal: aborter.signal, queueTimeoutMs }) } finally { done = true }
+    try { return await runner.run(call, { signal: aborter.signal, queueTimeoutMs }) } finally { done = true }
   })
 
   app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
     schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
   }, async (request, reply) => {
-    const { requests } = request.body
-    for (let i = 0; i < requests.length; i++) {
-      const problem = runner.check(requests[i])
+    const calls = request.body.requests.map((r) => runner.prepare(r))
+    for (let i = 0; i < calls.length; i++) {
+      const problem = calls[i].problem
       if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, `requests/${i}/${problem.field}: ${problem.message}`, `requests/${i}/${problem.field}`))
     }
     const queueTimeoutMs = queueTimeoutOf(request.headers)
@@ -144,11 +144,11 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const options = { signal: aborter.signal, queueTimeoutMs }
     const accept = request.headers.accept ?? ''
     if (!accept.includes(NDJSON)) {
-      try { return { results: await runner.executeBatch(requests, undefined, options) } } finally { done = true }
+      try { return { results: await runner.runBatch(calls, undefined, options) } } finally { done = true }
     }
     // Streaming: one line per result as it finishes.
     const stream = new PassThrough()
-    void runner.executeBatch(requests, (index, result) => {
+    void runner.runBatch(calls, (index, result) => {
       stream.write(`${JSON.stringify({ index, result })}\n`)
     }, options).then(() => { done = true; stream.end() })
     return await reply.header('content-type', NDJSON).send(stream)

@@ -15,7 +15,7 @@
  * await app.close(); await runner.close()     // drain, then close every sandbox
  * ```
  */
-export { Runner, type RunnerOptions, type ExecuteOptions, type RequestProblem } from './runner.ts'
+export { Runner, type RunnerOptions, type ExecuteOptions, type PreparedCall, type RequestProblem } from './runner.ts'
 export { buildRunnerApp, type RunnerAppOptions } from './app.ts'
 export {
   BACKENDS, RUNNER_COMMAND, RUNNER_ENV, RUNNER_FLAGS, RunnerConfigSchema, parseRunnerConfig, readRunnerConfig, runnerConfig, runnerConfigDefaults,

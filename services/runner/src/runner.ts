@@ -2,28 +2,32 @@
  * The runner: one pool of pre-warmed sandboxes per language it serves, behind one API that the
  * HTTP app (`app.ts`) and the gateway's in-process adapter both use. This class holds the
  * lifecycle and takes the calls; its parts are in `runner/`: which backend serves each language
- * (`backend-plan.ts`), putting it together and taking it apart (`assembly.ts`), the runner's own
- * limits on a request (`request-check.ts`), its load and info reports (`reports.ts`).
+ * (`backend-plan.ts`), putting it together and taking it apart (`assembly.ts`), a call checked
+ * and resolved once (`prepared-call.ts`, with the runner's own limits in `request-check.ts`), its
+ * load and info reports (`reports.ts`).
  *
  * {@link Runner.execute} never rejects: every fault becomes a status (`invalid_request` for a
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { failedResult, resolveExecRequest, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import { failedResult, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import type { RunnerConfig } from './config.ts'
-import type { Driver, IsolationReport } from './backends/contract.ts'
+import type { Driver, IsolationReport, Job } from './backends/contract.ts'
 import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'
 import { silentLogger, type Logger } from './logger.ts'
 import { RunnerMetrics } from './metrics.ts'
 import type { PoolStats } from './pool/pool.ts'
+import { startDeadline } from './pool/start-deadline.ts'
 import type { SessionHost } from './sessions/session-host.ts'
 import { assemble, release } from './runner/assembly.ts'
-import { checkRequest, type RequestProblem } from './runner/request-check.ts'
+import { prepareCall, type PreparedCall } from './runner/prepared-call.ts'
+import { languageProblem } from './runner/request-check.ts'
 import { infoReport, isolationsOf, loadReport } from './runner/reports.ts'
 import { noParts, type RunnerParts } from './runner/runner-parts.ts'
 
 export type { RequestProblem } from './runner/request-check.ts'
+export type { PreparedCall } from './runner/prepared-call.ts'
 
 /** Options of a {@link Runner}. */
 export interface RunnerOptions {
@@ -114,12 +118,13 @@ export class Runner {
   }
 
   /**
-   * The first reason the runner would refuse `request` before queueing it (a field over the
-   * configured limits, a language it does not serve), or `undefined`. Schema validation is the
-   * caller's (the HTTP app validates with the protocol's schema).
+   * Checks `request` against the runner's own limits (a field over the configured limits, a
+   * language it does not serve) and resolves its defaults, once: the job to run, or why it is
+   * refused (what the HTTP app answers 400). Schema validation is the caller's (the HTTP app
+   * validates with the protocol's schema). {@link execute} is `run(prepare(request))`.
    */
-  check (request: ExecRequest): RequestProblem | undefined {
-    return checkRequest(request, this.config, this.#pools)
+  prepare (request: ExecRequest): PreparedCall {
+    return prepareCall(request, this.config, this.#pools)
   }
 
   /**
@@ -127,37 +132,12 @@ export class Runner {
    * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
    */
   execute (request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
-    return new Promise((resolve) => { this.#submit(request, options, resolve) })
+    return this.run(this.prepare(request), options)
   }
 
-  /** {@link execute} without a promise: `done` gets the result once, synchronously when it is refused at once. */
-  #submit (request: ExecRequest, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
-    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
-    const problem = this.check(request)
-    if (problem !== undefined) { done(this.#failed(request, 'invalid_request', problem.code, `${problem.field}: ${problem.message}`)); return }
-    const language = request.language ?? 'python'
-    const pool = this.#pools.get(language)
-    if (pool === undefined || this.#state === 'starting') {
-      // Not started yet: wait for start() if it runs, else answer at once.
-      if (this.#starting === undefined) { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED')); return }
-      const since = performance.now()
-      // the wait for the start is a wait for a sandbox too: it counts against the caller's budget
-      const later = (): ExecuteOptions | undefined => options?.queueTimeoutMs === undefined
-        ? options
-        : { ...options, queueTimeoutMs: Math.max(0, options.queueTimeoutMs - (performance.now() - since)) }
-      this.#starting.then(() => { this.#submit(request, later(), done) }, (err: unknown) => { done(this.#failed(request, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`)) })
-      return
-    }
-    let resolved
-    try {
-      resolved = resolveExecRequest(request)
-    } catch (err) {
-      done(this.#failed(request, 'invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST', messageOf(err)))
-      return
-    }
-    pool.submit({ request: resolved, maxOutputBytes: this.config.maxOutputBytes }, {
-      requestId: request.request_id, signal: options?.signal, queueTimeoutMs: options?.queueTimeoutMs
-    }, (result) => { this.#metrics.record(language, result); done(result) })
+  /** Runs one {@link prepare}d call (once); a refused one is answered `invalid_request`. Never rejects. */
+  run (call: PreparedCall, options?: ExecuteOptions): Promise<ExecResult> {
+    return new Promise((resolve) => { this.#submit(call, options, resolve) })
   }
 
   /**
@@ -167,12 +147,17 @@ export class Runner {
    * to every item (one queue timeout for all, counted from this call). Never rejects.
    */
   executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
-    const results = new Array<ExecResult>(requests.length)
-    if (requests.length === 0) return Promise.resolve(results)
+    return this.runBatch(requests.map((request) => this.prepare(request)), onResult, options)
+  }
+
+  /** {@link executeBatch} of {@link prepare}d calls. */
+  runBatch (calls: readonly PreparedCall[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
+    const results = new Array<ExecResult>(calls.length)
+    if (calls.length === 0) return Promise.resolve(results)
     return new Promise((resolve) => {
-      let left = requests.length
-      for (let i = 0; i < requests.length; i++) {
-        this.#submit(requests[i], options, (result) => {
+      let left = calls.length
+      for (let i = 0; i < calls.length; i++) {
+        this.#submit(calls[i], options, (result) => {
           results[i] = result
           if (onResult !== undefined) {
             try { onResult(i, result) } catch (err) { this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw') }
@@ -181,6 +166,41 @@ export class Runner {
         })
       }
     })
+  }
+
+  /**
+   * A call comes in: `done` gets its result once, synchronously when it is refused at once. Its
+   * one deadline for waiting (`job.startBy`: the caller's budget, capped by `queueTimeoutMs`)
+   * is fixed here, so a wait for the runner's start counts against it.
+   */
+  #submit (call: PreparedCall, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
+    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
+    if (call.job === undefined) {
+      const { code, field, message } = call.problem
+      done(this.#failed(call, 'invalid_request', code, field === '' ? message : `${field}: ${message}`))
+      return
+    }
+    call.job.startBy = startDeadline(options?.queueTimeoutMs, this.config.queueTimeoutMs)
+    this.#dispatch(call, call.job, options?.signal, done)
+  }
+
+  /** Hands a call's job to its language's pool, once the runner has started. */
+  #dispatch (call: PreparedCall, job: Job, signal: AbortSignal | undefined, done: (result: ExecResult) => void): void {
+    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
+    if (this.#state === 'starting') {
+      // Not started yet: wait for start() if it runs, else answer at once.
+      if (this.#starting === undefined) { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED')); return }
+      this.#starting.then(() => { this.#dispatch(call, job, signal, done) }, (err: unknown) => { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`)) })
+      return
+    }
+    const language = job.request.language
+    const pool = this.#pools.get(language)
+    if (pool === undefined) {
+      const { code, field, message } = languageProblem(language, this.#pools)
+      done(this.#failed(call, 'invalid_request', code, `${field}: ${message}`))
+      return
+    }
+    pool.submit(job, { requestId: call.requestId, signal }, (result) => { this.#metrics.record(language, result); done(result) })
   }
 
   /** The load report gateways route by (`GET /v1/runner/load`). */
@@ -230,9 +250,9 @@ export class Runner {
     this.#state = 'closed'
   }
 
-  #failed (request: ExecRequest, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
+  #failed (call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
     const result = failedResult(status, code, message ?? RUNNER_ERRORS[code].message, { runner: this.id })
-    if (typeof request?.request_id === 'string') result.request_id = request.request_id
+    if (call.requestId !== undefined) result.request_id = call.requestId
     return result
   }
 }

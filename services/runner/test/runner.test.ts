@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { LIMITS } from '@sandfleet/protocol'
 import { Runner } from '../src/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
@@ -109,5 +110,36 @@ test('runner: metrics are in its own registry under sandfleet_runner_', async ()
     const text = await runner.registry.metrics()
     assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="ok"[^}]*\} 1\n/)
     assert.match(text, /sandfleet_runner_sandboxes_warm\{[^}]*language="python"[^}]*\} 1\n/)
+  } finally { await runner.close() }
+})
+
+test('runner: a job has one deadline for waiting, from when its call came in: a wait for the runner\'s start counts against it, with or without a budget of the caller\'s', async () => {
+  const driver = new ScriptedDriver({ startMs: 300 })
+  const runner = new Runner(runnerConfig({ poolSize: 2, queueTimeoutMs: 10_000, languages: ['python'] }), { driver })
+  try {
+    const started = runner.start()
+    // `warmed 0` prints the wait its sandbox was left (what an executor gets as wait_ms)
+    const [own, budget] = await Promise.all([runner.execute({ code: 'warmed 0' }), runner.execute({ code: 'warmed 0' }, { queueTimeoutMs: 5000 })])
+    await started
+    assert.deepEqual([own.status, budget.status], ['ok', 'ok'])
+    assert.ok(Number(own.stdout) <= 9750, `the runner's queueTimeoutMs, less the start: ${own.stdout}`)
+    assert.ok(Number(budget.stdout) <= 4750, `the caller's budget, less the start: ${budget.stdout}`)
+  } finally { await runner.close() }
+})
+
+test('runner: a prepared call is checked once; run answers a refused one invalid_request naming the field, and the same call runs when it passes', async () => {
+  const driver = new ScriptedDriver()
+  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, languages: ['python'] }), { driver })
+  try {
+    await runner.start()
+    const refused = runner.prepare({ code: 'echo x', timeout_ms: 5000, request_id: 'r-9' })
+    assert.deepEqual([refused.problem?.code, refused.problem?.field, refused.job], ['SF_ERR_RUNNER_LIMIT', 'timeout_ms', undefined])
+    const answer = await runner.run(refused)
+    assert.deepEqual([answer.status, answer.error?.type, answer.request_id], ['invalid_request', 'SF_ERR_RUNNER_LIMIT', 'r-9'])
+    assert.match(answer.error?.message ?? '', /^timeout_ms: /)
+    const ok = runner.prepare({ code: 'echo y' })
+    assert.deepEqual([ok.problem, ok.job?.request.timeout_ms, ok.job?.request.stdin], [undefined, LIMITS.defaultTimeoutMs, ''])
+    assert.equal((await runner.run(ok)).stdout, 'y\n')
+    assert.deepEqual(driver.sandboxes[0].ran, ['echo y'])
   } finally { await runner.close() }
 })

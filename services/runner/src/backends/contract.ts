@@ -35,15 +35,18 @@ export interface Job {
   /** Most bytes kept of stdout and of stderr each; the rest is read and dropped, marked truncated. */
   maxOutputBytes: number
   /**
-   * What is left of the job's queue timeout when a sandbox takes it (set by the pool): the longest
-   * it may wait there before it runs (for an executor tier still warming); past it, `queue_timeout`.
+   * The job's one deadline for waiting: the latest moment it may start, on the runner's
+   * `performance.now()` clock. Fixed once, when the call reaches the runner (the caller's queue
+   * budget, capped by the runner's `queueTimeoutMs`), it holds in the pool's queue and in the
+   * sandbox, which may keep the job waiting until then (an executor tier still warming); past
+   * it, `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
    */
-  waitLimitMs?: number
+  startBy?: number
 }
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */
 export interface RunOutcome {
-  /** A user-code status; `queue_timeout` when the job never ran because its `waitLimitMs` ran out first. */
+  /** A user-code status; `queue_timeout` when the job never ran because its `startBy` passed first. */
   status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed' | 'queue_timeout'
   stdout: string
   stderr: string

@@ -3,8 +3,8 @@
  * answers with its result. The parts, one file each:
  *
  * - admission (here): a job goes straight to an idle sandbox when one is free and nobody is
- *   waiting; otherwise it waits ({@link WaitingJobs}: bounded → `overloaded`; past its deadline →
- *   `queue_timeout`, never run). When every slot is failing to start, the waiting jobs are
+ *   waiting; otherwise it waits ({@link WaitingJobs}: bounded → `overloaded`; past its deadline,
+ *   `Job.startBy` (the runner's, or set here from {@link RunOptions}) → `queue_timeout`, never run). When every slot is failing to start, the waiting jobs are
  *   answered `infra_error` at once instead of hanging, and so is every new job until a sandbox
  *   comes up.
  * - running (here): a sandbox is replaced after an outcome with `retire`, after a rejected
@@ -23,6 +23,7 @@ import type { Driver, Job, RunOutcome } from '../backends/contract.ts'
 import { codeOf, messageOf, RUNNER_ERRORS } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'
+import { startDeadline } from './start-deadline.ts'
 import { SlotSupervisor, type PoolEvents, type ReplaceReason, type Slot } from './slot-supervisor.ts'
 import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 
@@ -60,8 +61,8 @@ export interface RunOptions {
   /** Aborting it answers the job at once while it still waits (`queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
   signal?: AbortSignal
   /**
-   * Longest this job may wait for a sandbox (the caller's budget, e.g. what is left of a
-   * gateway's); the pool's `queueTimeoutMs` still caps it.
+   * Longest this job may wait for a sandbox from now (the caller's budget, e.g. what is left of
+   * a gateway's), for a job that carries no `startBy`; the pool's `queueTimeoutMs` caps either.
    */
   queueTimeoutMs?: number
 }
@@ -163,12 +164,14 @@ export class Pool {
    * {@link run} without a promise: `done` is called once with the full result, synchronously
    * when the job is answered at once (`overloaded`, draining, cancelled). For callers that hand
    * many jobs in at once (a batch), where a promise and its reactions per job cost more than the
-   * queueing itself.
+   * queueing itself. The job's `startBy` is set here when it has none, and capped at the pool's
+   * `queueTimeoutMs` from now.
    */
   submit (job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
-    const asked = options.queueTimeoutMs
-    const queueTimeoutMs = asked !== undefined && asked >= 0 ? Math.min(asked, this.#options.queueTimeoutMs) : this.#options.queueTimeoutMs
-    this.#admit({ job, requestId: options.requestId, startBy: performance.now() + queueTimeoutMs, queueTimeoutMs }, options.signal, done)
+    const now = performance.now()
+    const startBy = Math.min(job.startBy ?? Infinity, startDeadline(options.queueTimeoutMs, this.#options.queueTimeoutMs, now))
+    job.startBy = startBy
+    this.#admit({ job: job as Call['job'], requestId: options.requestId, queueTimeoutMs: Math.max(0, startBy - now) }, options.signal, done)
   }
 
   /** Admission: a job runs now, waits, or is answered at once. */
@@ -241,7 +244,6 @@ export class Pool {
     this.#jobs++
     slot.jobs++
     let pending: Promise<RunOutcome>
-    call.job.waitLimitMs = Math.max(0, Math.round(call.startBy - performance.now()))
     try {
       pending = slot.sandbox.execute(call.job)
     } catch (err) {
@@ -255,7 +257,7 @@ export class Pool {
   #rejected (slot: Slot, call: Call, queueMs: number, done: Done, err: unknown): void {
     if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(call.job) && this.#state !== 'closed') {
       // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
-      // another sandbox, within what is left of its queue timeout (its caller waits no longer).
+      // another sandbox, by the same `startBy` (its caller waits no longer).
       this.#rerun.add(call.job)
       this.#busy--
       this.#retire(slot, 'crash')

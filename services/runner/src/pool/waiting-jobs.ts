@@ -14,13 +14,11 @@ import { SignalGroups } from './signal-groups.ts'
 /** Gets a job's result, once. */
 export type Done = (result: ExecResult) => void
 
-/** A job on its way through the pool. */
+/** A job on its way through the pool (its deadline: `job.startBy`, set by then). */
 export interface Call {
-  job: Job
+  job: Job & { startBy: number }
   requestId: string | undefined
-  /** When it must have started, on the `performance.now()` clock. */
-  startBy: number
-  /** Its queue timeout, for the message of a `queue_timeout`. */
+  /** What was left of its wait when the pool took it, for the message of a `queue_timeout`. */
   queueTimeoutMs: number
 }
 
@@ -67,7 +65,7 @@ export class WaitingJobs {
   }
 
   /**
-   * Puts a job in line until `call.startBy`, or answers it at once: `queue_timeout` when its
+   * Puts a job in line until its `startBy`, or answers it at once: `queue_timeout` when its
    * caller already went away, `overloaded` past the bound.
    */
   add (call: Call, signal: AbortSignal | undefined, done: Done): void {
@@ -76,7 +74,7 @@ export class WaitingJobs {
       return
     }
     const waiting: Waiting = { call, enqueuedAt: performance.now(), resolve: done, ticket: -1, group: undefined }
-    const ticket = this.#queue.push(waiting, call.startBy)
+    const ticket = this.#queue.push(waiting, call.job.startBy)
     if (ticket === undefined) {
       done(this.#failed(call, 'overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
       return

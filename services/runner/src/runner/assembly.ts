@@ -40,6 +40,7 @@ export async function assemble (parts: RunnerParts, ctx: AssemblyContext): Promi
       maxSessions: config.maxSessions,
       maxSessionsPerKey: config.maxSessionsPerKey,
       maxOutputBytes: config.maxOutputBytes,
+      graceMs: config.graceMs,
       command
     })
   }

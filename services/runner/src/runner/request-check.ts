@@ -29,8 +29,10 @@ export function checkRequest (request: ExecRequest, config: RunnerConfig, served
     return { code: 'SF_ERR_RUNNER_LIMIT', field: 'memory_mb', message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}` }
   }
   const language = request.language ?? 'python'
-  if (served.size > 0 && !served.has(language)) {
-    return { code: 'SF_ERR_RUNNER_LANGUAGE', field: 'language', message: `this runner does not serve ${language} (it serves ${[...served.keys()].join(', ')})` }
-  }
-  return undefined
+  return served.size > 0 && !served.has(language) ? languageProblem(language, served) : undefined
+}
+
+/** The refusal of a language the runner does not serve. */
+export function languageProblem (language: Language, served: ReadonlyMap<Language, unknown>): RequestProblem {
+  return { code: 'SF_ERR_RUNNER_LANGUAGE', field: 'language', message: `this runner does not serve ${language} (it serves ${[...served.keys()].join(', ')})` }
 }

@@ -74,6 +74,8 @@ export interface SessionHostOptions {
   sweepMs?: number
   /** Output cap per stream, in bytes (default 1 MiB). */
   maxOutputBytes?: number
+  /** Beyond a cell's `timeout_ms`, how long the host may take to answer before the session is counted lost (the runner's `graceMs`; default `GRACES.sandboxMs`). */
+  graceMs?: number
 }
 
 interface Held {
@@ -124,7 +126,7 @@ export class SessionHost {
 
   constructor (options: SessionHostOptions) {
     this.#opts = {
-      maxSessions: 1000, maxSessionsPerKey: 100, command: unsandboxedSessionHost, sweepMs: 1000, maxOutputBytes: 1 << 20, ...options
+      maxSessions: 1000, maxSessionsPerKey: 100, command: unsandboxedSessionHost, sweepMs: 1000, maxOutputBytes: 1 << 20, graceMs: GRACES.sandboxMs, ...options
     }
     this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
     // As root, a sandboxed host runs as uid 65534 and makes its sockets here.
@@ -217,7 +219,7 @@ export class SessionHost {
     try {
       const frame = await new Promise<any>((resolve) => {
         held.pending = resolve
-        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + GRACES.sandboxMs)
+        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + this.#opts.graceMs)
         const done = held.pending
         held.pending = (f) => { clearTimeout(timer); done(f) }
         held.socket.write(JSON.stringify({

@@ -98,9 +98,9 @@ export class ScriptedSandbox implements Sandbox {
         return outcome('ok', `slept ${arg}\n`)
       }
       if (cmd === 'timeout') return outcome('timeout', '', true)
-      // as an executor whose tier warmed for `arg` ms first: prints the wait limit the pool gave the job
-      if (cmd === 'warmed') return { ...outcome('ok', `${String(job.waitLimitMs)}\n`), waited_ms: Number(arg) }
-      if (cmd === 'still-warming') return { ...outcome('queue_timeout'), error: { type: 'TierWarming', message: 'still warming' }, waited_ms: job.waitLimitMs }
+      // as an executor whose tier warmed for `arg` ms first: prints the wait left to the job by its startBy
+      if (cmd === 'warmed') return { ...outcome('ok', `${String(waitLeft(job))}\n`), waited_ms: Number(arg) }
+      if (cmd === 'still-warming') return { ...outcome('queue_timeout'), error: { type: 'TierWarming', message: 'still warming' }, waited_ms: waitLeft(job) }
       if (cmd === 'reject') throw new Error('scripted execute failure')
       return outcome('error')
     } finally {
@@ -114,6 +114,11 @@ export class ScriptedSandbox implements Sandbox {
     this.state = 'closed'
     this.#wake?.()
   }
+}
+
+/** What is left of a job's wait when its sandbox takes it, as an executor is told (`wait_ms`). */
+function waitLeft (job: Job): number | undefined {
+  return job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
 }
 
 /** A job for `code`, defaults applied. */

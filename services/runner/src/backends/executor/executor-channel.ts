@@ -25,7 +25,7 @@ export interface ExecutorChannelOptions {
   onLog?: (level: string, message: string) => void
   /** Called when a job got no answer by its deadline plus grace; the owner kills the sandbox. */
   onHung?: () => void
-  /** Extra time a job without a `waitLimitMs` may wait while a zygote tier is still warming (default 30000 ms). */
+  /** Extra time a job without a `startBy` may wait while a zygote tier is still warming (default 30000 ms). */
   warmingGraceMs?: number
 }
 
@@ -77,7 +77,9 @@ export class ExecutorChannel {
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
     const id = String(++this.seq)
-    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: job.waitLimitMs })
+    // The executor is another process (another clock): it gets what is left of the job's wait.
+    const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
+    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs })
     return await new Promise<RunOutcome>((resolve) => {
       // The deadline is timeout_ms plus the grace; a `waiting` frame (the job waits for a tier still
       // warming) re-arms it with the job's wait limit (or the warming grace) added. Only then: a hung
@@ -87,7 +89,7 @@ export class ExecutorChannel {
         this.options.onHung?.()
         resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
       }, r.timeout_ms + slack)
-      const pending: Pending = { id, resolve, waitLimitMs: job.waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
+      const pending: Pending = { id, resolve, waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
       this.pending = pending
       this.output.write(frame + '\n')
     })

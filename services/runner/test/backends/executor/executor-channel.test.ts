@@ -67,7 +67,7 @@ test('executor: a job for a tier still warming waits at most its wait limit (the
   try {
     const ready = await channel.ready(10_000)
     assert.ok(ready.tiers.sym?.includes('sympy'), `tiers: ${JSON.stringify(ready.tiers)}`)
-    const sympyJob = (waitLimitMs: number) => ({ request: resolveExecRequest({ code: 'import sympy; print(sympy.Integer(6) / 4)' }), maxOutputBytes: 100, waitLimitMs })
+    const sympyJob = (waitLimitMs: number) => ({ request: resolveExecRequest({ code: 'import sympy; print(sympy.Integer(6) / 4)' }), maxOutputBytes: 100, startBy: performance.now() + waitLimitMs })
     const late = await channel.run(sympyJob(0))
     assert.deepEqual([late.status, late.error?.type, late.retire === true, late.waited_ms], ['queue_timeout', 'TierWarming', false, 0])
     const waited = await channel.run(sympyJob(60_000))
