@@ -1,3 +1,6 @@
+#!/usr/bin/env python3
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: libc, limits, files, cell, session, host.
+# Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
@@ -33,44 +36,99 @@ the cell passes its timeout, or R dies, S kills R's process group and stays the 
 state before the cell survives. R dies with S (PR_SET_PDEATHSIG) until it takes over. An R that
 waited SANDFLEET_SESSION_SPARE_IDLE_S (10) seconds for a frame exits; S forks the next one when a
 frame comes (that cell then pays for the fork).
+
+Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, this module last.
 """
-import ast
-import base64
+
+# ---------------- sandfleet_sandbox/libc.py
+# The C library, for the system calls Python's os module lacks (prctl, madvise, the System V IPC controls).
+
 import ctypes
-import gc
-import io
-import json
-import linecache
+
+try: LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError: LIBC = None
+
+
+def prctl(option, arg):
+    if LIBC is not None: LIBC.prctl(option, arg, 0, 0, 0)
+
+
+# ---------------- sandfleet_sandbox/limits.py
+# What a job or a cell may use, by default and as set: memory, time, file size, open files, processes.
+
 import os
-import resource
-import select
-import signal
-import socket
-import sys
-import tempfile
-import time
-import traceback
-import warnings
+
+# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
+# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_TIMEOUT_MS = 10000
+FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NOFILE = 1024
+PAGE = os.sysconf('SC_PAGE_SIZE')
+
+
+def address_space(pages, frame):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
+    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+
+
+def timeout_ms_of(frame):
+    """The frame's `timeout_ms`, or the default."""
+    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)
+
+
+# ---------------- sandfleet_sandbox/files.py
+# A request's files: written into the work dir before its code runs, read back after it (`fetch_files`).
+
+import base64, os, stat
+
+FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a part of a file is not the file)
+
+
+def write_files(base, files):
+    """Writes `files` (relative path → base64) under directory `base`; ValueError for a path that leaves it."""
+    for rel, b64 in files.items():
+        path = os.path.normpath(rel)
+        if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
+        if os.path.dirname(path): os.makedirs(os.path.join(base, os.path.dirname(path)), exist_ok=True)
+        with open(os.path.join(base, path), 'wb') as f: f.write(base64.b64decode(b64))
+
+
+def fetch_files(base, wanted, limit=FETCH_MAX_BYTES):
+    """The `wanted` files (paths relative to directory `base`) as {path: base64}. Only a regular file whose real path is
+    in `base` (a link out of it, also through a linked directory such as /proc/self, is refused), opened without
+    following a last link and without blocking (a FIFO is refused), of at most `limit` bytes (a larger one is refused);
+    a path that is missing or refused is left out. The caller sees to it that nothing swaps a path for a link meanwhile
+    (the executor: nothing of the job is left; a session: the cell's own process reads, with the cell's own rights)."""
+    files = {}
+    if not wanted: return files
+    root = os.path.realpath(base) + '/'
+    for rel in wanted:
+        p = os.path.realpath(os.path.join(root, rel))
+        if not p.startswith(root): continue
+        try: fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError: continue
+        try:
+            with open(fd, 'rb') as f:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > limit: continue
+                data = f.read(limit + 1)  # the file may have grown since fstat
+                if len(data) <= limit: files[rel] = base64.b64encode(data).decode()
+        except OSError: pass
+    return files
+
+
+# ---------------- sandfleet_sandbox/cell.py
+# A session's cell: its files written, its code run in the session's globals (a Jupyter kernel's display of its value
+# and figures), its files read back; the result written to the session process.
+
+import ast, base64, io, json, linecache, os, resource, sys, traceback
+
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)
-LIBC = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG = 1
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
-PAGE = resource.getpagesize()
-# How long the next cell's process R waits for a frame before it exits (and S forks it anew
-# when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
-SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
-# Looked up once here, so the sessions share these function objects instead of each making its own.
-_unshare, _mount, _prctl = LIBC.unshare, LIBC.mount, LIBC.prctl
 _dumps = json.dumps
 _loads = json.loads
-
-
-def send(stream, frame):
-    stream.write((_dumps(frame) + "\n").encode())
-    stream.flush()
 
 
 def write_all(fd, data):
@@ -164,6 +222,83 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
+def run_cell(frame, g, n, res_w, workdir):
+    """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w. The request's files
+    are written in, and read back from, the session's work dir `workdir` (whatever the cells made the current one)."""
+    data = frame.get("stdin") or ""
+    if data:
+        fd = os.memfd_create("stdin")
+        write_all(fd, data.encode())
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.dup2(fd, 0)
+        os.close(fd)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            pages = int(f.read().split()[0])
+        resource.setrlimit(resource.RLIMIT_AS, (address_space(pages, frame), hard))
+    except (OSError, ValueError):
+        pass
+    try:
+        write_files(workdir, frame.get("files") or {})
+    except (OSError, ValueError) as e:  # the cell does not run: the error is its own, the session's state unchanged
+        status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
+        print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
+    else:
+        status, code, error, display = run_code(frame.get("code", ""), g, n)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    files = fetch_files(workdir, frame.get("fetch_files"))
+    try:
+        body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
+    except (TypeError, ValueError) as e:
+        body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
+    # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
+    # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
+    write_all(res_w, body.encode())
+    os.close(res_w)
+    os.dup2(DEVNULL, 0)
+    os.dup2(DEVNULL, 1)
+    os.dup2(DEVNULL, 2)
+
+
+WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
+
+
+def warm_cell():
+    """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
+    page faults (a cell took ~190, ~45 after this) happen before the frame arrives, not after."""
+    frame = _loads(WARM_FRAME)
+    code = frame["code"]
+    linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
+    tree = ast.parse(code, "<warm>", "exec")
+    if isinstance(tree.body[-1], ast.Expr):
+        ast.Expression(tree.body[-1].value)
+    exec(compile(tree, "<warm>", "exec"), {"__builtins__": __builtins__})
+    del linecache.cache["<warm>"]
+    resource.getrlimit(resource.RLIMIT_AS)
+    _dumps({"id": "", "status": "ok", "exit_code": 0, "error": None, "display": [], "files": {}})
+    sys.stdout.flush()
+
+
+# ---------------- sandfleet_sandbox/session.py
+# One session's processes: S holds the state and the connection, R (forked ahead of time) runs the next cell; a cell
+# that ends hands the session over to R, one that times out or dies is killed and S stays the session.
+
+import os, select, signal, time
+
+
+PR_SET_PDEATHSIG = 1
+# How long the next cell's process R waits for a frame before it exits (and S forks it anew
+# when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
+SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+_prctl = LIBC.prctl
+
+
 def drain(fds, capped, deadline, cap, last):
     """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each fd in capped.
     Once `last` (the result pipe) is at EOF the cell is over: what the others hold now is read,
@@ -199,81 +334,14 @@ def drain(fds, capped, deadline, cap, last):
     return bufs, cut, False
 
 
-def run_cell(frame, g, n, res_w):
-    """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w."""
-    for path, b64 in (frame.get("files") or {}).items():
-        d = os.path.dirname(path)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(base64.b64decode(b64))
-    data = frame.get("stdin") or ""
-    if data:
-        fd = os.memfd_create("stdin")
-        write_all(fd, data.encode())
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.dup2(fd, 0)
-        os.close(fd)
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            size = int(f.read().split()[0]) * PAGE
-        resource.setrlimit(resource.RLIMIT_AS, (size + int(frame.get("memory_mb", 512)) * 1024 * 1024, hard))
-    except (OSError, ValueError):
-        pass
-    status, code, error, display = run_code(frame.get("code", ""), g, n)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001
-        pass
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    files = {}
-    for path in frame.get("fetch_files") or []:
-        try:
-            with open(path, "rb") as f:
-                files[path] = base64.b64encode(f.read()).decode()
-        except OSError:
-            pass
-    try:
-        body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
-    except (TypeError, ValueError) as e:
-        body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
-    # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
-    # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
-    write_all(res_w, body.encode())
-    os.close(res_w)
-    os.dup2(DEVNULL, 0)
-    os.dup2(DEVNULL, 1)
-    os.dup2(DEVNULL, 2)
-
-
-WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "memory_mb": 512, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
-
-
-def warm():
-    """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
-    page faults (a cell took ~190, ~45 after this) happen before the frame arrives, not after."""
-    frame = _loads(WARM_FRAME)
-    code = frame["code"]
-    linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
-    tree = ast.parse(code, "<warm>", "exec")
-    if isinstance(tree.body[-1], ast.Expr):
-        ast.Expression(tree.body[-1].value)
-    exec(compile(tree, "<warm>", "exec"), {"__builtins__": __builtins__})
-    del linecache.cache["<warm>"]
-    resource.getrlimit(resource.RLIMIT_AS)
-    _dumps({"id": "", "status": "ok", "exit_code": 0, "error": None, "display": [], "files": {}})
-    sys.stdout.flush()
-
 
 class Session:
     """The state and the connection of one session, in whichever process holds it now."""
 
-    def __init__(self, conn, isolated):
+    def __init__(self, conn, isolated, workdir):
         self.rfile = conn.makefile("rb")
         self.wfile = conn.makefile("wb")
-        self.isolated = isolated
+        self.isolated, self.workdir = isolated, workdir
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
 
@@ -306,7 +374,7 @@ class Session:
         conn_fd = self.rfile.fileno()
         # A frame already waiting (the first cell after an idle spell): no time to warm up.
         if not select.select([conn_fd], [], [], 0)[0]:
-            warm()
+            warm_cell()
             if not select.select([conn_fd], [], [], SPARE_IDLE_S)[0]:
                 # Idle: this spare process goes, so an idle session holds only S (and its init).
                 write_all(ctl_w, b"idle\n")
@@ -317,13 +385,13 @@ class Session:
         frame = _loads(line)
         if frame.get("op") != "exec":
             os._exit(0)
-        write_all(ctl_w, (_dumps([frame.get("timeout_ms", 10000), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
+        write_all(ctl_w, (_dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
         self.n += 1
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w)
+        run_cell(frame, self.g, self.n, res_w, self.workdir)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
@@ -409,6 +477,23 @@ def warm_supervisor():
         result_line(result_head(bufs[a], bufs[b], cut[a], cut[b], started), ', "pid": %d' % 1, raw)
 
 
+# ---------------- sandfleet_sandbox/host.py
+
+import ctypes, gc, io, json, os, signal, socket, sys, tempfile, warnings
+
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
+# Looked up once here, so the sessions share these function objects instead of each making its own.
+_unshare, _mount = LIBC.unshare, LIBC.mount
+
+
+def send(stream, frame):
+    stream.write((_dumps(frame) + "\n").encode())
+    stream.flush()
+
+
 def unshare_session():
     """Gives this process new user, mount, pid, IPC and network namespaces; True when it could."""
     uid, gid = os.getuid(), os.getgid()
@@ -477,8 +562,9 @@ def init_main(srv, path, sockdir, ready_w):
 
 def session_main(conn, isolated):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    os.chdir(tempfile.mkdtemp(prefix="sf-session-"))
-    Session(conn, isolated).serve()
+    workdir = tempfile.mkdtemp(prefix="sf-session-")
+    os.chdir(workdir)
+    Session(conn, isolated, workdir).serve()
     os._exit(0)
 
 
@@ -597,5 +683,5 @@ def main():
             send(channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1})
 
 
-if __name__ == "__main__":
+if __name__ == '__main__':
     main()

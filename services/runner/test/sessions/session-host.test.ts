@@ -1,6 +1,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { decodeSessionId } from '@sandfleet/protocol'
 import { SessionHost, unsandboxedSessionHost } from '../../src/sessions/session-host.ts'
 
@@ -187,5 +190,34 @@ test('a cell\'s value gives its rich forms (text/html, text/latex, …) beside t
   const r = await host.execute(s.session_id, { code })
   assert.deepEqual([r.status, r.display], ['ok', [{ 'text/plain': 'Table()', 'text/html': '<table><tr><td>1</td></tr></table>' }]], r.stderr)
   assert.deepEqual((await host.execute(s.session_id, { code: 'Table' })).display, [{ 'text/plain': "<class '__main__.Table'>" }])
+  await host.close(s.session_id)
+})
+
+test('fetch_files follows the executor\'s rules: a link out of the work dir, a FIFO and a file over 16 MiB are left out', async () => {
+  const outside = join(mkdtempSync(join(tmpdir(), 'sf-outside-')), 'secret.txt')
+  writeFileSync(outside, 'not the session\'s')
+  const s = await host.create()
+  const code = [
+    'import os',
+    `os.symlink(${JSON.stringify(outside)}, "out")`,
+    'os.symlink("/proc/self", "me")',
+    'os.mkfifo("fifo")',
+    'open("big", "wb").write(b"x" * ((16 << 20) + 1))',
+    'open("real.txt", "w").write("mine")',
+    'os.chdir("/")' // the paths are the work dir's, whatever the cell made the current directory
+  ].join('\n')
+  const r = await host.execute(s.session_id, { code, fetch_files: ['out', 'me/environ', 'fifo', 'big', '../secret.txt', 'real.txt', 'missing'], timeout_ms: 5000 })
+  assert.equal(r.status, 'ok', JSON.stringify(r.error))
+  assert.deepEqual(Object.keys(r.files ?? {}), ['real.txt'])
+  assert.equal(Buffer.from(r.files?.['real.txt'] ?? '', 'base64').toString(), 'mine')
+  await host.close(s.session_id)
+})
+
+test('a cell\'s files that leave the work dir are refused: the cell fails, its session keeps its state', async () => {
+  const s = await host.create()
+  await host.execute(s.session_id, { code: 'x = 7' })
+  const r = await host.execute(s.session_id, { code: 'x = 0', files: { '../escape.txt': Buffer.from('x').toString('base64') } })
+  assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError'])
+  assert.deepEqual((await host.execute(s.session_id, { code: 'x' })).display, [{ 'text/plain': '7' }])
   await host.close(s.session_id)
 })

@@ -1,0 +1,116 @@
+"""A job process: forked by its zygote ahead of its job, it runs one job's code in a fresh `__main__` and exits.
+
+Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
+it can, and imports nothing (what it uses is imported here, before the zygotes fork).
+"""
+import base64, gc, json, marshal, os, signal, sys, traceback
+import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+# Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
+
+from .files import write_files
+
+# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
+# or traceback.format_exception (its own modules) still gets its own exit status and error report.
+_exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
+# The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
+# job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
+import builtins
+globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
+WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
+# The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
+# name it. Not written there: the working directory holds the request's files only.
+MAIN_FILE = os.path.join(WORKDIR, 'main.py')
+
+# Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
+# gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
+# job process cost ~25 copy-on-write faults.
+MAIN, SOURCE = {}, []
+
+
+def fresh_main():
+    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace; `SOURCE` the lines of MAIN_FILE."""
+    main = types.ModuleType('__main__')
+    main.__builtins__, main.__file__, main.__cached__ = sys.modules['builtins'], MAIN_FILE, None
+    sys.modules['__main__'], sys.argv = main, [MAIN_FILE]
+    global MAIN
+    MAIN = main.__dict__
+    linecache.cache[MAIN_FILE] = (0, None, SOURCE, MAIN_FILE)  # mtime None: checkcache never drops it
+
+
+def flush_and_die(signum, frame):
+    """SIGTERM (the controller's, at the job's deadline): writes out what Python's streams hold, then dies of the
+    signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come."""
+    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try: s.flush()
+        except BaseException: pass
+    signal.signal(signum, signal.SIG_DFL)
+    _kill(os.getpid(), signum)
+
+
+def finish():
+    """What the interpreter does as a script ends, before it exits: joins the non-daemon threads, then runs the
+    atexit handlers (multiprocessing's joins its children there)."""
+    threading = sys.modules.get('threading')
+    if threading is not None:
+        try: threading._shutdown()
+        except BaseException: pass
+    atexit._run_exitfuncs()
+
+
+def child():
+    """A job process: stdout, stderr, its report pipe and its job pipe are fds 1-4 already, its limits inherited or set
+    by the controller; it blocks until the controller writes its job, runs it and exits."""
+    os.setsid()
+    os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
+    chunks = []
+    while True:
+        data = os.read(4, 65536)
+        if not data: break
+        chunks.append(data)
+    if not chunks: _exit(0)  # the controller is gone
+    os.close(4)
+    # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
+    # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
+    signal.signal(signal.SIGTERM, flush_and_die)
+    try: status = run_job(*marshal.loads(b''.join(chunks)))
+    except BaseException as e:
+        try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
+        except Exception: pass
+        status = 1
+    _exit(status)
+
+
+def run_job(code, compiled, stdin, files):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in a fresh __main__."""
+    if stdin:
+        fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
+    os.chdir(WORKDIR)  # made empty by the controller after the last job
+    write_files(WORKDIR, files)
+    SOURCE[:] = code.splitlines(True)
+    gc.enable()
+    status, report = 0, None
+    try:
+        exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
+    except SystemExit as e:
+        c = e.code
+        if c is None: status = 0
+        elif isinstance(c, int): status = c & 0xff
+        else: print(c, file=sys.stderr); status = 1
+        if status: report = {'type': 'SystemExit', 'message': str(c)}
+    except BaseException as e:
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
+        text = ''.join(_format_exception(type(e), e, tb))
+        try: sys.stderr.write(text)
+        except Exception: pass
+        report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
+        status = 1
+    if report: _write(3, _dumps(report).encode())
+    for s in (sys.stdout, sys.stderr):  # before threads are joined: output of a job that then hangs is in its pipes
+        try: s.flush()
+        except Exception: pass
+    finish()
+    for s in (sys.stdout, sys.stderr):
+        try: s.flush()
+        except Exception: pass
+    return status

@@ -1,0 +1,21 @@
+"""What a job or a cell may use, by default and as set: memory, time, file size, open files, processes."""
+import os
+
+# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
+# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_TIMEOUT_MS = 10000
+FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NOFILE = 1024
+PAGE = os.sysconf('SC_PAGE_SIZE')
+
+
+def address_space(pages, frame):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
+    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+
+
+def timeout_ms_of(frame):
+    """The frame's `timeout_ms`, or the default."""
+    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)

@@ -1,0 +1,191 @@
+"""One session's processes: S holds the state and the connection, R (forked ahead of time) runs the next cell; a cell
+that ends hands the session over to R, one that times out or dies is killed and S stays the session."""
+import os, select, signal, time
+
+from .libc import LIBC
+from .limits import timeout_ms_of
+from .cell import _dumps, _loads, run_cell, warm_cell, write_all
+
+PR_SET_PDEATHSIG = 1
+# How long the next cell's process R waits for a frame before it exits (and S forks it anew
+# when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
+SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+_prctl = LIBC.prctl
+
+
+def drain(fds, capped, deadline, cap, last):
+    """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each fd in capped.
+    Once `last` (the result pipe) is at EOF the cell is over: what the others hold now is read,
+    and a process the cell left running with them open is not waited for."""
+    bufs = {fd: bytearray() for fd in fds}
+    cut = {fd: False for fd in fds}
+    open_fds = list(fds)
+    done = False
+    sweeps = 0
+    while open_fds:
+        left = 0 if done else deadline - time.monotonic()
+        if left <= 0 and not done:
+            return bufs, cut, True
+        ready, _, _ = select.select(open_fds, [], [], left)
+        if done:
+            sweeps += 1
+            if not ready or sweeps > 64:  # a process left behind may write for ever: take what is there
+                break
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.remove(fd)
+                done = done or fd == last
+                continue
+            if fd not in capped:
+                bufs[fd] += chunk
+                continue
+            room = cap - len(bufs[fd])
+            if room > 0:
+                bufs[fd] += chunk[:room]
+            if len(chunk) > room:
+                cut[fd] = True
+    return bufs, cut, False
+
+
+
+class Session:
+    """The state and the connection of one session, in whichever process holds it now."""
+
+    def __init__(self, conn, isolated, workdir):
+        self.rfile = conn.makefile("rb")
+        self.wfile = conn.makefile("wb")
+        self.isolated, self.workdir = isolated, workdir
+        self.g = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.n = 0
+
+    def serve(self):
+        """The session loop in S; returns never (exits when the connection or the session ends)."""
+        while True:
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            res_r, res_w = os.pipe()
+            ctl_r, ctl_w = os.pipe()
+            go_r, go_w = os.pipe()
+            me = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                for fd in (out_r, err_r, res_r, ctl_r, go_w):
+                    os.close(fd)
+                self.runner(me, out_w, err_w, res_w, ctl_w, go_r)
+                continue  # R took over: it is S now
+            for fd in (out_w, err_w, res_w, ctl_w, go_r):
+                os.close(fd)
+            warm_supervisor()
+            self.supervise(pid, out_r, err_r, res_r, ctl_r, go_w)
+
+    def runner(self, parent, out_w, err_w, res_w, ctl_w, go_r):
+        """R: waits for a frame, runs it; returns when it became the session."""
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
+        os.setpgid(0, 0)
+        conn_fd = self.rfile.fileno()
+        # A frame already waiting (the first cell after an idle spell): no time to warm up.
+        if not select.select([conn_fd], [], [], 0)[0]:
+            warm_cell()
+            if not select.select([conn_fd], [], [], SPARE_IDLE_S)[0]:
+                # Idle: this spare process goes, so an idle session holds only S (and its init).
+                write_all(ctl_w, b"idle\n")
+                os._exit(0)
+        line = self.rfile.readline()
+        if not line:
+            os._exit(0)
+        frame = _loads(line)
+        if frame.get("op") != "exec":
+            os._exit(0)
+        write_all(ctl_w, (_dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
+        self.n += 1
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.close(out_w)
+        os.close(err_w)
+        run_cell(frame, self.g, self.n, res_w, self.workdir)
+        go = os.read(go_r, 1)
+        os.close(go_r)
+        if go != b"g":
+            os._exit(0)
+        _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+        os.write(ctl_w, b"k")
+        os.close(ctl_w)
+
+    def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
+        """S: waits for R to start a cell, drains it, answers; exits when R took over."""
+        head = b""
+        while not head.endswith(b"\n"):
+            chunk = os.read(ctl_r, 4096)
+            if not chunk:  # R ended without a cell: the connection closed or the session was closed
+                os._exit(0)
+            head += chunk
+        if head == b"idle\n":
+            os.waitpid(pid, 0)
+            for fd in (out_r, err_r, res_r, ctl_r, go_w):
+                os.close(fd)
+            select.select([self.rfile.fileno()], [], [])  # the next frame (or the end) forks the next R
+            return
+        started = time.monotonic()
+        timeout_ms, cap, frame_id = _loads(head)
+        bufs, cut, timed_out = drain([out_r, err_r, res_r], (out_r, err_r), started + timeout_ms / 1000, cap, res_r)
+        for fd in (out_r, err_r, res_r):
+            os.close(fd)
+        raw = bytes(bufs[res_r]) if not timed_out else b""
+        head = result_head(bufs[out_r], bufs[err_r], cut[out_r], cut[err_r], started)
+        if raw.startswith(b"{") and raw.endswith(b"}"):
+            self.wfile.write(result_line(head, "" if self.isolated else ', "pid": %d' % pid, raw))
+            self.wfile.flush()
+            os.write(go_w, b"g")
+            os.read(ctl_r, 1)  # R cleared its death signal: it holds the session now
+            os._exit(0)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _, st = os.waitpid(pid, 0)
+        os.close(go_w)
+        os.close(ctl_r)
+        status = "timeout" if timed_out else "killed"
+        sig = os.WTERMSIG(st) if os.WIFSIGNALED(st) else None
+        rest = {"id": frame_id, "status": status, "exit_code": None if sig else os.WEXITSTATUS(st), "display": [], "files": {},
+                "error": {"type": status, "message": "the cell passed its timeout; the session keeps its state from before the cell"
+                          if timed_out else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig}}
+        if not self.isolated:
+            rest["pid"] = os.getpid()
+        self.wfile.write(("%s, %s\n" % (head, _dumps(rest)[1:])).encode())
+        self.wfile.flush()
+
+
+def result_head(out, err, cut_out, cut_err, started):
+    """The opening of a result frame: the output S read and the time the cell took."""
+    return '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}' % (
+        _dumps(out.decode("utf-8", "replace")), _dumps(err.decode("utf-8", "replace")),
+        repr((time.monotonic() - started) * 1000), "true" if cut_out else "false", "true" if cut_err else "false")
+
+
+def result_line(head, pid_part, raw):
+    """A whole result frame: the head, then the fields of R's result object as R wrote them."""
+    return ("%s%s, %s\n" % (head, pid_part, raw[1:].decode())).encode()
+
+
+def warm_supervisor():
+    """In S right after it forked R: walks S's answering path once on a throwaway pipe, so that
+    its copy-on-write page faults (~160 a cell) come before the cell, not between cell and answer."""
+    fds = []
+    for data in (b"", b"", b'{"x": 1}'):
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        fds.append(r)
+    a, b, r = fds
+    _loads('[10000, 1048576, ""]')
+    started = time.monotonic()
+    bufs, cut, _ = drain(fds, (a, b), started + 1, 1 << 20, r)
+    for fd in fds:
+        os.close(fd)
+    raw = bytes(bufs[r])
+    if raw.startswith(b"{") and raw.endswith(b"}"):
+        result_line(result_head(bufs[a], bufs[b], cut[a], cut[b], started), ', "pid": %d' % 1, raw)

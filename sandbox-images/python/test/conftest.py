@@ -1,0 +1,4 @@
+import os, sys
+
+# The package and build.py, as the sandbox's programs are built from them.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
