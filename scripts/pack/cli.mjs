@@ -14,6 +14,8 @@ import { cliBuildOptions } from '../../bin/cli-bundle.mjs'
 
 /** The sandbox's Python (executor.py, session_host.py): the process backend runs it from here. */
 const PYTHON_DIR = 'sandbox-images/python'
+/** Its programs, each one file built from the package beside them (the package itself stays behind). */
+const PYTHON_PROGRAMS = ['executor.py', 'session_host.py']
 /** Third-party packages the CLI works without (a native build that may fail): optional dependencies. */
 const OPTIONAL = new Set(['isolated-vm'])
 
@@ -74,7 +76,7 @@ export async function stageCli (root, work, common, commit) {
     mkdirSync(join(dist, ws), { recursive: true })
     writeFileSync(join(dist, ws, 'package.json'), JSON.stringify({ name: manifest.name, version: manifest.version }) + '\n')
   }
-  copyAssets(join(root, PYTHON_DIR), join(dist, PYTHON_DIR), (name) => name.endsWith('.py'))
+  copyAssets(join(root, PYTHON_DIR), join(dist, PYTHON_DIR), (name) => PYTHON_PROGRAMS.includes(name))
   // Every package the bundle imports must be one a bundled workspace declares.
   const builtins = new Set(builtinModules)
   for (const output of Object.values(result.metafile.outputs)) {
