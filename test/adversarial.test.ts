@@ -10,9 +10,12 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { SYSCALL_TABLES } from '../services/runner/src/backends/process/seccomp.ts'
+import { ownerTag } from '../services/runner/src/backends/process/cgroups.ts'
 import { post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 const RUNNER = `adv-${process.pid}`
+/** The runner's cgroup directory's name under each controller's `sandfleet/` (the runner runs in this process). */
+const RUNNER_CGROUP = `${RUNNER}@${ownerTag()}`
 const POOL = 2
 let fleet: TestFleet
 
@@ -20,11 +23,13 @@ before(async () => {
   // The mixed case queues 100 jobs on 2 sandboxes: a call may wait up to a minute for a sandbox
   // (the gateway's queue budget and the runner's queue timeout); the runner's grace stays small.
   fleet = await startFleet([RUNNER], { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 }, { queueTimeoutMs: 60_000 })
+  // strays() reads the sandboxes' pids cgroups here: where the host has them, they must be where it looks
+  if (existsSync('/sys/fs/cgroup/pids/sandfleet')) assert.ok(existsSync(`/sys/fs/cgroup/pids/sandfleet/${RUNNER_CGROUP}`), RUNNER_CGROUP)
 })
 after(async () => {
   await fleet?.close()
   // closed: every sandbox process is gone, and so are the runner's cgroups
-  for (const controller of ['pids', 'memory']) assert.equal(existsSync(`/sys/fs/cgroup/${controller}/sandfleet/${RUNNER}`), false, `${controller} cgroup of ${RUNNER} left behind`)
+  for (const controller of ['pids', 'memory']) assert.equal(existsSync(`/sys/fs/cgroup/${controller}/sandfleet/${RUNNER_CGROUP}`), false, `${controller} cgroup of ${RUNNER} left behind`)
 })
 
 /** Runs one snippet through the gateway; answers the ExecResult. */
@@ -49,7 +54,7 @@ function ppidOf (pid: number): number | undefined {
  * is a process some job left behind. Where the host has no pids cgroup this cannot be checked.
  */
 function strays (): string[] {
-  const base = `/sys/fs/cgroup/pids/sandfleet/${RUNNER}`
+  const base = `/sys/fs/cgroup/pids/sandfleet/${RUNNER_CGROUP}`
   if (!existsSync(base)) return []
   const problems: string[] = []
   const dirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)

@@ -3,12 +3,17 @@
  * (v1 `memory` + `pids` hierarchies, or the v2 unified hierarchy with both controllers), so a
  * job's children and grandchildren together cannot take more than their sandbox's share.
  *
- * Each sandbox gets `sandfleet/<runner>/<sandbox>` under each controller. Its process joins the
- * cgroup before it becomes the sandbox: {@link SandboxCgroup.wrap} starts it through a tiny
- * `sh` that writes its own pid into `cgroup.procs` and then execs the real command, so every
- * process of the sandbox is born inside (nothing is moved after the fact).
+ * Each sandbox gets `sandfleet/<runner>@<owner>/<sandbox>` under each controller, where `<owner>`
+ * names the runner's process ({@link ownerTag}). Its process joins the cgroup before it becomes
+ * the sandbox: {@link SandboxCgroup.wrap} starts it through a tiny `sh` that writes its own pid
+ * into `cgroup.procs` and then execs the real command, so every process of the sandbox is born
+ * inside (nothing is moved after the fact).
+ *
+ * A runner killed outright (SIGKILL, OOM) cannot remove its cgroups; the next runner to open the
+ * host's cgroups sweeps those whose owner is provably gone ({@link sweepStaleCgroups}).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
@@ -67,41 +72,120 @@ export class SandboxCgroup {
   }
 }
 
+/** `/proc/PID/stat`'s start time (clock ticks after boot), or undefined when no such process. */
+function startTimeOf (pid: number | 'self'): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch { return undefined }
+}
+
+/** The inode of this process's pid namespace (pids mean something only inside one). */
+function pidNamespace (): string {
+  return /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? '0'
+}
+
+/**
+ * This process, named so that no other process of the host's life can share the name: its pid
+ * namespace, pid and start time (`4026531836.1234.56789`). A runner's cgroups carry it.
+ */
+export function ownerTag (): string {
+  return `${pidNamespace()}.${process.pid}.${startTimeOf('self') ?? '0'}`
+}
+
+/**
+ * Whether the runner whose cgroup is named `name` is provably gone: its owner tag names a pid of
+ * this pid namespace that no longer runs the process it named. A name without a tag (runners
+ * before tags; their default id is `runner-<hostname>-<pid>`) is gone when its pid is that of
+ * no process here and the hostname is this host's. Anything else may be a live runner's.
+ */
+function ownerGone (name: string, namespace: string): boolean {
+  const tag = /@(\d+)\.(\d+)\.(\d+)$/.exec(name)
+  if (tag !== null) return tag[1] === namespace && startTimeOf(Number(tag[2])) !== tag[3]
+  const untagged = /^runner-(.+)-(\d+)$/.exec(name)
+  return untagged !== null && untagged[1] === safe(hostname()) && startTimeOf(Number(untagged[2])) === undefined
+}
+
+/** Removes `dir` and the cgroups below it, deepest first; with `kill`, their processes first. */
+async function removeTree (dir: string, kill: boolean): Promise<boolean> {
+  let entries
+  try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return true }
+  for (const entry of entries) if (entry.isDirectory()) await removeTree(join(dir, entry.name), kill)
+  if (kill) {
+    try {
+      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) {
+        if (pid !== '') try { process.kill(Number(pid), 'SIGKILL') } catch {}
+      }
+    } catch {}
+  }
+  // a process just killed leaves its cgroup a moment later
+  for (let tries = kill ? 50 : 1; ; tries--) {
+    try { rmdirSync(dir); return true } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true
+      if (tries === 1) return false
+    }
+    await sleep(10)
+  }
+}
+
+/**
+ * Removes from `top` (a controller's `sandfleet` directory) the cgroups of runners that are gone
+ * ({@link ownerGone}), with whatever processes their sandboxes left (a tagged runner's only: its
+ * death is proven); a live runner's cgroups, and any this cannot judge, stay. Answers the
+ * directories removed.
+ */
+export async function sweepStaleCgroups (top: string): Promise<string[]> {
+  const namespace = pidNamespace()
+  const removed: string[] = []
+  for (const entry of readdirSync(top, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !ownerGone(entry.name, namespace)) continue
+    const dir = join(top, entry.name)
+    if (await removeTree(dir, entry.name.includes('@'))) removed.push(dir)
+  }
+  return removed
+}
+
 /** The host's cgroups, as one runner uses them. */
 export class CgroupHost {
   /** `1` (separate `memory` and `pids` hierarchies) or `2` (unified). */
   readonly version: 1 | 2
   readonly #parents: string[]
 
-  private constructor (version: 1 | 2, parents: string[]) {
+  /** Cgroups of runners found gone that {@link CgroupHost.open} removed. */
+  readonly swept: readonly string[]
+
+  private constructor (version: 1 | 2, parents: string[], swept: string[]) {
     this.version = version
     this.#parents = parents
-    // cgroups a previous run of this runner left (it was killed): removed when empty
-    for (const p of parents) {
-      for (const entry of readdirSync(p, { withFileTypes: true })) {
-        if (entry.isDirectory()) { try { rmdirSync(join(p, entry.name)) } catch {} }
-      }
-    }
+    this.swept = swept
   }
 
+  /** The runner's own directories (one per v1 controller, one in v2). */
+  get dirs (): readonly string[] { return this.#parents }
+
   /**
-   * The runner's cgroups under `root`, made now; undefined when the host offers no writable
-   * memory and pids controllers (the sandboxes then run with per-job rlimits only).
+   * The runner's cgroups under `root`, made now, after sweeping the cgroups that runners gone
+   * from this host left; undefined when the host offers no writable memory and pids controllers
+   * (the sandboxes then run with per-job rlimits only).
    */
-  static open (runnerId: string, root = '/sys/fs/cgroup'): CgroupHost | undefined {
-    const runner = safe(runnerId)
+  static async open (runnerId: string, root = '/sys/fs/cgroup'): Promise<CgroupHost | undefined> {
+    const runner = `${safe(runnerId)}@${ownerTag()}`
+    const sweep = async (tops: string[]): Promise<string[]> => (await Promise.all(tops.map(async (t) => existsSync(t) ? await sweepStaleCgroups(t) : []))).flat()
     try {
       if (existsSync(join(root, 'memory', 'cgroup.procs')) && existsSync(join(root, 'pids', 'cgroup.procs'))) {
-        const parents = ['memory', 'pids'].map((c) => join(root, c, 'sandfleet', runner))
+        const tops = ['memory', 'pids'].map((c) => join(root, c, 'sandfleet'))
+        const swept = await sweep(tops)
+        const parents = tops.map((top) => join(top, runner))
         for (const p of parents) mkdirSync(p, { recursive: true })
-        return new CgroupHost(1, parents)
+        return new CgroupHost(1, parents, swept)
       }
       const controllers = readFileSync(join(root, 'cgroup.controllers'), 'utf8')
       if (!/\bmemory\b/.test(controllers) || !/\bpids\b/.test(controllers)) return undefined
       const top = join(root, 'sandfleet')
+      const swept = await sweep([top])
       mkdirSync(join(top, runner), { recursive: true })
       for (const dir of [root, top, join(top, runner)]) writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory +pids')
-      return new CgroupHost(2, [join(top, runner)])
+      return new CgroupHost(2, [join(top, runner)], swept)
     } catch {
       return undefined
     }

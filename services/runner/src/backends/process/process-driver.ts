@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import type { Language } from '@sandfleet/protocol'
-import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
+import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../contract.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../executor/python-image.ts'
@@ -47,8 +47,9 @@ export class ProcessDriver implements Driver {
     }
     if (!existsSync(this.executor)) throw new Error(`executor not found at ${this.executor}`)
     try { this.disableUserns = execFileSync('bwrap', ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('--disable-userns') } catch {}
-    this.cgroups = CgroupHost.open(this.options.config.id)
+    this.cgroups = await CgroupHost.open(this.options.config.id)
     if (this.cgroups === undefined) this.options.logger.warn({ driver: 'process' }, 'no writable memory and pids cgroups on this host: sandboxes are limited by per-job rlimits only')
+    else if (this.cgroups.swept.length > 0) this.options.logger.warn({ driver: 'process', stale: this.cgroups.swept.length }, 'removed the cgroups of runners gone from this host')
   }
 
   /** The bubblewrap command of one sandbox. */
@@ -84,7 +85,7 @@ export class ProcessDriver implements Driver {
       '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
     bw.push('--', this.options.config.pythonPath, '-I', ...args)
-    const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', ...extraEnv }
+    const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', SANDFLEET_MAX_FILE_MB: String(SANDBOX_MAX_FILE_MB), ...extraEnv }
     const fd3 = seccomp === undefined ? {} : { fd3: seccomp }
     if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env, ...fd3 }
     return { file: 'bwrap', args: bw, env, ...fd3 }

@@ -69,7 +69,8 @@ export class PyodideDriver implements Driver {
     const config = this.#options.config
     const n = ++this.#hostsStarted
     if (this.#ceiling === undefined) {
-      this.#cgroups = CgroupHost.open(config.id)
+      this.#cgroups = await CgroupHost.open(config.id)
+      if ((this.#cgroups?.swept.length ?? 0) > 0) this.#options.logger.warn({ driver: 'pyodide', stale: this.#cgroups?.swept.length }, 'removed the cgroups of runners gone from this host')
       this.#ceiling = this.#cgroups !== undefined ? 'cgroup' : 'none'
     }
     let cgroup: SandboxCgroup | undefined

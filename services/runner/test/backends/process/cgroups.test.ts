@@ -1,13 +1,18 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { Runner } from '../../../src/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
 import { CgroupHost } from '../../../src/backends/process/cgroups.ts'
 
 // These tests need the host's cgroups (CI runs as root on a cgroup v1 machine); a host
 // without them is reported by the driver, and the first test says so instead of passing.
-const host = CgroupHost.open('probe-cgroups-test')
+const host = await CgroupHost.open('probe-cgroups-test')
 host?.close()
 
 test('the host offers memory and pids cgroups to this runner', () => {
@@ -53,5 +58,66 @@ test('a sandbox over its cgroup memory limit is answered memory, and its cgroups
     const next = await runner.execute({ code: 'print(1)' })
     assert.equal(next.status, 'ok')
   } finally { await runner.close() }
-  assert.equal(existsSync('/sys/fs/cgroup/memory/sandfleet/cg-memory') || existsSync('/sys/fs/cgroup/sandfleet/cg-memory'), false, 'the runner removed its cgroups')
+  const left = (host?.dirs ?? []).flatMap((d) => readdirSync(dirname(d))).filter((name) => name.startsWith('cg-memory@'))
+  assert.deepEqual(left, [], 'the runner removed its cgroups')
+})
+
+const CGROUPS_MODULE = new URL('../../../src/backends/process/cgroups.ts', import.meta.url).href
+
+/**
+ * Another process that opens the host's cgroups as runner `id`, makes one sandbox cgroup and
+ * starts a process in it that outlives its parent (as a sandbox would not, unless it escaped);
+ * answers the child, its directories and that process's pid.
+ */
+async function cgroupOwner (id: string): Promise<{ child: ChildProcess, dirs: string[], orphan: number }> {
+  const script = `
+    import { spawn } from 'node:child_process'
+    const { CgroupHost } = await import(${JSON.stringify(CGROUPS_MODULE)})
+    const host = await CgroupHost.open(${JSON.stringify(id)})
+    const cgroup = host.create('sandbox-1', { memoryBytes: 64 << 20, pids: 8 })
+    const c = cgroup.wrap({ file: 'sleep', args: ['600'] })
+    const orphan = spawn(c.file, c.args, { env: { ...process.env, ...c.env }, stdio: 'ignore', detached: true })
+    orphan.unref()
+    console.log(JSON.stringify({ dirs: host.dirs, orphan: orphan.pid }))
+    setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const [line] = await once(createInterface({ input: child.stdout! }), 'line') as [string]
+  return { child, ...JSON.parse(line) }
+}
+
+/** Whether `pid` runs (a zombie waiting for whoever adopted it does not). */
+function alive (pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch { return false }
+}
+
+test('a runner starting sweeps the cgroups of runners killed outright, never a live runner\'s', { skip: host === undefined }, async () => {
+  const dead = await cgroupOwner(`sweep-dead-${process.pid}`)
+  const live = await cgroupOwner(`sweep-live-${process.pid}`)
+  // a runner of before the owner tags, killed: its default id names its pid (gone) and this host
+  const legacy = (host?.dirs ?? []).map((d) => join(dirname(d), `runner-${hostname()}-${dead.child.pid!}`))
+  try {
+    dead.child.kill('SIGKILL')
+    await once(dead.child, 'exit')
+    for (const d of legacy) mkdirSync(join(d, 'process-python-0'), { recursive: true })
+    for (const d of [...dead.dirs, ...live.dirs]) assert.ok(existsSync(join(d, 'sandbox-1')), d)
+    assert.ok(alive(dead.orphan), 'the killed runner left a process in its sandbox cgroup')
+
+    const sweeper = await CgroupHost.open(`sweeper-${process.pid}`)
+    sweeper?.close()
+    for (const d of [...dead.dirs, ...legacy]) assert.equal(existsSync(d), false, `${d} swept`)
+    for (const d of [...dead.dirs, ...legacy]) assert.ok(sweeper?.swept.includes(d), `${d} reported swept`)
+    for (const d of live.dirs) assert.equal(sweeper?.swept.includes(d), false)
+    assert.equal(alive(dead.orphan), false, 'the process left in the dead runner\'s cgroup was killed')
+    for (const d of live.dirs) assert.ok(existsSync(join(d, 'sandbox-1')), `the live runner's ${d} stays`)
+    assert.ok(alive(live.orphan), 'the live runner\'s sandbox process runs on')
+  } finally {
+    for (const p of [dead.orphan, live.orphan]) { try { process.kill(p, 'SIGKILL') } catch {} }
+    live.child.kill('SIGKILL')
+    await once(live.child, 'exit')
+    await CgroupHost.open(`sweeper-${process.pid}`).then((h) => h?.close())
+  }
+  for (const d of live.dirs) assert.equal(existsSync(d), false, `${d} swept once its runner died`)
 })
