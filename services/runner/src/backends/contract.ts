@@ -25,6 +25,14 @@ import type { Logger } from '../logger.ts'
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
 
+/**
+ * Largest file a Python job may write, in MiB, on every backend: the executor's `RLIMIT_FSIZE`
+ * (`SANDFLEET_MAX_FILE_MB`, which the process and docker drivers give it) and the cap of the
+ * pyodide file system. As on Linux, a write that would cross it writes up to it, a write or a
+ * truncate past it fails with `EFBIG` (an `OSError`, "File too large").
+ */
+export const SANDBOX_MAX_FILE_MB = 64
+
 /** Lifecycle of one sandbox. */
 export type SandboxState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed'
 

@@ -15,6 +15,7 @@ import Docker from 'dockerode'
 import { GRACES, type SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
+import { SANDBOX_MAX_FILE_MB } from '../contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -249,6 +250,7 @@ export class DockerEngine {
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
       Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/dev/shm:/dev/mqueue',
+        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`,
         ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
         // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
         // which the executor adds on top of Docker's default profile before any job runs.

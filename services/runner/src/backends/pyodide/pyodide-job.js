@@ -1,5 +1,6 @@
 // The in-isolate job runner of the pyodide driver, evaluated once Pyodide has booted (as
-// globalThis.__sf_py) and given the harness source (globalThis.__sf_harness). Its completion
+// globalThis.__sf_py) and given the harness source (globalThis.__sf_harness) and the largest
+// file a job may write (globalThis.__sf_maxFileBytes). Its completion
 // value is { job, restore, info }:
 //  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
 //    whether the sandbox is still clean (`clean: false` → the host retires the isolate);
@@ -14,6 +15,30 @@
   const decoder = new TextDecoder()
   const WORK = '/tmp/work'
   const SF = '/tmp/.sf'
+
+  // Files: while a job runs, none grows past __sf_maxFileBytes, as RLIMIT_FSIZE bounds them on the
+  // process backend: a write that would cross it writes up to it, a write or truncate past it fails
+  // with EFBIG (22 in Emscripten's numbering); a shared mapping synced back is cut at it.
+  const EFBIG = 22
+  const maxFileBytes = globalThis.__sf_maxFileBytes ?? Infinity
+  let fileCap = Infinity
+  const fileOps = FS.filesystems.MEMFS.ops_table.file
+  const { write, msync } = fileOps.stream
+  fileOps.stream.write = function (stream, buffer, offset, length, position, canOwn) {
+    if (length > 0 && position + length > fileCap) {
+      if (position >= fileCap) throw new FS.ErrnoError(EFBIG)
+      length = fileCap - position
+    }
+    return write.call(this, stream, buffer, offset, length, position, canOwn)
+  }
+  fileOps.stream.msync = function (stream, buffer, offset, length, flags) {
+    return msync.call(this, stream, buffer, offset, Math.max(0, Math.min(length, fileCap - offset)), flags)
+  }
+  const { setattr } = fileOps.node
+  fileOps.node.setattr = function (node, attr) {
+    if (attr.size != null && attr.size > fileCap) throw new FS.ErrnoError(EFBIG)
+    return setattr.call(this, node, attr)
+  }
 
   // fd 1 and 2: captured here, capped while written, never buffered in the TTY.
   const streams = { stdout: null, stderr: null }
@@ -133,11 +158,13 @@
     FS.writeFile(SF + '/in.json', JSON.stringify({ code, stdin }))
     Atomics.store(interrupt, 0, 0)
     growLimit = baseSbrk + memoryBytes
+    fileCap = maxFileBytes
     const before = counter.ffi
     let crashed = null
     try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
     const ffi = counter.ffi - before
     growLimit = 0
+    fileCap = Infinity
     let outcome = null
     try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
     const outFiles = {}
