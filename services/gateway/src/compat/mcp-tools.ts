@@ -26,9 +26,12 @@ export interface McpOptions {
   version?: string
 }
 
+/** `timeout_ms` when a tool call gives none: the protocol's default, within the gateway's largest. */
+const defaultTimeoutOf = (maxTimeoutMs: number): number => Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)
+
 /** `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. */
 const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).max(maxTimeoutMs).optional()
-  .describe(`Wall-clock limit, in milliseconds (default ${Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
+  .describe(`Wall-clock limit, in milliseconds (default ${defaultTimeoutOf(maxTimeoutMs)}, at most ${maxTimeoutMs})`)
 
 /** An ExecResult as an MCP tool result. */
 export function toToolResult (result: ExecResult): CallToolResult {
@@ -67,10 +70,10 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
   const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const timeout = timeoutSchema(maxTimeoutMs)
+  const defaultTimeoutMs = defaultTimeoutOf(maxTimeoutMs)
   const run = (language: Language) => async (args: { code: string, stdin?: string | undefined, timeout_ms?: number | undefined }): Promise<CallToolResult> => {
-    const req: Parameters<ExecuteFn>[0] = { language, code: args.code }
+    const req: Parameters<ExecuteFn>[0] = { language, code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs }
     if (args.stdin !== undefined) req.stdin = args.stdin
-    if (args.timeout_ms !== undefined) req.timeout_ms = args.timeout_ms
     return toToolResult(await settle(() => opts.execute(req)))
   }
   const input = { code: z.string().describe('The program'), stdin: z.string().optional().describe('Standard input'), timeout_ms: timeout }
@@ -98,7 +101,7 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   }, async (args) => {
     if (sessions === undefined) return noSessions()
     try {
-      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs) }))
+      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs }))
     } catch (err) { return errorResult(err) }
   })
   server.registerTool('close_session', { description: 'Close a session and free its state.', inputSchema: { session_id: z.string().min(1) } }, async (args) => {

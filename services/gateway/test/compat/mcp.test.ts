@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { failedResult, type ExecResult } from '@sandfleet/protocol'
+import { LIMITS, failedResult, type ExecResult } from '@sandfleet/protocol'
 import { mcpCompat } from '../../src/compat/mcp.ts'
 import type { CompatSessions } from '../../src/compat/execute.ts'
 import { runPython } from './helpers.ts'
@@ -96,4 +96,47 @@ test('bad tool arguments are refused, nothing runs', async () => {
 test('GET /mcp answers 405: the server is stateless', async () => {
   const res = await app.inject({ method: 'GET', url: '/mcp' })
   assert.equal(res.statusCode, 405)
+})
+
+test('a tool call without timeout_ms gets the default within the gateway\'s largest (stateless and in a session)', async () => {
+  const seen: Array<[string, number | undefined]> = []
+  const ok = (): ExecResult => ({ ...failedResult('ok', '', ''), error: null, exit_code: 0 })
+  const sessions: CompatSessions = {
+    async create () { return 's1' },
+    async execute (_id, cell) { seen.push(['run_in_session', cell.timeout_ms]); return ok() },
+    async close () {}
+  }
+  const small = Fastify()
+  const tight = new Client({ name: 'sandfleet-test', version: '0.0.0' })
+  try {
+    await small.register(mcpCompat, { execute: async (req) => { seen.push([`run_${req.language ?? 'python'}`, req.timeout_ms]); return ok() }, sessions, limits: { maxTimeoutMs: 3000 } })
+    await tight.connect(new StreamableHTTPClientTransport(new URL(`${await small.listen({ host: '127.0.0.1', port: 0 })}/mcp`)))
+    const { tools } = await tight.listTools()
+    for (const name of ['run_python', 'run_javascript', 'run_in_session']) {
+      const described = (tools.find((t) => t.name === name)?.inputSchema.properties?.timeout_ms as { description?: string } | undefined)?.description
+      assert.match(described ?? '', /default 3000, at most 3000/, name)
+    }
+    await tight.callTool({ name: 'run_python', arguments: { code: 'pass' } })
+    await tight.callTool({ name: 'run_javascript', arguments: { code: '1' } })
+    await tight.callTool({ name: 'run_in_session', arguments: { session_id: 's1', code: 'pass' } })
+    await tight.callTool({ name: 'run_python', arguments: { code: 'pass', timeout_ms: 1500 } })
+    assert.deepEqual(seen, [['run_python', 3000], ['run_javascript', 3000], ['run_in_session', 3000], ['run_python', 1500]])
+  } finally {
+    await tight.close()
+    await small.close()
+  }
+  // with the gateway's default largest, the protocol's default
+  const wide = Fastify()
+  const client2 = new Client({ name: 'sandfleet-test', version: '0.0.0' })
+  try {
+    seen.length = 0
+    await wide.register(mcpCompat, { execute: async (req) => { seen.push(['run_python', req.timeout_ms]); return ok() }, sessions })
+    await client2.connect(new StreamableHTTPClientTransport(new URL(`${await wide.listen({ host: '127.0.0.1', port: 0 })}/mcp`)))
+    await client2.callTool({ name: 'run_python', arguments: { code: 'pass' } })
+    await client2.callTool({ name: 'run_in_session', arguments: { session_id: 's1', code: 'pass' } })
+    assert.deepEqual(seen, [['run_python', LIMITS.defaultTimeoutMs], ['run_in_session', LIMITS.defaultTimeoutMs]])
+  } finally {
+    await client2.close()
+    await wide.close()
+  }
 })
