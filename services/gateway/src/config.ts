@@ -107,7 +107,8 @@ export function loadGatewayConfig (sources: ConfigSources = {}): GatewayConfig {
   if (problems.length > 0) {
     throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${problems.join('\n  - ')}`)
   }
-  for (const v of Object.values(config)) if (Array.isArray(v)) Object.freeze(v)
+  // frozen copies: an array the caller passed in stays the caller's, unfrozen
+  for (const [k, v] of Object.entries(config)) if (Array.isArray(v)) config[k] = Object.freeze([...v])
   return Object.freeze(config) as GatewayConfig
 }
 

@@ -59,3 +59,15 @@ test('config: an API key too short is refused without printing it', () => {
   assert.throws(() => loadGatewayConfig({ env: { SANDFLEET_API_KEYS: 'tiny-k,long-enough-key' } }), (err: Error) =>
     err.message.includes('apiKeys/0 (SANDFLEET_API_KEYS)') && err.message.includes('a key of 6 characters') && !err.message.includes('tiny-k'))
 })
+
+test('config: arrays the caller passed in are copied, not frozen; the config\'s own are frozen', () => {
+  const runners = ['http://127.0.0.1:8081']
+  const apiKeys = ['key-aaaaaaaa']
+  const config = loadGatewayConfig({ env: {}, values: { runners, apiKeys } })
+  assert.equal(Object.isFrozen(runners), false)
+  assert.equal(Object.isFrozen(apiKeys), false)
+  runners.push('http://127.0.0.1:8082')
+  assert.deepEqual(config.runners, ['http://127.0.0.1:8081'], 'the config does not change with the caller\'s array')
+  assert.equal(Object.isFrozen(config.runners), true)
+  assert.equal(Object.isFrozen(config.apiKeys), true)
+})
