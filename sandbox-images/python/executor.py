@@ -17,9 +17,8 @@ fd-level stdout/stderr.
 # ---------------- sandfleet_sandbox/boot.py
 # The executor's start: it runs itself again, at once, in a fresh interpreter.
 #
-# A process that compiled the executor keeps ~2 MiB of the compiler's garbage in its heap, and each
-# zygote forked from it would copy the entries of those pages at every fork (~0.1 ms of CPU per
-# job). So the executor starts again in a fresh interpreter that runs the program's code object,
+# A process that compiled the executor keeps the compiler's garbage in its heap, and each zygote
+# forked from it would copy the entries of those pages at every fork, once per job. So the executor starts again in a fresh interpreter that runs the program's code object,
 # unmarshalled from a memfd: nothing compiled there. First in `executor.py`, so that
 # `sys._getframe().f_code` is the whole program's code; as a module of the package it does nothing.
 
@@ -196,7 +195,7 @@ def add_seccomp(program):
 
 import base64, gc, json, marshal, os, signal, sys, traceback
 import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-# Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
+# Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
@@ -213,7 +212,7 @@ MAIN_FILE = os.path.join(WORKDIR, 'main.py')
 
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
-# job process cost ~25 copy-on-write faults.
+# job process would cost copy-on-write faults in each.
 MAIN, SOURCE = {}, []
 
 
@@ -429,8 +428,8 @@ def unbuffer_c_stdio():
 
 
 def std_streams():
-    """sys.stdin/stdout/stderr on fds 0/1/2, made once in the zygote (in each job process they cost 0.4 ms of
-    copy-on-write faults). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes are."""
+    """sys.stdin/stdout/stderr on fds 0/1/2, made once in the zygote (made in each job process, they would cost
+    copy-on-write faults in each). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes are."""
     r, w = os.pipe()
     saved = [os.dup(fd) for fd in (0, 1, 2)]
     os.dup2(r, 0); os.dup2(w, 1); os.dup2(w, 2)
@@ -465,7 +464,7 @@ CODE_FILES = (os.path.basename(os.path.realpath(sys.executable)), 'libpython', '
 def copy_code_mappings():
     """Makes fork copy the page-table entries of the interpreter's and the C library's code, instead of each job
     process faulting them in again (fork skips a file mapping's entries unless the mapping has private pages: one
-    page of each is written, its own value back, under a brief PROT_WRITE; ~50 faults less per job). Failure (a
+    page of each is written, its own value back, under a brief PROT_WRITE). Failure (a
     kernel that refuses writable code) is harmless."""
     if LIBC is None: return
     LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -643,7 +642,7 @@ IPC_INFO_BUF = ctypes.create_string_buffer(256)
 
 def sysv_in_use():
     """How many shm segments, message queues and semaphore sets exist (SHM_INFO, MSG_INFO, SEM_INFO: three syscalls,
-    where reading /proc/sysvipc costs ~100 us a job); None without libc."""
+    cheaper than reading /proc/sysvipc after each job); None without libc."""
     if LIBC is None: return None
     b = IPC_INFO_BUF
     try:
@@ -785,7 +784,7 @@ class Controller:
         for name in self.planned:
             if name not in self.zygotes: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
         self.keep = {z.pid for z in self.zygotes.values()}
-        # /proc files kept open and read again with pread (3 us; open, read and close cost ~20)
+        # /proc files kept open and read again with pread (cheaper than open, read and close each time)
         self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
         self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
         self.poller = select.poll()
@@ -809,7 +808,7 @@ class Controller:
                 data = os.read(self.chan_in, 65536)
                 if not data: self.closing = True; self.poller.unregister(fd); continue
                 # A frame of megabytes (stdin, files) comes in many reads: its chunks are joined once, at its newline
-                # (joining and scanning the whole buffer at each read was quadratic: 4 MiB of stdin took ~9 s on a socket).
+                # (joining and scanning the whole buffer at each read would be quadratic in the frame's size).
                 self.buf.append(data)
                 if b'\n' not in data: continue
                 *lines, rest = b''.join(self.buf).split(b'\n')
@@ -1006,8 +1005,8 @@ class Controller:
 
 def precompile(code):
     """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
-    in a fresh fork costs ~1 ms of copy-on-write faults; here, where the compiler's pages are already private, a
-    fraction of that; the code object travels to the job process marshalled."""
+    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
+    that; the code object travels to the job process marshalled."""
     try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
 

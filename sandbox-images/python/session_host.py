@@ -271,7 +271,7 @@ WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "time
 
 def warm_cell():
     """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
-    page faults (a cell took ~190, ~45 after this) happen before the frame arrives, not after."""
+    page faults happen before the frame arrives, not after."""
     frame = _loads(WARM_FRAME)
     code = frame["code"]
     linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
@@ -459,7 +459,7 @@ def result_line(head, pid_part, raw):
 
 def warm_supervisor():
     """In S right after it forked R: walks S's answering path once on a throwaway pipe, so that
-    its copy-on-write page faults (~160 a cell) come before the cell, not between cell and answer."""
+    its copy-on-write page faults come before the cell, not between cell and answer."""
     fds = []
     for data in (b"", b"", b'{"x": 1}'):
         r, w = os.pipe()

@@ -1,8 +1,7 @@
 """The executor's start: it runs itself again, at once, in a fresh interpreter.
 
-A process that compiled the executor keeps ~2 MiB of the compiler's garbage in its heap, and each
-zygote forked from it would copy the entries of those pages at every fork (~0.1 ms of CPU per
-job). So the executor starts again in a fresh interpreter that runs the program's code object,
+A process that compiled the executor keeps the compiler's garbage in its heap, and each zygote
+forked from it would copy the entries of those pages at every fork, once per job. So the executor starts again in a fresh interpreter that runs the program's code object,
 unmarshalled from a memfd: nothing compiled there. First in `executor.py`, so that
 `sys._getframe().f_code` is the whole program's code; as a module of the package it does nothing.
 """

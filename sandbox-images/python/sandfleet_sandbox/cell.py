@@ -150,7 +150,7 @@ WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "time
 
 def warm_cell():
     """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
-    page faults (a cell took ~190, ~45 after this) happen before the frame arrives, not after."""
+    page faults happen before the frame arrives, not after."""
     frame = _loads(WARM_FRAME)
     code = frame["code"]
     linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")

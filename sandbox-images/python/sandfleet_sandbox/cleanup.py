@@ -51,7 +51,7 @@ IPC_INFO_BUF = ctypes.create_string_buffer(256)
 
 def sysv_in_use():
     """How many shm segments, message queues and semaphore sets exist (SHM_INFO, MSG_INFO, SEM_INFO: three syscalls,
-    where reading /proc/sysvipc costs ~100 us a job); None without libc."""
+    cheaper than reading /proc/sysvipc after each job); None without libc."""
     if LIBC is None: return None
     b = IPC_INFO_BUF
     try:

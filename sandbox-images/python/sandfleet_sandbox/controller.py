@@ -83,7 +83,7 @@ class Controller:
         for name in self.planned:
             if name not in self.zygotes: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
         self.keep = {z.pid for z in self.zygotes.values()}
-        # /proc files kept open and read again with pread (3 us; open, read and close cost ~20)
+        # /proc files kept open and read again with pread (cheaper than open, read and close each time)
         self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
         self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
         self.poller = select.poll()
@@ -107,7 +107,7 @@ class Controller:
                 data = os.read(self.chan_in, 65536)
                 if not data: self.closing = True; self.poller.unregister(fd); continue
                 # A frame of megabytes (stdin, files) comes in many reads: its chunks are joined once, at its newline
-                # (joining and scanning the whole buffer at each read was quadratic: 4 MiB of stdin took ~9 s on a socket).
+                # (joining and scanning the whole buffer at each read would be quadratic in the frame's size).
                 self.buf.append(data)
                 if b'\n' not in data: continue
                 *lines, rest = b''.join(self.buf).split(b'\n')
@@ -304,8 +304,8 @@ class Controller:
 
 def precompile(code):
     """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
-    in a fresh fork costs ~1 ms of copy-on-write faults; here, where the compiler's pages are already private, a
-    fraction of that; the code object travels to the job process marshalled."""
+    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
+    that; the code object travels to the job process marshalled."""
     try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
 

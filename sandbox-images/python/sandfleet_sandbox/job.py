@@ -5,7 +5,7 @@ it can, and imports nothing (what it uses is imported here, before the zygotes f
 """
 import base64, gc, json, marshal, os, signal, sys, traceback
 import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-# Not `random`: it reseeds itself in every forked process (~0.2 ms of CPU per job); jobs that import it run on `std`.
+# Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 from .files import write_files
 
@@ -23,7 +23,7 @@ MAIN_FILE = os.path.join(WORKDIR, 'main.py')
 
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
-# job process cost ~25 copy-on-write faults.
+# job process would cost copy-on-write faults in each.
 MAIN, SOURCE = {}, []
 
 

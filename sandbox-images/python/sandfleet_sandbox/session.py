@@ -173,7 +173,7 @@ def result_line(head, pid_part, raw):
 
 def warm_supervisor():
     """In S right after it forked R: walks S's answering path once on a throwaway pipe, so that
-    its copy-on-write page faults (~160 a cell) come before the cell, not between cell and answer."""
+    its copy-on-write page faults come before the cell, not between cell and answer."""
     fds = []
     for data in (b"", b"", b'{"x": 1}'):
         r, w = os.pipe()

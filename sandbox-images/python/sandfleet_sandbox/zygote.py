@@ -68,8 +68,8 @@ def unbuffer_c_stdio():
 
 
 def std_streams():
-    """sys.stdin/stdout/stderr on fds 0/1/2, made once in the zygote (in each job process they cost 0.4 ms of
-    copy-on-write faults). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes are."""
+    """sys.stdin/stdout/stderr on fds 0/1/2, made once in the zygote (made in each job process, they would cost
+    copy-on-write faults in each). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes are."""
     r, w = os.pipe()
     saved = [os.dup(fd) for fd in (0, 1, 2)]
     os.dup2(r, 0); os.dup2(w, 1); os.dup2(w, 2)
@@ -104,7 +104,7 @@ CODE_FILES = (os.path.basename(os.path.realpath(sys.executable)), 'libpython', '
 def copy_code_mappings():
     """Makes fork copy the page-table entries of the interpreter's and the C library's code, instead of each job
     process faulting them in again (fork skips a file mapping's entries unless the mapping has private pages: one
-    page of each is written, its own value back, under a brief PROT_WRITE; ~50 faults less per job). Failure (a
+    page of each is written, its own value back, under a brief PROT_WRITE). Failure (a
     kernel that refuses writable code) is harmless."""
     if LIBC is None: return
     LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
