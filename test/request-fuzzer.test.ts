@@ -102,7 +102,7 @@ const GATEWAY_ROUTES: Route[] = [
   ]),
   { method: 'POST', url: '/mcp', template: 'mcp', shape: 'mcp' },
   { method: 'GET', url: '/mcp', shape: 'mcp' },
-  ...['/healthz', '/readyz', '/metrics', '/v1/info', '/docs/json', '/status', '/ping'].map((url): Route => ({ method: 'GET', url, shape: url === '/status' || url === '/ping' ? 'fastapi' : 'sandfleet' })),
+  ...['/healthz', '/readyz', '/metrics', '/v1/info', '/openapi.json', '/docs', '/status', '/ping'].map((url): Route => ({ method: 'GET', url, shape: url === '/status' || url === '/ping' ? 'fastapi' : 'sandfleet' })),
   { method: 'PUT', url: '/v1/execute', template: 'exec', shape: 'sandfleet' },
   { method: 'GET', url: '/nowhere/%ff%fe', shape: 'sandfleet' }
 ]
