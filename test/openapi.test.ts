@@ -198,6 +198,13 @@ test('live answers of every operation, a success and an error each, fit the docu
   const ran = await call('POST', '/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(7)' } } }, { accept: 'application/json, text/event-stream' })
   assert.equal(ran.body.result.structuredContent.stdout, '7\n')
   assert.equal((await call('POST', '/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, { accept: 'application/json, text/event-stream' })).status, 202)
+  // a JSON-RPC batch: the document describes the array and its array of answers
+  const batch = [{ jsonrpc: '2.0', id: 10, method: 'tools/list' }, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(8)' } } }]
+  const validateBatch = ajv.getSchema(`openapi.json#${pointer('', 'paths', '/mcp', 'post', 'requestBody', 'content', 'application/json', 'schema')}`)
+  assert.ok(validateBatch?.(batch), `the batch fits the request body: ${ajv.errorsText(validateBatch?.errors)}`)
+  const answers = await call('POST', '/mcp', batch, { accept: 'application/json, text/event-stream' })
+  assert.deepEqual(answers.body.map((a: { id: number }) => a.id).sort(), [10, 11])
+  assert.equal(answers.body.find((a: { id: number }) => a.id === 11).result.structuredContent.stdout, '8\n')
   assert.ok((await call('POST', '/mcp', { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { accept: 'text/html' })).status >= 400)
   assert.equal((await call('GET', '/mcp')).status, 405)
   assert.equal((await call('DELETE', '/mcp')).status, 405)
@@ -233,13 +240,21 @@ test('live answers of every operation, a success and an error each, fit the docu
     assert.equal((await app.inject({ method: 'POST', url: '/run_code', headers, payload: {} })).statusCode, 422)
     const calls: Array<[string, object]> = [
       ['/v1/execute', { code: 'print(1)' }], ['/run_code', { code: 'print(1)', language: 'python' }], ['/run', { type: 'python', solution: 'print(1)' }],
-      ['/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(1)' } } }]
+      ['/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(1)' } } }],
+      ['/mcp', [{ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'print(2)' } } }]]
     ]
     for (const [url, payload] of calls) {
       const refused = await app.inject({ method: 'POST', url, headers, payload })
       assert.equal(refused.statusCode, 429, url)
       assertFits('POST', url, 429, refused.headers['content-type'] as string, refused.json())
+      // the Retry-After the document declares for the 429, as the answer carries it
+      const declared = operationOf('POST', url).op.responses['429']?.headers?.['retry-after']
+      assert.ok(declared !== undefined, `${url}: the 429's Retry-After is declared`)
+      assert.ok(ajv.validate(declared.schema, Number(refused.headers['retry-after'])) && /^\d+$/.test(String(refused.headers['retry-after'])), `${url}: Retry-After ${String(refused.headers['retry-after'])}`)
     }
+    // every POST passes the API key's quotas: each declares its 429 and Retry-After
+    const posts = Object.values(doc.paths).flatMap((item) => item.post === undefined ? [] : [item.post])
+    assert.deepEqual(posts.filter((op) => op.responses['429']?.headers?.['retry-after'] === undefined).map((op) => op.operationId), [])
   } finally {
     await app.close()
     await rm(dir, { recursive: true, force: true })

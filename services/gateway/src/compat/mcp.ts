@@ -42,9 +42,15 @@ const JsonRpcResponseSchema = Type.Object({
   error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) }))
 }, { title: 'JsonRpcResponse' })
 
+/** A JSON-RPC batch: several messages in one POST, answered by an array of their answers (the transport takes up to 100). */
+const JsonRpcBatchSchema = Type.Array(JsonRpcRequestSchema, { minItems: 1, maxItems: 100, description: 'A JSON-RPC batch: its requests are answered in one array' })
+
 const ErrorBody = plain(ErrorBodySchema)
 const tags = ['MCP']
-const jsonOrSse = { 'application/json': { schema: JsonRpcResponseSchema }, 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, each a JSON-RPC message' } } }
+const jsonOrSse = {
+  'application/json': { schema: Type.Union([JsonRpcResponseSchema, Type.Array(JsonRpcResponseSchema, { description: 'The answers to a batch\'s requests' })]) },
+  'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, each a JSON-RPC message' } }
+}
 const notAllowedSchema = {
   tags,
   response: {
@@ -59,10 +65,10 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   app.post('/mcp', {
     schema: {
       operationId: 'mcpMessage',
-      summary: 'MCP (streamable HTTP, stateless): one JSON-RPC message; the tools run_python, run_javascript, create_session, run_in_session, close_session',
+      summary: 'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session',
       description: 'Send Accept: application/json, text/event-stream. A tool\'s outcome is in its result (isError for any status but ok), never in the HTTP status.',
       tags,
-      body: JsonRpcRequestSchema,
+      body: Type.Union([JsonRpcRequestSchema, JsonRpcBatchSchema]),
       response: {
         200: { description: 'The JSON-RPC answer', content: jsonOrSse },
         202: { description: 'A notification was accepted (no body)', type: 'null' },

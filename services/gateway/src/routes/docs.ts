@@ -12,6 +12,23 @@ import { hoistTitledSchemas } from './openapi-components.ts'
 
 const API_KEY_NOTE = 'The API key of the gateway (SANDFLEET_API_KEYS), as `Authorization: Bearer KEY` or as `x-api-key: KEY`.'
 
+/** The header every 429 of the API key's quotas and of the gateway's admission carries. */
+const RETRY_AFTER = { 'retry-after': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' } }
+
+type ResponseMap = Record<string, Record<string, unknown>>
+
+/**
+ * The responses of a route with its 429 described: every POST passes the API key's quotas (and
+ * those that run code the gateway's admission), refused with `Retry-After`. A route's own 429
+ * gets the header; otherwise its 4xx body, as a 429.
+ */
+function withRetryAfter (method: string | string[], response: ResponseMap | undefined): ResponseMap | undefined {
+  const base = response?.['429'] ?? response?.['4xx']
+  if (response === undefined || base === undefined || !(method === 'POST' || (Array.isArray(method) && method.includes('POST')))) return response
+  const description = response['429'] !== undefined ? base.description : 'The API key\'s quota or the gateway\'s admission refused the call; Retry-After says when to retry'
+  return { ...response, 429: { ...base, description, headers: RETRY_AFTER } }
+}
+
 /**
  * `@fastify/swagger`'s options: the document's info, the two ways to present an API key, each
  * route's security (none on probes, metrics and the description; a key on every other route
@@ -45,7 +62,10 @@ export function openApiOptions (apiKeysConfigured: boolean): FastifyDynamicSwagg
         }
       }
     },
-    transform: ({ schema, url }) => ({ schema: { ...schema, security: isOpenPath(url) ? [] : security } as typeof schema, url }),
+    transform: ({ schema, url, route }) => {
+      const response = withRetryAfter(route.method, schema?.response as ResponseMap | undefined)
+      return { schema: { ...schema, ...(response === undefined ? {} : { response }), security: isOpenPath(url) ? [] : security } as typeof schema, url }
+    },
     transformObject: (document) => 'openapiObject' in document ? hoistTitledSchemas(document.openapiObject as Record<string, unknown>) : document.swaggerObject
   }
 }
