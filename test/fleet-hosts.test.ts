@@ -9,8 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { callLoad, type CallRecord } from './helpers/call-load.ts'
-import { DockerFleet, get, readyRunners, waitFor } from './helpers/docker-fleet.ts'
+import { DockerFleet, callLoad, get, readyRunners, waitFor, type CallRecord } from '@sandfleet/benchmarks/docker-fleet'
 
 const SECRET = `sfmh-secret-${process.pid}-0123456789`
 /** How often the gateways re-resolve the runners' DNS name. */

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { importCycles, importGraph, importSpecifiers } from './helpers/import-graph.ts'
 
 const root = join(import.meta.dirname, '..')
@@ -21,6 +21,15 @@ function fixture (files: Record<string, string>): string {
   }
   return dir
 }
+
+test('nothing but tests imports from test/: services, packages, the CLI and the benchmarks stand without it', () => {
+  const graph = importGraph(root, ['packages', 'services', 'cli/src', 'benchmarks'])
+  const tests = join(root, 'test') + '/'
+  const found = [...graph].filter(([file]) => !file.endsWith('.test.ts') && !file.includes('/test/'))
+    .flatMap(([file, edges]) => [...edges].filter((to) => to.startsWith(tests)).map((to) => `${relative(root, file)} -> ${relative(root, to)}`))
+  assert.ok(graph.size > 200, `the walk found the sources (${graph.size} files)`)
+  assert.deepEqual(found, [])
+})
 
 test('the services and packages have no import cycles (type-only and dynamic imports count)', () => {
   const graph = importGraph(root, ['packages', 'services', 'cli/src'])

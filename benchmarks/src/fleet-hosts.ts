@@ -15,8 +15,8 @@
 import { execFileSync } from 'node:child_process'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { parseArgs } from 'node:util'
-import { callLoad, gatewayRetries, quantile, type CallRecord } from '../../test/helpers/call-load.ts'
-import { DockerFleet, readyRunners, waitFor } from '../../test/helpers/docker-fleet.ts'
+import { callLoad, gatewayRetries, quantile, type CallRecord } from './docker-fleet/call-load.ts'
+import { DockerFleet, readyRunners, waitFor } from './docker-fleet/docker-fleet.ts'
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,8 @@
 /**
  * A fleet of containers on a Docker network of its own, through deploy/fleet.sh (the script a
  * user runs): runners behind one DNS alias, gateways with --runners-dns, the shared secret.
- * For the multi-host suite and its benchmark; every container, the network and the image carry
+ * For the multi-host benchmark (benchmarks/src/fleet-hosts.ts) and suite (test/fleet-hosts.test.ts, through
+ * `@sandfleet/benchmarks/docker-fleet`); every container, the network and the image carry
  * the `name` given (release them with {@link DockerFleet.down} in `finally`).
  */
 import { execFile } from 'node:child_process'
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const SCRIPT = `${ROOT}deploy/fleet.sh`
 
 /** Options of {@link DockerFleet}. */
