@@ -115,8 +115,11 @@ export interface ExecutorCommand {
   file: string
   args: string[]
   env?: NodeJS.ProcessEnv
-  /** Bytes written to the process's fd 3 and closed (bubblewrap's `--seccomp 3` reads its filter there). */
-  fd3?: Buffer
+  /**
+   * Bytes written to the process's fds 3, 4, … in order, each then closed (bubblewrap reads its
+   * seccomp filter and the files it is handed with `--ro-bind-data` there).
+   */
+  fds?: readonly Buffer[]
 }
 
 /** What a driver is made with: the runner's whole configuration (each driver reads its keys) and a logger. */

@@ -9,12 +9,13 @@ import type { ExecutorCommand } from '../contract.ts'
 
 /**
  * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,
- * and its `fd3` bytes (if any) written to its fd 3 and closed.
+ * and its `fds` bytes (if any) written to its fds 3, 4, … and closed.
  */
 export function spawnCommand (command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
-  const { fd3 } = command
-  const child = spawn(command.file, command.args, { stdio: fd3 === undefined ? ['pipe', 'pipe', stderr] : ['pipe', 'pipe', stderr, 'pipe'], env: command.env ?? {}, detached: true })
-  if (fd3 !== undefined) (child.stdio[3] as Writable).on('error', () => {}).end(fd3) // an early exit is the caller's to see
+  const fds = command.fds ?? []
+  const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', stderr, ...fds.map(() => 'pipe' as const)], env: command.env ?? {}, detached: true })
+  // an early exit is the caller's to see
+  fds.forEach((bytes, i) => { (child.stdio[3 + i] as Writable).on('error', () => {}).end(bytes) })
   return child
 }
 

@@ -6,7 +6,7 @@
  * each sandbox also has its own memory and pids limits (`cgroups.ts`).
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import type { Language } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../contract.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
@@ -26,6 +26,8 @@ export class ProcessDriver implements Driver {
   private readonly executor: string
   /** The runner's cgroups, when the host offers them (opened by {@link check}). */
   private cgroups: CgroupHost | undefined
+  /** The Python programs handed to the sandboxes, read once (see {@link ProcessDriver.#program}). */
+  readonly #programs = new Map<string, Buffer>()
   /** bubblewrap can forbid user namespaces inside the sandbox (`--disable-userns`, 0.8+; set by {@link check}). */
   private disableUserns = false
   /** The sandboxes' seccomp filter (seccomp.ts); undefined on a CPU it has no table for. */
@@ -46,6 +48,7 @@ export class ProcessDriver implements Driver {
       }
     }
     if (!existsSync(this.executor)) throw new Error(`executor not found at ${this.executor}`)
+    this.#program(this.executor)
     try { this.disableUserns = execFileSync('bwrap', ['--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('--disable-userns') } catch {}
     this.cgroups = await CgroupHost.open(this.options.config.id)
     if (this.cgroups === undefined) this.options.logger.warn({ driver: 'process' }, 'no writable memory and pids cgroups on this host: sandboxes are limited by per-job rlimits only')
@@ -62,7 +65,7 @@ export class ProcessDriver implements Driver {
     // The executor is the sandbox's pid 1 (--as-pid-1): bubblewrap's own reaper there ran as the job's uid, dumpable,
     // for the sandbox's whole life, and a job could open its /proc/1/mem for writing (ptrace is denied by the filter,
     // /proc/PID/mem is not): a foothold into every later job. The executor is not dumpable and reaps what jobs leave.
-    return this.bubblewrap([...noUserns, '--as-pid-1', '--ro-bind', this.executor, '/opt/sandfleet/executor.py'], ['/opt/sandfleet/executor.py'], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
+    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
   }
 
   /**
@@ -70,25 +73,39 @@ export class ProcessDriver implements Driver {
    * each session then gets namespaces of its own inside it (session_host.py).
    */
   sessionHost (socketDir: string): ExecutorCommand {
-    return this.bubblewrap(
-      ['--ro-bind', SHIPPED_SESSION_HOST, '/opt/sandfleet/session_host.py', '--bind', socketDir, '/run/sandfleet-sessions'],
-      ['/opt/sandfleet/session_host.py', '/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' }, this.sessionSeccomp)
+    return this.bubblewrap({ path: SHIPPED_SESSION_HOST, at: '/opt/sandfleet/session_host.py' }, ['--bind', socketDir, '/run/sandfleet-sessions'],
+      ['/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' }, this.sessionSeccomp)
   }
 
   /**
-   * bubblewrap around `python -I ARGS`, with `binds` added to the common read-only root, `extraEnv`
-   * to its environment and the `seccomp` filter (handed to bubblewrap on fd 3) on all of it.
+   * The bytes of the Python program at `path`, read by the runner (once) and handed to bubblewrap
+   * on a pipe (`--ro-bind-data`): bubblewrap runs as uid 65534 when the runner is root, and a
+   * checkout under a directory that uid cannot enter (a root home of mode 0700) is still served.
    */
-  private bubblewrap (binds: string[], args: string[], extraEnv: Record<string, string>, seccomp: Buffer | undefined): ExecutorCommand {
+  #program (path: string): Buffer {
+    let bytes = this.#programs.get(path)
+    if (bytes === undefined) {
+      bytes = readFileSync(path)
+      this.#programs.set(path, bytes)
+    }
+    return bytes
+  }
+
+  /**
+   * bubblewrap around `python -I PROGRAM ARGS`, the program handed in (read-only at `program.at`),
+   * `binds` added to the common read-only root, `extraEnv` to its environment and the `seccomp`
+   * filter (handed to bubblewrap on fd 3) on all of it.
+   */
+  private bubblewrap (program: { path: string, at: string }, binds: string[], args: string[], extraEnv: Record<string, string>, seccomp: Buffer | undefined): ExecutorCommand {
+    const fds = [...(seccomp === undefined ? [] : [seccomp]), this.#program(program.path)]
     const bw = [...(seccomp === undefined ? [] : ['--seccomp', '3']), '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
-      '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', ...binds, '--chdir', '/tmp']
+      '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', '--perms', '0444', '--ro-bind-data', String(2 + fds.length), program.at, ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
-    bw.push('--', this.options.config.pythonPath, '-I', ...args)
+    bw.push('--', this.options.config.pythonPath, '-I', program.at, ...args)
     const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', SANDFLEET_MAX_FILE_MB: String(SANDBOX_MAX_FILE_MB), ...extraEnv }
-    const fd3 = seccomp === undefined ? {} : { fd3: seccomp }
-    if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env, ...fd3 }
-    return { file: 'bwrap', args: bw, env, ...fd3 }
+    if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env, fds }
+    return { file: 'bwrap', args: bw, env, fds }
   }
 
   /** A bubblewrap sandbox, not started; in its own memory and pids cgroups when the host has them. */

@@ -1,10 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { resolveExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
+import { SHIPPED_EXECUTOR } from '../../../src/backends/executor/python-image.ts'
 import { PTRACE_PROBE } from '../../helpers/ptrace-probe.ts'
 
 test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {
@@ -36,4 +40,27 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
     await driver.close()
     server.close()
   }
+})
+
+test('process driver: an executor under a directory uid 65534 cannot enter (0700, a root runner\'s home) still serves', async (t) => {
+  // bubblewrap runs as uid 65534 when the runner is root: the executor is handed to it on a pipe, never opened by path
+  if (process.getuid?.() !== 0) t.diagnostic('not root: bubblewrap runs as this user, who can read the executor anyway')
+  const dir = mkdtempSync(join(tmpdir(), 'sf-private-'))
+  try {
+    chmodSync(dir, 0o700)
+    mkdirSync(join(dir, 'checkout'))
+    const executor = join(dir, 'checkout', 'executor.py')
+    copyFileSync(SHIPPED_EXECUTOR, executor)
+    const driver = new ProcessDriver({ config: runnerConfig({ executorPath: executor }), logger: silentLogger })
+    await driver.check()
+    const sandbox = driver.createSandbox('private-dir-test')
+    try {
+      await sandbox.start()
+      const ok = await sandbox.execute({ request: resolveExecRequest({ code: 'import os; print(os.getuid(), 6 * 7)' }), maxOutputBytes: 65536 })
+      assert.deepEqual([ok.status, ok.stdout], ['ok', '65534 42\n'], JSON.stringify(ok))
+    } finally {
+      await sandbox.close()
+      await driver.close()
+    }
+  } finally { rmSync(dir, { recursive: true, force: true }) }
 })
