@@ -25,6 +25,7 @@ const client: RunnerClient = {
   execute: async () => ({ ...RESULT }),
   executeBatch: async (requests) => requests.map(() => ({ ...RESULT })),
   load: async () => LOAD,
+  info: async () => ({ runner: 'local', state: 'ready', backend: 'process', backend_reason: 'an instant fake runner', languages: ['python'], pool_size: 1024, isolation: {}, manifest: null }),
   close: async () => {}
 }
 

@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Admission, CALL_MEMORY_BYTES, buildGatewayApp, defaultAdmissionBytes, loadGatewayConfig, processMemoryLimitBytes, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
+import { fakeInfo } from './helpers/fake-runner.ts'
 
 /** A runner whose calls are held until `release()`. */
 function heldClient (): RunnerClient & { started: number, release: () => void } {
@@ -20,6 +21,7 @@ function heldClient (): RunnerClient & { started: number, release: () => void } 
       return rs.map((r, i) => { const out = answer(r); on?.(i, out); return out })
     },
     async load () { return load },
+    async info () { return fakeInfo(load) },
     async close () {}
   }
   return c

@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
+import { fakeInfo } from './helpers/fake-runner.ts'
 
 function fakeClient (name: string, answer: (r: ExecRequest) => ExecResult): RunnerClient & { calls: number } {
   const load: RunnerLoad = { runner: name, state: 'ready', backend: 'process', languages: ['python'], capacity: 2, in_flight: 0, queued: 0, queue_limit: 10, warm: 2, busy: 0, sessions: 0 }
@@ -11,6 +12,7 @@ function fakeClient (name: string, answer: (r: ExecRequest) => ExecResult): Runn
     async execute (r: ExecRequest) { c.calls++; return answer(r) },
     async executeBatch (rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) { const out = rs.map((r) => { c.calls++; return answer(r) }); out.forEach((r, i) => on?.(i, r)); return out },
     async load () { return load },
+    async info () { return fakeInfo(load) },
     async close () {}
   }
   return c

@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
+import { fakeInfo } from './helpers/fake-runner.ts'
 
 /** A runner answering `error` for code `raise`, `queue_timeout` (it never ran) for `late`, else `ok`, taking 2 ms and waiting 3. */
 function runner (name: string, backend: string): RunnerClient {
@@ -14,6 +15,7 @@ function runner (name: string, backend: string): RunnerClient {
     async execute (r) { return answer(r) },
     async executeBatch (rs, on) { const out = rs.map(answer); out.forEach((r, i) => on?.(i, r)); return out },
     async load () { return load },
+    async info () { return fakeInfo(load) },
     async close () {}
   }
 }

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startGateway, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import type { RunnerLoad } from '@sandfleet/protocol'
+import { fakeInfo } from './helpers/fake-runner.ts'
 
 /** A free port on 127.0.0.1 (listened on and released). */
 async function freePort (): Promise<number> {
@@ -54,6 +55,7 @@ test('with `after`, /readyz is 200 as soon as the gateway listens (the loads are
     execute: async () => { throw new Error('not called') },
     executeBatch: async () => { throw new Error('not called') },
     load: async () => load(),
+    info: async () => fakeInfo(load()),
     close: async () => {}
   }
   const config = loadGatewayConfig({ env: {}, values: { host: '127.0.0.1', port: 0, loadPollMs: 60_000 } })

@@ -10,7 +10,7 @@
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { failedResult, type ExecRequest, type ExecResult, type Language, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import { failedResult, type ExecRequest, type ExecResult, type Language, type RunnerApi, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import type { RunnerConfig } from './config.ts'
 import type { Driver, IsolationReport, Job } from './backends/contract.ts'
@@ -45,8 +45,8 @@ export interface RunnerOptions {
 /** Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
 export type ExecuteOptions = RunnerCallOptions
 
-/** The runner; see the module comment. */
-export class Runner {
+/** The runner; see the module comment. Its API to gateways is the protocol's {@link RunnerApi}. */
+export class Runner implements RunnerApi {
   /** The runner's id, unique in the fleet; in every result. */
   readonly id: string
   /** The configuration it runs with. */

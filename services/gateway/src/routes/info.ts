@@ -12,10 +12,8 @@ import type { RouteSchemas } from '../schemas.ts'
 /** Gathers the info of every member of `set`. */
 export async function gatewayInfo (set: RunnerSet): Promise<GatewayInfo> {
   const runners = await Promise.all(set.members.map(async (m): Promise<GatewayInfo['runners'][number]> => {
-    const info = m.client.info
-    if (info === undefined) return { member: m.client.name, up: m.up, info: null, error: 'this runner client cannot report info' }
     try {
-      return { member: m.client.name, up: true, info: await info.call(m.client) }
+      return { member: m.client.name, up: true, info: await m.client.info() }
     } catch (err) {
       return { member: m.client.name, up: false, info: null, error: err instanceof Error ? err.message : String(err) }
     }

@@ -2,37 +2,18 @@
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
  * straight to it, with no HTTP and no JSON round trip.
  */
-import type { ErrorBody, ExecRequest, ExecResult, RunnerCallOptions, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type { ErrorBody, ExecRequest, ExecResult, RunnerApi, RunnerInfo, RunnerLoad } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
-/** What the gateway needs of an in-process runner's sessions (`services/runner`'s `SessionHost`). */
-export interface LocalSessions {
-  create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
-  get(id: string, key: string): SessionInfo
-  execute(id: string, request: SessionExecRequest, key: string): Promise<ExecResult>
-  close(id: string, key: string): Promise<void>
-}
-
 /**
- * What the gateway needs of an in-process runner. `services/runner`'s `Runner` has this shape;
- * the gateway does not import it (services never depend on each other), the CLI hands it over.
+ * What the gateway needs of an in-process runner: the protocol's {@link RunnerApi} and the
+ * runner's id. `services/runner`'s `Runner` implements it; the gateway does not import it
+ * (services never depend on each other), the CLI hands it over.
  */
-export interface LocalRunner {
+export interface LocalRunner extends RunnerApi {
   readonly id: string
-  /** Never rejects: every outcome is a result. `queueTimeoutMs` is the job's queue budget (the runner's own limit caps it). */
-  execute(request: ExecRequest, options?: LocalCallOptions): Promise<ExecResult>
-  /** Like `execute` for each item, with one budget for all; results in order. */
-  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, options?: LocalCallOptions): Promise<ExecResult[]>
-  load(): RunnerLoad
-  /** What it runs (backend, isolation, manifest). */
-  info(): RunnerInfo
-  /** Its sessions, when it holds any. */
-  readonly sessions?: LocalSessions | undefined
 }
-
-/** Per-call options of a {@link LocalRunner}: the protocol's {@link RunnerCallOptions}, as `services/runner`'s `ExecuteOptions`. */
-export type LocalCallOptions = RunnerCallOptions
 
 /** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
 function refusal (err: unknown): unknown {
@@ -61,11 +42,11 @@ export class InProcessRunnerClient implements RunnerClient {
   }
 
   async load (): Promise<RunnerLoad> {
-    return this.#runner.load()
+    return await this.#runner.load()
   }
 
   async info (): Promise<RunnerInfo> {
-    return this.#runner.info()
+    return await this.#runner.info()
   }
 
   /** The runner's sessions, their errors as refusals; undefined when it holds none. */
@@ -78,7 +59,7 @@ export class InProcessRunnerClient implements RunnerClient {
     return {
       create: async (request, key) => await call(() => local.create(request, key)),
       get: async (id, key) => await call(() => local.get(id, key)),
-      execute: async (id, request, key) => await call(() => local.execute(id, request, key)),
+      execute: async (id, request, key, options) => await call(() => local.execute(id, request, key, options)),
       close: async (id, key) => { await call(() => local.close(id, key)) }
     }
   }

@@ -1,11 +1,14 @@
 /**
  * How the gateway talks to one runner, wherever it is: over HTTP ({@link HttpRunnerClient}) or
- * in the same process ({@link InProcessRunnerClient}, for `sandfleet serve`).
+ * in the same process ({@link InProcessRunnerClient}, for `sandfleet serve`). Both implement the
+ * protocol's {@link RunnerApi}, as the runner does; this is that contract as the gateway holds
+ * it: every answer later (a promise), plus the member's name and `close`.
  */
-import type { ExecRequest, ExecResult, RunnerCallOptions, RunnerInfo, RunnerLoad, SessionCreateRequest, SessionExecRequest, SessionInfo } from '@sandfleet/protocol'
+import type {
+  BatchResultListener, RunnerApi, RunnerCallOptions, RunnerInfo, RunnerLoad, RunnerSessionsApi, SessionInfo
+} from '@sandfleet/protocol'
 
-/** Called as each item of a batch finishes, in completion order. */
-export type BatchResultListener = (index: number, result: ExecResult) => void
+export type { BatchResultListener }
 
 /**
  * Per-call options: the protocol's {@link RunnerCallOptions}. A client waits for the runner's
@@ -18,14 +21,8 @@ export type CallOptions = RunnerCallOptions
  * a {@link RunnerRefusal} carrying the runner's HTTP status and ErrorBody; no answer at all
  * rejects with a `GatewayError` (`SF_ERR_GATEWAY_RUNNER_UNREACHABLE`).
  */
-export interface RunnerSessions {
-  /** Opens a session for `key` (a digest of the caller's API key, '' without one). */
-  create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
-  /** The session's info; `key` must be the one it was opened with (else not found). */
-  get(id: string, key: string): Promise<SessionInfo>
-  /** Runs one cell; resolves with its result for every outcome of the code. */
-  execute(id: string, request: SessionExecRequest, key: string, options?: CallOptions): Promise<ExecResult>
-  close(id: string, key: string): Promise<void>
+export interface RunnerSessions extends RunnerSessionsApi {
+  get (id: string, key: string): Promise<SessionInfo>
 }
 
 /**
@@ -36,16 +33,13 @@ export interface RunnerSessions {
  * a response that is not a result), which the router treats like `infra_error`. For a batch,
  * results already delivered to `onResult` before a rejection stand.
  */
-export interface RunnerClient {
-  /** Stable name of this member: its URL, or `local`. */
+export interface RunnerClient extends RunnerApi {
+  /** Stable name of this member: its URL, or `local:ID`. */
   readonly name: string
-  execute(request: ExecRequest, options?: CallOptions): Promise<ExecResult>
-  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, options?: CallOptions): Promise<ExecResult[]>
-  load(): Promise<RunnerLoad>
-  /** What it runs (`GET /v1/info`: backend, isolation, environment manifest); absent: this client cannot ask. */
-  info?(): Promise<RunnerInfo>
+  load (): Promise<RunnerLoad>
+  info (): Promise<RunnerInfo>
   /** Its session API (absent: this client cannot reach sessions). */
-  readonly sessions?: RunnerSessions
+  readonly sessions?: RunnerSessions | undefined
   /** Frees connections. Idempotent. */
-  close(): Promise<void>
+  close (): Promise<void>
 }

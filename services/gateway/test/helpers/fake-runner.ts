@@ -3,7 +3,7 @@
  * echoed in stdout): for gateway tests about requests, not about sandboxes.
  */
 import { RunnerRefusal, type RunnerClient, type RunnerSessions } from '@sandfleet/gateway'
-import { encodeSessionId, failedResult, type ExecRequest, type ExecResult, type RunnerLoad, type SessionInfo } from '@sandfleet/protocol'
+import { encodeSessionId, failedResult, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionInfo } from '@sandfleet/protocol'
 
 /** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
 function echoSessions (name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
@@ -27,6 +27,11 @@ function echoSessions (name: string, answer: (r: ExecRequest) => ExecResult): Ru
   }
 }
 
+/** The info (`GET /v1/info`) of a fake runner with `load`: no isolation, no manifest. */
+export function fakeInfo (load: RunnerLoad): RunnerInfo {
+  return { runner: load.runner, state: load.state, backend: load.backend, backend_reason: 'a fake runner of the tests', languages: load.languages, pool_size: load.capacity, isolation: {}, manifest: null }
+}
+
 /** The fake runner; `calls` counts the jobs it was given. */
 export function echoRunner (name = 'echo'): RunnerClient & { calls: number } {
   const load: RunnerLoad = { runner: name, state: 'ready', backend: 'process', languages: ['python', 'javascript'], capacity: 64, in_flight: 0, queued: 0, queue_limit: 1024, warm: 64, busy: 0, sessions: 0 }
@@ -42,6 +47,7 @@ export function echoRunner (name = 'echo'): RunnerClient & { calls: number } {
       return out
     },
     async load () { return load },
+    async info () { return fakeInfo(load) },
     sessions: echoSessions(name, answer),
     async close () {}
   }

@@ -16,7 +16,7 @@ import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
   encodeSessionId, GRACES, timeoutMsOf, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
-  type ExecResult, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
+  type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
 import type { ExecutorCommand } from '../backends/contract.ts'
 import { SHIPPED_SESSION_HOST } from '../backends/executor/python-image.ts'
@@ -113,7 +113,7 @@ function onLines (socket: Socket, onLine: (line: string) => void): void {
 }
 
 /** The sessions of one runner; see the module comment. */
-export class SessionHost {
+export class SessionHost implements RunnerSessionsApi {
   readonly #opts: Required<SessionHostOptions>
   readonly #sessions = new Map<string, Held>()
   readonly #lost = new Set<string>()

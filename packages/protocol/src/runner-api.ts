@@ -1,0 +1,55 @@
+/**
+ * What a gateway asks of a runner, written once. The runner (`services/runner`'s `Runner`)
+ * implements it in its process; the gateway's clients implement it over HTTP (the runner's
+ * internal API: `RUNNER_PATHS`, `RUNNER_SESSION_PATHS`) and in the same process (`sandfleet
+ * serve`). Each declares `implements RunnerApi`, so the compiler holds all three to one shape.
+ */
+import type { ExecRequest, ExecResult } from './exec.ts'
+import type { RunnerInfo } from './info.ts'
+import type { RunnerCallOptions, RunnerLoad } from './runner.ts'
+import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
+
+/** A value now (the runner, in its process) or later (a client of a runner elsewhere). */
+export type Awaitable<T> = T | Promise<T>
+
+/** Called as each item of a batch finishes, in completion order, with its index in the batch. */
+export type BatchResultListener = (index: number, result: ExecResult) => void
+
+/**
+ * A runner's sessions (`maxSessions`), each keyed by the caller's key (a digest of its API key,
+ * '' without one): a session answers only the key that opened it. A refusal (no such session,
+ * lost, busy, a limit) throws, or rejects, with an error carrying the stable `code` and the
+ * HTTP `statusCode` (docs/errors.md: `SF_ERR_SESSION_…`).
+ */
+export interface RunnerSessionsApi {
+  /** Opens a session for `key`. */
+  create (request: SessionCreateRequest, key: string): Promise<SessionInfo>
+  /** The session's info. */
+  get (id: string, key: string): Awaitable<SessionInfo>
+  /** Runs one cell; resolves with its result for every outcome of the code. */
+  execute (id: string, request: SessionExecRequest, key: string, options?: RunnerCallOptions): Promise<ExecResult>
+  /** Closes the session. */
+  close (id: string, key: string): Promise<void>
+}
+
+/**
+ * One runner as a gateway uses it. `execute` and `executeBatch` answer every outcome of a job as
+ * a result (`invalid_request` over the runner's limits, `overloaded`, `queue_timeout`,
+ * `infra_error`, a status of the user's code); the runner itself never rejects them, and a client
+ * rejects only when no answer came. Readiness is the load report's `state`.
+ */
+export interface RunnerApi {
+  /** Runs one request. */
+  execute (request: ExecRequest, options?: RunnerCallOptions): Promise<ExecResult>
+  /**
+   * Runs many, one queue budget for all; resolves with the results in request order, and
+   * `onResult` sees each as it finishes.
+   */
+  executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options?: RunnerCallOptions): Promise<ExecResult[]>
+  /** Capacity, load and lifecycle state, to route by (`GET /v1/runner/load`). */
+  load (): Awaitable<RunnerLoad>
+  /** What it runs: backend, isolation, environment manifest (`GET /v1/info`). */
+  info (): Awaitable<RunnerInfo>
+  /** Its sessions; undefined when it holds none (or, for a client, cannot reach them). */
+  readonly sessions?: RunnerSessionsApi | undefined
+}
