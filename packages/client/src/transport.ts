@@ -4,6 +4,7 @@
  */
 import { Pool } from 'undici'
 import { failedResult, type ErrorBody, type ExecResult, type Status, STATUSES } from '@sandfleet/protocol'
+import { readNdjson } from '@sandfleet/protocol/http'
 import { parseRetryAfterMs } from './backoff.ts'
 import { CLIENT_ERROR_CODES, abortedError } from './errors.ts'
 import { Limiter } from './limiter.ts'
@@ -136,18 +137,7 @@ export class Transport {
         try { parsed = JSON.parse(text) } catch {}
         return { httpStatus: res.statusCode, retryAfterMs, body: parsed }
       }
-      let rest = ''
-      res.body.setEncoding('utf8')
-      for await (const chunk of res.body) {
-        rest += chunk as string
-        let nl: number
-        while ((nl = rest.indexOf('\n')) >= 0) {
-          const line = rest.slice(0, nl).trim()
-          rest = rest.slice(nl + 1)
-          if (line.length > 0) onLine(JSON.parse(line))
-        }
-      }
-      if (rest.trim().length > 0) onLine(JSON.parse(rest))
+      await readNdjson(res.body, onLine)
       return { httpStatus: res.statusCode, retryAfterMs, body: null }
     })
   }

@@ -13,13 +13,13 @@
  * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
  * `runnerSecret` set, every route but `/healthz` and `/readyz` asks for it (`auth.ts`).
  */
-import { PassThrough } from 'node:stream'
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
 import {
   BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, LIMITS, depthLimited, ExecRequestSchema, ExecResultSchema, NDJSON,
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
+import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
@@ -120,10 +120,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const queueTimeoutMs = queueTimeoutOf(request.headers)
     if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
-    const aborter = new AbortController()
-    let done = false
-    reply.raw.once('close', () => { if (!done) aborter.abort() })
-    try { return await runner.run(call, { signal: aborter.signal, queueTimeoutMs }) } finally { done = true }
+    return await runner.run(call, { signal: callerSignal(reply.raw), queueTimeoutMs })
   })
 
   app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
@@ -137,21 +134,13 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const queueTimeoutMs = queueTimeoutOf(request.headers)
     if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A client that goes away cancels what still waits.
-    const aborter = new AbortController()
-    let done = false
-    // The response's close, not the request's: a request emits 'close' as soon as its body was read.
-    reply.raw.once('close', () => { if (!done) aborter.abort() })
-    const options = { signal: aborter.signal, queueTimeoutMs }
+    const options = { signal: callerSignal(reply.raw), queueTimeoutMs }
     const accept = request.headers.accept ?? ''
-    if (!accept.includes(NDJSON)) {
-      try { return { results: await runner.runBatch(calls, undefined, options) } } finally { done = true }
-    }
-    // Streaming: one line per result as it finishes.
-    const stream = new PassThrough()
-    void runner.runBatch(calls, (index, result) => {
-      stream.write(`${JSON.stringify({ index, result })}\n`)
-    }, options).then(() => { done = true; stream.end() })
-    return await reply.header('content-type', NDJSON).send(stream)
+    if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
+    // Streaming: one line per result as it finishes, the lines ready in one turn written together.
+    const lines = new NdjsonWriter()
+    void runner.runBatch(calls, (index, result) => { lines.push({ index, result }) }, options).then(() => { lines.end() })
+    return await reply.header('content-type', NDJSON).send(lines.stream)
   })
 
   sessionRoutes(app, () => runner.sessions)

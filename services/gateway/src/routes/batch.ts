@@ -5,10 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { NDJSON, type BatchRequest } from '@sandfleet/protocol'
+import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
 import type { Router } from '../runners/router.ts'
 import type { RouteSchemas } from '../schemas.ts'
-import { callerSignal } from './caller-signal.ts'
-import { NdjsonLines } from './ndjson-lines.ts'
 
 /** Registers the route. */
 export function batchRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
@@ -32,10 +31,10 @@ export function batchRoute (app: FastifyInstance, router: Router, schemas: Route
       }
     }
   }, async (request, reply) => {
-    const signal = callerSignal(reply)
+    const signal = callerSignal(reply.raw)
     const accept = request.headers.accept
     if (typeof accept === 'string' && accept.includes(NDJSON)) {
-      const lines = new NdjsonLines()
+      const lines = new NdjsonWriter()
       void router.executeBatch(request.body.requests, (index, result) => { lines.push({ index, result }) }, signal).then(() => { lines.end() })
       return reply.type(NDJSON).send(lines.stream)
     }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ExecRequest } from '@sandfleet/protocol'
 import type { Router } from '../runners/router.ts'
 import type { RouteSchemas } from '../schemas.ts'
-import { callerSignal } from './caller-signal.ts'
+import { callerSignal } from '@sandfleet/protocol/http'
 
 /**
  * Registers the route. Any admitted, valid call is answered 200 with a result whose `status`
@@ -19,5 +19,5 @@ export function executeRoute (app: FastifyInstance, router: Router, schemas: Rou
       body: schemas.execRequest,
       response: { 200: schemas.execResult, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
     }
-  }, (request, reply) => router.execute(request.body, callerSignal(reply)))
+  }, (request, reply) => router.execute(request.body, callerSignal(reply.raw)))
 }

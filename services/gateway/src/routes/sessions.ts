@@ -10,7 +10,7 @@ import type { SessionCreateRequest, SessionExecRequest } from '@sandfleet/protoc
 import { callerKey } from '../plugins/auth.ts'
 import type { RouteSchemas } from '../schemas.ts'
 import type { FleetSessions } from '../sessions/fleet-sessions.ts'
-import { callerSignal } from './caller-signal.ts'
+import { callerSignal } from '@sandfleet/protocol/http'
 
 /** Registers the session routes. */
 export function sessionRoutes (app: FastifyInstance, sessions: FleetSessions, schemas: RouteSchemas): void {
@@ -29,7 +29,7 @@ export function sessionRoutes (app: FastifyInstance, sessions: FleetSessions, sc
   app.post<{ Params: { id: string }, Body: SessionExecRequest }>('/v1/sessions/:id/execute', {
     config: { admission: 'one' },
     schema: { operationId: 'executeInSession', summary: 'Run a cell in the session\'s state', tags, params, body: schemas.sessionExec, response: { 200: schemas.execResult, ...errors } }
-  }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply)))
+  }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply.raw)))
 
   app.delete<{ Params: { id: string } }>('/v1/sessions/:id', {
     schema: { operationId: 'closeSession', summary: 'Close a session', tags, params, response: { 204: { description: 'Closed', type: 'null' }, ...errors } }

@@ -5,6 +5,7 @@ import {
   type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
   type SessionInfo, type Status
 } from '@sandfleet/protocol'
+import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
@@ -140,25 +141,16 @@ export class HttpRunnerClient implements RunnerClient {
         for (let i = 0; i < requests.length; i++) { results[i] = refused; onResult?.(i, refused) }
         return results
       }
-      let rest = ''
       let seen = 0
-      body.setEncoding('utf8')
-      for await (const chunk of body as AsyncIterable<string>) {
-        rest += chunk
-        let nl: number
-        while ((nl = rest.indexOf('\n')) >= 0) {
-          const line = rest.slice(0, nl)
-          rest = rest.slice(nl + 1)
-          if (line.trim() === '') continue
-          const { index, result } = JSON.parse(line) as { index: number, result: unknown }
-          if (!Number.isInteger(index) || index < 0 || index >= requests.length || results[index] !== undefined) {
-            throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} streamed a bad batch index ${index}`)
-          }
-          results[index] = toResult(200, result)
-          seen++
-          onResult?.(index, results[index])
+      await readNdjson(body, (line) => {
+        const { index, result } = line as { index: number, result: unknown }
+        if (!Number.isInteger(index) || index < 0 || index >= requests.length || results[index] !== undefined) {
+          throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} streamed a bad batch index ${index}`)
         }
-      }
+        results[index] = toResult(200, result)
+        seen++
+        onResult?.(index, results[index])
+      })
       if (seen !== requests.length) {
         throw new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${this.name} ended a batch after ${seen} of ${requests.length} results`)
       }

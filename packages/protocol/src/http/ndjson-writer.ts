@@ -1,23 +1,22 @@
 /**
  * The body of a streamed batch: one JSON line per value, sent as the values come, with the lines
- * that come in one turn of the event loop sent as one chunk. Writing each line on its own made
- * each a chunk of the HTTP response and a socket write: with sandboxes that answer at once, a
- * streamed batch of 64 cost the gateway ~3.5 times the CPU per item of the same batch answered as
- * JSON, and sending each turn's lines together took a third off it. A line waits at most until
- * the end of the turn it was pushed in (`setImmediate`), so a result still goes out as soon as its
- * item finished; items that finish in turns of their own still cost a write each.
+ * that come in one turn of the event loop sent as one chunk. Writing each line on its own makes
+ * each a chunk of the HTTP response and a socket write; sandboxes that answer at once make many
+ * lines in one turn, and this writes them once. A line waits at most until the end of the turn
+ * it was pushed in (`setImmediate`), so a result still goes out as soon as its item finished;
+ * lines of items that finish in turns of their own still cost a write each.
  */
 import { PassThrough } from 'node:stream'
 
-/** NDJSON lines written to {@link NdjsonLines.stream}, coalesced per event-loop turn. */
-export class NdjsonLines {
+/** NDJSON lines written to {@link NdjsonWriter.stream}, coalesced per event-loop turn. */
+export class NdjsonWriter {
   /** What to send as the response body. */
   readonly stream = new PassThrough()
   #pending = ''
   #scheduled = false
   #ended = false
 
-  /** Queues `value` as one line; it is written at the end of this turn of the event loop. */
+  /** Queues `value` as one line; it is written at the end of this turn of the event loop, in the order pushed. */
   push (value: unknown): void {
     if (this.#ended) return
     this.#pending += JSON.stringify(value) + '\n'

@@ -1,0 +1,18 @@
+/**
+ * What the gateway and the runner both need of HTTP, written once: the caller-abort signal, the
+ * NDJSON writer and reader of a streamed batch, and the error registry's shape. Node only
+ * (`node:stream`); kept out of the package's main entry, which is the contract alone.
+ *
+ * @example
+ * ```ts
+ * import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
+ * const signal = callerSignal(reply.raw)
+ * const lines = new NdjsonWriter()
+ * void runner.executeBatch(requests, (index, result) => { lines.push({ index, result }) }, { signal }).then(() => { lines.end() })
+ * return reply.type(NDJSON).send(lines.stream)
+ * ```
+ */
+export * from './caller-signal.ts'
+export * from './ndjson-writer.ts'
+export * from './ndjson-reader.ts'
+export * from './error-registry.ts'
