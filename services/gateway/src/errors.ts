@@ -2,66 +2,37 @@
  * The gateway's errors, each with a stable `SF_ERR_GATEWAY_…` code (documented in
  * docs/errors.md), the HTTP status a caller sees and the protocol status of the error body.
  */
-import type { ErrorBody, Status } from '@sandfleet/protocol'
-
-/** What each gateway error code means on the wire. */
-export interface ErrorSpec {
-  /** HTTP status of the response that carries it. */
-  readonly statusCode: number
-  /** The protocol status in the {@link ErrorBody} (or in an `ExecResult`'s `error.type`). */
-  readonly status: Status
-  /** One line for docs/errors.md and for logs. */
-  readonly summary: string
-}
+import type { ErrorBody } from '@sandfleet/protocol'
+import { RegisteredError, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
 
 /** Every code the gateway can answer with. A retired code is never reused. */
 export const GATEWAY_ERRORS = Object.freeze({
-  SF_ERR_GATEWAY_CONFIG: { statusCode: 500, status: 'infra_error', summary: 'The gateway configuration is invalid (start-up only)' },
-  SF_ERR_GATEWAY_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', summary: 'The request body does not match the schema or the configured limits; `field` names the culprit' },
-  SF_ERR_GATEWAY_INVALID_JSON: { statusCode: 400, status: 'invalid_request', summary: 'The request body is not valid JSON, or nests deeper than LIMITS.maxJsonDepth' },
-  SF_ERR_GATEWAY_BODY_TOO_LARGE: { statusCode: 400, status: 'invalid_request', summary: 'The request body is larger than maxBodyBytes' },
-  SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, status: 'invalid_request', summary: 'The request body is not application/json' },
-  SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', summary: 'An API key is configured and the request did not carry a valid one' },
-  SF_ERR_GATEWAY_NOT_FOUND: { statusCode: 404, status: 'invalid_request', summary: 'No such route' },
-  SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', summary: 'The gateway holds as many calls as admission allows (maxInFlight, or the memory budget admissionMemoryMb); retry after Retry-After seconds' },
-  SF_ERR_GATEWAY_TENANT_IN_FLIGHT: { statusCode: 429, status: 'overloaded', summary: 'The API key\'s tenant holds as many calls as its maxInFlight quota allows (a batch counts its items); retry after Retry-After seconds. Other keys are served' },
-  SF_ERR_GATEWAY_TENANT_RATE: { statusCode: 429, status: 'overloaded', summary: 'The API key\'s tenant started as many calls as its ratePerSecond quota allows; Retry-After says when its bucket holds enough again. Other keys are served' },
-  SF_ERR_GATEWAY_NO_RUNNERS: { statusCode: 503, status: 'infra_error', summary: 'No runner is ready to take the call' },
-  SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', summary: 'The runner could not be reached or dropped the connection (retried on another runner)' },
-  SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', summary: 'The runner answered something that is not a result' },
-  SF_ERR_GATEWAY_CANCELLED: { statusCode: 499, status: 'infra_error', summary: 'The caller went away before the call finished' },
-  SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE: { statusCode: 200, status: 'infra_error', summary: 'A code-judge submission of a type code-judge accepts and sandfleet does not run (`cpp`): that item is answered `internal_error`, unrun, and the others of its batch run' },
-  SF_ERR_GATEWAY_INTERNAL: { statusCode: 500, status: 'infra_error', summary: 'An unexpected error inside the gateway (a bug: see its log)' }
-} satisfies Record<string, ErrorSpec>)
+  SF_ERR_GATEWAY_CONFIG: { statusCode: 500, status: 'infra_error', message: 'The gateway configuration is invalid (start-up only)' },
+  SF_ERR_GATEWAY_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', message: 'The request body does not match the schema or the configured limits; `field` names the culprit' },
+  SF_ERR_GATEWAY_INVALID_JSON: { statusCode: 400, status: 'invalid_request', message: 'The request body is not valid JSON, or nests deeper than LIMITS.maxJsonDepth' },
+  SF_ERR_GATEWAY_BODY_TOO_LARGE: { statusCode: 400, status: 'invalid_request', message: 'The request body is larger than maxBodyBytes' },
+  SF_ERR_GATEWAY_UNSUPPORTED_MEDIA_TYPE: { statusCode: 415, status: 'invalid_request', message: 'The request body is not application/json' },
+  SF_ERR_GATEWAY_UNAUTHORIZED: { statusCode: 401, status: 'invalid_request', message: 'An API key is configured and the request did not carry a valid one' },
+  SF_ERR_GATEWAY_NOT_FOUND: { statusCode: 404, status: 'invalid_request', message: 'No such route' },
+  SF_ERR_GATEWAY_OVERLOADED: { statusCode: 429, status: 'overloaded', message: 'The gateway holds as many calls as admission allows (maxInFlight, or the memory budget admissionMemoryMb); retry after Retry-After seconds' },
+  SF_ERR_GATEWAY_TENANT_IN_FLIGHT: { statusCode: 429, status: 'overloaded', message: 'The API key\'s tenant holds as many calls as its maxInFlight quota allows (a batch counts its items); retry after Retry-After seconds. Other keys are served' },
+  SF_ERR_GATEWAY_TENANT_RATE: { statusCode: 429, status: 'overloaded', message: 'The API key\'s tenant started as many calls as its ratePerSecond quota allows; Retry-After says when its bucket holds enough again. Other keys are served' },
+  SF_ERR_GATEWAY_NO_RUNNERS: { statusCode: 503, status: 'infra_error', message: 'No runner is ready to take the call' },
+  SF_ERR_GATEWAY_RUNNER_UNREACHABLE: { statusCode: 502, status: 'infra_error', message: 'The runner could not be reached or dropped the connection (retried on another runner)' },
+  SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: { statusCode: 502, status: 'infra_error', message: 'The runner answered something that is not a result' },
+  SF_ERR_GATEWAY_CANCELLED: { statusCode: 499, status: 'infra_error', message: 'The caller went away before the call finished' },
+  SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE: { statusCode: 200, status: 'infra_error', message: 'A code-judge submission of a type code-judge accepts and sandfleet does not run (`cpp`): that item is answered `internal_error`, unrun, and the others of its batch run' },
+  SF_ERR_GATEWAY_INTERNAL: { statusCode: 500, status: 'infra_error', message: 'An unexpected error inside the gateway (a bug: see its log)' }
+} satisfies ErrorRegistry)
 
 /** A gateway error code. */
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS
 
-/** An error raised by the gateway; it turns into an {@link ErrorBody} at the HTTP edge. */
-export class GatewayError extends Error {
-  /** Stable code, `SF_ERR_GATEWAY_…`. */
-  readonly code: GatewayErrorCode
-  /** HTTP status of the response. */
-  readonly statusCode: number
-  /** Protocol status of the response body. */
-  readonly status: Status
-  /** The request field at fault, as a JSON path without the leading slash. */
-  readonly field: string | undefined
-
-  constructor (code: GatewayErrorCode, message: string, options: { field?: string, cause?: unknown } = {}) {
-    super(message, { cause: options.cause })
+/** An error raised by the gateway; it turns into an {@link ErrorBody} at the HTTP edge (`toBody()`). */
+export class GatewayError extends RegisteredError<GatewayErrorCode> {
+  constructor (code: GatewayErrorCode, message: string, options: RegisteredErrorOptions = {}) {
+    super(GATEWAY_ERRORS, code, message, options)
     this.name = 'GatewayError'
-    this.code = code
-    this.statusCode = GATEWAY_ERRORS[code].statusCode
-    this.status = GATEWAY_ERRORS[code].status
-    this.field = options.field
-  }
-
-  /** The wire shape of this error. */
-  toBody (): ErrorBody {
-    const body: ErrorBody = { status: this.status, error: { code: this.code, message: this.message } }
-    if (this.field !== undefined) body.error.field = this.field
-    return body
   }
 }
 

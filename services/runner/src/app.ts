@@ -19,7 +19,7 @@ import {
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
-import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
+import { NdjsonWriter, callerSignal, errorBody as registryBody } from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
@@ -33,11 +33,9 @@ export interface RunnerAppOptions {
   maxBodyBytes?: number
 }
 
-/** Builds an error body. */
-function errorBody (code: RunnerErrorCode, message: string, field?: string): ErrorBody {
-  const body: ErrorBody = { status: RUNNER_ERRORS[code].status, error: { code, message } }
-  if (field !== undefined && field !== '') body.error.field = field
-  return body
+/** The ErrorBody of one of the runner's codes. */
+function errorBody (code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
+  return registryBody(RUNNER_ERRORS, code, message, field)
 }
 
 /** The field an ajv error names: `requests/3/timeout_ms`, `code` for a missing property. */
@@ -90,7 +88,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
       return reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', message, field))
     }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_BODY_TOO_LARGE', `the body is over ${options.maxBodyBytes ?? runner.config.maxBodyBytes} bytes`))
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_UNSUPPORTED_MEDIA', RUNNER_ERRORS.SF_ERR_RUNNER_UNSUPPORTED_MEDIA.message))
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_UNSUPPORTED_MEDIA'))
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return reply.code(400).send(errorBody('SF_ERR_RUNNER_BAD_JSON', `the body is not valid JSON: ${err.message}`))
     }
@@ -101,7 +99,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
 
   if (runner.config.runnerSecret !== '') {
     const authorized = bearerCheck(runner.config.runnerSecret)
-    const refusal = errorBody('SF_ERR_RUNNER_UNAUTHORIZED', RUNNER_ERRORS.SF_ERR_RUNNER_UNAUTHORIZED.message)
+    const refusal = errorBody('SF_ERR_RUNNER_UNAUTHORIZED')
     // onRequest: before the body is read, so a caller without the secret costs no parsing
     app.addHook('onRequest', async (request, reply) => {
       const path = request.url.split('?', 1)[0]

@@ -6,56 +6,42 @@
  * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
  * choice) and used to name codes in results and HTTP error bodies.
  */
-import type { Status } from '@sandfleet/protocol'
+import { RegisteredError, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
 
-/** Every code the runner produces, with the HTTP status and the result status a caller sees. */
+/** Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link ErrorRegistry} shape). */
 export const RUNNER_ERRORS = Object.freeze({
-  SF_ERR_RUNNER_CONFIG: { httpStatus: 500, status: 'infra_error', message: 'Invalid runner configuration' },
-  SF_ERR_RUNNER_DRIVER_UNAVAILABLE: { httpStatus: 500, status: 'infra_error', message: 'The backend is not available in this runner' },
-  SF_ERR_RUNNER_NO_BACKEND: { httpStatus: 500, status: 'infra_error', message: 'No isolation backend is available on this host' },
-  SF_ERR_RUNNER_POOL_START: { httpStatus: 503, status: 'infra_error', message: 'No sandbox of the pool could be started' },
-  SF_ERR_RUNNER_SANDBOX_START: { httpStatus: 503, status: 'infra_error', message: 'A sandbox failed to start' },
-  SF_ERR_RUNNER_SANDBOX_FAILED: { httpStatus: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
-  SF_ERR_RUNNER_SANDBOX_TAMPERED: { httpStatus: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (another sandbox runs it once)' },
-  SF_ERR_RUNNER_NO_SANDBOX: { httpStatus: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
-  SF_ERR_RUNNER_NOT_STARTED: { httpStatus: 503, status: 'infra_error', message: 'The runner is not started' },
-  SF_ERR_RUNNER_DRAINING: { httpStatus: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },
-  SF_ERR_RUNNER_OVERLOADED: { httpStatus: 429, status: 'overloaded', message: 'The runner\'s queue is full' },
-  SF_ERR_RUNNER_QUEUE_TIMEOUT: { httpStatus: 503, status: 'queue_timeout', message: 'The job waited past its queue deadline and was not run' },
-  SF_ERR_RUNNER_CANCELLED: { httpStatus: 499, status: 'queue_timeout', message: 'The caller cancelled the job before it ran' },
-  SF_ERR_RUNNER_INVALID_REQUEST: { httpStatus: 400, status: 'invalid_request', message: 'The request does not match the schema' },
-  SF_ERR_RUNNER_BAD_JSON: { httpStatus: 400, status: 'invalid_request', message: 'The body is not valid JSON' },
-  SF_ERR_RUNNER_BODY_TOO_LARGE: { httpStatus: 400, status: 'invalid_request', message: 'The body is larger than the runner accepts' },
-  SF_ERR_RUNNER_UNSUPPORTED_MEDIA: { httpStatus: 400, status: 'invalid_request', message: 'The body must be application/json' },
-  SF_ERR_RUNNER_LIMIT: { httpStatus: 400, status: 'invalid_request', message: 'A field is over the runner\'s configured limit' },
-  SF_ERR_RUNNER_LANGUAGE: { httpStatus: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
-  SF_ERR_RUNNER_NOT_FOUND: { httpStatus: 404, status: 'invalid_request', message: 'No such route' },
-  SF_ERR_RUNNER_UNAUTHORIZED: { httpStatus: 401, status: 'infra_error', message: 'The call did not carry the fleet\'s shared secret (runnerSecret) as Authorization: Bearer' },
-  SF_ERR_RUNNER_INTERNAL: { httpStatus: 500, status: 'infra_error', message: 'Internal runner error' }
-} satisfies Record<string, { httpStatus: number, status: Status, message: string }>)
+  SF_ERR_RUNNER_CONFIG: { statusCode: 500, status: 'infra_error', message: 'Invalid runner configuration' },
+  SF_ERR_RUNNER_DRIVER_UNAVAILABLE: { statusCode: 500, status: 'infra_error', message: 'The backend is not available in this runner' },
+  SF_ERR_RUNNER_NO_BACKEND: { statusCode: 500, status: 'infra_error', message: 'No isolation backend is available on this host' },
+  SF_ERR_RUNNER_POOL_START: { statusCode: 503, status: 'infra_error', message: 'No sandbox of the pool could be started' },
+  SF_ERR_RUNNER_SANDBOX_START: { statusCode: 503, status: 'infra_error', message: 'A sandbox failed to start' },
+  SF_ERR_RUNNER_SANDBOX_FAILED: { statusCode: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
+  SF_ERR_RUNNER_SANDBOX_TAMPERED: { statusCode: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (another sandbox runs it once)' },
+  SF_ERR_RUNNER_NO_SANDBOX: { statusCode: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
+  SF_ERR_RUNNER_NOT_STARTED: { statusCode: 503, status: 'infra_error', message: 'The runner is not started' },
+  SF_ERR_RUNNER_DRAINING: { statusCode: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },
+  SF_ERR_RUNNER_OVERLOADED: { statusCode: 429, status: 'overloaded', message: 'The runner\'s queue is full' },
+  SF_ERR_RUNNER_QUEUE_TIMEOUT: { statusCode: 503, status: 'queue_timeout', message: 'The job waited past its queue deadline and was not run' },
+  SF_ERR_RUNNER_CANCELLED: { statusCode: 499, status: 'queue_timeout', message: 'The caller cancelled the job before it ran' },
+  SF_ERR_RUNNER_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', message: 'The request does not match the schema' },
+  SF_ERR_RUNNER_BAD_JSON: { statusCode: 400, status: 'invalid_request', message: 'The body is not valid JSON' },
+  SF_ERR_RUNNER_BODY_TOO_LARGE: { statusCode: 400, status: 'invalid_request', message: 'The body is larger than the runner accepts' },
+  SF_ERR_RUNNER_UNSUPPORTED_MEDIA: { statusCode: 400, status: 'invalid_request', message: 'The body must be application/json' },
+  SF_ERR_RUNNER_LIMIT: { statusCode: 400, status: 'invalid_request', message: 'A field is over the runner\'s configured limit' },
+  SF_ERR_RUNNER_LANGUAGE: { statusCode: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
+  SF_ERR_RUNNER_NOT_FOUND: { statusCode: 404, status: 'invalid_request', message: 'No such route' },
+  SF_ERR_RUNNER_UNAUTHORIZED: { statusCode: 401, status: 'infra_error', message: 'The call did not carry the fleet\'s shared secret (runnerSecret) as Authorization: Bearer' },
+  SF_ERR_RUNNER_INTERNAL: { statusCode: 500, status: 'infra_error', message: 'Internal runner error' }
+} satisfies ErrorRegistry)
 
 /** A stable runner error code. */
 export type RunnerErrorCode = keyof typeof RUNNER_ERRORS
 
-/** An error of the runner, with a stable code, the HTTP status a caller sees and a cause. */
-export class RunnerError extends Error {
-  /** Stable `SF_ERR_RUNNER_…` code. */
-  readonly code: RunnerErrorCode
-  /** HTTP status a caller of the runner's API sees for it. */
-  readonly statusCode: number
-  /** Result status it maps to. */
-  readonly status: Status
-  /** The request field at fault, when there is one (a JSON path without the leading slash). */
-  readonly field?: string
-
-  constructor (code: RunnerErrorCode, message?: string, options: { cause?: unknown, field?: string } = {}) {
-    const spec = RUNNER_ERRORS[code]
-    super(message ?? spec.message, options.cause === undefined ? undefined : { cause: options.cause })
+/** An error of the runner, with a stable code, the HTTP status a caller sees, its result status and a cause. */
+export class RunnerError extends RegisteredError<RunnerErrorCode> {
+  constructor (code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+    super(RUNNER_ERRORS, code, message, options)
     this.name = 'RunnerError'
-    this.code = code
-    this.statusCode = spec.httpStatus
-    this.status = spec.status
-    if (options.field !== undefined) this.field = options.field
   }
 }
 

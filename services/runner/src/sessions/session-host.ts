@@ -18,35 +18,29 @@ import {
   encodeSessionId, GRACES, timeoutMsOf, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
+import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
 import type { ExecutorCommand } from '../backends/contract.ts'
 import { SHIPPED_SESSION_HOST } from '../backends/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../backends/executor/spawn.ts'
 
-/** Session error codes, their HTTP status and meaning (docs/errors.md). */
+/** Session error codes, their HTTP status, protocol status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
-  [SESSION_LOST]: { statusCode: 410, summary: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
-  [SESSION_NOT_FOUND]: { statusCode: 404, summary: 'No such session on this runner (never opened, closed or expired)' },
-  SF_ERR_SESSION_LIMIT: { statusCode: 429, summary: 'The runner, or the caller\'s key, holds its maximum of sessions' },
-  SF_ERR_SESSION_HOST: { statusCode: 503, summary: 'The session host process could not start or died' },
-  SF_ERR_SESSION_BUSY: { statusCode: 409, summary: 'The session is running another cell; send cells one at a time' },
-  SF_ERR_SESSION_DISABLED: { statusCode: 501, summary: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
-})
+  [SESSION_LOST]: { statusCode: 410, status: 'invalid_request', message: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
+  [SESSION_NOT_FOUND]: { statusCode: 404, status: 'invalid_request', message: 'No such session on this runner (never opened, closed or expired)' },
+  SF_ERR_SESSION_LIMIT: { statusCode: 429, status: 'overloaded', message: 'The runner, or the caller\'s key, holds its maximum of sessions' },
+  SF_ERR_SESSION_HOST: { statusCode: 503, status: 'infra_error', message: 'The session host process could not start or died' },
+  SF_ERR_SESSION_BUSY: { statusCode: 409, status: 'invalid_request', message: 'The session is running another cell; send cells one at a time' },
+  SF_ERR_SESSION_DISABLED: { statusCode: 501, status: 'invalid_request', message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
+} satisfies ErrorRegistry)
 
 /** A session error code. */
 export type SessionErrorCode = keyof typeof SESSION_ERRORS
 
-/** An error of the session API; `statusCode` is what the caller sees. */
-export class SessionError extends Error {
-  readonly code: SessionErrorCode
-  readonly statusCode: number
-  /** The protocol status of its ErrorBody: the fleet's fault (5xx), a limit, or the request's. */
-  readonly status: 'invalid_request' | 'overloaded' | 'infra_error'
+/** An error of the session API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
+export class SessionError extends RegisteredError<SessionErrorCode> {
   constructor (code: SessionErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, { cause: options.cause })
+    super(SESSION_ERRORS, code, message, options)
     this.name = 'SessionError'
-    this.code = code
-    this.statusCode = SESSION_ERRORS[code].statusCode
-    this.status = this.statusCode >= 500 && code !== 'SF_ERR_SESSION_DISABLED' ? 'infra_error' : code === 'SF_ERR_SESSION_LIMIT' ? 'overloaded' : 'invalid_request'
   }
 }
 

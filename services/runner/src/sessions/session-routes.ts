@@ -13,17 +13,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
   ErrorBodySchema, ExecResultSchema, RUNNER_HEADERS, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
-  type ErrorBody, type SessionCreateRequest, type SessionExecRequest
+  type SessionCreateRequest, type SessionExecRequest
 } from '@sandfleet/protocol'
 import { SESSION_ERRORS, SessionError, type SessionHost } from './session-host.ts'
 
 /** Header that carries the caller's key (a digest, never the key itself) from the gateway. */
 export const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
-
-/** The ErrorBody of a session error. */
-export function sessionErrorBody (err: SessionError): ErrorBody {
-  return { status: err.status, error: { code: err.code, message: err.message } }
-}
 
 /** The caller's key digest ('' without one): a session answers only the key that opened it. */
 function keyOf (headers: Record<string, string | string[] | undefined>): string {
@@ -35,7 +30,7 @@ async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Prom
   try {
     return await work()
   } catch (err) {
-    if (err instanceof SessionError) return await reply.code(err.statusCode).send(sessionErrorBody(err))
+    if (err instanceof SessionError) return await reply.code(err.statusCode).send(err.toBody())
     throw err
   }
 }
@@ -44,7 +39,7 @@ async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Prom
 export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined): void {
   const host = (): SessionHost => {
     const s = sessions()
-    if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED', SESSION_ERRORS.SF_ERR_SESSION_DISABLED.summary)
+    if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED', SESSION_ERRORS.SF_ERR_SESSION_DISABLED.message)
     return s
   }
   const errors = { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema }
