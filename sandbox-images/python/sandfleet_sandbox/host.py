@@ -38,13 +38,14 @@ Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, 
 """
 import ctypes, gc, io, json, os, signal, socket, sys, tempfile, warnings
 
-from .libc import LIBC
+from .libc import LIBC, prctl
 from .cell import DEVNULL, _dumps, write_all
 from .session import Session
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
+PR_SET_DUMPABLE = 4
 # Looked up once here, so the sessions share these function objects instead of each making its own.
 _unshare, _mount = LIBC.unshare, LIBC.mount
 
@@ -89,6 +90,11 @@ def init_main(srv, path, sockdir, ready_w):
             mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
     except OSError:
         ok = b"0"
+    # Not dumpable from here on (and so neither the session nor its cells, forked from this one): a
+    # cell, the same uid, can then neither ptrace nor open /proc/PID/mem of this init or of the
+    # session process that holds the state and the cell's deadline. After the mounts: the uid map
+    # was written while /proc/self was still this uid's.
+    prctl(PR_SET_DUMPABLE, 0)
     os.write(ready_w, ok)
     os.close(ready_w)
     conn, _ = srv.accept()
@@ -121,6 +127,7 @@ def init_main(srv, path, sockdir, ready_w):
 
 
 def session_main(conn, isolated):
+    prctl(PR_SET_DUMPABLE, 0)  # a session without namespaces too (see init_main)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     workdir = tempfile.mkdtemp(prefix="sf-session-")
     os.chdir(workdir)
