@@ -7,8 +7,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { Registry } from 'prom-client'
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { failedResult, type ExecResult } from '@sandfleet/protocol'
 import { codeJudgeCompat } from './compat/code-judge.ts'
+import { batchWithinLimits, sessionsWithinLimits, withinLimits } from './compat/configured-limits.ts'
 import type { CompatSessions } from './compat/execute.ts'
 import { mcpCompat } from './compat/mcp.ts'
 import { sandboxFusionCompat } from './compat/sandbox-fusion.ts'
@@ -142,15 +143,16 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
 async function registerCompat (app: FastifyInstance, parts: { router: Router, admission: Admission, runners: RunnerSet, sessions: FleetSessions, config: GatewayConfig }): Promise<void> {
   const { router, admission, runners, sessions, config } = parts
   const overloaded = (): ExecResult => failedResult('overloaded', 'SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls (limit ${admission.limit}); retry later`)
-  const execute = async (request: ExecRequest): Promise<ExecResult> => await admitted(admission, 1, () => router.execute(request), overloaded)
-  const executeBatch = async (requests: ExecRequest[]): Promise<ExecResult[]> =>
-    await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded))
+  // Held to the deployment's limits as the /v1 routes are (their schemas), after each API's own mapping.
+  const execute = withinLimits(async (request) => await admitted(admission, 1, () => router.execute(request), overloaded), config)
+  const executeBatch = batchWithinLimits(async (requests) =>
+    await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded)), config)
   // Sessions of a caller: bound to its API key, like those of /v1/sessions.
-  const sessionsOf = (key: string): CompatSessions => ({
+  const sessionsOf = (key: string): CompatSessions => sessionsWithinLimits({
     create: async (options) => (await sessions.create(options, key)).session_id,
     execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell, key), overloaded),
     close: async (id) => { await sessions.close(id, key).catch(() => {}) }
-  })
+  }, config)
   // /run_jupyter opens and closes its session within one request: no caller can reach it.
   const compatSessions = sessionsOf('')
   // code-judge's workers run Python: the JavaScript pools are not counted.
@@ -166,7 +168,7 @@ async function registerCompat (app: FastifyInstance, parts: { router: Router, ad
     return { queue, num_workers: workers }
   }
   const codeJudgeLimits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
-  await app.register(sandboxFusionCompat, { execute, sessions: compatSessions })
+  await app.register(sandboxFusionCompat, { execute, sessions: compatSessions, maxTimeoutMs: config.maxTimeoutMs })
   await app.register(codeJudgeCompat, { execute, executeBatch, status, limits: codeJudgeLimits })
   await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)), limits: { maxTimeoutMs: config.maxTimeoutMs } })
 }

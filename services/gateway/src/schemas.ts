@@ -40,12 +40,17 @@ export interface RouteSchemas {
   sessionInfo: Json
 }
 
+/** A `timeout_ms` schema at most `max`, its default too (a request that gives none is within the limit). */
+function timeoutWithin (schema: Json, max: number): Json {
+  return { ...schema, maximum: Math.min(Number(schema.maximum), max), default: Math.min(Number(schema.default), max) }
+}
+
 /** Builds the route schemas for these limits. */
 export function routeSchemas (limits: RouteLimits): RouteSchemas {
   const execRequest = plain(ExecRequestSchema)
   const props = execRequest.properties as Record<string, Json>
   props.code = { ...props.code, maxLength: limits.maxCodeChars }
-  props.timeout_ms = { ...props.timeout_ms, maximum: Math.min(Number(props.timeout_ms.maximum), limits.maxTimeoutMs) }
+  props.timeout_ms = timeoutWithin(props.timeout_ms, limits.maxTimeoutMs)
   props.memory_mb = { ...props.memory_mb, maximum: Math.min(Number(props.memory_mb.maximum), limits.maxMemoryMb) }
   const batchRequest = plain(BatchRequestSchema)
   const requests = (batchRequest.properties as Record<string, Json>).requests
@@ -57,7 +62,7 @@ export function routeSchemas (limits: RouteLimits): RouteSchemas {
   const sessionExec = plain(SessionExecRequestSchema)
   const execProps = sessionExec.properties as Record<string, Json>
   execProps.code = { ...execProps.code, maxLength: limits.maxCodeChars }
-  execProps.timeout_ms = { ...execProps.timeout_ms, maximum: Math.min(Number(execProps.timeout_ms.maximum), limits.maxTimeoutMs) }
+  execProps.timeout_ms = timeoutWithin(execProps.timeout_ms, limits.maxTimeoutMs)
   return {
     sessionCreate,
     sessionExec,

@@ -79,12 +79,15 @@ export function memoryMb (value: number | string | undefined): number | undefine
   return Math.min(LIMITS.maxMemoryMb, Math.max(LIMITS.minMemoryMb, Math.round(n)))
 }
 
-/** A validated `/run_code` body → an {@link ExecRequest}. `compile_timeout` has no use for Python or JavaScript. */
-export function toExecRequest (body: RunCodeRequest): ExecRequest {
+/**
+ * A validated `/run_code` body → an {@link ExecRequest}. An absent `run_timeout` is SandboxFusion's
+ * default or `maxTimeoutMs`, whichever is less. `compile_timeout` has no use for Python or JavaScript.
+ */
+export function toExecRequest (body: RunCodeRequest, maxTimeoutMs: number = LIMITS.maxTimeoutMs): ExecRequest {
   const req: ExecRequest = {
     language: SF_LANGUAGES[body.language] ?? 'python',
     code: body.code,
-    timeout_ms: secondsToMs(body.run_timeout, SF_DEFAULTS.runTimeoutS)
+    timeout_ms: toNumber(body.run_timeout) === undefined ? Math.min(SF_DEFAULTS.runTimeoutS * 1000, maxTimeoutMs) : secondsToMs(body.run_timeout, 0)
   }
   if (typeof body.stdin === 'string' && body.stdin !== '') req.stdin = body.stdin
   const mem = memoryMb(body.memory_limit_MB)

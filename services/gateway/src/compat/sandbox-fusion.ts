@@ -9,7 +9,7 @@
  * ```
  */
 import type { FastifyPluginAsync } from 'fastify'
-import { SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
 import { installFastapiErrorHandler, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
 import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
@@ -25,6 +25,12 @@ export interface SandboxFusionOptions {
   execute: ExecuteFn
   /** Sessions, for `/run_jupyter`; without them the route answers `SandboxError`. */
   sessions?: CompatSessions
+  /**
+   * The deployment's longest call (default: the contract's). An absent `run_timeout` defaults to
+   * SandboxFusion's 10 s or this, whichever is less; a larger one given is a 422. A notebook's
+   * cells each run at most this long (its `total_timeout` spans them all).
+   */
+  maxTimeoutMs?: number
 }
 
 /** Where an `ExecRequest` field came from in a `/run_code` body (for 422s on configured limits). */
@@ -36,6 +42,7 @@ const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
 export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = async (app, opts) => {
   installFastapiErrorHandler(app)
   describeOnly(app)
+  const maxTimeoutMs = opts.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const tags = ['SandboxFusion']
 
   app.post('/run_code', {
@@ -52,7 +59,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     const body = request.body as RunCodeRequest
     const outside = outsidePath(body)
     if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
-    const result = await settle(() => opts.execute(toExecRequest(body)))
+    const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
     if (result.status === 'invalid_request') {
       const field = fieldOf(result)
       return reply.code(UNPROCESSABLE).send(valueError(field, result.error?.message ?? 'invalid request', (body as unknown as Record<string, unknown>)[field] ?? null))
@@ -73,7 +80,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
     const outside = outsidePath(request.body as RunCodeRequest)
     if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
-    return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions)
+    return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions, maxTimeoutMs)
   })
 }
 
@@ -98,14 +105,15 @@ function sandboxError (message: string, cells: JupyterCell[] = []): RunJupyterRe
  * next cells still run (as Jupyter does); a cell that passes `cell_timeout` is killed, the
  * session keeps the state it had before that cell, the next cells run, and the answer is
  * `Failed` with the driver `TimeLimitExceeded`. Passing `total_timeout` stops the run there.
- * `cell_timeout` 0 or absent (SandboxFusion's default) gives a cell no limit of its own.
+ * `cell_timeout` 0 or absent (SandboxFusion's default) gives a cell no limit of its own but the
+ * deployment's longest call (`maxTimeoutMs`), which also caps a larger `cell_timeout`.
  */
-async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, sessions: CompatSessions | undefined): Promise<RunJupyterResponse> {
+async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, sessions: CompatSessions | undefined, maxTimeoutMs: number): Promise<RunJupyterResponse> {
   if (sessions === undefined) return sandboxError('sessions are not enabled on this gateway')
   const totalTimeoutMs = secondsToMs(body.total_timeout, SF_DEFAULTS.totalTimeoutS)
   // 0 (SandboxFusion's default) sets no limit of a cell's own: the run's total_timeout bounds it
   const cellTimeoutS = toNumber(body.cell_timeout) ?? SF_DEFAULTS.cellTimeoutS
-  const cellTimeoutMs = cellTimeoutS > 0 ? secondsToMs(cellTimeoutS, 0) : totalTimeoutMs
+  const cellTimeoutMs = Math.min(cellTimeoutS > 0 ? secondsToMs(cellTimeoutS, 0) : totalTimeoutMs, maxTimeoutMs)
   const started = performance.now()
   let sessionId: string
   try {
