@@ -1,11 +1,10 @@
 /**
  * Label children for hot paths. prom-client 15's own children (`metric.labels(...)`) only bind
  * the label object: each `inc` or `observe` still validates the labels, builds their hash string
- * and looks it up (~0.4 µs per counter `inc`, ~0.9 µs per `observe` of a histogram of 16
- * buckets on the reference machine). A child made here finds its series once, the first time it
- * is updated, through the metric's own method, and then updates that series in place (~0.015 and
- * ~0.1 µs), reading it from the metric each time: a `reset()` or `remove()` of the metric is
- * seen, never a stale series. The exposition is prom-client's, unchanged.
+ * and looks it up. A child made here finds its series once, the first time it is updated,
+ * through the metric's own method, and then updates that series in place (the costs of both:
+ * benchmarks/RESULTS.md, "The batch path's CPU per item"), reading it from the metric each
+ * time: a `reset()` or `remove()` of the metric is seen, never a stale series. The exposition is prom-client's, unchanged.
  *
  * The in-place update relies on prom-client 15's storage (`hashMap` of `{labels, value}` or
  * `{labels, bucketValues, sum, count}`); a metric that does not look like it (another major

@@ -71,7 +71,8 @@ export interface DockerDriverOptions {
    * Unix socket in a directory of the runner's bound into the container, which the executor
    * connects to once, before any job runs; the runner then closes the listener and removes the
    * socket's name, so nothing else in the container can reach it. Frames skip dockerd and the
-   * shim (~0.5 ms of CPU per call). `attach`: the container's attached stdin/stdout, through the
+   * shim (benchmarks/RESULTS.md, "Docker: the executor's frames over a Unix socket").
+   * `attach`: the container's attached stdin/stdout, through the
    * engine (a remote engine, whose host cannot see the runner's directories, needs it).
    */
   channel: 'socket' | 'attach'

@@ -1,9 +1,8 @@
 /**
  * NDJSON frames over a byte stream: one JSON object a line. The pyodide driver and its host
  * process talk this way over a pipe on the host's fd 3 (JSON escapes newlines, so a frame never
- * spans a line). Measured against Node's `fork()` IPC on this machine it costs the same CPU as
- * IPC with `serialization: 'json'` and less than `'advanced'` (structured clone); see
- * benchmarks/RESULTS.md, pyodide host.
+ * spans a line). Chosen over Node's `fork()` IPC by its CPU per frame (benchmarks/RESULTS.md,
+ * "Pyodide in a host process").
  */
 import type { Readable, Writable } from 'node:stream'
 
