@@ -4,7 +4,8 @@
  * and looks it up. A child made here finds its series once, the first time it is updated,
  * through the metric's own method, and then updates that series in place (the costs of both:
  * benchmarks/RESULTS.md, "The batch path's CPU per item"), reading it from the metric each
- * time: a `reset()` or `remove()` of the metric is seen, never a stale series. The exposition is prom-client's, unchanged.
+ * time: a `reset()` or `remove()` of the metric is seen, never a stale series. The exposition
+ * is prom-client's, unchanged.
  *
  * The in-place update relies on prom-client 15's storage (`hashMap` of `{labels, value}` or
  * `{labels, bucketValues, sum, count}`); a metric that does not look like it (another major

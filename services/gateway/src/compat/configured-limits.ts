@@ -7,7 +7,7 @@
  */
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import type { RouteLimits } from '../schemas.ts'
-import type { CompatSessions } from './execute.ts'
+import type { CompatSessions, ExecuteBatchFn, ExecuteFn } from './execute.ts'
 
 export type ConfiguredLimits = Pick<RouteLimits, 'maxTimeoutMs' | 'maxMemoryMb' | 'maxCodeChars'>
 
@@ -21,16 +21,13 @@ export function overLimit (request: Pick<ExecRequest, 'code' | 'timeout_ms' | 'm
   return undefined
 }
 
-type Execute = (request: ExecRequest) => Promise<ExecResult>
-type ExecuteBatch = (requests: ExecRequest[]) => Promise<ExecResult[]>
-
 /** `execute` for calls within `limits`; the others answered {@link overLimit} without running. */
-export function withinLimits (execute: Execute, limits: ConfiguredLimits): Execute {
+export function withinLimits (execute: ExecuteFn, limits: ConfiguredLimits): ExecuteFn {
   return async (request) => overLimit(request, limits) ?? await execute(request)
 }
 
 /** `executeBatch` for the calls within `limits`, in one batch; the others answered in their places without running. */
-export function batchWithinLimits (executeBatch: ExecuteBatch, limits: ConfiguredLimits): ExecuteBatch {
+export function batchWithinLimits (executeBatch: ExecuteBatchFn, limits: ConfiguredLimits): ExecuteBatchFn {
   return async (requests) => {
     const refused = requests.map((r) => overLimit(r, limits))
     if (refused.every((r) => r === undefined)) return await executeBatch(requests)

@@ -87,7 +87,7 @@ export function toExecRequest (body: RunCodeRequest, maxTimeoutMs: number = LIMI
   const req: ExecRequest = {
     language: SF_LANGUAGES[body.language] ?? 'python',
     code: body.code,
-    timeout_ms: toNumber(body.run_timeout) === undefined ? Math.min(SF_DEFAULTS.runTimeoutS * 1000, maxTimeoutMs) : secondsToMs(body.run_timeout, 0)
+    timeout_ms: secondsToMs(body.run_timeout, Math.min(SF_DEFAULTS.runTimeoutS, maxTimeoutMs / 1000))
   }
   if (typeof body.stdin === 'string' && body.stdin !== '') req.stdin = body.stdin
   const mem = memoryMb(body.memory_limit_MB)
