@@ -3,7 +3,7 @@
 Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
 it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 """
-import base64, gc, json, marshal, os, signal, sys, traceback
+import _signal, base64, gc, json, marshal, os, signal, sys, traceback
 import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
@@ -12,6 +12,9 @@ from .files import write_files
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
 # or traceback.format_exception (its own modules) still gets its own exit status and error report.
 _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
+# A job process sets its SIGTERM handler through the C function: `signal.signal` wraps it in Python that turns the old
+# handler into an enum member, which touches enough objects to cost ~40 copy-on-write faults in every job.
+_set_handler, _SIGTERM = _signal.signal, int(signal.SIGTERM)
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
 import builtins
@@ -71,7 +74,7 @@ def child():
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
-    signal.signal(signal.SIGTERM, flush_and_die)
+    _set_handler(_SIGTERM, flush_and_die)
     try: status = run_job(*marshal.loads(b''.join(chunks)))
     except BaseException as e:
         try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
