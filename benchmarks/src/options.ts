@@ -16,6 +16,8 @@ export interface RunOptions {
   seed: number
   file: string | undefined
   sleepS: number
+  /** `rl-hostile`: share of the calls drawn from the hostile calls. */
+  hostileShare: number
   /** `step`: calls released at once. */
   calls: number
   /** `open`: calls per second. */
@@ -95,6 +97,7 @@ export const BENCH_COMMAND = defineCommand({
     file: { type: 'string', env: env('file'), placeholder: 'PATH', help: 'step/closed/open: JSONL of {code, stdin?, timeout_ms?, expect?} (expect: a stdout string or {status?, stdout?})' },
     seed: { type: 'integer', env: env('seed'), min: 0, default: 1, help: 'step/closed/open: seed of the rl-mix draw' },
     sleep: { type: 'number', env: env('sleep'), min: 0, default: 0.3, help: 'step/closed/open: seconds each call of the sleep workload sleeps' },
+    'hostile-share': { type: 'number', env: env('hostile-share'), min: 0, default: 0.05, help: 'step/closed/open/soak: share of the rl-hostile workload\'s calls that are hostile' },
     calls: { type: 'integer', env: env('calls'), min: 1, default: 1000, help: 'step: calls released at once' },
     rate: { type: 'number', env: env('rate'), min: 0.001, default: 100, help: 'open: calls per second' },
     threshold: { type: 'list', env: env('threshold'), placeholder: 'EXPR', help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails" },
@@ -152,6 +155,7 @@ function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): R
   const file = v.file as string | undefined
   const workload = (v.workload ?? 'trivial') as WorkloadName
   if (workload === 'jsonl' && file === undefined) problems.push('--workload jsonl: needs --file PATH')
+  if (((v.hostileShare ?? 0) as number) > 1) problems.push(`--hostile-share (${env('hostile-share')}): a share, at most 1`)
   if (file !== undefined && !existsSync(file)) problems.push(`--file (${env('file')}): ${file} does not exist`)
   return {
     target: (v.target ?? 'single') as TargetName,
@@ -159,6 +163,7 @@ function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): R
     seed: (v.seed ?? 1) as number,
     file,
     sleepS: (v.sleep ?? 0.3) as number,
+    hostileShare: (v.hostileShare ?? 0.05) as number,
     calls: (v.calls ?? 1000) as number,
     rate: (v.rate ?? 100) as number,
     thresholds,

@@ -21,6 +21,8 @@ test('bad parameters are all listed in one error; an unknown flag is refused', (
   assert.throws(() => parseBenchArgs(['x', '--duration', 'soon', '--concurrency', '1.5'], { SANDFLEET_BENCH_SIZES: '2,a' }),
     (err: Error) => /--duration/.test(err.message) && /--concurrency/.test(err.message) && /--sizes/.test(err.message))
   assert.throws(() => parseBenchArgs(['x', '--bogus'], {}), /bogus/)
+  assert.throws(() => parseBenchArgs(['soak', '--hostile-share', '1.5'], {}), /--hostile-share .*at most 1/)
+  assert.equal(parseBenchArgs(['soak', '--hostile-share', '0.5'], {}).options.run.hostileShare, 0.5)
   assert.equal(parseBenchArgs(['--help'], {}).help, true)
 })
 

@@ -6,11 +6,12 @@
  * threshold failed.
  */
 import { writeFileSync } from 'node:fs'
+import { GRACES, timeoutMsOf } from '@sandfleet/protocol'
 import { statusMiB } from '../proc-memory.ts'
 import type { Environment } from '../environment.ts'
 import { existingServer, startServe, startSplitFleet, type Server } from '../fleet.ts'
 import type { BenchOptions } from '../options.ts'
-import { describeWorkload, drawCalls } from '../workloads/calls.ts'
+import { describeWorkload, drawCalls, type BenchCall } from '../workloads/calls.ts'
 import { runPlan, type Sample } from './engine.ts'
 import { healthFigures, settleTo, steadyState, watchHealth, type SoakHealth } from './health.ts'
 import { htmlReport } from './html-report.ts'
@@ -50,7 +51,7 @@ async function startFleet (options: BenchOptions, log: (line: string) => void): 
 export async function runProduct (mode: Mode, options: BenchOptions, environment: Environment, log: (line: string) => void, track: (server: Server) => void = () => {}): Promise<{ report: ProductReport, code: number }> {
   const { run } = options
   const target = TARGET_TABLE[run.target]
-  const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, ...(run.file === undefined ? {} : { file: run.file }) }
+  const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, hostileShare: run.hostileShare, ...(run.file === undefined ? {} : { file: run.file }) }
   const soak = mode === 'soak'
   const connections = mode === 'closed' || soak ? options.concurrency ?? options.connections ?? (soak ? 16 : 64) : options.connections ?? 64
   const pool = drawCalls(spec, mode === 'step' || soak ? run.calls : 10_000)
@@ -59,7 +60,7 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   track(server)
   try {
     let answered = 0
-    const watch = soak ? await startWatch(server, options.backend === 'docker', () => answered, log) : undefined
+    const watch = soak ? await startWatch(server, options.backend === 'docker', () => answered, longestJobS(pool), log) : undefined
     log(`  ${server.description} at ${server.url}`)
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
     const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
@@ -107,11 +108,16 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   }
 }
 
+/** Seconds the longest of `calls` may last in its sandbox: its `timeout_ms` and the runner's grace. */
+function longestJobS (calls: readonly BenchCall[]): number {
+  return calls.reduce((most, c) => Math.max(most, c.timeoutMs ?? timeoutMsOf({})), 0) / 1000 + GRACES.sandboxMs / 1000
+}
+
 /**
  * Starts watching a soak's fleet (a gateway and one runner process): its state at rest before the
  * run, then a sample a second; `finish` waits for the runner to be at rest again and measures.
  */
-async function startWatch (server: Server, docker: boolean, answered: () => number, log: (line: string) => void): Promise<{ finish: (calls: number) => Promise<SoakHealth> }> {
+async function startWatch (server: Server, docker: boolean, answered: () => number, leftAfterS: number, log: (line: string) => void): Promise<{ finish: (calls: number) => Promise<SoakHealth> }> {
   const runnerPid = server.processes?.find((p) => p.name.startsWith('runner'))?.pid
   const gatewayPid = server.processes?.find((p) => p.name === 'gateway')?.pid
   if (runnerPid === undefined || gatewayPid === undefined) throw new Error('soak: the fleet started has no runner or gateway process')
@@ -125,9 +131,9 @@ async function startWatch (server: Server, docker: boolean, answered: () => numb
   const watcher = watchHealth(runnerPid, gatewayPid, answered)
   return {
     finish: async (calls) => {
-      const { samples, lingeringZombies } = watcher.stop()
+      const { samples, lingering } = watcher.stop()
       const after = await settleTo(before, runnerPid, runnerId)
-      return { figures: healthFigures(samples, calls, lingeringZombies.size, before, after), before, after, samples }
+      return { figures: healthFigures(samples, calls, lingering, leftAfterS, before, after), before, after, samples, lingering }
     }
   }
 }

@@ -35,6 +35,17 @@ export interface RestState {
   zombies: number
 }
 
+/** A process seen as a zombie in two samples in a row or more: where it was and for how long. */
+export interface LingeringZombie {
+  pid: number
+  /** Command names from the runner's child down to the zombie, `bwrap>python3>python3>python3`: its depth says what it was. */
+  chain: string
+  /** State of its parent when first seen lingering (`S`, `R`, `T` stopped, …). */
+  parentState: string
+  /** Seconds between the first and the last sample that saw it. */
+  seenS: number
+}
+
 /** The verdict of a soak, as figures thresholds may name. */
 export interface HealthFigures {
   /** Runner RSS, median of the run's last tenth over the median just after warm-up (its second tenth), in %. */
@@ -43,8 +54,14 @@ export interface HealthFigures {
   gateway_rss_growth_pct: number
   /** Runner open descriptors: the same two windows' medians, difference. */
   fd_growth: number
-  /** Distinct processes seen as zombies in two samples in a row, or at rest after the run. */
+  /**
+   * Processes left unreaped: seen as zombies for longer than any job of the run may last (its
+   * longest `timeout_ms` and the runner's grace: a job's own children may wait for it that long),
+   * or at rest after the run.
+   */
   zombies: number
+  /** Zombies seen in two samples a second apart or more, but reaped within that bound. */
+  late_reaps: number
   /** Sandbox processes and containers at rest after the run less those at rest before it. */
   leaked_sandboxes: number
 }
@@ -55,6 +72,8 @@ export interface SoakHealth {
   before: RestState
   after: RestState
   samples: HealthSample[]
+  /** Every process seen as a zombie in two samples in a row while the run went (`zombies` and `late_reaps`). */
+  lingering: LingeringZombie[]
 }
 
 // The runner's RUNNER_LABEL (backends/docker/docker-engine.ts): not imported, which would load the whole runner for a string.
@@ -64,15 +83,34 @@ function fdCount (pid: number): number {
   try { return readdirSync(`/proc/${pid}/fd`).length } catch { return NaN }
 }
 
+/** State (`R`, `S`, `Z`, …) and parent of a process; undefined when it is gone. */
+function stateOf (pid: number): { state: string, ppid: number, comm: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
+    const close = stat.lastIndexOf(')')
+    const [state, ppid] = stat.slice(close + 2).split(' ')
+    return { state, ppid: Number(ppid), comm: stat.slice(stat.indexOf('(') + 1, close) }
+  } catch { return undefined }
+}
+
 function zombiesAmong (pids: Iterable<number>): number[] {
   const out: number[] = []
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') out.push(pid)
-    } catch { /* gone */ }
-  }
+  for (const pid of pids) if (stateOf(pid)?.state === 'Z') out.push(pid)
   return out
+}
+
+/** Where zombie `pid` hangs below `root`: its chain of command names, and its parent's state. */
+function placeOf (pid: number, root: number): { chain: string, parentState: string } {
+  const names: string[] = []
+  for (let at = pid, hops = 0; at !== root && hops < 64; hops++) {
+    const s = stateOf(at)
+    if (s === undefined) { names.push('?'); break }
+    names.push(s.comm)
+    at = s.ppid
+  }
+  const ppid = stateOf(pid)?.ppid
+  return { chain: names.reverse().join('>'), parentState: (ppid === undefined ? undefined : stateOf(ppid)?.state) ?? '?' }
 }
 
 async function labelledContainers (runnerId: string | undefined): Promise<number> {
@@ -120,18 +158,28 @@ export async function settleTo (target: RestState, runnerPid: number, runnerId: 
 }
 
 /** Samples the fleet's processes every `everyMs` until stopped; `done` reads the calls answered. */
-export function watchHealth (runnerPid: number, gatewayPid: number, done: () => number, everyMs = 1000): { stop: () => { samples: HealthSample[], lingeringZombies: Set<number> } } {
+export function watchHealth (runnerPid: number, gatewayPid: number, done: () => number, everyMs = 1000): { stop: () => { samples: HealthSample[], lingering: LingeringZombie[] } } {
   const start = performance.now()
   const samples: HealthSample[] = []
-  const lingering = new Set<number>()
-  let lastZombies = new Set<number>()
+  // A pid is reused only after it is reaped, so a pid in state Z in two samples is one zombie.
+  const lingering = new Map<number, LingeringZombie>()
+  let lastZombies = new Map<number, number>() // pid → time first seen, of the last sample's zombies
   const take = (): void => {
+    const tS = (performance.now() - start) / 1000
     const tree = descendants(runnerPid)
     const zombies = zombiesAmong(tree)
-    for (const z of zombies) if (lastZombies.has(z)) lingering.add(z)
-    lastZombies = new Set(zombies)
+    const seen = new Map<number, number>()
+    for (const z of zombies) {
+      const since = lastZombies.get(z)
+      seen.set(z, since ?? tS)
+      if (since === undefined) continue
+      const known = lingering.get(z)
+      if (known !== undefined) known.seenS = tS - since
+      else lingering.set(z, { pid: z, ...placeOf(z, runnerPid), seenS: tS - since })
+    }
+    lastZombies = seen
     samples.push({
-      tS: (performance.now() - start) / 1000,
+      tS,
       done: done(),
       runnerRssMiB: statusMiB(runnerPid, 'VmRSS') ?? NaN,
       gatewayRssMiB: statusMiB(gatewayPid, 'VmRSS') ?? NaN,
@@ -144,7 +192,7 @@ export function watchHealth (runnerPid: number, gatewayPid: number, done: () => 
   take()
   const timer = setInterval(take, everyMs)
   return {
-    stop: () => { clearInterval(timer); take(); return { samples, lingeringZombies: lingering } }
+    stop: () => { clearInterval(timer); take(); return { samples, lingering: [...lingering.values()] } }
   }
 }
 
@@ -156,8 +204,9 @@ function median (xs: readonly number[]): number {
 /**
  * The figures of a soak of `calls` calls: growth between the window just after warm-up (calls
  * answered in the run's second tenth) and the last tenth, zombies and leaked sandboxes.
+ * `leftAfterS`: how long a zombie may wait for its reaper (the longest job's deadline and grace).
  */
-export function healthFigures (samples: readonly HealthSample[], calls: number, lingeringZombies: number, before: RestState, after: RestState): HealthFigures {
+export function healthFigures (samples: readonly HealthSample[], calls: number, lingering: readonly LingeringZombie[], leftAfterS: number, before: RestState, after: RestState): HealthFigures {
   const window = (lo: number, hi: number): HealthSample[] => samples.filter((s) => s.done >= lo * calls && s.done < hi * calls)
   const early = window(0.1, 0.2)
   const late = window(0.9, 1)
@@ -169,7 +218,8 @@ export function healthFigures (samples: readonly HealthSample[], calls: number, 
     rss_growth_pct: growth((s) => s.runnerRssMiB),
     gateway_rss_growth_pct: growth((s) => s.gatewayRssMiB),
     fd_growth: median(late.map((s) => s.runnerFds)) - median(early.map((s) => s.runnerFds)),
-    zombies: lingeringZombies + after.zombies,
+    zombies: lingering.filter((z) => z.seenS > leftAfterS).length + after.zombies,
+    late_reaps: lingering.filter((z) => z.seenS <= leftAfterS).length,
     leaked_sandboxes: (after.processes - before.processes) + (after.containers - before.containers)
   }
 }

@@ -112,6 +112,19 @@ export function describeSetup (s: RunSetup): string {
   return `${what} → ${s.target} (${s.path}); workload: ${s.workload}`
 }
 
+/** The lingering zombies grouped by place: ` (bwrap>python3>python3, its parent S: ×2, longest 3 s; …)`. */
+function lingeringWhere (lingering: SoakHealth['lingering']): string {
+  if (lingering.length === 0) return ''
+  const groups = new Map<string, { n: number, longestS: number }>()
+  for (const z of lingering) {
+    const key = `${z.chain}, its parent ${z.parentState}`
+    const g = groups.get(key) ?? { n: 0, longestS: 0 }
+    g.n++; g.longestS = Math.max(g.longestS, z.seenS)
+    groups.set(key, g)
+  }
+  return ` (${[...groups].map(([where, g]) => `${where}: ×${g.n}, longest ${formatNumber(g.longestS)} s`).join('; ')})`
+}
+
 function healthRows (h: SoakHealth): Array<[string, string]> {
   const f = h.figures
   const last = h.samples[h.samples.length - 1]
@@ -120,7 +133,8 @@ function healthRows (h: SoakHealth): Array<[string, string]> {
     ['soak: runner RSS growth after warm-up', `${formatNumber(f.rss_growth_pct)} % (now ${formatNumber(last?.runnerRssMiB ?? NaN)} MiB)`],
     ['soak: gateway RSS growth after warm-up', `${formatNumber(f.gateway_rss_growth_pct)} % (now ${formatNumber(last?.gatewayRssMiB ?? NaN)} MiB)`],
     ['soak: runner open descriptors, growth after warm-up', `${formatNumber(f.fd_growth)} (now ${last?.runnerFds ?? '?'})`],
-    ['soak: zombies', String(f.zombies)],
+    ['soak: zombies left unreaped', String(f.zombies)],
+    ['soak: zombies reaped late (seen a second apart)', String(f.late_reaps) + lingeringWhere(h.lingering)],
     ['soak: the runner at rest, before → after', `${rest(h.before)} → ${rest(h.after)}`],
     ['soak: leaked sandboxes', String(f.leaked_sandboxes)]
   ]

@@ -23,7 +23,8 @@ export const METRICS: Readonly<Record<string, string>> = {
   rss_growth_pct: "soak: the runner's RSS, last tenth of the run over just after warm-up, growth in %",
   gateway_rss_growth_pct: "soak: the gateway's RSS, the same, in %",
   fd_growth: "soak: the runner's open descriptors, last tenth less just after warm-up",
-  zombies: 'soak: processes left unreaped (seen in two samples in a row, or at rest after the run)',
+  zombies: 'soak: processes left unreaped (zombies for longer than the longest job may last, or at rest after the run)',
+  late_reaps: 'soak: zombies seen in two samples a second apart, reaped within the longest job\'s time',
   leaked_sandboxes: 'soak: sandbox processes and containers at rest after the run less before it'
 }
 

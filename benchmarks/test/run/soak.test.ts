@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { healthFigures, type HealthSample } from '../../src/run/health.ts'
+import { healthFigures, type HealthSample, type LingeringZombie } from '../../src/run/health.ts'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 // A secret in the fleet's environment: the hostile call that lists secret-looking variables must print [].
@@ -16,13 +16,15 @@ const sample = (done: number, rss: number, fds: number): HealthSample => ({ tS: 
 test('health figures compare the run\'s last tenth with the tenth after warm-up, and count leaks between two rests', () => {
   const rest = { processes: 40, containers: 0, zombies: 0 }
   const samples = [sample(0, 50, 10), sample(15, 100, 40), sample(18, 100, 40), sample(50, 300, 90), sample(95, 110, 44), sample(99, 110, 44)]
-  const f = healthFigures(samples, 100, 1, rest, { processes: 41, containers: 0, zombies: 2 })
+  const zombie = (seenS: number): LingeringZombie => ({ pid: 1, chain: 'bwrap>python3>python3', parentState: 'S', seenS })
+  const f = healthFigures(samples, 100, [zombie(1), zombie(3), zombie(12)], 5, rest, { processes: 41, containers: 0, zombies: 2 })
   assert.equal(f.rss_growth_pct, 10)
   assert.equal(f.gateway_rss_growth_pct, 0)
   assert.equal(f.fd_growth, 4)
-  assert.equal(f.zombies, 3)
+  assert.equal(f.zombies, 3, 'one zombie outlived the longest job, two are left at rest')
+  assert.equal(f.late_reaps, 2, 'two were reaped late, within the longest job')
   assert.equal(f.leaked_sandboxes, 1)
-  assert.ok(Number.isNaN(healthFigures([sample(50, 1, 1)], 100, 0, rest, rest).rss_growth_pct), 'no sample in a window: no figure (a threshold on it fails)')
+  assert.ok(Number.isNaN(healthFigures([sample(50, 1, 1)], 100, [], 5, rest, rest).rss_growth_pct), 'no sample in a window: no figure (a threshold on it fails)')
 })
 
 test('a short soak: RL mix with 5 % hostile calls through one runner, every answer right, no zombie, no leak', () => {
