@@ -202,7 +202,8 @@ import __future__, ast, atexit, linecache, types  # what a job process would imp
 # or traceback.format_exception (its own modules) still gets its own exit status and error report.
 _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
 # A job process sets its SIGTERM handler through the C function: `signal.signal` wraps it in Python that turns the old
-# handler into an enum member, which touches enough objects to cost ~40 copy-on-write faults in every job.
+# handler into an enum member, which touches objects enough to cost each job dozens of copy-on-write faults
+# (benchmarks/RESULTS.md, issue 21's before and after).
 _set_handler, _SIGTERM = _signal.signal, int(signal.SIGTERM)
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
