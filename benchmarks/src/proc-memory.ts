@@ -65,12 +65,20 @@ export function statusMiB (pid: number, field: 'VmRSS' | 'VmHWM'): number | unde
   } catch { return undefined }
 }
 
-/** The parent of `pid` (from /proc/PID/stat), or undefined when it is gone. */
-export function parentOf (pid: number): number | undefined {
+/** The command name, state (`R`, `S`, `Z`, …) and parent of `pid`, from /proc/PID/stat; undefined when it is gone. */
+export function procStat (pid: number): { comm: string, state: string, ppid: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
+    const close = stat.lastIndexOf(')')
+    const [state, ppid] = stat.slice(close + 2).split(' ')
+    return { comm: stat.slice(stat.indexOf('(') + 1, close), state, ppid: Number(ppid) }
   } catch { return undefined }
+}
+
+/** The parent of `pid` (from /proc/PID/stat), or undefined when it is gone. */
+export function parentOf (pid: number): number | undefined {
+  return procStat(pid)?.ppid
 }
 
 /** The command line of `pid` (NUL-separated arguments joined by spaces), or ''. */

@@ -6,9 +6,9 @@
  * containers), so that a leak is a difference between two quiet moments, not a job in flight.
  */
 import { execFile } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { descendants, statusMiB } from '../proc-memory.ts'
+import { descendants, procStat, statusMiB } from '../proc-memory.ts'
 
 /** One sample of the fleet's processes. */
 export interface HealthSample {
@@ -83,34 +83,24 @@ function fdCount (pid: number): number {
   try { return readdirSync(`/proc/${pid}/fd`).length } catch { return NaN }
 }
 
-/** State (`R`, `S`, `Z`, …) and parent of a process; undefined when it is gone. */
-function stateOf (pid: number): { state: string, ppid: number, comm: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
-    const close = stat.lastIndexOf(')')
-    const [state, ppid] = stat.slice(close + 2).split(' ')
-    return { state, ppid: Number(ppid), comm: stat.slice(stat.indexOf('(') + 1, close) }
-  } catch { return undefined }
-}
-
 function zombiesAmong (pids: Iterable<number>): number[] {
   const out: number[] = []
-  for (const pid of pids) if (stateOf(pid)?.state === 'Z') out.push(pid)
+  for (const pid of pids) if (procStat(pid)?.state === 'Z') out.push(pid)
   return out
 }
 
 /** Where zombie `pid` hangs below `root`: its chain of command names, and its parent's state. */
 function placeOf (pid: number, root: number): { chain: string, parentState: string } {
   const names: string[] = []
+  let parent: number | undefined
   for (let at = pid, hops = 0; at !== root && hops < 64; hops++) {
-    const s = stateOf(at)
+    const s = procStat(at)
     if (s === undefined) { names.push('?'); break }
     names.push(s.comm)
+    parent ??= s.ppid
     at = s.ppid
   }
-  const ppid = stateOf(pid)?.ppid
-  return { chain: names.reverse().join('>'), parentState: (ppid === undefined ? undefined : stateOf(ppid)?.state) ?? '?' }
+  return { chain: names.reverse().join('>'), parentState: (parent === undefined ? undefined : procStat(parent)?.state) ?? '?' }
 }
 
 async function labelledContainers (runnerId: string | undefined): Promise<number> {
