@@ -128,7 +128,7 @@ async function product (mode: Mode, argv: readonly string[], env: Readonly<Recor
   try {
     const { report, code } = await runProduct(mode, options, environment, log, (s) => servers.push(s))
     process.stdout.write(options.json ? JSON.stringify(report, null, 2) + '\n' : markdownReport(report) + '\n')
-    for (const t of report.thresholds) if (!t.passed) log(`threshold ${t.text} failed: ${t.actual}`)
+    for (const t of report.thresholds) if (!t.passed) log(`threshold ${t.text} failed: ${t.actual ?? 'no figure'}`)
     return code
   } catch (err) {
     console.error(`bench ${mode}: ${(err as Error).stack ?? String(err)}`)

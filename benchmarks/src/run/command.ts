@@ -59,13 +59,12 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   const server = await startFleet(soak ? { ...options, run: { ...run, runnerProcesses: 1 } } : options, log)
   track(server)
   try {
-    let answered = 0
-    const watch = soak ? await startWatch(server, options.backend === 'docker', () => answered, longestJobS(pool), log) : undefined
+    const watch = soak ? await startWatch(server, options.backend === 'docker', run.calls, longestJobS(pool), log) : undefined
     log(`  ${server.description} at ${server.url}`)
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
     const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
     const durationS = options.durationS
-    const onSample = (sample: Sample): void => { answered = sample.done; progress?.sample(sample) }
+    const onSample = (sample: Sample): void => { progress?.sample(sample) }
     const result = await runPlan({
       mode: soak ? 'closed' : mode,
       url: server.url,
@@ -79,10 +78,11 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       callLimit: soak,
       sampleMs: tty ? 250 : soak ? 2000 : Math.max(250, Math.min(2000, durationS * 5)),
       requestTimeoutMs: run.requestTimeoutS * 1000,
-      onSample
+      onSample,
+      ...(watch === undefined ? {} : { onAnswer: watch.answered })
     })
     progress?.end()
-    const health = await watch?.finish(run.calls)
+    const health = await watch?.finish()
     const memory: ProcessPeak[] = (server.processes ?? []).flatMap((p) => {
       const peak = statusMiB(p.pid, 'VmHWM')
       return peak === undefined ? [] : [{ name: p.name, pid: p.pid, peakRssMiB: peak }]
@@ -114,10 +114,11 @@ function longestJobS (calls: readonly BenchCall[]): number {
 }
 
 /**
- * Starts watching a soak's fleet (a gateway and one runner process): its state at rest before the
- * run, then a sample a second; `finish` waits for the runner to be at rest again and measures.
+ * Starts watching a soak's fleet (a gateway and one runner process) through a run of `calls`: its
+ * state at rest before the run, then samples by time and by progress (`answered`, told each
+ * answer); `finish` waits for the runner to be at rest again and measures.
  */
-async function startWatch (server: Server, docker: boolean, answered: () => number, leftAfterS: number, log: (line: string) => void): Promise<{ finish: (calls: number) => Promise<SoakHealth> }> {
+async function startWatch (server: Server, docker: boolean, calls: number, leftAfterS: number, log: (line: string) => void): Promise<{ answered: (done: number) => void, finish: () => Promise<SoakHealth> }> {
   const runnerPid = server.processes?.find((p) => p.name.startsWith('runner'))?.pid
   const gatewayPid = server.processes?.find((p) => p.name === 'gateway')?.pid
   if (runnerPid === undefined || gatewayPid === undefined) throw new Error('soak: the fleet started has no runner or gateway process')
@@ -128,9 +129,10 @@ async function startWatch (server: Server, docker: boolean, answered: () => numb
   }
   const before = await steadyState(runnerPid, runnerId)
   log(`soak: the runner at rest: ${before.processes} processes${docker ? `, ${before.containers} containers` : ''}`)
-  const watcher = watchHealth(runnerPid, gatewayPid, answered)
+  const watcher = watchHealth(runnerPid, gatewayPid, calls)
   return {
-    finish: async (calls) => {
+    answered: watcher.answered,
+    finish: async () => {
       const { samples, lingering } = watcher.stop()
       const after = await settleTo(before, runnerPid, runnerId)
       return { figures: healthFigures(samples, calls, lingering, leftAfterS, before, after), before, after, samples, lingering }

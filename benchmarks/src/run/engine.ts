@@ -41,6 +41,8 @@ export interface Plan {
   requestTimeoutMs: number
   /** Called with each sample. */
   onSample?: (sample: Sample) => void
+  /** Called after each call is answered (or failed), with the count of calls answered so far. */
+  onAnswer?: (done: number) => void
 }
 
 /** The counts at one moment of the run. */
@@ -124,10 +126,12 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
       if (at !== undefined && !seen[a.position] && (a.nonce === undefined || a.nonce === at.tagged.nonce)) { seen[a.position] = 1; outstanding-- }
       ledger.answer(at?.index, a, performance.now() - from)
       lastAnswer = performance.now()
+      plan.onAnswer?.(ledger.answered)
     }
     const failRest = (status: string): void => {
       group.forEach((g, i) => { if (!seen[i]) { seen[i] = 1; outstanding--; ledger.fail(g.index, status, performance.now() - from) } })
       lastAnswer = performance.now()
+      plan.onAnswer?.(ledger.answered)
     }
     try {
       const res = await pool.request({ path: target.path, method: 'POST', headers, body: target.body(group.map((g) => g.tagged)) })

@@ -35,7 +35,7 @@ export interface RestState {
   zombies: number
 }
 
-/** A process seen as a zombie in two samples in a row or more: where it was and for how long. */
+/** A process seen as a zombie in every sample for a second or more: where it was and for how long. */
 export interface LingeringZombie {
   pid: number
   /** Command names from the runner's child down to the zombie, `bwrap>python3>python3>python3`: its depth says what it was. */
@@ -46,14 +46,17 @@ export interface LingeringZombie {
   seenS: number
 }
 
-/** The verdict of a soak, as figures thresholds may name. */
+/**
+ * The verdict of a soak, as figures thresholds may name. A growth figure is null when a window
+ * held no sample (a run of too few calls): the report says so, and a threshold on it fails.
+ */
 export interface HealthFigures {
   /** Runner RSS, median of the run's last tenth over the median just after warm-up (its second tenth), in %. */
-  rss_growth_pct: number
+  rss_growth_pct: number | null
   /** The same for the gateway. */
-  gateway_rss_growth_pct: number
+  gateway_rss_growth_pct: number | null
   /** Runner open descriptors: the same two windows' medians, difference. */
-  fd_growth: number
+  fd_growth: number | null
   /**
    * Processes left unreaped: seen as zombies for longer than any job of the run may last (its
    * longest `timeout_ms` and the runner's grace: a job's own children may wait for it that long),
@@ -72,7 +75,7 @@ export interface SoakHealth {
   before: RestState
   after: RestState
   samples: HealthSample[]
-  /** Every process seen as a zombie in two samples in a row while the run went (`zombies` and `late_reaps`). */
+  /** Every process seen as a zombie for a second or more while the run went (`zombies` and `late_reaps`). */
   lingering: LingeringZombie[]
 }
 
@@ -147,11 +150,33 @@ export async function settleTo (target: RestState, runnerPid: number, runnerId: 
   return state
 }
 
-/** Samples the fleet's processes every `everyMs` until stopped; `done` reads the calls answered. */
-export function watchHealth (runnerPid: number, gatewayPid: number, done: () => number, everyMs = 1000): { stop: () => { samples: HealthSample[], lingering: LingeringZombie[] } } {
+/**
+ * Samples taken by progress in a run of any length: one each time another `calls / SAMPLES_BY_PROGRESS`
+ * calls are answered, so each tenth of the run holds five whatever the machine's speed.
+ */
+export const SAMPLES_BY_PROGRESS = 50
+
+/** A zombie seen this long (in every sample between) lingers: reaped late, or left unreaped. */
+const LINGER_S = 1
+
+/** What {@link watchHealth} answers: `answered` is told each answer, `stop` ends the watch. */
+export interface HealthWatch {
+  /** Called with the count of calls answered after each answer; samples at each step of progress. */
+  answered: (done: number) => void
+  stop: () => { samples: HealthSample[], lingering: LingeringZombie[] }
+}
+
+/**
+ * Samples the fleet's processes every `everyMs` (zombies are told apart by time) and at each
+ * `calls / SAMPLES_BY_PROGRESS` calls answered (the growth windows are by calls) until stopped.
+ */
+export function watchHealth (runnerPid: number, gatewayPid: number, calls: number, everyMs = 1000): HealthWatch {
+  const step = Math.max(1, Math.ceil(calls / SAMPLES_BY_PROGRESS))
+  let done = 0
+  let nextStep = step
   const start = performance.now()
   const samples: HealthSample[] = []
-  // A pid is reused only after it is reaped, so a pid in state Z in two samples is one zombie.
+  // A pid is reused only after it is reaped, so a pid in state Z in every sample between two is one zombie.
   const lingering = new Map<number, LingeringZombie>()
   let lastZombies = new Map<number, number>() // pid → time first seen, of the last sample's zombies
   const take = (): void => {
@@ -162,7 +187,7 @@ export function watchHealth (runnerPid: number, gatewayPid: number, done: () => 
     for (const z of zombies) {
       const since = lastZombies.get(z)
       seen.set(z, since ?? tS)
-      if (since === undefined) continue
+      if (since === undefined || tS - since < LINGER_S) continue
       const known = lingering.get(z)
       if (known !== undefined) known.seenS = tS - since
       else lingering.set(z, { pid: z, ...placeOf(z, runnerPid), seenS: tS - since })
@@ -170,7 +195,7 @@ export function watchHealth (runnerPid: number, gatewayPid: number, done: () => 
     lastZombies = seen
     samples.push({
       tS,
-      done: done(),
+      done,
       runnerRssMiB: statusMiB(runnerPid, 'VmRSS') ?? NaN,
       gatewayRssMiB: statusMiB(gatewayPid, 'VmRSS') ?? NaN,
       runnerFds: fdCount(runnerPid),
@@ -182,13 +207,20 @@ export function watchHealth (runnerPid: number, gatewayPid: number, done: () => 
   take()
   const timer = setInterval(take, everyMs)
   return {
+    answered: (n) => {
+      done = n
+      if (n < nextStep) return
+      nextStep = (Math.floor(n / step) + 1) * step
+      take()
+    },
     stop: () => { clearInterval(timer); take(); return { samples, lingering: [...lingering.values()] } }
   }
 }
 
-function median (xs: readonly number[]): number {
+/** The median of the finite `xs`; null when there is none. */
+function median (xs: readonly number[]): number | null {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]
+  return s.length === 0 ? null : s[Math.floor(s.length / 2)]
 }
 
 /**
@@ -200,14 +232,20 @@ export function healthFigures (samples: readonly HealthSample[], calls: number, 
   const window = (lo: number, hi: number): HealthSample[] => samples.filter((s) => s.done >= lo * calls && s.done < hi * calls)
   const early = window(0.1, 0.2)
   const late = window(0.9, 1)
-  const growth = (pick: (s: HealthSample) => number): number => {
+  const medians = (pick: (s: HealthSample) => number): [number, number] | null => {
     const a = median(early.map(pick))
-    return (median(late.map(pick)) - a) / a * 100
+    const b = median(late.map(pick))
+    return a === null || b === null ? null : [a, b]
   }
+  const growthPct = (pick: (s: HealthSample) => number): number | null => {
+    const m = medians(pick)
+    return m === null ? null : (m[1] - m[0]) / m[0] * 100
+  }
+  const fds = medians((s) => s.runnerFds)
   return {
-    rss_growth_pct: growth((s) => s.runnerRssMiB),
-    gateway_rss_growth_pct: growth((s) => s.gatewayRssMiB),
-    fd_growth: median(late.map((s) => s.runnerFds)) - median(early.map((s) => s.runnerFds)),
+    rss_growth_pct: growthPct((s) => s.runnerRssMiB),
+    gateway_rss_growth_pct: growthPct((s) => s.gatewayRssMiB),
+    fd_growth: fds === null ? null : fds[1] - fds[0],
     zombies: lingering.filter((z) => z.seenS > leftAfterS).length + after.zombies,
     late_reaps: lingering.filter((z) => z.seenS <= leftAfterS).length,
     leaked_sandboxes: (after.processes - before.processes) + (after.containers - before.containers)

@@ -125,14 +125,19 @@ function lingeringWhere (lingering: SoakHealth['lingering']): string {
   return ` (${[...groups].map(([where, g]) => `${where}: ×${g.n}, longest ${formatNumber(g.longestS)} s`).join('; ')})`
 }
 
+/** A soak's growth figure, or why it has none. */
+function growthFigure (x: number | null, unit: string): string {
+  return x === null ? 'none: too few calls for a sample in both windows' : `${formatNumber(x)}${unit}`
+}
+
 function healthRows (h: SoakHealth): Array<[string, string]> {
   const f = h.figures
   const last = h.samples[h.samples.length - 1]
   const rest = (s: SoakHealth['before']): string => `${s.processes} processes${s.containers > 0 ? `, ${s.containers} containers` : ''}, ${s.zombies} zombies`
   return [
-    ['soak: runner RSS growth after warm-up', `${formatNumber(f.rss_growth_pct)} % (now ${formatNumber(last?.runnerRssMiB ?? NaN)} MiB)`],
-    ['soak: gateway RSS growth after warm-up', `${formatNumber(f.gateway_rss_growth_pct)} % (now ${formatNumber(last?.gatewayRssMiB ?? NaN)} MiB)`],
-    ['soak: runner open descriptors, growth after warm-up', `${formatNumber(f.fd_growth)} (now ${last?.runnerFds ?? '?'})`],
+    ['soak: runner RSS growth after warm-up', `${growthFigure(f.rss_growth_pct, ' %')} (now ${formatNumber(last?.runnerRssMiB ?? NaN)} MiB)`],
+    ['soak: gateway RSS growth after warm-up', `${growthFigure(f.gateway_rss_growth_pct, ' %')} (now ${formatNumber(last?.gatewayRssMiB ?? NaN)} MiB)`],
+    ['soak: runner open descriptors, growth after warm-up', `${growthFigure(f.fd_growth, '')} (now ${last?.runnerFds ?? '?'})`],
     ['soak: zombies left unreaped', String(f.zombies)],
     ['soak: zombies reaped late (seen a second apart)', String(f.late_reaps) + lingeringWhere(h.lingering)],
     ['soak: the runner at rest, before → after', `${rest(h.before)} → ${rest(h.after)}`],
@@ -159,7 +164,7 @@ export function markdownReport (r: ProductReport): string {
     ['requests', r.requests.toLocaleString('en-US')],
     ...r.memory.map((m): [string, string] => [`peak RSS, ${m.name} (pid ${m.pid})`, `${formatNumber(m.peakRssMiB)} MiB`]),
     ...(r.health === undefined ? [] : healthRows(r.health)),
-    ...r.thresholds.map((t): [string, string] => [`threshold \`${t.text}\``, `${t.passed ? 'passed' : 'FAILED'} (${formatNumber(t.actual)})`])
+    ...r.thresholds.map((t): [string, string] => [`threshold \`${t.text}\``, `${t.passed ? 'passed' : 'FAILED'} (${t.actual === null ? 'no figure' : formatNumber(t.actual)})`])
   ]
   return [
     `# sandfleet bench: ${describeSetup(r.setup)}`,

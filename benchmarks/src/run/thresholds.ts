@@ -41,7 +41,8 @@ export interface Threshold {
 
 /** A threshold and whether the run met it. */
 export interface ThresholdResult extends Threshold {
-  actual: number
+  /** The run's figure; null when the run has none (a soak too short for a growth figure): then it failed. */
+  actual: number | null
   passed: boolean
 }
 
@@ -64,10 +65,11 @@ function holds (actual: number, op: Op, value: number): boolean {
   }
 }
 
-/** Checks each threshold against the run's figures (a missing figure, NaN, fails). */
-export function checkThresholds (thresholds: readonly Threshold[], figures: Readonly<Record<string, number>>): ThresholdResult[] {
+/** Checks each threshold against the run's figures (a missing figure, null or NaN, fails). */
+export function checkThresholds (thresholds: readonly Threshold[], figures: Readonly<Record<string, number | null>>): ThresholdResult[] {
   return thresholds.map((t) => {
-    const actual = figures[t.metric] ?? NaN
-    return { ...t, actual, passed: Number.isFinite(actual) && holds(actual, t.op, t.value) }
+    const figure = figures[t.metric]
+    const actual = figure === undefined || figure === null || !Number.isFinite(figure) ? null : figure
+    return { ...t, actual, passed: actual !== null && holds(actual, t.op, t.value) }
   })
 }

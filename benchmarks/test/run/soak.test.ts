@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { healthFigures, type HealthSample, type LingeringZombie } from '../../src/run/health.ts'
+import { healthFigures, SAMPLES_BY_PROGRESS, watchHealth, type HealthSample, type LingeringZombie } from '../../src/run/health.ts'
+import { checkThresholds, parseThreshold } from '../../src/run/thresholds.ts'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 // A secret in the fleet's environment: the hostile call that lists secret-looking variables must print [].
@@ -24,7 +25,23 @@ test('health figures compare the run\'s last tenth with the tenth after warm-up,
   assert.equal(f.zombies, 3, 'one zombie outlived the longest job, two are left at rest')
   assert.equal(f.late_reaps, 2, 'two were reaped late, within the longest job')
   assert.equal(f.leaked_sandboxes, 1)
-  assert.ok(Number.isNaN(healthFigures([sample(50, 1, 1)], 100, [], 5, rest, rest).rss_growth_pct), 'no sample in a window: no figure (a threshold on it fails)')
+  const short = healthFigures([sample(50, 1, 1)], 100, [], 5, rest, rest)
+  assert.deepEqual([short.rss_growth_pct, short.fd_growth], [null, null], 'no sample in a window: no figure')
+  assert.deepEqual(checkThresholds([parseThreshold('fd_growth<=8')], { ...short }).map((t) => [t.actual, t.passed]), [[null, false]], 'a threshold on a missing figure fails')
+})
+
+test('the health watch samples by progress: every tenth of a run holds samples however fast its calls are answered', () => {
+  const calls = 800
+  // All answers within one turn of the event loop, as on a machine far faster than the sampling timer.
+  const watch = watchHealth(process.pid, process.pid, calls, 60_000)
+  for (let done = 1; done <= calls; done++) watch.answered(done)
+  const { samples } = watch.stop()
+  for (let tenth = 0; tenth < 10; tenth++) {
+    const inIt = samples.filter((s) => s.done >= tenth * calls / 10 && s.done < (tenth + 1) * calls / 10)
+    assert.ok(inIt.length >= SAMPLES_BY_PROGRESS / 10, `tenth ${tenth}: ${inIt.length} samples`)
+  }
+  const f = healthFigures(samples, calls, [], 5, { processes: 0, containers: 0, zombies: 0 }, { processes: 0, containers: 0, zombies: 0 })
+  assert.ok(f.rss_growth_pct !== null && f.fd_growth !== null, JSON.stringify(f))
 })
 
 test('a short soak: RL mix with 5 % hostile calls through one runner, every answer right, no zombie, no leak', () => {
