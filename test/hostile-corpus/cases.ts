@@ -73,8 +73,15 @@ export const CASES: HostileCase[] = [
     code: lines('while True:', '    try:', '        while True: pass', '    except BaseException: pass'),
     expect: ['timeout']
   },
-  { name: 'spin in an atexit handler after the code ends', code: 'import atexit\natexit.register(lambda: [0 for _ in iter(int, 1)])\nprint("main done")', expect: ['timeout'], pyodide: ['ok'] },
-  { name: 'spin in a non-daemon thread after the main thread ends', code: 'import threading\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)]).start()\nprint("main done")', expect: ['timeout'], pyodide: noProcesses },
+  // A spin allocates nothing: it ends at the deadline on any machine, never at the memory limit.
+  { name: 'spin in an atexit handler after the code ends', code: 'import atexit\ndef spin():\n    while True: pass\natexit.register(spin)\nprint("main done")', expect: ['timeout'], pyodide: ['ok'], check: stdoutIs('main done\n') },
+  {
+    name: 'spin in a non-daemon thread after the main thread ends',
+    code: 'import threading\ndef spin():\n    while True: pass\nthreading.Thread(target=spin).start()\nprint("main done")',
+    expect: ['timeout'],
+    pyodide: noProcesses,
+    check: (r, ctx) => { if (ctx.backend !== 'pyodide') assert.equal(r.stdout, 'main done\n') }
+  },
   { name: 'sleep for an hour', code: 'import time\ntime.sleep(3600)', expect: ['timeout'] },
   { name: 'sleep in select() catching BaseException', code: lines('import select', 'while True:', '    try: select.select([], [], [], 3600)', '    except BaseException: pass'), expect: ['timeout'] },
   { name: 'ignored SIGTERM, SIGINT, SIGHUP, SIGXCPU in an endless loop', code: lines('import signal', 'for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):', '    signal.signal(s, signal.SIG_IGN)', 'while True: pass'), expect: ['timeout'] },
@@ -188,11 +195,13 @@ export const CASES: HostileCase[] = [
   // ── files ──
   // The executor's RLIMIT_FSIZE on process and docker, a cap on the in-memory file system on pyodide: the same OSError.
   { name: 'a huge file past the file size limit', code: 'with open("big", "wb") as f:\n    for _ in range(1024): f.write(b"x" * (1 << 20))', expect: ['error'], check: (r) => { assert.equal(errorType(r), 'OSError') } },
+  // A full tmpfs (process, docker: the sandbox's memory cgroup) or pyodide's quota on a job's files: an OSError, or the memory limit.
   {
     name: 'filling /tmp',
     code: 'chunk = b"x" * (8 << 20)\nfor i in range(1000):\n    with open("/tmp/fill-%d" % i, "wb") as f: f.write(chunk)',
     expect: ['error', 'memory'],
-    pyodide: ['timeout']
+    pyodide: ['error'],
+    check: (r) => { if (r.status === 'error') assert.equal(errorType(r), 'OSError') }
   },
   {
     name: 'files left in /tmp, /dev/shm and the work dir, locked against removal',
