@@ -24,6 +24,14 @@ export const SNAPSHOTS_KEPT = 4
 export const PYODIDE_ISOLATE_HEAP_MB = 512
 
 /**
+ * Most bytes a job's files may grow by in all (pyodide-job.js: past it, `ENOSPC`, as a full tmpfs
+ * gives). The in-memory file system lives in the isolate's heap, beside the memory image's baseline
+ * copy and Pyodide's own objects: a quarter of the heap leaves room for those and for a file's
+ * copy while it grows.
+ */
+export const PYODIDE_JOB_FILES_MB = PYODIDE_ISOLATE_HEAP_MB / 4
+
+/**
  * Stdlib modules imported before the snapshot is taken. A job's own imports are undone with its
  * memory, so a module not in the image is imported again by every job that uses it (fractions
  * alone takes ~1 s here); these are in the image, free for every job.

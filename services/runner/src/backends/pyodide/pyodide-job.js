@@ -1,6 +1,7 @@
 // The in-isolate job runner of the pyodide driver, evaluated once Pyodide has booted (as
 // globalThis.__sf_py) and given the harness source (globalThis.__sf_harness) and the largest
-// file a job may write (globalThis.__sf_maxFileBytes). Its completion
+// file a job may write (globalThis.__sf_maxFileBytes) and the most bytes its files may hold in all
+// (globalThis.__sf_maxJobFileBytes). Its completion
 // value is { job, restore, info }:
 //  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
 //    whether the sandbox is still clean (`clean: false` → the host retires the isolate);
@@ -18,26 +19,72 @@
 
   // Files: while a job runs, none grows past __sf_maxFileBytes, as RLIMIT_FSIZE bounds them on the
   // process backend: a write that would cross it writes up to it, a write or truncate past it fails
-  // with EFBIG (22 in Emscripten's numbering); a shared mapping synced back is cut at it.
+  // with EFBIG (22 in Emscripten's numbering); a shared mapping synced back is cut at it. And the
+  // job's files hold at most __sf_maxJobFileBytes more than they did when it started (what it
+  // deletes or truncates counts back), as a full tmpfs bounds them there: a write that would cross
+  // it writes up to it, a write or a growing truncate past it fails with ENOSPC (51). The files live
+  // in the isolate's heap: without the quota a job filling /tmp would exhaust the heap and break its
+  // sandbox, instead of getting the OSError a full disk gives.
   const EFBIG = 22
+  const ENOSPC = 51
   const maxFileBytes = globalThis.__sf_maxFileBytes ?? Infinity
+  const maxJobFileBytes = globalThis.__sf_maxJobFileBytes ?? Infinity
   let fileCap = Infinity
+  let quota = Infinity
+  let held = 0 // bytes the job's files grew by since it started, less what it freed
+  const size = (node) => (FS.isFile(node.mode) ? node.usedBytes ?? 0 : 0)
+  // The harness writes the job's outcome (a few KiB) after the job's code, quota full or not.
+  const OUTCOME_RESERVE = 1 << 20
+  const room = (node) => quota - held + (node.name === 'out.json' && node.parent.name === '.sf' && node.parent.parent.name === 'tmp' ? OUTCOME_RESERVE : 0)
   const fileOps = FS.filesystems.MEMFS.ops_table.file
+  const dirOps = FS.filesystems.MEMFS.ops_table.dir
   const { write, msync } = fileOps.stream
   fileOps.stream.write = function (stream, buffer, offset, length, position, canOwn) {
     if (length > 0 && position + length > fileCap) {
       if (position >= fileCap) throw new FS.ErrnoError(EFBIG)
       length = fileCap - position
     }
-    return write.call(this, stream, buffer, offset, length, position, canOwn)
+    const node = stream.node
+    const before = size(node)
+    if (length > 0 && position + length - before > room(node)) {
+      const fits = before + Math.max(0, room(node)) - position
+      if (fits <= 0) throw new FS.ErrnoError(ENOSPC)
+      length = fits
+    }
+    const wrote = write.call(this, stream, buffer, offset, length, position, canOwn)
+    held += size(node) - before
+    return wrote
   }
   fileOps.stream.msync = function (stream, buffer, offset, length, flags) {
-    return msync.call(this, stream, buffer, offset, Math.max(0, Math.min(length, fileCap - offset)), flags)
+    const before = size(stream.node)
+    const out = msync.call(this, stream, buffer, offset, Math.max(0, Math.min(length, fileCap - offset)), flags)
+    held += size(stream.node) - before
+    return out
   }
   const { setattr } = fileOps.node
   fileOps.node.setattr = function (node, attr) {
     if (attr.size != null && attr.size > fileCap) throw new FS.ErrnoError(EFBIG)
-    return setattr.call(this, node, attr)
+    const before = size(node)
+    if (attr.size != null && attr.size - before > room(node)) throw new FS.ErrnoError(ENOSPC)
+    const out = setattr.call(this, node, attr)
+    held += size(node) - before
+    return out
+  }
+  // What a job removes counts back: unlinked, or replaced by a rename onto its name.
+  const { unlink, rename } = dirOps.node
+  dirOps.node.unlink = function (parent, name) {
+    const node = parent.contents[name]
+    const freed = node === undefined ? 0 : size(node)
+    const out = unlink.call(this, parent, name)
+    held -= freed
+    return out
+  }
+  dirOps.node.rename = function (oldNode, newDir, newName) {
+    const replaced = newDir.contents[newName]
+    const freed = replaced === undefined || replaced === oldNode ? 0 : size(replaced)
+    const out = rename.call(this, oldNode, newDir, newName)
+    held -= freed
+    return out
   }
 
   // fd 1 and 2: captured here, capped while written, never buffered in the TTY.
@@ -159,12 +206,15 @@
     Atomics.store(interrupt, 0, 0)
     growLimit = baseSbrk + memoryBytes
     fileCap = maxFileBytes
+    quota = maxJobFileBytes
+    held = 0
     const before = counter.ffi
     let crashed = null
     try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
     const ffi = counter.ffi - before
     growLimit = 0
     fileCap = Infinity
+    quota = Infinity
     let outcome = null
     try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
     const outFiles = {}

@@ -14,7 +14,7 @@ import { posix } from 'node:path'
 import type IvmModule from 'isolated-vm'
 import { SANDBOX_MAX_FILE_MB, type Job, type RunOutcome, type Sandbox, type SandboxState, type SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
-import type { PyodideAssets } from './pyodide-assets.ts'
+import { PYODIDE_JOB_FILES_MB, type PyodideAssets } from './pyodide-assets.ts'
 
 /** Options of a {@link PyodideSandbox}. */
 export interface PyodideSandboxOptions {
@@ -96,6 +96,7 @@ export class PyodideSandbox implements Sandbox {
       await g.set('__sf_interrupt', new ivm.ExternalCopy(this.interrupt).copyInto({ release: true }))
       await g.set('__sf_harness', this.assets.harness)
       await g.set('__sf_maxFileBytes', SANDBOX_MAX_FILE_MB * 1024 * 1024)
+      await g.set('__sf_maxJobFileBytes', PYODIDE_JOB_FILES_MB * 1024 * 1024)
       await context.eval('(async () => { globalThis.__sf_py = await loadPyodide({ indexURL: "/p/", _loadSnapshot: __sf_snap }); delete globalThis.__sf_snap; __sf_mountPackages(globalThis.__sf_py) })()', { promise: true, timeout: 60_000 })
       this.startMs.boot = performance.now() - t
       t = performance.now()

@@ -5,6 +5,7 @@ import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
+import { PYODIDE_JOB_FILES_MB } from '../../../src/backends/pyodide/pyodide-assets.ts'
 import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
 
 type Run = (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>
@@ -131,5 +132,34 @@ test('pyodide: memory_mb caps wasm memory growth (MemoryError → memory); outpu
     assert.deepEqual(big.truncated, { stdout: true, stderr: false })
     const utf = await run('print("é" * 1000)', {}, 7)
     assert.equal(utf.stdout, 'ééé')
+  })
+})
+
+test(`pyodide: a job's files hold at most ${PYODIDE_JOB_FILES_MB} MiB more than it started with: past it ENOSPC, what it deletes counts back, the sandbox serves on`, async () => {
+  await withSandbox(async (run, sandbox) => {
+    const chunkMb = 8
+    const probe = await run([
+      'import errno, os',
+      `chunk = b"x" * (${chunkMb} << 20)`,
+      'n = 0',
+      'try:',
+      '    while True:',
+      '        with open("/tmp/fill-%d" % n, "wb") as f: f.write(chunk)',
+      '        n += 1',
+      'except OSError as e:',
+      '    print(errno.errorcode.get(e.errno), e.strerror, n)',
+      'print(sum(os.path.getsize("/tmp/" + f) for f in os.listdir("/tmp") if f.startswith("fill-")) >> 20)',
+      'os.remove("/tmp/fill-0")',
+      'with open("/tmp/again", "wb") as f: f.write(chunk)',
+      'print("again", os.path.getsize("/tmp/again") >> 20)'
+    ].join('\n'), { timeout_ms: 60_000 })
+    const fit = PYODIDE_JOB_FILES_MB / chunkMb
+    assert.deepEqual([probe.status, probe.stdout], ['ok', `ENOSPC No space left on device ${fit}\n${PYODIDE_JOB_FILES_MB}\nagain ${chunkMb}\n`], JSON.stringify(probe))
+    const uncaught = await run('chunk = b"x" * (8 << 20)\nfor i in range(1000):\n    with open("/tmp/fill-%d" % i, "wb") as f: f.write(chunk)', { timeout_ms: 60_000 })
+    assert.deepEqual([uncaught.status, uncaught.error?.type], ['error', 'OSError'], JSON.stringify(uncaught))
+    assert.match(uncaught.error?.message ?? '', /No space left on device/)
+    assert.equal(sandbox.state, 'ready', 'the sandbox was not retired')
+    const next = await run('import os\nprint([n for n in os.listdir("/tmp") if n not in (".sf", "work")], os.listdir("."))')
+    assert.deepEqual([next.status, next.stdout], ['ok', '[] []\n'])
   })
 })
