@@ -7,11 +7,11 @@ executor (controller + zygotes + job processes, from /proc: utime+stime+cutime+c
 driver's own CPU. Executors are compared side by side in the same run, interleaved.
 
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
-       [--rounds 2] [--workloads print,sympy] [EXECUTOR.py[@VAR=VALUE] ...]
+       [--rounds 2] [--workloads print,sympy] [--isolation fork,reuse] [EXECUTOR.py[@VAR=VALUE] ...]
        (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sym, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
        Each result splits the executor's CPU and faults per job by role: the controller, the zygotes (their forks and
-       loops) and the job processes.
+       loops) and the job processes. Each isolation level given runs beside the others (`reuse`: each job names it).
 """
 import argparse, itertools, json, os, platform, resource, subprocess, sys, threading, time
 
@@ -77,9 +77,9 @@ class Executor:
             f = json.loads(self.p.stdout.readline())
             if f['op'] == op: return f
 
-    def run(self, code):
+    def run(self, code, isolation='fork'):
         self.n += 1
-        self.p.stdin.write(json.dumps({'op': 'exec', 'id': str(self.n), 'code': code, 'timeout_ms': 10000, 'memory_mb': 1024}).encode() + b'\n')
+        self.p.stdin.write(json.dumps({'op': 'exec', 'id': str(self.n), 'code': code, 'timeout_ms': 10000, 'memory_mb': 1024, 'isolation': isolation}).encode() + b'\n')
         self.p.stdin.flush()
         r = self.recv('result')
         if r['status'] != 'ok': raise RuntimeError('job failed: %r' % r)
@@ -89,16 +89,21 @@ class Executor:
         self.p.stdin.write(b'{"op":"shutdown"}\n'); self.p.stdin.flush(); self.p.wait()
 
 
-def measure(python, path, code, executors, jobs):
+def measure(python, path, code, executors, jobs, isolation='fork'):
     exs = [Executor(python, path) for _ in range(executors)]
     try:
         for e in exs:
-            for _ in range(20): e.run(code)  # warm: the sci tier, caches
+            for _ in range(20): e.run(code, isolation)  # warm: the sci tier, caches, the tier's reuse process
+        if isolation == 'reuse':
+            for e in exs:
+                for _ in range(200):
+                    if e.run(code, isolation).get('isolation') == 'reuse': break
+                    time.sleep(0.05)
         t0s = [tree_cpu(e.p.pid) for e in exs]
         s0s = [split_cpu(e.p.pid) for e in exs]
         me0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
-        threads = [threading.Thread(target=lambda e=e: [e.run(code) for _ in range(jobs)]) for e in exs]
+        threads = [threading.Thread(target=lambda e=e: [e.run(code, isolation) for _ in range(jobs)]) for e in exs]
         for t in threads: t.start()
         for t in threads: t.join()
         wall = time.perf_counter() - t0
@@ -125,6 +130,7 @@ def main():
     ap.add_argument('--python', default='/usr/bin/python3')
     ap.add_argument('--rounds', type=int, default=2)
     ap.add_argument('--workloads', default='print,sympy')
+    ap.add_argument('--isolation', default='fork')
     ap.add_argument('paths', nargs='*')
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -138,8 +144,9 @@ def main():
         for n in (int(x) for x in a.executors.split(',')):
             for rnd in range(a.rounds):
                 for path in paths:
-                    r = measure(a.python, path, WORKLOADS[w], n, a.jobs)
-                    print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'executor': os.path.relpath(path, root) if '@' not in path else path, **r}), flush=True)
+                    for level in a.isolation.split(','):
+                        r = measure(a.python, path, WORKLOADS[w], n, a.jobs, level)
+                        print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'isolation': level, 'executor': os.path.relpath(path, root) if '@' not in path else path, **r}), flush=True)
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, reuse, tiers, zygote, cleanup, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -138,10 +138,24 @@ SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_
                      for r, lim in zip(RLIMITS, START[0]))
 
 
-def tampered(pid):
+# The limits the controller sets on a job process for each job: a reuse process holds the last job's, so only their hard
+# limit is compared, with what a spare has or the controller set.
+PER_JOB_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)
+
+
+def tampered(pid, reused=False):
     """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
-    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it."""
-    return scheduling(pid) != START[1] or tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS)) != SPARE_LIMITS
+    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
+    (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
+    if scheduling(pid) != START[1]: return True
+    now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
+    if not reused: return now != SPARE_LIMITS
+    return any(n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e for r, n, e in zip(RLIMITS, now, SPARE_LIMITS))
+
+
+def per_job_hard(r):
+    """The hard limit the controller sets for each job on resource `r`, where it sets one (else None)."""
+    return NPROC if r == resource.RLIMIT_NPROC and NPROC else None
 
 
 def signalled(pid):
@@ -151,7 +165,10 @@ def signalled(pid):
         try: status = os.read(fd, 4096)
         finally: os.close(fd)
     except OSError: return True
-    return any(line.startswith((b'SigPnd:', b'ShdPnd:')) and int(line.split()[1], 16) for line in status.splitlines())
+    for key in (b'\nSigPnd:', b'\nShdPnd:'):
+        at = status.find(key)
+        if at < 0 or int(status[at + len(key):status.index(b'\n', at + 1)], 16): return True
+    return False
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
@@ -194,7 +211,7 @@ def add_seccomp(program):
 # it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 
 import _signal, base64, gc, json, marshal, os, signal, sys, traceback
-import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import __future__, ast, atexit, io, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 
@@ -221,13 +238,27 @@ MAIN, SOURCE = {}, []
 
 
 def fresh_main():
-    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace; `SOURCE` the lines of MAIN_FILE."""
+    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace (returned); `SOURCE` the lines
+    of MAIN_FILE."""
     main = types.ModuleType('__main__')
     main.__builtins__, main.__file__, main.__cached__ = sys.modules['builtins'], MAIN_FILE, None
     sys.modules['__main__'], sys.argv = main, [MAIN_FILE]
     global MAIN
     MAIN = main.__dict__
     linecache.cache[MAIN_FILE] = (0, None, SOURCE, MAIN_FILE)  # mtime None: checkcache never drops it
+    return MAIN
+
+
+def fresh_stdin():
+    """sys.stdin on fd 0, made while fd 0 is a pipe, so that it is the non-seekable stream a job's stdin is (a memfd
+    there later, or nothing)."""
+    r, w = os.pipe()
+    saved = os.dup(0)
+    os.dup2(r, 0)
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
+    sys.stdin.seekable()
+    os.dup2(saved, 0)
+    for fd in (saved, r, w): os.close(fd)
 
 
 def flush_and_die(signum, frame):
@@ -250,22 +281,37 @@ def finish():
     atexit._run_exitfuncs()
 
 
+def read_job():
+    """The next job from the job pipe (fd 4): its length in 8 bytes, then that many bytes of it. None when the
+    controller is gone."""
+    head = read_exactly(8)
+    return None if head is None else read_exactly(int.from_bytes(head, 'little'))
+
+
+def read_exactly(n):
+    chunks, left = [], n
+    while left:
+        data = os.read(4, min(left, 1 << 20))
+        if not data: return None
+        chunks.append(data); left -= len(data)
+    return b''.join(chunks)
+
+
 def child():
     """A job process: stdout, stderr, its report pipe and its job pipe are fds 1-4 already, its limits inherited or set
     by the controller; it blocks until the controller writes its job, runs it and exits."""
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
-    chunks = []
-    while True:
-        data = os.read(4, 65536)
-        if not data: break
-        chunks.append(data)
-    if not chunks: _exit(0)  # the controller is gone
+    payload = read_job()
+    if payload is None: _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     _set_handler(_SIGTERM, flush_and_die)
-    try: status = run_job(*marshal.loads(b''.join(chunks)))
+    try:
+        status, report = run_job(*marshal.loads(payload)[:4])
+        if report: _write(3, _dumps(report).encode())
+        end_as_script()
     except BaseException as e:
         try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
         except Exception: pass
@@ -273,8 +319,9 @@ def child():
     _exit(status)
 
 
-def run_job(code, compiled, stdin, files):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in a fresh __main__."""
+def run_job(code, compiled, stdin, files, watch=None):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its exit
+    status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
@@ -283,14 +330,17 @@ def run_job(code, compiled, stdin, files):
     gc.enable()
     status, report = 0, None
     try:
+        if watch is not None: watch.armed = True
         exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
     except SystemExit as e:
+        if watch is not None: watch.armed = False
         c = e.code
         if c is None: status = 0
         elif isinstance(c, int): status = c & 0xff
         else: print(c, file=sys.stderr); status = 1
-        if status: report = {'type': 'SystemExit', 'message': str(c)}
+        if status: report = {'type': 'SystemExit', 'message': str(c)[:8192]}
     except BaseException as e:
+        if watch is not None: watch.armed = False
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
         text = ''.join(_format_exception(type(e), e, tb))
@@ -298,15 +348,561 @@ def run_job(code, compiled, stdin, files):
         except Exception: pass
         report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
         status = 1
-    if report: _write(3, _dumps(report).encode())
-    for s in (sys.stdout, sys.stderr):  # before threads are joined: output of a job that then hangs is in its pipes
-        try: s.flush()
-        except Exception: pass
-    finish()
+    if watch is not None: watch.armed = False
+    flush_std()  # before threads are joined: output of a job that then hangs is in its pipes
+    return status, report
+
+
+def flush_std():
     for s in (sys.stdout, sys.stderr):
         try: s.flush()
         except Exception: pass
-    return status
+
+
+def end_as_script():
+    """What the interpreter does as a script ends: joins the non-daemon threads, runs the atexit handlers (finish), and
+    writes out what the standard streams still hold."""
+    finish()
+    flush_std()
+
+
+# ---------------- sandfleet_sandbox/reuse.py
+# The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
+#
+# A reuse process is forked by its zygote like a spare; before its first job it takes a Baseline of everything a job could
+# change: the process (threads, children, descriptors, environment, umask, rlimits, scheduling, signal handlers, mask,
+# pending signals, timers, process group) and the interpreter (its settings, `sys.modules`, and the state reachable from
+# every module within two steps: the dicts of modules, classes, functions and objects by their version tags, lists and
+# sets by the identity of their items, locks and counters). After a job it drops the job's objects, puts back what the job
+# owns by design (the caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators) and
+# checks the rest against the baseline: the first difference retires the process. What the check cannot see never
+# reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
+# that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
+# job as a forked one does: threads joined, atexit handlers run, exit.
+
+import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, sys, types
+
+
+# Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
+# executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but
+# those of ordinary classes and scripts; so is a private attribute, but on `self` or `cls`.
+SAFE_DUNDERS = (
+    'name', 'main', 'init', 'new', 'repr', 'str', 'format', 'bytes', 'bool', 'hash', 'len', 'iter', 'next', 'reversed',
+    'contains', 'getitem', 'setitem', 'delitem', 'missing', 'call', 'enter', 'exit', 'eq', 'ne', 'lt', 'le', 'gt', 'ge',
+    'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'divmod', 'pow', 'lshift', 'rshift', 'and', 'or',
+    'xor', 'radd', 'rsub', 'rmul', 'rmatmul', 'rtruediv', 'rfloordiv', 'rmod', 'rdivmod', 'rpow', 'rlshift',
+    'rrshift', 'rand', 'ror', 'rxor', 'iadd', 'isub', 'imul', 'imatmul', 'itruediv', 'ifloordiv', 'imod', 'ipow',
+    'ilshift', 'irshift', 'iand', 'ior', 'ixor', 'neg', 'pos', 'abs', 'invert', 'complex', 'int', 'float', 'index',
+    'round', 'trunc', 'floor', 'ceil', 'doc', 'slots', 'post_init', 'future', 'all', 'version', 'annotations',
+    'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
+    'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
+)
+STATIC_NAMES = (
+    'ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
+    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint',
+    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site',
+    'pickle', 'cPickle', 'marshal', 'shelve', 'copyreg', 'dill', 'cloudpickle', 'attrgetter', 'methodcaller',
+    'Formatter', 'weakref', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
+    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame',
+    'cr_code', 'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'codecs',
+    'resource', 'setrlimit', 'prlimit', 'siginterrupt', 'set_wakeup_fd', 'pthread_kill',
+    'init_printing', 'init_session', 'set_global_settings',
+)
+STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
+                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
+
+
+def static_taint(code):
+    """What in `code` keeps it from a reuse process (the text matched), or None: it may run there."""
+    m = STATIC.search(code) if isinstance(code, str) else None
+    return None if m is None else m.group(0)[:64]
+
+
+# Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
+# child to join at its end): the process then ends after the job, as a forked one does. An attribute set or deleted
+# where the dicts' tags do not see it (a function's code or defaults, a class's name or bases, an object's class) taints
+# when its object is one the baseline watches; libraries do it to the objects they make for a job (namedtuple,
+# dataclasses). Frames and code objects reach a job only through names static_taint refuses.
+TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
+                    'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
+                    'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
+                    '_thread.start_new_thread', 'code.__new__', 'function.__new__', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
+                    'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
+
+# Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
+# zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes it.
+RESET_DICTS = (('linecache', 'cache'), ('re', '_cache'), ('warnings', 'onceregistry'), ('sympy.polys.rings', '_ring_cache'),
+               ('sympy.polys.fields', '_field_cache'), ('typing', '_caches'))
+# Class counters a job moves by making objects (sympy's Dummy symbols): set back after each job.
+RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'),)
+
+MAX_JOBS = 5000          # a process retires after this many jobs (fragmentation; caches that only grow)
+MAX_GROWTH = 96 << 20    # or once it holds this much more memory than at its baseline
+_MISSING = object()
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+# PyDictObject: PyObject_HEAD, ma_used, then ma_version_tag, which every change of a dict moves (CPython 3.6-3.12;
+# checked at start by tags_work, and the level is not offered where it does not hold).
+_TAG_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p) + ctypes.sizeof(ctypes.c_ssize_t)
+_COUNT = type(itertools.count())
+_LOCKS = (type(_thread.allocate_lock()), type(_thread.RLock()))
+_BOUND = (types.BuiltinMethodType, type(_COUNT().__next__))
+SIGNALS = tuple(s for s in range(1, _signal.NSIG) if not 32 <= s < _signal.SIGRTMIN)  # the C library's own aside
+ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
+
+
+def tag_reader(d):
+    """A live view of dict `d`'s version tag."""
+    return ctypes.c_uint64.from_address(id(d) + _TAG_OFFSET)
+
+
+_VALUE = operator.attrgetter('value')
+_RAW = operator.attrgetter('raw')
+# PyListObject: PyObject_VAR_HEAD (its size last), then ob_item, the array of its items' addresses.
+_ITEMS_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p)
+
+
+class ListWatch:
+    """Lists by the identity of their items. Fast: a list holds what it held when it is as long, its item array is where
+    it was and holds the same addresses (read in one copy per list, only once the first two hold). Else (an array that
+    moved: a list put back by slice, grown and shrunk), item by item, and the array followed where it went."""
+
+    def __init__(self, lists):
+        self.lists = lists
+        self.snaps = list(map(tuple, lists))
+        self.lengths = list(map(len, lists))
+        self.arrays = [ctypes.c_void_p.from_address(id(v) + _ITEMS_OFFSET) for v in lists]
+        self.at = list(map(_VALUE, self.arrays))
+        self.views = list(map(self.view, self.lengths, self.at))
+        self.items = list(map(_RAW, self.views))
+
+    @staticmethod
+    def view(n, address):
+        return (ctypes.c_char * (n * ctypes.sizeof(ctypes.c_void_p))).from_address(address) if n else ctypes.create_string_buffer(0)
+
+    def same(self):
+        if list(map(len, self.lists)) != self.lengths: return False
+        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items: return True
+        for i, v in enumerate(self.lists):
+            at = self.arrays[i].value
+            if at == self.at[i] and self.views[i].raw == self.items[i]: continue
+            if any(a is not b for a, b in zip(v, self.snaps[i])): return False
+            self.at[i], self.views[i] = at, self.view(len(v), at)
+        return True
+
+
+def tags_work():
+    """True when this interpreter moves a dict's version tag on every change, and only then (the check relies on it)."""
+    d = {'a': 0}
+    t = tag_reader(d)
+    seen = [t.value]
+    d['a'] = 1; seen.append(t.value)
+    d['b'] = 2; seen.append(t.value)
+    del d['a']; seen.append(t.value)
+    _ = d.get('b'); seen.append(t.value)
+    return len(set(seen[:4])) == 4 and seen[4] == seen[3]
+
+
+TAGS_WORK = tags_work()
+
+
+def same(d, snap):
+    """Whether dict `d` holds what `snap` held: the same keys, each bound to the same object (or an equal number or
+    string, put back by the job)."""
+    if len(d) != len(snap): return False
+    for k, v in snap.items():
+        now = d.get(k, _MISSING)
+        if now is not v and not (type(now) is type(v) and type(v) in _IMMUTABLE and now == v): return False
+    return True
+
+
+def proc_fds():
+    """This process's descriptors: number → (device, inode); the listing's own is gone when it is compared."""
+    fds = {}
+    for name in os.listdir('/proc/self/fd'):
+        try: st = os.fstat(int(name))
+        except OSError: continue
+        fds[int(name)] = (st.st_dev, st.st_ino)
+    return fds
+
+
+def same_fds(fds):
+    """Whether each descriptor of `fds` (number → (device, inode)) is still open on the same file."""
+    for fd, was in fds.items():
+        try: st = os.fstat(fd)
+        except OSError: return False
+        if (st.st_dev, st.st_ino) != was: return False
+    return True
+
+
+def threads(stat_fd):
+    """The threads of the process whose /proc/PID/stat is open as `stat_fd`."""
+    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
+
+
+def rss():
+    with open('/proc/self/statm', 'rb') as f: return int(f.read().split()[1]) * PAGE
+
+
+def knobs():
+    """The interpreter's settings a job can change without a dict: limits, hooks, the collector, the standard streams,
+    the C locale, and those of decimal and numpy when loaded."""
+    out = [sys.getrecursionlimit(), sys.getswitchinterval(), sys.get_int_max_str_digits(), sys.getdlopenflags(),
+           sys.gettrace(), sys.getprofile(), tuple(sys.get_asyncgen_hooks()), sys.get_coroutine_origin_tracking_depth(),
+           gc.isenabled(), gc.get_threshold(), gc.get_debug(), _thread.stack_size(), _locale.setlocale(_locale.LC_ALL, None),
+           os.getpgrp(), os.getsid(0)]
+    for s in (sys.stdin, sys.stdout, sys.stderr):
+        out.append((id(s), getattr(s, 'closed', None), getattr(s, 'encoding', None), getattr(s, 'errors', None),
+                    getattr(s, 'line_buffering', None), getattr(s, 'write_through', None)))
+    decimal = sys.modules.get('decimal')
+    if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
+    np = sys.modules.get('numpy')
+    if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    return out
+
+
+def reseed_at_fork():
+    """What a fork does to the random generators: `random` reseeds its own, the zygotes reseed sympy's and numpy's."""
+    random = sys.modules.get('random')
+    if random is not None: random.seed()
+    m = sys.modules.get('sympy.core.random')
+    if m is not None and hasattr(m, 'seed'): m.seed()
+    m = sys.modules.get('numpy.random')
+    if m is not None: m.seed()
+
+
+def reseeded_at_fork():
+    """The generators reseed_at_fork reseeds (their state is not put back)."""
+    out = [getattr(sys.modules.get('random'), '_inst', None), getattr(sys.modules.get('sympy.core.random'), 'rng', None)]
+    return {id(g) for g in out if g is not None}
+
+
+class Baseline:
+    """Everything a job could change, as the reuse process had it before its first job; `check` after each."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        # kept open, read again with pread: its thread count (/proc/self/stat's 20th field) and its children
+        self.stat = os.open('/proc/self/stat', os.O_RDONLY)
+        self.children = os.open('/proc/self/task/%d/children' % self.pid, os.O_RDONLY)
+        self.fds = proc_fds()
+        self.umask = os.umask(0o077); os.umask(self.umask)
+        self.rlimits = {r: resource.getrlimit(r) for r in RLIMITS}
+        self.sched = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0))
+        self.handlers = [_signal.getsignal(s) for s in SIGNALS]
+        self.mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, [])
+        self.atexits = __import__('atexit')._ncallbacks()
+        self.rss, self.jobs = rss(), 0
+        warnings = sys.modules.get('warnings')
+        self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
+        self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
+        self.reset_snaps = [dict(d) for d in self.reset_dicts]
+        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
+                            if isinstance(c, type) and n in c.__dict__]
+        self.watch()
+        self.knobs = knobs()
+
+    def watch(self):
+        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag), lists,
+        sets, bytearrays (by their items), locks and counters; and the state of the random generators."""
+        dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
+        # every object visited: the modules, classes, functions and objects whose attributes the watch takes
+        self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
+        random = sys.modules.get('random')
+        Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
+
+        def visit(v, depth):
+            if id(v) in seen: return
+            seen.add(id(v))
+            t = type(v)
+            if t is dict:
+                dicts.append(v)
+                if depth < 2:
+                    for x in list(v.values()): visit(x, depth + 1)
+            elif t is list: self.lists.append(v)
+            elif t is set or t is bytearray: self.sets.append((v, t(v)))
+            elif t in _LOCKS: self.locks.append(v)
+            elif t is _COUNT: self.counters.append((v, repr(v)))
+            elif t in _BOUND:
+                if type(getattr(v, '__self__', None)) is _COUNT: visit(v.__self__, depth)
+            elif isinstance(v, type):
+                real = gc.get_referents(v.__dict__)
+                if real and type(real[0]) is dict: visit(real[0], depth)
+            elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
+            else:
+                if Random and isinstance(v, Random) and id(v) not in skip:
+                    try: self.generators.append((v, v.getstate()))
+                    except NotImplementedError: pass  # SystemRandom: no state
+                # A thread-local's attributes are in its thread's dict, which only its own lookup gives.
+                try: d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
+                except Exception: d = None
+                if type(d) is dict: visit(d, depth)
+
+        self.modules = dict(sys.modules)
+        for m in list(self.modules.values()):
+            d = getattr(m, '__dict__', None)
+            if type(d) is dict: visit(d, 0)
+        self.lists = ListWatch(self.lists)
+        # Dicts empty at the baseline (most: the functions') are held empty, cheaper than by their tags.
+        self.empties = [d for d in dicts if not d]
+        dicts = [d for d in dicts if d]
+        self.dicts = dicts
+        self.snaps = [dict(d) for d in dicts]
+        self.readers = [tag_reader(d) for d in dicts]
+        self.tags = [r.value for r in self.readers]
+        self.reset_readers = [tag_reader(d) for d in self.reset_dicts]
+        self.reset_tags = [r.value for r in self.reset_readers]
+        self.modules_tag = tag_reader(sys.modules)
+        self.modules_at = self.modules_tag.value
+
+    def put_back(self):
+        """What the job owns by design, put back as a forked job finds it: the caches, the class counters, the warning
+        filters, the generators' states. (Before the check: it compares what these touch with the baseline.)"""
+        for i, r in enumerate(self.reset_readers):
+            if r.value != self.reset_tags[i]:
+                d = self.reset_dicts[i]
+                d.clear(); d.update(self.reset_snaps[i]); self.reset_tags[i] = r.value
+        for cls, name, value in self.reset_attrs:
+            if cls.__dict__.get(name, _MISSING) is not value: setattr(cls, name, value)
+        if self.warnings is not None and self.warnings[0].filters != self.warnings[1]:
+            self.warnings[0].filters[:] = self.warnings[1]
+            self.warnings[0]._filters_mutated()
+        for gen, state in self.generators: gen.setstate(state)
+
+    def check(self, main, main_refs):
+        """None when the process is as its baseline; else (what, detail): the first difference found."""
+        if threads(self.stat) != 1: return 'thread', 'a thread is left'
+        if os.pread(self.children, 64, 0).strip(): return 'child', 'a child process is left'
+        if proc_fds() != self.fds: return 'descriptors', 'the open descriptors changed'
+        if os.umask(self.umask) != self.umask: return 'umask', 'the umask changed'
+        for r, (soft, hard) in self.rlimits.items():
+            now = resource.getrlimit(r)
+            if r == resource.RLIMIT_NPROC and NPROC: hard = NPROC
+            if now[1] != hard or (r not in PER_JOB_RLIMITS and now[0] != soft): return 'rlimit', 'rlimit %d changed' % r
+        if (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)) != self.sched: return 'scheduling', 'the scheduling changed'
+        for s, h in zip(SIGNALS, self.handlers):
+            if _signal.getsignal(s) is not h: return 'signal', 'the handler of signal %d changed' % s
+        if _signal.pthread_sigmask(_signal.SIG_BLOCK, []) != self.mask: return 'signal', 'the signal mask changed'
+        if any(_signal.getitimer(t) != (0.0, 0.0) for t in ITIMERS): return 'signal', 'a timer is set'
+        if __import__('atexit')._ncallbacks() != self.atexits: return 'atexit', 'an atexit handler is left'
+        if self.modules_tag.value != self.modules_at:
+            new = sys.modules.keys() - self.modules.keys()
+            if new: return 'import', 'imported ' + min(new)
+            if not same(sys.modules, self.modules): return 'modules', 'sys.modules changed'
+            self.modules_at = self.modules_tag.value
+        if knobs() != self.knobs: return 'setting', 'an interpreter setting changed'
+        if any(map(len, self.empties)): return 'state', 'changed: ' + describe(next(d for d in self.empties if d))
+        tags = list(map(_VALUE, self.readers))
+        if tags != self.tags:
+            for i, (now, then) in enumerate(zip(tags, self.tags)):
+                if now == then: continue
+                d, snap = self.dicts[i], self.snaps[i]
+                if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
+                if not same(d, snap): return 'state', 'changed: ' + describe(d)
+                self.tags[i] = self.readers[i].value
+        if not self.lists.same(): return 'state', 'a list changed'
+        if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
+        for lock in self.locks:
+            if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
+        if any(repr(c) != r for c, r in self.counters): return 'counter', 'a counter moved'
+        if sys.getrefcount(main) - 1 != main_refs: return 'object', 'an object of the job is left'  # - 1: this frame's
+        self.jobs += 1
+        if self.jobs >= MAX_JOBS: return 'jobs', 'ran %d jobs' % self.jobs
+        if rss() - self.rss > MAX_GROWTH: return 'memory', 'grew by %d MiB' % ((rss() - self.rss) >> 20)
+        return None
+
+    def retake(self, touched):
+        """After the process prepared its next job (which changes dicts of its own: sys, sys.modules, the caches), the
+        tags of those it touched, `touched` being their indexes."""
+        tags, readers = self.tags, self.readers
+        for i in touched: tags[i] = readers[i].value
+        for i, r in enumerate(self.reset_readers): self.reset_tags[i] = r.value
+        self.modules_at = self.modules_tag.value
+        self.knobs = knobs()
+
+
+def describe(d):
+    """A watched dict's owner, for a retirement's detail: a module's name, else its first keys."""
+    name = d.get('__name__')
+    return name if isinstance(name, str) else ','.join(map(str, list(d)[:3]))[:64]
+
+
+class Watch:
+    """The audit hook of a reuse process, armed while a job's code runs: the first event of TAINTS, or code compiled
+    that static_taint refuses, is written at once to the report pipe (a line `T<event>` that nothing the job does can
+    take back) and ends the process after that job. A job's own limits stay its own: raising its address space or CPU
+    time fails as it does in a forked job, whose hard limits they are."""
+
+    def __init__(self):
+        self.armed, self.taint, self.owners = False, None, frozenset()
+        sys.addaudithook(self.hook)
+
+    def hook(self, event, args):
+        if not self.armed: return
+        if event in ('resource.setrlimit', 'resource.prlimit'):
+            r, limits = args[-2:]
+            if r in PER_JOB_RLIMITS[:2] and limits is not None:
+                soft = resource.getrlimit(r)[0]
+                if any(x < 0 or x > soft for x in limits): raise ValueError('not allowed to raise maximum limit')
+        if self.taint is not None: return
+        if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
+        elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
+        elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
+        elif event == 'compile' and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None: self.mark('compile')
+
+    def mark(self, event):
+        self.taint = event
+        try: _write(3, b'\nT%s\n' % event.encode())
+        except OSError: pass
+
+
+def reuse_child():
+    """A reuse process: its baseline, then a job at a time, each followed by the check; it exits when one fails.
+
+    Lines on the report pipe (fd 3), each after a newline: `R` (baseline taken, ready), `D{nonce, status, report}` (the
+    job is done; the controller answers it with a byte on the job pipe once it has read the job's files),
+    `V{nonce, retire}` (the check's verdict: null, or [what, detail]), `T<event>` (tainted), `E{report}` (a tainted
+    job's error report: it ends as a forked one, by its exit status)."""
+    os.setsid()
+    os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
+    null = os.open('/dev/null', os.O_RDWR)
+    stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up
+    _set_handler(_SIGTERM, flush_and_die)
+    gc.enable()  # as in every job (the zygote keeps its collector off)
+    watch = Watch()
+    base = Baseline()
+    watch.owners = base.owners
+    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}  # the descriptors this process needs: a job may not take them
+    main, touched = prepare(base, stdio, None)
+    main_refs = sys.getrefcount(main)
+    context = contextvars.copy_context()
+    gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
+    _write(3, b'\nR\n')
+    while True:
+        payload = read_job()
+        if payload is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        if watch.taint is None:
+            if not same_fds(own): watch.mark('descriptors of its own closed or replaced')
+            elif threads(base.stat) > 1 or __import__('atexit')._ncallbacks() != base.atexits: watch.mark('a thread or an atexit handler to finish')
+        if watch.taint is not None:  # it ends as a forked job ends: threads joined, atexit handlers run, exit
+            try:
+                if report: _write(3, b'\nE' + _dumps(report).encode() + b'\n')
+            except OSError: pass
+            end_as_script()
+            _exit(status)
+        os.dup2(stdio[0], 0)  # a job's stdin is its own
+        try: _write(3, b'\nD' + _dumps({'nonce': nonce, 'status': status, 'report': report}).encode() + b'\n')
+        except OSError: _exit(status)  # the controller reads its exit, as a forked job's
+        if wait_files and read_exactly(1) is None: _exit(0)  # the controller has read the job's files (or is gone)
+        # After the answer (and its files), the job's objects go. Their finalizers (a generator's `finally`, a file's
+        # flush) run here, as a forked job's never do: what they print goes to /dev/null, what they write to the work
+        # dir is removed with it (the controller cleans it after the verdict), what else they do the watch and the
+        # check see.
+        os.dup2(null, 1); os.dup2(null, 2)
+        watch.armed = True
+        main.clear(); gc.collect()
+        watch.armed = False
+        flush_std()
+        os.dup2(stdio[1], 1); os.dup2(stdio[2], 2)
+        base.put_back()
+        retire = ('taint', watch.taint) if watch.taint is not None else base.check(main, main_refs)
+        if retire is None:
+            main, _ = prepare(base, stdio, touched, bool(stdin))
+            main_refs = sys.getrefcount(main)
+            gc.freeze()
+        _write(3, b'\nV' + _dumps({'nonce': nonce, 'retire': retire}).encode() + b'\n')
+        if retire is not None: _exit(0)
+
+
+def run_in_context(code, compiled, stdin, files, watch):
+    """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
+    one of them, made fresh as a forked job's first getcontext() makes it."""
+    decimal = sys.modules.get('decimal')
+    if decimal is not None: decimal.setcontext(decimal.Context())
+    return run_job(code, compiled, stdin, files, watch)
+
+
+def prepare(base, stdio, touched, stdin=True):
+    """Makes the process ready for its next job as a fork would find it: a fresh __main__, a fresh sys.stdin when the
+    job had one (without, it read nothing: fd 0 has nothing to give), fd 0 back, the caches put back, the generators
+    reseeded; then the tags of what that changed are taken again. `touched`: the indexes of the dicts this changes, None
+    the first time (found then)."""
+    before = list(base.tags) if touched is None else None
+    os.dup2(stdio[0], 0)
+    main = fresh_main()
+    if stdin: fresh_stdin()
+    base.put_back()
+    reseed_at_fork()
+    if touched is None:
+        touched = [i for i, r in enumerate(base.readers) if r.value != before[i]]
+    base.retake(touched)
+    return main, touched
+
+
+class Reuser:
+    """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
+    state (`warming` until its baseline is taken, then `idle`, `busy` while it runs a job, `checking` until its verdict,
+    `gone`) and what its report pipe said."""
+
+    def __init__(self, pid, fds):
+        self.pid = pid
+        self.job_w, self.out_r, self.err_r, self.rep_r = fds
+        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
+        self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
+        self.jobs, self.since = 0, 0.0
+
+    def begin(self, nonce):
+        self.state, self.nonce, self.done, self.error = 'busy', nonce, None, None
+
+    def read(self):
+        """Reads the report pipe; False at its end (the process is gone)."""
+        try: data = os.read(self.rep_r, 65536)
+        except BlockingIOError: return True
+        if not data: return False
+        buf = self.buf + data
+        if len(buf) > 1 << 20: buf = buf[-(64 << 10):]  # a job that floods the pipe loses its own lines, no more
+        *lines, self.buf = buf.split(b'\n')
+        for line in lines: self.on_line(line)
+        return True
+
+    def on_line(self, line):
+        kind, rest = line[:1], line[1:]
+        if kind == b'T': self.tainted = rest.decode('utf-8', 'replace')[:64]
+        elif kind == b'R' and self.state == 'warming': self.state = 'idle'
+        elif kind == b'E':
+            try: self.error = json.loads(rest)
+            except ValueError: pass
+        elif kind in (b'D', b'V') and self.tainted is None:  # after a taint, the job may have written these itself
+            try: frame = json.loads(rest)
+            except ValueError: return
+            if not isinstance(frame, dict) or frame.get('nonce') != self.nonce: return
+            if kind == b'D' and self.state == 'busy':
+                self.done, self.state = frame, 'checking'  # its verdict may come in the same read
+            elif kind == b'V' and self.state == 'checking':
+                self.retire = frame.get('retire')
+                self.state = 'idle' if self.retire is None else 'gone'
+
+    def cpu_s(self):
+        """CPU seconds the process used so far (its limit is set past them for each job)."""
+        f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
+        return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
+
+    def pages(self):
+        return int(os.pread(self.statm, 256, 0).split()[0])
+
+    def kill(self):
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
+        except OSError: pass
+
+    def close(self):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.pidfd):
+            try: os.close(fd)
+            except OSError: pass
+        self.state = 'gone'
 
 
 # ---------------- sandfleet_sandbox/tiers.py
@@ -374,6 +970,8 @@ def pick_tier(code, tiers, loaded):
 import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
 
 
+# The runner's level for jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm.
+REUSE_AHEAD = os.environ.get('SANDFLEET_ISOLATION') == 'reuse'
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -494,7 +1092,7 @@ def zygote(sock, tier, controller):
     os.closerange(1, 5)
     sock.send(b'r %d %s' % ((time.perf_counter() - t0) * 1000, json.dumps(got).encode()))
     poller = select.poll(); poller.register(sock, select.POLLIN)
-    children = {}
+    children, reusing = {}, set()  # pidfd → pid of each child; the pids of the reuse processes among them
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
@@ -507,21 +1105,25 @@ def zygote(sock, tier, controller):
                 except OSError: os._exit(0)
                 if not msg: os._exit(0)
                 if not anc or anc[0][2] != FDS_1_TO_4: os._exit(71)  # a broken invariant: the controller finds this tier gone
+                reuse = msg[:1] == b'u'  # b't': a spare, forked for one job; b'u': a reuse process
                 try: pid = fork()
                 except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
-                    closerange(1, 5); send(b'e'); continue
+                    closerange(1, 5); send(b'e u' if reuse else b'e t'); continue
                 if pid == 0:
-                    try: child()
+                    try: reuse_child() if reuse else child()
                     finally: _exit(70)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
-                # While a job runs, its end is the controller's next concern: the new process is announced with it, in
-                # one message, so the controller wakes once.
-                if children: ready = b'\nc %d' % pid
+                if reuse:
+                    reusing.add(pid); send(b'u %d' % pid)
+                # While a spare runs a job, its end is the controller's next concern: the new spare is announced with
+                # it, in one message, so the controller wakes once.
+                elif len(children) > len(reusing): ready = b'\nc %d' % pid
                 else: send(b'c %d' % pid)
                 children[pidfd] = pid; register(pidfd, POLLIN)
             else:
                 pid = children.pop(fd); unregister(fd)
+                reusing.discard(pid)
                 try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
                 except OSError: pass
                 _, status = waitpid(pid, 0); close(fd)
@@ -529,11 +1131,13 @@ def zygote(sock, tier, controller):
 
 
 class Zygote:
-    """The controller's handle on one zygote: its socket, its spare job process, the exit statuses it reported."""
+    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
+    reuse.Reuser), the exit statuses it reported."""
 
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
         self.spare, self.exits, self.asked = None, {}, None
+        self.reuser, self.reuse_asked, self.forget = None, None, set()  # forget: reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
@@ -549,18 +1153,27 @@ class Zygote:
         self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
 
     def ask(self):
-        """Asks the zygote for its next job process, forked ahead of its job, and hands it the process's pipes (their
-        other ends stay here): job (read by it), stdout, stderr and report (written by it)."""
+        """Asks the zygote for its next job process, forked ahead of its job."""
         if self.asked is not None or self.spare is not None or self.dead or not self.warm: return
+        self.asked = self.request(b't')
+
+    def ask_reuse(self):
+        """Asks the zygote for a reuse process (it takes its baseline at once, then waits for a job)."""
+        if self.reuse_asked is not None or self.reuser is not None or self.dead or not self.warm: return
+        self.reuse_asked = self.request(b'u')
+
+    def request(self, kind):
+        """Sends request `kind` with a new process's pipes (their other ends stay here, returned): job (read by it),
+        stdout, stderr and report (written by it). None when the zygote is gone."""
         job, out, err, rep = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-        try: socket.send_fds(self.sock, [b't'], [out[1], err[1], rep[1], job[0]])
+        try: socket.send_fds(self.sock, [kind], [out[1], err[1], rep[1], job[0]])
         except OSError:
             for fd in (job[1], out[0], err[0], rep[0]): os.close(fd)
-            return
+            return None
         finally:
             for fd in (out[1], err[1], rep[1], job[0]): os.close(fd)
         for fd in (out[0], err[0], rep[0]): os.set_blocking(fd, False)
-        self.asked = (job[1], out[0], err[0], rep[0])
+        return job[1], out[0], err[0], rep[0]
 
     def on_message(self):
         """Reads one message; answers its (first) kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
@@ -581,14 +1194,19 @@ class Zygote:
             ms, mods = rest.split(b' ', 1)
             self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
             self.ask()
+            if REUSE_AHEAD and TAGS_WORK: self.ask_reuse()
         elif kind == b'c':
             self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
+        elif kind == b'u':
+            self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
         elif kind == b'x':
             pid, status = rest.split()
             self.exits[int(pid)] = int(status)
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
-            for fd in self.asked: os.close(fd)
-            self.asked = None
+            fds = self.reuse_asked if rest == b'u' else self.asked
+            for fd in fds or (): os.close(fd)
+            if rest == b'u': self.reuse_asked = None
+            else: self.asked = None
         return kind
 
 
@@ -681,9 +1299,10 @@ class Cleanup:
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ipc_in_use = sysv_in_use()
 
-    def clean(self):
-        """Removes the job's working directory, whatever it left in the scratch dirs and its System V IPC objects.
-        False when something could not be removed (the sandbox is then retired: the next job must not see it)."""
+    def clean(self, ipc=True):
+        """Removes the job's working directory, whatever it left in the scratch dirs and (`ipc`: a job that could make
+        them) its System V IPC objects. False when something could not be removed (the sandbox is then retired: the next
+        job must not see it)."""
         ok = True
         for d, mode in self.modes.items():
             try: os.chmod(d, mode)
@@ -697,7 +1316,7 @@ class Cleanup:
                 ok = False; continue
             for n in names:
                 if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
-        if self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use:
+        if ipc and (self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use):
             for path, remove in SYSV_IPC:
                 if path in self.ipc:
                     for i in sysv_ids(path) - self.ipc[path]: remove(i)
@@ -778,6 +1397,10 @@ class Controller:
         os.close(null)
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
+        self.running = None  # the reuse process running the job, if one is
+        self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
+        self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
+        self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
         self.cleanup = Cleanup(WORKDIR, SCRATCH)
         self.ooms = oom_kills()
         # what every tier has: the executor's own imports (a job importing only those runs on bare)
@@ -802,7 +1425,9 @@ class Controller:
         events = self.poller.poll(timeout_ms)
         for fd, _ in events:
             z = self.by_fd.get(fd)
-            if z is not None:
+            if isinstance(z, Reuser):
+                if not z.read(): self.poller.unregister(fd); del self.by_fd[fd]
+            elif z is not None:
                 kind = z.on_message()
                 if kind is None:
                     self.poller.unregister(fd); del self.by_fd[fd]
@@ -824,6 +1449,7 @@ class Controller:
                         self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
                     if frame.get('op') == 'shutdown': self.closing = True
                     elif frame.get('op') == 'exec': self.frames.append(frame)
+        self.settle()
         return events
 
     def tell(self):
@@ -841,12 +1467,14 @@ class Controller:
         while not bare.ready and not bare.dead: self.pump(-1)
         if bare.dead: sys.exit(1)
         self.send({'op': 'ready', 'protocol': 1, 'pid': os.getpid(), 'python': sys.version.split()[0],
-                   'tiers': self.planned, 'packages': {}})
+                   'tiers': self.planned, 'packages': {}, 'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork']})
         self.told = {}
         self.tell()
         while not self.closing:
             if self.frames:
                 self.send(self.run(self.frames.pop(0)))
+                if self.after_reuse is not None: self.clean_after_reuse()
+                self.settle()  # a reuse process whose verdict came with its job's end
             else:
                 self.pump(-1)
         sweep(self.children, self.keep)
@@ -872,6 +1500,11 @@ class Controller:
             if not z.dead or z.name == 'bare': return z
 
     def run(self, job):
+        """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
+        idle and may take this code, else on the tier's spare, forked for it."""
+        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced')
+        reuse = job.get('isolation') == 'reuse'
+        refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         payload = None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
@@ -879,37 +1512,60 @@ class Controller:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'], retire=False)
                 result['waited_ms'] = job['wait_ms']
                 return result
+            r = self.reuser_for(z) if reuse and refused is None else None
+            if reuse and refused is None and r is None: refused = 'warming'
+            if r is not None:
+                pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
+                t0 = time.perf_counter()
+                # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
+                if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
+                    self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                nonce = os.urandom(12).hex()
+                try: self.limit_reuse(r, job)
+                except (OSError, ValueError):  # a limit it lowered cannot be raised
+                    self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
+                self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
+                r.begin(nonce)
+                self.running = r  # its own, until its job is answered: settle leaves it to this
+                break
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
-            pid, (job_w, out_r, err_r, rep_r) = z.spare
+            if reuse: z.ask_reuse()  # for the next reuse job of this tier
+            pid, fds = z.spare
             z.spare = None
             z.ready = False
             t0 = time.perf_counter()
             z.ask()  # the next job process is forked while this job runs
+            job_w = fds[0]
             try:
                 if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                     os.kill(pid, signal.SIGKILL)
-                    for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+                    for fd in fds: os.close(fd)
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
                 if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                     os.kill(pid, signal.SIGKILL)
                     raise OSError('a signal is pending for the spare job process')
-                if payload is None: payload = marshal.dumps((job.get('code', ''), precompile(job.get('code', '')), (job.get('stdin') or '').encode(), job.get('files') or {}))
                 self.limit(z, pid, job)
                 os.kill(pid, signal.SIGCONT)  # or a job stopped it
-                os.write(job_w, payload)  # the job process reads it all before it writes anything
+                self.write_job(job_w, job, None)  # the job process reads it all before it writes anything
                 break
             except OSError:
-                for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+                for fd in fds: os.close(fd)
         else:
             return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came')
+        _, out_r, err_r, rep_r = fds
+        if r is None: os.close(fds[0])
         cap = int(job.get('max_output_bytes') or 65536)
-        os.close(job_w)
-        bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
-        trunc = {out_r: False, err_r: False, rep_r: False}
+        bufs = {out_r: bytearray(), err_r: bytearray()}
+        if r is None: bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser, line by line
+        trunc = dict.fromkeys(bufs, False)
         deadline = t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
-        # pipes, and the controller wakes once, for the zygote's report of the exit, not also for each write.
+        # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
+        # job, on its report pipe, always watched), not also for each write.
         watch_from = t0 + PATIENCE_S
         watching = timed_out = killed = False
 
@@ -926,7 +1582,7 @@ class Controller:
             bufs[fd] += data
             return True
         open_fds = set(bufs)
-        while pid not in z.exits and not z.dead:
+        while pid not in z.exits and not z.dead and (r is None or r.done is None):
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
@@ -948,31 +1604,50 @@ class Controller:
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
-        wstatus = z.exits.pop(pid, None)
-        leftover = sweep(self.children, self.keep)
+        done = r.done if r is not None else None
+        wstatus = z.exits.get(pid) if done is None else None
+        # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
+        # tainted it): what follows is for the others.
+        clean = done is not None
+        leftover = clean or sweep(self.children, self.keep)
         for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
             if not other.dead:
-                try: os.kill(other.pid, signal.SIGCONT)
-                except OSError: pass
+                if not clean:
+                    try: os.kill(other.pid, signal.SIGCONT)
+                    except OSError: pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
         if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
+        self.last_clean = None
         for fd in list(open_fds):
-            while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
+            while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
             if fd in open_fds and watching: self.poller.unregister(fd)
-        for fd in bufs: os.close(fd)
-        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None else {}
-        cleaned = self.cleanup.clean()
-        try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
-        except ValueError: report = None
+        if r is None:
+            z.exits.pop(pid, None)
+            for fd in bufs: os.close(fd)
+        elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
+            self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
+        else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
+        self.running = None
+        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None or done is not None else {}
+        if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
+            if job.get('fetch_files'):
+                try: os.write(r.job_w, b'g')
+                except OSError: pass
+            self.after_reuse, cleaned = (z, r), True
+        else: cleaned = self.cleanup.clean()
+        if r is not None: report = done['report'] if done is not None else r.error
+        else:
+            try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
+            except ValueError: report = None
         if not isinstance(report, dict): report = None
-        exit_code, error, retire = None, None, not leftover or not cleaned or wstatus is None
+        exit_code, error, retire = None, None, not leftover or not cleaned or (wstatus is None and done is None)
         if timed_out:
             status, retire = 'timeout', True
             error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-        elif wstatus is None:
+        elif wstatus is None and done is None:
             status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
-        elif os.WIFEXITED(wstatus):
-            exit_code = os.WEXITSTATUS(wstatus)
+        elif done is not None or os.WIFEXITED(wstatus):
+            exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
             status = 'ok' if exit_code == 0 else 'error'
             if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
                 error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
@@ -993,9 +1668,73 @@ class Controller:
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
                   'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
+                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
+                  'isolation': 'reuse' if r is not None else 'fork'}
+        if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
+
+    def write_job(self, fd, job, nonce, wait_files=False):
+        """Writes a job to a job process's pipe: its length, then the code, its code object (compiled here: a fresh fork
+        paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's nonce and
+        whether it waits, after the job, until the controller has read the files it asked for back."""
+        code = job.get('code', '')
+        payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
+        os.write(fd, len(payload).to_bytes(8, 'little') + payload)
+
+    def clean_after_reuse(self):
+        """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
+        finalizers may have written files), then the work dir and scratch dirs cleaned. What cannot be cleaned breaks
+        the sandbox: every later job is answered infra_error, and the runner replaces it."""
+        z, r = self.after_reuse
+        self.after_reuse = None
+        self.await_verdict(z, r)
+        if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
+        if r.state == 'idle' and z.reuser is r: self.last_clean = r
+
+    def await_verdict(self, z, r):
+        """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
+        until = r.since + CHECK_WAIT_S
+        while r.state == 'checking' and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
+            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        if r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
+
+    def reuser_for(self, z):
+        """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
+        ready (one is asked for)."""
+        r = z.reuser
+        if r is not None and r.state == 'checking': self.await_verdict(z, r)
+        if z.reuser is not None and z.reuser.pid in z.exits: self.settle()
+        r = z.reuser
+        if r is None: z.ask_reuse()
+        return r if r is not None and r.state == 'idle' else None
+
+    def drop(self, z, r, what, detail):
+        """Retires reuse process `r` of tier `z` and tells the runner why."""
+        r.kill()
+        try: self.poller.unregister(r.rep_r)
+        except (KeyError, ValueError): pass
+        self.by_fd.pop(r.rep_r, None)
+        r.close()
+        if z.reuser is r: z.reuser = None
+        if z.exits.pop(r.pid, None) is None: z.forget.add(r.pid)
+        self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
+
+    def settle(self):
+        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit)."""
+        for z in self.zygotes.values():
+            for pid in [p for p in z.forget if p in z.exits]:
+                z.forget.discard(pid); del z.exits[pid]
+            r = z.reuser
+            if r is None or r is self.running: continue
+            if r.rep_r not in self.by_fd:
+                self.by_fd[r.rep_r] = r
+                self.poller.register(r.rep_r, select.POLLIN)
+            if r.state == 'gone':
+                what, detail = r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
+                self.drop(z, r, str(what), str(detail))
+            elif r.pid in z.exits:
+                self.drop(z, r, 'exit', 'the process ended between jobs')
 
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
@@ -1005,6 +1744,19 @@ class Controller:
         cpu = timeout_ms_of(job) // 1000 + 2
         resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
         if NPROC: resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+    def limit_reuse(self, r, job):
+        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
+        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
+        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
+        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_s() + timeout_ms_of(job) // 1000 + 2)):
+            hard = SPARE_LIMITS[RLIMITS.index(limit)][1]  # as the zygote left it: the check, inside and from here, holds it
+            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+        if NPROC and r.jobs == 0: resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+
+# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
+CHECK_WAIT_S = 2.0
 
 
 def precompile(code):

@@ -86,9 +86,10 @@ class Cleanup:
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ipc_in_use = sysv_in_use()
 
-    def clean(self):
-        """Removes the job's working directory, whatever it left in the scratch dirs and its System V IPC objects.
-        False when something could not be removed (the sandbox is then retired: the next job must not see it)."""
+    def clean(self, ipc=True):
+        """Removes the job's working directory, whatever it left in the scratch dirs and (`ipc`: a job that could make
+        them) its System V IPC objects. False when something could not be removed (the sandbox is then retired: the next
+        job must not see it)."""
         ok = True
         for d, mode in self.modes.items():
             try: os.chmod(d, mode)
@@ -102,7 +103,7 @@ class Cleanup:
                 ok = False; continue
             for n in names:
                 if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
-        if self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use:
+        if ipc and (self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use):
             for path, remove in SYSV_IPC:
                 if path in self.ipc:
                     for i in sysv_ids(path) - self.ipc[path]: remove(i)

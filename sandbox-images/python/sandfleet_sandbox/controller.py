@@ -15,10 +15,11 @@ import base64, json, marshal, os, resource, select, signal, socket, sys, time
 from .libc import prctl
 from .limits import NPROC, address_space, timeout_ms_of
 from .files import fetch_files
-from .tampering import controller_tampered, signalled, tampered
+from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered
 from .seccomp import add_seccomp
 from .job import MAIN_FILE, WORKDIR
 from .tiers import pick_tier, plan_tiers
+from .reuse import TAGS_WORK, Reuser, static_taint
 from .zygote import Zygote
 from .cleanup import SCRATCH, Cleanup, remove_tree, sweep
 
@@ -73,6 +74,10 @@ class Controller:
         os.close(null)
         os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
+        self.running = None  # the reuse process running the job, if one is
+        self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
+        self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
+        self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
         self.cleanup = Cleanup(WORKDIR, SCRATCH)
         self.ooms = oom_kills()
         # what every tier has: the executor's own imports (a job importing only those runs on bare)
@@ -97,7 +102,9 @@ class Controller:
         events = self.poller.poll(timeout_ms)
         for fd, _ in events:
             z = self.by_fd.get(fd)
-            if z is not None:
+            if isinstance(z, Reuser):
+                if not z.read(): self.poller.unregister(fd); del self.by_fd[fd]
+            elif z is not None:
                 kind = z.on_message()
                 if kind is None:
                     self.poller.unregister(fd); del self.by_fd[fd]
@@ -119,6 +126,7 @@ class Controller:
                         self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
                     if frame.get('op') == 'shutdown': self.closing = True
                     elif frame.get('op') == 'exec': self.frames.append(frame)
+        self.settle()
         return events
 
     def tell(self):
@@ -136,12 +144,14 @@ class Controller:
         while not bare.ready and not bare.dead: self.pump(-1)
         if bare.dead: sys.exit(1)
         self.send({'op': 'ready', 'protocol': 1, 'pid': os.getpid(), 'python': sys.version.split()[0],
-                   'tiers': self.planned, 'packages': {}})
+                   'tiers': self.planned, 'packages': {}, 'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork']})
         self.told = {}
         self.tell()
         while not self.closing:
             if self.frames:
                 self.send(self.run(self.frames.pop(0)))
+                if self.after_reuse is not None: self.clean_after_reuse()
+                self.settle()  # a reuse process whose verdict came with its job's end
             else:
                 self.pump(-1)
         sweep(self.children, self.keep)
@@ -167,6 +177,11 @@ class Controller:
             if not z.dead or z.name == 'bare': return z
 
     def run(self, job):
+        """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
+        idle and may take this code, else on the tier's spare, forked for it."""
+        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced')
+        reuse = job.get('isolation') == 'reuse'
+        refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         payload = None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
@@ -174,37 +189,60 @@ class Controller:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'], retire=False)
                 result['waited_ms'] = job['wait_ms']
                 return result
+            r = self.reuser_for(z) if reuse and refused is None else None
+            if reuse and refused is None and r is None: refused = 'warming'
+            if r is not None:
+                pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
+                t0 = time.perf_counter()
+                # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
+                if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
+                    self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                nonce = os.urandom(12).hex()
+                try: self.limit_reuse(r, job)
+                except (OSError, ValueError):  # a limit it lowered cannot be raised
+                    self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
+                self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
+                r.begin(nonce)
+                self.running = r  # its own, until its job is answered: settle leaves it to this
+                break
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
-            pid, (job_w, out_r, err_r, rep_r) = z.spare
+            if reuse: z.ask_reuse()  # for the next reuse job of this tier
+            pid, fds = z.spare
             z.spare = None
             z.ready = False
             t0 = time.perf_counter()
             z.ask()  # the next job process is forked while this job runs
+            job_w = fds[0]
             try:
                 if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                     os.kill(pid, signal.SIGKILL)
-                    for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+                    for fd in fds: os.close(fd)
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
                 if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                     os.kill(pid, signal.SIGKILL)
                     raise OSError('a signal is pending for the spare job process')
-                if payload is None: payload = marshal.dumps((job.get('code', ''), precompile(job.get('code', '')), (job.get('stdin') or '').encode(), job.get('files') or {}))
                 self.limit(z, pid, job)
                 os.kill(pid, signal.SIGCONT)  # or a job stopped it
-                os.write(job_w, payload)  # the job process reads it all before it writes anything
+                self.write_job(job_w, job, None)  # the job process reads it all before it writes anything
                 break
             except OSError:
-                for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+                for fd in fds: os.close(fd)
         else:
             return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came')
+        _, out_r, err_r, rep_r = fds
+        if r is None: os.close(fds[0])
         cap = int(job.get('max_output_bytes') or 65536)
-        os.close(job_w)
-        bufs = {out_r: bytearray(), err_r: bytearray(), rep_r: bytearray()}
-        trunc = {out_r: False, err_r: False, rep_r: False}
+        bufs = {out_r: bytearray(), err_r: bytearray()}
+        if r is None: bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser, line by line
+        trunc = dict.fromkeys(bufs, False)
         deadline = t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
-        # pipes, and the controller wakes once, for the zygote's report of the exit, not also for each write.
+        # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
+        # job, on its report pipe, always watched), not also for each write.
         watch_from = t0 + PATIENCE_S
         watching = timed_out = killed = False
 
@@ -221,7 +259,7 @@ class Controller:
             bufs[fd] += data
             return True
         open_fds = set(bufs)
-        while pid not in z.exits and not z.dead:
+        while pid not in z.exits and not z.dead and (r is None or r.done is None):
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
@@ -243,31 +281,50 @@ class Controller:
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
-        wstatus = z.exits.pop(pid, None)
-        leftover = sweep(self.children, self.keep)
+        done = r.done if r is not None else None
+        wstatus = z.exits.get(pid) if done is None else None
+        # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
+        # tainted it): what follows is for the others.
+        clean = done is not None
+        leftover = clean or sweep(self.children, self.keep)
         for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
             if not other.dead:
-                try: os.kill(other.pid, signal.SIGCONT)
-                except OSError: pass
+                if not clean:
+                    try: os.kill(other.pid, signal.SIGCONT)
+                    except OSError: pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
         if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
+        self.last_clean = None
         for fd in list(open_fds):
-            while drain(fd): pass  # every writer is dead or dying: EOF, or nothing more will come
+            while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
             if fd in open_fds and watching: self.poller.unregister(fd)
-        for fd in bufs: os.close(fd)
-        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None else {}
-        cleaned = self.cleanup.clean()
-        try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
-        except ValueError: report = None
+        if r is None:
+            z.exits.pop(pid, None)
+            for fd in bufs: os.close(fd)
+        elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
+            self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
+        else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
+        self.running = None
+        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None or done is not None else {}
+        if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
+            if job.get('fetch_files'):
+                try: os.write(r.job_w, b'g')
+                except OSError: pass
+            self.after_reuse, cleaned = (z, r), True
+        else: cleaned = self.cleanup.clean()
+        if r is not None: report = done['report'] if done is not None else r.error
+        else:
+            try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
+            except ValueError: report = None
         if not isinstance(report, dict): report = None
-        exit_code, error, retire = None, None, not leftover or not cleaned or wstatus is None
+        exit_code, error, retire = None, None, not leftover or not cleaned or (wstatus is None and done is None)
         if timed_out:
             status, retire = 'timeout', True
             error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-        elif wstatus is None:
+        elif wstatus is None and done is None:
             status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
-        elif os.WIFEXITED(wstatus):
-            exit_code = os.WEXITSTATUS(wstatus)
+        elif done is not None or os.WIFEXITED(wstatus):
+            exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
             status = 'ok' if exit_code == 0 else 'error'
             if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
                 error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
@@ -288,9 +345,73 @@ class Controller:
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
                   'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name}
+                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
+                  'isolation': 'reuse' if r is not None else 'fork'}
+        if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
+
+    def write_job(self, fd, job, nonce, wait_files=False):
+        """Writes a job to a job process's pipe: its length, then the code, its code object (compiled here: a fresh fork
+        paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's nonce and
+        whether it waits, after the job, until the controller has read the files it asked for back."""
+        code = job.get('code', '')
+        payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
+        os.write(fd, len(payload).to_bytes(8, 'little') + payload)
+
+    def clean_after_reuse(self):
+        """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
+        finalizers may have written files), then the work dir and scratch dirs cleaned. What cannot be cleaned breaks
+        the sandbox: every later job is answered infra_error, and the runner replaces it."""
+        z, r = self.after_reuse
+        self.after_reuse = None
+        self.await_verdict(z, r)
+        if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
+        if r.state == 'idle' and z.reuser is r: self.last_clean = r
+
+    def await_verdict(self, z, r):
+        """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
+        until = r.since + CHECK_WAIT_S
+        while r.state == 'checking' and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
+            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        if r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
+
+    def reuser_for(self, z):
+        """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
+        ready (one is asked for)."""
+        r = z.reuser
+        if r is not None and r.state == 'checking': self.await_verdict(z, r)
+        if z.reuser is not None and z.reuser.pid in z.exits: self.settle()
+        r = z.reuser
+        if r is None: z.ask_reuse()
+        return r if r is not None and r.state == 'idle' else None
+
+    def drop(self, z, r, what, detail):
+        """Retires reuse process `r` of tier `z` and tells the runner why."""
+        r.kill()
+        try: self.poller.unregister(r.rep_r)
+        except (KeyError, ValueError): pass
+        self.by_fd.pop(r.rep_r, None)
+        r.close()
+        if z.reuser is r: z.reuser = None
+        if z.exits.pop(r.pid, None) is None: z.forget.add(r.pid)
+        self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
+
+    def settle(self):
+        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit)."""
+        for z in self.zygotes.values():
+            for pid in [p for p in z.forget if p in z.exits]:
+                z.forget.discard(pid); del z.exits[pid]
+            r = z.reuser
+            if r is None or r is self.running: continue
+            if r.rep_r not in self.by_fd:
+                self.by_fd[r.rep_r] = r
+                self.poller.register(r.rep_r, select.POLLIN)
+            if r.state == 'gone':
+                what, detail = r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
+                self.drop(z, r, str(what), str(detail))
+            elif r.pid in z.exits:
+                self.drop(z, r, 'exit', 'the process ended between jobs')
 
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
@@ -300,6 +421,19 @@ class Controller:
         cpu = timeout_ms_of(job) // 1000 + 2
         resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
         if NPROC: resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+    def limit_reuse(self, r, job):
+        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
+        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
+        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
+        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_s() + timeout_ms_of(job) // 1000 + 2)):
+            hard = SPARE_LIMITS[RLIMITS.index(limit)][1]  # as the zygote left it: the check, inside and from here, holds it
+            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+        if NPROC and r.jobs == 0: resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+
+# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
+CHECK_WAIT_S = 2.0
 
 
 def precompile(code):

@@ -4,7 +4,7 @@ Everything a job process does is paid in copy-on-write faults, once per job: it 
 it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 """
 import _signal, base64, gc, json, marshal, os, signal, sys, traceback
-import __future__, ast, atexit, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import __future__, ast, atexit, io, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 from .files import write_files
@@ -32,13 +32,27 @@ MAIN, SOURCE = {}, []
 
 
 def fresh_main():
-    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace; `SOURCE` the lines of MAIN_FILE."""
+    """A fresh `__main__` module as `python3 MAIN_FILE` has it, with `MAIN` its namespace (returned); `SOURCE` the lines
+    of MAIN_FILE."""
     main = types.ModuleType('__main__')
     main.__builtins__, main.__file__, main.__cached__ = sys.modules['builtins'], MAIN_FILE, None
     sys.modules['__main__'], sys.argv = main, [MAIN_FILE]
     global MAIN
     MAIN = main.__dict__
     linecache.cache[MAIN_FILE] = (0, None, SOURCE, MAIN_FILE)  # mtime None: checkcache never drops it
+    return MAIN
+
+
+def fresh_stdin():
+    """sys.stdin on fd 0, made while fd 0 is a pipe, so that it is the non-seekable stream a job's stdin is (a memfd
+    there later, or nothing)."""
+    r, w = os.pipe()
+    saved = os.dup(0)
+    os.dup2(r, 0)
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
+    sys.stdin.seekable()
+    os.dup2(saved, 0)
+    for fd in (saved, r, w): os.close(fd)
 
 
 def flush_and_die(signum, frame):
@@ -61,22 +75,37 @@ def finish():
     atexit._run_exitfuncs()
 
 
+def read_job():
+    """The next job from the job pipe (fd 4): its length in 8 bytes, then that many bytes of it. None when the
+    controller is gone."""
+    head = read_exactly(8)
+    return None if head is None else read_exactly(int.from_bytes(head, 'little'))
+
+
+def read_exactly(n):
+    chunks, left = [], n
+    while left:
+        data = os.read(4, min(left, 1 << 20))
+        if not data: return None
+        chunks.append(data); left -= len(data)
+    return b''.join(chunks)
+
+
 def child():
     """A job process: stdout, stderr, its report pipe and its job pipe are fds 1-4 already, its limits inherited or set
     by the controller; it blocks until the controller writes its job, runs it and exits."""
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
-    chunks = []
-    while True:
-        data = os.read(4, 65536)
-        if not data: break
-        chunks.append(data)
-    if not chunks: _exit(0)  # the controller is gone
+    payload = read_job()
+    if payload is None: _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     _set_handler(_SIGTERM, flush_and_die)
-    try: status = run_job(*marshal.loads(b''.join(chunks)))
+    try:
+        status, report = run_job(*marshal.loads(payload)[:4])
+        if report: _write(3, _dumps(report).encode())
+        end_as_script()
     except BaseException as e:
         try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
         except Exception: pass
@@ -84,8 +113,9 @@ def child():
     _exit(status)
 
 
-def run_job(code, compiled, stdin, files):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in a fresh __main__."""
+def run_job(code, compiled, stdin, files, watch=None):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its exit
+    status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
@@ -94,14 +124,17 @@ def run_job(code, compiled, stdin, files):
     gc.enable()
     status, report = 0, None
     try:
+        if watch is not None: watch.armed = True
         exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
     except SystemExit as e:
+        if watch is not None: watch.armed = False
         c = e.code
         if c is None: status = 0
         elif isinstance(c, int): status = c & 0xff
         else: print(c, file=sys.stderr); status = 1
-        if status: report = {'type': 'SystemExit', 'message': str(c)}
+        if status: report = {'type': 'SystemExit', 'message': str(c)[:8192]}
     except BaseException as e:
+        if watch is not None: watch.armed = False
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
         text = ''.join(_format_exception(type(e), e, tb))
@@ -109,12 +142,19 @@ def run_job(code, compiled, stdin, files):
         except Exception: pass
         report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
         status = 1
-    if report: _write(3, _dumps(report).encode())
-    for s in (sys.stdout, sys.stderr):  # before threads are joined: output of a job that then hangs is in its pipes
-        try: s.flush()
-        except Exception: pass
-    finish()
+    if watch is not None: watch.armed = False
+    flush_std()  # before threads are joined: output of a job that then hangs is in its pipes
+    return status, report
+
+
+def flush_std():
     for s in (sys.stdout, sys.stderr):
         try: s.flush()
         except Exception: pass
-    return status
+
+
+def end_as_script():
+    """What the interpreter does as a script ends: joins the non-daemon threads, runs the atexit handlers (finish), and
+    writes out what the standard streams still hold."""
+    finish()
+    flush_std()

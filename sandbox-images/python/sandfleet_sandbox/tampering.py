@@ -6,7 +6,7 @@ before any job ran, catch that.
 """
 import itertools, os, resource
 
-from .limits import FSIZE, NOFILE
+from .limits import FSIZE, NOFILE, NPROC
 
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
 
@@ -22,10 +22,24 @@ SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_
                      for r, lim in zip(RLIMITS, START[0]))
 
 
-def tampered(pid):
+# The limits the controller sets on a job process for each job: a reuse process holds the last job's, so only their hard
+# limit is compared, with what a spare has or the controller set.
+PER_JOB_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)
+
+
+def tampered(pid, reused=False):
     """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
-    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it."""
-    return scheduling(pid) != START[1] or tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS)) != SPARE_LIMITS
+    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
+    (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
+    if scheduling(pid) != START[1]: return True
+    now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
+    if not reused: return now != SPARE_LIMITS
+    return any(n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e for r, n, e in zip(RLIMITS, now, SPARE_LIMITS))
+
+
+def per_job_hard(r):
+    """The hard limit the controller sets for each job on resource `r`, where it sets one (else None)."""
+    return NPROC if r == resource.RLIMIT_NPROC and NPROC else None
 
 
 def signalled(pid):
@@ -35,7 +49,10 @@ def signalled(pid):
         try: status = os.read(fd, 4096)
         finally: os.close(fd)
     except OSError: return True
-    return any(line.startswith((b'SigPnd:', b'ShdPnd:')) and int(line.split()[1], 16) for line in status.splitlines())
+    for key in (b'\nSigPnd:', b'\nShdPnd:'):
+        at = status.find(key)
+        if at < 0 or int(status[at + len(key):status.index(b'\n', at + 1)], 16): return True
+    return False
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).

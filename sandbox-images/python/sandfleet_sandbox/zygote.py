@@ -8,8 +8,11 @@ import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
 from .libc import LIBC, prctl
 from .limits import FSIZE, NOFILE
 from .job import _exit, child, fresh_main
+from .reuse import TAGS_WORK, Reuser, reuse_child
 from .tiers import SCI, STD, SYM
 
+# The runner's level for jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm.
+REUSE_AHEAD = os.environ.get('SANDFLEET_ISOLATION') == 'reuse'
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -130,7 +133,7 @@ def zygote(sock, tier, controller):
     os.closerange(1, 5)
     sock.send(b'r %d %s' % ((time.perf_counter() - t0) * 1000, json.dumps(got).encode()))
     poller = select.poll(); poller.register(sock, select.POLLIN)
-    children = {}
+    children, reusing = {}, set()  # pidfd → pid of each child; the pids of the reuse processes among them
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
@@ -143,21 +146,25 @@ def zygote(sock, tier, controller):
                 except OSError: os._exit(0)
                 if not msg: os._exit(0)
                 if not anc or anc[0][2] != FDS_1_TO_4: os._exit(71)  # a broken invariant: the controller finds this tier gone
+                reuse = msg[:1] == b'u'  # b't': a spare, forked for one job; b'u': a reuse process
                 try: pid = fork()
                 except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
-                    closerange(1, 5); send(b'e'); continue
+                    closerange(1, 5); send(b'e u' if reuse else b'e t'); continue
                 if pid == 0:
-                    try: child()
+                    try: reuse_child() if reuse else child()
                     finally: _exit(70)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
-                # While a job runs, its end is the controller's next concern: the new process is announced with it, in
-                # one message, so the controller wakes once.
-                if children: ready = b'\nc %d' % pid
+                if reuse:
+                    reusing.add(pid); send(b'u %d' % pid)
+                # While a spare runs a job, its end is the controller's next concern: the new spare is announced with
+                # it, in one message, so the controller wakes once.
+                elif len(children) > len(reusing): ready = b'\nc %d' % pid
                 else: send(b'c %d' % pid)
                 children[pidfd] = pid; register(pidfd, POLLIN)
             else:
                 pid = children.pop(fd); unregister(fd)
+                reusing.discard(pid)
                 try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
                 except OSError: pass
                 _, status = waitpid(pid, 0); close(fd)
@@ -165,11 +172,13 @@ def zygote(sock, tier, controller):
 
 
 class Zygote:
-    """The controller's handle on one zygote: its socket, its spare job process, the exit statuses it reported."""
+    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
+    reuse.Reuser), the exit statuses it reported."""
 
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
         self.spare, self.exits, self.asked = None, {}, None
+        self.reuser, self.reuse_asked, self.forget = None, None, set()  # forget: reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
@@ -185,18 +194,27 @@ class Zygote:
         self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
 
     def ask(self):
-        """Asks the zygote for its next job process, forked ahead of its job, and hands it the process's pipes (their
-        other ends stay here): job (read by it), stdout, stderr and report (written by it)."""
+        """Asks the zygote for its next job process, forked ahead of its job."""
         if self.asked is not None or self.spare is not None or self.dead or not self.warm: return
+        self.asked = self.request(b't')
+
+    def ask_reuse(self):
+        """Asks the zygote for a reuse process (it takes its baseline at once, then waits for a job)."""
+        if self.reuse_asked is not None or self.reuser is not None or self.dead or not self.warm: return
+        self.reuse_asked = self.request(b'u')
+
+    def request(self, kind):
+        """Sends request `kind` with a new process's pipes (their other ends stay here, returned): job (read by it),
+        stdout, stderr and report (written by it). None when the zygote is gone."""
         job, out, err, rep = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-        try: socket.send_fds(self.sock, [b't'], [out[1], err[1], rep[1], job[0]])
+        try: socket.send_fds(self.sock, [kind], [out[1], err[1], rep[1], job[0]])
         except OSError:
             for fd in (job[1], out[0], err[0], rep[0]): os.close(fd)
-            return
+            return None
         finally:
             for fd in (out[1], err[1], rep[1], job[0]): os.close(fd)
         for fd in (out[0], err[0], rep[0]): os.set_blocking(fd, False)
-        self.asked = (job[1], out[0], err[0], rep[0])
+        return job[1], out[0], err[0], rep[0]
 
     def on_message(self):
         """Reads one message; answers its (first) kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
@@ -217,12 +235,17 @@ class Zygote:
             ms, mods = rest.split(b' ', 1)
             self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
             self.ask()
+            if REUSE_AHEAD and TAGS_WORK: self.ask_reuse()
         elif kind == b'c':
             self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
+        elif kind == b'u':
+            self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
         elif kind == b'x':
             pid, status = rest.split()
             self.exits[int(pid)] = int(status)
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
-            for fd in self.asked: os.close(fd)
-            self.asked = None
+            fds = self.reuse_asked if rest == b'u' else self.asked
+            for fd in fds or (): os.close(fd)
+            if rest == b'u': self.reuse_asked = None
+            else: self.asked = None
         return kind

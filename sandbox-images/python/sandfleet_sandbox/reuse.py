@@ -1,0 +1,539 @@
+"""The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
+
+A reuse process is forked by its zygote like a spare; before its first job it takes a Baseline of everything a job could
+change: the process (threads, children, descriptors, environment, umask, rlimits, scheduling, signal handlers, mask,
+pending signals, timers, process group) and the interpreter (its settings, `sys.modules`, and the state reachable from
+every module within two steps: the dicts of modules, classes, functions and objects by their version tags, lists and
+sets by the identity of their items, locks and counters). After a job it drops the job's objects, puts back what the job
+owns by design (the caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators) and
+checks the rest against the baseline: the first difference retires the process. What the check cannot see never
+reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
+that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
+job as a forked one does: threads joined, atexit handlers run, exit.
+"""
+import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, sys, types
+
+from .limits import NPROC, PAGE
+from .tampering import PER_JOB_RLIMITS, RLIMITS
+from .job import _exit, _dumps, _set_handler, _SIGTERM, _write, end_as_script, flush_and_die, flush_std, fresh_main, fresh_stdin, read_exactly, read_job, run_job
+
+# Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
+# executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but
+# those of ordinary classes and scripts; so is a private attribute, but on `self` or `cls`.
+SAFE_DUNDERS = (
+    'name', 'main', 'init', 'new', 'repr', 'str', 'format', 'bytes', 'bool', 'hash', 'len', 'iter', 'next', 'reversed',
+    'contains', 'getitem', 'setitem', 'delitem', 'missing', 'call', 'enter', 'exit', 'eq', 'ne', 'lt', 'le', 'gt', 'ge',
+    'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'divmod', 'pow', 'lshift', 'rshift', 'and', 'or',
+    'xor', 'radd', 'rsub', 'rmul', 'rmatmul', 'rtruediv', 'rfloordiv', 'rmod', 'rdivmod', 'rpow', 'rlshift',
+    'rrshift', 'rand', 'ror', 'rxor', 'iadd', 'isub', 'imul', 'imatmul', 'itruediv', 'ifloordiv', 'imod', 'ipow',
+    'ilshift', 'irshift', 'iand', 'ior', 'ixor', 'neg', 'pos', 'abs', 'invert', 'complex', 'int', 'float', 'index',
+    'round', 'trunc', 'floor', 'ceil', 'doc', 'slots', 'post_init', 'future', 'all', 'version', 'annotations',
+    'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
+    'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
+)
+STATIC_NAMES = (
+    'ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
+    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint',
+    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site',
+    'pickle', 'cPickle', 'marshal', 'shelve', 'copyreg', 'dill', 'cloudpickle', 'attrgetter', 'methodcaller',
+    'Formatter', 'weakref', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
+    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame',
+    'cr_code', 'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'codecs',
+    'resource', 'setrlimit', 'prlimit', 'siginterrupt', 'set_wakeup_fd', 'pthread_kill',
+    'init_printing', 'init_session', 'set_global_settings',
+)
+STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
+                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
+
+
+def static_taint(code):
+    """What in `code` keeps it from a reuse process (the text matched), or None: it may run there."""
+    m = STATIC.search(code) if isinstance(code, str) else None
+    return None if m is None else m.group(0)[:64]
+
+
+# Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
+# child to join at its end): the process then ends after the job, as a forked one does. An attribute set or deleted
+# where the dicts' tags do not see it (a function's code or defaults, a class's name or bases, an object's class) taints
+# when its object is one the baseline watches; libraries do it to the objects they make for a job (namedtuple,
+# dataclasses). Frames and code objects reach a job only through names static_taint refuses.
+TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
+                    'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
+                    'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
+                    '_thread.start_new_thread', 'code.__new__', 'function.__new__', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
+                    'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
+
+# Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
+# zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes it.
+RESET_DICTS = (('linecache', 'cache'), ('re', '_cache'), ('warnings', 'onceregistry'), ('sympy.polys.rings', '_ring_cache'),
+               ('sympy.polys.fields', '_field_cache'), ('typing', '_caches'))
+# Class counters a job moves by making objects (sympy's Dummy symbols): set back after each job.
+RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'),)
+
+MAX_JOBS = 5000          # a process retires after this many jobs (fragmentation; caches that only grow)
+MAX_GROWTH = 96 << 20    # or once it holds this much more memory than at its baseline
+_MISSING = object()
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+# PyDictObject: PyObject_HEAD, ma_used, then ma_version_tag, which every change of a dict moves (CPython 3.6-3.12;
+# checked at start by tags_work, and the level is not offered where it does not hold).
+_TAG_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p) + ctypes.sizeof(ctypes.c_ssize_t)
+_COUNT = type(itertools.count())
+_LOCKS = (type(_thread.allocate_lock()), type(_thread.RLock()))
+_BOUND = (types.BuiltinMethodType, type(_COUNT().__next__))
+SIGNALS = tuple(s for s in range(1, _signal.NSIG) if not 32 <= s < _signal.SIGRTMIN)  # the C library's own aside
+ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
+
+
+def tag_reader(d):
+    """A live view of dict `d`'s version tag."""
+    return ctypes.c_uint64.from_address(id(d) + _TAG_OFFSET)
+
+
+_VALUE = operator.attrgetter('value')
+_RAW = operator.attrgetter('raw')
+# PyListObject: PyObject_VAR_HEAD (its size last), then ob_item, the array of its items' addresses.
+_ITEMS_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p)
+
+
+class ListWatch:
+    """Lists by the identity of their items. Fast: a list holds what it held when it is as long, its item array is where
+    it was and holds the same addresses (read in one copy per list, only once the first two hold). Else (an array that
+    moved: a list put back by slice, grown and shrunk), item by item, and the array followed where it went."""
+
+    def __init__(self, lists):
+        self.lists = lists
+        self.snaps = list(map(tuple, lists))
+        self.lengths = list(map(len, lists))
+        self.arrays = [ctypes.c_void_p.from_address(id(v) + _ITEMS_OFFSET) for v in lists]
+        self.at = list(map(_VALUE, self.arrays))
+        self.views = list(map(self.view, self.lengths, self.at))
+        self.items = list(map(_RAW, self.views))
+
+    @staticmethod
+    def view(n, address):
+        return (ctypes.c_char * (n * ctypes.sizeof(ctypes.c_void_p))).from_address(address) if n else ctypes.create_string_buffer(0)
+
+    def same(self):
+        if list(map(len, self.lists)) != self.lengths: return False
+        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items: return True
+        for i, v in enumerate(self.lists):
+            at = self.arrays[i].value
+            if at == self.at[i] and self.views[i].raw == self.items[i]: continue
+            if any(a is not b for a, b in zip(v, self.snaps[i])): return False
+            self.at[i], self.views[i] = at, self.view(len(v), at)
+        return True
+
+
+def tags_work():
+    """True when this interpreter moves a dict's version tag on every change, and only then (the check relies on it)."""
+    d = {'a': 0}
+    t = tag_reader(d)
+    seen = [t.value]
+    d['a'] = 1; seen.append(t.value)
+    d['b'] = 2; seen.append(t.value)
+    del d['a']; seen.append(t.value)
+    _ = d.get('b'); seen.append(t.value)
+    return len(set(seen[:4])) == 4 and seen[4] == seen[3]
+
+
+TAGS_WORK = tags_work()
+
+
+def same(d, snap):
+    """Whether dict `d` holds what `snap` held: the same keys, each bound to the same object (or an equal number or
+    string, put back by the job)."""
+    if len(d) != len(snap): return False
+    for k, v in snap.items():
+        now = d.get(k, _MISSING)
+        if now is not v and not (type(now) is type(v) and type(v) in _IMMUTABLE and now == v): return False
+    return True
+
+
+def proc_fds():
+    """This process's descriptors: number → (device, inode); the listing's own is gone when it is compared."""
+    fds = {}
+    for name in os.listdir('/proc/self/fd'):
+        try: st = os.fstat(int(name))
+        except OSError: continue
+        fds[int(name)] = (st.st_dev, st.st_ino)
+    return fds
+
+
+def same_fds(fds):
+    """Whether each descriptor of `fds` (number → (device, inode)) is still open on the same file."""
+    for fd, was in fds.items():
+        try: st = os.fstat(fd)
+        except OSError: return False
+        if (st.st_dev, st.st_ino) != was: return False
+    return True
+
+
+def threads(stat_fd):
+    """The threads of the process whose /proc/PID/stat is open as `stat_fd`."""
+    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
+
+
+def rss():
+    with open('/proc/self/statm', 'rb') as f: return int(f.read().split()[1]) * PAGE
+
+
+def knobs():
+    """The interpreter's settings a job can change without a dict: limits, hooks, the collector, the standard streams,
+    the C locale, and those of decimal and numpy when loaded."""
+    out = [sys.getrecursionlimit(), sys.getswitchinterval(), sys.get_int_max_str_digits(), sys.getdlopenflags(),
+           sys.gettrace(), sys.getprofile(), tuple(sys.get_asyncgen_hooks()), sys.get_coroutine_origin_tracking_depth(),
+           gc.isenabled(), gc.get_threshold(), gc.get_debug(), _thread.stack_size(), _locale.setlocale(_locale.LC_ALL, None),
+           os.getpgrp(), os.getsid(0)]
+    for s in (sys.stdin, sys.stdout, sys.stderr):
+        out.append((id(s), getattr(s, 'closed', None), getattr(s, 'encoding', None), getattr(s, 'errors', None),
+                    getattr(s, 'line_buffering', None), getattr(s, 'write_through', None)))
+    decimal = sys.modules.get('decimal')
+    if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
+    np = sys.modules.get('numpy')
+    if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    return out
+
+
+def reseed_at_fork():
+    """What a fork does to the random generators: `random` reseeds its own, the zygotes reseed sympy's and numpy's."""
+    random = sys.modules.get('random')
+    if random is not None: random.seed()
+    m = sys.modules.get('sympy.core.random')
+    if m is not None and hasattr(m, 'seed'): m.seed()
+    m = sys.modules.get('numpy.random')
+    if m is not None: m.seed()
+
+
+def reseeded_at_fork():
+    """The generators reseed_at_fork reseeds (their state is not put back)."""
+    out = [getattr(sys.modules.get('random'), '_inst', None), getattr(sys.modules.get('sympy.core.random'), 'rng', None)]
+    return {id(g) for g in out if g is not None}
+
+
+class Baseline:
+    """Everything a job could change, as the reuse process had it before its first job; `check` after each."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        # kept open, read again with pread: its thread count (/proc/self/stat's 20th field) and its children
+        self.stat = os.open('/proc/self/stat', os.O_RDONLY)
+        self.children = os.open('/proc/self/task/%d/children' % self.pid, os.O_RDONLY)
+        self.fds = proc_fds()
+        self.umask = os.umask(0o077); os.umask(self.umask)
+        self.rlimits = {r: resource.getrlimit(r) for r in RLIMITS}
+        self.sched = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0))
+        self.handlers = [_signal.getsignal(s) for s in SIGNALS]
+        self.mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, [])
+        self.atexits = __import__('atexit')._ncallbacks()
+        self.rss, self.jobs = rss(), 0
+        warnings = sys.modules.get('warnings')
+        self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
+        self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
+        self.reset_snaps = [dict(d) for d in self.reset_dicts]
+        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
+                            if isinstance(c, type) and n in c.__dict__]
+        self.watch()
+        self.knobs = knobs()
+
+    def watch(self):
+        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag), lists,
+        sets, bytearrays (by their items), locks and counters; and the state of the random generators."""
+        dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
+        # every object visited: the modules, classes, functions and objects whose attributes the watch takes
+        self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
+        random = sys.modules.get('random')
+        Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
+
+        def visit(v, depth):
+            if id(v) in seen: return
+            seen.add(id(v))
+            t = type(v)
+            if t is dict:
+                dicts.append(v)
+                if depth < 2:
+                    for x in list(v.values()): visit(x, depth + 1)
+            elif t is list: self.lists.append(v)
+            elif t is set or t is bytearray: self.sets.append((v, t(v)))
+            elif t in _LOCKS: self.locks.append(v)
+            elif t is _COUNT: self.counters.append((v, repr(v)))
+            elif t in _BOUND:
+                if type(getattr(v, '__self__', None)) is _COUNT: visit(v.__self__, depth)
+            elif isinstance(v, type):
+                real = gc.get_referents(v.__dict__)
+                if real and type(real[0]) is dict: visit(real[0], depth)
+            elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
+            else:
+                if Random and isinstance(v, Random) and id(v) not in skip:
+                    try: self.generators.append((v, v.getstate()))
+                    except NotImplementedError: pass  # SystemRandom: no state
+                # A thread-local's attributes are in its thread's dict, which only its own lookup gives.
+                try: d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
+                except Exception: d = None
+                if type(d) is dict: visit(d, depth)
+
+        self.modules = dict(sys.modules)
+        for m in list(self.modules.values()):
+            d = getattr(m, '__dict__', None)
+            if type(d) is dict: visit(d, 0)
+        self.lists = ListWatch(self.lists)
+        # Dicts empty at the baseline (most: the functions') are held empty, cheaper than by their tags.
+        self.empties = [d for d in dicts if not d]
+        dicts = [d for d in dicts if d]
+        self.dicts = dicts
+        self.snaps = [dict(d) for d in dicts]
+        self.readers = [tag_reader(d) for d in dicts]
+        self.tags = [r.value for r in self.readers]
+        self.reset_readers = [tag_reader(d) for d in self.reset_dicts]
+        self.reset_tags = [r.value for r in self.reset_readers]
+        self.modules_tag = tag_reader(sys.modules)
+        self.modules_at = self.modules_tag.value
+
+    def put_back(self):
+        """What the job owns by design, put back as a forked job finds it: the caches, the class counters, the warning
+        filters, the generators' states. (Before the check: it compares what these touch with the baseline.)"""
+        for i, r in enumerate(self.reset_readers):
+            if r.value != self.reset_tags[i]:
+                d = self.reset_dicts[i]
+                d.clear(); d.update(self.reset_snaps[i]); self.reset_tags[i] = r.value
+        for cls, name, value in self.reset_attrs:
+            if cls.__dict__.get(name, _MISSING) is not value: setattr(cls, name, value)
+        if self.warnings is not None and self.warnings[0].filters != self.warnings[1]:
+            self.warnings[0].filters[:] = self.warnings[1]
+            self.warnings[0]._filters_mutated()
+        for gen, state in self.generators: gen.setstate(state)
+
+    def check(self, main, main_refs):
+        """None when the process is as its baseline; else (what, detail): the first difference found."""
+        if threads(self.stat) != 1: return 'thread', 'a thread is left'
+        if os.pread(self.children, 64, 0).strip(): return 'child', 'a child process is left'
+        if proc_fds() != self.fds: return 'descriptors', 'the open descriptors changed'
+        if os.umask(self.umask) != self.umask: return 'umask', 'the umask changed'
+        for r, (soft, hard) in self.rlimits.items():
+            now = resource.getrlimit(r)
+            if r == resource.RLIMIT_NPROC and NPROC: hard = NPROC
+            if now[1] != hard or (r not in PER_JOB_RLIMITS and now[0] != soft): return 'rlimit', 'rlimit %d changed' % r
+        if (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)) != self.sched: return 'scheduling', 'the scheduling changed'
+        for s, h in zip(SIGNALS, self.handlers):
+            if _signal.getsignal(s) is not h: return 'signal', 'the handler of signal %d changed' % s
+        if _signal.pthread_sigmask(_signal.SIG_BLOCK, []) != self.mask: return 'signal', 'the signal mask changed'
+        if any(_signal.getitimer(t) != (0.0, 0.0) for t in ITIMERS): return 'signal', 'a timer is set'
+        if __import__('atexit')._ncallbacks() != self.atexits: return 'atexit', 'an atexit handler is left'
+        if self.modules_tag.value != self.modules_at:
+            new = sys.modules.keys() - self.modules.keys()
+            if new: return 'import', 'imported ' + min(new)
+            if not same(sys.modules, self.modules): return 'modules', 'sys.modules changed'
+            self.modules_at = self.modules_tag.value
+        if knobs() != self.knobs: return 'setting', 'an interpreter setting changed'
+        if any(map(len, self.empties)): return 'state', 'changed: ' + describe(next(d for d in self.empties if d))
+        tags = list(map(_VALUE, self.readers))
+        if tags != self.tags:
+            for i, (now, then) in enumerate(zip(tags, self.tags)):
+                if now == then: continue
+                d, snap = self.dicts[i], self.snaps[i]
+                if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
+                if not same(d, snap): return 'state', 'changed: ' + describe(d)
+                self.tags[i] = self.readers[i].value
+        if not self.lists.same(): return 'state', 'a list changed'
+        if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
+        for lock in self.locks:
+            if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
+        if any(repr(c) != r for c, r in self.counters): return 'counter', 'a counter moved'
+        if sys.getrefcount(main) - 1 != main_refs: return 'object', 'an object of the job is left'  # - 1: this frame's
+        self.jobs += 1
+        if self.jobs >= MAX_JOBS: return 'jobs', 'ran %d jobs' % self.jobs
+        if rss() - self.rss > MAX_GROWTH: return 'memory', 'grew by %d MiB' % ((rss() - self.rss) >> 20)
+        return None
+
+    def retake(self, touched):
+        """After the process prepared its next job (which changes dicts of its own: sys, sys.modules, the caches), the
+        tags of those it touched, `touched` being their indexes."""
+        tags, readers = self.tags, self.readers
+        for i in touched: tags[i] = readers[i].value
+        for i, r in enumerate(self.reset_readers): self.reset_tags[i] = r.value
+        self.modules_at = self.modules_tag.value
+        self.knobs = knobs()
+
+
+def describe(d):
+    """A watched dict's owner, for a retirement's detail: a module's name, else its first keys."""
+    name = d.get('__name__')
+    return name if isinstance(name, str) else ','.join(map(str, list(d)[:3]))[:64]
+
+
+class Watch:
+    """The audit hook of a reuse process, armed while a job's code runs: the first event of TAINTS, or code compiled
+    that static_taint refuses, is written at once to the report pipe (a line `T<event>` that nothing the job does can
+    take back) and ends the process after that job. A job's own limits stay its own: raising its address space or CPU
+    time fails as it does in a forked job, whose hard limits they are."""
+
+    def __init__(self):
+        self.armed, self.taint, self.owners = False, None, frozenset()
+        sys.addaudithook(self.hook)
+
+    def hook(self, event, args):
+        if not self.armed: return
+        if event in ('resource.setrlimit', 'resource.prlimit'):
+            r, limits = args[-2:]
+            if r in PER_JOB_RLIMITS[:2] and limits is not None:
+                soft = resource.getrlimit(r)[0]
+                if any(x < 0 or x > soft for x in limits): raise ValueError('not allowed to raise maximum limit')
+        if self.taint is not None: return
+        if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
+        elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
+        elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
+        elif event == 'compile' and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None: self.mark('compile')
+
+    def mark(self, event):
+        self.taint = event
+        try: _write(3, b'\nT%s\n' % event.encode())
+        except OSError: pass
+
+
+def reuse_child():
+    """A reuse process: its baseline, then a job at a time, each followed by the check; it exits when one fails.
+
+    Lines on the report pipe (fd 3), each after a newline: `R` (baseline taken, ready), `D{nonce, status, report}` (the
+    job is done; the controller answers it with a byte on the job pipe once it has read the job's files),
+    `V{nonce, retire}` (the check's verdict: null, or [what, detail]), `T<event>` (tainted), `E{report}` (a tainted
+    job's error report: it ends as a forked one, by its exit status)."""
+    os.setsid()
+    os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
+    null = os.open('/dev/null', os.O_RDWR)
+    stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up
+    _set_handler(_SIGTERM, flush_and_die)
+    gc.enable()  # as in every job (the zygote keeps its collector off)
+    watch = Watch()
+    base = Baseline()
+    watch.owners = base.owners
+    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}  # the descriptors this process needs: a job may not take them
+    main, touched = prepare(base, stdio, None)
+    main_refs = sys.getrefcount(main)
+    context = contextvars.copy_context()
+    gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
+    _write(3, b'\nR\n')
+    while True:
+        payload = read_job()
+        if payload is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        if watch.taint is None:
+            if not same_fds(own): watch.mark('descriptors of its own closed or replaced')
+            elif threads(base.stat) > 1 or __import__('atexit')._ncallbacks() != base.atexits: watch.mark('a thread or an atexit handler to finish')
+        if watch.taint is not None:  # it ends as a forked job ends: threads joined, atexit handlers run, exit
+            try:
+                if report: _write(3, b'\nE' + _dumps(report).encode() + b'\n')
+            except OSError: pass
+            end_as_script()
+            _exit(status)
+        os.dup2(stdio[0], 0)  # a job's stdin is its own
+        try: _write(3, b'\nD' + _dumps({'nonce': nonce, 'status': status, 'report': report}).encode() + b'\n')
+        except OSError: _exit(status)  # the controller reads its exit, as a forked job's
+        if wait_files and read_exactly(1) is None: _exit(0)  # the controller has read the job's files (or is gone)
+        # After the answer (and its files), the job's objects go. Their finalizers (a generator's `finally`, a file's
+        # flush) run here, as a forked job's never do: what they print goes to /dev/null, what they write to the work
+        # dir is removed with it (the controller cleans it after the verdict), what else they do the watch and the
+        # check see.
+        os.dup2(null, 1); os.dup2(null, 2)
+        watch.armed = True
+        main.clear(); gc.collect()
+        watch.armed = False
+        flush_std()
+        os.dup2(stdio[1], 1); os.dup2(stdio[2], 2)
+        base.put_back()
+        retire = ('taint', watch.taint) if watch.taint is not None else base.check(main, main_refs)
+        if retire is None:
+            main, _ = prepare(base, stdio, touched, bool(stdin))
+            main_refs = sys.getrefcount(main)
+            gc.freeze()
+        _write(3, b'\nV' + _dumps({'nonce': nonce, 'retire': retire}).encode() + b'\n')
+        if retire is not None: _exit(0)
+
+
+def run_in_context(code, compiled, stdin, files, watch):
+    """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
+    one of them, made fresh as a forked job's first getcontext() makes it."""
+    decimal = sys.modules.get('decimal')
+    if decimal is not None: decimal.setcontext(decimal.Context())
+    return run_job(code, compiled, stdin, files, watch)
+
+
+def prepare(base, stdio, touched, stdin=True):
+    """Makes the process ready for its next job as a fork would find it: a fresh __main__, a fresh sys.stdin when the
+    job had one (without, it read nothing: fd 0 has nothing to give), fd 0 back, the caches put back, the generators
+    reseeded; then the tags of what that changed are taken again. `touched`: the indexes of the dicts this changes, None
+    the first time (found then)."""
+    before = list(base.tags) if touched is None else None
+    os.dup2(stdio[0], 0)
+    main = fresh_main()
+    if stdin: fresh_stdin()
+    base.put_back()
+    reseed_at_fork()
+    if touched is None:
+        touched = [i for i, r in enumerate(base.readers) if r.value != before[i]]
+    base.retake(touched)
+    return main, touched
+
+
+class Reuser:
+    """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
+    state (`warming` until its baseline is taken, then `idle`, `busy` while it runs a job, `checking` until its verdict,
+    `gone`) and what its report pipe said."""
+
+    def __init__(self, pid, fds):
+        self.pid = pid
+        self.job_w, self.out_r, self.err_r, self.rep_r = fds
+        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
+        self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
+        self.jobs, self.since = 0, 0.0
+
+    def begin(self, nonce):
+        self.state, self.nonce, self.done, self.error = 'busy', nonce, None, None
+
+    def read(self):
+        """Reads the report pipe; False at its end (the process is gone)."""
+        try: data = os.read(self.rep_r, 65536)
+        except BlockingIOError: return True
+        if not data: return False
+        buf = self.buf + data
+        if len(buf) > 1 << 20: buf = buf[-(64 << 10):]  # a job that floods the pipe loses its own lines, no more
+        *lines, self.buf = buf.split(b'\n')
+        for line in lines: self.on_line(line)
+        return True
+
+    def on_line(self, line):
+        kind, rest = line[:1], line[1:]
+        if kind == b'T': self.tainted = rest.decode('utf-8', 'replace')[:64]
+        elif kind == b'R' and self.state == 'warming': self.state = 'idle'
+        elif kind == b'E':
+            try: self.error = json.loads(rest)
+            except ValueError: pass
+        elif kind in (b'D', b'V') and self.tainted is None:  # after a taint, the job may have written these itself
+            try: frame = json.loads(rest)
+            except ValueError: return
+            if not isinstance(frame, dict) or frame.get('nonce') != self.nonce: return
+            if kind == b'D' and self.state == 'busy':
+                self.done, self.state = frame, 'checking'  # its verdict may come in the same read
+            elif kind == b'V' and self.state == 'checking':
+                self.retire = frame.get('retire')
+                self.state = 'idle' if self.retire is None else 'gone'
+
+    def cpu_s(self):
+        """CPU seconds the process used so far (its limit is set past them for each job)."""
+        f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
+        return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
+
+    def pages(self):
+        return int(os.pread(self.statm, 256, 0).split()[0])
+
+    def kill(self):
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
+        except OSError: pass
+
+    def close(self):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.pidfd):
+            try: os.close(fd)
+            except OSError: pass
+        self.state = 'gone'

@@ -1,0 +1,100 @@
+"""The reuse level's pieces on their own: what code may run in a reuse process, the dict tags the check relies on, and a
+baseline's check in a process of its own (each difference found, nothing found when nothing changed)."""
+import os, subprocess, sys
+
+import pytest
+
+from sandfleet_sandbox.reuse import same, static_taint, tags_work
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize('code', [
+    'print(1 + 1)',
+    'import sympy\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1))',
+    'class Node:\n    def __init__(self, v):\n        self._v = v\n        self.next = None\n    def __repr__(self): return "N(%r)" % self._v',
+    'class B(Exception):\n    def __init__(self, m):\n        super().__init__(m)\n        self._m = m',
+    'if __name__ == "__main__":\n    print(__file__)',
+    'from collections import namedtuple\nP = namedtuple("P", "x y")\nprint(P(1, 2))',
+    'import numpy as np\nprint(np.arange(4) @ np.arange(4))',
+    'import random, decimal\nrandom.seed(3)\ndecimal.getcontext().prec = 5\nprint(decimal.Decimal(1) / 7)',
+    'code_length = 3\nfp = 1\nprint(code_length + fp)',
+])
+def test_ordinary_code_may_run_in_a_reuse_process(code):
+    assert static_taint(code) is None
+
+
+@pytest.mark.parametrize('code, why', [
+    ('import ctypes', 'ctypes'),
+    ('import gc\ngc.get_objects()', 'gc'),
+    ('getattr(obj, name)', 'getattr'),
+    ('print(object.__subclasses__())', '__subclasses__'),
+    ('x = ().__class__', '__class__'),
+    ('import sys\nsys._getframe(1)', '._g'),
+    ('import re\nre._cache.clear()', '._c'),
+    ('try: 1/0\nexcept Exception as e: e.__traceback__', '__traceback__'),
+    ('import sys\nf = sys.exc_info()[2].tb_frame', 'tb_frame'),
+    ('exec("print(1)")', 'exec'),
+    ('import resource', 'resource'),
+    ('import builtins', 'builtins'),
+    ('from collections.abc import Sequence\nSequence.register(dict)', 'register'),
+    ('import sympy\nsympy.init_printing()', 'init_printing'),
+    ('class A:\n    def __del__(self): pass', '__del__'),
+])
+def test_code_that_reaches_what_the_check_cannot_see_runs_forked(code, why):
+    assert static_taint(code) == why
+
+
+def test_this_interpreter_moves_a_dict_version_tag_on_each_change():
+    assert tags_work()
+
+
+def test_same_compares_by_identity_but_equal_numbers_and_strings():
+    big, obj = 10 ** 30, object()
+    snap = {'a': big, 'b': obj, 'c': 'text'}
+    assert same({'a': 10 ** 30, 'b': obj, 'c': 'te' + 'xt'}, snap)
+    assert not same({'a': big, 'b': object(), 'c': 'text'}, snap)
+    assert not same({'a': big, 'b': obj}, snap)
+    assert not same({'a': big, 'b': obj, 'c': 'text', 'd': 1}, snap)
+
+
+CHECK = '''
+import json, os, sys
+sys.path.insert(0, %r)
+from sandfleet_sandbox import job, reuse
+change = sys.argv[1]
+main = job.fresh_main()
+base = reuse.Baseline()
+refs = sys.getrefcount(main)
+def verdict():
+    base.put_back()
+    return base.check(main, refs)
+found = [verdict()]
+exec(change, {})
+found.append(verdict())
+print(json.dumps(found))
+'''
+
+
+@pytest.mark.parametrize('change, what', [
+    ('pass', None),
+    ('import json\njson.loads = str', 'state'),
+    ('import json\njson.dumps.marker = 1', 'state'),
+    ('import os\nos.open("/dev/null", os.O_RDONLY)', 'descriptors'),
+    ('import os\nos.environ["SANDFLEET_LEAK"] = "1"', 'state'),  # os.environ's dict (putenv itself taints: reuse.Watch)
+    ('import os\nos.umask(0)', 'umask'),
+    ('import signal\nsignal.signal(signal.SIGUSR1, lambda *a: None)', 'signal'),
+    ('import signal\nsignal.alarm(60)', 'signal'),
+    ('import sys\nsys.setrecursionlimit(123)', 'setting'),
+    ('import fractions', 'import'),
+    ('import sys\nsys.path.append("/nowhere")', 'state'),
+    ('import re\nre.compile("a pattern of this test")', None),
+    ('import linecache\nlinecache.cache["/x.py"] = (1, None, ["evil\\n"], "/x.py")', None),
+])
+def test_a_baseline_check_finds_each_change_and_nothing_else(change, what):
+    out = subprocess.run([sys.executable, '-I', '-c', CHECK % HERE, change], capture_output=True, text=True, timeout=60,
+                         env={'PATH': '/usr/bin:/bin', 'SANDFLEET_WORKDIR': '/tmp', 'OPENBLAS_NUM_THREADS': '1'})
+    assert out.returncode == 0, out.stderr
+    before, after = __import__('json').loads(out.stdout)
+    assert before is None
+    assert (after and after[0]) == what, after
