@@ -11,6 +11,18 @@ export const LANGUAGES = ['python', 'javascript'] as const
 export type Language = (typeof LANGUAGES)[number]
 
 /**
+ * How a Python job is isolated from the jobs its sandbox ran before and runs after (the process
+ * and docker backends): `fork`, a fresh process forked for it from a warm zygote; `reuse`, a warm
+ * process that ran earlier jobs, taken only when a check after each proved it clean (code the check
+ * cannot follow runs forked). Other backends have one level of their own and ignore it.
+ */
+export const ISOLATION_LEVELS = ['fork', 'reuse'] as const
+/** An isolation level. */
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number]
+
+const IsolationSchema = (description: string) => Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description })
+
+/**
  * Static bounds of the contract. A deployment may configure tighter limits (the gateway and the
  * runner check those and name the field), never looser ones.
  */
@@ -63,6 +75,7 @@ export const ExecRequestSchema = Type.Object({
     maxItems: LIMITS.maxFiles,
     description: 'Relative paths read back from the working directory after the run, returned in `files`'
   })),
+  isolation: Type.Optional(IsolationSchema('How the job is kept from the jobs its sandbox runs before and after it (Python on the process and docker backends): fork, a fresh process forked for it; reuse, a warm process a check proved clean after its last job, or a fork when the code uses what the check cannot follow. Default: the runner\'s isolation setting')),
   session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })),
   request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Caller\'s id, echoed in the result and the logs' }))
 }, { $id: 'ExecRequest', additionalProperties: false })
@@ -79,6 +92,7 @@ export interface ResolvedExecRequest {
   memory_mb: number
   files: Record<string, string>
   fetch_files: string[]
+  isolation: IsolationLevel
   session_id?: string
   request_id?: string
 }
@@ -88,8 +102,14 @@ export function timeoutMsOf (request: Pick<ExecRequest, 'timeout_ms'>): number {
   return request.timeout_ms ?? LIMITS.defaultTimeoutMs
 }
 
-/** Applies the contract's defaults to a validated request. */
-export function resolveExecRequest (req: ExecRequest): ResolvedExecRequest {
+/** What a runner decides for a request that leaves it out, beyond the contract's defaults. */
+export interface RunnerDefaults {
+  /** The level of a request without `isolation` (the contract's: `fork`). */
+  isolation?: IsolationLevel
+}
+
+/** Applies the contract's defaults, and the runner's `defaults`, to a validated request. */
+export function resolveExecRequest (req: ExecRequest, defaults: RunnerDefaults = {}): ResolvedExecRequest {
   const resolved: ResolvedExecRequest = {
     language: req.language ?? 'python',
     code: req.code,
@@ -97,7 +117,8 @@ export function resolveExecRequest (req: ExecRequest): ResolvedExecRequest {
     timeout_ms: timeoutMsOf(req),
     memory_mb: req.memory_mb ?? LIMITS.defaultMemoryMb,
     files: req.files ?? {},
-    fetch_files: req.fetch_files ?? []
+    fetch_files: req.fetch_files ?? [],
+    isolation: req.isolation ?? defaults.isolation ?? 'fork'
   }
   if (req.session_id !== undefined) resolved.session_id = req.session_id
   if (req.request_id !== undefined) resolved.request_id = req.request_id
@@ -136,6 +157,7 @@ export const ExecResultSchema = Type.Object({
   files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that existed' }),
   runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
   sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
+  isolation: Type.Optional(IsolationSchema('The level the job ran at, on a backend with levels (process, docker): reuse only when it ran in a reused warm process')),
   request_id: Type.Optional(Type.String()),
   display: Type.Optional(Type.Array(DisplayDataSchema, {
     description: 'Session cells only: rich results, as a Jupyter kernel gives them. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)} and each form its _repr_*_ methods give (text/html, text/latex, image/png base64, …); then one {"text/plain", "image/png"} item per matplotlib figure the cell left open'

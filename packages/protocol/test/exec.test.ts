@@ -9,8 +9,10 @@ const result = TypeCompiler.Compile(ExecResultSchema)
 test('resolveExecRequest applies the documented defaults', () => {
   assert.deepEqual(resolveExecRequest({ code: 'print(1)' }), {
     language: 'python', code: 'print(1)', stdin: '', timeout_ms: LIMITS.defaultTimeoutMs,
-    memory_mb: LIMITS.defaultMemoryMb, files: {}, fetch_files: []
+    memory_mb: LIMITS.defaultMemoryMb, files: {}, fetch_files: [], isolation: 'fork'
   })
+  assert.equal(resolveExecRequest({ code: 'x' }, { isolation: 'reuse' }).isolation, 'reuse', 'the runner\'s default level')
+  assert.equal(resolveExecRequest({ code: 'x', isolation: 'fork' }, { isolation: 'reuse' }).isolation, 'fork', 'the call\'s own level')
 })
 
 test('the request schema rejects what the contract forbids, naming the field', () => {

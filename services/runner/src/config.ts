@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { GRACES, LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
+import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
@@ -38,6 +38,7 @@ export const RunnerConfigSchema = Type.Object({
   maxBodyBytes: int(1024, 1024 * 1024 * 1024, 'Largest HTTP body accepted by the internal API'),
   maxOutputBytes: int(0, 64 * 1024 * 1024, 'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'),
   graceMs: int(0, 600_000, 'Beyond timeout_ms, how long a sandbox may take to answer before it is killed'),
+  isolation: Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description: 'Isolation level of Python jobs that name none (process and docker backends): fork (a fresh process per job) or reuse (a warm process reused while a check after each job proves it clean; a job may still ask for fork)' }),
   pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
   executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image\'s when set, else the image\'s own)' }),
   dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend (sandbox-images/python builds sandfleet/python:1)' }),
@@ -93,6 +94,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     maxBodyBytes: 32 * 1024 * 1024,
     maxOutputBytes: 64 * 1024,
     graceMs: GRACES.sandboxMs,
+    isolation: 'fork',
     pythonPath: 'python3',
     executorPath: '',
     dockerImage: 'sandfleet/python:1',

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import runnerPackage from '../package.json' with { type: 'json' }
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
+import type { ReuseEvent } from './backends/contract.ts'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -30,6 +31,8 @@ export class RunnerMetrics {
   readonly #replacements: Counter<string>
   readonly #replaceSeconds: Histogram<string>
   readonly #startFailures: Counter<string>
+  readonly #reuseJobs: Counter<string>
+  readonly #reuseRetirements: Counter<string>
   readonly #bound = new Map<Language, Bound>()
   #pools: readonly Pool[] = []
 
@@ -44,6 +47,13 @@ export class RunnerMetrics {
     this.#replacements = new Counter({ name: 'sandfleet_runner_sandbox_replacements_total', help: 'Sandboxes replaced, by reason (retire, crash, max_jobs)', labelNames: ['language', 'backend', 'reason'], registers })
     this.#replaceSeconds = new Histogram({ name: 'sandfleet_runner_sandbox_replace_seconds', help: 'Time from a sandbox leaving service to its replacement being ready', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
     this.#startFailures = new Counter({ name: 'sandfleet_runner_sandbox_start_failures_total', help: 'Sandbox start attempts that failed', labelNames: ['language', 'backend'], registers })
+    this.#reuseJobs = new Counter({
+      name: 'sandfleet_runner_reuse_jobs_total',
+      help: 'Python jobs that asked for the reuse isolation level, by the level they ran at and why not reuse (static: the code names what the check cannot follow; warming: no reuse process ready; unsupported: this interpreter cannot be checked)',
+      labelNames: ['level', 'refused'],
+      registers
+    })
+    this.#reuseRetirements = new Counter({ name: 'sandfleet_runner_reuse_retirements_total', help: 'Reuse processes retired, by what their check found or how they ended', labelNames: ['reason'], registers })
     const pools = (): readonly Pool[] => this.#pools
     const gauge = (name: string, help: string, read: (s: ReturnType<Pool['stats']>) => number): void => {
       void new Gauge({
@@ -93,6 +103,12 @@ export class RunnerMetrics {
     const labels = { language: pool.language, backend: pool.driver.name }
     this.#replacements.inc({ ...labels, reason })
     this.#replaceSeconds.observe(labels, ms / 1000)
+  }
+
+  /** Driver event of the reuse isolation level (bound: drivers call it as a plain function). */
+  readonly reuse = (event: ReuseEvent): void => {
+    if (event.kind === 'ran') this.#reuseJobs.inc({ level: event.level, refused: event.refused ?? '' })
+    else this.#reuseRetirements.inc({ reason: event.reason })
   }
 
   /** Pool event: a sandbox failed to start. */

@@ -18,7 +18,7 @@
  *   the sandbox and starts a replacement; it is never given another job.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
-import type { ExecResult, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
+import type { ExecResult, IsolationLevel, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
 import type { Logger } from '../logger.ts'
 
@@ -69,6 +69,23 @@ export interface RunOutcome {
   tier?: string
   /** How long the job waited in the sandbox, before it ran, for its tier to warm: queue time, not run time. */
   waited_ms?: number
+  /** The isolation level the job ran at, on a backend with levels. */
+  isolation?: IsolationLevel
+}
+
+/**
+ * What an executor backend tells about the `reuse` level, for the metrics: a job that asked for it
+ * ran at `level` (`refused`: why not in a reused process: `static`, its code names what the check
+ * cannot follow; `warming`, no reuse process was ready; `unsupported`, this interpreter cannot be
+ * checked), or a reuse process retired (`reason`: what its check found, `taint`, `exit`, `timeout`, …).
+ */
+export type ReuseEvent =
+  | { kind: 'ran', level: IsolationLevel, refused: string | undefined }
+  | { kind: 'retired', reason: string }
+
+/** What a driver reports besides results. */
+export interface DriverEvents {
+  reuse?: (event: ReuseEvent) => void
 }
 
 /** A sandbox's own counters, for /metrics and the load report. */
@@ -122,10 +139,11 @@ export interface ExecutorCommand {
   fds?: readonly Buffer[]
 }
 
-/** What a driver is made with: the runner's whole configuration (each driver reads its keys) and a logger. */
+/** What a driver is made with: the runner's whole configuration (each driver reads its keys), a logger, and where its events go. */
 export interface DriverOptions {
   config: RunnerConfig
   logger: Logger
+  events?: DriverEvents
 }
 
 /** A backend: makes sandboxes of one kind. */

@@ -29,6 +29,8 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
     executorPath: o.config.executorPath,
     spares: o.config.dockerSpares,
     jobsPerContainer: o.config.maxJobsPerSandbox,
+    isolation: o.config.isolation,
+    ...(o.events === undefined ? {} : { events: o.events }),
     ...(o.config.dockerChannel === 'auto' ? {} : { channel: o.config.dockerChannel }),
     ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
     ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})

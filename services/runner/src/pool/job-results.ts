@@ -39,6 +39,7 @@ export function outcomeResult (runnerId: string, requestId: string | undefined, 
     runner: runnerId,
     sandbox: sandboxId
   }
+  if (outcome.isolation !== undefined) result.isolation = outcome.isolation
   if (requestId !== undefined) result.request_id = requestId
   return result
 }

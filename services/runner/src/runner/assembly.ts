@@ -31,7 +31,7 @@ export interface AssemblyContext {
  */
 export async function assemble (parts: RunnerParts, ctx: AssemblyContext): Promise<void> {
   const { config, runnerId } = ctx
-  const plan = { runnerId, config, logger: ctx.logger, given: ctx.given, parts }
+  const plan = { runnerId, config, logger: ctx.logger, given: ctx.given, parts, events: { reuse: ctx.metrics.reuse } }
   for (const [language, driver] of await planBackends(plan)) parts.pools.set(language, makePool(language, driver, ctx))
   const command = config.maxSessions > 0 ? await sessionHostCommand(parts.pools.get('python')?.driver, plan) : undefined
   if (command !== undefined) {

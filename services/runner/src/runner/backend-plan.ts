@@ -8,7 +8,7 @@
  */
 import { LANGUAGES, type Language } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
-import type { Driver, DriverOptions } from '../backends/contract.ts'
+import type { Driver, DriverEvents, DriverOptions } from '../backends/contract.ts'
 import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS } from '../backends/registry.ts'
 import { messageOf, RunnerError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
@@ -24,6 +24,8 @@ export interface PlanContext {
   given: Driver | undefined
   /** Every driver made is added to its `drivers`, checked or not; the reason goes to its `backendReason`. */
   parts: RunnerParts
+  /** Where the drivers' events go. */
+  events?: DriverEvents
 }
 
 /**
@@ -33,7 +35,7 @@ export interface PlanContext {
  */
 export async function planBackends (ctx: PlanContext): Promise<Array<[Language, Driver]>> {
   const { config, logger: log, runnerId, parts } = ctx
-  const options: DriverOptions = { config, logger: log }
+  const options: DriverOptions = { config, logger: log, ...(ctx.events === undefined ? {} : { events: ctx.events }) }
   const wanted = config.languages.length > 0 ? new Set<Language>(config.languages) : undefined
   const serve = new Map<Language, Driver>()
   let primary: Driver | undefined

@@ -123,5 +123,5 @@ function waitLeft (job: Job): number | undefined {
 
 /** A job for `code`, defaults applied. */
 export function job (code: string): Job {
-  return { request: { language: 'python', code, stdin: '', timeout_ms: 1000, memory_mb: 256, files: {}, fetch_files: [] }, maxOutputBytes: 65536 }
+  return { request: { language: 'python', code, stdin: '', timeout_ms: 1000, memory_mb: 256, files: {}, fetch_files: [], isolation: 'fork' }, maxOutputBytes: 65536 }
 }

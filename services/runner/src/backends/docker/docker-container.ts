@@ -83,7 +83,8 @@ export class DockerContainer {
         graceMs: opts.graceMs,
         onLog: (level: string, message: string) => logger?.info({ sandbox: self?.name ?? name, level }, message),
         // Hung executor: kill the whole container (the channel then answers the job).
-        onHung: () => { void container.kill().catch(() => {}) }
+        onHung: () => { void container.kill().catch(() => {}) },
+        events: opts.events
       })
       booted = self = new DockerContainer(container, stream, channel, name, logger, frames)
       const ended = (): void => { stdout.end(); stderr.end(); if (self !== undefined) self.#ended() }

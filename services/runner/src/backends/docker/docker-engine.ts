@@ -12,10 +12,10 @@
  * ```
  */
 import Docker from 'dockerode'
-import { GRACES, type SandboxManifest } from '@sandfleet/protocol'
+import { GRACES, type IsolationLevel, type SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
-import { SANDBOX_MAX_FILE_MB } from '../contract.ts'
+import { SANDBOX_MAX_FILE_MB, type DriverEvents } from '../contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -76,6 +76,10 @@ export interface DockerDriverOptions {
    * engine (a remote engine, whose host cannot see the runner's directories, needs it).
    */
   channel: 'socket' | 'attach'
+  /** Isolation level of jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm. */
+  isolation: IsolationLevel
+  /** Where the executors' events go (the `reuse` level's, for the metrics). */
+  events: DriverEvents
 }
 
 /** Where the executor finds the runner's channel socket inside a container (`channel: 'socket'`). */
@@ -108,6 +112,8 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     graceMs: GRACES.sandboxMs,
     executorPath: '',
     channel: host === undefined || host.startsWith('unix://') ? 'socket' : 'attach',
+    isolation: 'fork',
+    events: {},
     ...input
   })
 }
@@ -251,7 +257,7 @@ export class DockerEngine {
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
       Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/dev/shm:/dev/mqueue',
-        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`,
+        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`, `SANDFLEET_ISOLATION=${o.isolation}`,
         ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
         // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
         // which the executor adds on top of Docker's default profile before any job runs.

@@ -4,7 +4,7 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
-import type { Job, RunOutcome } from '../contract.ts'
+import type { DriverEvents, Job, RunOutcome } from '../contract.ts'
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {
@@ -15,6 +15,8 @@ export interface ReadyFrame {
   /** Zygote tiers (name → modules it preloads); tiers other than `bare` may still be warming (see `tier` frames). */
   tiers: Record<string, string[]>
   packages: Record<string, string>
+  /** The isolation levels it offers (an older executor: fork only). */
+  isolation?: string[]
 }
 
 /** Options of an {@link ExecutorChannel}. */
@@ -27,9 +29,11 @@ export interface ExecutorChannelOptions {
   onHung?: () => void
   /** Extra time a job without a `startBy` may wait while a zygote tier is still warming (default 30000 ms). */
   warmingGraceMs?: number
+  /** Where the `reuse` level's events go. */
+  events?: DriverEvents
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void, askedReuse: boolean }
 
 function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
   return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
@@ -79,7 +83,7 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
-    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs })
+    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation })
     return await new Promise<RunOutcome>((resolve) => {
       // The deadline is timeout_ms plus the grace; a `waiting` frame (the job waits for a tier still
       // warming) re-arms it with the job's wait limit (or the warming grace) added. Only then: a hung
@@ -89,7 +93,7 @@ export class ExecutorChannel {
         this.options.onHung?.()
         resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
       }, r.timeout_ms + slack)
-      const pending: Pending = { id, resolve, waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) } }
+      const pending: Pending = { id, resolve, waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) }, askedReuse: r.isolation === 'reuse' }
       this.pending = pending
       this.output.write(frame + '\n')
     })
@@ -127,9 +131,16 @@ export class ExecutorChannel {
         if (frame.retire === true) outcome.retire = true
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
+        if (frame.isolation === 'fork' || frame.isolation === 'reuse') {
+          outcome.isolation = frame.isolation
+          if (p.askedReuse) this.options.events?.reuse?.({ kind: 'ran', level: frame.isolation, refused: typeof frame.reuse_refused === 'string' ? frame.reuse_refused : undefined })
+        }
         p.resolve(outcome)
         return
       }
+      case 'retired':
+        this.options.events?.reuse?.({ kind: 'retired', reason: String(frame.reason) })
+        return
       case 'ready':
         this.readyFrame = frame as ReadyFrame
         this.readyWaiter?.resolve(frame as ReadyFrame)

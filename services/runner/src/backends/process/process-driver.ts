@@ -65,7 +65,7 @@ export class ProcessDriver implements Driver {
     // The executor is the sandbox's pid 1 (--as-pid-1): bubblewrap's own reaper there ran as the job's uid, dumpable,
     // for the sandbox's whole life, and a job could open its /proc/1/mem for writing (ptrace is denied by the filter,
     // /proc/PID/mem is not): a foothold into every later job. The executor is not dumpable and reaps what jobs leave.
-    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64' }, this.seccomp)
+    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64', SANDFLEET_ISOLATION: this.options.config.isolation }, this.seccomp)
   }
 
   /**
@@ -111,9 +111,10 @@ export class ProcessDriver implements Driver {
   /** A bubblewrap sandbox, not started; in its own memory and pids cgroups when the host has them. */
   createSandbox (id: string): Sandbox {
     const { config } = this.options
-    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), config.graceMs)
+    const events = this.options.events
+    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), config.graceMs, events)
     const cgroup = this.cgroups.create(id, { memoryBytes: this.sandboxMemoryMb() * 1024 * 1024, pids: config.sandboxPids })
-    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), config.graceMs), cgroup)
+    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), config.graceMs, events), cgroup)
   }
 
   /** Memory of one whole sandbox: `sandboxMemoryMb`, or the largest job's plus room for the executor. */

@@ -28,7 +28,7 @@ export class UnsafeDriver implements Driver {
   /** A host-process sandbox, not started. */
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work') } }, this.options.config.graceMs)
+    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.config.graceMs, this.options.events)
   }
 
   /** The session host as a plain host process (no isolation either). */
