@@ -1,7 +1,7 @@
 /**
  * The hostile corpus (test/hostile-corpus/cases.ts) on every Python backend: process
- * (bubblewrap), docker and pyodide, each a real runner behind a real gateway, the three in
- * parallel. For each case: a well-behaved neighbour job runs at the same time and must print
+ * (bubblewrap), docker and pyodide, each a real runner behind a real gateway, all in parallel;
+ * process and docker at each isolation level (`fork`, `reuse`: the runner's default there). For each case: a well-behaved neighbour job runs at the same time and must print
  * exactly its output; the hostile job must end in one of the statuses its row names for the
  * backend; then two probe jobs at once (one on each sandbox of the pool of two, so on the one the
  * case ran in) must find the sandbox as a fresh fleet was (test/hostile-corpus/probe.ts).
@@ -14,10 +14,10 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { ExecResult } from '@sandfleet/protocol'
+import { ISOLATION_LEVELS, type ExecResult, type IsolationLevel } from '@sandfleet/protocol'
 import { post, startFleet, type TestFleet } from './helpers/fleet.ts'
 import { CASES, CORPUS_BACKENDS, expectedStatuses, PTRACE_PROBE, type CorpusBackend, type CorpusContext } from './hostile-corpus/cases.ts'
-import { PROBE } from './hostile-corpus/probe.ts'
+import { probe as probeCode } from './hostile-corpus/probe.ts'
 
 const SECRET = `corpus-secret-${process.pid}-${Date.now()}`
 // In the runner's own environment, where a sandbox that reached it would find it.
@@ -44,17 +44,23 @@ const HOST_MARKER = `sandfleet-corpus-marker-${process.pid}`
 const accepted: Socket[] = []
 const listener = createServer((s) => { accepted.push(s); s.end('hello') })
 
-test('the hostile corpus on every Python backend', { timeout: 600_000 }, async (t) => {
+/** Each backend, and on those with isolation levels (process, docker) each level: a case's statuses and checks are the same at both. */
+interface CorpusRun { backend: CorpusBackend, isolation?: IsolationLevel }
+const RUNS: CorpusRun[] = CORPUS_BACKENDS.flatMap((backend): CorpusRun[] =>
+  backend === 'pyodide' ? [{ backend }] : ISOLATION_LEVELS.map((isolation) => ({ backend, isolation })))
+
+test('the hostile corpus on every Python backend, at each isolation level', { timeout: 900_000 }, async (t) => {
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
   const port = (listener.address() as { port: number }).port
   writeFileSync(join(tmpdir(), HOST_MARKER), 'host')
   try {
-    await Promise.all(CORPUS_BACKENDS.map(async (backend) => await t.test(backend, async (bt) => {
+    await Promise.all(RUNS.map(async ({ backend, isolation }) => { const run = isolation === undefined ? backend : `${backend}, ${isolation}`; await t.test(run, async (bt) => {
       const ctx: CorpusContext = { backend, port, accepted: () => accepted.length, secret: SECRET, hostMarker: HOST_MARKER }
-      const fleet = await startFleet([`corpus-${backend}-${process.pid}`],
-        { backend, languages: ['python'], poolSize: 2, graceMs: 2000, runnerSecret: SECRET, ...RUNNER_OPTIONS[backend] },
+      const fleet = await startFleet([`corpus-${backend}-${isolation ?? ''}-${process.pid}`],
+        { backend, languages: ['python'], poolSize: 2, graceMs: 2000, runnerSecret: SECRET, ...RUNNER_OPTIONS[backend], ...(isolation === undefined ? {} : { isolation }) },
         { runnerSecret: SECRET })
       try {
+        const PROBE = probeCode(isolation === 'reuse' ? 2 : 1)
         const probe = async (): Promise<ExecResult[]> => await Promise.all([0, 1].map(async () => await exec(fleet, { code: PROBE, timeout_ms: 5000 })))
         const fresh = await probe()
         assert.deepEqual(fresh.map((p) => p.status), ['ok', 'ok'], JSON.stringify(fresh))
@@ -69,10 +75,10 @@ test('the hostile corpus on every Python backend', { timeout: 600_000 }, async (
             ])
             const seen = JSON.stringify({ ...hostile, stdout: hostile.stdout.slice(0, 300), stderr: hostile.stderr.slice(-300) })
             assert.deepEqual([neighbour.status, neighbour.stdout, neighbour.stderr], ['ok', NEIGHBOUR_OUT, ''], `the neighbour of ${c.name}`)
-            assert.ok(expectedStatuses(c, backend).includes(hostile.status), `${backend}: ${c.name}: ${seen}`)
-            try { c.check?.(hostile, ctx) } catch (err) { (err as Error).message = `${backend}: ${c.name}: ${(err as Error).message}\n${seen}`; throw err }
+            assert.ok(expectedStatuses(c, backend).includes(hostile.status), `${run}: ${c.name}: ${seen}`)
+            try { c.check?.(hostile, ctx) } catch (err) { (err as Error).message = `${run}: ${c.name}: ${(err as Error).message}\n${seen}`; throw err }
             const after = await probe()
-            for (const p of after) assert.deepEqual([p.status, p.stdout], ['ok', baseline], `${backend}: after ${c.name}, on ${p.sandbox} (the case ran on ${hostile.sandbox}): ${p.stderr}`)
+            for (const p of after) assert.deepEqual([p.status, p.stdout], ['ok', baseline], `${run}: after ${c.name}, on ${p.sandbox} (the case ran on ${hostile.sandbox}): ${p.stderr}`)
           })
         }
         // Sessions: the session host (session_host.py) and its sessions outlive a cell. On docker and pyodide they
@@ -85,7 +91,7 @@ test('the hostile corpus on every Python backend', { timeout: 600_000 }, async (
             for (let i = 0; i < 2; i++) {
               const { status, body } = await post(`${url}/execute`, { code: `${PTRACE_PROBE}\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) > 1)`, timeout_ms: 10_000 })
               assert.equal(status, 200, JSON.stringify(body))
-              assert.deepEqual([body.status, body.stdout], ['ok', 'done\nTrue\n'], `${backend}: cell ${i}: ${JSON.stringify(body)}`)
+              assert.deepEqual([body.status, body.stdout], ['ok', 'done\nTrue\n'], `${run}: cell ${i}: ${JSON.stringify(body)}`)
             }
           } finally {
             await fetch(url, { method: 'DELETE' })
@@ -94,7 +100,7 @@ test('the hostile corpus on every Python backend', { timeout: 600_000 }, async (
       } finally {
         await fleet.close()
       }
-    })))
+    }) }))
   } finally {
     rmSync(join(tmpdir(), HOST_MARKER), { force: true })
     for (const s of accepted) s.destroy()

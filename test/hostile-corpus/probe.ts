@@ -1,11 +1,12 @@
 /**
- * The probe: Python run on a sandbox after each hostile case. It prints one JSON line describing
+ * The probe: Python run on a sandbox after each hostile case (its zygotes each keep a spare job
+ * process, and at the reuse level also a reuse process: `childrenPerZygote`). It prints one JSON line describing
  * the state a job finds: its files, environment, builtins, signal handlers, limits, scheduling,
  * stdin and the processes of its sandbox. The corpus takes it once on a fresh fleet, then after
  * every case: it must print the same line (a dirty sandbox prints another). What a backend lacks
  * (pyodide: /proc, resource) is reported as `n/a`, the same each time.
  */
-export const PROBE = String.raw`import builtins, hashlib, json, os, signal, sys
+export const probe = (childrenPerZygote: number): string => String.raw`import builtins, hashlib, json, os, signal, sys
 def digest(x): return hashlib.sha256(repr(x).encode()).hexdigest()[:16]
 def listing(d):
     found = []
@@ -14,7 +15,8 @@ def listing(d):
     return sorted(found)
 def processes():
     """Processes that are no part of a warm sandbox: the controller's ancestors, the controller, its zygotes and
-    each zygote's one spare job process (and this job). Also any stopped process or zombie."""
+    each zygote's one spare job process, and its reuse process at the reuse level (and this job). Also any stopped
+    process or zombie."""
     stat = {}
     for p in os.listdir('/proc'):
         if not p.isdigit(): continue
@@ -33,7 +35,7 @@ def processes():
     keep.update(zygotes)
     for z in zygotes:
         spares = [p for p, (_, parent) in stat.items() if parent == z and p != me]
-        if len(spares) <= 1: keep.update(spares)
+        if len(spares) <= ${childrenPerZygote}: keep.update(spares)
     odd = sorted(state for p, (state, _) in stat.items() if p not in keep)
     stopped = sorted(state for p, (state, _) in stat.items() if state in 'TtZX')
     return {'zygotes': len(zygotes), 'strays': odd, 'stopped': stopped}
@@ -50,7 +52,9 @@ probe('builtins', lambda: digest(sorted((k, type(v).__name__) for k, v in vars(b
 probe('modules', lambda: digest(sorted(sys.modules)))
 probe('path', lambda: sys.path)
 probe('signals', lambda: digest([(int(s), getattr(signal.getsignal(s), '__qualname__', str(signal.getsignal(s)))) for s in sorted(signal.valid_signals())]))
-probe('rlimits', lambda: digest([__import__('resource').getrlimit(getattr(__import__('resource'), n)) for n in sorted(dir(__import__('resource'))) if n.startswith('RLIMIT_')]))
+# RLIMIT_AS is the job's own, set for it from its zygote's size (which moves by a page as the zygote's heap grows); the
+# controller holds it (and checks the spare's before the job: test/adversarial.test.ts).
+probe('rlimits', lambda: digest([__import__('resource').getrlimit(getattr(__import__('resource'), n)) for n in sorted(dir(__import__('resource'))) if n.startswith('RLIMIT_') and n != 'RLIMIT_AS']))
 probe('scheduling', lambda: [os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0))])
 probe('umask', lambda: os.umask(0o22))
 probe('stdin', lambda: sys.stdin.read())

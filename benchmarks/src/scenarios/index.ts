@@ -10,6 +10,7 @@ import { isolatesBench, javascriptBench, javascriptOnlyBench, pyodideBench } fro
 import { dockerBench } from './docker.ts'
 import { compatOverhead } from './compat.ts'
 import { sessionC1, sessionC16, sessionsIdle } from './sessions.ts'
+import { isolationBench } from './isolation.ts'
 
 /** What `sessions` runs, in this order. */
 export const SESSIONS_SUITE = ['session-c1', 'session-c16', 'sessions-idle', 'compat-overhead'] as const
@@ -57,6 +58,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'session-c16': sessionC16,
   'sessions-idle': sessionsIdle,
   'compat-overhead': compatOverhead,
+  isolation: isolationBench,
   sessions: group(SESSIONS_SUITE, `the sessions and compat figures in one invocation (${SESSIONS_SUITE.join(', ')})`),
   suite
 }

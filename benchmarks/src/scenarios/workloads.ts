@@ -21,11 +21,17 @@ export interface Workload {
   stdout: string
   /** The request's `language`; absent: the contract's default (python), and none is sent. */
   language?: 'python' | 'javascript'
+  /** The request's `isolation`; absent: the runner's default, and none is sent. */
+  isolation?: 'fork' | 'reuse'
 }
 
 /** The request body of one call of `workload`. */
-function call (workload: Workload): { code: string, language?: string } {
-  return workload.language === undefined ? { code: workload.code } : { language: workload.language, code: workload.code }
+function call (workload: Workload): { code: string, language?: string, isolation?: string } {
+  return {
+    ...(workload.language === undefined ? {} : { language: workload.language }),
+    code: workload.code,
+    ...(workload.isolation === undefined ? {} : { isolation: workload.isolation })
+  }
 }
 
 /** `print(1+1)`. */
