@@ -5,8 +5,8 @@ change: the process (threads, children, descriptors, environment, umask, rlimits
 pending signals, timers, process group) and the interpreter (its settings, `sys.modules`, and the state reachable from
 every module within two steps: the dicts of modules, classes, functions and objects by their version tags, lists and
 sets by the identity of their items, locks and counters). After a job it drops the job's objects, puts back what the job
-owns by design (the caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators) and
-checks the rest against the baseline: the first difference retires the process. What the check cannot see never
+owns by design (the caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists
+that only grew) and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
 reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
 that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
 job as a forked one does: threads joined, atexit handlers run, exit.
@@ -114,15 +114,23 @@ class ListWatch:
     def view(n, address):
         return (ctypes.c_char * (n * ctypes.sizeof(ctypes.c_void_p))).from_address(address) if n else ctypes.create_string_buffer(0)
 
-    def same(self):
-        if list(map(len, self.lists)) != self.lengths: return False
-        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items: return True
+    def cut_back(self):
+        """Lists that only grew (a cache filled, an entry appended) cut back to what they held: as a forked job finds them."""
+        if list(map(len, self.lists)) == self.lengths: return
+        for v, n, snap in zip(self.lists, self.lengths, self.snaps):
+            if len(v) > n and all(a is b for a, b in zip(v, snap)): del v[n:]
+
+    def changed(self):
+        """A list that no longer holds what it held, or None."""
+        if list(map(len, self.lists)) != self.lengths:
+            return next(v for v, n in zip(self.lists, self.lengths) if len(v) != n)
+        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items: return None
         for i, v in enumerate(self.lists):
             at = self.arrays[i].value
             if at == self.at[i] and self.views[i].raw == self.items[i]: continue
-            if any(a is not b for a, b in zip(v, self.snaps[i])): return False
+            if any(a is not b for a, b in zip(v, self.snaps[i])): return v
             self.at[i], self.views[i] = at, self.view(len(v), at)
-        return True
+        return None
 
 
 def tags_work():
@@ -212,9 +220,21 @@ def reseeded_at_fork():
 
 
 class Baseline:
-    """Everything a job could change, as the reuse process had it before its first job; `check` after each."""
+    """Everything a job could change, as the reuse process had it before its first job; `check` after each. Taken in
+    two parts: the interpreter's (the walk: tens of ms and ~10 MiB on the scientific tiers), once, in the zygote
+    (take_baseline), shared by every reuse process it forks, which then `adopt`s it: its own process's part."""
 
     def __init__(self):
+        warnings = sys.modules.get('warnings')
+        self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
+        self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
+        self.reset_snaps = [dict(d) for d in self.reset_dicts]
+        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
+                            if isinstance(c, type) and n in c.__dict__]
+        self.watch()
+
+    def adopt(self):
+        """The process's part, in the reuse process itself, before its first job."""
         self.pid = os.getpid()
         # kept open, read again with pread: its thread count (/proc/self/stat's 20th field) and its children
         self.stat = os.open('/proc/self/stat', os.O_RDONLY)
@@ -227,14 +247,8 @@ class Baseline:
         self.mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, [])
         self.atexits = __import__('atexit')._ncallbacks()
         self.rss, self.jobs = rss(), 0
-        warnings = sys.modules.get('warnings')
-        self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
-        self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
-        self.reset_snaps = [dict(d) for d in self.reset_dicts]
-        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
-                            if isinstance(c, type) and n in c.__dict__]
-        self.watch()
         self.knobs = knobs()
+        return self
 
     def watch(self):
         """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag), lists,
@@ -291,7 +305,8 @@ class Baseline:
 
     def put_back(self):
         """What the job owns by design, put back as a forked job finds it: the caches, the class counters, the warning
-        filters, the generators' states. (Before the check: it compares what these touch with the baseline.)"""
+        filters, the generators' states, the lists that only grew. (Before the check: it compares what these touch with
+        the baseline.)"""
         for i, r in enumerate(self.reset_readers):
             if r.value != self.reset_tags[i]:
                 d = self.reset_dicts[i]
@@ -302,6 +317,7 @@ class Baseline:
             self.warnings[0].filters[:] = self.warnings[1]
             self.warnings[0]._filters_mutated()
         for gen, state in self.generators: gen.setstate(state)
+        self.lists.cut_back()
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""
@@ -334,7 +350,8 @@ class Baseline:
                 if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
                 if not same(d, snap): return 'state', 'changed: ' + describe(d)
                 self.tags[i] = self.readers[i].value
-        if not self.lists.same(): return 'state', 'a list changed'
+        moved = self.lists.changed()
+        if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
         if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
         for lock in self.locks:
             if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
@@ -353,6 +370,18 @@ class Baseline:
         for i, r in enumerate(self.reset_readers): self.reset_tags[i] = r.value
         self.modules_at = self.modules_tag.value
         self.knobs = knobs()
+
+
+TAKEN = []  # the zygote's baseline, once taken
+
+
+def take_baseline():
+    """The baseline of this zygote's interpreter, taken the first time a reuse process is asked for; every reuse process
+    forked after inherits it. Frozen, so that no collection walks it."""
+    if not TAKEN:
+        TAKEN.append(Baseline())
+        gc.collect(); gc.freeze()
+    return TAKEN[0]
 
 
 def describe(d):
@@ -404,7 +433,7 @@ def reuse_child():
     _set_handler(_SIGTERM, flush_and_die)
     gc.enable()  # as in every job (the zygote keeps its collector off)
     watch = Watch()
-    base = Baseline()
+    base = take_baseline().adopt()
     watch.owners = base.owners
     own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}  # the descriptors this process needs: a job may not take them
     main, touched = prepare(base, stdio, None)

@@ -8,7 +8,7 @@ import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
 from .libc import LIBC, prctl
 from .limits import FSIZE, NOFILE
 from .job import _exit, child, fresh_main
-from .reuse import TAGS_WORK, Reuser, reuse_child
+from .reuse import TAGS_WORK, Reuser, reuse_child, take_baseline
 from .tiers import SCI, STD, SYM
 
 # The runner's level for jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm.
@@ -37,6 +37,12 @@ def warm(tier):
                 x, y = sympy.symbols('x y')
                 sympy.factor(x**4 - 1); sympy.expand((x + y)**5); sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2)
                 sympy.solve(x**2 - 3*x + 2, x); sympy.diff(sympy.exp(x) * x, x); sympy.Rational(3, 4) + sympy.sqrt(8)
+                # What jobs commonly call imports more of sympy on first use; a job that did it would retire its reuse process.
+                k = sympy.symbols('k', integer=True, positive=True)
+                sympy.integrate(x * sympy.exp(x) + sympy.sin(x)**2, x); sympy.integrate(sympy.sin(x), (x, 0, sympy.pi))
+                sympy.summation(1 / k**2, (k, 1, sympy.oo)); sympy.limit(sympy.sin(x) / x, x, 0); sympy.series(sympy.exp(x), x, 0, 4)
+                sympy.N(sympy.pi, 15); sympy.Matrix([[2, 1], [1, 3]]).det(); sympy.factorint(360); sympy.isprime(2**31 - 1)
+                sympy.nsimplify(0.5); sympy.solve([x + y - 10, x - y - 2], [x, y]); sympy.totient(100)
             except Exception: pass
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
@@ -147,6 +153,7 @@ def zygote(sock, tier, controller):
                 if not msg: os._exit(0)
                 if not anc or anc[0][2] != FDS_1_TO_4: os._exit(71)  # a broken invariant: the controller finds this tier gone
                 reuse = msg[:1] == b'u'  # b't': a spare, forked for one job; b'u': a reuse process
+                if reuse: take_baseline()  # once: every reuse process shares it
                 try: pid = fork()
                 except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
                     closerange(1, 5); send(b'e u' if reuse else b'e t'); continue

@@ -64,7 +64,7 @@ sys.path.insert(0, %r)
 from sandfleet_sandbox import job, reuse
 change = sys.argv[1]
 main = job.fresh_main()
-base = reuse.Baseline()
+base = reuse.Baseline().adopt()
 refs = sys.getrefcount(main)
 def verdict():
     base.put_back()
@@ -87,7 +87,8 @@ print(json.dumps(found))
     ('import signal\nsignal.alarm(60)', 'signal'),
     ('import sys\nsys.setrecursionlimit(123)', 'setting'),
     ('import fractions', 'import'),
-    ('import sys\nsys.path.append("/nowhere")', 'state'),
+    ('import sys\nsys.path.append("/nowhere")', None),  # a list that only grew is cut back
+    ('import sys\nsys.path[0] = "/nowhere"', 'state'),
     ('import re\nre.compile("a pattern of this test")', None),
     ('import linecache\nlinecache.cache["/x.py"] = (1, None, ["evil\\n"], "/x.py")', None),
 ])
