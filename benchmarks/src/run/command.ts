@@ -19,6 +19,7 @@ import { progressReporter } from './progress.ts'
 import { buildReport, markdownReport, type ProcessPeak, type ProductReport } from './run-report.ts'
 import { TARGET_TABLE } from './targets.ts'
 import { parseThreshold } from './thresholds.ts'
+import { countersMoved, reuseCounters } from './reuse-counters.ts'
 
 /** A soak's verdict when no --threshold is given: issue 18's bar. */
 export const SOAK_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0', 'rss_growth_pct<=10', 'fd_growth<=8', 'zombies==0', 'leaked_sandboxes==0']
@@ -64,6 +65,7 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
     const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
     const durationS = options.durationS
+    const counted = await reuseCounters(server.url)
     const onSample = (sample: Sample): void => { progress?.sample(sample) }
     const result = await runPlan({
       mode: soak ? 'closed' : mode,
@@ -82,6 +84,7 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       ...(watch === undefined ? {} : { onAnswer: watch.answered })
     })
     progress?.end()
+    const reuse = countersMoved(counted, await reuseCounters(server.url))
     const health = await watch?.finish()
     const memory: ProcessPeak[] = (server.processes ?? []).flatMap((p) => {
       const peak = statusMiB(p.pid, 'VmHWM')
@@ -98,6 +101,7 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       ...(mode === 'step' || soak ? { calls: run.calls } : { durationS }),
       ...(mode === 'open' ? { rate: run.rate } : {})
     }, result, memory, soak && run.thresholds.length === 0 ? SOAK_THRESHOLDS.map(parseThreshold) : run.thresholds, health)
+    if (reuse !== 'none') report.reuse = reuse
     writeFileSync(`${run.out}.json`, JSON.stringify(report, null, 2) + '\n')
     writeFileSync(`${run.out}.md`, markdownReport(report))
     writeFileSync(`${run.out}.html`, htmlReport(report))

@@ -53,6 +53,8 @@ export interface ProductReport {
   memory: ProcessPeak[]
   /** `soak`: what the run left behind in the fleet's processes. */
   health?: SoakHealth
+  /** The reuse isolation level's counters over the run (reuse-counters.ts), when any moved. */
+  reuse?: string
   thresholds: ThresholdResult[]
 }
 
@@ -164,6 +166,7 @@ export function markdownReport (r: ProductReport): string {
     ['requests', r.requests.toLocaleString('en-US')],
     ...r.memory.map((m): [string, string] => [`peak RSS, ${m.name} (pid ${m.pid})`, `${formatNumber(m.peakRssMiB)} MiB`]),
     ...(r.health === undefined ? [] : healthRows(r.health)),
+    ...(r.reuse === undefined ? [] : [['reuse level: jobs by the level they ran at, processes retired', r.reuse] as [string, string]]),
     ...r.thresholds.map((t): [string, string] => [`threshold \`${t.text}\``, `${t.passed ? 'passed' : 'FAILED'} (${t.actual === null ? 'no figure' : formatNumber(t.actual)})`])
   ]
   return [

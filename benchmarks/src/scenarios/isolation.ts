@@ -9,27 +9,9 @@ import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import { median } from '../stats.ts'
 import type { BenchContext, Scenario } from './context.ts'
 import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
+import { countersMoved, reuseCounters } from '../run/reuse-counters.ts'
 
 const ROUNDS = 3
-
-/** The fleet's reuse counters: `level/refused` → jobs, and `retired:reason` → processes. */
-export async function reuseCounters (url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  const out = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    const jobs = /^sandfleet_runner_reuse_jobs_total\{[^}]*level="(\w+)",refused="(\w*)"[^}]*\} (\S+)$/.exec(line)
-    if (jobs !== null) out.set(`ran ${jobs[1]}${jobs[2] === '' ? '' : ` (${jobs[2]})`}`, Number(jobs[3]))
-    const retired = /^sandfleet_runner_reuse_retirements_total\{[^}]*reason="(\w+)"[^}]*\} (\S+)$/.exec(line)
-    if (retired !== null) out.set(`retired: ${retired[1]}`, Number(retired[2]))
-  }
-  return out
-}
-
-/** What the counters moved by between two reads, as one line. */
-export function countersMoved (before: Map<string, number>, after: Map<string, number>): string {
-  const moved = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, d]) => d > 0)
-  return moved.length === 0 ? 'none' : moved.map(([k, d]) => `${k} ${d}`).join(', ')
-}
 
 export const isolationBench: Scenario = {
   summary: `reuse beside fork on one fleet, ${ROUNDS} rounds taking turns: print(1+1) and sympy.factor calls/s at concurrency 64 (targets: reuse ≥ 3× and ≥ 2× fork), print(1+1) p50 at concurrency 1 (target ≤ 1 ms)`,

@@ -1,18 +1,25 @@
-import { test } from 'node:test'
+import { test as nodeTest } from 'node:test'
 import assert from 'node:assert/strict'
-import { resolveExecRequest } from '@sandfleet/protocol'
+import { ISOLATION_LEVELS, resolveExecRequest, type IsolationLevel } from '@sandfleet/protocol'
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
 import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
 
+// Every test at each isolation level: the same results at both.
+let level: IsolationLevel = 'fork'
+function test (name: string, fn: () => Promise<void>): void {
+  for (const isolation of ISOLATION_LEVELS) nodeTest(`${name} (${isolation})`, async () => { level = isolation; await fn() })
+}
+
 async function withSandbox (fn: (run: (code: string, extra?: object) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
-  const driver = new ProcessDriver({ config: runnerConfig({}), logger: silentLogger })
+  const isolation = level
+  const driver = new ProcessDriver({ config: runnerConfig({ isolation }), logger: silentLogger })
   await driver.check()
-  const sandbox = driver.createSandbox('process-executor-test')
+  const sandbox = driver.createSandbox(`process-executor-test-${isolation}`)
   try {
     await sandbox.start()
-    await fn(async (code, extra = {}) => await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 }), sandbox)
+    await fn(async (code, extra = {}) => await sandbox.execute({ request: resolveExecRequest({ code, ...extra }, { isolation }), maxOutputBytes: 65536 }), sandbox)
   } finally {
     await sandbox.close()
     await driver.close()
