@@ -39,6 +39,7 @@ export const RunnerConfigSchema = Type.Object({
   maxOutputBytes: int(0, 64 * 1024 * 1024, 'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'),
   graceMs: int(0, 600_000, 'Beyond timeout_ms, how long a sandbox may take to answer before it is killed'),
   isolation: Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description: 'Isolation level of Python jobs that name none (process and docker backends): fork (a fresh process per job) or reuse (a warm process reused while a check after each job proves it clean; a job may still ask for fork)' }),
+  allowReuse: Type.Boolean({ description: 'Whether a job may run at the reuse isolation level (false: every job runs at fork, whatever it or isolation asks)' }),
   pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
   executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image\'s when set, else the image\'s own)' }),
   dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend (sandbox-images/python builds sandfleet/python:1)' }),
@@ -95,6 +96,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     maxOutputBytes: 64 * 1024,
     graceMs: GRACES.sandboxMs,
     isolation: 'fork',
+    allowReuse: true,
     pythonPath: 'python3',
     executorPath: '',
     dockerImage: 'sandfleet/python:1',
@@ -222,6 +224,9 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
   }
   if (problems.length === 0 && (values.replaceBackoffMaxMs as number) < (values.replaceBackoffMs as number)) {
     problems.push('replaceBackoffMaxMs: must be ≥ replaceBackoffMs')
+  }
+  if (problems.length === 0 && values.isolation === 'reuse' && values.allowReuse === false) {
+    problems.push(`isolation${origin.isolation === undefined ? '' : ` (${origin.isolation})`}: reuse, but allowReuse is false`)
   }
   const secret = values.runnerSecret
   if (typeof secret === 'string' && secret !== '' && secret.length < MIN_SECRET_CHARS) {

@@ -46,3 +46,16 @@ test('config: a value outside a set of choices is answered with the choices', ()
     return true
   })
 })
+
+test('isolation: fork by default; a call\'s level applies unless the runner forbids reuse; reuse cannot be the default where it is forbidden', async () => {
+  const { prepareCall } = await import('../src/runner/prepared-call.ts')
+  const served = new Map()
+  const level = (config: ReturnType<typeof runnerConfig>, isolation?: 'fork' | 'reuse'): string | undefined =>
+    prepareCall({ code: 'x', ...(isolation === undefined ? {} : { isolation }) }, config, served).job?.request.isolation
+  assert.equal(level(runnerConfig()), 'fork')
+  assert.equal(level(runnerConfig(), 'reuse'), 'reuse')
+  assert.equal(level(runnerConfig({ isolation: 'reuse' })), 'reuse')
+  assert.equal(level(runnerConfig({ isolation: 'reuse' }), 'fork'), 'fork')
+  assert.equal(level(runnerConfig({ allowReuse: false }), 'reuse'), 'fork')
+  assert.throws(() => runnerConfig({ isolation: 'reuse', allowReuse: false }), /isolation \(overrides\): reuse, but allowReuse is false/)
+})

@@ -23,7 +23,9 @@ export function prepareCall (request: ExecRequest, config: RunnerConfig, served:
   const requestId = typeof request.request_id === 'string' ? request.request_id : undefined
   if (problem !== undefined) return { job: undefined, problem, requestId }
   try {
-    return { job: { request: resolveExecRequest(request, { isolation: config.isolation }), maxOutputBytes: config.maxOutputBytes }, problem: undefined, requestId }
+    const resolved = resolveExecRequest(request, { isolation: config.isolation })
+    if (!config.allowReuse) resolved.isolation = 'fork'
+    return { job: { request: resolved, maxOutputBytes: config.maxOutputBytes }, problem: undefined, requestId }
   } catch (err) {
     return { job: undefined, problem: { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: '', message: messageOf(err) }, requestId }
   }
