@@ -22,7 +22,7 @@ from ._coalescer import Coalescer
 from .errors import ClientClosedError
 from .retry import RetryPolicy, backoff_delay_s, parse_retry_after_s
 from .session import AsyncSession
-from .types import ExecRequest, ExecResult, FileContent, Language, exec_request, is_exec_result, is_retriable
+from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, exec_request, is_exec_result, is_retriable
 
 MAX_BATCH_ITEMS = 1024
 """Most items of one batch request (the protocol's limit)."""
@@ -177,11 +177,13 @@ class AsyncClient:
     async def execute(self, code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None,
                       timeout_ms: Optional[int] = None, memory_mb: Optional[int] = None,
                       files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                      request_id: Optional[str] = None, deadline_s: Optional[float] = None) -> ExecResult:
+                      isolation: Optional[Isolation] = None, request_id: Optional[str] = None,
+                      deadline_s: Optional[float] = None) -> ExecResult:
         """Runs one call (batched with the calls made at the same moment); ``files`` are written
-        before it runs, ``fetch_files`` read back into ``result.files`` (bytes)."""
+        before it runs, ``fetch_files`` read back into ``result.files`` (bytes); ``isolation``:
+        ``fork`` or ``reuse`` (the runner's default when not given)."""
         request = exec_request(code, language=language, stdin=stdin, timeout_ms=timeout_ms, memory_mb=memory_mb,
-                               files=files, fetch_files=fetch_files, request_id=request_id)
+                               files=files, fetch_files=fetch_files, isolation=isolation, request_id=request_id)
         return await self.execute_request(request, deadline_s=deadline_s)
 
     async def execute_request(self, request: ExecRequest, *, deadline_s: Optional[float] = None) -> ExecResult:

@@ -21,7 +21,7 @@ from typing import Any, Coroutine, Iterator, Mapping, Optional, Sequence, TypeVa
 from .aio import AsyncClient, RequestLike, RetryStats
 from .errors import ClientClosedError
 from .session import AsyncSession
-from .types import ExecRequest, ExecResult, FileContent, Language, SessionInfo
+from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, SessionInfo
 
 T = TypeVar('T')
 
@@ -59,10 +59,12 @@ class Client:
     def execute(self, code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None,
                 timeout_ms: Optional[int] = None, memory_mb: Optional[int] = None,
                 files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                request_id: Optional[str] = None, deadline_s: Optional[float] = None) -> ExecResult:
+                isolation: Optional[Isolation] = None, request_id: Optional[str] = None,
+                deadline_s: Optional[float] = None) -> ExecResult:
         """Runs one call; see :meth:`AsyncClient.execute`."""
         return self._run(self._async.execute(code, language=language, stdin=stdin, timeout_ms=timeout_ms, memory_mb=memory_mb,
-                                             files=files, fetch_files=fetch_files, request_id=request_id, deadline_s=deadline_s))
+                                             files=files, fetch_files=fetch_files, isolation=isolation, request_id=request_id,
+                                             deadline_s=deadline_s))
 
     def execute_request(self, request: ExecRequest, *, deadline_s: Optional[float] = None) -> ExecResult:
         """Runs one call from an :class:`ExecRequest`."""

@@ -24,6 +24,8 @@ STATUSES: tuple[Status, ...] = USER_STATUSES + FLEET_STATUSES + REQUEST_STATUSES
 """Every status, in the protocol's order."""
 
 Language = Literal['python', 'javascript']
+Isolation = Literal['fork', 'reuse']
+"""How a Python job is kept from the jobs its sandbox runs before and after it (README, "Isolation levels")."""
 
 
 def is_retriable(status: str) -> bool:
@@ -54,6 +56,7 @@ class ExecRequest(TypedDict, total=False):
     memory_mb: int
     files: dict[str, str]
     fetch_files: list[str]
+    isolation: Isolation
     session_id: str
     request_id: str
 
@@ -67,7 +70,8 @@ def encode_files(files: Optional[Mapping[str, FileContent]]) -> Optional[dict[st
 
 def exec_request(code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None, timeout_ms: Optional[int] = None,
                  memory_mb: Optional[int] = None, files: Optional[Mapping[str, FileContent]] = None,
-                 fetch_files: Optional[list[str]] = None, request_id: Optional[str] = None) -> ExecRequest:
+                 fetch_files: Optional[list[str]] = None, isolation: Optional[Isolation] = None,
+                 request_id: Optional[str] = None) -> ExecRequest:
     """Builds an :class:`ExecRequest`, leaving out what is not given (the fleet's defaults apply)."""
     req: ExecRequest = {'code': code}
     if language is not None:
@@ -83,6 +87,8 @@ def exec_request(code: str, *, language: Optional[Language] = None, stdin: Optio
         req['files'] = encoded
     if fetch_files is not None:
         req['fetch_files'] = list(fetch_files)
+    if isolation is not None:
+        req['isolation'] = isolation
     if request_id is not None:
         req['request_id'] = request_id
     return req
@@ -120,6 +126,8 @@ class ExecResult:
     request_id: Optional[str] = None
     display: Optional[list[dict[str, str]]] = None
     """Session cells only: rich results (``{"text/plain": repr(value)}``)."""
+    isolation: Optional[Isolation] = None
+    """The level a Python job ran at, on a backend with levels."""
 
     @property
     def ok(self) -> bool:
@@ -150,6 +158,7 @@ class ExecResult:
             sandbox=body.get('sandbox', ''),
             request_id=body.get('request_id'),
             display=body.get('display'),
+            isolation=body.get('isolation'),
         )
 
     @classmethod

@@ -22,6 +22,14 @@ def test_a_call_returns_a_typed_result_whose_status_says_what_the_code_did(fleet
         assert echoed.stdout == 'cba\n'
 
 
+def test_a_call_names_its_isolation_level_and_the_result_says_the_level_it_ran_at(fleet):
+    with Client(fleet.url) as client:
+        forked = client.execute('print(1)', isolation='fork')
+        assert (forked.status, forked.isolation) == ('ok', 'fork')
+        levels = {client.execute('print(2)', isolation='reuse').isolation for _ in range(50)}
+        assert 'reuse' in levels, levels  # the first may run forked while its tier's reuse process warms
+
+
 def test_a_bad_request_is_invalid_request_naming_the_field_and_is_not_retried(fleet):
     with Client(fleet.url) as client:
         bad = client.execute('print(1)', timeout_ms=0)
