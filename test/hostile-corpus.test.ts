@@ -57,7 +57,8 @@ test('the hostile corpus on every Python backend, at each isolation level', { ti
     await Promise.all(RUNS.map(async ({ backend, isolation }) => { const run = isolation === undefined ? backend : `${backend}, ${isolation}`; await t.test(run, async (bt) => {
       const ctx: CorpusContext = { backend, port, accepted: () => accepted.length, secret: SECRET, hostMarker: HOST_MARKER }
       const fleet = await startFleet([`corpus-${backend}-${isolation ?? ''}-${process.pid}`],
-        { backend, languages: ['python'], poolSize: 2, graceMs: 2000, runnerSecret: SECRET, ...RUNNER_OPTIONS[backend], ...(isolation === undefined ? {} : { isolation }) },
+        // A reuse process holds privately what it touched of its zygote (tens of MiB on sym and sci): the sandbox needs more room.
+        { backend, languages: ['python'], poolSize: 2, graceMs: 2000, runnerSecret: SECRET, ...RUNNER_OPTIONS[backend], ...(isolation === undefined ? {} : { isolation }), ...(isolation === 'reuse' ? { sandboxMemoryMb: 512 } : {}) },
         { runnerSecret: SECRET })
       try {
         const PROBE = probeCode(isolation === 'reuse' ? 2 : 1)

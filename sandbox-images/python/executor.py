@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, reuse, tiers, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, reuse, zygote, cleanup, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -366,6 +366,63 @@ def end_as_script():
     flush_std()
 
 
+# ---------------- sandfleet_sandbox/tiers.py
+# The zygote tiers (what each preloads) and the choice of one for a job's code.
+#
+# `bare`: what the executor itself imports; `std`: plus the standard library jobs commonly import;
+# `sym`: plus sympy and mpmath; `sci`: plus numpy and scipy too.
+
+import re, sys
+
+# Two scientific tiers: a zygote's size is paid at every job forked from it (page-table entries copied and torn down,
+# refcounts written), and numpy and scipy more than double sympy's (benchmarks/RESULTS.md, "Executor").
+SYM = ('sympy', 'mpmath')
+SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
+# The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper one.
+FALLBACK = {'bare': ('bare',), 'std': ('std', 'bare'), 'sym': ('sym', 'sci', 'std', 'bare'), 'sci': ('sci', 'sym', 'std', 'bare')}
+# The standard library a job commonly imports and bare lacks: preloaded in `std`, not in `bare`, where every job would
+# pay for them at its fork (benchmarks/RESULTS.md, "Executor").
+STD = ('random', 'fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
+       'itertools', 'functools', 'collections', 'math', 'operator', 'array', 'struct', 'hashlib', 'textwrap', 'pprint')
+STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
+STDLIB_AND_SYM = STDLIB | frozenset(SYM)
+# `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...` (group 2)
+IMPORT_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
+
+
+def installed(name):
+    """Whether package `name` can be imported here (found, not imported)."""
+    import importlib.util
+    try: return importlib.util.find_spec(name) is not None
+    except Exception: return False
+
+
+def plan_tiers():
+    """Each tier this sandbox has and what it preloads: `sym` when sympy or mpmath is installed, `sci` when it would hold
+    something `sym` lacks."""
+    planned = {'bare': [], 'std': list(STD), 'sym': [n for n in SYM if installed(n)], 'sci': [n for n in SCI if installed(n)]}
+    if not planned['sym']: del planned['sym']
+    if set(planned['sci']) <= set(planned.get('sym', [])): del planned['sci']
+    return planned
+
+
+def pick_tier(code, tiers, loaded):
+    """The cheapest of the live `tiers` with what `code` imports: `bare` when all of it is in `loaded` (the top-level
+    modules the bare zygote has), `std` when it is the standard library, `sym` when it is that and sympy or mpmath,
+    `sci` otherwise (a tier that is not there falls back as FALLBACK says)."""
+    if 'import' not in code: return 'bare'
+    names = set()
+    for source, group in IMPORT_RE.findall(code):
+        if source: names.add(source.split('.')[0])
+        else: names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
+    if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
+    if 'lambdify' in code: names.add('numpy')  # sympy's lambdify imports numpy when it is installed
+    want = 'bare' if names <= loaded else 'std' if names <= STDLIB else 'sym' if names <= STDLIB_AND_SYM else 'sci'
+    for name in FALLBACK[want]:
+        if name in tiers: return name
+    return 'bare'
+
+
 # ---------------- sandfleet_sandbox/reuse.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
 #
@@ -397,36 +454,48 @@ SAFE_DUNDERS = (
     'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
     'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
 )
+# Modules whose import alone reaches what the check cannot follow (frames, objects by traversal, C memory, pickled
+# callables, C-level registries, the process's hard limits).
+STATIC_MODULES = frozenset((
+    'ctypes', '_ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
+    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site', 'pickle', 'cPickle', '_pickle', 'marshal',
+    'shelve', 'copyreg', 'dill', 'cloudpickle', 'weakref', '_weakref', 'resource', 'codecs', '_codecs',
+))
+# Names that reach it wherever they appear: attributes by computed name, dynamic code, frames and code objects,
+# functions and modules built by hand, finalizers, hooks, registries, limits and signals kept outside Python objects.
 STATIC_NAMES = (
-    'ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
-    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint',
-    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site',
-    'pickle', 'cPickle', 'marshal', 'shelve', 'copyreg', 'dill', 'cloudpickle', 'attrgetter', 'methodcaller',
-    'Formatter', 'weakref', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
-    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame',
-    'cr_code', 'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'codecs',
-    'resource', 'setrlimit', 'prlimit', 'siginterrupt', 'set_wakeup_fd', 'pthread_kill',
-    'init_printing', 'init_session', 'set_global_settings',
+    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint', 'attrgetter',
+    'methodcaller', 'Formatter', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
+    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
+    'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
+    'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
 )
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
 
 def static_taint(code):
-    """What in `code` keeps it from a reuse process (the text matched), or None: it may run there."""
-    m = STATIC.search(code) if isinstance(code, str) else None
-    return None if m is None else m.group(0)[:64]
+    """What in `code` keeps it from a reuse process (the text matched, or `import M`), or None: it may run there."""
+    if not isinstance(code, str): return None
+    m = STATIC.search(code)
+    if m is not None: return m.group(0)[:64]
+    if 'import' in code:
+        for source, group in IMPORT_RE.findall(code):
+            for name in [source] if source else [part.split()[0] for part in group.split(',') if part.strip()]:
+                if name.split('.')[0] in STATIC_MODULES: return 'import ' + name.split('.')[0]
+    return None
 
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
 # child to join at its end): the process then ends after the job, as a forked one does. An attribute set or deleted
 # where the dicts' tags do not see it (a function's code or defaults, a class's name or bases, an object's class) taints
 # when its object is one the baseline watches; libraries do it to the objects they make for a job (namedtuple,
-# dataclasses). Frames and code objects reach a job only through names static_taint refuses.
+# dataclasses). Frames, code objects and functions built from them reach a job only through names static_taint refuses
+# (a library builds them for its own ends: sympy's lambdify).
 TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
                     'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
                     'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'code.__new__', 'function.__new__', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
+                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
                     'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
@@ -434,8 +503,8 @@ TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 # zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes it.
 RESET_DICTS = (('linecache', 'cache'), ('re', '_cache'), ('warnings', 'onceregistry'), ('sympy.polys.rings', '_ring_cache'),
                ('sympy.polys.fields', '_field_cache'), ('typing', '_caches'))
-# Class counters a job moves by making objects (sympy's Dummy symbols): set back after each job.
-RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'),)
+# Counters a job moves by making objects, set back after each job: (module, class or None for the module's own, name).
+RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'), ('sympy.utilities.lambdify', None, '_lambdify_generated_counter'))
 
 MAX_JOBS = 5000          # a process retires after this many jobs (fragmentation; caches that only grow)
 MAX_GROWTH = 96 << 20    # or once it holds this much more memory than at its baseline
@@ -595,8 +664,8 @@ class Baseline:
         self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
         self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
         self.reset_snaps = [dict(d) for d in self.reset_dicts]
-        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
-                            if isinstance(c, type) and n in c.__dict__]
+        owners = ((sys.modules.get(m) if c is None else getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
+        self.reset_attrs = [(o, n, o.__dict__[n]) for o, n in owners if isinstance(o, (type, types.ModuleType)) and n in o.__dict__]
         self.watch()
 
     def adopt(self):
@@ -677,8 +746,8 @@ class Baseline:
             if r.value != self.reset_tags[i]:
                 d = self.reset_dicts[i]
                 d.clear(); d.update(self.reset_snaps[i]); self.reset_tags[i] = r.value
-        for cls, name, value in self.reset_attrs:
-            if cls.__dict__.get(name, _MISSING) is not value: setattr(cls, name, value)
+        for owner, name, value in self.reset_attrs:
+            if owner.__dict__.get(name, _MISSING) is not value: setattr(owner, name, value)
         if self.warnings is not None and self.warnings[0].filters != self.warnings[1]:
             self.warnings[0].filters[:] = self.warnings[1]
             self.warnings[0]._filters_mutated()
@@ -714,7 +783,7 @@ class Baseline:
                 if now == then: continue
                 d, snap = self.dicts[i], self.snaps[i]
                 if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
-                if not same(d, snap): return 'state', 'changed: ' + describe(d)
+                if not same(d, snap): return 'state', 'changed: %s: %s' % (describe(d), ', '.join(map(str, changed_keys(d, snap)))[:80])
                 self.tags[i] = self.readers[i].value
         moved = self.lists.changed()
         if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
@@ -741,6 +810,17 @@ class Baseline:
 TAKEN = []  # the zygote's baseline, once taken
 
 
+# Standard library modules that compile code they generate from identifiers (dataclass fields, namedtuple fields, …),
+# never from a job's text: what they compile is not held to static_taint (it names dunders by design).
+GENERATORS = tuple(os.sep + p for p in ('dataclasses.py', os.path.join('collections', '__init__.py'), 'typing.py', 'enum.py'))
+
+
+def compiled_by_generator():
+    """Whether the code the audit hook was called for is compiled by one of GENERATORS (the hook's caller's caller)."""
+    f = sys._getframe(2)
+    return f is not None and f.f_code.co_filename.endswith(GENERATORS)
+
+
 def take_baseline():
     """The baseline of this zygote's interpreter, taken the first time a reuse process is asked for; every reuse process
     forked after inherits it. Frozen, so that no collection walks it."""
@@ -748,6 +828,11 @@ def take_baseline():
         TAKEN.append(Baseline())
         gc.collect(); gc.freeze()
     return TAKEN[0]
+
+
+def changed_keys(d, snap):
+    """The keys whose binding differs between dict `d` and its snapshot (the first few)."""
+    return [k for k in list(d.keys() | snap.keys()) if d.get(k, _MISSING) is not snap.get(k, _MISSING)][:3]
 
 
 def describe(d):
@@ -777,7 +862,8 @@ class Watch:
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
-        elif event == 'compile' and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None: self.mark('compile')
+        elif event == 'compile' and not compiled_by_generator() and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None:
+            self.mark('compile')
 
     def mark(self, event):
         self.taint = event
@@ -934,62 +1020,6 @@ class Reuser:
         self.state = 'gone'
 
 
-# ---------------- sandfleet_sandbox/tiers.py
-# The zygote tiers (what each preloads) and the choice of one for a job's code.
-#
-# `bare`: what the executor itself imports; `std`: plus the standard library jobs commonly import;
-# `sym`: plus sympy and mpmath; `sci`: plus numpy and scipy too.
-
-import re, sys
-
-# Two scientific tiers: a zygote's size is paid at every job forked from it (page-table entries copied and torn down,
-# refcounts written), and numpy and scipy more than double sympy's (benchmarks/RESULTS.md, "Executor").
-SYM = ('sympy', 'mpmath')
-SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
-# The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper one.
-FALLBACK = {'bare': ('bare',), 'std': ('std', 'bare'), 'sym': ('sym', 'sci', 'std', 'bare'), 'sci': ('sci', 'sym', 'std', 'bare')}
-# The standard library a job commonly imports and bare lacks: preloaded in `std`, not in `bare`, where every job would
-# pay for them at its fork (benchmarks/RESULTS.md, "Executor").
-STD = ('random', 'fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
-       'itertools', 'functools', 'collections', 'math', 'operator', 'array', 'struct', 'hashlib', 'textwrap', 'pprint')
-STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
-STDLIB_AND_SYM = STDLIB | frozenset(SYM)
-# `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...` (group 2)
-IMPORT_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
-
-
-def installed(name):
-    """Whether package `name` can be imported here (found, not imported)."""
-    import importlib.util
-    try: return importlib.util.find_spec(name) is not None
-    except Exception: return False
-
-
-def plan_tiers():
-    """Each tier this sandbox has and what it preloads: `sym` when sympy or mpmath is installed, `sci` when it would hold
-    something `sym` lacks."""
-    planned = {'bare': [], 'std': list(STD), 'sym': [n for n in SYM if installed(n)], 'sci': [n for n in SCI if installed(n)]}
-    if not planned['sym']: del planned['sym']
-    if set(planned['sci']) <= set(planned.get('sym', [])): del planned['sci']
-    return planned
-
-
-def pick_tier(code, tiers, loaded):
-    """The cheapest of the live `tiers` with what `code` imports: `bare` when all of it is in `loaded` (the top-level
-    modules the bare zygote has), `std` when it is the standard library, `sym` when it is that and sympy or mpmath,
-    `sci` otherwise (a tier that is not there falls back as FALLBACK says)."""
-    if 'import' not in code: return 'bare'
-    names = set()
-    for source, group in IMPORT_RE.findall(code):
-        if source: names.add(source.split('.')[0])
-        else: names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
-    if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
-    want = 'bare' if names <= loaded else 'std' if names <= STDLIB else 'sym' if names <= STDLIB_AND_SYM else 'sci'
-    for name in FALLBACK[want]:
-        if name in tiers: return name
-    return 'bare'
-
-
 # ---------------- sandfleet_sandbox/zygote.py
 # A zygote: a warm process of one tier that forks a job process ahead of each job; and the controller's handle on it.
 #
@@ -999,7 +1029,9 @@ def pick_tier(code, tiers, loaded):
 import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
 
 
-# The runner's level for jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm.
+# The runner's level for jobs that name none: with `reuse`, each zygote takes the reuse baseline as it warms (its reuse
+# process is made when a job first asks for one: a long-lived process holds privately the pages it touched, tens of MiB
+# on the scientific tiers, which a tier no job uses need not pay).
 REUSE_AHEAD = os.environ.get('SANDFLEET_ISOLATION') == 'reuse'
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
@@ -1031,6 +1063,7 @@ def warm(tier):
                 sympy.summation(1 / k**2, (k, 1, sympy.oo)); sympy.limit(sympy.sin(x) / x, x, 0); sympy.series(sympy.exp(x), x, 0, 4)
                 sympy.N(sympy.pi, 15); sympy.Matrix([[2, 1], [1, 3]]).det(); sympy.factorint(360); sympy.isprime(2**31 - 1)
                 sympy.nsimplify(0.5); sympy.solve([x + y - 10, x - y - 2], [x, y]); sympy.totient(100)
+                if tier == 'sci': sympy.lambdify(x, x**2)(3)  # lambdify to numpy (and what scipy imports for it)
             except Exception: pass
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
@@ -1040,6 +1073,7 @@ def warm(tier):
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
+    if REUSE_AHEAD and TAGS_WORK: take_baseline()
     gc.collect(); gc.freeze(); gc.disable()
     if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     copy_code_mappings()
@@ -1230,7 +1264,6 @@ class Zygote:
             ms, mods = rest.split(b' ', 1)
             self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
             self.ask()
-            if REUSE_AHEAD and TAGS_WORK: self.ask_reuse()
         elif kind == b'c':
             self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
         elif kind == b'u':
@@ -1437,6 +1470,7 @@ class Controller:
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
+        self.dead = []  # zygotes that died and are not reaped yet
         self.cleanup = Cleanup(WORKDIR, SCRATCH)
         self.ooms = oom_kills()
         # what every tier has: the executor's own imports (a job importing only those runs on bare)
@@ -1467,6 +1501,7 @@ class Controller:
                 kind = z.on_message()
                 if kind is None:
                     self.poller.unregister(fd); del self.by_fd[fd]
+                    self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
                 if kind is None or kind == b'r': self.tell()
             elif fd == self.chan_in:
@@ -1725,6 +1760,10 @@ class Controller:
         z, r = self.after_reuse
         self.after_reuse = None
         self.await_verdict(z, r)
+        if r.state == 'gone' and z.reuser is r:  # retired: it exits; the next job finds it reaped, as a forked job's process
+            until = time.perf_counter() + 1
+            while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+            self.settle()
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r: self.last_clean = r
 
@@ -1757,7 +1796,12 @@ class Controller:
         self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
     def settle(self):
-        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit)."""
+        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the zygotes
+        that died (an OOM kill, a job's kill)."""
+        for pid in list(self.dead):
+            try: reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError: reaped = True
+            if reaped: self.dead.remove(pid)
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
                 z.forget.discard(pid); del z.exits[pid]

@@ -39,6 +39,9 @@ export const CASES: ContaminationCase[] = [
   reused('warnings turned into errors', 'import warnings\nwarnings.simplefilter("error")\nprint("strict")'),
   reused('a new regular expression in re\'s cache', 'import re\nprint(bool(re.compile("contamination-[0-9]+").match("contamination-1")))'),
   reused('linecache poisoned for a library file', 'import linecache, json\nlinecache.cache[json.__file__] = (1, None, ["POISONED\\n"], json.__file__)\nprint("poisoned")'),
+  reused('a dataclass and a namedtuple made (their code generated and compiled)', 'from dataclasses import dataclass\nfrom collections import namedtuple\n@dataclass\nclass P:\n    x: int\n    y: int = 2\nQ = namedtuple("Q", "a b")\nprint(P(1), Q(1, 2))'),
+  reused('sympy lambdify to numpy (its counter moves)', 'import sympy as sp\nx = sp.symbols("x")\nprint(sp.lambdify(x, x**2)(3))'),
+  reused('plain names that are also module names', 'code = 3\ndis = 4\nsite = "s"\nprint(code + dis, site)'),
   reused('sympy Dummy symbols made (their counter moves)', 'import sympy\nprint([sympy.Dummy("d%d" % i).dummy_index > 0 for i in range(3)])'),
   // ── module and class state: the check finds it ──
   retired('math.pi written', 'import math\nmath.pi = 3\nprint(math.pi)', 'state'),
@@ -58,6 +61,7 @@ export const CASES: ContaminationCase[] = [
   retired('the recursion limit', 'import sys\nsys.setrecursionlimit(150)\nprint(sys.getrecursionlimit())', 'setting'),
   retired('the standard stream reconfigured', 'import sys\nsys.stdout.reconfigure(line_buffering=True)\nprint("line")', 'setting'),
   retired('a module imported that no tier preloads', 'import wave\nprint(wave.WAVE_FORMAT_PCM)', 'import'),
+  retired('dynamic code that names what the check cannot follow, through sympify', 'import sympy\nprint(sympy.sympify("__imp" + "ort__(\'os\').getpid() > 0"))', 'taint'),
   retired('a thread object made (its name counter moves)', 'import sympy, threading\nt = threading.Thread(target=print)\nprint(t.name)', 'counter'),
   // ── the process: the check finds it, or the job ends as a forked one ──
   retired('a thread left running', 'import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\nprint("started")', 'taint'),

@@ -78,6 +78,7 @@ class Controller:
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
+        self.dead = []  # zygotes that died and are not reaped yet
         self.cleanup = Cleanup(WORKDIR, SCRATCH)
         self.ooms = oom_kills()
         # what every tier has: the executor's own imports (a job importing only those runs on bare)
@@ -108,6 +109,7 @@ class Controller:
                 kind = z.on_message()
                 if kind is None:
                     self.poller.unregister(fd); del self.by_fd[fd]
+                    self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
                 if kind is None or kind == b'r': self.tell()
             elif fd == self.chan_in:
@@ -366,6 +368,10 @@ class Controller:
         z, r = self.after_reuse
         self.after_reuse = None
         self.await_verdict(z, r)
+        if r.state == 'gone' and z.reuser is r:  # retired: it exits; the next job finds it reaped, as a forked job's process
+            until = time.perf_counter() + 1
+            while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+            self.settle()
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r: self.last_clean = r
 
@@ -398,7 +404,12 @@ class Controller:
         self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
     def settle(self):
-        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit)."""
+        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the zygotes
+        that died (an OOM kill, a job's kill)."""
+        for pid in list(self.dead):
+            try: reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError: reaped = True
+            if reaped: self.dead.remove(pid)
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
                 z.forget.discard(pid); del z.exits[pid]

@@ -15,6 +15,7 @@ import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, mars
 
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
+from .tiers import IMPORT_RE
 from .job import _exit, _dumps, _set_handler, _SIGTERM, _write, end_as_script, flush_and_die, flush_std, fresh_main, fresh_stdin, read_exactly, read_job, run_job
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -31,36 +32,48 @@ SAFE_DUNDERS = (
     'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
     'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
 )
+# Modules whose import alone reaches what the check cannot follow (frames, objects by traversal, C memory, pickled
+# callables, C-level registries, the process's hard limits).
+STATIC_MODULES = frozenset((
+    'ctypes', '_ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
+    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site', 'pickle', 'cPickle', '_pickle', 'marshal',
+    'shelve', 'copyreg', 'dill', 'cloudpickle', 'weakref', '_weakref', 'resource', 'codecs', '_codecs',
+))
+# Names that reach it wherever they appear: attributes by computed name, dynamic code, frames and code objects,
+# functions and modules built by hand, finalizers, hooks, registries, limits and signals kept outside Python objects.
 STATIC_NAMES = (
-    'ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
-    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint',
-    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site',
-    'pickle', 'cPickle', 'marshal', 'shelve', 'copyreg', 'dill', 'cloudpickle', 'attrgetter', 'methodcaller',
-    'Formatter', 'weakref', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
-    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame',
-    'cr_code', 'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'codecs',
-    'resource', 'setrlimit', 'prlimit', 'siginterrupt', 'set_wakeup_fd', 'pthread_kill',
-    'init_printing', 'init_session', 'set_global_settings',
+    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint', 'attrgetter',
+    'methodcaller', 'Formatter', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
+    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
+    'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
+    'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
 )
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
 
 def static_taint(code):
-    """What in `code` keeps it from a reuse process (the text matched), or None: it may run there."""
-    m = STATIC.search(code) if isinstance(code, str) else None
-    return None if m is None else m.group(0)[:64]
+    """What in `code` keeps it from a reuse process (the text matched, or `import M`), or None: it may run there."""
+    if not isinstance(code, str): return None
+    m = STATIC.search(code)
+    if m is not None: return m.group(0)[:64]
+    if 'import' in code:
+        for source, group in IMPORT_RE.findall(code):
+            for name in [source] if source else [part.split()[0] for part in group.split(',') if part.strip()]:
+                if name.split('.')[0] in STATIC_MODULES: return 'import ' + name.split('.')[0]
+    return None
 
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
 # child to join at its end): the process then ends after the job, as a forked one does. An attribute set or deleted
 # where the dicts' tags do not see it (a function's code or defaults, a class's name or bases, an object's class) taints
 # when its object is one the baseline watches; libraries do it to the objects they make for a job (namedtuple,
-# dataclasses). Frames and code objects reach a job only through names static_taint refuses.
+# dataclasses). Frames, code objects and functions built from them reach a job only through names static_taint refuses
+# (a library builds them for its own ends: sympy's lambdify).
 TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
                     'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
                     'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'code.__new__', 'function.__new__', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
+                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
                     'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
@@ -68,8 +81,8 @@ TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 # zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes it.
 RESET_DICTS = (('linecache', 'cache'), ('re', '_cache'), ('warnings', 'onceregistry'), ('sympy.polys.rings', '_ring_cache'),
                ('sympy.polys.fields', '_field_cache'), ('typing', '_caches'))
-# Class counters a job moves by making objects (sympy's Dummy symbols): set back after each job.
-RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'),)
+# Counters a job moves by making objects, set back after each job: (module, class or None for the module's own, name).
+RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'), ('sympy.utilities.lambdify', None, '_lambdify_generated_counter'))
 
 MAX_JOBS = 5000          # a process retires after this many jobs (fragmentation; caches that only grow)
 MAX_GROWTH = 96 << 20    # or once it holds this much more memory than at its baseline
@@ -229,8 +242,8 @@ class Baseline:
         self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
         self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
         self.reset_snaps = [dict(d) for d in self.reset_dicts]
-        self.reset_attrs = [(c, n, c.__dict__[n]) for c, n in ((getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
-                            if isinstance(c, type) and n in c.__dict__]
+        owners = ((sys.modules.get(m) if c is None else getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
+        self.reset_attrs = [(o, n, o.__dict__[n]) for o, n in owners if isinstance(o, (type, types.ModuleType)) and n in o.__dict__]
         self.watch()
 
     def adopt(self):
@@ -311,8 +324,8 @@ class Baseline:
             if r.value != self.reset_tags[i]:
                 d = self.reset_dicts[i]
                 d.clear(); d.update(self.reset_snaps[i]); self.reset_tags[i] = r.value
-        for cls, name, value in self.reset_attrs:
-            if cls.__dict__.get(name, _MISSING) is not value: setattr(cls, name, value)
+        for owner, name, value in self.reset_attrs:
+            if owner.__dict__.get(name, _MISSING) is not value: setattr(owner, name, value)
         if self.warnings is not None and self.warnings[0].filters != self.warnings[1]:
             self.warnings[0].filters[:] = self.warnings[1]
             self.warnings[0]._filters_mutated()
@@ -348,7 +361,7 @@ class Baseline:
                 if now == then: continue
                 d, snap = self.dicts[i], self.snaps[i]
                 if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
-                if not same(d, snap): return 'state', 'changed: ' + describe(d)
+                if not same(d, snap): return 'state', 'changed: %s: %s' % (describe(d), ', '.join(map(str, changed_keys(d, snap)))[:80])
                 self.tags[i] = self.readers[i].value
         moved = self.lists.changed()
         if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
@@ -375,6 +388,17 @@ class Baseline:
 TAKEN = []  # the zygote's baseline, once taken
 
 
+# Standard library modules that compile code they generate from identifiers (dataclass fields, namedtuple fields, …),
+# never from a job's text: what they compile is not held to static_taint (it names dunders by design).
+GENERATORS = tuple(os.sep + p for p in ('dataclasses.py', os.path.join('collections', '__init__.py'), 'typing.py', 'enum.py'))
+
+
+def compiled_by_generator():
+    """Whether the code the audit hook was called for is compiled by one of GENERATORS (the hook's caller's caller)."""
+    f = sys._getframe(2)
+    return f is not None and f.f_code.co_filename.endswith(GENERATORS)
+
+
 def take_baseline():
     """The baseline of this zygote's interpreter, taken the first time a reuse process is asked for; every reuse process
     forked after inherits it. Frozen, so that no collection walks it."""
@@ -382,6 +406,11 @@ def take_baseline():
         TAKEN.append(Baseline())
         gc.collect(); gc.freeze()
     return TAKEN[0]
+
+
+def changed_keys(d, snap):
+    """The keys whose binding differs between dict `d` and its snapshot (the first few)."""
+    return [k for k in list(d.keys() | snap.keys()) if d.get(k, _MISSING) is not snap.get(k, _MISSING)][:3]
 
 
 def describe(d):
@@ -411,7 +440,8 @@ class Watch:
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
-        elif event == 'compile' and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None: self.mark('compile')
+        elif event == 'compile' and not compiled_by_generator() and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None:
+            self.mark('compile')
 
     def mark(self, event):
         self.taint = event

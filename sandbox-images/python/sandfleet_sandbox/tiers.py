@@ -47,6 +47,7 @@ def pick_tier(code, tiers, loaded):
         if source: names.add(source.split('.')[0])
         else: names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
     if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
+    if 'lambdify' in code: names.add('numpy')  # sympy's lambdify imports numpy when it is installed
     want = 'bare' if names <= loaded else 'std' if names <= STDLIB else 'sym' if names <= STDLIB_AND_SYM else 'sci'
     for name in FALLBACK[want]:
         if name in tiers: return name

@@ -18,15 +18,18 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     'from collections import namedtuple\nP = namedtuple("P", "x y")\nprint(P(1, 2))',
     'import numpy as np\nprint(np.arange(4) @ np.arange(4))',
     'import random, decimal\nrandom.seed(3)\ndecimal.getcontext().prec = 5\nprint(decimal.Decimal(1) / 7)',
-    'code_length = 3\nfp = 1\nprint(code_length + fp)',
+    'code = 3\ndis = abs(2 - 5)\nsite = "a"\nfp = 1\nprint(code + dis + fp, site)',  # module names as plain names
+    'from collections import Counter\nimport sympy.core\nprint(Counter("aab"))',
 ])
 def test_ordinary_code_may_run_in_a_reuse_process(code):
     assert static_taint(code) is None
 
 
 @pytest.mark.parametrize('code, why', [
-    ('import ctypes', 'ctypes'),
-    ('import gc\ngc.get_objects()', 'gc'),
+    ('import ctypes', 'import ctypes'),
+    ('import gc\ngc.get_objects()', 'import gc'),
+    ('import os, ctypes.util', 'import ctypes'),
+    ('from importlib import import_module', 'import importlib'),
     ('getattr(obj, name)', 'getattr'),
     ('print(object.__subclasses__())', '__subclasses__'),
     ('x = ().__class__', '__class__'),
@@ -35,8 +38,8 @@ def test_ordinary_code_may_run_in_a_reuse_process(code):
     ('try: 1/0\nexcept Exception as e: e.__traceback__', '__traceback__'),
     ('import sys\nf = sys.exc_info()[2].tb_frame', 'tb_frame'),
     ('exec("print(1)")', 'exec'),
-    ('import resource', 'resource'),
-    ('import builtins', 'builtins'),
+    ('import resource', 'import resource'),
+    ('import builtins', 'import builtins'),
     ('from collections.abc import Sequence\nSequence.register(dict)', 'register'),
     ('import sympy\nsympy.init_printing()', 'init_printing'),
     ('class A:\n    def __del__(self): pass', '__del__'),
