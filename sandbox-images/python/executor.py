@@ -221,7 +221,7 @@ _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps
 # A job process sets its SIGTERM handler through the C function: `signal.signal` wraps it in Python that turns the old
 # handler into an enum member, which touches objects enough to cost each job dozens of copy-on-write faults
 # (benchmarks/RESULTS.md, issue 21's before and after).
-_set_handler, _SIGTERM = _signal.signal, int(signal.SIGTERM)
+_set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.SIG_DFL
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
 import builtins
@@ -263,12 +263,26 @@ def fresh_stdin():
 
 def flush_and_die(signum, frame):
     """SIGTERM (the controller's, at the job's deadline): writes out what Python's streams hold, then dies of the
-    signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come."""
+    signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come (see
+    handle_sigterm)."""
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try: s.flush()
         except BaseException: pass
-    signal.signal(signum, signal.SIG_DFL)
+    _set_handler(signum, _SIG_DFL)
     _kill(os.getpid(), signum)
+
+
+def default_sigterm():
+    _set_handler(_SIGTERM, _SIG_DFL)
+
+
+def handle_sigterm():
+    """The job process's SIGTERM handler, set as its job comes (a spare still waiting dies of a SIGTERM at once). The
+    processes the job forks get SIGTERM's default back, as a script's children have it: a handler in Python runs only
+    between bytecodes, and a child stuck in C (one forked while another thread held a lock: multiprocessing's pool
+    does, and terminates its workers with SIGTERM) would never die of it."""
+    _set_handler(_SIGTERM, flush_and_die)
+    os.register_at_fork(after_in_child=default_sigterm)
 
 
 def finish():
@@ -307,7 +321,7 @@ def child():
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
-    _set_handler(_SIGTERM, flush_and_die)
+    handle_sigterm()
     try:
         status, report = run_job(*marshal.loads(payload)[:4])
         if report: _write(3, _dumps(report).encode())
@@ -882,7 +896,7 @@ def reuse_child():
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     null = os.open('/dev/null', os.O_RDWR)
     stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up
-    _set_handler(_SIGTERM, flush_and_die)
+    handle_sigterm()
     gc.enable()  # as in every job (the zygote keeps its collector off)
     watch = Watch()
     base = take_baseline().adopt()

@@ -16,7 +16,7 @@ import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, mars
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
 from .tiers import IMPORT_RE
-from .job import _exit, _dumps, _set_handler, _SIGTERM, _write, end_as_script, flush_and_die, flush_std, fresh_main, fresh_stdin, read_exactly, read_job, run_job
+from .job import _exit, _dumps, _write, end_as_script, flush_std, handle_sigterm, fresh_main, fresh_stdin, read_exactly, read_job, run_job
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
 # executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but
@@ -460,7 +460,7 @@ def reuse_child():
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     null = os.open('/dev/null', os.O_RDWR)
     stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up
-    _set_handler(_SIGTERM, flush_and_die)
+    handle_sigterm()
     gc.enable()  # as in every job (the zygote keeps its collector off)
     watch = Watch()
     base = take_baseline().adopt()
