@@ -184,7 +184,6 @@ class Controller:
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced')
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
-        payload = None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
@@ -201,12 +200,17 @@ class Controller:
                     self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
                 nonce = os.urandom(12).hex()
-                try: self.limit_reuse(r, job)
+                try:
+                    self.limit_reuse(r, job)
+                    if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
+                    self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
+                except (ProcessLookupError, BrokenPipeError):  # it died while idle (a job of another tier killed it): the job runs forked
+                    self.drop(z, r, 'exit', 'the process ended between jobs')
+                    r, refused = None, 'warming'
+                    continue
                 except (OSError, ValueError):  # a limit it lowered cannot be raised
                     self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
                     return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
-                if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
-                self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
                 r.begin(nonce)
                 self.running = r  # its own, until its job is answered: settle leaves it to this
                 break

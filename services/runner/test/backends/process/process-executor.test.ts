@@ -102,3 +102,20 @@ test('executor: a job that kills its zygote is answered killed with retire; that
     assert.deepEqual([last.status, last.tier, last.stdout], ['ok', 'std', '3/2\n'], 'with both gone, the import runs in the job')
   })
 })
+
+nodeTest('executor (reuse): a reuse process killed while idle is dropped; the job meant for it runs forked and the next ones reused again', async () => {
+  level = 'reuse'
+  await withSandbox(async (run) => {
+    const std = 'import fractions\nprint(fractions.Fraction(1, 3))'
+    const until = Date.now() + 60_000
+    while ((await run(std)).isolation !== 'reuse') assert.ok(Date.now() < until, 'std\'s reuse process never came')
+    // A job on another tier (bare, forked: it names os.kill's module) kills every child of every zygote but itself.
+    const killer = await run(['import os, signal', 'def ppid(p): return int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])',
+      'me, controller = os.getpid(), ppid(os.getppid())', 'zygotes = [p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if ppid(p) == controller]',
+      'for p in map(int, filter(str.isdigit, os.listdir("/proc"))):', '    if p != me and ppid(p) in zygotes: os.kill(p, signal.SIGKILL)', 'print("killed")'].join('\n'), { isolation: 'fork' })
+    assert.deepEqual([killer.status, killer.stdout], ['ok', 'killed\n'], killer.stderr)
+    const next = await run(std)
+    assert.deepEqual([next.status, next.stdout], ['ok', '1/3\n'], JSON.stringify(next))
+    while ((await run(std)).isolation !== 'reuse') assert.ok(Date.now() < until, 'no reuse process came back')
+  })
+})
