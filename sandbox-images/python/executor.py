@@ -440,16 +440,18 @@ def pick_tier(code, tiers, loaded):
 # ---------------- sandfleet_sandbox/reuse.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
 #
-# A reuse process is forked by its zygote like a spare; before its first job it takes a Baseline of everything a job could
-# change: the process (threads, children, descriptors, environment, umask, rlimits, scheduling, signal handlers, mask,
-# pending signals, timers, process group) and the interpreter (its settings, `sys.modules`, and the state reachable from
-# every module within two steps: the dicts of modules, classes, functions and objects by their version tags, lists and
-# sets by the identity of their items, locks and counters). After a job it drops the job's objects, puts back what the job
-# owns by design (the caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists
-# that only grew) and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
+# A reuse process is forked by its zygote like a spare, and runs one job after another. Its Baseline is everything a job
+# could change: the interpreter's part (its settings, `sys.modules`, and the state reachable from every module within two
+# steps: the dicts of modules, classes, functions and objects by their version tags, lists and sets by the identity of
+# their items, locks and counters), taken once by the zygote and shared by every reuse process it forks, and the
+# process's part (threads, children, descriptors, umask, rlimits, scheduling, signal handlers, mask, timers, process
+# group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
+# caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
+# and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
 # reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
 # that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
-# job as a forked one does: threads joined, atexit handlers run, exit.
+# job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
+# another process could do to it (rlimits, scheduling, pending signals).
 
 import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, sys, types
 
@@ -509,8 +511,8 @@ def static_taint(code):
 TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
                     'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
                     'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter', 'sys.set_asyncgen_hooks_finalizer',
-                    'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter',
+                    'sys.set_asyncgen_hooks_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
 # Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
@@ -836,8 +838,8 @@ def compiled_by_generator():
 
 
 def take_baseline():
-    """The baseline of this zygote's interpreter, taken the first time a reuse process is asked for; every reuse process
-    forked after inherits it. Frozen, so that no collection walks it."""
+    """The baseline of this zygote's interpreter, taken as it warms (the runner's default level is reuse) or when a reuse
+    process is first asked for; every reuse process forked after inherits it. Frozen, so that no collection walks it."""
     if not TAKEN:
         TAKEN.append(Baseline())
         gc.collect(); gc.freeze()
