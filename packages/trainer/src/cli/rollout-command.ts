@@ -10,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { SandfleetClient } from '@sandfleet/client'
-import { commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+import { commandHelp, defineCommand, parseCommandLine, type IsolationLevel } from '@sandfleet/protocol'
 import { ADVANTAGE_METHODS, ADVANTAGE_STDS, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
 import { ROC_MODES, type RocMode } from '../algo/grpo-roc.ts'
 import { renderChatml } from '../engine/chatml.ts'
@@ -66,6 +66,7 @@ export const ROLLOUT_COMMAND = defineCommand({
     style: { type: 'string', choices: ['rstar2', 'verl', 'output-fence'], help: 'tool-result style (default rstar2)' },
     template: { type: 'string', choices: ['chatml', 'inline'], help: 'turn template (default chatml for hermes, else inline)' },
     'tool-timeout-ms': { type: 'integer', min: 1, placeholder: 'MS', help: 'timeout of each tool call (default 5000)' },
+    isolation: { type: 'string', choices: ['fork', 'reuse'], help: 'isolation level of each tool call (default: the fleet runner\'s)' },
     system: { type: 'string', placeholder: 'TEXT|@FILE', help: 'system prompt' },
     'user-template': { type: 'string', placeholder: 'TEXT|@FILE', help: 'each user turn, {problem} replaced by its text' },
     limit: { type: 'integer', min: 0, placeholder: 'N', help: 'first N prompts only' },
@@ -199,6 +200,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
         maxResponseTokens: values.maxResponseTokens ?? preset?.maxResponseTokens ?? 8192,
         ...episodeLimits,
         timeoutMs: values.toolTimeoutMs ?? 5000,
+        ...(values.isolation === undefined ? {} : { isolation: values.isolation as IsolationLevel }),
         sampling: { temperature: values.temperature ?? 1, ...defined({ topP: values.topP, seed: values.seed }) }
       },
       onRecord: async (r) => {

@@ -4,7 +4,7 @@
  * the model, and keep every call's status (`parse_error` for a call that could not run as
  * written). Nothing here throws but an abort.
  */
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { failedResult, type ExecRequest, type ExecResult, type IsolationLevel } from '@sandfleet/protocol'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { formatToolResult, type ResultStyle, type TruncateOptions } from '../tools/format.ts'
 import { DEFAULT_TOOL_NAMES, type ToolCall } from '../tools/parse.ts'
@@ -20,6 +20,8 @@ export interface ToolStepOptions {
   /** Time limit of one call in the sandbox, ms (default 5000). */
   timeoutMs?: number
   memoryMb?: number
+  /** Isolation level of each call (default: the runner's): `reuse` for the trainer's own rollouts (README, "Isolation levels"). */
+  isolation?: IsolationLevel
   /** Result style (default `rstar2`). */
   style?: ResultStyle
   /** Truncation of one result (default 2000 characters, both ends kept: `middle`). */
@@ -31,7 +33,14 @@ export interface ToolStepOptions {
 }
 
 async function runOne (fleet: ToolExecutor, call: ToolCall & { ok: true }, options: ToolStepOptions, signal?: AbortSignal): Promise<ExecResult> {
-  const req: ExecRequest = { language: 'python', code: call.code, stdin: call.stdin, timeout_ms: options.timeoutMs ?? 5000, ...(options.memoryMb ? { memory_mb: options.memoryMb } : {}) }
+  const req: ExecRequest = {
+    language: 'python',
+    code: call.code,
+    stdin: call.stdin,
+    timeout_ms: options.timeoutMs ?? 5000,
+    ...(options.memoryMb ? { memory_mb: options.memoryMb } : {}),
+    ...(options.isolation === undefined ? {} : { isolation: options.isolation })
+  }
   try {
     return await fleet.execute(req, signal ? { signal } : {})
   } catch (err) {

@@ -203,3 +203,14 @@ test('an unknown tool name is a tool error fed back to the model, never run as P
     assert.deepEqual(named.toolCalls.map((c) => c.status), ['ok'], 'a name the caller declares runs')
   })
 })
+
+test('an episode\'s tool calls carry its isolation level, and none when it names none (the runner\'s default)', async () => {
+  const script: Script = (ctx) => ctx.turn === 0 ? call('print(2**3)') : 'So <answer>\\boxed{8}</answer>'
+  const levels: Array<string | undefined> = []
+  const recording: FakeBehavior = (req, ctx) => { levels.push(req.isolation); return byCode(req, ctx) }
+  await withRig(script, async (engine, client) => {
+    await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: '2^3?' }], isolation: 'reuse' })
+    await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: '2^3?' }] })
+  }, recording)
+  assert.deepEqual(levels, ['reuse', undefined])
+})
