@@ -8,13 +8,16 @@
  *   latency counts from its scheduled send time, so queueing shows.
  * Every answer goes through the {@link Ledger}; a closed or open run stops sending at its end and
  * waits for every request out (so nothing is lost by the harness). A sample of the counts every
- * `sampleMs` gives the charts and the live progress.
+ * `sampleMs` (and, in a step, at each fiftieth of its calls answered) gives the charts and the live progress.
  */
 import { randomBytes } from 'node:crypto'
 import { Pool } from 'undici'
 import type { BenchCall } from '../workloads/calls.ts'
 import { Ledger, type Accounting } from './ledger.ts'
 import type { Answer, TaggedCall, Target } from './targets.ts'
+
+/** Samples a step takes by progress, besides its timer's: one each time another fiftieth of its calls is answered. */
+export const SAMPLES_BY_PROGRESS = 50
 
 /** How a run sends. */
 export interface Plan {
@@ -107,6 +110,14 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
   }
   sample()
   const sampler = setInterval(sample, plan.sampleMs)
+  // A step also samples by progress, so its charts hold points however fast it runs (one that ends within a timer's
+  // period would have only its first and last).
+  const every = plan.mode === 'step' ? Math.max(1, Math.ceil(plan.calls / SAMPLES_BY_PROGRESS)) : Infinity
+  let nextAt = every
+  const answered = (): void => {
+    if (ledger.answered >= nextAt) { nextAt = (Math.floor(ledger.answered / every) + 1) * every; sample() }
+    plan.onAnswer?.(ledger.answered)
+  }
 
   let sent = 0
   /** The next request's calls, registered in the ledger. */
@@ -126,12 +137,12 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
       if (at !== undefined && !seen[a.position] && (a.nonce === undefined || a.nonce === at.tagged.nonce)) { seen[a.position] = 1; outstanding-- }
       ledger.answer(at?.index, a, performance.now() - from)
       lastAnswer = performance.now()
-      plan.onAnswer?.(ledger.answered)
+      answered()
     }
     const failRest = (status: string): void => {
       group.forEach((g, i) => { if (!seen[i]) { seen[i] = 1; outstanding--; ledger.fail(g.index, status, performance.now() - from) } })
       lastAnswer = performance.now()
-      plan.onAnswer?.(ledger.answered)
+      answered()
     }
     try {
       const res = await pool.request({ path: target.path, method: 'POST', headers, body: target.body(group.map((g) => g.tagged)) })

@@ -74,6 +74,7 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
   assert.ok(run.stderr.split('\n').filter((l) => l.includes(' done ')).length <= 3, `no flood of progress lines off a terminal:\n${run.stderr}`)
   const report = JSON.parse(run.stdout)
   assert.deepEqual([report.accounting.calls, report.accounting.right, report.accounting.lost, report.accounting.duplicated], [120, 120, 0, 0])
+  assert.ok(report.samples.length >= 40, `a step samples each time a fiftieth of its calls (3 here) is answered, however fast it ends: ${report.samples.length} samples`)
   assert.deepEqual(report.thresholds.map((t: { text: string, passed: boolean }) => [t.text, t.passed]), [['wrong==0', true], ['p50<0', false]])
   assert.match(readFileSync(`${out}.md`, 'utf8'), /\| answered right \| 120 \|/)
   const html = readFileSync(`${out}.html`, 'utf8')
