@@ -35,6 +35,11 @@ export interface ExecutorChannelOptions {
 
 interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void, askedReuse: boolean }
 
+/** A reason the executor gives, as a metric's label: one short word of its closed set, else `other`. */
+function label (reason: unknown): string {
+  return typeof reason === 'string' && /^[a-z_]{1,24}$/.test(reason) ? reason : 'other'
+}
+
 function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
   return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
 }
@@ -133,13 +138,13 @@ export class ExecutorChannel {
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
         if (frame.isolation === 'fork' || frame.isolation === 'reuse') {
           outcome.isolation = frame.isolation
-          if (p.askedReuse) this.options.events?.reuse?.({ kind: 'ran', level: frame.isolation, refused: typeof frame.reuse_refused === 'string' ? frame.reuse_refused : undefined })
+          if (p.askedReuse) this.options.events?.reuse?.({ kind: 'ran', level: frame.isolation, refused: frame.reuse_refused === undefined ? undefined : label(frame.reuse_refused) })
         }
         p.resolve(outcome)
         return
       }
       case 'retired':
-        this.options.events?.reuse?.({ kind: 'retired', reason: String(frame.reason) })
+        this.options.events?.reuse?.({ kind: 'retired', reason: label(frame.reason) })
         return
       case 'ready':
         this.readyFrame = frame as ReadyFrame
