@@ -453,7 +453,7 @@ def pick_tier(code, tiers, loaded):
 # job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 # another process could do to it (rlimits, scheduling, pending signals).
 
-import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, sys, types
+import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, select, sys, types
 
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -1024,6 +1024,12 @@ class Reuser:
 
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
+
+    def gone(self):
+        """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
+        p = select.poll()
+        p.register(self.pidfd, select.POLLIN)
+        return bool(p.poll(0))
 
     def kill(self):
         try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
@@ -1599,6 +1605,9 @@ class Controller:
                 result['waited_ms'] = job['wait_ms']
                 return result
             r = self.reuser_for(z) if reuse and refused is None else None
+            if r is not None and r.gone():  # killed while idle (a job of another tier can): the job runs forked
+                self.drop(z, r, 'exit', 'the process ended between jobs')
+                r = None
             if reuse and refused is None and r is None: refused = 'warming'
             if r is not None:
                 pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)

@@ -191,6 +191,9 @@ class Controller:
                 result['waited_ms'] = job['wait_ms']
                 return result
             r = self.reuser_for(z) if reuse and refused is None else None
+            if r is not None and r.gone():  # killed while idle (a job of another tier can): the job runs forked
+                self.drop(z, r, 'exit', 'the process ended between jobs')
+                r = None
             if reuse and refused is None and r is None: refused = 'warming'
             if r is not None:
                 pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)

@@ -13,7 +13,7 @@ that reaches it while a job runs (TAINTS, seen by an audit hook no job can remov
 job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 another process could do to it (rlimits, scheduling, pending signals).
 """
-import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, sys, types
+import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, select, sys, types
 
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
@@ -588,6 +588,12 @@ class Reuser:
 
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
+
+    def gone(self):
+        """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
+        p = select.poll()
+        p.register(self.pidfd, select.POLLIN)
+        return bool(p.poll(0))
 
     def kill(self):
         try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
