@@ -13,8 +13,9 @@
  * | (a `cpp` submission: not run) | false | internal_error |
  *
  * `success` is `run_success` and, when `expected_output` is given, stdout equal to it (both
- * stripped of surrounding whitespace). `cost` is the run time in seconds. stdout is cut at
- * `stdoutChars` characters (code-judge's 1,000 by default), and the cut is said in stderr.
+ * stripped of surrounding whitespace). `cost` is the run time in seconds. The stdout of a run
+ * that timed out ends with {@link CJ_TIMEOUT_LINE}, as code-judge's wrapper prints it. stdout is
+ * cut at `stdoutChars` characters (code-judge's 1,000 by default), and the cut is said in stderr.
  */
 import { randomUUID } from 'node:crypto'
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
@@ -23,6 +24,12 @@ import type { ModelSpec } from './fastapi-errors.ts'
 import type { JudgeResult, REASONS, RunResult } from './code-judge-schemas.ts'
 
 export type { BatchResult, JudgeResult, RunResult } from './code-judge-schemas.ts'
+
+/**
+ * What code-judge's wrapper around a submission prints to stdout when its time limit fires (its
+ * alarm handler, before it kills the run): its clients and its own tests look for it.
+ */
+export const CJ_TIMEOUT_LINE = 'Suicide from timeout.\n'
 
 /** code-judge's `reason` values. */
 export type Reason = typeof REASONS[number]
@@ -117,7 +124,7 @@ export function cutChars (text: string, chars: number): [string, boolean] {
 export function toRunResult (sub: Submission, result: ExecResult, stdoutChars = Infinity): RunResult {
   const runSuccess = result.status === 'ok'
   const expected = sub.expected_output
-  const [stdout, cut] = cutChars(result.stdout, stdoutChars)
+  const [stdout, cut] = cutChars(result.status === 'timeout' ? result.stdout + CJ_TIMEOUT_LINE : result.stdout, stdoutChars)
   return {
     sub_id: sub.sub_id ?? randomUUID(),
     success: runSuccess && (expected == null || outputMatches(result.stdout, expected)),

@@ -142,6 +142,28 @@ for (const [status, reason] of reasons) {
   })
 }
 
+test('the stdout of a run that timed out ends with the line code-judge\'s wrapper prints, cut with the rest', async () => {
+  for (const [stdoutChars, expected] of [[undefined, 'before\nSuicide from timeout.\n'], [10, 'before\nSui']] as const) {
+    const one = Fastify()
+    try {
+      const result: ExecResult = { ...failedResult('timeout', 'Timeout', 'the run exceeded timeout_ms=1000'), stdout: 'before\n' }
+      await one.register(codeJudgeCompat, { execute: async () => result, executeBatch: async (r) => r.map(() => result), status: () => ({ queue: 0, num_workers: 1 }), ...(stdoutChars === undefined ? {} : { limits: { stdoutChars } }) })
+      const run = (await one.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: 'x' } })).json()
+      assert.deepEqual([run.stdout, run.reason], [expected, 'worker_timeout'])
+      const batch = (await one.inject({ method: 'POST', url: '/run/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }] } })).json()
+      assert.equal(batch.results[0].stdout, expected)
+      const judge = (await one.inject({ method: 'POST', url: '/judge', payload: { type: 'python', solution: 'x', expected_output: 'before' } })).json()
+      assert.deepEqual([judge.stdout, judge.success], [undefined, false])
+    } finally { await one.close() }
+  }
+  const ok = Fastify()
+  try {
+    await ok.register(codeJudgeCompat, { execute: runPython, executeBatch: async () => [], status: () => ({ queue: 0, num_workers: 1 }) })
+    const run = (await ok.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: 'print("fine")' } })).json()
+    assert.equal(run.stdout, 'fine\n', 'only a timeout gets the line')
+  } finally { await ok.close() }
+})
+
 test('a batch whose execution path throws answers internal_error for each item, not a 500', async () => {
   const one = Fastify()
   try {
