@@ -478,6 +478,7 @@ test('fetch_files through links out of the work dir (into the controller\'s own 
   assert.equal(r.status, 'ok', JSON.stringify(r))
   assert.deepEqual(Object.keys(r.files), ['real.txt'])
   assert.equal(Buffer.from(r.files['real.txt'], 'base64').toString(), 'mine')
+  assert.deepEqual(Object.keys(r.fetch_errors ?? {}).sort(), ['env', 'fifo', 'me/environ', 'me/maps', 'me/mem', 'missing'], JSON.stringify(r.fetch_errors))
   await assertHealthy('fetch through links')
 })
 

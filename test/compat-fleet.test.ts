@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { call, post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 let fleet: TestFleet
-before(async () => { fleet = await startFleet(['compat-a']) })
+// code-judge's time limit shortened, so its timeout test takes 3 s, not 10
+before(async () => { fleet = await startFleet(['compat-a'], {}, { codeJudgeTimeoutMs: 3000 }) })
 after(async () => { await fleet?.close() })
 
 test('SandboxFusion /run_code: a verl-shaped request runs for real; a timeout is TimeLimitExceeded', async () => {
@@ -49,6 +50,23 @@ test('SandboxFusion /run_jupyter: a matplotlib figure comes back as image/png, a
   assert.equal(res.body.cells[0].stderr, '', 'plt.show() under Agg warns nothing')
   assert.deepEqual(res.body.cells[1].display, [{ 'text/plain': '0' }], 'shown figures are closed')
   assert.equal(res.body.cells[2].display[0]['text/html'], '<b>t</b>')
+})
+
+test('SandboxFusion\'s test_python_fetch_files, its request and assertions: a.txt and /mnt/b come back', async () => {
+  const { status, body } = await post(`${fleet.url}/run_code`, { language: 'python', code: 'open("a.txt", "w").write("secret"); open("/mnt/b", "w").write("sauce");', run_timeout: 5, fetch_files: ['a.txt', '/mnt/b'] })
+  assert.equal(status, 200)
+  assert.deepEqual([body.status, body.run_result.status], ['Success', 'Finished'], JSON.stringify(body))
+  assert.equal(Buffer.from(body.files['a.txt'], 'base64').toString(), 'secret')
+  assert.equal(Buffer.from(body.files['/mnt/b'], 'base64').toString(), 'sauce')
+})
+
+test('code-judge\'s test_python_timeout, its request and assertions: worker_timeout, and /run\'s stdout is its wrapper\'s line', async () => {
+  for (const type of ['judge', 'run']) {
+    const { status, body } = await post(`${fleet.url}/${type}`, { type: 'python', solution: 'from time import sleep\nsleep(10)', input: 'a', expected_output: 'a' })
+    assert.equal(status, 200)
+    assert.deepEqual([body.success, body.run_success, body.reason], [false, false, 'worker_timeout'], JSON.stringify(body))
+    if (type === 'run') assert.equal(body.stdout.trim(), 'Suicide from timeout.')
+  }
 })
 
 test('code-judge /run/batch and /judge run for real; /status reports the fleet', async () => {

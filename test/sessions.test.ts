@@ -172,6 +172,19 @@ test('sessions of one runner cannot see or signal each other\'s processes, nor r
   for (const id of [a, b, ...others]) await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
 })
 
+test('a sandboxed session writes and fetches files by absolute path in its own /mnt, /dev/shm and /tmp; another session sees none of them', async () => {
+  const a = await open()
+  const b = await open()
+  const files = { '/mnt/in.txt': Buffer.from('given').toString('base64') }
+  const wrote = await cell(a, 'open("/dev/shm/s.txt", "w").write(open("/mnt/in.txt").read() + "!")\nopen("/tmp/t.txt", "w").write("t")', { files, fetch_files: ['/dev/shm/s.txt', '/tmp/t.txt', '/etc/passwd'] })
+  assert.equal(wrote.body.status, 'ok', JSON.stringify(wrote.body))
+  assert.deepEqual(Object.fromEntries(Object.entries(wrote.body.files).map(([k, v]) => [k, Buffer.from(v as string, 'base64').toString()])), { '/dev/shm/s.txt': 'given!', '/tmp/t.txt': 't' })
+  assert.match(wrote.body.fetch_errors['/etc/passwd'], /outside the sandbox's writable places/)
+  const other = await cell(b, 'import os\nprint(os.listdir("/mnt"), os.listdir("/dev/shm"), os.path.exists("/tmp/t.txt"))')
+  assert.deepEqual([other.body.status, other.body.stdout], ['ok', '[] [] False\n'], JSON.stringify(other.body))
+  for (const id of [a, b]) await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
+})
+
 test('closing a session ends every process it started, a background one included', async () => {
   const { readdirSync, readFileSync } = await import('node:fs')
   const sleepers = (): number => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {

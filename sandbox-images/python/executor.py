@@ -74,44 +74,68 @@ def timeout_ms_of(frame):
 
 
 # ---------------- sandfleet_sandbox/files.py
-# A request's files: written into the work dir before its code runs, read back after it (`fetch_files`).
+# A request's files: written before its code runs, read back after it (`fetch_files`). A path is relative to the work
+# dir or absolute; either way it must lie in one of the sandbox's writable places (the work dir, /tmp, /mnt, /dev/shm),
+# which the caller passes as `places`.
 
 import base64, os, stat
 
 FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a part of a file is not the file)
 
 
-def write_files(base, files):
-    """Writes `files` (relative path → base64) under directory `base`; ValueError for a path that leaves it."""
-    for rel, b64 in files.items():
-        path = os.path.normpath(rel)
-        if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
-        if os.path.dirname(path): os.makedirs(os.path.join(base, os.path.dirname(path)), exist_ok=True)
-        with open(os.path.join(base, path), 'wb') as f: f.write(base64.b64decode(b64))
+def place_of(base, path, places):
+    """The real path of `path` (relative to directory `base`, or absolute), or ValueError naming it when that is not in
+    one of `places`: a path outside them, or one that leads out of them through a link."""
+    if '\0' in path: raise ValueError('%r holds a NUL byte' % path)
+    asked = os.path.normpath(os.path.join(base, path))
+    real = os.path.realpath(asked)
+    roots = [os.path.realpath(p) for p in places]
+    if any(real == r or real.startswith(r + '/') for r in roots): return real
+    if any(asked == p or asked.startswith(p + '/') for p in places):
+        raise ValueError('%r: a link leads out of the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
+    raise ValueError('%r is outside the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
 
 
-def fetch_files(base, wanted, limit=FETCH_MAX_BYTES):
-    """The `wanted` files (paths relative to directory `base`) as {path: base64}. Only a regular file whose real path is
-    in `base` (a link out of it, also through a linked directory such as /proc/self, is refused), opened without
-    following a last link and without blocking (a FIFO is refused), of at most `limit` bytes (a larger one is refused);
-    a path that is missing or refused is left out. The caller sees to it that nothing swaps a path for a link meanwhile
-    (the executor: nothing of the job is left; a session: the cell's own process reads, with the cell's own rights)."""
-    files = {}
-    if not wanted: return files
-    root = os.path.realpath(base) + '/'
-    for rel in wanted:
-        p = os.path.realpath(os.path.join(root, rel))
-        if not p.startswith(root): continue
-        try: fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError: continue
+def write_files(base, files, places):
+    """Writes `files` (path → base64); ValueError naming a path that is not in one of `places`, before it is written."""
+    for path, b64 in files.items():
+        real = place_of(base, path, places)
+        os.makedirs(os.path.dirname(real), exist_ok=True)
+        with open(real, 'wb') as f: f.write(base64.b64decode(b64))
+
+
+def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
+    """The `wanted` files as ({path: base64}, {path: why not}). Only a regular file whose real path is in one of
+    `places` (a link out of them, also through a linked directory such as /proc/self, is refused), opened without
+    following a last link and without blocking (a FIFO is refused), of at most `limit` bytes; nothing outside them is
+    opened. The caller sees to it that nothing swaps a path for a link meanwhile (the executor: nothing of the job is
+    left; a session: the cell's own process reads, with the cell's own rights)."""
+    files, errors = {}, {}
+    for path in wanted or ():
         try:
-            with open(fd, 'rb') as f:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode) or st.st_size > limit: continue
-                data = f.read(limit + 1)  # the file may have grown since fstat
-                if len(data) <= limit: files[rel] = base64.b64encode(data).decode()
-        except OSError: pass
-    return files
+            real = place_of(base, path, places)
+            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except ValueError as e:
+            errors[path] = str(e); continue
+        except FileNotFoundError:
+            errors[path] = 'no such file'; continue
+        except IsADirectoryError:
+            errors[path] = 'a directory'; continue
+        except OSError as e:
+            errors[path] = 'not readable: %s' % (e.strerror or e); continue
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode): errors[path] = 'a directory'; continue
+            if not stat.S_ISREG(st.st_mode): errors[path] = 'not a regular file'; continue
+            if st.st_size > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            with open(fd, 'rb', closefd=False) as f: data = f.read(limit + 1)  # the file may have grown since fstat
+            if len(data) > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            files[path] = base64.b64encode(data).decode()
+        except OSError as e:
+            errors[path] = 'not readable: %s' % (e.strerror or e)
+        finally:
+            os.close(fd)
+    return files, errors
 
 
 # ---------------- sandfleet_sandbox/tampering.py
@@ -230,6 +254,9 @@ WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getp
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
 # name it. Not written there: the working directory holds the request's files only.
 MAIN_FILE = os.path.join(WORKDIR, 'main.py')
+SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
+# Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
+PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
@@ -339,7 +366,9 @@ def run_job(code, compiled, stdin, files, watch=None):
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
-    write_files(WORKDIR, files)
+    try: write_files(WORKDIR, files, PLACES)
+    except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
+        return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None
@@ -1308,7 +1337,6 @@ class Zygote:
 import ctypes, os, signal, stat
 
 
-SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
 SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
             ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0
@@ -1439,8 +1467,10 @@ import base64, json, marshal, os, resource, select, signal, socket, sys, time
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
-# At its deadline a job gets SIGTERM (its handler flushes what Python holds of its output) and this long to go, then SIGKILL.
-FLUSH_GRACE_S = float(os.environ.get('SANDFLEET_FLUSH_GRACE_MS', '100')) / 1000
+# The soft stop: at its deadline a job's process group gets SIGTERM, and this long to end, then SIGKILL. The executor's
+# handler flushes what Python holds of the job's output; a job's own handler runs instead (it may print, clean up and
+# exit); either way what the job wrote comes back, with status timeout.
+SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -1686,11 +1716,11 @@ class Controller:
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
-                if not self.closing and not timed_out:  # the deadline: SIGTERM first (its handler flushes the output)
+                if not self.closing and not timed_out:  # the deadline: the soft stop first
                     timed_out = True
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass
-                    deadline = now + FLUSH_GRACE_S
+                    deadline = now + SOFT_STOP_S
                     continue
                 killed = True
                 try: os.killpg(pid, signal.SIGKILL)
@@ -1728,7 +1758,9 @@ class Controller:
             self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
         else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
-        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None or done is not None else {}
+        wanted = job.get('fetch_files') or ()
+        if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if job.get('fetch_files'):
                 try: os.write(r.job_w, b'g')
@@ -1770,6 +1802,7 @@ class Controller:
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
                   'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
+        if fetch_errors: result['fetch_errors'] = fetch_errors
         if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result

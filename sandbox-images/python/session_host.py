@@ -22,7 +22,7 @@ Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NA
 process driver sets it) and where the kernel lets an unprivileged process make namespaces (inside
 bubblewrap it does), each session gets its own user, mount, pid,
 IPC and network namespaces. Its first process there (pid 1, "init") mounts its own /proc (only
-its processes), a fresh tmpfs on /tmp (its work dir) and /dev/shm, hides the socket directory,
+its processes), a fresh tmpfs on /tmp (its work dir), /mnt and /dev/shm, hides the socket directory,
 and reaps. `pid` in "opened" is then that init's (killing it ends every process of the session)
 and results carry no `pid`. Without namespaces the session runs as a plain process and `pid` in
 each result is the process holding the session now.
@@ -79,44 +79,68 @@ def timeout_ms_of(frame):
 
 
 # ---------------- sandfleet_sandbox/files.py
-# A request's files: written into the work dir before its code runs, read back after it (`fetch_files`).
+# A request's files: written before its code runs, read back after it (`fetch_files`). A path is relative to the work
+# dir or absolute; either way it must lie in one of the sandbox's writable places (the work dir, /tmp, /mnt, /dev/shm),
+# which the caller passes as `places`.
 
 import base64, os, stat
 
 FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a part of a file is not the file)
 
 
-def write_files(base, files):
-    """Writes `files` (relative path → base64) under directory `base`; ValueError for a path that leaves it."""
-    for rel, b64 in files.items():
-        path = os.path.normpath(rel)
-        if path.startswith(('/', '..')): raise ValueError('files: %r escapes the working directory' % rel)
-        if os.path.dirname(path): os.makedirs(os.path.join(base, os.path.dirname(path)), exist_ok=True)
-        with open(os.path.join(base, path), 'wb') as f: f.write(base64.b64decode(b64))
+def place_of(base, path, places):
+    """The real path of `path` (relative to directory `base`, or absolute), or ValueError naming it when that is not in
+    one of `places`: a path outside them, or one that leads out of them through a link."""
+    if '\0' in path: raise ValueError('%r holds a NUL byte' % path)
+    asked = os.path.normpath(os.path.join(base, path))
+    real = os.path.realpath(asked)
+    roots = [os.path.realpath(p) for p in places]
+    if any(real == r or real.startswith(r + '/') for r in roots): return real
+    if any(asked == p or asked.startswith(p + '/') for p in places):
+        raise ValueError('%r: a link leads out of the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
+    raise ValueError('%r is outside the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
 
 
-def fetch_files(base, wanted, limit=FETCH_MAX_BYTES):
-    """The `wanted` files (paths relative to directory `base`) as {path: base64}. Only a regular file whose real path is
-    in `base` (a link out of it, also through a linked directory such as /proc/self, is refused), opened without
-    following a last link and without blocking (a FIFO is refused), of at most `limit` bytes (a larger one is refused);
-    a path that is missing or refused is left out. The caller sees to it that nothing swaps a path for a link meanwhile
-    (the executor: nothing of the job is left; a session: the cell's own process reads, with the cell's own rights)."""
-    files = {}
-    if not wanted: return files
-    root = os.path.realpath(base) + '/'
-    for rel in wanted:
-        p = os.path.realpath(os.path.join(root, rel))
-        if not p.startswith(root): continue
-        try: fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError: continue
+def write_files(base, files, places):
+    """Writes `files` (path → base64); ValueError naming a path that is not in one of `places`, before it is written."""
+    for path, b64 in files.items():
+        real = place_of(base, path, places)
+        os.makedirs(os.path.dirname(real), exist_ok=True)
+        with open(real, 'wb') as f: f.write(base64.b64decode(b64))
+
+
+def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
+    """The `wanted` files as ({path: base64}, {path: why not}). Only a regular file whose real path is in one of
+    `places` (a link out of them, also through a linked directory such as /proc/self, is refused), opened without
+    following a last link and without blocking (a FIFO is refused), of at most `limit` bytes; nothing outside them is
+    opened. The caller sees to it that nothing swaps a path for a link meanwhile (the executor: nothing of the job is
+    left; a session: the cell's own process reads, with the cell's own rights)."""
+    files, errors = {}, {}
+    for path in wanted or ():
         try:
-            with open(fd, 'rb') as f:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode) or st.st_size > limit: continue
-                data = f.read(limit + 1)  # the file may have grown since fstat
-                if len(data) <= limit: files[rel] = base64.b64encode(data).decode()
-        except OSError: pass
-    return files
+            real = place_of(base, path, places)
+            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except ValueError as e:
+            errors[path] = str(e); continue
+        except FileNotFoundError:
+            errors[path] = 'no such file'; continue
+        except IsADirectoryError:
+            errors[path] = 'a directory'; continue
+        except OSError as e:
+            errors[path] = 'not readable: %s' % (e.strerror or e); continue
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode): errors[path] = 'a directory'; continue
+            if not stat.S_ISREG(st.st_mode): errors[path] = 'not a regular file'; continue
+            if st.st_size > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            with open(fd, 'rb', closefd=False) as f: data = f.read(limit + 1)  # the file may have grown since fstat
+            if len(data) > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            files[path] = base64.b64encode(data).decode()
+        except OSError as e:
+            errors[path] = 'not readable: %s' % (e.strerror or e)
+        finally:
+            os.close(fd)
+    return files, errors
 
 
 # ---------------- sandfleet_sandbox/cell.py
@@ -222,9 +246,10 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(frame, g, n, res_w, workdir):
+def run_cell(frame, g, n, res_w, workdir, places):
     """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w. The request's files
-    are written in, and read back from, the session's work dir `workdir` (whatever the cells made the current one)."""
+    are written and read back relative to the session's work dir `workdir` (whatever the cells made the current one),
+    each in one of `places`."""
     data = frame.get("stdin") or ""
     if data:
         fd = os.memfd_create("stdin")
@@ -240,7 +265,7 @@ def run_cell(frame, g, n, res_w, workdir):
     except (OSError, ValueError):
         pass
     try:
-        write_files(workdir, frame.get("files") or {})
+        write_files(workdir, frame.get("files") or {}, places)
     except (OSError, ValueError) as e:  # the cell does not run: the error is its own, the session's state unchanged
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
@@ -252,9 +277,12 @@ def run_cell(frame, g, n, res_w, workdir):
     except Exception:  # noqa: BLE001
         pass
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    files = fetch_files(workdir, frame.get("fetch_files"))
+    files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
     try:
-        body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
+        result = {"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files}
+        if fetch_errors:
+            result["fetch_errors"] = fetch_errors
+        body = _dumps(result)
     except (TypeError, ValueError) as e:
         body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
@@ -338,10 +366,10 @@ def drain(fds, capped, deadline, cap, last):
 class Session:
     """The state and the connection of one session, in whichever process holds it now."""
 
-    def __init__(self, conn, isolated, workdir):
+    def __init__(self, conn, isolated, workdir, places):
         self.rfile = conn.makefile("rb")
         self.wfile = conn.makefile("wb")
-        self.isolated, self.workdir = isolated, workdir
+        self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
 
@@ -391,7 +419,7 @@ class Session:
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir)
+        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
@@ -518,16 +546,21 @@ def mount(source, target, fstype, flags=0, data=None):
         raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
 
 
+# The dirs an isolated session gets as its own fresh tmpfs: with its work dir (in /tmp), where its
+# cells may write a request's files and fetch them from.
+PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm")
+
+
 def init_main(srv, path, sockdir, ready_w):
-    """pid 1 of a session's namespaces: private /proc, /tmp and /dev/shm; then the session; then reaps."""
+    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt and /dev/shm; then the session; then reaps."""
     ok = b"1"
     dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)  # the socket's directory, also once covered
     try:
         mount("none", "/", None, MS_REC | MS_PRIVATE)
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
-        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-        if os.path.isdir("/dev/shm"):
-            mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+        for d in PRIVATE_DIRS:
+            if os.path.isdir(d):
+                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
     except OSError:
         ok = b"0"
     # Not dumpable from here on (and so neither the session nor its cells, forked from this one): a
@@ -571,7 +604,8 @@ def session_main(conn, isolated):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     workdir = tempfile.mkdtemp(prefix="sf-session-")
     os.chdir(workdir)
-    Session(conn, isolated, workdir).serve()
+    places = [workdir, *(d for d in PRIVATE_DIRS if os.path.isdir(d))] if isolated else [workdir]
+    Session(conn, isolated, workdir, places).serve()
     os._exit(0)
 
 

@@ -30,6 +30,7 @@ export const CASES: ContaminationCase[] = [
   reused('a global and a function left in __main__', 'leak = 1\ndef helper(): return leak\nprint(helper())'),
   reused('print shadowed in __main__', 'print = lambda *a, **k: None\nprint("hidden")'),
   reused('files in the work dir and /tmp', 'open("left.txt", "w").write("x")\nopen("/tmp/left-tmp", "w").write("x")\nimport os\nos.makedirs("/tmp/deep/er")'),
+  reused('files in /mnt and /dev/shm', 'open("/mnt/left", "w").write("x")\nopen("/dev/shm/left", "w").write("x")\nimport os\nos.makedirs("/mnt/deep/er")'),
   reused('the working directory changed', 'import os\nos.chdir("/")\nprint(os.getcwd())'),
   { ...reused('stdin half read', 'import sys\nprint(sys.stdin.readline().strip())'), stdin: 'first\nsecond\nthird\n' },
   reused('a generator suspended in a try/finally that prints', 'def g():\n    try: yield 1\n    finally: print("LEAKED FROM FINALLY")\nx = g()\nnext(x)\nprint("suspended")'),

@@ -1,7 +1,7 @@
 /**
  * The probe run after each contamination case, on the case's tier: it prints what a job sees of
  * the interpreter and the process (its own namespace, the modules a tier preloads and their
- * settings, the environment, the work dir and /tmp, signals, stdin) and, on its own line, its pid.
+ * settings, the environment, the work dir, /tmp, /mnt and /dev/shm, signals, stdin) and, on its own line, its pid.
  * It imports only what its tier preloads and names nothing `static_taint` refuses, so that it runs
  * in the tier's reuse process and leaves it as it found it.
  */
@@ -11,7 +11,7 @@ const BARE = [
   'import os, sys, json, math, signal, linecache',
   'facts = [sorted(k for k in dir() if not k.startswith("_")), math.pi, json.dumps({"a": [1]}), json.loads("[2]"),',
   '         sys.getrecursionlimit(), sys.path[:3], len(sys.modules), sorted(sys.modules)[:5], os.getcwd(), sorted(os.listdir(".")),',
-  '         sorted(os.listdir("/tmp")), sorted(os.environ), sys.stdin.read(), sys.stdout.line_buffering, type(sys.stdout).__name__,',
+  '         sorted(os.listdir("/tmp")), sorted(os.listdir("/mnt")), sorted(os.listdir("/dev/shm")), sorted(os.environ), sys.stdin.read(), sys.stdout.line_buffering, type(sys.stdout).__name__,',
   '         [str(signal.getsignal(s)).split(" at ")[0] for s in (signal.SIGUSR1, signal.SIGALRM, signal.SIGINT, signal.SIGTERM)],',
   '         signal.alarm(0), len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd")), linecache.getline(json.__file__, 1)]',
   'm = os.umask(0o22); os.umask(m); facts.append(m)'

@@ -204,6 +204,12 @@ export const CASES: HostileCase[] = [
     check: (r) => { if (r.status === 'error') assert.equal(errorType(r), 'OSError') }
   },
   {
+    name: 'files left in /mnt, /dev/shm, /dev, /proc and /',
+    code: lines('import os', 'for d in ("/mnt", "/dev/shm", "/dev", "/proc", "/"):', '    try: open(os.path.join(d, "leak"), "w").write("x")', '    except OSError: pass', 'print("left")'),
+    expect: ['ok'],
+    check: stdoutIs('left\n')
+  },
+  {
     name: 'files left in /tmp, /dev/shm and the work dir, locked against removal',
     code: lines('import os', 'os.makedirs("a/b")', 'open("a/b/secret", "w").write("s")', 'os.chmod("a/b", 0o500)', 'os.chmod("a", 0)',
       'os.makedirs("/tmp/keep/in")', 'open("/tmp/keep/in/secret", "w").write("s")', 'os.chmod("/tmp/keep/in", 0)', 'os.chmod("/tmp/keep", 0o500)',

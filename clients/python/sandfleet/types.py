@@ -111,7 +111,8 @@ class Truncated:
 
 @dataclass(frozen=True)
 class ExecResult:
-    """The outcome of one tool call. ``files`` holds the fetched files, decoded to bytes."""
+    """The outcome of one tool call. ``files`` holds the fetched files, decoded to bytes;
+    ``fetch_errors`` says why each other requested file was not returned."""
     status: Status
     stdout: str = ''
     stderr: str = ''
@@ -121,6 +122,7 @@ class ExecResult:
     truncated: Truncated = field(default_factory=Truncated)
     error: Optional[ExecError] = None
     files: dict[str, bytes] = field(default_factory=dict)
+    fetch_errors: dict[str, str] = field(default_factory=dict)
     runner: str = ''
     sandbox: str = ''
     request_id: Optional[str] = None
@@ -154,6 +156,7 @@ class ExecResult:
             truncated=Truncated(stdout=bool(truncated.get('stdout')), stderr=bool(truncated.get('stderr'))),
             error=None if error is None else ExecError(type=error['type'], message=error['message'], traceback=error.get('traceback')),
             files={path: base64.b64decode(data) for path, data in (body.get('files') or {}).items()},
+            fetch_errors=dict(body.get('fetch_errors') or {}),
             runner=body.get('runner', ''),
             sandbox=body.get('sandbox', ''),
             request_id=body.get('request_id'),

@@ -40,10 +40,11 @@ def test_a_bad_request_is_invalid_request_naming_the_field_and_is_not_retried(fl
 
 def test_files_go_in_as_bytes_or_text_and_come_back_as_bytes(fleet):
     with Client(fleet.url) as client:
-        r = client.execute('data = open("in.bin", "rb").read()\nopen("out.txt", "w").write(open("note.txt").read().upper() + str(len(data)))',
-                           files={'in.bin': bytes(range(256)), 'note.txt': 'héllo'}, fetch_files=['out.txt', 'missing.txt'])
+        r = client.execute('data = open("in.bin", "rb").read()\nopen("/mnt/out.txt", "w").write(open("note.txt").read().upper() + str(len(data)))',
+                           files={'in.bin': bytes(range(256)), 'note.txt': 'héllo'}, fetch_files=['/mnt/out.txt', 'missing.txt'])
         assert r.status == 'ok', r
-        assert r.files == {'out.txt': 'HÉLLO256'.encode()}
+        assert r.files == {'/mnt/out.txt': 'HÉLLO256'.encode()}
+        assert r.fetch_errors == {'missing.txt': 'no such file'}
 
 
 def test_calls_from_many_threads_at_once_travel_as_batches(fleet):

@@ -4,7 +4,7 @@
  * layer's wait covers the one inside it, so an answer always comes from the innermost layer that
  * can still give one:
  *
- *   sandbox: `timeout_ms` (the executor, isolate or host kills the code)
+ *   sandbox: `timeout_ms` (the soft stop), + `GRACES.softStopMs` (the executor, isolate or host kills the code)
  *   runner:  + `GRACES.sandboxMs` (the runner kills a sandbox that has not answered)
  *   gateway: queue budget left + `timeout_ms` + `GRACES.callMs` (the runner is counted unreachable)
  *   client:  `timeout_ms` + `GRACES.clientSlackMs` (all attempts of one call)
@@ -13,8 +13,12 @@
 export const GRACES = Object.freeze({
   /** Beyond `timeout_ms`, how long a sandbox may take to answer before the runner kills it (the runner's `graceMs`). */
   sandboxMs: 2000,
-  /** Pyodide: after the soft interrupt at `timeout_ms`, how long the code has before its isolate is stopped hard. */
-  pyodideSoftMs: 500,
+  /**
+   * The soft stop: at `timeout_ms` a job gets SIGTERM (a Python handler of its own may run, print
+   * and exit; pyodide raises it as an interrupt) and this long to end before the hard kill. What
+   * it wrote comes back, with status `timeout`.
+   */
+  softStopMs: 500,
   /** Pyodide: past the host process's own deadline, how long the runner waits before it calls the host hung. */
   pyodideHostSlackMs: 1000,
   /** Beyond the queue budget left plus `timeout_ms`, how long a gateway waits for a runner's answer (the gateway's `callGraceMs`). */

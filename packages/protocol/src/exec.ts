@@ -51,6 +51,13 @@ export const LIMITS = Object.freeze({
   maxJsonDepth: 64
 })
 
+/**
+ * The places a Python job may write besides its working directory, all emptied after each job: a
+ * path in `files` or `fetch_files` is relative to the working directory, or absolute in one of
+ * these or in the working directory. A session has them when it runs in namespaces of its own.
+ */
+export const FILE_PLACES: readonly string[] = Object.freeze(['/tmp', '/mnt', '/dev/shm'])
+
 /** Schema of {@link ExecRequest}. */
 export const ExecRequestSchema = Type.Object({
   language: Type.Optional(Type.Union(LANGUAGES.map((l) => Type.Literal(l)), {
@@ -69,11 +76,11 @@ export const ExecRequestSchema = Type.Object({
   files: Type.Optional(Type.Record(
     Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
     Type.String({ contentEncoding: 'base64' }),
-    { description: 'Files written into the job\'s working directory before it runs: relative path → base64 content' }
+    { description: 'Files written before the job runs: path → base64 content. A path is relative to the job\'s working directory, or absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory); a path outside them fails the run with a ValueError naming it' }
   )),
   fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
     maxItems: LIMITS.maxFiles,
-    description: 'Relative paths read back from the working directory after the run, returned in `files`'
+    description: 'Paths read back after the run (relative to the working directory, or absolute in a writable place), returned in `files`; each one not returned is in `fetch_errors` with the reason'
   })),
   isolation: Type.Optional(IsolationSchema('How the job is kept from the jobs its sandbox runs before and after it (Python on the process and docker backends): fork, a fresh process forked for it; reuse, a warm process a check proved clean after its last job, or a fork when the code uses what the check cannot follow. Default: the runner\'s isolation setting')),
   session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })),
@@ -154,7 +161,10 @@ export const ExecResultSchema = Type.Object({
   queue_ms: Type.Number({ description: 'Time spent waiting for a sandbox' }),
   truncated: Type.Object({ stdout: Type.Boolean(), stderr: Type.Boolean() }),
   error: Type.Union([ExecErrorInfoSchema, Type.Null()]),
-  files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that existed' }),
+  files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that were read: path as asked → base64 content' }),
+  fetch_errors: Type.Optional(Type.Record(Type.String(), Type.String(), {
+    description: 'The requested `fetch_files` not returned: path as asked → why (no such file, a directory, not a regular file, larger than 16 MiB, outside the sandbox\'s writable places, a link out of them). Absent when every one was returned'
+  })),
   runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
   sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
   isolation: Type.Optional(IsolationSchema('The level the job ran at, on a backend with levels (process, docker): reuse only when it ran in a reused warm process')),

@@ -61,9 +61,12 @@ export const SessionExecRequestSchema = Type.Object({
   files: Type.Optional(Type.Record(
     Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
     Type.String({ contentEncoding: 'base64' }),
-    { description: 'Files written into the session\'s working directory before the cell runs' }
+    { description: 'Files written before the cell runs: path → base64 content, relative to the session\'s working directory (or absolute in its writable places: the working directory, and /tmp, /mnt, /dev/shm where the session has namespaces of its own)' }
   )),
-  fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), { maxItems: LIMITS.maxFiles })),
+  fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
+    maxItems: LIMITS.maxFiles,
+    description: 'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'
+  })),
   request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 }))
 }, { $id: 'SessionExecRequest', additionalProperties: false })
 /** `POST /v1/sessions/:id/execute` body; the answer is an `ExecResult` (with `display`). */

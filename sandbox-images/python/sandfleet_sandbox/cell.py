@@ -101,9 +101,10 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(frame, g, n, res_w, workdir):
+def run_cell(frame, g, n, res_w, workdir, places):
     """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w. The request's files
-    are written in, and read back from, the session's work dir `workdir` (whatever the cells made the current one)."""
+    are written and read back relative to the session's work dir `workdir` (whatever the cells made the current one),
+    each in one of `places`."""
     data = frame.get("stdin") or ""
     if data:
         fd = os.memfd_create("stdin")
@@ -119,7 +120,7 @@ def run_cell(frame, g, n, res_w, workdir):
     except (OSError, ValueError):
         pass
     try:
-        write_files(workdir, frame.get("files") or {})
+        write_files(workdir, frame.get("files") or {}, places)
     except (OSError, ValueError) as e:  # the cell does not run: the error is its own, the session's state unchanged
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
@@ -131,9 +132,12 @@ def run_cell(frame, g, n, res_w, workdir):
     except Exception:  # noqa: BLE001
         pass
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    files = fetch_files(workdir, frame.get("fetch_files"))
+    files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
     try:
-        body = _dumps({"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files})
+        result = {"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files}
+        if fetch_errors:
+            result["fetch_errors"] = fetch_errors
+        body = _dumps(result)
     except (TypeError, ValueError) as e:
         body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is

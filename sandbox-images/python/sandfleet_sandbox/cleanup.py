@@ -4,7 +4,6 @@ import ctypes, os, signal, stat
 
 from .libc import LIBC
 
-SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
 SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
             ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0

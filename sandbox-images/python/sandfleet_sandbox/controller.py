@@ -17,16 +17,18 @@ from .limits import NPROC, address_space, timeout_ms_of
 from .files import fetch_files
 from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered
 from .seccomp import add_seccomp
-from .job import MAIN_FILE, WORKDIR
+from .job import MAIN_FILE, PLACES, SCRATCH, WORKDIR
 from .tiers import pick_tier, plan_tiers
 from .reuse import TAGS_WORK, Reuser, static_taint
 from .zygote import Zygote
-from .cleanup import SCRATCH, Cleanup, remove_tree, sweep
+from .cleanup import Cleanup, remove_tree, sweep
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
-# At its deadline a job gets SIGTERM (its handler flushes what Python holds of its output) and this long to go, then SIGKILL.
-FLUSH_GRACE_S = float(os.environ.get('SANDFLEET_FLUSH_GRACE_MS', '100')) / 1000
+# The soft stop: at its deadline a job's process group gets SIGTERM, and this long to end, then SIGKILL. The executor's
+# handler flushes what Python holds of the job's output; a job's own handler runs instead (it may print, clean up and
+# exit); either way what the job wrote comes back, with status timeout.
+SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -272,11 +274,11 @@ class Controller:
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
-                if not self.closing and not timed_out:  # the deadline: SIGTERM first (its handler flushes the output)
+                if not self.closing and not timed_out:  # the deadline: the soft stop first
                     timed_out = True
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass
-                    deadline = now + FLUSH_GRACE_S
+                    deadline = now + SOFT_STOP_S
                     continue
                 killed = True
                 try: os.killpg(pid, signal.SIGKILL)
@@ -314,7 +316,9 @@ class Controller:
             self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
         else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
-        files = fetch_files(WORKDIR, job.get('fetch_files')) if wstatus is not None or done is not None else {}
+        wanted = job.get('fetch_files') or ()
+        if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if job.get('fetch_files'):
                 try: os.write(r.job_w, b'g')
@@ -356,6 +360,7 @@ class Controller:
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
                   'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
+        if fetch_errors: result['fetch_errors'] = fetch_errors
         if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result

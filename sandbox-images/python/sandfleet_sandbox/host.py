@@ -19,7 +19,7 @@ Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NA
 process driver sets it) and where the kernel lets an unprivileged process make namespaces (inside
 bubblewrap it does), each session gets its own user, mount, pid,
 IPC and network namespaces. Its first process there (pid 1, "init") mounts its own /proc (only
-its processes), a fresh tmpfs on /tmp (its work dir) and /dev/shm, hides the socket directory,
+its processes), a fresh tmpfs on /tmp (its work dir), /mnt and /dev/shm, hides the socket directory,
 and reaps. `pid` in "opened" is then that init's (killing it ends every process of the session)
 and results carry no `pid`. Without namespaces the session runs as a plain process and `pid` in
 each result is the process holding the session now.
@@ -78,16 +78,21 @@ def mount(source, target, fstype, flags=0, data=None):
         raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
 
 
+# The dirs an isolated session gets as its own fresh tmpfs: with its work dir (in /tmp), where its
+# cells may write a request's files and fetch them from.
+PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm")
+
+
 def init_main(srv, path, sockdir, ready_w):
-    """pid 1 of a session's namespaces: private /proc, /tmp and /dev/shm; then the session; then reaps."""
+    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt and /dev/shm; then the session; then reaps."""
     ok = b"1"
     dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)  # the socket's directory, also once covered
     try:
         mount("none", "/", None, MS_REC | MS_PRIVATE)
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
-        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-        if os.path.isdir("/dev/shm"):
-            mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+        for d in PRIVATE_DIRS:
+            if os.path.isdir(d):
+                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
     except OSError:
         ok = b"0"
     # Not dumpable from here on (and so neither the session nor its cells, forked from this one): a
@@ -131,7 +136,8 @@ def session_main(conn, isolated):
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     workdir = tempfile.mkdtemp(prefix="sf-session-")
     os.chdir(workdir)
-    Session(conn, isolated, workdir).serve()
+    places = [workdir, *(d for d in PRIVATE_DIRS if os.path.isdir(d))] if isolated else [workdir]
+    Session(conn, isolated, workdir, places).serve()
     os._exit(0)
 
 

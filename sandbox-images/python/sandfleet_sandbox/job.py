@@ -24,6 +24,9 @@ WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getp
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
 # name it. Not written there: the working directory holds the request's files only.
 MAIN_FILE = os.path.join(WORKDIR, 'main.py')
+SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
+# Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
+PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
@@ -133,7 +136,9 @@ def run_job(code, compiled, stdin, files, watch=None):
     if stdin:
         fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
-    write_files(WORKDIR, files)
+    try: write_files(WORKDIR, files, PLACES)
+    except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
+        return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None

@@ -52,10 +52,10 @@ def drain(fds, capped, deadline, cap, last):
 class Session:
     """The state and the connection of one session, in whichever process holds it now."""
 
-    def __init__(self, conn, isolated, workdir):
+    def __init__(self, conn, isolated, workdir, places):
         self.rfile = conn.makefile("rb")
         self.wfile = conn.makefile("wb")
-        self.isolated, self.workdir = isolated, workdir
+        self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
 
@@ -105,7 +105,7 @@ class Session:
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir)
+        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":

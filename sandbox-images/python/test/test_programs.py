@@ -19,6 +19,9 @@ def test_the_built_executor_runs_a_job_with_its_files(tmp_path):
             if result['op'] == 'result': break
         assert (result['id'], result['status'], result['stdout'], result['tier']) == ('j1', 'ok', '42\n', 'bare'), result
         assert result['files'] == {'out.txt': base64.b64encode(b'abab').decode()}
+        assert sorted(result['fetch_errors']) == ['fifo', 'me/environ', 'missing'], result['fetch_errors']
+        assert (result['fetch_errors']['fifo'], result['fetch_errors']['missing']) == ('not a regular file', 'no such file')
+        assert 'a link leads out' in result['fetch_errors']['me/environ']
         assert os.listdir(tmp_path / 'work') == [], 'the work dir is emptied after the job'
         p.stdin.write(b'{"op": "shutdown"}\n'); p.stdin.flush()
         assert p.wait(timeout=20) == 0

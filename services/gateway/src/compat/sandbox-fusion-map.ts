@@ -11,7 +11,8 @@
  * | overloaded, queue_timeout, infra_error | SandboxError | (`run_result` null) | |
  * | invalid_request | HTTP 422 `detail` | | |
  */
-import { LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import { posix } from 'node:path'
+import { FILE_PLACES, LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
 import { toNumber, type ModelSpec } from './fastapi-errors.ts'
 import { truncationNote } from './execute.ts'
 import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-fusion-schemas.ts'
@@ -29,8 +30,8 @@ export const RUN_CODE_MODEL: ModelSpec = Object.freeze({
   run_timeout: { kind: 'number', description: 'Seconds (default 10)' },
   memory_limit_MB: { kind: 'integer', description: 'MiB; -1 or absent: the deployment\'s default' },
   stdin: { kind: 'string', nullable: true, description: 'Standard input' },
-  files: { kind: 'string_map', nullable: true, description: 'Files written into the working directory before the run: relative path → base64 content' },
-  fetch_files: { kind: 'string_list', description: 'Relative paths read back after the run, answered in files' }
+  files: { kind: 'string_map', nullable: true, description: 'Files written before the run: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content' },
+  fetch_files: { kind: 'string_list', description: 'Paths read back after the run (relative to the working directory, or absolute), answered in files; a file not there is left out' }
 })
 
 /** The request model of `POST /run_jupyter`. */
@@ -39,8 +40,8 @@ export const RUN_JUPYTER_MODEL: ModelSpec = Object.freeze({
   cell_timeout: { kind: 'number', description: 'Seconds per cell; 0 or absent: no limit of a cell\'s own' },
   total_timeout: { kind: 'number', description: 'Seconds for the whole run (default 45)' },
   kernel: { kind: 'literal', values: ['python3'] },
-  files: { kind: 'string_map', nullable: true, description: 'Files written before the first cell: relative path → base64 content' },
-  fetch_files: { kind: 'string_list', description: 'Relative paths read back after the last cell' }
+  files: { kind: 'string_map', nullable: true, description: 'Files written before the first cell: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content' },
+  fetch_files: { kind: 'string_list', description: 'Paths read back after the last cell (relative to the working directory, or absolute)' }
 })
 
 /** `POST /run_code` body, after validation. */
@@ -102,15 +103,16 @@ export function toExecRequest (body: RunCodeRequest, maxTimeoutMs: number = LIMI
 }
 
 /**
- * The first path of `files` or `fetch_files` that does not name a place inside the job's working
- * directory (absolute, or through `..`), with its field; undefined when all do. sandfleet writes
- * and reads files relative to the working directory only (a sandbox's root is read-only).
+ * The first path of `files` that names no writable place of a sandbox (an absolute path outside
+ * {@link FILE_PLACES}, or a relative one that climbs out of the working directory), or undefined.
+ * The sandbox's root is read-only: such a file could not be written. (`fetch_files` needs no
+ * check: the sandbox reads only from its places and says why it left a file out.)
  */
-export function outsidePath (body: Pick<RunCodeRequest, 'files' | 'fetch_files'>): { field: 'files' | 'fetch_files', path: string } | undefined {
-  const outside = (p: string): boolean => p.startsWith('/') || p.split('/').includes('..')
-  for (const path of Object.keys(body.files ?? {})) if (outside(path)) return { field: 'files', path }
-  for (const path of body.fetch_files ?? []) if (outside(path)) return { field: 'fetch_files', path }
-  return undefined
+export function outsidePath (body: Pick<RunCodeRequest, 'files'>): string | undefined {
+  const outside = (p: string): boolean => p.startsWith('/')
+    ? !FILE_PLACES.some((place) => posix.normalize(p).startsWith(place + '/'))
+    : posix.normalize(p).split('/')[0] === '..'
+  return Object.keys(body.files ?? {}).find(outside)
 }
 
 /** True for the statuses SandboxFusion calls `SandboxError`: the fleet's fault, not the code's. */

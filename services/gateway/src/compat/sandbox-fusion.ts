@@ -9,7 +9,7 @@
  * ```
  */
 import type { FastifyPluginAsync } from 'fastify'
-import { LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { FILE_PLACES, LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
 import { installFastapiErrorHandler, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
 import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
@@ -84,9 +84,9 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   })
 }
 
-/** The 422 for a path outside the working directory (see {@link outsidePath}). */
-function outsideError ({ field, path }: { field: string, path: string }): ReturnType<typeof valueError> {
-  return valueError(field, `${JSON.stringify(path)}: sandfleet writes and reads files relative to the job's working directory (its cwd); absolute paths and '..' are not supported`, path)
+/** The 422 for a file outside the sandbox's writable places (see {@link outsidePath}). */
+function outsideError (path: string): ReturnType<typeof valueError> {
+  return valueError('files', `${JSON.stringify(path)} is outside the sandbox's writable places: a path relative to the working directory (its cwd), or an absolute one in ${FILE_PLACES.join(', ')}`, path)
 }
 
 /** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */

@@ -216,18 +216,24 @@ test('cell_timeout 0 (and absent: SandboxFusion\'s default) leaves each cell the
   } finally { await one.close() }
 })
 
-test('files and fetch_files outside the working directory (SandboxFusion\'s test writes /mnt/b) are a 422 naming the field, not a failed run', async () => {
-  const cases: Array<[string, object, string, string]> = [
-    ['/run_code', { code: 'print(1)', language: 'python', files: { '/mnt/b': 'eA==' } }, 'files', '/mnt/b'],
-    ['/run_code', { code: 'print(1)', language: 'python', fetch_files: ['ok.txt', '/mnt/b'] }, 'fetch_files', '/mnt/b'],
-    ['/run_code', { code: 'print(1)', language: 'python', files: { 'a/../../etc/x': 'eA==' } }, 'files', 'a/../../etc/x'],
-    ['/run_jupyter', { cells: ['1'], fetch_files: ['../up'] }, 'fetch_files', '../up']
+test('a file outside the sandbox\'s writable places is a 422 naming the field; absolute paths in them (SandboxFusion\'s test writes /mnt/b) run', async () => {
+  const cases: Array<[string, object, string]> = [
+    ['/run_code', { code: 'print(1)', language: 'python', files: { '/etc/x': 'eA==' } }, '/etc/x'],
+    ['/run_code', { code: 'print(1)', language: 'python', files: { 'a/../../etc/x': 'eA==' } }, 'a/../../etc/x'],
+    ['/run_jupyter', { cells: ['1'], files: { '/usr/x': 'eA==' } }, '/usr/x']
   ]
-  for (const [url, payload, field, path] of cases) {
+  for (const [url, payload, path] of cases) {
     const { statusCode, body } = await post(url, payload)
     assert.equal(statusCode, 422, `${url} ${JSON.stringify(payload)}`)
-    assert.deepEqual([body.detail[0].type, body.detail[0].loc, body.detail[0].input], ['value_error', ['body', field], path])
-    assert.match(body.detail[0].msg, /relative to the job's working directory/)
+    assert.deepEqual([body.detail[0].type, body.detail[0].loc, body.detail[0].input], ['value_error', ['body', 'files'], path])
+    assert.match(body.detail[0].msg, /outside the sandbox's writable places/)
+  }
+  for (const payload of [
+    { code: 'print(1)', language: 'python', files: { '/mnt/in.txt': 'eA==', '/tmp/a/b': 'eA==', 'c/../d': 'eA==' } },
+    { code: 'print(1)', language: 'python', fetch_files: ['ok.txt', '/mnt/b', '../up', '/etc/passwd'] }
+  ]) {
+    const { statusCode, body } = await post('/run_code', payload)
+    assert.deepEqual([statusCode, body.status], [200, 'Success'], JSON.stringify(payload))
   }
   const nested = await post('/run_code', { code: 'print(open("data/in.txt").read())', language: 'python', files: { 'data/in.txt': 'aGk=' } })
   assert.equal(nested.body.run_result.stdout, 'hi\n')

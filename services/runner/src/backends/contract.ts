@@ -63,6 +63,8 @@ export interface RunOutcome {
   truncated: { stdout: boolean, stderr: boolean }
   error: ExecResult['error']
   files: Record<string, string>
+  /** The requested `fetch_files` not returned, with the reason; absent when every one was. */
+  fetch_errors?: Record<string, string>
   /** True when this sandbox must not run another job (timeout, memory, crash, K jobs reached by the driver). */
   retire?: boolean
   /** The executor's zygote tier the job was forked from (`bare`, `sci`), when the executor says. */

@@ -231,6 +231,7 @@ export class SessionHost implements RunnerSessionsApi {
         status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code, duration_ms: frame.duration_ms, queue_ms: 0,
         truncated: frame.truncated, error: frame.error, files: frame.files ?? {}, runner: this.#opts.runnerId, sandbox: `session-${held.pid}`, display: frame.display ?? []
       }
+      if (frame.fetch_errors !== null && typeof frame.fetch_errors === 'object' && Object.keys(frame.fetch_errors).length > 0) result.fetch_errors = frame.fetch_errors
       if (req.request_id !== undefined) result.request_id = req.request_id
       return result
     } finally {

@@ -210,6 +210,10 @@ test('fetch_files follows the executor\'s rules: a link out of the work dir, a F
   assert.equal(r.status, 'ok', JSON.stringify(r.error))
   assert.deepEqual(Object.keys(r.files ?? {}), ['real.txt'])
   assert.equal(Buffer.from(r.files?.['real.txt'] ?? '', 'base64').toString(), 'mine')
+  const why = r.fetch_errors ?? {}
+  assert.deepEqual(Object.keys(why).sort(), ['../secret.txt', 'big', 'fifo', 'me/environ', 'missing', 'out'], JSON.stringify(why))
+  assert.deepEqual([why.fifo, why.missing, why.big], ['not a regular file', 'no such file', `larger than ${16 << 20} bytes: not returned`])
+  assert.match(why.out, /a link leads out/)
   await host.close(s.session_id)
 })
 

@@ -115,7 +115,7 @@ export class DockerDriver implements Driver {
         `cgroup memory ${o.memoryMb} MiB / pids ${o.pidsLimit} / ${o.cpus} CPU`,
       properties: [
         `network: NetworkMode ${o.networkMode}${o.networkMode === 'none' ? ' (loopback only, no route out)' : ''}`,
-        `filesystem: ${o.readOnlyRoot ? 'read-only image root' : 'writable image root'}, ${o.tmpfsMb} MiB tmpfs at /tmp (the jobs' work dir, emptied after each job)`,
+        `filesystem: ${o.readOnlyRoot ? 'read-only image root' : 'writable image root'}, ${o.tmpfsMb} MiB tmpfs at /tmp (the jobs' work dir) and at /mnt, emptied after each job`,
         `privileges: uid ${o.user}, CapDrop ALL, no-new-privileges, Docker's default seccomp profile and the runner's filter on top (ptrace, process_vm_*, pidfd_getfd, io_uring, …: EPERM); the executor is the container's init, not dumpable`,
         `resources: memory = memory+swap = ${o.memoryMb} MiB, pids ${o.pidsLimit}, CPU quota ${o.cpus}, nofile ${o.nofile}`,
         'jobs: a fresh forked child per job inside the container; the container is replaced after a timeout, an OOM kill, a crash or ' +

@@ -46,7 +46,7 @@ export interface DockerDriverOptions {
   cpus: number
   /** Soft and hard RLIMIT_NOFILE of the container's processes. */
   nofile: number
-  /** Size of the tmpfs at /tmp, the jobs' work dir (each job's cwd is /tmp/job), in MiB. */
+  /** Size of each tmpfs, at /tmp (the jobs' work dir: each job's cwd is /tmp/job) and at /mnt, in MiB. */
   tmpfsMb: number
   /** uid:gid the executor runs as. */
   user: string
@@ -239,8 +239,11 @@ export class DockerEngine {
       ...(channelDir === undefined ? [] : [`${channelDir}:${CHANNEL_DIR}:ro`])
     ]
     const memoryBytes = o.memoryMb * 1024 * 1024
-    // /tmp is 1777 in both images; Docker copies the image directory's mode into the tmpfs.
+    // Docker copies the image directory's mode into a tmpfs mounted over it: /tmp is 1777 in both images, /mnt is root's
+    // 0755, so the tmpfs at /mnt is owned by the executor's user (when it is given by number) for jobs to write there.
     const tmpfs = `rw,nosuid,nodev,size=${o.tmpfsMb}m,mode=1777`
+    const [uid, gid = uid] = o.user.split(':')
+    const owned = /^\d+$/.test(uid) && /^\d+$/.test(gid) ? `,uid=${uid},gid=${gid}` : ''
     return {
       Image: o.image,
       User: o.user,
@@ -255,8 +258,9 @@ export class DockerEngine {
       StdinOnce: false,
       Tty: false,
       NetworkDisabled: o.networkMode === 'none',
-      // Each job's cwd is /tmp/job; whatever a job leaves in /tmp is removed after it.
-      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/dev/shm:/dev/mqueue',
+      // Each job's cwd is /tmp/job; whatever a job leaves in /tmp, /mnt or /dev/shm is removed after it.
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/mnt:/dev/shm:/dev/mqueue',
+        `SANDFLEET_SOFT_STOP_MS=${GRACES.softStopMs}`,
         `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`, `SANDFLEET_ISOLATION=${o.isolation}`,
         ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
         // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
@@ -269,7 +273,7 @@ export class DockerEngine {
         Init: false,
         NetworkMode: o.networkMode,
         ReadonlyRootfs: o.readOnlyRoot,
-        Tmpfs: { '/tmp': tmpfs },
+        Tmpfs: { '/tmp': tmpfs, '/mnt': tmpfs + owned },
         ...(binds.length === 0 ? {} : { Binds: binds }),
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],

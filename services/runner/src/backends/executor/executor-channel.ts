@@ -133,6 +133,7 @@ export class ExecutorChannel {
           status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
           duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
         }
+        if (frame.fetch_errors !== null && typeof frame.fetch_errors === 'object' && Object.keys(frame.fetch_errors).length > 0) outcome.fetch_errors = frame.fetch_errors
         if (frame.retire === true) outcome.retire = true
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms

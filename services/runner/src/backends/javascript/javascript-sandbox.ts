@@ -207,10 +207,13 @@ export class JavascriptSandbox implements Sandbox {
       error === null ? null : { type: String(error.type), message: String(error.message), traceback: String(error.traceback) })
     prepared.job.release()
     prepared.context.release()
+    const missing: Record<string, string> = {}
     for (const path of r.fetch_files) {
       const data = settled.files?.[path]
       if (data instanceof Uint8Array) done.files[path] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
+      else missing[path] = 'no such file'
     }
+    if (Object.keys(missing).length > 0) done.fetch_errors = missing
     return done
   }
 

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import type { Language } from '@sandfleet/protocol'
+import { GRACES, type Language } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../contract.ts'
 import { CgroupHost, CgroupSandbox } from './cgroups.ts'
 import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
@@ -57,15 +57,15 @@ export class ProcessDriver implements Driver {
 
   /** The bubblewrap command of one sandbox. */
   command (): ExecutorCommand {
-    // /tmp, /dev/shm (POSIX shared memory) and /dev/mqueue (POSIX message queues) are this sandbox's own: emptied after
-    // each job. RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only. No user namespace inside it: a job
+    // /tmp, /mnt, /dev/shm (POSIX shared memory) and /dev/mqueue (POSIX message queues) are this sandbox's own: emptied
+    // after each job; the rest of its file system is read-only (see bubblewrap). RLIMIT_NPROC counts uid 65534 in this sandbox's user namespace only. No user namespace inside it: a job
     // would get every capability in one of its own (mounts, netfilter in a network namespace: kernel attack surface).
     // (The session host makes namespaces per session, so it keeps them.)
     const noUserns = this.disableUserns ? ['--unshare-user', '--disable-userns'] : []
     // The executor is the sandbox's pid 1 (--as-pid-1): bubblewrap's own reaper there ran as the job's uid, dumpable,
     // for the sandbox's whole life, and a job could open its /proc/1/mem for writing (ptrace is denied by the filter,
     // /proc/PID/mem is not): a foothold into every later job. The executor is not dumpable and reaps what jobs leave.
-    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/dev/shm:/dev/mqueue', SANDFLEET_MAX_PROCS: '64', SANDFLEET_ISOLATION: this.options.config.isolation }, this.seccomp)
+    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/mnt:/dev/shm:/dev/mqueue', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_MAX_PROCS: '64', SANDFLEET_ISOLATION: this.options.config.isolation }, this.seccomp)
   }
 
   /**
@@ -100,8 +100,11 @@ export class ProcessDriver implements Driver {
     const fds = [...(seccomp === undefined ? [] : [seccomp]), this.#program(program.path)]
     const bw = [...(seccomp === undefined ? [] : ['--seccomp', '3']), '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--uid', '65534', '--gid', '65534',
       '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
-      '--proc', '/proc', '--dev', '/dev', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', '--perms', '0444', '--ro-bind-data', String(2 + fds.length), program.at, ...binds, '--chdir', '/tmp']
+      '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--mqueue', '/dev/mqueue', '--tmpfs', '/tmp', '--tmpfs', '/mnt', '--perms', '0444', '--ro-bind-data', String(2 + fds.length), program.at, ...binds, '--chdir', '/tmp']
     for (const p of ETC) if (existsSync(p)) bw.push('--ro-bind', p, p)
+    // Last, once every mount point is made: the root and /dev read-only (bubblewrap makes both tmpfs, which a job could
+    // write to for the next job to find); their tmpfs mounts (/tmp, /mnt, /dev/shm) stay writable.
+    bw.push('--remount-ro', '/dev', '--remount-ro', '/')
     bw.push('--', this.options.config.pythonPath, '-I', program.at, ...args)
     const env = { PATH: SANDBOX_PATH, LANG: 'C.UTF-8', HOME: '/tmp', SANDFLEET_WORKDIR: '/tmp/work', SANDFLEET_MAX_FILE_MB: String(SANDBOX_MAX_FILE_MB), ...extraEnv }
     if (process.getuid?.() === 0) return { file: 'setpriv', args: ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...bw], env, fds }
@@ -128,7 +131,7 @@ export class ProcessDriver implements Driver {
     return {
       driver: 'process',
       boundary: 'bubblewrap namespaces (no network, read-only root, uid 65534, no capabilities)',
-      properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp', 'own pid namespace, killed with the runner',
+      properties: ['no network (own network namespace)', 'read-only host /usr, tmpfs /tmp and /mnt (emptied after each job)', 'own pid namespace, killed with the runner',
         ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
         this.seccomp === undefined
           ? 'no seccomp filter (no system call table for this CPU)'

@@ -81,7 +81,7 @@ export class PyodideDriver implements Driver {
     }
     try {
       const host = await PyodideHost.start({
-        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: GRACES.pyodideSoftMs, graceMs: config.graceMs },
+        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: GRACES.softStopMs, graceMs: config.graceMs },
         nodeArgs: this.#limits.nodeArgs,
         env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
@@ -119,7 +119,7 @@ export class PyodideDriver implements Driver {
   /** A sandbox (one isolate in the host process), not started. */
   createSandbox (id: string): Sandbox {
     return new RemotePyodideSandbox(id, async () => await this.host(), {
-      hostGraceMs: GRACES.pyodideSoftMs + this.#options.config.graceMs,
+      hostGraceMs: GRACES.softStopMs + this.#options.config.graceMs,
       hostSlackMs: GRACES.pyodideHostSlackMs,
       startTimeoutMs: 120_000
     })

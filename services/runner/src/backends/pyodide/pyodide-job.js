@@ -4,7 +4,10 @@
 // (globalThis.__sf_maxJobFileBytes). Its completion
 // value is { job, restore, info }:
 //  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
-//    whether the sandbox is still clean (`clean: false` → the host retires the isolate);
+//    whether the sandbox is still clean (`clean: false` → the host retires the isolate); `files`
+//    maps absolute paths in the job's places to contents, `fetch` is a list of [path as asked,
+//    absolute path in a place];
+//  - partial() gives what the job wrote so far, when it was stopped hard;
 //  - restore() puts the wasm linear memory, the file system's streams and cwd back to the
 //    baseline taken here, so no Python state survives a job (docs/pyodide-driver-design.md).
 (() => {
@@ -16,6 +19,12 @@
   const decoder = new TextDecoder()
   const WORK = '/tmp/work'
   const SF = '/tmp/.sf'
+  // The places a job may write, emptied after it but for what the harness and Emscripten keep
+  // there; a request's files are written and fetched there only.
+  const SCRATCH = [['/tmp', ['work', '.sf']], ['/mnt', []], ['/dev/shm', ['tmp']]]
+  const PLACES = SCRATCH.map(([dir]) => dir)
+  const inPlaces = (path) => PLACES.some((p) => path === p || path.startsWith(p + '/'))
+  const FETCH_MAX_BYTES = 16 << 20 // a larger file is not returned (not cut either), as on the executor's backends
 
   // Files: while a job runs, none grows past __sf_maxFileBytes, as RLIMIT_FSIZE bounds them on the
   // process backend: a write that would cross it writes up to it, a write or truncate past it fails
@@ -131,12 +140,15 @@
   M.__sf_maxHeap = () => growLimit
 
   const sbrk = () => M.HEAPU32[M._emscripten_get_sbrk_ptr() >> 2]
+  // The file system but for what is in the places (emptied after each job) and /proc/self (the
+  // streams open now): a job that wrote anywhere else (/dev, /proc, /lib) changed it.
   const walk = () => {
     const seen = []
     const visit = (path) => {
-      if (path === '/tmp' || path === '/dev' || path === '/proc') return
+      if (path === '/proc/self') return
       let node
       try { node = FS.lookupPath(path, { follow: false }).node } catch (e) { seen.push(path + ' ?'); return }
+      if (PLACES.includes(path)) { seen.push(path + ' ' + node.mode + ' ' + node.id); return }
       const size = node.usedBytes ?? (node.contents && node.contents.length) ?? 0
       const mtime = node.mtime instanceof Date ? node.mtime.getTime() : node.mtime
       seen.push(path + ' ' + node.mode + ' ' + size + ' ' + mtime + ' ' + node.id)
@@ -159,6 +171,44 @@
       const node = FS.lookupPath(child, { follow: false }).node
       if (FS.isDir(node.mode)) { removeTree(child); FS.rmdir(child) } else FS.unlink(child)
     }
+  }
+  // Empties a place but for the entries in `keep`; a place that is no longer a directory (the job
+  // replaced it by a link) throws, and the sandbox retires.
+  const empty = (dir, keep) => {
+    if (!FS.isDir(FS.lookupPath(dir, { follow: false }).node.mode)) throw new Error(dir + ' is not a directory')
+    for (const name of FS.readdir(dir)) {
+      if (name === '.' || name === '..' || keep.includes(name)) continue
+      const path = dir + '/' + name
+      const node = FS.lookupPath(path, { follow: false }).node
+      if (FS.isDir(node.mode)) { removeTree(path); FS.rmdir(path) } else FS.unlink(path)
+    }
+  }
+  // What the job's `fetch` pairs name: { files, errors }, each file read only when its real path is
+  // in a place (a link out of them is refused) and it is a regular file of at most 16 MiB.
+  const fetchFiles = (fetch) => {
+    const files = {}
+    const errors = {}
+    for (const [asked, path] of fetch) {
+      let node
+      try { node = FS.lookupPath(path, { follow: true }).node } catch (e) { errors[asked] = 'no such file'; continue }
+      if (!inPlaces(FS.getPath(node))) errors[asked] = JSON.stringify(asked) + ": a link leads out of the sandbox's writable places (" + PLACES.join(', ') + ')'
+      else if (FS.isDir(node.mode)) errors[asked] = 'a directory'
+      else if (!FS.isFile(node.mode)) errors[asked] = 'not a regular file'
+      else if (size(node) > FETCH_MAX_BYTES) errors[asked] = 'larger than ' + FETCH_MAX_BYTES + ' bytes: not returned'
+      else files[asked] = FS.readFile(FS.getPath(node))
+    }
+    return { files, errors }
+  }
+  // Writes a request's files (absolute paths in the places); the first that cannot be written (a
+  // path of the same request is a file where a directory must be, or the reverse) as a message.
+  const writeFiles = (files) => {
+    for (const path of Object.keys(files)) {
+      try {
+        mkdirs(path.slice(0, path.lastIndexOf('/')))
+        FS.writeFile(path, files[path])
+      } catch (e) { return 'files: ' + JSON.stringify(path) + ' could not be written' }
+    }
+    return null
   }
   const mkdirs = (path) => {
     let at = ''
@@ -197,40 +247,35 @@
     globalThis.__sf_entropy(entropy)
     streams.stdout = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
     streams.stderr = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
-    for (const path of Object.keys(files)) {
-      const full = WORK + '/' + path
-      mkdirs(full.slice(0, full.lastIndexOf('/')))
-      FS.writeFile(full, files[path])
-    }
     FS.writeFile(SF + '/in.json', JSON.stringify({ code, stdin }))
-    Atomics.store(interrupt, 0, 0)
-    growLimit = baseSbrk + memoryBytes
-    fileCap = maxFileBytes
-    quota = maxJobFileBytes
-    held = 0
-    const before = counter.ffi
-    let crashed = null
-    try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
-    const ffi = counter.ffi - before
-    growLimit = 0
-    fileCap = Infinity
-    quota = Infinity
+    const unwritten = writeFiles(files)
     let outcome = null
-    try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
-    const outFiles = {}
-    for (const rel of fetch) {
-      try {
-        const node = FS.lookupPath(WORK + '/' + rel, { follow: false }).node
-        if (FS.isFile(node.mode)) outFiles[rel] = FS.readFile(WORK + '/' + rel)
-      } catch (e) { /* not there */ }
+    let crashed = null
+    let ffi = expectedFfi
+    if (unwritten !== null) outcome = { status: 'error', exit_code: 1, error: { type: 'OSError', message: unwritten } }
+    else {
+      Atomics.store(interrupt, 0, 0)
+      growLimit = baseSbrk + memoryBytes
+      fileCap = maxFileBytes
+      quota = maxJobFileBytes
+      held = 0
+      const before = counter.ffi
+      try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
+      ffi = counter.ffi - before
+      growLimit = 0
+      fileCap = Infinity
+      quota = Infinity
+      try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
     }
+    const fetched = fetchFiles(fetch)
     const result = {
       outcome,
       crashed,
       stdout: text(streams.stdout),
       stderr: text(streams.stderr),
       truncated: { stdout: streams.stdout.truncated, stderr: streams.stderr.truncated },
-      files: outFiles,
+      files: fetched.files,
+      fetchErrors: fetched.errors,
       clean: true,
       why: ''
     }
@@ -239,14 +284,9 @@
     // What the memory image does not hold: the JavaScript side and the file system.
     if (ffi !== expectedFfi) { result.clean = false; result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)' }
     try {
-      // /tmp is the job's: emptied but for the two directories of the harness.
       removeTree(WORK)
       removeTree(SF)
-      for (const name of FS.readdir('/tmp')) {
-        if (name === '.' || name === '..' || name === 'work' || name === '.sf') continue
-        const node = FS.lookupPath('/tmp/' + name, { follow: false }).node
-        if (FS.isDir(node.mode)) { removeTree('/tmp/' + name); FS.rmdir('/tmp/' + name) } else FS.unlink('/tmp/' + name)
-      }
+      for (const [dir, keep] of SCRATCH) empty(dir, keep)
       if (!FS.isDir(FS.lookupPath(WORK, { follow: false }).node.mode) || !FS.isDir(FS.lookupPath(SF, { follow: false }).node.mode)) throw new Error('/tmp/work or /tmp/.sf is not a directory')
       FS.streams.forEach((s, fd) => { if (s && !baseStreams.has(fd)) FS.close(s) })
       for (const [fd, position] of baseStreams) { const s = FS.streams[fd]; if (!s) { result.clean = false; result.why ||= 'a baseline stream was closed' } else s.position = position }
@@ -268,5 +308,10 @@
     if (hi > baseline.length) heap.fill(0, baseline.length, hi)
   }
 
-  return { job, restore, info: { baselineBytes: baseline.length, bufferBytes: baseBuffer, expectedFfi } }
+  function partial () {
+    const s = streams
+    return { stdout: s.stdout === null ? '' : text(s.stdout), stderr: s.stderr === null ? '' : text(s.stderr), truncated: { stdout: s.stdout?.truncated ?? false, stderr: s.stderr?.truncated ?? false } }
+  }
+
+  return { job, partial, restore, info: { baselineBytes: baseline.length, bufferBytes: baseBuffer, expectedFfi } }
 })()

@@ -3,15 +3,19 @@
  * own isolated-vm isolate, in the pyodide host process (pyodide-host-main.ts; the runner sees it
  * through remote-pyodide-sandbox.ts). After every job its wasm memory is put back to the baseline image
  * (pyodide-job.js), off the response path; a job that touched what the image does not hold
- * (the JavaScript side, the file system outside /tmp) retires the sandbox instead.
+ * (the JavaScript side, the file system outside /tmp, /mnt and /dev/shm, which are emptied)
+ * retires the sandbox instead.
  *
- * Timeouts: at `timeout_ms` a soft interrupt (KeyboardInterrupt through Pyodide's interrupt
- * buffer) stops pure-Python code and the sandbox lives on; code that ignores it is stopped by
- * isolated-vm's hard timeout `softGraceMs` later, and that isolate is discarded.
+ * Timeouts: at `timeout_ms` the soft stop, SIGTERM through Pyodide's interrupt buffer: the
+ * harness's handler raises KeyboardInterrupt, or the job's own handler runs (it may print and
+ * exit); pure-Python code stops and the sandbox lives on. Code that ignores it (or sits in one
+ * long call into C) is stopped by isolated-vm's hard timeout `softGraceMs` later, and that
+ * isolate is discarded; what the job wrote to its streams comes back either way.
  */
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
 import type IvmModule from 'isolated-vm'
+import { FILE_PLACES } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Job, type RunOutcome, type Sandbox, type SandboxState, type SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
 import { PYODIDE_JOB_FILES_MB, type PyodideAssets } from './pyodide-assets.ts'
@@ -31,6 +35,7 @@ interface JobResult {
   stderr: string
   truncated: { stdout: boolean, stderr: boolean }
   files: Record<string, Uint8Array>
+  fetchErrors: Record<string, string>
   clean: boolean
   why: string
 }
@@ -51,12 +56,19 @@ function failed (status: RunOutcome['status'], durationMs: number, type: string,
   }
 }
 
-/** A relative path inside the job's directory, or undefined. */
-function safePath (rel: string): string | undefined {
-  const path = posix.normalize(rel)
-  if (path.startsWith('/') || path === '..' || path.startsWith('../') || path === '.' || path.includes('\0')) return undefined
-  return path
+/** The job's working directory, and the places its files may be written to and fetched from. */
+const WORK_DIR = '/tmp/work'
+const PLACES = [WORK_DIR, ...FILE_PLACES]
+
+/** `path` (relative to the working directory, or absolute) made absolute, or why it may not be used: not inside a place. */
+function placed (path: string): { abs: string } | { refused: string } {
+  const abs = posix.resolve(WORK_DIR, path)
+  if (!path.includes('\0') && PLACES.some((p) => abs.startsWith(p + '/'))) return { abs }
+  return { refused: `${JSON.stringify(path)} is outside the sandbox's writable places (${PLACES.join(', ')})` }
 }
+
+/** SIGTERM, as the interrupt buffer carries it: the soft stop. */
+const SIGTERM = 15
 
 /** A Pyodide interpreter in an isolate; see the module comment. */
 export class PyodideSandbox implements Sandbox {
@@ -65,6 +77,7 @@ export class PyodideSandbox implements Sandbox {
   private context: IvmModule.Context | undefined
   private jobFn: Fn | undefined
   private restoreFn: Fn | undefined
+  private partialFn: Fn | undefined
   private restoring: Promise<unknown> | undefined
   private readonly interrupt = new Int32Array(new SharedArrayBuffer(4))
   private jobs = 0
@@ -105,6 +118,7 @@ export class PyodideSandbox implements Sandbox {
       script.release()
       this.jobFn = await api.get('job', { reference: true }) as Fn
       this.restoreFn = await api.get('restore', { reference: true }) as Fn
+      this.partialFn = await api.get('partial', { reference: true }) as Fn
       const info = await api.get('info', { copy: true }) as { baselineBytes: number }
       this.baselineBytes = info.baselineBytes
       api.release()
@@ -136,16 +150,22 @@ export class PyodideSandbox implements Sandbox {
     const ivm = this.assets.ivm
     const r = job.request
     const files: Record<string, Uint8Array> = {}
-    for (const [rel, b64] of Object.entries(r.files)) {
-      const path = safePath(rel)
-      if (path === undefined) return { ...failed('error', 0, 'ValueError', `files: ${JSON.stringify(rel)} escapes the working directory`), retire: false }
-      files[path] = new Uint8Array(Buffer.from(b64, 'base64'))
+    for (const [path, b64] of Object.entries(r.files)) {
+      const where = placed(path)
+      if ('refused' in where) return { ...failed('error', 0, 'ValueError', `files: ${where.refused}`), retire: false }
+      files[where.abs] = new Uint8Array(Buffer.from(b64, 'base64'))
     }
-    const fetch = r.fetch_files.map((rel) => safePath(rel)).filter((p): p is string => p !== undefined)
+    const fetch: Array<[string, string]> = []
+    const fetchErrors: Record<string, string> = {}
+    for (const path of r.fetch_files) {
+      const where = placed(path)
+      if ('refused' in where) fetchErrors[path] = where.refused
+      else fetch.push([path, where.abs])
+    }
     const started = performance.now()
     let softFired = false
     Atomics.store(this.interrupt, 0, 0)
-    const soft = setTimeout(() => { softFired = true; Atomics.store(this.interrupt, 0, 2) }, r.timeout_ms)
+    const soft = setTimeout(() => { softFired = true; Atomics.store(this.interrupt, 0, SIGTERM) }, r.timeout_ms)
     let hostTimer: NodeJS.Timeout | undefined
     const deadline = new Promise<'deadline'>((resolve) => { hostTimer = setTimeout(() => { resolve('deadline') }, r.timeout_ms + this.options.softGraceMs + this.options.graceMs) })
     let result: JobResult | 'deadline'
@@ -157,8 +177,12 @@ export class PyodideSandbox implements Sandbox {
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
+      if (/timed out/i.test(message)) {
+        const written = await this.partial()
+        this.discard()
+        return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and did not end within ${this.options.softGraceMs} ms of its soft stop`, written)
+      }
       this.discard()
-      if (/timed out/i.test(message)) return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and ignored the interrupt`)
       if (/memory limit/i.test(message)) return failed('memory', elapsed, 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit')
       // The job ran and the isolate failed around it (a JavaScript callback it scheduled threw):
       // the code's doing, and the isolate is discarded.
@@ -175,7 +199,9 @@ export class PyodideSandbox implements Sandbox {
     this.jobs++
     const out = result.outcome
     let outcome: RunOutcome
-    if (softFired && (out === null || out.error?.type === 'KeyboardInterrupt')) {
+    // Python took the soft stop (it clears the buffer as it runs the handler): whatever the job did
+    // then (the harness's KeyboardInterrupt, or its own handler that printed and exited), a timeout.
+    if (softFired && (out === null || Atomics.load(this.interrupt, 0) === 0)) {
       outcome = { ...failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, result), retire: !result.clean }
     } else if (out === null) {
       outcome = failed('error', elapsed, 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, result)
@@ -192,9 +218,11 @@ export class PyodideSandbox implements Sandbox {
         retire: !result.clean
       }
     }
-    for (const [rel, data] of Object.entries(result.files ?? {})) {
-      if (data instanceof Uint8Array) outcome.files[rel] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
+    for (const [path, data] of Object.entries(result.files ?? {})) {
+      if (data instanceof Uint8Array) outcome.files[path] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
     }
+    Object.assign(fetchErrors, result.fetchErrors)
+    if (Object.keys(fetchErrors).length > 0) outcome.fetch_errors = fetchErrors
     if (outcome.retire !== true) {
       // Put the interpreter back while the result travels; the next job waits for it. Started
       // on the next turn, once the host has sent the result: starting an isolated-vm call holds
@@ -208,6 +236,11 @@ export class PyodideSandbox implements Sandbox {
     }
     if (outcome.retire !== true) delete outcome.retire
     return outcome
+  }
+
+  /** What a job stopped hard had written to its streams (nothing when the isolate cannot say). */
+  private async partial (): Promise<Partial<JobResult>> {
+    try { return await (this.partialFn as Fn).apply(undefined, [], { timeout: 1000, result: { copy: true } }) as Partial<JobResult> } catch { return {} }
   }
 
   private discard (): void {
@@ -248,5 +281,6 @@ export class PyodideSandbox implements Sandbox {
     this.context = undefined
     this.jobFn = undefined
     this.restoreFn = undefined
+    this.partialFn = undefined
   }
 }

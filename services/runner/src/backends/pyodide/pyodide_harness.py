@@ -3,7 +3,7 @@
 # __main__ and writes its outcome to /tmp/.sf/out.json. stdout and stderr are file descriptors
 # 1 and 2, captured and capped by the JavaScript side (pyodide-job.js). Every job starts from the
 # same memory image, so nothing here needs undoing.
-import builtins, io, json, linecache, os, random, sys, time, traceback, types
+import builtins, io, json, linecache, os, random, signal, sys, time, traceback, types
 import codecs, collections, functools, itertools, math, re, string  # warm, shared by most jobs
 
 _SF_IN = '/tmp/.sf/in.json'
@@ -104,6 +104,14 @@ def _sf_sleep(secs, _monotonic=time.monotonic, _ValueError=ValueError):
         pass
 
 
+def _sf_sigterm(signum, frame):
+    """The soft stop: at the deadline the host raises SIGTERM through the interrupt buffer. A job may
+    install its own handler (it runs instead, and may print and exit); this one stops the code."""
+    raise KeyboardInterrupt
+
+
 time.sleep = _sf_sleep
+signal.signal(signal.SIGTERM, _sf_sigterm)
 os.makedirs('/tmp/.sf', exist_ok=True)
 os.makedirs(_SF_WORK, exist_ok=True)
+os.makedirs('/mnt', exist_ok=True)

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Language } from '@sandfleet/protocol'
+import { GRACES, type Language } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
 import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../executor/python-image.ts'
@@ -28,7 +28,7 @@ export class UnsafeDriver implements Driver {
   /** A host-process sandbox, not started. */
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.config.graceMs, this.options.events)
+    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.config.graceMs, this.options.events)
   }
 
   /** The session host as a plain host process (no isolation either). */

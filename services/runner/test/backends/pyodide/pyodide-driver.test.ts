@@ -45,8 +45,10 @@ test('pyodide: ok, error with the user frames, exit codes, stdin, files in and o
     assert.equal(files.stdout, 'given\n')
     assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
     assert.equal('missing.txt' in files.files, false)
-    const escape = await run('print(1)', { files: { '../x': '' } })
+    assert.deepEqual(files.fetch_errors, { 'missing.txt': 'no such file' })
+    const escape = await run('print(1)', { files: { '../../etc/x': '' } })
     assert.deepEqual([escape.status, escape.error?.type], ['error', 'ValueError'])
+    assert.match(escape.error?.message ?? '', /outside the sandbox's writable places/)
   })
 })
 
