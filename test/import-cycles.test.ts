@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
-import { importCycles, importGraph, importSpecifiers } from './helpers/import-graph.ts'
+import { importCycles, importGraph, importSpecifiers, pythonImportGraph } from './helpers/import-graph.ts'
 
 const root = join(import.meta.dirname, '..')
 
@@ -35,6 +35,26 @@ test('the services and packages have no import cycles (type-only and dynamic imp
   const graph = importGraph(root, ['packages', 'services', 'cli/src'])
   assert.ok(graph.size > 150, `the walk found the sources (${graph.size} files)`)
   assert.deepEqual(importCycles(graph, root).map((cycle) => cycle.join(' -> ')), [])
+})
+
+test('the Python packages (the client, the sandbox\'s) have no import cycles (deferred and TYPE_CHECKING imports count)', () => {
+  for (const [dir, name] of [['clients/python/sandfleet', 'sandfleet'], ['sandbox-images/python/sandfleet_sandbox', 'sandfleet_sandbox']]) {
+    const graph = pythonImportGraph(join(root, dir), name)
+    assert.ok([...graph.values()].some((edges) => edges.size > 0), `the walk found ${dir}'s imports`)
+    assert.deepEqual(importCycles(graph, root).map((cycle) => cycle.join(' -> ')), [], dir)
+  }
+})
+
+test('import-graph: a Python import in a function or under TYPE_CHECKING is an edge; one in a docstring is not', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandfleet-py-imports-'))
+  try {
+    writeFileSync(join(dir, '__init__.py'), 'from .a import A\n')
+    writeFileSync(join(dir, 'a.py'), '"""from .c import nothing"""\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\nA = 1\n')
+    writeFileSync(join(dir, 'b.py'), 'def f():\n    from pkg.a import A\n    return A\n')
+    writeFileSync(join(dir, 'c.py'), 'from . import (a,\n  b)\n')
+    const cycles = importCycles(pythonImportGraph(dir, 'pkg'), dir)
+    assert.deepEqual(cycles, [['a.py', 'b.py', 'a.py']])
+  } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 
 test('import-graph: a cycle through a type import, a dynamic import and a package export is found', () => {

@@ -190,3 +190,29 @@ function closedPath (graph: ImportGraph, members: Set<string>): string[] {
   }
   return [first, first]
 }
+
+/**
+ * The import graph of one Python package (the `.py` files of directory `pkg`, named `name`): an
+ * edge for each `from .m import …`, `from . import m`, `from name.m import …` and `import name.m`
+ * to another module of the package, wherever it stands (in a function or under TYPE_CHECKING too:
+ * such an import is a cycle deferred, not removed).
+ */
+export function pythonImportGraph (pkg: string, name: string): ImportGraph {
+  const moduleFile = (mod: string): string | undefined => {
+    const base = join(pkg, ...mod.split('.'))
+    return [`${base}.py`, join(base, '__init__.py')].find((p) => mod !== '' && existsSync(p))
+  }
+  const graph: ImportGraph = new Map()
+  for (const file of readdirSync(pkg).filter((f) => f.endsWith('.py')).map((f) => join(pkg, f))) {
+    const edges = new Set<string>()
+    const source = readFileSync(file, 'utf8').replace(/("""|''')[\s\S]*?\1/g, '').replace(/#.*$/gm, '')
+    const add = (mod: string): void => { const target = moduleFile(mod); if (target !== undefined && target !== file) edges.add(target) }
+    for (const m of source.matchAll(new RegExp(`^\\s*from\\s+(\\.+|${name}\\.?)([\\w.]*)\\s+import\\s+\\(?([\\w\\s,]+)`, 'gm'))) {
+      if (m[2] !== '') add(m[2])
+      else for (const n of m[3].split(',')) add(n.trim().split(/\s+/)[0])
+    }
+    for (const m of source.matchAll(new RegExp(`^\\s*import\\s+${name}\\.([\\w.]+)`, 'gm'))) add(m[1])
+    graph.set(file, edges)
+  }
+  return graph
+}

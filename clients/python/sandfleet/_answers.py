@@ -2,13 +2,49 @@
 the closed status set (429 → ``overloaded``, other failures → ``infra_error``)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Optional, Protocol, Sequence
 
 from .types import STATUSES, ExecResult
 
 CONNECTION = 'SF_ERR_CLIENT_CONNECTION'
 BAD_RESPONSE = 'SF_ERR_CLIENT_BAD_RESPONSE'
 DEADLINE = 'SF_ERR_CLIENT_DEADLINE'
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One HTTP try of a call: its result, the fleet's ``Retry-After`` and the HTTP status (0: no answer)."""
+    result: ExecResult
+    retry_after_s: float
+    http_status: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A JSON answer; ``result`` is set when it is no 2xx (what the failure stands for)."""
+    http_status: int
+    body: Any
+    retry_after_s: float
+    result: Optional[ExecResult]
+
+
+class Transport(Protocol):
+    """What the batching and the sessions use of a client (:class:`~sandfleet.aio.AsyncClient` is one): its
+    requests, deadlines and retries."""
+    slack_s: float
+    closed: bool
+
+    def deadline(self, requests: Sequence[Any], deadline_s: Optional[float]) -> float: ...
+
+    async def _request(self, method: str, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None) -> Answer: ...
+
+    async def _post_json(self, path: str, body: Any, deadline: float) -> Answer: ...
+
+    async def _post_exec(self, path: str, body: Any, deadline: float) -> Attempt: ...
+
+    async def with_retries(self, attempt: Callable[[], Awaitable[Attempt]], deadline: float,
+                           retriable: Callable[[Attempt], bool] = ...) -> Attempt: ...
 
 
 def is_error_body(body: Any) -> bool:

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-from ._answers import BAD_RESPONSE
+from ._answers import BAD_RESPONSE, Attempt, Transport
 from .types import ExecRequest, ExecResult, is_exec_result
-
-if TYPE_CHECKING:
-    from .aio import Attempt, AsyncClient
 
 
 @dataclass
@@ -24,7 +21,7 @@ class _Pending:
 class Coalescer:
     """Gathers the calls of one event loop into batches of at most ``max_batch``."""
 
-    def __init__(self, client: 'AsyncClient', window_s: float, max_batch: int) -> None:
+    def __init__(self, client: Transport, window_s: float, max_batch: int) -> None:
         self._client = client
         self._window_s = window_s
         self._max_batch = max_batch
@@ -79,7 +76,6 @@ class Coalescer:
                 item.future.set_result(attempt)
 
     async def _batch(self, items: list[_Pending], deadline: float) -> 'list[Attempt]':
-        from .aio import Attempt
         answer = await self._client._post_json('/v1/execute/batch', {'requests': [i.request for i in items]}, deadline)
         if answer.result is not None:  # no answer, or an error body: it stands for every item
             return [Attempt(answer.result, answer.retry_after_s, answer.http_status) for _ in items]

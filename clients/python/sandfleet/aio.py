@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional, S
 
 import httpx
 
-from ._answers import BAD_RESPONSE, result_from_error, result_from_failure
+from ._answers import BAD_RESPONSE, Answer, Attempt, result_from_error, result_from_failure
 from ._coalescer import Coalescer
 from .errors import ClientClosedError
 from .retry import RetryPolicy, backoff_delay_s, parse_retry_after_s
@@ -31,23 +31,6 @@ DEFAULT_TIMEOUT_MS = 10_000
 
 RequestLike = Union[str, ExecRequest]
 """A request, or just its code (Python, the fleet's defaults)."""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One HTTP try of a call: its result, the fleet's ``Retry-After`` and the HTTP status (0: no answer)."""
-    result: ExecResult
-    retry_after_s: float
-    http_status: int
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A JSON answer; ``result`` is set when it is no 2xx (what the failure stands for)."""
-    http_status: int
-    body: Any
-    retry_after_s: float
-    result: Optional[ExecResult]
 
 
 @dataclass

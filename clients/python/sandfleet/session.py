@@ -6,14 +6,11 @@ never a silent fresh state. A session closed by this program raises
 from __future__ import annotations
 
 import urllib.parse
-from typing import TYPE_CHECKING, Literal, Mapping, Optional
+from typing import Literal, Mapping, Optional
 
-from ._answers import BAD_RESPONSE
+from ._answers import BAD_RESPONSE, Attempt, Transport
 from .errors import SessionClosedError, SessionLostError, SessionRequestError
 from .types import ExecResult, FileContent, Language, SessionInfo, encode_files
-
-if TYPE_CHECKING:
-    from .aio import Attempt, AsyncClient
 
 SessionState = Literal['new', 'open', 'lost', 'closed']
 
@@ -21,7 +18,7 @@ SessionState = Literal['new', 'open', 'lost', 'closed']
 class AsyncSession:
     """A fleet session for asyncio; ``async with client.session() as s: await s.execute('x = 1')``."""
 
-    def __init__(self, client: 'AsyncClient', *, language: Language, ttl_s: Optional[int], memory_mb: Optional[int]) -> None:
+    def __init__(self, client: Transport, *, language: Language, ttl_s: Optional[int], memory_mb: Optional[int]) -> None:
         self._client = client
         self._create = {'language': language, **({'ttl_s': ttl_s} if ttl_s is not None else {}), **({'memory_mb': memory_mb} if memory_mb is not None else {})}
         self.state: SessionState = 'new'
@@ -45,8 +42,7 @@ class AsyncSession:
         client = self._client
         deadline = client.deadline([{}], client.slack_s)
 
-        async def attempt() -> 'Attempt':
-            from .aio import Attempt
+        async def attempt() -> Attempt:
             answer = await client._request('POST', '/v1/sessions', self._create, deadline)
             result = answer.result or ExecResult(status='ok')
             if answer.result is None and not (isinstance(answer.body, dict) and isinstance(answer.body.get('session_id'), str)):
