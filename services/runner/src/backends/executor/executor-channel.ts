@@ -5,6 +5,7 @@
 import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
 import type { DriverEvents, Job, RunOutcome } from '../contract.ts'
+import { failedOutcome } from '../failed-outcome.ts'
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {
@@ -38,10 +39,6 @@ interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: n
 /** A reason the executor gives, as a metric's label: one short word of its closed set, else `other`. */
 function label (reason: unknown): string {
   return typeof reason === 'string' && /^[a-z_]{1,24}$/.test(reason) ? reason : 'other'
-}
-
-function failed (status: 'killed' | 'timeout', type: string, message: string): RunOutcome {
-  return { status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message }, files: {}, retire: true }
 }
 
 /** One executor's frame channel: `ready()`, then `run()` one job at a time. */
@@ -82,7 +79,7 @@ export class ExecutorChannel {
 
   /** Sends one `exec` and resolves on its result (see the protocol's deadlines). */
   async run (job: Job): Promise<RunOutcome> {
-    if (this.isClosed) return failed('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone')
+    if (this.isClosed) return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone')
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
     const id = String(++this.seq)
@@ -96,7 +93,7 @@ export class ExecutorChannel {
       const arm = (slack: number): NodeJS.Timeout => setTimeout(() => {
         this.pending = undefined
         this.options.onHung?.()
-        resolve(failed('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
+        resolve(failedOutcome('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
       }, r.timeout_ms + slack)
       const pending: Pending = { id, resolve, waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) }, askedReuse: r.isolation === 'reuse' }
       this.pending = pending
@@ -172,7 +169,7 @@ export class ExecutorChannel {
     if (p !== undefined) {
       clearTimeout(p.timer)
       this.pending = undefined
-      p.resolve(failed('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran'))
+      p.resolve(failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran'))
     }
   }
 }

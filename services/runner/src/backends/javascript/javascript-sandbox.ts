@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import type IvmModule from 'isolated-vm'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
+import { failedOutcome } from '../failed-outcome.ts'
 
 /** The isolated-vm module. */
 export type Ivm = typeof IvmModule
@@ -49,17 +50,17 @@ interface HarnessResult {
 
 const MEMORY = /memory limit|out of memory|allocation failed|array buffer allocation/i
 
-function outcome (status: RunOutcome['status'], durationMs: number, partial?: Partial<HarnessResult>, error?: RunOutcome['error']): RunOutcome {
+/** The outcome of code that ran to its end: `ok`, or `error` with what it threw; the sandbox serves on. */
+function completed (durationMs: number, settled: HarnessResult, error: RunOutcome['error']): RunOutcome {
   return {
-    status,
-    stdout: typeof partial?.stdout === 'string' ? partial.stdout : '',
-    stderr: typeof partial?.stderr === 'string' ? partial.stderr : '',
-    exit_code: status === 'ok' ? 0 : status === 'error' ? 1 : null,
+    status: error === null ? 'ok' : 'error',
+    stdout: typeof settled.stdout === 'string' ? settled.stdout : '',
+    stderr: typeof settled.stderr === 'string' ? settled.stderr : '',
+    exit_code: error === null ? 0 : 1,
     duration_ms: durationMs,
-    truncated: { stdout: partial?.truncated?.stdout === true, stderr: partial?.truncated?.stderr === true },
-    error: error ?? null,
-    files: {},
-    retire: status === 'timeout' || status === 'memory' || status === 'killed' ? true : undefined
+    truncated: { stdout: settled.truncated?.stdout === true, stderr: settled.truncated?.stderr === true },
+    error,
+    files: {}
   }
 }
 
@@ -181,12 +182,12 @@ export class JavascriptSandbox implements Sandbox {
       const message = (err as Error)?.message ?? String(err)
       if (isolate.isDisposed || MEMORY.test(message)) {
         this.dispose(prepared)
-        return outcome('memory', elapsed, undefined, { type: 'MemoryError', message: `the isolate went over its heap limit of memory_mb=${r.memory_mb}` })
+        return failedOutcome('memory', 'MemoryError', `the isolate went over its heap limit of memory_mb=${r.memory_mb}`, { durationMs: elapsed })
       }
       if (/timed out/i.test(message)) {
         const partial = await this.partial(prepared)
         this.dispose(prepared)
-        return outcome('timeout', elapsed, partial, { type: 'Timeout', message: `the code ran past timeout_ms=${r.timeout_ms}` })
+        return failedOutcome('timeout', 'Timeout', `the code ran past timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: partial })
       }
       this.dispose(prepared)
       throw Object.assign(new Error(`the isolate failed: ${message}`), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
@@ -196,15 +197,14 @@ export class JavascriptSandbox implements Sandbox {
     const elapsed = performance.now() - started
     if (settled === 'deadline') {
       this.dispose(prepared)
-      return outcome('timeout', elapsed, undefined, { type: 'Timeout', message: `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)` })
+      return failedOutcome('timeout', 'Timeout', `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)`, { durationMs: elapsed })
     }
     const error = settled.error
     if (error !== null && error.type === 'RangeError' && MEMORY.test(String(error.message))) {
       this.dispose(prepared)
-      return outcome('memory', elapsed, settled, { type: 'MemoryError', message: `an allocation went over the heap limit of memory_mb=${r.memory_mb}: ${String(error.message)}` })
+      return failedOutcome('memory', 'MemoryError', `an allocation went over the heap limit of memory_mb=${r.memory_mb}: ${String(error.message)}`, { durationMs: elapsed, written: settled })
     }
-    const done = outcome(error === null ? 'ok' : 'error', elapsed, settled,
-      error === null ? null : { type: String(error.type), message: String(error.message), traceback: String(error.traceback) })
+    const done = completed(elapsed, settled, error === null ? null : { type: String(error.type), message: String(error.message), traceback: String(error.traceback) })
     prepared.job.release()
     prepared.context.release()
     const missing: Record<string, string> = {}

@@ -18,6 +18,7 @@ import type IvmModule from 'isolated-vm'
 import { FILE_PLACES } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Job, type RunOutcome, type Sandbox, type SandboxState, type SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
+import { failedOutcome, type Written } from '../failed-outcome.ts'
 import { PYODIDE_JOB_FILES_MB, type PyodideAssets } from './pyodide-assets.ts'
 
 /** Options of a {@link PyodideSandbox}. */
@@ -41,20 +42,6 @@ interface JobResult {
 }
 
 type Fn = IvmModule.Reference<(...args: unknown[]) => unknown>
-
-function failed (status: RunOutcome['status'], durationMs: number, type: string, message: string, partial?: Partial<JobResult>): RunOutcome {
-  return {
-    status,
-    stdout: partial?.stdout ?? '',
-    stderr: partial?.stderr ?? '',
-    exit_code: status === 'error' ? 1 : null,
-    duration_ms: durationMs,
-    truncated: partial?.truncated ?? { stdout: false, stderr: false },
-    error: { type, message },
-    files: {},
-    retire: true
-  }
-}
 
 /** The job's working directory, and the places its files may be written to and fetched from. */
 const WORK_DIR = '/tmp/work'
@@ -152,7 +139,7 @@ export class PyodideSandbox implements Sandbox {
     const files: Record<string, Uint8Array> = {}
     for (const [path, b64] of Object.entries(r.files)) {
       const where = placed(path)
-      if ('refused' in where) return { ...failed('error', 0, 'ValueError', `files: ${where.refused}`), retire: false }
+      if ('refused' in where) return failedOutcome('error', 'ValueError', `files: ${where.refused}`, { retire: false })
       files[where.abs] = new Uint8Array(Buffer.from(b64, 'base64'))
     }
     const fetch: Array<[string, string]> = []
@@ -180,13 +167,13 @@ export class PyodideSandbox implements Sandbox {
       if (/timed out/i.test(message)) {
         const written = await this.partial()
         this.discard()
-        return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and did not end within ${this.options.softGraceMs} ms of its soft stop`, written)
+        return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and did not end within ${this.options.softGraceMs} ms of its soft stop`, { durationMs: elapsed, written })
       }
       this.discard()
-      if (/memory limit/i.test(message)) return failed('memory', elapsed, 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit')
+      if (/memory limit/i.test(message)) return failedOutcome('memory', 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit', { durationMs: elapsed })
       // The job ran and the isolate failed around it (a JavaScript callback it scheduled threw):
       // the code's doing, and the isolate is discarded.
-      return failed('error', elapsed, 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`)
+      return failedOutcome('error', 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed })
     } finally {
       clearTimeout(soft)
       clearTimeout(hostTimer)
@@ -194,7 +181,7 @@ export class PyodideSandbox implements Sandbox {
     const elapsed = performance.now() - started
     if (result === 'deadline') {
       this.discard()
-      return failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and the isolate did not stop`)
+      return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and the isolate did not stop`, { durationMs: elapsed })
     }
     this.jobs++
     const out = result.outcome
@@ -202,9 +189,9 @@ export class PyodideSandbox implements Sandbox {
     // Python took the soft stop (it clears the buffer as it runs the handler): whatever the job did
     // then (the harness's KeyboardInterrupt, or its own handler that printed and exited), a timeout.
     if (softFired && (out === null || Atomics.load(this.interrupt, 0) === 0)) {
-      outcome = { ...failed('timeout', elapsed, 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, result), retire: !result.clean }
+      outcome = failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: result, retire: !result.clean })
     } else if (out === null) {
-      outcome = failed('error', elapsed, 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, result)
+      outcome = failedOutcome('error', 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, { durationMs: elapsed, written: result })
     } else {
       outcome = {
         status: out.status,
@@ -239,8 +226,8 @@ export class PyodideSandbox implements Sandbox {
   }
 
   /** What a job stopped hard had written to its streams (nothing when the isolate cannot say). */
-  private async partial (): Promise<Partial<JobResult>> {
-    try { return await (this.partialFn as Fn).apply(undefined, [], { timeout: 1000, result: { copy: true } }) as Partial<JobResult> } catch { return {} }
+  private async partial (): Promise<Written> {
+    try { return await (this.partialFn as Fn).apply(undefined, [], { timeout: 1000, result: { copy: true } }) as Written } catch { return {} }
   }
 
   private discard (): void {

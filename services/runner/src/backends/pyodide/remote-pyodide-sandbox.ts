@@ -8,6 +8,7 @@
  * {@link onExit}, that an idle sandbox is gone.
  */
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import { failedOutcome } from '../failed-outcome.ts'
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
 
@@ -82,10 +83,7 @@ export class RemotePyodideSandbox implements Sandbox {
     if (reply === 'hung') {
       this.#state = 'closing'
       this.#host?.kill(`it did not answer sandbox ${this.id}'s job within timeout_ms=${r.timeout_ms} plus ${this.options.hostGraceMs + this.options.hostSlackMs} ms`)
-      return {
-        status: 'timeout', stdout: '', stderr: '', exit_code: null, duration_ms: performance.now() - started,
-        truncated: { stdout: false, stderr: false }, error: { type: 'Timeout', message: `the run exceeded timeout_ms=${r.timeout_ms} and its host did not answer` }, files: {}, retire: true
-      }
+      return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and its host did not answer`, { durationMs: performance.now() - started })
     }
     if (reply.stats !== undefined) this.#stats = reply.stats
     if (reply.error !== undefined || reply.outcome === undefined) {
