@@ -47,3 +47,25 @@ test('every error code is defined by exactly one registry', () => {
   const rows = [...docs.matchAll(/^\| `(SF_ERR_[A-Z0-9_]+)` \|/gm)].map((m) => m[1])
   assert.deepEqual(rows.filter((c, i) => rows.indexOf(c) !== i), [], 'a code has one row in docs/errors.md')
 })
+
+test('every code the services answer or put in a result is a key of their registries', async () => {
+  const { RUNNER_ERRORS } = await import('../services/runner/src/errors.ts')
+  const { SESSION_ERRORS } = await import('../services/runner/src/sessions/session-host.ts')
+  const { GATEWAY_ERRORS } = await import('../services/gateway/src/errors.ts')
+  const registered = new Set([...Object.keys(RUNNER_ERRORS), ...Object.keys(SESSION_ERRORS), ...Object.keys(GATEWAY_ERRORS)])
+  const service = files.filter((f) => /\/services\/[^/]+\/src\/|\/sandbox-images\/python\/sandfleet_sandbox\//.test(f))
+  assert.ok(service.length > 50, 'the scan found the services\' sources')
+  const outside: string[] = []
+  for (const file of service) {
+    for (const [, code] of readFileSync(file, 'utf8').matchAll(/['"`](SF_ERR_[A-Z0-9_]*[A-Z0-9])['"`]/g)) {
+      if (!registered.has(code)) outside.push(`${code} (${relative(root, file)})`)
+    }
+  }
+  assert.deepEqual([...new Set(outside)], [])
+})
+
+test('no error is thrown with a code of its own beside the registries (Object.assign(new Error(…), { code }))', () => {
+  const adHoc = files.filter((f) => f.endsWith('.ts'))
+    .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/Object\.assign\(\s*new Error\((?:[^()]|\([^()]*\))*\)\s*,\s*\{[^}]*\bcode\s*:/g)].map(() => relative(root, file)))
+  assert.deepEqual(adHoc, [])
+})

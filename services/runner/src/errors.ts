@@ -31,7 +31,13 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_LANGUAGE: { statusCode: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
   SF_ERR_RUNNER_NOT_FOUND: { statusCode: 404, status: 'invalid_request', message: 'No such route' },
   SF_ERR_RUNNER_UNAUTHORIZED: { statusCode: 401, status: 'infra_error', message: 'The call did not carry the fleet\'s shared secret (runnerSecret) as Authorization: Bearer' },
-  SF_ERR_RUNNER_INTERNAL: { statusCode: 500, status: 'infra_error', message: 'Internal runner error' }
+  SF_ERR_RUNNER_INTERNAL: { statusCode: 500, status: 'infra_error', message: 'Internal runner error' },
+  SF_ERR_RUNNER_DOCKER_ENGINE: { statusCode: 503, status: 'infra_error', message: 'The Docker engine does not answer; start it (`dockerd &`), check `docker info`' },
+  SF_ERR_RUNNER_DOCKER_IMAGE: { statusCode: 503, status: 'infra_error', message: 'The sandbox image (or its manifest) is missing; run `sandbox-images/python/build-image.sh`' },
+  SF_ERR_RUNNER_DOCKER_CONTAINER: { statusCode: 503, status: 'infra_error', message: 'A sandbox container failed to start or its stream failed' },
+  // Results, in `error.type`, of a job whose executor went away (every driver that speaks the executor protocol).
+  SF_ERR_EXECUTOR_CLOSED: { statusCode: 200, status: 'killed', message: 'The job was given to an executor that had already exited' },
+  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' }
 } satisfies ErrorRegistry)
 
 /** A stable runner error code. */

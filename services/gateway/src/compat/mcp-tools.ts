@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { LIMITS, SESSION_LIMITS, type ExecResult, type Language } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from './execute.ts'
+import { RunnerRefusal } from '../errors.ts'
 
 /** Options of the `/mcp` plugin (`mcpCompat`, mcp.ts). */
 export interface McpOptions {
@@ -81,7 +82,7 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   server.registerTool('run_javascript', { description: 'Run JavaScript in a fresh sandbox (no state kept). Returns status, stdout, stderr.', inputSchema: input }, run('javascript'))
 
   const sessions = opts.sessions
-  const noSessions = (): CallToolResult => errorResult(Object.assign(new Error('sessions are not enabled on this gateway'), { status: 'invalid_request', code: 'SF_ERR_SESSION_DISABLED' }))
+  const noSessions = (): CallToolResult => errorResult(new RunnerRefusal(501, { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_DISABLED', message: 'sessions are not enabled on this gateway' } }))
   server.registerTool('create_session', {
     description: 'Open a Python session: variables, imports, functions and files persist between run_in_session calls. Returns session_id.',
     inputSchema: {

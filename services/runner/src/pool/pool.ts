@@ -20,7 +20,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ExecResult, Language } from '@sandfleet/protocol'
 import type { Driver, Job, RunOutcome } from '../backends/contract.ts'
-import { codeOf, messageOf, RUNNER_ERRORS } from '../errors.ts'
+import { codeOf, messageOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'
 import { startDeadline } from './start-deadline.ts'
@@ -147,7 +147,7 @@ export class Pool {
     if (!started.includes(true)) {
       const cause = this.#slots.lastStartError
       await this.close(0)
-      throw Object.assign(new Error(`no ${this.driver.name} sandbox could be started: ${messageOf(cause)}`, { cause }), { code: 'SF_ERR_RUNNER_POOL_START' })
+      throw new RunnerError('SF_ERR_RUNNER_POOL_START', `no ${this.driver.name} sandbox could be started: ${messageOf(cause)}`, { cause })
     }
     if (this.#state === 'starting') this.#state = 'ready'
   }

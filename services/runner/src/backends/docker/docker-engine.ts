@@ -14,6 +14,7 @@
 import Docker from 'dockerode'
 import { GRACES, type IsolationLevel, type SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
+import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
 import { SANDBOX_MAX_FILE_MB, type DriverEvents } from '../contract.ts'
 
@@ -118,20 +119,15 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
   })
 }
 
-/** Codes of the docker driver's start-up and engine faults (docs/errors.md, runner section). */
-export type DockerErrorCode =
-  | 'SF_ERR_RUNNER_DOCKER_ENGINE' | 'SF_ERR_RUNNER_DOCKER_IMAGE' | 'SF_ERR_RUNNER_DOCKER_CONTAINER'
+/** Codes of the docker driver's start-up and engine faults (in the runner's registry). */
+export type DockerErrorCode = Extract<RunnerErrorCode, `SF_ERR_RUNNER_DOCKER_${string}`>
 
 /** A fault of the Docker engine or the image; its message says how to fix it. */
-export class DockerDriverError extends Error {
-  /** Stable `SF_ERR_RUNNER_DOCKER_…` code. */
-  readonly code: DockerErrorCode
-  /** HTTP status a caller sees when it surfaces (503: the fleet, never the code). */
-  readonly statusCode = 503
+export class DockerDriverError extends RunnerError {
+  declare readonly code: DockerErrorCode
   constructor (code: DockerErrorCode, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause })
+    super(code, message, cause === undefined ? {} : { cause })
     this.name = 'DockerDriverError'
-    this.code = code
   }
 }
 

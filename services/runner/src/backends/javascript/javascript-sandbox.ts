@@ -10,6 +10,7 @@ import type IvmModule from 'isolated-vm'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
 import { failedOutcome } from '../failed-outcome.ts'
+import { RunnerError } from '../../errors.ts'
 
 /** The isolated-vm module. */
 export type Ivm = typeof IvmModule
@@ -190,7 +191,7 @@ export class JavascriptSandbox implements Sandbox {
         return failedOutcome('timeout', 'Timeout', `the code ran past timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: partial })
       }
       this.dispose(prepared)
-      throw Object.assign(new Error(`the isolate failed: ${message}`), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+      throw new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', `the isolate failed: ${message}`)
     } finally {
       clearTimeout(timer)
     }

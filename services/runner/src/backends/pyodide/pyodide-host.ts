@@ -11,6 +11,7 @@ import type { Logger } from '../../logger.ts'
 import type { ExecutorCommand } from '../contract.ts'
 import { FramePipe } from './frame-pipe.ts'
 import type { FromHost, HostInit, HostReady, HostReply, HostRequest, ToHost } from './pyodide-host-protocol.ts'
+import { RunnerError } from '../../errors.ts'
 
 /**
  * The host's entry: pyodide-host-main.ts as built into the CLI's bundle when the CLI runs from
@@ -38,7 +39,7 @@ interface Pending { resolve: (reply: HostReply) => void, reject: (err: Error) =>
 
 /** An error of the fleet (the host is gone), with its stable code. */
 function hostError (message: string): Error {
-  return Object.assign(new Error(message), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+  return new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', message)
 }
 
 /** One host process; see the module comment. */

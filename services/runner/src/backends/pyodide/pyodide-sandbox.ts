@@ -20,6 +20,7 @@ import { SANDBOX_MAX_FILE_MB, type Job, type RunOutcome, type Sandbox, type Sand
 import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
 import { failedOutcome, type Written } from '../failed-outcome.ts'
 import { PYODIDE_JOB_FILES_MB, type PyodideAssets } from './pyodide-assets.ts'
+import { RunnerError } from '../../errors.ts'
 
 /** Options of a {@link PyodideSandbox}. */
 export interface PyodideSandboxOptions {
@@ -126,7 +127,7 @@ export class PyodideSandbox implements Sandbox {
     try {
       if (this.restoring !== undefined) { await this.restoring; this.restoring = undefined }
       // A restore that failed discarded the isolate: the fleet's fault, not the next job's.
-      if (this.isolate === undefined || this.isolate.isDisposed) throw Object.assign(new Error(`sandbox ${this.id}: its memory could not be restored`), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+      if (this.isolate === undefined || this.isolate.isDisposed) throw new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', `sandbox ${this.id}: its memory could not be restored`)
       return await this.run(job)
     } finally {
       if (this.current === 'busy') this.current = 'ready'

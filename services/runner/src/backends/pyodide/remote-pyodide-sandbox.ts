@@ -11,6 +11,7 @@ import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../co
 import { failedOutcome } from '../failed-outcome.ts'
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
+import { RunnerError } from '../../errors.ts'
 
 /** Options of a {@link RemotePyodideSandbox}. */
 export interface RemotePyodideSandboxOptions {
@@ -25,7 +26,7 @@ export interface RemotePyodideSandboxOptions {
 const hung = (ms: number): Promise<'hung'> => new Promise((resolve) => { setTimeout(resolve, ms, 'hung').unref() })
 
 function fleetError (message: string): Error {
-  return Object.assign(new Error(message), { code: 'SF_ERR_RUNNER_SANDBOX_FAILED' })
+  return new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', message)
 }
 
 /** One sandbox in a host process; see the module comment. */
