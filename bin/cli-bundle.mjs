@@ -1,8 +1,9 @@
 // The CLI as an ES module bundle (plus a chunk for each thing it imports on demand), made by
 // esbuild from the TypeScript sources into .cache/cli/KEY/, where KEY digests every source's
 // path, size and modification time: an edit makes a new key, so a bundle found is never stale.
-// Plain Node loads it in about half the time tsx's loader thread takes over the ~300 modules of
-// `sandfleet serve` (each one a round trip to that thread): ~0.7 s of every start-up.
+// Plain Node loads it faster than tsx's loader thread takes over the ~300 modules of `sandfleet
+// serve` (each one a round trip to that thread), at every start-up (benchmarks/RESULTS.md,
+// "Figures that were in code comments").
 //
 // What the bundle keeps from the sources: third-party packages stay external (node_modules,
 // untouched); each module's `import.meta.url` is its own source file's URL, so the files the

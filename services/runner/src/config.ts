@@ -64,9 +64,10 @@ export type RunnerConfigInput = Partial<Static<typeof RunnerConfigSchema>>
 /** The defaults, computed on this host. */
 /**
  * Jobs a sandbox runs before it is replaced, by default. A safety valve, not a cleaner (every job is
- * a fresh fork; its files, IPC objects and processes go after it). A new sandbox costs ~1.9 s of CPU
- * until its tiers are warm: at 10,000 jobs that was 0.19 ms a job, 5–8 % of a trivial call here, in
- * bursts. The docker driver's own default is this too.
+ * a fresh fork; its files, IPC objects and processes go after it). A new sandbox costs seconds of
+ * CPU until its tiers are warm, so a small default would be paid by every job, in bursts
+ * (benchmarks/RESULTS.md, "Figures that were in code comments"). The docker driver's own default
+ * is this too.
  */
 export const DEFAULT_MAX_JOBS_PER_SANDBOX = 100_000
 
@@ -78,10 +79,8 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     backend: 'auto',
     languages: [],
     // Twice the cores: a slot also waits on its result's trip back through the runner, so a pool
-    // of `cores` leaves CPU idle. Measured on a 2-core machine (benchmarks/RESULTS.md, pool size;
-    // 3 interleaved rounds at concurrency 64): 4 slots gave 1.33× the calls/s of 2 for print(1+1)
-    // and 1.47× for sympy.factor; 8 slots only 1.06×/1.07× more than 4 (inside the rounds' range)
-    // for ~70 MiB more per slot and longer runs per job.
+    // of `cores` leaves CPU idle, and more slots cost memory for little (benchmarks/RESULTS.md,
+    // "Pool size").
     poolSize: 2 * availableParallelism(),
     maxJobsPerSandbox: DEFAULT_MAX_JOBS_PER_SANDBOX,
     maxQueuedJobs: 8192,

@@ -29,8 +29,9 @@ export interface IsolateNeeds {
  *   (seen in about one exit in three with pyodide isolates). Optimization then runs on the
  *   isolate's own thread.
  * - A driver whose contexts get no WebAssembly (javascript: js-harness.js deletes it) has V8
- *   not build it at all in the contexts made from then on (`--no-expose-wasm --no-validate-asm`):
- *   that is ~15 % of making a context, paid by every job. Unless a driver of this process wants
+ *   not build it at all in the contexts made from then on (`--no-expose-wasm --no-validate-asm`),
+ *   a part of making a context that every job would pay (benchmarks/RESULTS.md, "Figures that
+ *   were in code comments"). Unless a driver of this process wants
  *   WebAssembly (the default): then the flags are restored for good, whichever checked first.
  *   The flags reach every context made afterwards in this process, Node's own `vm` contexts too;
  *   the main context keeps its `WebAssembly` (undici's llhttp still compiles).

@@ -222,8 +222,8 @@ export class CgroupHost {
  * A sandbox running inside its own cgroups: a job the kernel's OOM killer ended at the cgroup's
  * memory limit is answered `memory` (not `killed`), and the cgroups go when the sandbox closes.
  *
- * The OOM count is read when a job ends killed (not around every job: two file reads a job were
- * ~12 % of the runner's event loop in Python batches) and compared with the count last read, so an
+ * The OOM count is read when a job ends killed (not around every job: two file reads a job are a
+ * sizeable share of the runner's event loop in Python batches) and compared with the count last read, so an
  * OOM kill of some earlier job's subprocess, which ended that job otherwise, may be what makes a
  * later kill count as `memory`; both are the code's doing, and the sandbox is replaced.
  */

@@ -11,11 +11,11 @@
  * - `--max-old-space-size`: the host's own JavaScript heap (frames, assets); each isolate's
  *   heap is capped by its own `memoryLimit`.
  * - `GLIBC_TUNABLES` (its environment): copies of 1 MiB and more bypass the caches (glibc's
- *   non-temporal stores). After every job each sandbox copies its whole baseline image (~19 MB)
- *   back into its wasm memory; below glibc's own threshold (192 MiB on the reference machine)
- *   that copy reads every destination line first and evicts what the next job needs. Through
- *   non-temporal stores the restore took ×0.6 the time, and a `print(1+1)` call at concurrency 1
- *   ×0.72 (benchmarks/RESULTS.md). A threshold the operator set is kept.
+ *   non-temporal stores). After every job each sandbox copies its whole baseline image back into
+ *   its wasm memory; below glibc's own threshold (which glibc sizes from the caches) that copy
+ *   reads every destination line first and evicts what the next job needs (the figures:
+ *   benchmarks/RESULTS.md, "Pyodide's restore through non-temporal stores"). A threshold the
+ *   operator set is kept.
  * - `memoryBytes`: the ceiling of the whole host (a cgroup's memory limit, where the runner can
  *   make one): each sandbox's share (`sandboxMemoryMb`, or its largest job plus its isolate's
  *   heap and image) times the sandboxes it holds, plus the host's own heap.

@@ -12,7 +12,7 @@ _SF_WORK = '/tmp/work'
 
 
 def _sf_read(path, _open=os.open, _read=os.read, _close=os.close, _join=b''.join):
-    """A whole file through the os layer: open() and its buffered reader cost ~0.2 ms more here."""
+    """A whole file through the os layer: open() and its buffered reader cost more, every job."""
     fd = _open(path, os.O_RDONLY)
     try:
         chunks = []
@@ -78,7 +78,7 @@ def _sf_run(_write=_sf_write, _str=str, _type=type, _isinstance=isinstance, _int
         depth, t = 0, tb
         while t is not None and depth <= 100:
             depth, t = depth + 1, t.tb_next
-        # Formatting costs ~1 ms a frame here: a deep RecursionError keeps its last 100 frames.
+        # Formatting a frame is slow in wasm: a deep RecursionError keeps its last 100 frames.
         text = ''.join(_format(_type(e), e, tb, limit=-100 if depth > 100 else None))
         try:
             err.write(text)
