@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { HOSTILE_CALLS } from './hostile-calls.ts'
 import { RL_MATH_CORPUS, type CorpusCall } from './rl-math-corpus.ts'
+import { seededRandom } from '@sandfleet/trainer'
 
 /** One tool call and the answer it must get. */
 export interface BenchCall {
@@ -36,18 +37,6 @@ export interface WorkloadSpec {
   file?: string
   /** Share of `rl-hostile`'s calls drawn from the hostile calls (default 0.05). */
   hostileShare?: number
-}
-
-/** mulberry32: a small seeded generator, uniform in [0, 1). */
-export function seededRandom (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function fromCorpus (c: CorpusCall): BenchCall {

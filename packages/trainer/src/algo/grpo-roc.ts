@@ -7,6 +7,7 @@
  * selection (lowest p_total first, for negatives too).
  */
 import { isRetriable, isToolError, type Status } from '@sandfleet/protocol'
+import { seededRandom } from './seeded-random.ts'
 
 /** What RoC needs of one rollout. */
 export interface RocRollout {
@@ -62,18 +63,6 @@ export type RocMode = 'sample' | 'deterministic'
 
 /** The RoC modes, for flag validation. */
 export const ROC_MODES: readonly RocMode[] = Object.freeze(['sample', 'deterministic'])
-
-/** Mulberry32: a small seedable generator of uniform draws in [0, 1). */
-export function seededRandom (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function drawWeighted (items: number[], weights: number[], n: number, random: () => number): number[] {
   const pool = items.slice()

@@ -7,6 +7,7 @@
 import { CancellationError, ComputeEngine, type Expression } from '@cortex-js/compute-engine'
 import { extractAnswer } from './extract-answer.ts'
 import { choiceLetter, normalizeAnswer, parseSimpleNumber, plainText, unorderedItems } from './normalize-answer.ts'
+import { seededRandom } from '../algo/seeded-random.ts'
 
 /** How two answers were found equal, or why not. */
 export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
@@ -46,8 +47,7 @@ function numeric (e: Expression): number {
 
 /** Deterministic points in [0.5, 2.5] per variable: no zeros or negatives for roots and logs. */
 function points (names: readonly string[], n: number): Array<Record<string, number>> {
-  let seed = 0x9e3779b9
-  const next = (): number => { seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0; return seed / 4294967296 }
+  const next = seededRandom(0x9e3779b9)
   return Array.from({ length: n }, () => Object.fromEntries(names.map((v) => [v, 0.5 + 2 * next()])))
 }
 

@@ -1,0 +1,11 @@
+/** Mulberry32: a small seedable generator of uniform draws in [0, 1), the one the trainer and the benchmarks share. */
+export function seededRandom (seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
