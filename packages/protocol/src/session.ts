@@ -6,8 +6,8 @@
  * A session whose runner or sandbox died answers HTTP 410 with `SF_ERR_SESSION_LOST`, never a
  * silent fresh state.
  */
-import { Type, type Static } from '@sinclair/typebox'
-import { LANGUAGES, LIMITS } from './exec.ts'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { ExecRequestSchema, LANGUAGES, LIMITS } from './exec.ts'
 
 /** Static bounds of sessions (a deployment may configure tighter ones). */
 export const SESSION_LIMITS = Object.freeze({
@@ -50,24 +50,21 @@ export const SessionInfoSchema = Type.Object({
 /** `POST /v1/sessions` and `GET /v1/sessions/:id` answer. */
 export type SessionInfo = Static<typeof SessionInfoSchema>
 
-/** Schema of {@link SessionExecRequest}. */
+/** An `ExecRequest` field's schema (its bounds, its default), described as a session cell has it. */
+function described<T extends TSchema> (schema: T, description: string): T {
+  return { ...schema, description }
+}
+
+const exec = ExecRequestSchema.properties
+
+/** Schema of {@link SessionExecRequest}: the fields of an `ExecRequest` a cell has, with their bounds. */
 export const SessionExecRequestSchema = Type.Object({
-  code: Type.String({ description: 'The cell to run in the session\'s state' }),
-  stdin: Type.Optional(Type.String({ default: '' })),
-  timeout_ms: Type.Optional(Type.Integer({
-    minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: LIMITS.defaultTimeoutMs,
-    description: 'Wall-clock limit of this cell; a cell that passes it is killed and the session keeps the state it had before the cell'
-  })),
-  files: Type.Optional(Type.Record(
-    Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
-    Type.String({ contentEncoding: 'base64' }),
-    { description: 'Files written before the cell runs: path → base64 content, relative to the session\'s working directory (or absolute in its writable places: the working directory, and /tmp, /mnt, /dev/shm where the session has namespaces of its own)' }
-  )),
-  fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
-    maxItems: LIMITS.maxFiles,
-    description: 'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'
-  })),
-  request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 }))
+  code: described(exec.code, 'The cell to run in the session\'s state'),
+  stdin: exec.stdin,
+  timeout_ms: described(exec.timeout_ms, 'Wall-clock limit of this cell; a cell that passes it is killed and the session keeps the state it had before the cell'),
+  files: described(exec.files, 'Files written before the cell runs: path → base64 content, relative to the session\'s working directory (or absolute in its writable places: the working directory, and /tmp, /mnt, /dev/shm where the session has namespaces of its own)'),
+  fetch_files: described(exec.fetch_files, 'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'),
+  request_id: exec.request_id
 }, { $id: 'SessionExecRequest', additionalProperties: false })
 /** `POST /v1/sessions/:id/execute` body; the answer is an `ExecResult` (with `display`). */
 export type SessionExecRequest = Static<typeof SessionExecRequestSchema>
