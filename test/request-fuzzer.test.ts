@@ -12,23 +12,15 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { buildGatewayApp, loadGatewayConfig } from '@sandfleet/gateway'
 import { buildRunnerApp, Runner, runnerConfig } from '@sandfleet/runner'
+import { seededRandom } from '@sandfleet/trainer'
 import { echoRunner } from '../services/gateway/test/helpers/fake-runner.ts'
 import { ScriptedDriver } from '../services/runner/test/helpers/scripted-driver.ts'
 
 const SEED = Number(process.env.SANDFLEET_FUZZ_SEED ?? 18)
 const REQUESTS = Number(process.env.SANDFLEET_FUZZ_REQUESTS ?? 10_000)
 
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function generator (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A seeded generator, so a failure can be replayed. */
+const generator = seededRandom
 
 const random = generator(SEED)
 const int = (n: number): number => Math.floor(random() * n)
