@@ -4,12 +4,12 @@
  * go back as a message (`user` by default, as rStar2-Agent's template renders them, or `tool`);
  * turns, tool calls with their statuses and the stop reason are as in {@link runEpisode}.
  */
-import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatEngine, ChatMessage, SamplingParams, ToolSchema } from '../engine/engine.ts'
-import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
+import type { ToolCallFormat } from '../tools/parse.ts'
 import { countAnswers } from './answer-tags.ts'
 import { defaultHasAnswer } from './run-episode.ts'
-import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
+import type { ToolExecutor, ToolStepOptions } from './tool-step.ts'
+import { endTurn, throwIfAborted, turnStops } from './tool-turn.ts'
 import type { StopReason, ToolCallRecord, TurnRecord } from './trajectory.ts'
 
 /** Options of {@link runChatEpisode}. */
@@ -47,27 +47,21 @@ export async function runChatEpisode (options: ChatEpisodeOptions): Promise<Chat
   const started = Date.now()
   const { engine, fleet, signal } = options
   const format = options.format ?? 'hermes'
-  const maxTurns = options.maxTurns ?? 10
-  const hasAnswer = options.hasAnswer ?? defaultHasAnswer
-  const stop = [...new Set([...(options.sampling?.stop ?? []), ...toolCallStops(format, options.maxParallelCalls ?? 1)])]
+  const stop = turnStops(options.sampling, format, options.maxParallelCalls)
+  const rules = { fleet, format, maxTurns: options.maxTurns ?? 10, hasAnswer: options.hasAnswer ?? defaultHasAnswer, step: options, ...(signal ? { signal } : {}) }
   const messages: ChatMessage[] = [...options.messages]
   const turns: TurnRecord[] = []
   const toolCalls: ToolCallRecord[] = []
   let stopReason: StopReason | undefined
   while (stopReason === undefined) {
-    if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
+    throwIfAborted(signal)
     const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(options.tools === undefined ? {} : { tools: options.tools }), ...(signal ? { signal } : {}) })
     messages.push({ role: 'assistant', content: gen.text })
     const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
     turns.push(turn)
-    if (gen.finishReason === 'length') { stopReason = 'turn_length'; break }
-    const calls = parseToolCalls(gen.text, format)
-    if (calls.length === 0) { stopReason = hasAnswer(gen.text) ? 'answer' : 'eos'; break }
-    if (turns.length >= maxTurns) { stopReason = 'max_turns'; break }
-    const records = await runToolStep(fleet, calls, turns.length - 1, options, signal)
-    toolCalls.push(...records)
-    turn.toolStatuses = records.map((r) => r.status)
-    messages.push({ role: options.toolRole ?? 'user', content: records.map((r) => r.text).join('\n') })
+    const ended = await endTurn(turn, turns.length - 1, 'turn_length', rules, toolCalls)
+    if (!Array.isArray(ended)) { stopReason = ended; break }
+    messages.push({ role: options.toolRole ?? 'user', content: ended.map((r) => r.text).join('\n') })
   }
   return { messages, turns, toolCalls, stopReason, answers: countAnswers(turns.map((t) => t.text)), wallMs: Date.now() - started }
 }

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatMessage, Engine, SamplingParams, ToolSchema } from '../engine/engine.ts'
-import { parseToolCalls, toolCallStops, type ToolCallFormat } from '../tools/parse.ts'
-import { runToolStep, type ToolExecutor, type ToolStepOptions } from './tool-step.ts'
+import type { ToolCallFormat } from '../tools/parse.ts'
+import type { ToolExecutor, ToolStepOptions } from './tool-step.ts'
+import { endTurn, throwIfAborted, turnStops } from './tool-turn.ts'
 import type { ToolCallRecord, Trajectory, TurnRecord, StopReason } from './trajectory.ts'
 import { countAnswers } from './answer-tags.ts'
 import { chatmlToolTurn, type TurnTemplate } from './turn-template.ts'
@@ -56,20 +57,16 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
   const { engine, fleet, signal } = options
   const format = options.format ?? 'hermes'
   const template = options.template ?? chatmlToolTurn
-  const maxTurns = options.maxTurns ?? 10
   const budget = options.maxResponseTokens ?? 8192
-  const hasAnswer = options.hasAnswer ?? defaultHasAnswer
-  const stop = [...new Set([...(options.sampling?.stop ?? []), ...toolCallStops(format, options.maxParallelCalls ?? 1)])]
-  const checkAbort = (): void => {
-    if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
-  }
+  const stop = turnStops(options.sampling, format, options.maxParallelCalls)
 
   const affinity = randomUUID()
   const promptIds = isTokenIds(options.prompt)
     ? [...options.prompt]
     : await engine.applyChatTemplate(options.prompt as readonly ChatMessage[], { addGenerationPrompt: true, ...(options.tools ? { tools: options.tools } : {}), ...(signal ? { signal } : {}) })
   if (options.assistantPrefix && !isTokenIds(options.prompt)) promptIds.push(...await engine.tokenize(options.assistantPrefix, signal))
-  const stepOptions = options.toolNames === undefined && options.tools ? { ...options, toolNames: options.tools.map((t) => t.function.name) } : options
+  const step = options.toolNames === undefined && options.tools ? { ...options, toolNames: options.tools.map((t) => t.function.name) } : options
+  const rules = { fleet, format, maxTurns: options.maxTurns ?? 10, hasAnswer: options.hasAnswer ?? defaultHasAnswer, step, ...(signal ? { signal } : {}) }
   const responseIds: number[] = []
   const lossMask: number[] = []
   const logprobs: number[] = []
@@ -79,7 +76,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
   let stopReason: StopReason | undefined
 
   while (stopReason === undefined) {
-    checkAbort()
+    throwIfAborted(signal)
     const left = budget - responseIds.length
     if (left <= 0) { stopReason = 'token_budget'; break }
     const maxTokens = Math.min(left, options.maxTokensPerTurn ?? left)
@@ -91,15 +88,10 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     texts.push(gen.text)
     const turn: TurnRecord = { text: gen.text, modelTokens: gen.tokenIds.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: gen.stoppedBy, toolStatuses: [] }
     turns.push(turn)
-    if (gen.finishReason === 'length') { stopReason = responseIds.length >= budget ? 'token_budget' : 'turn_length'; break }
-    const calls = parseToolCalls(gen.text, format)
-    if (calls.length === 0) { stopReason = hasAnswer(gen.text) ? 'answer' : 'eos'; break }
-    if (turns.length >= maxTurns) { stopReason = 'max_turns'; break }
-    const records = await runToolStep(fleet, calls, turns.length - 1, stepOptions, signal)
-    toolCalls.push(...records)
-    turn.toolStatuses = records.map((r) => r.status)
-    checkAbort()
-    const toolText = template(records.map((r) => r.text).join('\n'), { endedWithEos: gen.stoppedBy === null })
+    const ended = await endTurn(turn, turns.length - 1, responseIds.length >= budget ? 'token_budget' : 'turn_length', rules, toolCalls)
+    if (!Array.isArray(ended)) { stopReason = ended; break }
+    throwIfAborted(signal)
+    const toolText = template(ended.map((r) => r.text).join('\n'), { endedWithEos: gen.stoppedBy === null })
     const toolIds = await engine.tokenize(toolText, signal)
     if (responseIds.length + toolIds.length >= budget) { stopReason = 'token_budget'; break }
     responseIds.push(...toolIds)
