@@ -104,15 +104,21 @@ export interface ResolvedExecRequest {
   request_id?: string
 }
 
-/** The `timeout_ms` a request runs with: its own, else the contract's default. Every layer resolves it here. */
-export function timeoutMsOf (request: Pick<ExecRequest, 'timeout_ms'>): number {
-  return request.timeout_ms ?? LIMITS.defaultTimeoutMs
+/**
+ * The `timeout_ms` a request runs with: its own, else the contract's default within the largest
+ * `timeout_ms` the service takes (`maxTimeoutMs`, a deployment's limit). Every layer resolves it
+ * here: the one default of `timeout_ms`.
+ */
+export function timeoutMsOf (request: Pick<ExecRequest, 'timeout_ms'>, maxTimeoutMs: number = LIMITS.maxTimeoutMs): number {
+  return request.timeout_ms ?? Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)
 }
 
 /** What a runner decides for a request that leaves it out, beyond the contract's defaults. */
 export interface RunnerDefaults {
   /** The level of a request without `isolation` (the contract's: `fork`). */
   isolation?: IsolationLevel
+  /** The runner's largest `timeout_ms`: a request without one gets the default within it. */
+  maxTimeoutMs?: number
 }
 
 /** Applies the contract's defaults, and the runner's `defaults`, to a validated request. */
@@ -121,7 +127,7 @@ export function resolveExecRequest (req: ExecRequest, defaults: RunnerDefaults =
     language: req.language ?? 'python',
     code: req.code,
     stdin: req.stdin ?? '',
-    timeout_ms: timeoutMsOf(req),
+    timeout_ms: timeoutMsOf(req, defaults.maxTimeoutMs),
     memory_mb: req.memory_mb ?? LIMITS.defaultMemoryMb,
     files: req.files ?? {},
     fetch_files: req.fetch_files ?? [],

@@ -4,7 +4,7 @@
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
-  ExecResultSchema, GatewayInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema
+  ExecResultSchema, GatewayInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema, timeoutMsOf
 } from '@sandfleet/protocol'
 import type { GatewayConfig } from './config.ts'
 
@@ -42,7 +42,7 @@ export interface RouteSchemas {
 
 /** A `timeout_ms` schema at most `max`, its default too (a request that gives none is within the limit). */
 function timeoutWithin (schema: Json, max: number): Json {
-  return { ...schema, maximum: Math.min(Number(schema.maximum), max), default: Math.min(Number(schema.default), max) }
+  return { ...schema, maximum: Math.min(Number(schema.maximum), max), default: timeoutMsOf({}, max) }
 }
 
 /** Builds the route schemas for these limits. */

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os'
 import assert from 'node:assert/strict'
 import { parseRunnerConfig, readRunnerConfig, runnerConfig } from '../src/config.ts'
 import { ConfigError } from '../src/errors.ts'
+import { LIMITS } from '@sandfleet/protocol'
 
 test('config: defaults, then env, then flags; frozen', () => {
   const c = parseRunnerConfig({ argv: ['--pool-size', '3', '--queue-timeout-ms=500'], env: { SANDFLEET_POOL_SIZE: '9', SANDFLEET_PORT: '9001', SANDFLEET_GATEWAY_THING: 'ignored' } })
@@ -58,4 +59,14 @@ test('isolation: fork by default; a call\'s level applies unless the runner forb
   assert.equal(level(runnerConfig({ isolation: 'reuse' }), 'fork'), 'fork')
   assert.equal(level(runnerConfig({ allowReuse: false }), 'reuse'), 'fork')
   assert.throws(() => runnerConfig({ isolation: 'reuse', allowReuse: false }), /isolation \(overrides\): reuse, but allowReuse is false/)
+})
+
+test('timeout_ms: a call that gives none runs with the contract\'s default within the runner\'s maxTimeoutMs', async () => {
+  const { prepareCall } = await import('../src/runner/prepared-call.ts')
+  const timeout = (config: ReturnType<typeof runnerConfig>, timeoutMs?: number): number | undefined =>
+    prepareCall({ code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) }, config, new Map()).job?.request.timeout_ms
+  assert.equal(timeout(runnerConfig()), LIMITS.defaultTimeoutMs)
+  assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 })), 2000)
+  assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 }), 1500), 1500)
+  assert.equal(prepareCall({ code: 'x', timeout_ms: 2001 }, runnerConfig({ maxTimeoutMs: 2000 }), new Map()).problem?.field, 'timeout_ms')
 })

@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { LIMITS, SESSION_LIMITS, type ExecResult, type Language } from '@sandfleet/protocol'
+import { LIMITS, SESSION_LIMITS, timeoutMsOf, type ExecResult, type Language } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from './execute.ts'
 import { RunnerRefusal } from '../errors.ts'
 
@@ -27,12 +27,10 @@ export interface McpOptions {
   version?: string
 }
 
-/** `timeout_ms` when a tool call gives none: the protocol's default, within the gateway's largest. */
-const defaultTimeoutOf = (maxTimeoutMs: number): number => Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)
 
 /** `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. */
 const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).max(maxTimeoutMs).optional()
-  .describe(`Wall-clock limit, in milliseconds (default ${defaultTimeoutOf(maxTimeoutMs)}, at most ${maxTimeoutMs})`)
+  .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
 
 /** An ExecResult as an MCP tool result. */
 export function toToolResult (result: ExecResult): CallToolResult {
@@ -71,7 +69,7 @@ export function buildMcpServer (opts: McpOptions): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
   const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const timeout = timeoutSchema(maxTimeoutMs)
-  const defaultTimeoutMs = defaultTimeoutOf(maxTimeoutMs)
+  const defaultTimeoutMs = timeoutMsOf({}, maxTimeoutMs)
   const run = (language: Language) => async (args: { code: string, stdin?: string | undefined, timeout_ms?: number | undefined }): Promise<CallToolResult> => {
     const req: Parameters<ExecuteFn>[0] = { language, code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs }
     if (args.stdin !== undefined) req.stdin = args.stdin

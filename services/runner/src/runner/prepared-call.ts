@@ -23,7 +23,7 @@ export function prepareCall (request: ExecRequest, config: RunnerConfig, served:
   const requestId = typeof request.request_id === 'string' ? request.request_id : undefined
   if (problem !== undefined) return { job: undefined, problem, requestId }
   try {
-    const resolved = resolveExecRequest(request, { isolation: config.isolation })
+    const resolved = resolveExecRequest(request, { isolation: config.isolation, maxTimeoutMs: config.maxTimeoutMs })
     if (!config.allowReuse) resolved.isolation = 'fork'
     return { job: { request: resolved, maxOutputBytes: config.maxOutputBytes }, problem: undefined, requestId }
   } catch (err) {
