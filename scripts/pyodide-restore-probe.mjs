@@ -10,7 +10,7 @@ const loader = readFileSync(dir + 'pyodide.js', 'utf8')
 const wasmMod = new WebAssembly.Module(readFileSync(dir + 'pyodide.asm.wasm'))
 const stdlib = readFileSync(dir + 'python_stdlib.zip')
 const lock = readFileSync(dir + 'pyodide-lock.json', 'utf8')
-const shims = readFileSync(new URL('../services/runner/src/backends/isolate/text-codec.js', import.meta.url).pathname,'utf8') + `
+const shims = readFileSync(new URL('../services/runner/src/kits/isolate/text-codec.js', import.meta.url).pathname,'utf8') + `
 globalThis.console = { log: (...a) => __log(a.join(' ')), warn: (...a) => __log(a.join(' ')), error: (...a) => __log(a.join(' ')), info: ()=>{}, debug: ()=>{} };
 globalThis.performance = { now: () => __now() };
 globalThis.crypto = { getRandomValues: (v) => { const b = new Uint8Array(v.buffer, v.byteOffset, v.byteLength); b.set(new Uint8Array(__random(b.length))); return v } };

@@ -9,8 +9,8 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SYSCALL_TABLES } from '../services/runner/src/backends/process/seccomp.ts'
-import { ownerTag } from '../services/runner/src/backends/process/cgroups.ts'
+import { SYSCALL_TABLES } from '../services/runner/src/kits/linux/seccomp.ts'
+import { ownerTag } from '../services/runner/src/kits/linux/cgroups.ts'
 import { post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 const RUNNER = `adv-${process.pid}`

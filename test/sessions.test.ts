@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodeSessionId } from '@sandfleet/protocol'
-import { SYSCALL_TABLES } from '../services/runner/src/backends/process/seccomp.ts'
+import { SYSCALL_TABLES } from '../services/runner/src/kits/linux/seccomp.ts'
 import { call, post, startFleet, type TestFleet } from './helpers/fleet.ts'
 
 let fleet: TestFleet

@@ -15,7 +15,7 @@ import ivm from 'isolated-vm'
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, isolates: { type: 'string' }, 'memory-mb': { type: 'string', default: '128' } } })
 const seconds = Number(values.seconds)
 const count = values.isolates !== undefined ? Number(values.isolates) : availableParallelism() + 1
-// What the javascript driver sets before its first isolate (services/runner/src/backends/isolate/node-flags.ts).
+// What the javascript driver sets before its first isolate (services/runner/src/kits/isolate/node-flags.ts).
 for (const flag of ['--no-concurrent-recompilation', '--no-expose-wasm', '--no-validate-asm']) setFlagsFromString(flag)
 
 const isolates = Array.from({ length: count }, () => new ivm.Isolate({ memoryLimit: Number(values['memory-mb']) }))

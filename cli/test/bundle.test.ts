@@ -48,7 +48,7 @@ test('the bundle is built once for a tree of sources, runs the CLI, and keeps ea
     assert.match(help.stdout, /usage: sandfleet COMMAND/)
     // The executor is found beside the runner's sources, not beside the bundle.
     const js = readdirSync(join(main, '..')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(main, '..', f), 'utf8')).join('\n')
-    assert.ok(js.includes(JSON.stringify(new URL('../../services/runner/src/backends/executor/python-image.ts', import.meta.url).href)))
+    assert.ok(js.includes(JSON.stringify(new URL('../../services/runner/src/kits/executor/python-image.ts', import.meta.url).href)))
     assert.ok(!js.includes('import.meta.url'))
     assert.ok(statSync(join(main, '../pyodide-host.js')).isFile(), 'the pyodide host\'s entry is built beside the CLI')
   } finally { rmSync(cache, { recursive: true, force: true }) }

@@ -31,7 +31,7 @@ export {
   type DriverChoice, type DriverFactory
 } from './backends/registry.ts'
 export type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './backends/contract.ts'
-export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './backends/executor/python-image.ts'
+export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './kits/executor/python-image.ts'
 export {
   SESSION_ERRORS, SessionError, SessionHost, unsandboxedSessionHost,
   type SessionErrorCode, type SessionHostCommand, type SessionHostOptions

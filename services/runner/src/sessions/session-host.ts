@@ -20,8 +20,8 @@ import {
 } from '@sandfleet/protocol'
 import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
 import type { ExecutorCommand } from '../backends/contract.ts'
-import { SHIPPED_SESSION_HOST } from '../backends/executor/python-image.ts'
-import { killGroup, spawnCommand } from '../backends/executor/spawn.ts'
+import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
+import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
 
 /** Session error codes, their HTTP status, protocol status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({

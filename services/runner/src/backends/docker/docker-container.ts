@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Duplex } from 'node:stream'
 import type Docker from 'dockerode'
-import { ExecutorChannel } from '../executor/executor-channel.ts'
+import { ExecutorChannel } from '../../kits/executor/executor-channel.ts'
 import { CHANNEL_SOCKET, type DockerDriverOptions, type DockerEngine } from './docker-engine.ts'
 
 /** Logger the container writes its diagnostics to. */

@@ -15,7 +15,7 @@ import Docker from 'dockerode'
 import { GRACES, type IsolationLevel, type SandboxManifest } from '@sandfleet/protocol'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
-import { SYSCALL_TABLES, seccompFilter } from '../process/seccomp.ts'
+import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
 import { SANDBOX_MAX_FILE_MB, type DriverEvents } from '../contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */

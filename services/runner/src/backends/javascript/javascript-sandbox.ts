@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import type IvmModule from 'isolated-vm'
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
-import { disposeAfter, isolateStats } from '../isolate/isolate-life.ts'
+import { disposeAfter, isolateStats } from '../../kits/isolate/isolate-life.ts'
 import { failedOutcome } from '../failed-outcome.ts'
 import { RunnerError } from '../../errors.ts'
 
@@ -20,7 +20,7 @@ export interface IsolateSources { context: string }
 
 /** Reads text-codec.js and js-harness.js (once per driver). */
 export function loadIsolateSources (): IsolateSources {
-  const codec = readFileSync(new URL('../isolate/text-codec.js', import.meta.url), 'utf8')
+  const codec = readFileSync(new URL('../../kits/isolate/text-codec.js', import.meta.url), 'utf8')
   const harness = readFileSync(new URL('./js-harness.js', import.meta.url), 'utf8')
   return { context: `${codec};\n${harness}` }
 }

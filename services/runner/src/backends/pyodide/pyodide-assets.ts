@@ -102,7 +102,7 @@ export class PyodideAssets {
     glue = patch(glue, 'var growMemory=size=>{', 'var growMemory=size=>{var __l=Module.__sf_maxHeap&&Module.__sf_maxHeap();if(__l&&size>__l)return 0;')
     this.glue = glue
     this.loader = readFileSync(join(dir, 'pyodide.js'), 'utf8')
-    this.shims = own('../isolate/text-codec.js') + ';\n' + own('pyodide-shims.js')
+    this.shims = own('../../kits/isolate/text-codec.js') + ';\n' + own('pyodide-shims.js')
     this.job = own('pyodide-job.js')
     this.harness = own('pyodide_harness.py')
     this.lock = readFileSync(join(dir, 'pyodide-lock.json'), 'utf8')

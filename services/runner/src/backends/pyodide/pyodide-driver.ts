@@ -18,7 +18,7 @@
  */
 import { GRACES, type Language } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../contract.ts'
-import { CgroupHost, type SandboxCgroup } from '../process/cgroups.ts'
+import { CgroupHost, type SandboxCgroup } from '../../kits/linux/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
 import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'
 import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'

@@ -21,7 +21,7 @@
  *   heap and image) times the sandboxes it holds, plus the host's own heap.
  */
 import type { RunnerConfig } from '../../config.ts'
-import { NO_NODE_SNAPSHOT } from '../isolate/node-flags.ts'
+import { NO_NODE_SNAPSHOT } from '../../kits/isolate/node-flags.ts'
 import { PYODIDE_ISOLATE_HEAP_MB } from './pyodide-assets.ts'
 
 /** Room in each wasm memory for the interpreter's image (Pyodide's baseline is ~20 MB; preimported packages add to it). */

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { GRACES, type Language } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
-import { ExecutorSandbox } from '../executor/executor-sandbox.ts'
-import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../executor/python-image.ts'
+import { ExecutorSandbox } from '../../kits/executor/executor-sandbox.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
 
 /** Python with no sandbox at all (development only). */
 export class UnsafeDriver implements Driver {

@@ -7,7 +7,7 @@ import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { JavascriptDriver } from '../../../src/backends/javascript/javascript-driver.ts'
 import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
-import { nodeSnapshotDisabled, setIsolateFlags } from '../../../src/backends/isolate/node-flags.ts'
+import { nodeSnapshotDisabled, setIsolateFlags } from '../../../src/kits/isolate/node-flags.ts'
 import { Runner } from '../../../src/runner.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {

@@ -8,7 +8,7 @@ import { resolveExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
-import { SHIPPED_EXECUTOR } from '../../../src/backends/executor/python-image.ts'
+import { SHIPPED_EXECUTOR } from '../../../src/kits/executor/python-image.ts'
 import { PTRACE_PROBE } from '../../helpers/ptrace-probe.ts'
 
 test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import vm from 'node:vm'
 
-const SOURCE = readFileSync(new URL('../../../src/backends/isolate/text-codec.js', import.meta.url), 'utf8')
+const SOURCE = readFileSync(new URL('../../../src/kits/isolate/text-codec.js', import.meta.url), 'utf8')
 
 function isolateDecoder (): { decode: (bytes: Uint8Array) => string } {
   const context = vm.createContext({})

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Runner } from '../../../src/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
-import { CgroupHost } from '../../../src/backends/process/cgroups.ts'
+import { CgroupHost } from '../../../src/kits/linux/cgroups.ts'
 
 // These tests need the host's cgroups (CI runs as root on a cgroup v1 machine); a host
 // without them is reported by the driver, and the first test says so instead of passing.
@@ -62,7 +62,7 @@ test('a sandbox over its cgroup memory limit is answered memory, and its cgroups
   assert.deepEqual(left, [], 'the runner removed its cgroups')
 })
 
-const CGROUPS_MODULE = new URL('../../../src/backends/process/cgroups.ts', import.meta.url).href
+const CGROUPS_MODULE = new URL('../../../src/kits/linux/cgroups.ts', import.meta.url).href
 
 /**
  * Another process that opens the host's cgroups as runner `id`, makes one sandbox cgroup and

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { LIMITS } from '@sandfleet/protocol'
-import { PYTHON_IMAGE_DIR } from '../../../src/backends/executor/python-image.ts'
+import { PYTHON_IMAGE_DIR } from '../../../src/kits/executor/python-image.ts'
 
 // Debian's interpreter, which has python3-pytest (not a version manager's shim).
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'

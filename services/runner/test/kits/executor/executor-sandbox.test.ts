@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runnerConfig } from '../../../src/config.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
-import type { ExecutorSandbox } from '../../../src/backends/executor/executor-sandbox.ts'
+import type { ExecutorSandbox } from '../../../src/kits/executor/executor-sandbox.ts'
 import { silentLogger } from '../../../src/logger.ts'
 
 /** Live (not zombie) processes whose process group is `pgid`, from /proc. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { DENIED_SYSCALLS, SYSCALL_TABLES, seccompFilter, type SyscallTable } from '../../../src/backends/process/seccomp.ts'
+import { DENIED_SYSCALLS, SYSCALL_TABLES, seccompFilter, type SyscallTable } from '../../../src/kits/linux/seccomp.ts'
 
 /** Runs a classic BPF seccomp program over one system call, as the kernel would: its return value. */
 function evaluate (program: Buffer, arch: number, nr: number): number {

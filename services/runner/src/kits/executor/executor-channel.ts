@@ -4,8 +4,8 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
-import type { DriverEvents, Job, RunOutcome } from '../contract.ts'
-import { failedOutcome } from '../failed-outcome.ts'
+import type { DriverEvents, Job, RunOutcome } from '../../backends/contract.ts'
+import { failedOutcome } from '../../backends/failed-outcome.ts'
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {

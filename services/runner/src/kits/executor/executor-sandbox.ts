@@ -1,6 +1,6 @@
 /** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
 import type { ChildProcess } from 'node:child_process'
-import type { DriverEvents, ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import type { DriverEvents, ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
 import { ExecutorChannel } from './executor-channel.ts'
 import { killGroup, spawnCommand } from './spawn.ts'
 import { RunnerError } from '../../errors.ts'

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { ExecutorChannel } from '../../../src/backends/executor/executor-channel.ts'
+import { ExecutorChannel } from '../../../src/kits/executor/executor-channel.ts'
 import { SANDBOX_PATH } from '../../../src/backends/process/process-driver.ts'
 
 const executor = fileURLToPath(new URL('../../../../../sandbox-images/python/executor.py', import.meta.url))
