@@ -9,6 +9,8 @@ import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebo
 import { Value, ValuePointer } from '@sinclair/typebox/value'
 import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
+import { DOCKER_DEFAULTS, DOCKER_SETTINGS } from './backends/docker/docker-config.ts'
+import { PYODIDE_DEFAULTS, PYODIDE_SETTINGS } from './backends/pyodide/pyodide-config.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
 export const BACKENDS = ['auto', 'process', 'docker', 'pyodide', 'unsafe'] as const
@@ -42,14 +44,10 @@ export const RunnerConfigSchema = Type.Object({
   allowReuse: Type.Boolean({ description: 'Whether a job may run at the reuse isolation level (false: every job runs at fork, whatever it or isolation asks)' }),
   pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
   executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image\'s when set, else the image\'s own)' }),
-  dockerImage: Type.String({ minLength: 1, description: 'Image of the docker backend (sandbox-images/python builds sandfleet/python:1)' }),
-  dockerChannel: Type.Union([Type.Literal('auto'), Type.Literal('socket'), Type.Literal('attach')], { description: 'How the docker backend talks to each container\'s executor: socket (a Unix socket of the runner bound into the container; frames skip dockerd), attach (the attached stdin/stdout, through the engine: for a remote engine), auto (socket unless DOCKER_HOST names a remote engine)' }),
-  dockerSpares: int(0, 64, 'Warm spare containers the docker backend boots ahead of need and hands to the next sandbox that starts (a replacement without a boot)'),
+  ...DOCKER_SETTINGS,
   sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024; pyodide: each sandbox\'s share of its host process\'s ceiling, 0: maxMemoryMb + 1024)'),
   sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
-  pyodidePackages: Type.String({ description: 'A zip of pure-Python packages (.py, or .pyc of CPython 3.13) put on the pyodide sandboxes\' sys.path (empty: the stdlib only); e.g. sympy and mpmath zipped from Debian\'s python3-sympy' }),
-  pyodidePreimport: Type.Array(Type.String({ minLength: 1 }), { description: 'Modules imported into the pyodide memory image (free for every job, e.g. sympy); made once, then cached' }),
-  pyodideWarmup: Type.String({ description: 'Python run into the pyodide memory image after pyodidePreimport, e.g. a sympy.factor call so lazy imports and caches are warm for every job' }),
+  ...PYODIDE_SETTINGS,
   runnerSecret: Type.String({ description: 'Shared secret of the fleet: every call but /healthz and /readyz must carry it as Authorization: Bearer SECRET (at least 16 characters; empty: no secret asked, for a runner only gateways can reach)' }),
   maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
   maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
@@ -98,14 +96,10 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     allowReuse: true,
     pythonPath: 'python3',
     executorPath: '',
-    dockerImage: 'sandfleet/python:1',
-    dockerChannel: 'auto',
-    dockerSpares: 1,
+    ...DOCKER_DEFAULTS,
     sandboxMemoryMb: 0,
     sandboxPids: 512,
-    pyodidePackages: '',
-    pyodidePreimport: [],
-    pyodideWarmup: '',
+    ...PYODIDE_DEFAULTS,
     runnerSecret: '',
     maxSessions: 1000,
     maxSessionsPerKey: 100,
