@@ -61,6 +61,10 @@ FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
 NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
+# The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
+# handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
+# drivers set it from GRACES.softStopMs.
+SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 
 
 def address_space(pages, frame):
@@ -1467,10 +1471,6 @@ import base64, json, marshal, os, resource, select, signal, socket, sys, time
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
-# The soft stop: at its deadline a job's process group gets SIGTERM, and this long to end, then SIGKILL. The executor's
-# handler flushes what Python holds of the job's output; a job's own handler runs instead (it may print, clean up and
-# exit); either way what the job wrote comes back, with status timeout.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -1716,7 +1716,8 @@ class Controller:
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
-                if not self.closing and not timed_out:  # the deadline: the soft stop first
+                if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
+                    # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass

@@ -13,7 +13,7 @@ fd-level stdout/stderr.
 import base64, json, marshal, os, resource, select, signal, socket, sys, time
 
 from .libc import prctl
-from .limits import NPROC, address_space, timeout_ms_of
+from .limits import NPROC, SOFT_STOP_S, address_space, timeout_ms_of
 from .files import fetch_files
 from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered
 from .seccomp import add_seccomp
@@ -25,10 +25,6 @@ from .cleanup import Cleanup, remove_tree, sweep
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
-# The soft stop: at its deadline a job's process group gets SIGTERM, and this long to end, then SIGKILL. The executor's
-# handler flushes what Python holds of the job's output; a job's own handler runs instead (it may print, clean up and
-# exit); either way what the job wrote comes back, with status timeout.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -274,7 +270,8 @@ class Controller:
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
-                if not self.closing and not timed_out:  # the deadline: the soft stop first
+                if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
+                    # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass

@@ -9,6 +9,10 @@ FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
 NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
+# The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
+# handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
+# drivers set it from GRACES.softStopMs.
+SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 
 
 def address_space(pages, frame):

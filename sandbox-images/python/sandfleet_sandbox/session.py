@@ -3,7 +3,7 @@ that ends hands the session over to R, one that times out or dies is killed and 
 import os, select, signal, time
 
 from .libc import LIBC
-from .limits import timeout_ms_of
+from .limits import SOFT_STOP_S, timeout_ms_of
 from .cell import _dumps, _loads, run_cell, warm_cell, write_all
 
 PR_SET_PDEATHSIG = 1
@@ -13,12 +13,13 @@ SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
 _prctl = LIBC.prctl
 
 
-def drain(fds, capped, deadline, cap, last):
+def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
     """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each fd in capped.
     Once `last` (the result pipe) is at EOF the cell is over: what the others hold now is read,
-    and a process the cell left running with them open is not waited for."""
-    bufs = {fd: bytearray() for fd in fds}
-    cut = {fd: False for fd in fds}
+    and a process the cell left running with them open is not waited for. `bufs` and `cut`: what
+    an earlier drain of the same fds read, to go on with."""
+    bufs = bufs if bufs is not None else {fd: bytearray() for fd in fds}
+    cut = cut if cut is not None else {fd: False for fd in fds}
     open_fds = list(fds)
     done = False
     sweeps = 0
@@ -131,6 +132,12 @@ class Session:
         started = time.monotonic()
         timeout_ms, cap, frame_id = _loads(head)
         bufs, cut, timed_out = drain([out_r, err_r, res_r], (out_r, err_r), started + timeout_ms / 1000, cap, res_r)
+        if timed_out:  # the soft stop: a handler of the cell's own may print and end; what it writes is kept
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except OSError:
+                pass
+            drain([out_r, err_r, res_r], (out_r, err_r), time.monotonic() + SOFT_STOP_S, cap, res_r, bufs, cut)
         for fd in (out_r, err_r, res_r):
             os.close(fd)
         raw = bytes(bufs[res_r]) if not timed_out else b""

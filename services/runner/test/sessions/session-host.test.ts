@@ -54,6 +54,17 @@ test('a cell that passes its timeout keeps what it printed before, buffered or n
   await host.close(s.session_id)
 })
 
+test('at its deadline a cell gets the soft stop: its own SIGTERM handler prints, the output comes back, the session keeps its state', async () => {
+  const s = await host.create()
+  await host.execute(s.session_id, { code: 'n = 7' })
+  const code = 'import signal, sys\nn = 8\ndef bye(*_):\n    print("Suicide from timeout.", flush=True)\n    sys.exit(1)\nsignal.signal(signal.SIGTERM, bye)\nprint("before", flush=True)\nwhile True: pass'
+  const r = await host.execute(s.session_id, { code, timeout_ms: 500 })
+  assert.deepEqual([r.status, r.stdout], ['timeout', 'before\nSuicide from timeout.\n'], JSON.stringify(r))
+  const after = await host.execute(s.session_id, { code: 'n' })
+  assert.deepEqual(after.display, [{ 'text/plain': '7' }], 'the state from before the cell')
+  await host.close(s.session_id)
+})
+
 test('an idle session expires after its TTL', async () => {
   const s = await host.create({ ttl_s: 1 })
   await sleep(1300)

@@ -74,7 +74,7 @@ export class ProcessDriver implements Driver {
    */
   sessionHost (socketDir: string): ExecutorCommand {
     return this.bubblewrap({ path: SHIPPED_SESSION_HOST, at: '/opt/sandfleet/session_host.py' }, ['--bind', socketDir, '/run/sandfleet-sessions'],
-      ['/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1' }, this.sessionSeccomp)
+      ['/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs) }, this.sessionSeccomp)
   }
 
   /**

@@ -33,7 +33,7 @@ export class UnsafeDriver implements Driver {
 
   /** The session host as a plain host process (no isolation either). */
   sessionHost (socketDir: string): ExecutorCommand {
-    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } }
+    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs) } }
   }
 
   /** Says plainly that nothing is isolated. */
