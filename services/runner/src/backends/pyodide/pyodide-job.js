@@ -2,7 +2,7 @@
 // globalThis.__sf_py) and given the harness source (globalThis.__sf_harness) and the largest
 // file a job may write (globalThis.__sf_maxFileBytes) and the most bytes its files may hold in all
 // (globalThis.__sf_maxJobFileBytes). Its completion
-// value is { job, restore, info }:
+// value is { job, partial, restore, info }:
 //  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
 //    whether the sandbox is still clean (`clean: false` → the host retires the isolate); `files`
 //    maps absolute paths in the job's places to contents, `fetch` is a list of [path as asked,
