@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { promisify } from 'node:util'
-import { descendants, procStat, statusMiB } from '../proc-memory.ts'
+import { descendants, parentOf, procStat, statusMiB } from '../proc-memory.ts'
 
 /** One sample of the fleet's processes. */
 export interface HealthSample {
@@ -28,8 +28,10 @@ export interface HealthSample {
 
 /** The fleet at rest: nothing in flight. */
 export interface RestState {
-  /** Live descendants of the runner. */
+  /** Live descendants of the runner (they vary as a sandbox's tiers warm). */
   processes: number
+  /** Live children of the runner: one a sandbox (its session host, its pyodide host), however warm. */
+  sandboxes: number
   /** Containers labelled with the runner's id (Docker backend), else 0. */
   containers: number
   zombies: number
@@ -115,8 +117,9 @@ async function labelledContainers (runnerId: string | undefined): Promise<number
 /** The runner at rest; `runnerId` names its Docker containers (undefined: no Docker). */
 export async function restState (runnerPid: number, runnerId?: string): Promise<RestState> {
   const tree = descendants(runnerPid)
-  const zombies = zombiesAmong(tree).length
-  return { processes: tree.size - zombies, containers: await labelledContainers(runnerId), zombies }
+  const dead = new Set(zombiesAmong(tree))
+  const sandboxes = [...tree].filter((pid) => !dead.has(pid) && parentOf(pid) === runnerPid).length
+  return { processes: tree.size - dead.size, sandboxes, containers: await labelledContainers(runnerId), zombies: dead.size }
 }
 
 /**
@@ -130,7 +133,7 @@ export async function steadyState (runnerPid: number, runnerId: string | undefin
   while (performance.now() < until && performance.now() - since < quietMs) {
     await new Promise((resolve) => setTimeout(resolve, 250))
     const next = await restState(runnerPid, runnerId)
-    if (next.processes !== state.processes || next.containers !== state.containers || next.zombies !== state.zombies) since = performance.now()
+    if (next.processes !== state.processes || next.sandboxes !== state.sandboxes || next.containers !== state.containers || next.zombies !== state.zombies) since = performance.now()
     state = next
   }
   return state
@@ -138,12 +141,12 @@ export async function steadyState (runnerPid: number, runnerId: string | undefin
 
 /**
  * Waits until the runner's sandboxes are back to `target` (its pool refills after the run's last
- * replacements), up to `maxMs`; answers the last state seen.
+ * replacements, the retired ones are gone), up to `maxMs`; answers the last state seen.
  */
 export async function settleTo (target: RestState, runnerPid: number, runnerId: string | undefined, maxMs = 60_000): Promise<RestState> {
   const until = performance.now() + maxMs
   let state = await restState(runnerPid, runnerId)
-  while (performance.now() < until && (state.processes !== target.processes || state.containers !== target.containers || state.zombies > 0)) {
+  while (performance.now() < until && (state.sandboxes !== target.sandboxes || state.containers !== target.containers || state.zombies > 0)) {
     await new Promise((resolve) => setTimeout(resolve, 500))
     state = await restState(runnerPid, runnerId)
   }
@@ -248,6 +251,8 @@ export function healthFigures (samples: readonly HealthSample[], calls: number, 
     fd_growth: fds === null ? null : fds[1] - fds[0],
     zombies: lingering.filter((z) => z.seenS > leftAfterS).length + after.zombies,
     late_reaps: lingering.filter((z) => z.seenS <= leftAfterS).length,
-    leaked_sandboxes: (after.processes - before.processes) + (after.containers - before.containers)
+    // Counted by sandbox, not by process: a sandbox's process count moves as its tiers warm, which
+    // may take longer than any quiet spell on a slow machine.
+    leaked_sandboxes: (after.sandboxes - before.sandboxes) + (after.containers - before.containers)
   }
 }

@@ -135,7 +135,7 @@ function growthFigure (x: number | null, unit: string): string {
 function healthRows (h: SoakHealth): Array<[string, string]> {
   const f = h.figures
   const last = h.samples[h.samples.length - 1]
-  const rest = (s: SoakHealth['before']): string => `${s.processes} processes${s.containers > 0 ? `, ${s.containers} containers` : ''}, ${s.zombies} zombies`
+  const rest = (s: SoakHealth['before']): string => `${s.sandboxes} sandboxes, ${s.processes} processes${s.containers > 0 ? `, ${s.containers} containers` : ''}, ${s.zombies} zombies`
   return [
     ['soak: runner RSS growth after warm-up', `${growthFigure(f.rss_growth_pct, ' %')} (now ${formatNumber(last?.runnerRssMiB ?? NaN)} MiB)`],
     ['soak: gateway RSS growth after warm-up', `${growthFigure(f.gateway_rss_growth_pct, ' %')} (now ${formatNumber(last?.gatewayRssMiB ?? NaN)} MiB)`],

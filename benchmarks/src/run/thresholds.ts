@@ -25,7 +25,7 @@ export const METRICS: Readonly<Record<string, string>> = {
   fd_growth: "soak: the runner's open descriptors, last tenth less just after warm-up",
   zombies: 'soak: processes left unreaped (zombies for longer than the longest job may last, or at rest after the run)',
   late_reaps: 'soak: zombies seen in two samples a second apart, reaped within the longest job\'s time',
-  leaked_sandboxes: 'soak: sandbox processes and containers at rest after the run less before it'
+  leaked_sandboxes: 'soak: sandboxes (the runner\'s child processes) and containers at rest after the run less before it'
 }
 
 const OPS = ['<=', '>=', '==', '!=', '<', '>'] as const

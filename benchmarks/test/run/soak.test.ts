@@ -15,16 +15,18 @@ const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => 
 const sample = (done: number, rss: number, fds: number): HealthSample => ({ tS: done, done, runnerRssMiB: rss, gatewayRssMiB: 100, runnerFds: fds, gatewayFds: 30, processes: 40, zombies: 0 })
 
 test('health figures compare the run\'s last tenth with the tenth after warm-up, and count leaks between two rests', () => {
-  const rest = { processes: 40, containers: 0, zombies: 0 }
+  const rest = { processes: 40, sandboxes: 4, containers: 0, zombies: 0 }
   const samples = [sample(0, 50, 10), sample(15, 100, 40), sample(18, 100, 40), sample(50, 300, 90), sample(95, 110, 44), sample(99, 110, 44)]
   const zombie = (seenS: number): LingeringZombie => ({ pid: 1, chain: 'bwrap>python3>python3', parentState: 'S', seenS })
-  const f = healthFigures(samples, 100, [zombie(1), zombie(3), zombie(12)], 5, rest, { processes: 41, containers: 0, zombies: 2 })
+  const f = healthFigures(samples, 100, [zombie(1), zombie(3), zombie(12)], 5, rest, { processes: 52, sandboxes: 5, containers: 0, zombies: 2 })
   assert.equal(f.rss_growth_pct, 10)
   assert.equal(f.gateway_rss_growth_pct, 0)
   assert.equal(f.fd_growth, 4)
   assert.equal(f.zombies, 3, 'one zombie outlived the longest job, two are left at rest')
   assert.equal(f.late_reaps, 2, 'two were reaped late, within the longest job')
-  assert.equal(f.leaked_sandboxes, 1)
+  assert.equal(f.leaked_sandboxes, 1, 'one sandbox more at rest after the run, however many processes each holds')
+  const warmer = healthFigures(samples, 100, [], 5, rest, { processes: 48, sandboxes: 4, containers: 0, zombies: 0 })
+  assert.equal(warmer.leaked_sandboxes, 0, 'sandboxes whose tiers finished warming during the run hold more processes: no leak')
   const short = healthFigures([sample(50, 1, 1)], 100, [], 5, rest, rest)
   assert.deepEqual([short.rss_growth_pct, short.fd_growth], [null, null], 'no sample in a window: no figure')
   assert.deepEqual(checkThresholds([parseThreshold('fd_growth<=8')], { ...short }).map((t) => [t.actual, t.passed]), [[null, false]], 'a threshold on a missing figure fails')
@@ -40,7 +42,7 @@ test('the health watch samples by progress: every tenth of a run holds samples h
     const inIt = samples.filter((s) => s.done >= tenth * calls / 10 && s.done < (tenth + 1) * calls / 10)
     assert.ok(inIt.length >= SAMPLES_BY_PROGRESS / 10, `tenth ${tenth}: ${inIt.length} samples`)
   }
-  const f = healthFigures(samples, calls, [], 5, { processes: 0, containers: 0, zombies: 0 }, { processes: 0, containers: 0, zombies: 0 })
+  const f = healthFigures(samples, calls, [], 5, { processes: 0, sandboxes: 0, containers: 0, zombies: 0 }, { processes: 0, sandboxes: 0, containers: 0, zombies: 0 })
   assert.ok(f.rss_growth_pct !== null && f.fd_growth !== null, JSON.stringify(f))
 })
 
