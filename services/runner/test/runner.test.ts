@@ -138,7 +138,8 @@ test('runner: a prepared call is checked once; run answers a refused one invalid
     assert.deepEqual([answer.status, answer.error?.type, answer.request_id], ['invalid_request', 'SF_ERR_RUNNER_LIMIT', 'r-9'])
     assert.match(answer.error?.message ?? '', /^timeout_ms: /)
     const ok = runner.prepare({ code: 'echo y' })
-    assert.deepEqual([ok.problem, ok.job?.request.timeout_ms, ok.job?.request.stdin], [undefined, LIMITS.defaultTimeoutMs, ''])
+    // no timeout_ms: the contract's default, within this runner's maxTimeoutMs
+    assert.deepEqual([ok.problem, ok.job?.request.timeout_ms, ok.job?.request.stdin], [undefined, Math.min(LIMITS.defaultTimeoutMs, 1000), ''])
     assert.equal((await runner.run(ok)).stdout, 'y\n')
     assert.deepEqual(driver.sandboxes[0].ran, ['echo y'])
   } finally { await runner.close() }
