@@ -1763,7 +1763,7 @@ class Controller:
         if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
         else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
-            if job.get('fetch_files'):
+            if wanted:
                 try: os.write(r.job_w, b'g')
                 except OSError: pass
             self.after_reuse, cleaned = (z, r), True

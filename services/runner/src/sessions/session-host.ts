@@ -22,6 +22,7 @@ import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
 import type { ExecutorCommand } from '../backends/contract.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
+import { fetchErrorsOf } from '../kits/executor/executor-channel.ts'
 
 /** Session error codes, their HTTP status, protocol status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
@@ -231,7 +232,8 @@ export class SessionHost implements RunnerSessionsApi {
         status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code, duration_ms: frame.duration_ms, queue_ms: 0,
         truncated: frame.truncated, error: frame.error, files: frame.files ?? {}, runner: this.#opts.runnerId, sandbox: `session-${held.pid}`, display: frame.display ?? []
       }
-      if (frame.fetch_errors !== null && typeof frame.fetch_errors === 'object' && Object.keys(frame.fetch_errors).length > 0) result.fetch_errors = frame.fetch_errors
+      const fetchErrors = fetchErrorsOf(frame)
+      if (fetchErrors !== undefined) result.fetch_errors = fetchErrors
       if (req.request_id !== undefined) result.request_id = req.request_id
       return result
     } finally {

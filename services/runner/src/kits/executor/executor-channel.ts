@@ -36,6 +36,12 @@ export interface ExecutorChannelOptions {
 
 interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void, askedReuse: boolean }
 
+/** The `fetch_errors` of a result frame from the executor or the session host, when it names any. */
+export function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
+  const errors = frame.fetch_errors
+  return errors !== null && typeof errors === 'object' && Object.keys(errors).length > 0 ? errors as Record<string, string> : undefined
+}
+
 /** A reason the executor gives, as a metric's label: one short word of its closed set, else `other`. */
 function label (reason: unknown): string {
   return typeof reason === 'string' && /^[a-z_]{1,24}$/.test(reason) ? reason : 'other'
@@ -130,7 +136,8 @@ export class ExecutorChannel {
           status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
           duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
         }
-        if (frame.fetch_errors !== null && typeof frame.fetch_errors === 'object' && Object.keys(frame.fetch_errors).length > 0) outcome.fetch_errors = frame.fetch_errors
+        const fetchErrors = fetchErrorsOf(frame)
+        if (fetchErrors !== undefined) outcome.fetch_errors = fetchErrors
         if (frame.retire === true) outcome.retire = true
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
