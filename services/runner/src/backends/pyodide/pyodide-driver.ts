@@ -24,11 +24,21 @@ import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits
 import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'
 
 
+export interface PyodideDriverOptions extends DriverOptions {
+  /**
+   * How long a job has after its soft stop (SIGTERM through the interrupt buffer, at
+   * `timeout_ms`) before isolated-vm stops it hard and its sandbox is retired.
+   * `GRACES.softStopMs` unless given.
+   */
+  softStopMs?: number
+}
+
 /** Python in Pyodide, one isolate per sandbox, in a host process that is a child of the runner. */
 export class PyodideDriver implements Driver {
   readonly name: DriverName = 'pyodide'
   readonly languages: readonly Language[] = ['python']
   readonly #options: DriverOptions
+  readonly #softStopMs: number
   readonly #limits: HostLimits
   #live: PyodideHost | undefined
   #starting: Promise<PyodideHost> | undefined
@@ -39,8 +49,9 @@ export class PyodideDriver implements Driver {
   readonly #removing = new Set<Promise<void>>()
   #closed = false
 
-  constructor (options: DriverOptions) {
+  constructor (options: PyodideDriverOptions) {
     this.#options = options
+    this.#softStopMs = options.softStopMs ?? GRACES.softStopMs
     // The pool's sandboxes, and one more: a replacement starts while the sandbox it replaces closes.
     this.#limits = hostLimits(options.config, options.config.poolSize + 1)
   }
@@ -81,7 +92,7 @@ export class PyodideDriver implements Driver {
     }
     try {
       const host = await PyodideHost.start({
-        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: GRACES.softStopMs, graceMs: config.graceMs },
+        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: this.#softStopMs, graceMs: config.graceMs },
         nodeArgs: this.#limits.nodeArgs,
         env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
@@ -119,7 +130,7 @@ export class PyodideDriver implements Driver {
   /** A sandbox (one isolate in the host process), not started. */
   createSandbox (id: string): Sandbox {
     return new RemotePyodideSandbox(id, async () => await this.host(), {
-      hostGraceMs: GRACES.softStopMs + this.#options.config.graceMs,
+      hostGraceMs: this.#softStopMs + this.#options.config.graceMs,
       hostSlackMs: GRACES.pyodideHostSlackMs,
       startTimeoutMs: 120_000
     })
