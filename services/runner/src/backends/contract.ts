@@ -12,8 +12,14 @@
  *   whenever the user's code ran. It rejects (with an `SF_ERR_…` error) only for faults of the
  *   fleet, when the code cannot be blamed (spawn failure, protocol violation by the driver's own
  *   side); the pool then answers `infra_error` and replaces the sandbox.
- * - It never resolves later than `timeout_ms` plus a small grace: the sandbox enforces the
- *   deadline itself, and the driver kills the whole sandbox if it does not answer in time.
+ * - At `timeout_ms` the sandbox makes the stops only it can make (the executor's SIGTERM and
+ *   SIGKILL, isolated-vm's timeouts, an interrupt) and answers `timeout` with what the code
+ *   wrote, within the driver's {@link Driver.stopMs}. The hard deadline is the pool's, one timer
+ *   per job (`pool/job-deadline.ts`): a sandbox that has not answered by `timeout_ms` +
+ *   `stopMs` + the runner's `graceMs` is answered `timeout` for and retired, and its `close()`
+ *   is the hard kill. A sandbox that keeps a job waiting before it runs (an executor tier still
+ *   warming) says so through {@link JobWatch.waiting}, which moves that deadline once, to the
+ *   job's `startBy` + the same.
  * - After an outcome with `retire: true` (timeout, memory, crash, broken state) the pool closes
  *   the sandbox and starts a replacement; it is never given another job.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
@@ -50,6 +56,12 @@ export interface Job {
    * it, `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
    */
   startBy?: number
+}
+
+/** What a sandbox may tell its pool about the job it holds (the pool passes one with each job). */
+export interface JobWatch {
+  /** The job waits in the sandbox before it runs, at most until its `startBy` (an executor tier still warming). */
+  waiting(): void
 }
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */
@@ -105,7 +117,7 @@ export interface Sandbox {
   /** Boots the sandbox until it can run a job (interpreter warm). Rejects with a clear message. */
   start(): Promise<void>
   /** Runs one job; see the contract above. */
-  execute(job: Job): Promise<RunOutcome>
+  execute(job: Job, watch?: JobWatch): Promise<RunOutcome>
   stats(): SandboxStats
   /**
    * Registers `listener`, called once if the sandbox dies on its own (its container or process
@@ -162,6 +174,11 @@ export interface Driver {
    * throughput, so the runner caps the pool at it. Absent: the configured pool size.
    */
   readonly maxPoolSize?: number
+  /**
+   * How long past `timeout_ms` this driver's own stops take to end a job and answer (the soft
+   * stop's grace, reading what a stopped job wrote); the pool's hard deadline adds it. Absent: 0.
+   */
+  readonly stopMs?: number
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport

@@ -25,7 +25,6 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
     runnerId: o.config.id,
     logger: o.logger,
     image: o.config.dockerImage,
-    graceMs: o.config.graceMs,
     executorPath: o.config.executorPath,
     spares: o.config.dockerSpares,
     jobsPerContainer: o.config.maxJobsPerSandbox,

@@ -9,7 +9,9 @@
  *   comes up.
  * - running (here): a sandbox is replaced after an outcome with `retire`, after a rejected
  *   execute (that job is answered `infra_error`: the fleet's fault) and after
- *   `maxJobsPerSandbox` jobs; its result is built by `job-results.ts`.
+ *   `maxJobsPerSandbox` jobs; its result is built by `job-results.ts`. Each job's hard deadline
+ *   ({@link JobDeadline}) is here: a sandbox that has not answered by then gets its job
+ *   answered `timeout` for it and is retired (`hung`), its close being the hard kill.
  * - the sandboxes' lives ({@link SlotSupervisor}): start, replacement in the background (never
  *   blocking the other slots), retries of a failed start with exponential backoff, close.
  * - drain (here, {@link Pool.close}): new jobs refused, the rest given `drainTimeoutMs` to finish.
@@ -18,16 +20,21 @@
  * every driver.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ExecResult, Language } from '@sandfleet/protocol'
+import { GRACES, type ExecResult, type Language } from '@sandfleet/protocol'
 import type { Driver, Job, RunOutcome } from '../backends/contract.ts'
+import { failedOutcome } from '../backends/failed-outcome.ts'
 import { codeOf, messageOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
+import { JobDeadline } from './job-deadline.ts'
 import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'
 import { startDeadline } from './start-deadline.ts'
 import { SlotSupervisor, type PoolEvents, type ReplaceReason, type Slot } from './slot-supervisor.ts'
 import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 
 export type { PoolEvents, ReplaceReason } from './slot-supervisor.ts'
+
+/** A job in a sandbox: what its pool needs to answer it. */
+interface Running { slot: Slot, call: Call, queueMs: number, done: Done }
 
 /** Lifecycle of a pool. */
 export type PoolState = 'starting' | 'ready' | 'draining' | 'closed'
@@ -50,6 +57,12 @@ export interface PoolOptions {
   /** First retry delay for a sandbox that failed to start; doubles up to `replaceBackoffMaxMs`. */
   replaceBackoffMs: number
   replaceBackoffMaxMs: number
+  /**
+   * Beyond a job's `timeout_ms` and its driver's `stopMs`, how long its sandbox may take to
+   * answer before the pool answers `timeout` and retires it (the runner's `graceMs`; default
+   * `GRACES.sandboxMs`).
+   */
+  graceMs?: number
   logger?: Logger
   events?: PoolEvents
 }
@@ -111,12 +124,15 @@ export class Pool {
   #onIdle: (() => void) | undefined
   /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
   readonly #rerun = new WeakSet<Job>()
+  /** Past `timeout_ms`, when a job's hard deadline falls: the driver's stop time and the grace. */
+  readonly #overrunMs: number
 
   constructor (options: PoolOptions) {
     this.#options = options
     this.language = options.language
     this.driver = options.driver
     this.#log = options.logger ?? silentLogger
+    this.#overrunMs = (options.driver.stopMs ?? 0) + (options.graceMs ?? GRACES.sandboxMs)
     this.#waiting = new WaitingJobs({ limit: options.maxQueuedJobs, runnerId: options.runnerId, left: () => { this.#checkIdle() } })
     this.#slots = new SlotSupervisor({
       driver: options.driver,
@@ -238,19 +254,31 @@ export class Pool {
     await this.#slots.closeAll()
   }
 
-  /** Hands one job to a sandbox; `done` gets the full result. */
+  /** Hands one job to a sandbox under its hard deadline; `done` gets the full result. */
   #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
     this.#busy++
     this.#jobs++
     slot.jobs++
+    const running: Running = { slot, call, queueMs, done }
+    const deadline = new JobDeadline(running, call.job, this.#overrunMs, this.#expired)
     let pending: Promise<RunOutcome>
     try {
-      pending = slot.sandbox.execute(call.job)
+      pending = slot.sandbox.execute(call.job, deadline)
     } catch (err) {
       pending = Promise.reject(err)
     }
     // No named closure per job: under tsx each one costs a defineProperty of its name.
-    pending.then((outcome) => { this.#finish(slot, queueMs, call.requestId, done, outcome, undefined) }, (err: unknown) => { this.#rejected(slot, call, queueMs, done, err) })
+    pending.then((outcome) => { if (deadline.answer()) this.#finish(slot, queueMs, call.requestId, done, outcome, undefined) }, (err: unknown) => { if (deadline.answer()) this.#rejected(slot, call, queueMs, done, err) })
+  }
+
+  /** A job's hard deadline passed with no answer from its sandbox: answered `timeout`, the sandbox retired (its close kills it). */
+  readonly #expired = ({ slot, call, queueMs, done }: Running, deadline: JobDeadline<Running>): void => {
+    this.#busy--
+    this.#log.warn({ sandbox: slot.sandbox.id, timeoutMs: call.job.request.timeout_ms, overrunMs: this.#overrunMs }, 'sandbox did not answer by its job\'s hard deadline; replacing it')
+    const outcome = failedOutcome('timeout', 'Timeout', deadline.describe(), { durationMs: performance.now() - deadline.handedAt })
+    const result = outcomeResult(this.#options.runnerId, call.requestId, slot.sandbox.id, queueMs, outcome)
+    this.#retire(slot, 'hung')
+    done(result)
   }
 
   /** A sandbox's execute rejected: its job is answered `infra_error`, or, when the sandbox was found tampered with before the job ran, run once more elsewhere. */

@@ -13,8 +13,8 @@ import type { Driver, Sandbox } from '../backends/contract.ts'
 import { messageOf } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 
-/** Why a sandbox was replaced: its outcome asked for it, its execute rejected, or it ran K jobs. */
-export type ReplaceReason = 'retire' | 'crash' | 'max_jobs'
+/** Why a sandbox was replaced: its outcome asked for it, its execute rejected, it ran K jobs, or it did not answer by a job's hard deadline. */
+export type ReplaceReason = 'retire' | 'crash' | 'max_jobs' | 'hung'
 
 /** Hooks a pool calls on rare events (metrics, logs). Job completions are not reported here. */
 export interface PoolEvents {

@@ -61,6 +61,7 @@ function makePool (language: Language, driver: Driver, ctx: AssemblyContext): Po
     queueTimeoutMs: c.queueTimeoutMs,
     replaceBackoffMs: c.replaceBackoffMs,
     replaceBackoffMaxMs: c.replaceBackoffMaxMs,
+    graceMs: c.graceMs,
     logger: ctx.logger,
     events: {
       replaced: (reason, ms) => { ctx.metrics.replaced(pool, reason, ms) },

@@ -1,10 +1,11 @@
 /**
  * A small scripted Driver for the pool, queue and runner tests: the job's code is a command.
  * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout` → timeout + retire;
- * `reject` → execute rejects (a fleet fault). Start failures are scripted with `failStarts`; a
+ * `reject` → execute rejects (a fleet fault); `hang` → no answer until the sandbox is closed
+ * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are scripted with `failStarts`; a
  * sandbox found tampered with (the job does not run) with `tamperNext`.
  */
-import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/backends/contract.ts'
+import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/backends/contract.ts'
 
 /** Options of {@link ScriptedDriver}. */
 export interface ScriptedOptions {
@@ -14,6 +15,8 @@ export interface ScriptedOptions {
   startMs?: number
   /** The driver's {@link Driver.maxPoolSize}. */
   maxPoolSize?: number
+  /** The driver's {@link Driver.stopMs}. */
+  stopMs?: number
 }
 
 /** The scripted driver; it records what happened for assertions. */
@@ -26,6 +29,7 @@ export class ScriptedDriver implements Driver {
   /** How many of the next executes report the sandbox tampered with (the job does not run). */
   tamperNext = 0
   readonly maxPoolSize: number | undefined
+  readonly stopMs: number | undefined
   starts = 0
   startFailures = 0
   readonly sandboxes: ScriptedSandbox[] = []
@@ -35,6 +39,7 @@ export class ScriptedDriver implements Driver {
     this.failStarts = options.failStarts ?? 0
     this.startMs = options.startMs ?? 0
     this.maxPoolSize = options.maxPoolSize
+    this.stopMs = options.stopMs
   }
 
   async check (): Promise<void> {}
@@ -79,7 +84,7 @@ export class ScriptedSandbox implements Sandbox {
     this.state = 'ready'
   }
 
-  async execute (job: Job): Promise<RunOutcome> {
+  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.state}`)
     if (this.driver.tamperNext > 0) {
       this.driver.tamperNext--
@@ -96,6 +101,15 @@ export class ScriptedSandbox implements Sandbox {
         await new Promise<void>((resolve) => { const t = setTimeout(resolve, Number(arg)); this.#wake = () => { clearTimeout(t); resolve() } })
         if ((this.state as SandboxState) === 'closed') throw new Error('sandbox closed while running')
         return outcome('ok', `slept ${arg}\n`)
+      }
+      if (cmd === 'hang') {
+        await new Promise<void>((resolve) => { this.#wake = resolve })
+        throw new Error('sandbox closed while it hung')
+      }
+      if (cmd === 'waits') {
+        watch?.waiting()
+        await new Promise((resolve) => setTimeout(resolve, Number(arg)))
+        return outcome('ok', `waited ${arg}\n`)
       }
       if (cmd === 'timeout') return outcome('timeout', '', true)
       // as an executor whose tier warmed for `arg` ms first: prints the wait left to the job by its startBy

@@ -11,6 +11,13 @@ function pool (driver: ScriptedDriver, options: Partial<PoolOptions> = {}): Pool
   })
 }
 
+/** {@link job} with its own `timeout_ms`. */
+function timed (code: string, timeoutMs: number): ReturnType<typeof job> {
+  const j = job(code)
+  j.request.timeout_ms = timeoutMs
+  return j
+}
+
 const until = async (cond: () => boolean): Promise<void> => {
   while (!cond()) await new Promise((resolve) => setImmediate(resolve))
 }
@@ -98,6 +105,37 @@ test('pool: a rejected execute answers infra_error and replaces the sandbox', as
     const next = await p.run(job('echo ok'))
     assert.equal(next.status, 'ok')
     assert.notEqual(next.sandbox, r.sandbox)
+  } finally { await p.close() }
+})
+
+test('pool: a sandbox with no answer by timeout_ms + its driver\'s stopMs + graceMs gets its job answered timeout, is closed and replaced; its late answer is ignored', async () => {
+  const driver = new ScriptedDriver({ stopMs: 20 })
+  const replaced: string[] = []
+  const p = pool(driver, { graceMs: 30, events: { replaced: (reason) => { replaced.push(reason) } } })
+  try {
+    await p.start()
+    const first = driver.sandboxes[0]
+    const hung = await p.run(timed('hang', 50), { requestId: 'h' })
+    assert.deepEqual([hung.status, hung.error?.type, hung.exit_code, hung.request_id, hung.sandbox], ['timeout', 'Timeout', null, 'h', first.id])
+    assert.match(hung.error?.message ?? '', /did not answer within timeout_ms=50 plus 50 ms; it was stopped/)
+    assert.equal(first.state, 'closed', 'its close is the hard kill')
+    await until(() => replaced.length === 1 && p.stats().warm === 1)
+    const next = await p.run(job('echo next'))
+    assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[1].id])
+    // the hung sandbox's execute rejected as it closed: ignored, nothing else replaced
+    assert.deepEqual([replaced, p.stats().busy, p.stats().replacements], [['hung'], 0, 1])
+  } finally { await p.close() }
+})
+
+test('pool: a job its sandbox says waits to start has until its startBy plus the same; a job that does not say so has not', async () => {
+  const driver = new ScriptedDriver()
+  const p = pool(driver, { graceMs: 10, queueTimeoutMs: 60_000 })
+  try {
+    await p.start()
+    const waited = await p.run(timed('waits 300', 50))
+    assert.deepEqual([waited.status, waited.stdout], ['ok', 'waited 300\n'])
+    const slow = await p.run(timed('sleep 300', 50))
+    assert.deepEqual([slow.status, slow.error?.type], ['timeout', 'Timeout'])
   } finally { await p.close() }
 })
 

@@ -80,10 +80,7 @@ export class DockerContainer {
       if (connection !== undefined) await container.start()
       const frames: Duplex | undefined = connection === undefined ? undefined : await connection
       const channel = new ExecutorChannel(frames ?? stdout, frames ?? stream, {
-        graceMs: opts.graceMs,
         onLog: (level: string, message: string) => logger?.info({ sandbox: self?.name ?? name, level }, message),
-        // Hung executor: kill the whole container (the channel then answers the job).
-        onHung: () => { void container.kill().catch(() => {}) },
         events: opts.events
       })
       booted = self = new DockerContainer(container, stream, channel, name, logger, frames)

@@ -20,8 +20,8 @@
  * await driver.close()                 // every container of runner-1 removed
  * ```
  */
-import type { Language } from '@sandfleet/protocol'
-import type { Driver, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import { GRACES, type Language } from '@sandfleet/protocol'
+import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { DockerContainer } from './docker-container.ts'
 import {
   DockerDriverError, DockerEngine, resolveDockerOptions,
@@ -45,6 +45,8 @@ export type DockerDriverConfig = DockerDriverInput & {
 export class DockerDriver implements Driver {
   readonly name = 'docker' as const
   readonly languages: readonly Language[] = ['python']
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
+  readonly stopMs = GRACES.softStopMs
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
   /** Warm spares kept once the pool is up. */
@@ -223,7 +225,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Runs one job through the executor; maps a dead container to `memory` (OOM) or `killed`. */
-  async execute (job: Job): Promise<RunOutcome> {
+  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
     const booted = this.#booted
     if (this.#state !== 'ready' || booted === undefined) {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id} is ${this.#state}, not ready`)
@@ -236,7 +238,7 @@ export class DockerSandbox implements Sandbox {
     this.#state = 'busy'
     let outcome: RunOutcome
     try {
-      outcome = await booted.channel.run(job)
+      outcome = await booted.channel.run(job, watch)
     } catch (err) {
       this.#state = 'closing'
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: ${messageOf(err)}`, err)

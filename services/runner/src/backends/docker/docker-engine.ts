@@ -59,8 +59,6 @@ export interface DockerDriverOptions {
   jobsPerContainer: number
   /** How long a new container may take to answer `ready`. */
   readyTimeoutMs: number
-  /** Grace after a job's timeout_ms before the container is declared hung and killed. */
-  graceMs: number
   /**
    * A host executor.py to bind read-only over the image's (the runner's own copy, so that runner
    * and executor always speak the same protocol version); empty: the image's. Needs the engine
@@ -110,7 +108,6 @@ export function resolveDockerOptions (input: DockerDriverInput): Readonly<Docker
     // its tiers are warm: at 1,000 jobs a container and 500 calls/s, replacing them took ~0.9 of a core.
     jobsPerContainer: DEFAULT_MAX_JOBS_PER_SANDBOX,
     readyTimeoutMs: 30_000,
-    graceMs: GRACES.sandboxMs,
     executorPath: '',
     channel: host === undefined || host.startsWith('unix://') ? 'socket' : 'attach',
     isolation: 'fork',

@@ -29,8 +29,6 @@ export function loadIsolateSources (): IsolateSources {
 export interface JavascriptSandboxOptions {
   /** Heap limit the isolate is first built with (a job with another memory_mb rebuilds it). */
   defaultMemoryMb: number
-  /** Beyond timeout_ms, how long the host waits before it disposes the isolate itself. */
-  graceMs: number
 }
 
 /**
@@ -165,9 +163,7 @@ export class JavascriptSandbox implements Sandbox {
     const ivm = this.ivm
     const isolate = this.isolate as IvmModule.Isolate
     const started = performance.now()
-    let timer: NodeJS.Timeout | undefined
-    const hostDeadline = new Promise<'deadline'>((resolve) => { timer = setTimeout(() => { resolve('deadline') }, r.timeout_ms + this.options.graceMs) })
-    let settled: HarnessResult | 'deadline'
+    let settled: HarnessResult | 'unsettled'
     try {
       // Synchronous code (the common case) is answered by this one call, its result copied out.
       const call = prepared.job.apply(undefined, [r.code, r.stdin, filesIn(ivm, r.files), job.maxOutputBytes], { timeout: r.timeout_ms, result: { copy: true } }) as Promise<HarnessResult | null>
@@ -175,9 +171,9 @@ export class JavascriptSandbox implements Sandbox {
       // goes on to make it without being woken again (a job that retires the isolate wastes it).
       this.next = this.prepare()
       this.next.catch(() => {})
-      const first = await Promise.race([call, hostDeadline])
+      const first = await call
       // The code returned a promise: wait for it in a second call, within what is left of the deadline.
-      settled = first !== null ? first : await Promise.race([this.settle(prepared, started + r.timeout_ms), hostDeadline])
+      settled = first !== null ? first : await this.settle(prepared, started + r.timeout_ms)
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
@@ -192,13 +188,12 @@ export class JavascriptSandbox implements Sandbox {
       }
       this.dispose(prepared)
       throw new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', `the isolate failed: ${message}`)
-    } finally {
-      clearTimeout(timer)
     }
     const elapsed = performance.now() - started
-    if (settled === 'deadline') {
+    if (settled === 'unsettled') {
+      const partial = await this.partial(prepared)
       this.dispose(prepared)
-      return failedOutcome('timeout', 'Timeout', `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)`, { durationMs: elapsed })
+      return failedOutcome('timeout', 'Timeout', `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)`, { durationMs: elapsed, written: partial })
     }
     const error = settled.error
     if (error !== null && error.type === 'RangeError' && MEMORY.test(String(error.message))) {
@@ -218,11 +213,20 @@ export class JavascriptSandbox implements Sandbox {
     return done
   }
 
-  /** The result of a job whose code returned a promise. */
-  private async settle (prepared: Prepared, deadlineAt: number): Promise<HarnessResult> {
+  /**
+   * The result of a job whose code returned a promise, or `'unsettled'` when it has not settled
+   * by `deadlineAt`: isolated-vm's timeout bounds the isolate's work, not a wait for a promise.
+   */
+  private async settle (prepared: Prepared, deadlineAt: number): Promise<HarnessResult | 'unsettled'> {
     await this.next?.catch(() => {})
     const leftMs = Math.max(1, Math.ceil(deadlineAt - performance.now()))
-    return await prepared.job.apply(undefined, [null], { timeout: leftMs, result: { copy: true, promise: true } }) as HarnessResult
+    let timer: NodeJS.Timeout | undefined
+    const unsettled = new Promise<'unsettled'>((resolve) => { timer = setTimeout(resolve, leftMs, 'unsettled') })
+    try {
+      return await Promise.race([prepared.job.apply(undefined, [null], { timeout: leftMs, result: { copy: true, promise: true } }) as Promise<HarnessResult>, unsettled])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** What a timed-out job had written (the isolate survives isolated-vm's timeout). */

@@ -23,6 +23,8 @@ const ETC = ['/etc/alternatives', '/etc/fonts', '/etc/ld.so.cache', '/etc/localt
 export class ProcessDriver implements Driver {
   readonly name: DriverName = 'process'
   readonly languages: readonly Language[] = ['python']
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
+  readonly stopMs = GRACES.softStopMs
   private readonly executor: string
   /** The runner's cgroups, when the host offers them (opened by {@link check}). */
   private cgroups: CgroupHost | undefined
@@ -115,9 +117,9 @@ export class ProcessDriver implements Driver {
   createSandbox (id: string): Sandbox {
     const { config } = this.options
     const events = this.options.events
-    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), config.graceMs, events)
+    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), events)
     const cgroup = this.cgroups.create(id, { memoryBytes: this.sandboxMemoryMb() * 1024 * 1024, pids: config.sandboxPids })
-    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), config.graceMs, events), cgroup)
+    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), events), cgroup)
   }
 
   /** Memory of one whole sandbox: `sandboxMemoryMb`, or the largest job's plus room for the executor. */

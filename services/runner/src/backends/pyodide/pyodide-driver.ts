@@ -39,6 +39,11 @@ export class PyodideDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   readonly #options: DriverOptions
   readonly #softStopMs: number
+  /**
+   * The host's own stop: the interrupt at `timeout_ms`, isolated-vm's hard timeout `softStopMs`
+   * later, then reading what the job wrote and disposing the isolate (`GRACES.pyodideHostSlackMs`).
+   */
+  readonly stopMs: number
   readonly #limits: HostLimits
   #live: PyodideHost | undefined
   #starting: Promise<PyodideHost> | undefined
@@ -52,6 +57,7 @@ export class PyodideDriver implements Driver {
   constructor (options: PyodideDriverOptions) {
     this.#options = options
     this.#softStopMs = options.softStopMs ?? GRACES.softStopMs
+    this.stopMs = this.#softStopMs + GRACES.pyodideHostSlackMs
     // The pool's sandboxes, and one more: a replacement starts while the sandbox it replaces closes.
     this.#limits = hostLimits(options.config, options.config.poolSize + 1)
   }
@@ -92,7 +98,7 @@ export class PyodideDriver implements Driver {
     }
     try {
       const host = await PyodideHost.start({
-        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: this.#softStopMs, graceMs: config.graceMs },
+        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: this.#softStopMs },
         nodeArgs: this.#limits.nodeArgs,
         env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
@@ -129,11 +135,7 @@ export class PyodideDriver implements Driver {
 
   /** A sandbox (one isolate in the host process), not started. */
   createSandbox (id: string): Sandbox {
-    return new RemotePyodideSandbox(id, async () => await this.host(), {
-      hostGraceMs: this.#softStopMs + this.#options.config.graceMs,
-      hostSlackMs: GRACES.pyodideHostSlackMs,
-      startTimeoutMs: 120_000
-    })
+    return new RemotePyodideSandbox(id, async () => await this.host(), { startTimeoutMs: 120_000, closeTimeoutMs: 5000 })
   }
 
   #ceilingText (): string {

@@ -36,7 +36,7 @@ async function onFrame (frame: ToHost): Promise<void> {
     if (assets === undefined || init === undefined) throw new Error('the host got a request before init')
     if (frame.op === 'start') {
       if (sandboxes.has(frame.sandbox)) throw new Error(`sandbox ${frame.sandbox} exists`)
-      const sandbox = new PyodideSandbox(frame.sandbox, assets, { softGraceMs: init.softGraceMs, graceMs: init.graceMs })
+      const sandbox = new PyodideSandbox(frame.sandbox, assets, { softGraceMs: init.softGraceMs })
       sandboxes.set(frame.sandbox, sandbox)
       try { await sandbox.start() } catch (err) { sandboxes.delete(frame.sandbox); throw err }
       reply.stats = await sandbox.measure()

@@ -14,8 +14,6 @@ export interface HostInit {
   warmup: string
   /** After the soft interrupt, how long the code has before its isolate is stopped hard. */
   softGraceMs: number
-  /** Beyond that, how long the host waits before it disposes the isolate itself. */
-  graceMs: number
 }
 
 /** A request about one sandbox, by its id. */

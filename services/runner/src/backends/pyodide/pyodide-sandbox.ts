@@ -10,7 +10,9 @@
  * harness's handler raises KeyboardInterrupt, or the job's own handler runs (it may print and
  * exit); pure-Python code stops and the sandbox lives on. Code that ignores it (or sits in one
  * long call into C) is stopped by isolated-vm's hard timeout `softGraceMs` later, and that
- * isolate is discarded; what the job wrote to its streams comes back either way.
+ * isolate is discarded; what the job wrote to its streams comes back either way. An isolate that
+ * does not stop even then is the runner's pool's to handle: its job's hard deadline retires the
+ * sandbox, whose close disposes the isolate (or kills the host that does not answer).
  */
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
@@ -26,8 +28,6 @@ import { RunnerError } from '../../errors.ts'
 export interface PyodideSandboxOptions {
   /** After the soft interrupt, how long the code has before the isolate is stopped hard. */
   softGraceMs: number
-  /** Beyond that, how long the host waits before it disposes the isolate itself. */
-  graceMs: number
 }
 
 interface JobResult {
@@ -154,14 +154,12 @@ export class PyodideSandbox implements Sandbox {
     let softFired = false
     Atomics.store(this.interrupt, 0, 0)
     const soft = setTimeout(() => { softFired = true; Atomics.store(this.interrupt, 0, SIGTERM) }, r.timeout_ms)
-    let hostTimer: NodeJS.Timeout | undefined
-    const deadline = new Promise<'deadline'>((resolve) => { hostTimer = setTimeout(() => { resolve('deadline') }, r.timeout_ms + this.options.softGraceMs + this.options.graceMs) })
-    let result: JobResult | 'deadline'
+    let result: JobResult
     try {
       const call = (this.jobFn as Fn).apply(undefined, [r.code, r.stdin, new ivm.ExternalCopy(files).copyInto({ release: true }), new ivm.ExternalCopy(fetch).copyInto({ release: true }),
         job.maxOutputBytes, r.memory_mb * 1024 * 1024, new ivm.ExternalCopy(new Uint8Array(randomBytes(256))).copyInto({ release: true })],
       { timeout: r.timeout_ms + this.options.softGraceMs, result: { copy: true } }) as Promise<JobResult>
-      result = await Promise.race([call, deadline])
+      result = await call
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
@@ -177,13 +175,8 @@ export class PyodideSandbox implements Sandbox {
       return failedOutcome('error', 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed })
     } finally {
       clearTimeout(soft)
-      clearTimeout(hostTimer)
     }
     const elapsed = performance.now() - started
-    if (result === 'deadline') {
-      this.discard()
-      return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and the isolate did not stop`, { durationMs: elapsed })
-    }
     this.jobs++
     const out = result.outcome
     let outcome: RunOutcome

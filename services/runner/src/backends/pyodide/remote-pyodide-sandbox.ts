@@ -1,26 +1,23 @@
 /**
  * A pyodide sandbox as the runner sees it: a proxy to a {@link PyodideSandbox} in a host
- * process (pyodide-host-main.ts). The host enforces the job's deadline (soft interrupt, then the
- * isolate terminated); the proxy adds the last one, for a host that does not answer at all: at
- * `timeout_ms` plus the graces plus `hostSlackMs` the job is answered `timeout` and the host
- * is killed (its other sandboxes are replaced). A host that exits fails the job in flight with
- * `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user status) and tells the pool, through
- * {@link onExit}, that an idle sandbox is gone.
+ * process (pyodide-host-main.ts). The host stops a job at its deadline (soft interrupt, then the
+ * isolate terminated). A host that does not answer at all is the pool's to handle: the job's
+ * hard deadline answers it `timeout` and closes this sandbox, and a close the host does not
+ * answer within `closeTimeoutMs` kills the host (its other sandboxes are replaced). A host that
+ * exits fails the job in flight with `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user
+ * status) and tells the pool, through {@link onExit}, that an idle sandbox is gone.
  */
 import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
-import { failedOutcome } from '../failed-outcome.ts'
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
 import { RunnerError } from '../../errors.ts'
 
 /** Options of a {@link RemotePyodideSandbox}. */
 export interface RemotePyodideSandboxOptions {
-  /** The host's soft grace plus its grace: how long past `timeout_ms` the host itself answers. */
-  hostGraceMs: number
-  /** Beyond that, how long the runner waits before it calls the host hung. */
-  hostSlackMs: number
   /** Longest a sandbox may take to start. */
   startTimeoutMs: number
+  /** Longest the host may take to close a sandbox; past it the host is killed. */
+  closeTimeoutMs: number
 }
 
 const hung = (ms: number): Promise<'hung'> => new Promise((resolve) => { setTimeout(resolve, ms, 'hung').unref() })
@@ -53,7 +50,7 @@ export class RemotePyodideSandbox implements Sandbox {
       if (this.#state !== 'starting') throw new Error(`sandbox ${this.id} was closed while it started`)
       this.#host = host
       this.#unwatch = host.onExit(() => { this.#hostExited() })
-      const reply = await this.#call({ op: 'start', sandbox: this.id }, this.options.startTimeoutMs)
+      const reply = await this.#within({ op: 'start', sandbox: this.id }, this.options.startTimeoutMs)
       if (reply === 'hung') {
         host.kill(`it did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
         throw new Error(`the pyodide host did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
@@ -72,19 +69,12 @@ export class RemotePyodideSandbox implements Sandbox {
   async execute (job: Job): Promise<RunOutcome> {
     if (this.#state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.#state}`)
     this.#state = 'busy'
-    const started = performance.now()
-    const r = job.request
-    let reply: HostReply | 'hung'
+    let reply: HostReply
     try {
-      reply = await this.#call({ op: 'exec', sandbox: this.id, job }, r.timeout_ms + this.options.hostGraceMs + this.options.hostSlackMs)
+      reply = await this.#request({ op: 'exec', sandbox: this.id, job })
     } catch (err) {
       if (this.#state === 'busy') this.#state = 'closing'
       throw err
-    }
-    if (reply === 'hung') {
-      this.#state = 'closing'
-      this.#host?.kill(`it did not answer sandbox ${this.id}'s job within timeout_ms=${r.timeout_ms} plus ${this.options.hostGraceMs + this.options.hostSlackMs} ms`)
-      return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and its host did not answer`, { durationMs: performance.now() - started })
     }
     if (reply.stats !== undefined) this.#stats = reply.stats
     if (reply.error !== undefined || reply.outcome === undefined) {
@@ -104,7 +94,10 @@ export class RemotePyodideSandbox implements Sandbox {
     this.#exitListener = listener
   }
 
-  /** Closes the sandbox in the host (nothing to do when the host is gone). Idempotent. */
+  /**
+   * Closes the sandbox in the host (nothing to do when the host is gone); a host that does not
+   * answer within `closeTimeoutMs` is killed. Idempotent.
+   */
   async close (): Promise<void> {
     if (this.#state === 'closed') return
     this.#state = 'closed'
@@ -112,24 +105,27 @@ export class RemotePyodideSandbox implements Sandbox {
     this.#abort?.(fleetError(`sandbox ${this.id} was closed while its request ran`))
     const host = this.#host
     if (host?.alive === true) {
-      try { await Promise.race([host.request({ op: 'close', sandbox: this.id }), hung(5000)]) } catch {}
+      let reply: HostReply | 'hung' | undefined
+      try { reply = await this.#within({ op: 'close', sandbox: this.id }, this.options.closeTimeoutMs) } catch {}
+      if (reply === 'hung') host.kill(`it did not close sandbox ${this.id} within ${this.options.closeTimeoutMs} ms`)
     }
   }
 
-  async #call (request: Parameters<PyodideHost['request']>[0], deadlineMs: number): Promise<HostReply | 'hung'> {
+  /** One request to the host, failed at once by a {@link close} while it runs. */
+  async #request (request: Parameters<PyodideHost['request']>[0]): Promise<HostReply> {
     const host = this.#host
     if (host === undefined) throw fleetError(`sandbox ${this.id} has no host`)
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<'hung'>((resolve, reject) => {
-      timer = setTimeout(resolve, deadlineMs, 'hung')
-      this.#abort = reject
-    })
+    const aborted = new Promise<never>((_resolve, reject) => { this.#abort = reject })
     try {
-      return await Promise.race([host.request(request), deadline])
+      return await Promise.race([host.request(request), aborted])
     } finally {
-      clearTimeout(timer)
       this.#abort = undefined
     }
+  }
+
+  /** {@link #request}, or `'hung'` when the host gave no answer within `ms`. */
+  async #within (request: Parameters<PyodideHost['request']>[0], ms: number): Promise<HostReply | 'hung'> {
+    return await Promise.race([this.#request(request), hung(ms)])
   }
 
   #hostExited (): void {

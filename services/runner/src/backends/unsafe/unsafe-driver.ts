@@ -12,6 +12,8 @@ import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/pyth
 export class UnsafeDriver implements Driver {
   readonly name: DriverName = 'unsafe'
   readonly languages: readonly Language[] = ['python']
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
+  readonly stopMs = GRACES.softStopMs
   private readonly executor: string
 
   constructor (private readonly options: DriverOptions) {
@@ -28,7 +30,7 @@ export class UnsafeDriver implements Driver {
   /** A host-process sandbox, not started. */
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.config.graceMs, this.options.events)
+    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
   }
 
   /** The session host as a plain host process (no isolation either). */

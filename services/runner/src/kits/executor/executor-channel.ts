@@ -3,8 +3,7 @@
  * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker drivers.
  */
 import type { Readable, Writable } from 'node:stream'
-import { GRACES } from '@sandfleet/protocol'
-import type { DriverEvents, Job, RunOutcome } from '../../backends/contract.ts'
+import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
 import { failedOutcome } from '../../backends/failed-outcome.ts'
 
 /** The executor's `ready` frame. */
@@ -22,19 +21,13 @@ export interface ReadyFrame {
 
 /** Options of an {@link ExecutorChannel}. */
 export interface ExecutorChannelOptions {
-  /** Extra time past `timeout_ms` the executor has to answer (default `GRACES.sandboxMs`). */
-  graceMs?: number
   /** Receives the executor's `log` frames. */
   onLog?: (level: string, message: string) => void
-  /** Called when a job got no answer by its deadline plus grace; the owner kills the sandbox. */
-  onHung?: () => void
-  /** Extra time a job without a `startBy` may wait while a zygote tier is still warming (default 30000 ms). */
-  warmingGraceMs?: number
   /** Where the `reuse` level's events go. */
   events?: DriverEvents
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, waitLimitMs: number | undefined, timer: NodeJS.Timeout, arm: (slackMs: number) => void, askedReuse: boolean }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean }
 
 /** The `fetch_errors` of a result frame from the executor or the session host, when it names any. */
 export function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
@@ -55,11 +48,9 @@ export class ExecutorChannel {
   private readyFrame: ReadyFrame | undefined
   private seq = 0
   private isClosed = false
-  private readonly graceMs: number
 
   /** `input` is the executor's stdout, `output` its stdin. */
   constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
-    this.graceMs = options.graceMs ?? GRACES.sandboxMs
     input.on('data', (chunk: Buffer) => { this.onData(chunk) })
     input.on('end', () => { this.onEnd() })
     input.on('close', () => { this.onEnd() })
@@ -83,8 +74,12 @@ export class ExecutorChannel {
     })
   }
 
-  /** Sends one `exec` and resolves on its result (see the protocol's deadlines). */
-  async run (job: Job): Promise<RunOutcome> {
+  /**
+   * Sends one `exec` and resolves on its result, or `killed` when the executor ends first (see the
+   * protocol's deadlines: the executor stops the job at `timeout_ms`; the hard deadline is the
+   * pool's, told through `watch` when the job waits for a tier still warming).
+   */
+  async run (job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.isClosed) return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone')
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
@@ -93,16 +88,7 @@ export class ExecutorChannel {
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation })
     return await new Promise<RunOutcome>((resolve) => {
-      // The deadline is timeout_ms plus the grace; a `waiting` frame (the job waits for a tier still
-      // warming) re-arms it with the job's wait limit (or the warming grace) added. Only then: a hung
-      // executor is killed at once.
-      const arm = (slack: number): NodeJS.Timeout => setTimeout(() => {
-        this.pending = undefined
-        this.options.onHung?.()
-        resolve(failedOutcome('timeout', 'Timeout', `no answer within timeout_ms=${r.timeout_ms} plus ${slack} ms`))
-      }, r.timeout_ms + slack)
-      const pending: Pending = { id, resolve, waitLimitMs, timer: arm(this.graceMs), arm: (slack) => { clearTimeout(pending.timer); pending.timer = arm(slack) }, askedReuse: r.isolation === 'reuse' }
-      this.pending = pending
+      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse' }
       this.output.write(frame + '\n')
     })
   }
@@ -130,7 +116,6 @@ export class ExecutorChannel {
       case 'result': {
         const p = this.pending
         if (p === undefined || frame.id !== p.id) return
-        clearTimeout(p.timer)
         this.pending = undefined
         const outcome: RunOutcome = {
           status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
@@ -157,7 +142,7 @@ export class ExecutorChannel {
         this.readyWaiter = undefined
         return
       case 'waiting':
-        if (this.pending !== undefined && frame.id === this.pending.id) this.pending.arm(this.graceMs + (this.pending.waitLimitMs ?? this.options.warmingGraceMs ?? 30_000))
+        if (this.pending !== undefined && frame.id === this.pending.id) this.pending.watch?.waiting()
         return
       case 'tier':
         if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
@@ -174,7 +159,6 @@ export class ExecutorChannel {
     this.readyWaiter = undefined
     const p = this.pending
     if (p !== undefined) {
-      clearTimeout(p.timer)
       this.pending = undefined
       p.resolve(failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran'))
     }

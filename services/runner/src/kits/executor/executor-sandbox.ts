@@ -1,6 +1,6 @@
 /** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
 import type { ChildProcess } from 'node:child_process'
-import type { DriverEvents, ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
+import type { DriverEvents, ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
 import { ExecutorChannel } from './executor-channel.ts'
 import { killGroup, spawnCommand } from './spawn.ts'
 import { RunnerError } from '../../errors.ts'
@@ -12,7 +12,7 @@ export class ExecutorSandbox implements Sandbox {
   private channel: ExecutorChannel | undefined
   private jobs = 0
 
-  constructor (readonly id: string, private readonly command: ExecutorCommand, private readonly graceMs: number, private readonly events: DriverEvents = {}, private readonly readyTimeoutMs = 30_000) {}
+  constructor (readonly id: string, private readonly command: ExecutorCommand, private readonly events: DriverEvents = {}, private readonly readyTimeoutMs = 30_000) {}
 
   /** The lifecycle state. */
   get state (): SandboxState { return this.current }
@@ -28,7 +28,7 @@ export class ExecutorSandbox implements Sandbox {
     this.child = child
     child.on('error', () => { this.channel?.close() })
     child.on('exit', () => { this.channel?.close() })
-    this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { graceMs: this.graceMs, onHung: () => { killGroup(child) }, events: this.events })
+    this.channel = new ExecutorChannel(child.stdout!, child.stdin!, { events: this.events })
     try {
       await this.channel.ready(this.readyTimeoutMs)
       this.current = 'ready'
@@ -39,11 +39,11 @@ export class ExecutorSandbox implements Sandbox {
   }
 
   /** Runs one job through the executor. */
-  async execute (job: Job): Promise<RunOutcome> {
+  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.channel === undefined || this.current !== 'ready') throw new Error(`sandbox ${this.id} is ${this.current}`)
     this.current = 'busy'
     try {
-      const outcome = await this.channel.run(job)
+      const outcome = await this.channel.run(job, watch)
       this.jobs++
       // The executor found its processes changed by an earlier job (reniced, rlimits lowered) and did not run this one.
       if ((outcome.status as string) === 'infra_error') throw new RunnerError('SF_ERR_RUNNER_SANDBOX_TAMPERED', outcome.error?.message)

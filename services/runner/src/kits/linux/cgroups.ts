@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSy
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ExecutorCommand, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
+import type { ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
 
 /** Limits of one sandbox. */
 export interface CgroupLimits {
@@ -246,8 +246,8 @@ export class CgroupSandbox implements Sandbox {
 
   async start (): Promise<void> { await this.#inner.start() }
 
-  async execute (job: Job): Promise<RunOutcome> {
-    const outcome = await this.#inner.execute(job)
+  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
+    const outcome = await this.#inner.execute(job, watch)
     if (outcome.status !== 'killed') return outcome
     const before = this.#ooms
     this.#ooms = this.#cgroup.oomKills()

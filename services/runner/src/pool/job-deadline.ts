@@ -1,0 +1,50 @@
+/**
+ * A job's hard deadline: one timer per job, the only one that answers a job `timeout` for a
+ * sandbox that did not. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
+ * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved once, to the job's
+ * `startBy` plus the same, when the sandbox says the job waits before it runs ({@link waiting}).
+ * On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
+ * (pool.ts); whichever comes second, the sandbox's answer or the expiry, is ignored.
+ */
+import type { Job, JobWatch } from '../backends/contract.ts'
+
+/** The hard deadline of one job in a sandbox; `of` is what its pool needs to answer it. */
+export class JobDeadline<T> implements JobWatch {
+  /** When the sandbox took the job (`performance.now()`). */
+  readonly handedAt = performance.now()
+  #timer: NodeJS.Timeout
+  #moved = false
+  #answered = false
+
+  /** Arms the deadline; `onExpiry` is called once, unless {@link answer} is called first. */
+  constructor (readonly of: T, readonly job: Job, readonly overrunMs: number, private readonly onExpiry: (of: T, deadline: JobDeadline<T>) => void) {
+    this.#timer = setTimeout(JobDeadline.#expire, job.request.timeout_ms + overrunMs, this)
+  }
+
+  /** The job waits in its sandbox before it runs: the deadline moves to its `startBy` plus the same time. */
+  waiting (): void {
+    if (this.#moved || this.#answered || this.job.startBy === undefined) return
+    this.#moved = true
+    clearTimeout(this.#timer)
+    const endsAt = Math.max(performance.now(), this.job.startBy) + this.job.request.timeout_ms + this.overrunMs
+    this.#timer = setTimeout(JobDeadline.#expire, endsAt - performance.now(), this)
+  }
+
+  /** True the first time, when the answer is still to be given: the caller gives it and the timer stops. */
+  answer (): boolean {
+    if (this.#answered) return false
+    this.#answered = true
+    clearTimeout(this.#timer)
+    return true
+  }
+
+  /** Why the job was answered `timeout`, for its error message. */
+  describe (): string {
+    const t = this.job.request.timeout_ms
+    return `the sandbox did not answer within timeout_ms=${t} plus ${this.overrunMs} ms${this.#moved ? ' after the job\'s start deadline' : ''}; it was stopped and is replaced`
+  }
+
+  static #expire<T> (deadline: JobDeadline<T>): void {
+    if (deadline.answer()) deadline.onExpiry(deadline.of, deadline)
+  }
+}
