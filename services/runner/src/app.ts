@@ -24,10 +24,6 @@ import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
-import { checkRequest } from './runner/request-check.ts'
-
-/** A session cell is Python: the runner's languages do not limit it. */
-const NO_LANGUAGES = new Map()
 
 /** Options of {@link buildRunnerApp}. */
 export interface RunnerAppOptions {
@@ -145,7 +141,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     return await reply.header('content-type', NDJSON).send(lines.stream)
   })
 
-  sessionRoutes(app, () => runner.sessions, (cell) => checkRequest(cell, runner.config, NO_LANGUAGES))
+  sessionRoutes(app, () => runner.sessions)
 
   app.get(RUNNER_PATHS.load, { schema: { response: { 200: RunnerLoadSchema } } }, async () => runner.load())
   app.get(RUNNER_PATHS.info, { schema: { response: { 200: RunnerInfoSchema } } }, async () => runner.info())

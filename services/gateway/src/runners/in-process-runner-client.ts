@@ -17,9 +17,10 @@ export interface LocalRunner extends RunnerApi {
 
 /** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
 function refusal (err: unknown): unknown {
-  const e = err as { code?: unknown, statusCode?: unknown, status?: unknown, message?: unknown } | null
+  const e = err as { code?: unknown, statusCode?: unknown, status?: unknown, message?: unknown, field?: unknown } | null
   if (typeof e?.code !== 'string' || typeof e.statusCode !== 'number') return err
   const body: ErrorBody = { status: (typeof e.status === 'string' ? e.status : 'invalid_request') as ErrorBody['status'], error: { code: e.code, message: String(e.message) } }
+  if (typeof e.field === 'string' && e.field !== '') body.error.field = e.field
   return new RunnerRefusal(e.statusCode, body)
 }
 

@@ -85,6 +85,10 @@ export interface RunOutcome {
   waited_ms?: number
   /** The isolation level the job ran at, on a backend with levels. */
   isolation?: IsolationLevel
+  /** A session's cell: the display of its value and figures. */
+  display?: ExecResult['display']
+  /** A session's cell: the process that holds the session's state after it, when the session host says. */
+  pid?: number
 }
 
 /**

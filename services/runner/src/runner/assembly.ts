@@ -35,14 +35,7 @@ export async function assemble (parts: RunnerParts, ctx: AssemblyContext): Promi
   for (const [language, driver] of await planBackends(plan)) parts.pools.set(language, makePool(language, driver, ctx))
   const command = config.maxSessions > 0 ? await sessionHostCommand(parts.pools.get('python')?.driver, plan) : undefined
   if (command !== undefined) {
-    parts.sessions = new SessionHost({
-      runnerId,
-      maxSessions: config.maxSessions,
-      maxSessionsPerKey: config.maxSessionsPerKey,
-      maxOutputBytes: config.maxOutputBytes,
-      graceMs: config.graceMs,
-      command
-    })
+    parts.sessions = new SessionHost({ runnerId, config, command })
   }
   ctx.metrics.attach([...parts.pools.values()])
   await Promise.all([...parts.pools.values()].map(async (pool) => { await pool.start() }))

@@ -4,6 +4,12 @@
  * and each session forks before every cell (sandbox-images/python/session_host.py). A cell that
  * passes its timeout is killed and the session keeps the state it had before that cell.
  *
+ * A cell takes the path of a call: prepared by `prepareCall` (the runner's limits, then the
+ * contract's defaults; a cell over a limit is refused with the runner's 400 error), run through
+ * an {@link ExecutorChannel} on the session's socket (the executor's frames), under a
+ * {@link JobDeadline} (`timeout_ms` + the soft stop + the runner's `graceMs`: a session that has
+ * not answered by then is cut off, and counted lost), its result built by `outcomeResult`.
+ *
  * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410),
  * never a fresh state; an unknown, closed or expired one `SF_ERR_SESSION_NOT_FOUND` (404).
  */
@@ -15,14 +21,19 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
-  encodeSessionId, GRACES, timeoutMsOf, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
+  encodeSessionId, GRACES, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
 import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
 import type { ExecutorCommand } from '../backends/contract.ts'
+import { runnerConfig, type RunnerConfig } from '../config.ts'
+import { RunnerError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
-import { fetchErrorsOf } from '../kits/executor/executor-channel.ts'
+import { ExecutorChannel } from '../kits/executor/executor-channel.ts'
+import { JobDeadline } from '../pool/job-deadline.ts'
+import { outcomeResult } from '../pool/job-results.ts'
+import { prepareCall } from '../runner/prepared-call.ts'
 
 /** Session error codes, their HTTP status, protocol status and meaning (docs/errors.md). */
 export const SESSION_ERRORS = Object.freeze({
@@ -55,10 +66,11 @@ export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({ file
 export interface SessionHostOptions {
   /** The runner's id, encoded in every session id. */
   runnerId: string
-  /** Most sessions held at once (default 1000). */
-  maxSessions?: number
-  /** Most sessions per API key (default 100). */
-  maxSessionsPerKey?: number
+  /**
+   * The runner's configuration (default: its defaults): `maxSessions`, `maxSessionsPerKey`, the
+   * limits a cell is checked against, `maxOutputBytes` and `graceMs`.
+   */
+  config?: RunnerConfig
   /**
    * How to start the host for a socket directory (the host makes one Unix socket per session
    * there). Default: `python3 session_host.py DIR` on the host itself, without a sandbox; a
@@ -67,49 +79,35 @@ export interface SessionHostOptions {
   command?: SessionHostCommand
   /** How often idle sessions are swept, in ms (default 1000). */
   sweepMs?: number
-  /** Output cap per stream, in bytes (default 1 MiB). */
-  maxOutputBytes?: number
-  /** Beyond a cell's `timeout_ms`, how long the host may take to answer before the session is counted lost (the runner's `graceMs`; default `GRACES.sandboxMs`). */
-  graceMs?: number
 }
 
 interface Held {
   info: SessionInfo
   key: string
   socket: Socket
+  /** The executor's frames over the session's socket. */
+  channel: ExecutorChannel
   /** The process to kill to end the session: its namespace's init when isolated, else the one holding it now. */
   pid: number
   /** Whether the session has its own user, mount, pid, IPC and network namespaces. */
   isolated: boolean
-  pending: ((frame: any) => void) | undefined
   busy: boolean
-  lost: boolean
 }
+
+/** A session that has not answered by its cell's hard deadline is cut off (it is then lost). */
+const cutOff = (held: Held): void => { held.socket.destroy() }
+
+/** The languages a cell is checked against: none (sessions run Python, said at create). */
+const ANY_LANGUAGE = new Map()
 
 /** Lost session ids remembered (answered 410) at most; a long-lived runner must not grow without end. */
 export const LOST_REMEMBERED = 10_000
 
-/** Calls `onLine` with each newline-terminated line of `socket` (one frame each), without readline's overhead. */
-function onLines (socket: Socket, onLine: (line: string) => void): void {
-  let pending = ''
-  socket.setEncoding('utf8')
-  socket.on('data', (chunk: string) => {
-    let start = 0
-    let nl = chunk.indexOf('\n')
-    while (nl !== -1) {
-      const line = pending + chunk.slice(start, nl)
-      pending = ''
-      onLine(line)
-      start = nl + 1
-      nl = chunk.indexOf('\n', start)
-    }
-    pending += chunk.slice(start)
-  })
-}
-
 /** The sessions of one runner; see the module comment. */
 export class SessionHost implements RunnerSessionsApi {
   readonly #opts: Required<SessionHostOptions>
+  /** Past a cell's `timeout_ms`, when its hard deadline falls: the session's soft stop and the grace. */
+  readonly #overrunMs: number
   readonly #sessions = new Map<string, Held>()
   readonly #lost = new Set<string>()
   readonly #opening = new Map<string, (frame: any) => void>()
@@ -120,9 +118,8 @@ export class SessionHost implements RunnerSessionsApi {
   #closed = false
 
   constructor (options: SessionHostOptions) {
-    this.#opts = {
-      maxSessions: 1000, maxSessionsPerKey: 100, command: unsandboxedSessionHost, sweepMs: 1000, maxOutputBytes: 1 << 20, graceMs: GRACES.sandboxMs, ...options
-    }
+    this.#opts = { config: runnerConfig({}), command: unsandboxedSessionHost, sweepMs: 1000, ...options }
+    this.#overrunMs = GRACES.softStopMs + this.#opts.config.graceMs
     this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
     // As root, a sandboxed host runs as uid 65534 and makes its sockets here.
     if (process.getuid?.() === 0) chownSync(this.#dir, 65534, 65534)
@@ -160,10 +157,11 @@ export class SessionHost implements RunnerSessionsApi {
   /** Opens a session for `key` (the caller's API key, '' when none). */
   async create (req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
     if ((req.language ?? 'python') !== 'python') throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
-    if (this.#sessions.size >= this.#opts.maxSessions) throw new SessionError('SF_ERR_SESSION_LIMIT', `this runner holds its maximum of ${this.#opts.maxSessions} sessions`)
+    const { maxSessions, maxSessionsPerKey } = this.#opts.config
+    if (this.#sessions.size >= maxSessions) throw new SessionError('SF_ERR_SESSION_LIMIT', `this runner holds its maximum of ${maxSessions} sessions`)
     let mine = 0
     for (const s of this.#sessions.values()) if (s.key === key) mine++
-    if (mine >= this.#opts.maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${this.#opts.maxSessionsPerKey} sessions`)
+    if (mine >= maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
     const opened = await new Promise<{ pid: number, socket: string, isolated?: boolean, error?: string } | undefined>((resolve) => {
@@ -185,12 +183,10 @@ export class SessionHost implements RunnerSessionsApi {
         session_id: id, language: 'python', runner: this.#opts.runnerId, ttl_s: ttl, memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
         created_at: now.toISOString(), last_used_at: now.toISOString(), expires_at: new Date(now.getTime() + ttl * 1000).toISOString(), cells: 0
       },
-      key, socket, pid: opened.pid, isolated: opened.isolated === true, pending: undefined, busy: false, lost: false
+      key, socket, channel: new ExecutorChannel(socket, socket), pid: opened.pid, isolated: opened.isolated === true, busy: false
     }
-    onLines(socket, (line) => { const p = held.pending; held.pending = undefined; p?.(JSON.parse(line)) })
     socket.on('close', () => {
-      if (this.#sessions.get(id) === held) { held.lost = true; this.#remember(id); this.#sessions.delete(id) }
-      const p = held.pending; held.pending = undefined; p?.(undefined)
+      if (this.#sessions.get(id) === held) { this.#remember(id); this.#sessions.delete(id) }
     })
     socket.on('error', () => {})
     this.#sessions.set(id, held)
@@ -205,36 +201,30 @@ export class SessionHost implements RunnerSessionsApi {
     return { ...this.#held(id, key).info }
   }
 
-  /** Runs one cell in the session's state. Resolves with a result for every outcome of the code. */
+  /**
+   * Runs one cell in the session's state. Resolves with a result for every outcome of the code;
+   * throws the runner's 400 for a cell over its limits, and a {@link SessionError} otherwise.
+   */
   async execute (id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
+    const call = prepareCall({ ...req, language: 'python' }, this.#opts.config, ANY_LANGUAGE)
+    if (call.job === undefined) throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
     const held = this.#held(id, key)
     if (held.busy) throw new SessionError('SF_ERR_SESSION_BUSY', `session ${id} is running another cell`)
+    // Its socket ended (the session's process died), its close not yet seen: lost all the same.
+    if (held.channel.closed) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
     held.busy = true
-    const timeoutMs = timeoutMsOf(req)
     try {
-      const frame = await new Promise<any>((resolve) => {
-        held.pending = resolve
-        const timer = setTimeout(() => { held.socket.destroy() }, timeoutMs + this.#opts.graceMs)
-        const done = held.pending
-        held.pending = (f) => { clearTimeout(timer); done(f) }
-        held.socket.write(JSON.stringify({
-          op: 'exec', id: req.request_id ?? '', code: req.code, stdin: req.stdin ?? '', timeout_ms: timeoutMs, memory_mb: held.info.memory_mb,
-          files: req.files ?? {}, fetch_files: req.fetch_files ?? [], max_output_bytes: this.#opts.maxOutputBytes
-        }) + '\n')
-      })
-      if (frame === undefined) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
-      if (typeof frame.pid === 'number') held.pid = frame.pid
+      const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
+      const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
+      const outcome = await held.channel.run(job, deadline)
+      if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
+      if (outcome.pid !== undefined) held.pid = outcome.pid
       const now = new Date()
       held.info.cells++
       held.info.last_used_at = now.toISOString()
       held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
-      const result: ExecResult = {
-        status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code, duration_ms: frame.duration_ms, queue_ms: 0,
-        truncated: frame.truncated, error: frame.error, files: frame.files ?? {}, runner: this.#opts.runnerId, sandbox: `session-${held.pid}`, display: frame.display ?? []
-      }
-      const fetchErrors = fetchErrorsOf(frame)
-      if (fetchErrors !== undefined) result.fetch_errors = fetchErrors
-      if (req.request_id !== undefined) result.request_id = req.request_id
+      const result = outcomeResult(this.#opts.runnerId, call.requestId, `session-${held.pid}`, 0, outcome)
+      result.display = outcome.display ?? []
       return result
     } finally {
       held.busy = false

@@ -10,16 +10,15 @@
  * counts against `maxSessionsPerKey`. A {@link SessionError} becomes its HTTP status with an
  * ErrorBody carrying its code: 404 not found, 410 lost, 409 busy, 429 limit, 501 disabled. A cell
  * over the runner's own limits (`timeout_ms` past `maxTimeoutMs`, code past `maxCodeBytes`) is a
- * 400 naming the field, as a call to `/v1/execute` is.
+ * 400 naming the field, as a call to `/v1/execute` is (the session host refuses it with the
+ * runner's error).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
   ErrorBodySchema, ExecResultSchema, RUNNER_HEADERS, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type SessionCreateRequest, type SessionExecRequest
 } from '@sandfleet/protocol'
-import { errorBody } from '@sandfleet/protocol/http'
-import { RUNNER_ERRORS } from '../errors.ts'
-import type { RequestProblem } from '../runner/request-check.ts'
+import { RegisteredError } from '@sandfleet/protocol/http'
 import { SESSION_ERRORS, SessionError, type SessionHost } from './session-host.ts'
 
 /** Header that carries the caller's key (a digest, never the key itself) from the gateway. */
@@ -35,16 +34,13 @@ async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Prom
   try {
     return await work()
   } catch (err) {
-    if (err instanceof SessionError) return await reply.code(err.statusCode).send(err.toBody())
+    if (err instanceof RegisteredError) return await reply.code(err.statusCode).send(err.toBody())
     throw err
   }
 }
 
-/**
- * Registers the session routes on the runner's app; `sessions` undefined answers 501 to each.
- * `check` gives the reason the runner refuses a cell, as it refuses a call.
- */
-export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined, check: (cell: SessionExecRequest) => RequestProblem | undefined): void {
+/** Registers the session routes on the runner's app; `sessions` undefined answers 501 to each. */
+export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined): void {
   const host = (): SessionHost => {
     const s = sessions()
     if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED', SESSION_ERRORS.SF_ERR_SESSION_DISABLED.message)
@@ -66,11 +62,7 @@ export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost
 
   app.post<{ Params: { id: string }, Body: SessionExecRequest }>(RUNNER_SESSION_PATHS.execute, {
     schema: { params, body: SessionExecRequestSchema, response: { 200: ExecResultSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, async () => {
-    const problem = check(request.body)
-    if (problem !== undefined) return await reply.code(400).send(errorBody(RUNNER_ERRORS, problem.code, problem.message, problem.field))
-    return await host().execute(request.params.id, request.body, keyOf(request.headers))
-  }))
+  }, async (request, reply) => await answer(reply, async () => await host().execute(request.params.id, request.body, keyOf(request.headers))))
 
   app.delete<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
     schema: { params, response: { ...errors } }

@@ -1,15 +1,17 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeSessionId } from '@sandfleet/protocol'
+import { runnerConfig } from '../../src/config.ts'
 import { SessionHost, unsandboxedSessionHost } from '../../src/sessions/session-host.ts'
 
 let host: SessionHost
 before(async () => {
-  host = new SessionHost({ runnerId: 'runner-t', sweepMs: 50, maxSessionsPerKey: 3 })
+  // a cap of 1 MiB a stream: the output test below writes more than the runner's default
+  host = new SessionHost({ runnerId: 'runner-t', sweepMs: 50, config: runnerConfig({ maxSessionsPerKey: 3, maxOutputBytes: 1 << 20 }) })
   await host.start()
 })
 after(async () => { await host.shutdown() })
@@ -96,7 +98,7 @@ test('a cell reads its stdin; the next cell has an empty stdin', async () => {
 })
 
 test('output past the cap is cut and marked truncated; the session goes on', async () => {
-  const small = new SessionHost({ runnerId: 'runner-cap', maxOutputBytes: 1000 })
+  const small = new SessionHost({ runnerId: 'runner-cap', config: runnerConfig({ maxOutputBytes: 1000 }) })
   try {
     const s = await small.create()
     const r = await small.execute(s.session_id, { code: 'import sys\nprint("o" * 5000)\nsys.stderr.write("e" * 10)\nn = 1' })
@@ -235,4 +237,36 @@ test('a cell\'s files that leave the work dir are refused: the cell fails, its s
   assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError'])
   assert.deepEqual((await host.execute(s.session_id, { code: 'x' })).display, [{ 'text/plain': '7' }])
   await host.close(s.session_id)
+})
+
+test('a cell over the runner\'s limits is refused with the runner\'s 400 error naming the field, as a call is; without timeout_ms it gets the default within the limit', async () => {
+  const limited = new SessionHost({ runnerId: 'runner-limits', config: runnerConfig({ maxTimeoutMs: 2000 }) })
+  try {
+    const s = await limited.create()
+    await assert.rejects(limited.execute(s.session_id, { code: 'print(1)', timeout_ms: 5000 }), { code: 'SF_ERR_RUNNER_LIMIT', statusCode: 400, field: 'timeout_ms' })
+    const slow = await limited.execute(s.session_id, { code: 'import time\nprint("started", flush=True)\ntime.sleep(30)' })
+    assert.deepEqual([slow.status, slow.stdout], ['timeout', 'started\n'])
+    assert.ok(slow.duration_ms < 30_000, `ran ${slow.duration_ms} ms: the limit, not the contract's 10 s default nor the sleep`)
+  } finally { await limited.shutdown() }
+})
+
+test('a session that does not answer by its cell\'s hard deadline is cut off, and answers lost from then on', async () => {
+  const quick = new SessionHost({ runnerId: 'runner-hung', config: runnerConfig({ graceMs: 100 }) })
+  let pid = 0
+  try {
+    const s = await quick.create()
+    const first = await quick.execute(s.session_id, { code: 'x = 1' })
+    pid = Number(first.sandbox?.replace('session-', ''))
+    assert.ok(pid > 0, String(first.sandbox))
+    // Stopped once it holds the session and has forked the process that takes the next cell (a
+    // stop in the middle of the hand-over can end the session at once instead).
+    const children = (): string => { try { return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim() } catch { return '' } }
+    for (let waited = 0; children() === '' && waited < 30_000; waited += 10) await sleep(10)
+    process.kill(pid, 'SIGSTOP')
+    await assert.rejects(quick.execute(s.session_id, { code: 'print(x)', timeout_ms: 200 }), { code: 'SF_ERR_SESSION_LOST', statusCode: 410 })
+    await assert.rejects(quick.execute(s.session_id, { code: 'print(x)' }), { code: 'SF_ERR_SESSION_LOST', statusCode: 410 })
+  } finally {
+    try { process.kill(pid, 'SIGKILL') } catch {}
+    await quick.shutdown()
+  }
 })

@@ -1,6 +1,7 @@
 /**
  * The runner's side of the executor protocol (docs/executor-protocol.md): NDJSON frames over the
- * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker drivers.
+ * executor's stdin/stdout. The only TypeScript implementation, shared by the process and docker
+ * drivers and by the sessions (a session's socket speaks the same `exec` and `result` frames).
  */
 import type { Readable, Writable } from 'node:stream'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
@@ -29,8 +30,8 @@ export interface ExecutorChannelOptions {
 
 interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean }
 
-/** The `fetch_errors` of a result frame from the executor or the session host, when it names any. */
-export function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
+/** The `fetch_errors` of a result frame, when it names any. */
+function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
   const errors = frame.fetch_errors
   return errors !== null && typeof errors === 'object' && Object.keys(errors).length > 0 ? errors as Record<string, string> : undefined
 }
@@ -126,6 +127,8 @@ export class ExecutorChannel {
         if (frame.retire === true) outcome.retire = true
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
+        if (Array.isArray(frame.display)) outcome.display = frame.display
+        if (typeof frame.pid === 'number') outcome.pid = frame.pid
         if (frame.isolation === 'fork' || frame.isolation === 'reuse') {
           outcome.isolation = frame.isolation
           if (p.askedReuse) this.options.events?.reuse?.({ kind: 'ran', level: frame.isolation, refused: frame.reuse_refused === undefined ? undefined : label(frame.reuse_refused) })
