@@ -74,7 +74,13 @@ test('code-judge /run/batch and /judge run for real; /status reports the fleet',
   assert.deepEqual(batch.body.results.map((r: any) => [r.success, r.run_success, r.stdout, r.reason]), [[true, true, '42\n', ''], [false, false, '', '']])
   const judged = await post(`${fleet.url}/judge`, { type: 'python', solution: 'print(input())', input: 'a', expected_output: 'b' })
   assert.deepEqual([judged.body.success, judged.body.run_success], [false, true])
-  const status = await call('GET', `${fleet.url}/status`)
+  // /status is the runners' last load reports: a report taken while these jobs waited says so
+  // until the next one, so it is read until it shows the quiet fleet (a generous limit).
+  let status = await call('GET', `${fleet.url}/status`)
+  for (const end = Date.now() + 30_000; status.body.queue !== 0 && Date.now() < end;) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = await call('GET', `${fleet.url}/status`)
+  }
   // the Python sandboxes only: the runner's JavaScript pool is no code-judge worker
   const load = fleet.runners[0].runner.load()
   assert.deepEqual(status.body, { queue: 0, num_workers: load.pools?.python?.capacity })
