@@ -26,8 +26,9 @@ export class JobDeadline<T> implements JobWatch {
     if (this.#moved || this.#answered || this.job.startBy === undefined) return
     this.#moved = true
     clearTimeout(this.#timer)
-    const endsAt = Math.max(performance.now(), this.job.startBy) + this.job.request.timeout_ms + this.overrunMs
-    this.#timer = setTimeout(JobDeadline.#expire, endsAt - performance.now(), this)
+    const now = performance.now()
+    const endsAt = Math.max(now, this.job.startBy) + this.job.request.timeout_ms + this.overrunMs
+    this.#timer = setTimeout(JobDeadline.#expire, endsAt - now, this)
   }
 
   /** True the first time, when the answer is still to be given: the caller gives it and the timer stops. */

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
-  encodeSessionId, GRACES, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
+  encodeSessionId, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
 import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
@@ -30,7 +30,7 @@ import { runnerConfig, type RunnerConfig } from '../config.ts'
 import { RunnerError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
-import { ExecutorChannel } from '../kits/executor/executor-channel.ts'
+import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { outcomeResult } from '../pool/job-results.ts'
 import { prepareCall } from '../runner/prepared-call.ts'
@@ -119,7 +119,7 @@ export class SessionHost implements RunnerSessionsApi {
 
   constructor (options: SessionHostOptions) {
     this.#opts = { config: runnerConfig({}), command: unsandboxedSessionHost, sweepMs: 1000, ...options }
-    this.#overrunMs = GRACES.softStopMs + this.#opts.config.graceMs
+    this.#overrunMs = EXECUTOR_SOFT_STOP_MS + this.#opts.config.graceMs
     this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
     // As root, a sandboxed host runs as uid 65534 and makes its sockets here.
     if (process.getuid?.() === 0) chownSync(this.#dir, 65534, 65534)

@@ -20,7 +20,8 @@
  * await driver.close()                 // every container of runner-1 removed
  * ```
  */
-import { GRACES, type Language } from '@sandfleet/protocol'
+import type { Language } from '@sandfleet/protocol'
+import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { DockerContainer } from './docker-container.ts'
 import {
@@ -45,8 +46,8 @@ export type DockerDriverConfig = DockerDriverInput & {
 export class DockerDriver implements Driver {
   readonly name = 'docker' as const
   readonly languages: readonly Language[] = ['python']
-  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
-  readonly stopMs = GRACES.softStopMs
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
+  readonly stopMs = EXECUTOR_SOFT_STOP_MS
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
   /** Warm spares kept once the pool is up. */

@@ -12,7 +12,8 @@
  * ```
  */
 import Docker from 'dockerode'
-import { GRACES, type IsolationLevel, type SandboxManifest } from '@sandfleet/protocol'
+import type { IsolationLevel, SandboxManifest } from '@sandfleet/protocol'
+import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
@@ -253,7 +254,7 @@ export class DockerEngine {
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp, /mnt or /dev/shm is removed after it.
       Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/mnt:/dev/shm:/dev/mqueue',
-        `SANDFLEET_SOFT_STOP_MS=${GRACES.softStopMs}`,
+        `SANDFLEET_SOFT_STOP_MS=${EXECUTOR_SOFT_STOP_MS}`,
         `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`, `SANDFLEET_ISOLATION=${o.isolation}`,
         ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
         // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),

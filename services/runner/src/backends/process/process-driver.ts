@@ -7,9 +7,10 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { GRACES, type Language } from '@sandfleet/protocol'
+import type { Language } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../contract.ts'
 import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
+import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { ExecutorSandbox } from '../../kits/executor/executor-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
@@ -23,8 +24,8 @@ const ETC = ['/etc/alternatives', '/etc/fonts', '/etc/ld.so.cache', '/etc/localt
 export class ProcessDriver implements Driver {
   readonly name: DriverName = 'process'
   readonly languages: readonly Language[] = ['python']
-  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
-  readonly stopMs = GRACES.softStopMs
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
+  readonly stopMs = EXECUTOR_SOFT_STOP_MS
   private readonly executor: string
   /** The runner's cgroups, when the host offers them (opened by {@link check}). */
   private cgroups: CgroupHost | undefined
@@ -67,7 +68,7 @@ export class ProcessDriver implements Driver {
     // The executor is the sandbox's pid 1 (--as-pid-1): bubblewrap's own reaper there ran as the job's uid, dumpable,
     // for the sandbox's whole life, and a job could open its /proc/1/mem for writing (ptrace is denied by the filter,
     // /proc/PID/mem is not): a foothold into every later job. The executor is not dumpable and reaps what jobs leave.
-    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/mnt:/dev/shm:/dev/mqueue', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_MAX_PROCS: '64', SANDFLEET_ISOLATION: this.options.config.isolation }, this.seccomp)
+    return this.bubblewrap({ path: this.executor, at: '/opt/sandfleet/executor.py' }, [...noUserns, '--as-pid-1'], [], { SANDFLEET_SCRATCH: '/tmp:/mnt:/dev/shm:/dev/mqueue', SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS), SANDFLEET_MAX_PROCS: '64', SANDFLEET_ISOLATION: this.options.config.isolation }, this.seccomp)
   }
 
   /**
@@ -76,7 +77,7 @@ export class ProcessDriver implements Driver {
    */
   sessionHost (socketDir: string): ExecutorCommand {
     return this.bubblewrap({ path: SHIPPED_SESSION_HOST, at: '/opt/sandfleet/session_host.py' }, ['--bind', socketDir, '/run/sandfleet-sessions'],
-      ['/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs) }, this.sessionSeccomp)
+      ['/run/sandfleet-sessions'], { SANDFLEET_SESSION_NAMESPACES: '1', SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS) }, this.sessionSeccomp)
   }
 
   /**

@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { GRACES, type Language } from '@sandfleet/protocol'
+import type { Language } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
+import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { ExecutorSandbox } from '../../kits/executor/executor-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
 
@@ -12,8 +13,8 @@ import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/pyth
 export class UnsafeDriver implements Driver {
   readonly name: DriverName = 'unsafe'
   readonly languages: readonly Language[] = ['python']
-  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `GRACES.softStopMs` later. */
-  readonly stopMs = GRACES.softStopMs
+  /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
+  readonly stopMs = EXECUTOR_SOFT_STOP_MS
   private readonly executor: string
 
   constructor (private readonly options: DriverOptions) {
@@ -30,12 +31,12 @@ export class UnsafeDriver implements Driver {
   /** A host-process sandbox, not started. */
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
+    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
   }
 
   /** The session host as a plain host process (no isolation either). */
   sessionHost (socketDir: string): ExecutorCommand {
-    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_SOFT_STOP_MS: String(GRACES.softStopMs) } }
+    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS) } }
   }
 
   /** Says plainly that nothing is isolated. */

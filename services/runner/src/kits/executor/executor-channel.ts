@@ -4,8 +4,16 @@
  * drivers and by the sessions (a session's socket speaks the same `exec` and `result` frames).
  */
 import type { Readable, Writable } from 'node:stream'
+import { GRACES } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
 import { failedOutcome } from '../../backends/failed-outcome.ts'
+
+/**
+ * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
+ * to executor.py and session_host.py as `SANDFLEET_SOFT_STOP_MS`, and declare it as their
+ * `stopMs`, which the runner's hard deadline adds.
+ */
+export const EXECUTOR_SOFT_STOP_MS = GRACES.softStopMs
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {
