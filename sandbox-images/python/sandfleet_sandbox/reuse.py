@@ -545,8 +545,11 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
+        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
         self.jobs, self.since = 0, 0.0
 
@@ -586,6 +589,13 @@ class Reuser:
         f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
         return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
 
+    def cpu_ns(self):
+        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread; a reuse process that
+        started a thread ends with its job); its last reading once it is gone."""
+        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError): pass
+        return self.cpu_seen
+
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
 
@@ -600,7 +610,7 @@ class Reuser:
         except OSError: pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.pidfd):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.pidfd):
             try: os.close(fd)
             except OSError: pass
         self.state = 'gone'
