@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, reuse, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, reuse, zygote, cleanup, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -477,6 +477,29 @@ def pick_tier(code, tiers, loaded):
     return 'bare'
 
 
+# ---------------- sandfleet_sandbox/census.py
+# The C-level state of the extension modules the zygote tiers preload, for the `reuse` level's check.
+#
+# State kept in C (a module's globals in its C code, not in any Python dict) is invisible to the baseline's walk. Each
+# item of it that a job can change is either read here, so that the check compares it before and after each job
+# (`c_state`), or its setter is refused by `static_taint` (`REFUSED_NAMES`: code that names it runs forked). The census
+# behind both lists, module by module and tier by tier, is docs/reuse-census.md.
+
+import sys
+
+# Setters of C-level state that the check does not read: code naming one runs forked.
+REFUSED_NAMES = ()
+
+
+def c_state():
+    """The readings of the C-level state of the loaded extension modules, in a fixed order: equal before and after a
+    job that changed none of it."""
+    out = []
+    socket = sys.modules.get('socket')
+    if socket is not None: out.append(socket.getdefaulttimeout())
+    return out
+
+
 # ---------------- sandfleet_sandbox/reuse.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
 #
@@ -525,7 +548,7 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
-)
+) + REFUSED_NAMES
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
@@ -691,6 +714,7 @@ def knobs():
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
     if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    out += c_state()
     return out
 
 

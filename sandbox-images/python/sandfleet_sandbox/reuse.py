@@ -18,6 +18,7 @@ import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, mars
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
 from .tiers import IMPORT_RE
+from .census import REFUSED_NAMES, c_state
 from .job import _exit, _dumps, _write, end_as_script, flush_std, handle_sigterm, fresh_main, fresh_stdin, read_exactly, read_job, run_job
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -49,7 +50,7 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
-)
+) + REFUSED_NAMES
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
@@ -215,6 +216,7 @@ def knobs():
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
     if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    out += c_state()
     return out
 
 
