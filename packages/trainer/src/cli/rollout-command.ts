@@ -13,6 +13,7 @@ import { SandfleetClient } from '@sandfleet/client'
 import { commandHelp, defineCommand, parseCommandLine, type IsolationLevel } from '@sandfleet/protocol'
 import { ADVANTAGE_METHODS, ADVANTAGE_STDS, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
 import { ROC_MODES, type RocMode } from '../algo/grpo-roc.ts'
+import { ERROR_COUNT_RULES, type ErrorCountRule } from '../algo/roc-penalties.ts'
 import { renderChatml } from '../engine/chatml.ts'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
 import { RetryingEngine } from '../engine/retrying-engine.ts'
@@ -76,7 +77,8 @@ export const ROLLOUT_COMMAND = defineCommand({
     'kv-capacity': { type: 'integer', min: 1, placeholder: 'TOKENS', help: 'KV capacity per engine when several (default: from /metrics)' },
     'reserve-new-tokens': { type: 'integer', min: 1, placeholder: 'N', help: "KV reserved per turn by the scheduler (default: the turn's max tokens)" },
     'usage-poll-ms': { type: 'integer', min: 1, placeholder: 'MS', help: "the scheduler also reads each engine's KV usage from /metrics this often" },
-    'roc-mode': { type: 'string', choices: ROC_MODES, help: "GRPO-RoC's pick: draws (sample, the report, default) or lowest penalty first (deterministic, the released code)" },
+    'roc-mode': { type: 'string', choices: ROC_MODES, help: "GRPO-RoC's pick: draws (sample, the report, default) or the released code's selection (deterministic)" },
+    'roc-error-count': { type: 'string', choices: ERROR_COUNT_RULES, help: "what RoC's p_err counts as a tool error: a call's error status (status, default) or a <tool_response> holding \"error\" (substring, the released code)" },
     'roc-min-negatives': { type: 'integer', min: 0, placeholder: 'K', help: 'negatives kept at least when the group has them (default 2)' },
     'roc-min-positives': { type: 'integer', min: 0, placeholder: 'K', help: 'positives kept at least when the group has them (default 2)' },
     advantage: { type: 'string', choices: ADVANTAGE_METHODS, help: 'advantage estimator (default grpo)' },
@@ -142,6 +144,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   }
   const algorithm = defined({
     rocMode: (values.rocMode as RocMode | undefined) ?? preset?.rocMode,
+    rocErrorCount: (values.rocErrorCount as ErrorCountRule | undefined) ?? preset?.rocErrorCount,
     rocMinNegatives: values.rocMinNegatives ?? preset?.rocMinNegatives,
     rocMinPositives: values.rocMinPositives ?? preset?.rocMinPositives,
     advantage: (values.advantage as AdvantageMethod | undefined) ?? preset?.advantage,
