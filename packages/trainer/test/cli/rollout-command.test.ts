@@ -83,13 +83,13 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format: must be one of hermes, markdown, code/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api: must be one of completions, sglang/)
-    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--roc-error-count', 'text', /--roc-error-count: must be one of status, substring, got "text"/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/], ['--tool-response-truncate-side', 'start', /--tool-response-truncate-side: must be one of left, middle, right/], ['--n', 'many', /--n: needs a whole number, got "many"/], ['--preset', 'r1', /--preset: must be one of rstar2/], ['--max-parallel-calls', '0', /--max-parallel-calls: must be ≥ 1/]] as const) {
+    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--roc-error-count', 'text', /--roc-error-count: must be one of status, substring, got "text"/], ['--schedule', 'fastest', /--schedule: must be one of least_requests, kv, round_robin/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/], ['--tool-response-truncate-side', 'start', /--tool-response-truncate-side: must be one of left, middle, right/], ['--n', 'many', /--n: needs a whole number, got "many"/], ['--preset', 'r1', /--preset: must be one of rstar2/], ['--max-parallel-calls', '0', /--max-parallel-calls: must be ≥ 1/]] as const) {
       await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, flag, value], io), message)
     }
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 
-test('sandfleet rollout over two engines schedules turns by free KV', async () => {
+test('sandfleet rollout --schedule kv over two engines spreads turns by free KV', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
   const script = (ctx: { turn: number }): string => ctx.turn === 0 ? '<tool_call>{"name":"python","arguments":{"code":"print(1)"}}</tool_call>' : '<answer>\\boxed{1}</answer>'
   const a = await startScriptedEngine(script)
@@ -98,7 +98,7 @@ test('sandfleet rollout over two engines schedules turns by free KV', async () =
   const dataset = join(dir, 'data.jsonl')
   writeFileSync(dataset, '{"prompt": "one", "answer": "1"}\n')
   try {
-    const summary = await rolloutCommand(['--engine', `${a.url},${b.url}`, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '6', '--out', join(dir, 'o.jsonl'), '--kv-capacity', '100000', '--usage-poll-ms', '50', '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
+    const summary = await rolloutCommand(['--engine', `${a.url},${b.url}`, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '6', '--out', join(dir, 'o.jsonl'), '--schedule', 'kv', '--kv-capacity', '100000', '--usage-poll-ms', '50', '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
     assert.equal(summary?.accuracy, 1)
     const served = [a, b].map((s) => s.log.filter((e) => e.path === '/v1/completions').length)
     assert.equal(served[0] + served[1], 12, 'two turns for each of six rollouts')
