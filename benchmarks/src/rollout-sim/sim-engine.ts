@@ -195,6 +195,7 @@ export class SimEngine {
       // the cached blocks it reuses leave the cache for the sequence; the rest of its entry is freed
       this.cache.delete(seq.owner)
       this.cached -= held
+      // an engine with nothing running takes the head whatever its size, so nothing waits forever
       if (!this.fit(hit + tokens) && this.running.length > 0) {
         if (held > 0) { this.cache.set(seq.owner, held); this.cached += held }
         break
