@@ -71,13 +71,14 @@ test('the hostile corpus on every Python backend, at each isolation level', { ti
           await bt.test(c.name, async () => {
             const code = typeof c.code === 'function' ? c.code(ctx) : c.code
             const [hostile, neighbour] = await Promise.all([
-              exec(fleet, { code, stdin: c.stdin, timeout_ms: c.timeoutMs ?? (expectedStatuses(c, backend).includes('timeout') ? 1000 : 10_000), memory_mb: c.memoryMb ?? 128 }),
+              exec(fleet, { code, stdin: c.stdin, timeout_ms: c.timeoutMs ?? (expectedStatuses(c, backend, isolation).includes('timeout') ? 1000 : 10_000), memory_mb: c.memoryMb ?? 128 }),
               exec(fleet, { code: NEIGHBOUR, timeout_ms: 20_000 })
             ])
             const seen = JSON.stringify({ ...hostile, stdout: hostile.stdout.slice(0, 300), stderr: hostile.stderr.slice(-300) })
             assert.deepEqual([neighbour.status, neighbour.stdout, neighbour.stderr], ['ok', NEIGHBOUR_OUT, ''], `the neighbour of ${c.name}`)
-            assert.ok(expectedStatuses(c, backend).includes(hostile.status), `${run}: ${c.name}: ${seen}`)
-            try { c.check?.(hostile, ctx) } catch (err) { (err as Error).message = `${run}: ${c.name}: ${(err as Error).message}\n${seen}`; throw err }
+            assert.ok(expectedStatuses(c, backend, isolation).includes(hostile.status), `${run}: ${c.name}: ${seen}`)
+            if (hostile.status === 'infra_error') assert.equal(hostile.error?.type, 'SF_ERR_RUNNER_REUSE_VIOLATION', seen)
+            else try { c.check?.(hostile, ctx) } catch (err) { (err as Error).message = `${run}: ${c.name}: ${(err as Error).message}\n${seen}`; throw err }
             const after = await probe()
             for (const p of after) assert.deepEqual([p.status, p.stdout], ['ok', baseline], `${run}: after ${c.name}, on ${p.sandbox} (the case ran on ${hostile.sandbox}): ${p.stderr}`)
           })

@@ -200,10 +200,11 @@ def signalled(pid):
 
 
 def zygote_tampered(z):
-    """True when zygote `z` (a zygote.Zygote) is gone or a job changed its limits or scheduling: every job process it
-    forks would inherit them. Its limits are a spare's (a spare gets its job's own from the controller)."""
-    try: return tampered(z.pid)
-    except OSError: return True
+    """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
+    is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
+    a spare's (a spare gets its job's own from the controller)."""
+    try: return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
+    except (OSError, ValueError, IndexError): return True
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
@@ -516,7 +517,7 @@ def c_state():
 # job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 # another process could do to it (rlimits, scheduling, pending signals).
 
-import _functools, _locale, _signal, _thread, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
 
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -561,6 +562,7 @@ STATIC_NAMES = (
 _ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
+                    r'|\bimport\s+\(?\s*(?:\w+(?:\s+as\s+\w+)?\s*,\s*)*_(?!_)\w'  # a private name in an import list
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
 # An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
 OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
@@ -593,8 +595,8 @@ def static_taint(code):
 TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
                     'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
                     'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter',
-                    'sys.set_asyncgen_hooks_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hook_firstiter',
+                    'sys.set_asyncgen_hook_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
 # Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
@@ -771,8 +773,8 @@ def knobs():
            gc.isenabled(), gc.get_threshold(), gc.get_debug(), _thread.stack_size(), _locale.setlocale(_locale.LC_ALL, None),
            os.getpgrp(), os.getsid(0)]
     for s in (sys.stdin, sys.stdout, sys.stderr):
-        out.append((id(s), getattr(s, 'closed', None), getattr(s, 'encoding', None), getattr(s, 'errors', None),
-                    getattr(s, 'line_buffering', None), getattr(s, 'write_through', None)))
+        try: out.append((id(s), s.closed, s.encoding, s.errors, s.line_buffering, s.write_through))
+        except (AttributeError, ValueError): out.append((id(s), 'unreadable'))  # detached, or not a text stream
     decimal = sys.modules.get('decimal')
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
@@ -835,26 +837,32 @@ class Baseline:
         instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
         job that assigned attributes (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
-        self.caches, slotted = {}, {}  # id → cache_clear; type → [objects]
+        self.caches, slotted, self.arrays = {}, {}, []  # id → cache_clear; type → [objects]; (array, its bytes)
+        ndarray = getattr(sys.modules.get('numpy'), 'ndarray', ())
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
         random = sys.modules.get('random')
         Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
 
+        # Breadth first: each object is taken at the least depth it is found at (a depth-first walk that met it deep
+        # down first would not look inside it again).
+        later = collections.deque()
+
         def visit(v, depth, name=None):
             if id(v) in seen: return
             seen.add(id(v))
             t = type(v)
-            if t is dict:
+            if t is dict or (t not in _IMMUTABLE and isinstance(v, dict)):  # its subclasses too (defaultdict, …)
                 if type(name) is str and 'cache' in name.lower():
                     self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
                     return
                 dicts.append(v)
                 if depth < 2:
-                    for k, x in list(v.items()): visit(x, depth + 1, k)
+                    later.extend((x, depth + 1, k) for k, x in list(v.items()))
             elif t is list: self.lists.append(v)
             elif t is set or t is bytearray: self.sets.append((v, t(v)))
-            elif t in _LOCKS: self.locks.append(v)
+            elif t in _LOCKS:  # one free at the baseline (a running thread's own is held by design)
+                if not (v.locked() if hasattr(v, 'locked') else v._is_owned()): self.locks.append(v)
             elif t is _COUNT: self.counters.append((v, repr(v)))
             elif t in _BOUND:
                 if type(getattr(v, '__self__', None)) is _COUNT: visit(v.__self__, depth)
@@ -863,6 +871,8 @@ class Baseline:
                 if real and type(real[0]) is dict: visit(real[0], depth)
             elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
             elif t is _LRU: self.caches[id(v)] = v.cache_clear
+            elif t is ndarray:  # a module's array: its bytes (a job writes into it in place)
+                if v.flags.writeable and v.nbytes <= 1 << 20: self.arrays.append((v, v.tobytes()))
             else:
                 descriptors = slot_descriptors(t)
                 if descriptors:
@@ -870,7 +880,8 @@ class Baseline:
                     if depth < 2:
                         for d in descriptors:
                             x = slot_value(d, v)
-                            if x is not _MISSING: visit(x, depth + 1, d.__name__)
+                            if x is not _MISSING: later.append((x, depth + 1, d.__name__))
+                if t is _functools.partial: later.append((v.keywords, depth + 1, 'keywords'))
                 if Random and isinstance(v, Random) and id(v) not in skip:
                     try: self.generators.append((v, v.getstate()))
                     except NotImplementedError: pass  # SystemRandom: no state
@@ -884,7 +895,10 @@ class Baseline:
         self.modules = dict(sys.modules)
         for m in list(self.modules.values()):
             d = getattr(m, '__dict__', None)
-            if type(d) is dict: visit(d, 0)
+            if type(d) is dict: later.append((d, 0, None))
+        while later: visit(*later.popleft())
+        cached = getattr(sys.modules.get('sympy.core.cache'), 'CACHE', ())  # sympy's cacheit: every wrapper it made
+        self.caches.update((id(w), w.cache_clear) for w in cached if callable(getattr(w, 'cache_clear', None)))
         self.lists = ListWatch(self.lists)
         self.slots = SlotWatch(slotted)
         self.caches = list(self.caches.values())
@@ -955,6 +969,7 @@ class Baseline:
         moved = self.lists.changed()
         if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
         if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
+        if any(a.tobytes() != b for a, b in self.arrays): return 'state', 'an array a module holds changed'
         for lock in self.locks:
             if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
         if any(repr(c) != r for c, r in self.counters): return 'counter', 'a counter moved'
@@ -1028,6 +1043,9 @@ class Watch:
                 if any(x < 0 or x > soft for x in limits): raise ValueError('not allowed to raise maximum limit')
         if self.taint is not None: return
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
+        # A module imported (CPython raises the event only for one not in sys.modules): what it holds in C the check
+        # does not read, and the job could take it out of sys.modules again.
+        elif event == 'import': self.mark('import of %s' % args[0])
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
         # A frame of the executor's own code reached: one a job's code asked for (sys._getframe deep enough), or one a
@@ -1148,7 +1166,8 @@ def prepare(base, stdio, touched, stdin=True):
 #   `E` after a taint). Any other line, a stale or repeated nonce, a frame while no job is in flight or after its
 #   verdict, is a violation;
 # - at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
-#   its stdout and stderr say nothing more until its next job;
+#   its stdout and stderr say nothing more until its next job; after a `T` it writes no `D` or `V` (it ends as a forked
+#   job ends, by its exit);
 # - after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
 #   still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
 # A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
@@ -1234,11 +1253,12 @@ class Reuser:
             if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
             return
         if self.tainted is not None:
-            # After a taint the job ends as a forked one, by its exit: whatever else comes is the job's own writing,
-            # and answers nothing (an error report `E` is read as a forked job's report is).
+            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a forked
+            # job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or these).
             if kind == b'E':
                 try: self.error = json.loads(rest)
                 except ValueError: pass
+            elif kind in (b'D', b'V'): self.violate('an end or a verdict after a taint')
             return
         if kind == b'R':
             if self.state != 'warming': return self.violate('a second ready line')
@@ -1277,8 +1297,17 @@ class Reuser:
 
     def alone(self):
         """Whether it has one thread and no child."""
-        try: return threads(self.stat) == 1 and not os.pread(self.children, 64, 0).strip()
-        except (OSError, IndexError, ValueError): return False
+        return self.company() is None
+
+    def company(self):
+        """What it has besides its one thread (`n threads`, `children PIDS`), or None; None too once it is gone (it
+        answers nothing more: its check failed and it exited, say)."""
+        try:
+            n, kids = threads(self.stat), os.pread(self.children, 256, 0).split()
+        except ProcessLookupError: return None
+        except (OSError, IndexError, ValueError) as e: return 'unreadable (%s)' % e
+        if n != 1: return '%d threads' % n
+        return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
         """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""
@@ -1892,6 +1921,7 @@ class Controller:
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_frozen()
+        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
@@ -1988,8 +2018,10 @@ class Controller:
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
         if r is not None and r.done is not None and r.violation is None and not r.alone():
-            r.violate('a thread or a child at its end')  # a job that left either ends as a forked one: no D comes
-        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, ran=not r.unread())
+            r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
+        if r is not None and r.done is None and r.violation is None and r.unread():
+            r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
+        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, alive, ran=not r.unread())
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
@@ -2001,12 +2033,12 @@ class Controller:
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in self.zygotes.values():
+        for other in alive:
             if not other.dead:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
-                if not clean and unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
+            if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
         for fd in list(open_fds):
@@ -2118,7 +2150,7 @@ class Controller:
             if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
                 self.drop(z, r, 'tampered', 'it ran between its jobs')
 
-    def violated(self, job, z, r, duration, ran=True):
+    def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
         end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
         infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
@@ -2131,12 +2163,12 @@ class Controller:
         self.running = None
         swept, _ = sweep(self.children, self.keep)
         reason = None if swept else 'unswept'
-        for other in self.zygotes.values():
+        for other in alive:
             if not other.dead:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
-                if reason is None and other.warm and zygote_tampered(other): reason = 'zygote'
                 other.ask()
+            if reason is None and (other.dead or zygote_tampered(other)): reason = 'zygote'
         if controller_tampered(): reason = 'tampered'
         if not self.cleanup.clean(): reason = reason or 'cleanup'
         self.last_clean = None

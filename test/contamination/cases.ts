@@ -8,6 +8,9 @@ import { NAMESPACE } from './cases/namespace.ts'
 import { MODULE_STATE } from './cases/module-state.ts'
 import { PROCESS } from './cases/process.ts'
 import { FORKED } from './cases/forked.ts'
+import { SLOTS_AND_CACHES } from './cases/slots-and-caches.ts'
+import { FRAMES_AND_NAMES } from './cases/frames-and-names.ts'
+import { REPORT_PIPE } from './cases/report-pipe.ts'
 
 export type { ContaminationCase, Tier } from './types.ts'
 
@@ -16,7 +19,10 @@ export const CLASSES: Record<string, ContaminationCase[]> = {
   namespace: NAMESPACE,
   'module state': MODULE_STATE,
   process: PROCESS,
-  forked: FORKED
+  forked: FORKED,
+  'slots and caches': SLOTS_AND_CACHES,
+  'frames and names': FRAMES_AND_NAMES,
+  'report and job pipes': REPORT_PIPE
 }
 
 export const CASES: ContaminationCase[] = Object.values(CLASSES).flat()

@@ -39,12 +39,20 @@ export interface HostileCase {
   process?: Status[]
   docker?: Status[]
   pyodide?: Status[]
+  /**
+   * At the `reuse` level (process, docker): `violation` when the case writes on the report pipe a
+   * reuse process shares with its jobs (fd 3): the controller cannot tell those lines from its
+   * process's, kills it and answers the job `infra_error` (SF_ERR_RUNNER_REUSE_VIOLATION), the
+   * check aside. The other statuses stay allowed.
+   */
+  reuse?: 'violation'
   check?: (r: ExecResult, ctx: CorpusContext) => void
 }
 
-/** The statuses `c` may end in on `backend`. */
-export function expectedStatuses (c: HostileCase, backend: CorpusBackend): Status[] {
-  return c[backend] ?? c.expect
+/** The statuses `c` may end in on `backend` at `isolation`. */
+export function expectedStatuses (c: HostileCase, backend: CorpusBackend, isolation?: string): Status[] {
+  const statuses = c[backend] ?? c.expect
+  return isolation === 'reuse' && c.reuse === 'violation' ? [...statuses, 'infra_error'] : statuses
 }
 
 const lines = (...l: string[]): string => l.join('\n')
@@ -148,6 +156,7 @@ export const CASES: HostileCase[] = [
     name: 'text that looks like executor frames on every fd',
     code: lines('import os, sys', FORGED(100), 'sys.stdout.buffer.write(FRAMES); sys.stdout.flush(); sys.stderr.buffer.write(FRAMES); sys.stderr.flush()', 'for fd in range(1, 11):', '    try: os.write(fd, FRAMES)', '    except OSError: pass', 'print("real")', 'sys.exit(3)'),
     expect: ['error'],
+    reuse: 'violation',
     check: (r) => { assert.deepEqual([r.exit_code, r.stdout.endsWith('real\n')], [3, true]) }
   },
   // ── stdio ──

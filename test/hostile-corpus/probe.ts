@@ -16,7 +16,8 @@ def listing(d):
 def processes():
     """Processes that are no part of a warm sandbox: the controller's ancestors, the controller, its zygotes and
     each zygote's one spare job process, and its reuse process at the reuse level (and this job). Also any stopped
-    process or zombie."""
+    process or zombie, but a zygote's one stopped child at the reuse level: its reuse process, which the controller
+    stops between its jobs."""
     stat = {}
     for p in os.listdir('/proc'):
         if not p.isdigit(): continue
@@ -37,7 +38,8 @@ def processes():
         spares = [p for p, (_, parent) in stat.items() if parent == z and p != me]
         if len(spares) <= ${childrenPerZygote}: keep.update(spares)
     odd = sorted(state for p, (state, _) in stat.items() if p not in keep)
-    stopped = sorted(state for p, (state, _) in stat.items() if state in 'TtZX')
+    idle = {min(kids) for kids in ([p for p, (s, parent) in stat.items() if parent == z and s == 'T'] for z in zygotes) if kids} if ${childrenPerZygote} > 1 else set()
+    stopped = sorted(state for p, (state, _) in stat.items() if state in 'TtZX' and p not in idle)
     return {'zygotes': len(zygotes), 'strays': odd, 'stopped': stopped}
 state = {}
 def probe(name, what):

@@ -52,7 +52,12 @@ export const RUNNER_HEADERS = Object.freeze({
    */
   queueTimeoutMs: 'x-sandfleet-queue-timeout-ms',
   /** The caller's key (a digest, never the key itself), to the session API. */
-  sessionKey: 'x-sandfleet-key'
+  sessionKey: 'x-sandfleet-key',
+  /**
+   * The tenant the call's jobs run for (the name of its API key's tenant; absent without keys):
+   * the runner never gives two tenants' jobs the same reused process (`isolation: reuse`).
+   */
+  tenant: 'x-sandfleet-tenant'
 })
 
 /**
@@ -68,4 +73,9 @@ export interface RunnerCallOptions {
    * caps it; a job that cannot start in time is answered `queue_timeout` and never runs.
    */
   queueTimeoutMs?: number
+  /**
+   * The tenant the jobs run for (its name; absent: the one tenant of a fleet without keys). A
+   * process reused for several jobs (`isolation: reuse`) runs jobs of one tenant only.
+   */
+  tenant?: string
 }

@@ -182,6 +182,7 @@ class Controller:
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_frozen()
+        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
@@ -278,8 +279,10 @@ class Controller:
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
         if r is not None and r.done is not None and r.violation is None and not r.alone():
-            r.violate('a thread or a child at its end')  # a job that left either ends as a forked one: no D comes
-        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, ran=not r.unread())
+            r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
+        if r is not None and r.done is None and r.violation is None and r.unread():
+            r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
+        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, alive, ran=not r.unread())
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
@@ -291,12 +294,12 @@ class Controller:
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in self.zygotes.values():
+        for other in alive:
             if not other.dead:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
-                if not clean and unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
+            if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
         for fd in list(open_fds):
@@ -408,7 +411,7 @@ class Controller:
             if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
                 self.drop(z, r, 'tampered', 'it ran between its jobs')
 
-    def violated(self, job, z, r, duration, ran=True):
+    def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
         end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
         infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
@@ -421,12 +424,12 @@ class Controller:
         self.running = None
         swept, _ = sweep(self.children, self.keep)
         reason = None if swept else 'unswept'
-        for other in self.zygotes.values():
+        for other in alive:
             if not other.dead:
                 try: os.kill(other.pid, signal.SIGCONT)
                 except OSError: pass
-                if reason is None and other.warm and zygote_tampered(other): reason = 'zygote'
                 other.ask()
+            if reason is None and (other.dead or zygote_tampered(other)): reason = 'zygote'
         if controller_tampered(): reason = 'tampered'
         if not self.cleanup.clean(): reason = reason or 'cleanup'
         self.last_clean = None

@@ -13,7 +13,7 @@ that reaches it while a job runs (TAINTS, seen by an audit hook no job can remov
 job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 another process could do to it (rlimits, scheduling, pending signals).
 """
-import _functools, _locale, _signal, _thread, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
 
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
@@ -63,6 +63,7 @@ STATIC_NAMES = (
 _ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
+                    r'|\bimport\s+\(?\s*(?:\w+(?:\s+as\s+\w+)?\s*,\s*)*_(?!_)\w'  # a private name in an import list
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
 # An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
 OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
@@ -95,8 +96,8 @@ def static_taint(code):
 TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
                     'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
                     'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hooks_firstiter',
-                    'sys.set_asyncgen_hooks_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hook_firstiter',
+                    'sys.set_asyncgen_hook_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
 # Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
@@ -273,8 +274,8 @@ def knobs():
            gc.isenabled(), gc.get_threshold(), gc.get_debug(), _thread.stack_size(), _locale.setlocale(_locale.LC_ALL, None),
            os.getpgrp(), os.getsid(0)]
     for s in (sys.stdin, sys.stdout, sys.stderr):
-        out.append((id(s), getattr(s, 'closed', None), getattr(s, 'encoding', None), getattr(s, 'errors', None),
-                    getattr(s, 'line_buffering', None), getattr(s, 'write_through', None)))
+        try: out.append((id(s), s.closed, s.encoding, s.errors, s.line_buffering, s.write_through))
+        except (AttributeError, ValueError): out.append((id(s), 'unreadable'))  # detached, or not a text stream
     decimal = sys.modules.get('decimal')
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
@@ -337,26 +338,32 @@ class Baseline:
         instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
         job that assigned attributes (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
-        self.caches, slotted = {}, {}  # id → cache_clear; type → [objects]
+        self.caches, slotted, self.arrays = {}, {}, []  # id → cache_clear; type → [objects]; (array, its bytes)
+        ndarray = getattr(sys.modules.get('numpy'), 'ndarray', ())
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
         random = sys.modules.get('random')
         Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
 
+        # Breadth first: each object is taken at the least depth it is found at (a depth-first walk that met it deep
+        # down first would not look inside it again).
+        later = collections.deque()
+
         def visit(v, depth, name=None):
             if id(v) in seen: return
             seen.add(id(v))
             t = type(v)
-            if t is dict:
+            if t is dict or (t not in _IMMUTABLE and isinstance(v, dict)):  # its subclasses too (defaultdict, …)
                 if type(name) is str and 'cache' in name.lower():
                     self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
                     return
                 dicts.append(v)
                 if depth < 2:
-                    for k, x in list(v.items()): visit(x, depth + 1, k)
+                    later.extend((x, depth + 1, k) for k, x in list(v.items()))
             elif t is list: self.lists.append(v)
             elif t is set or t is bytearray: self.sets.append((v, t(v)))
-            elif t in _LOCKS: self.locks.append(v)
+            elif t in _LOCKS:  # one free at the baseline (a running thread's own is held by design)
+                if not (v.locked() if hasattr(v, 'locked') else v._is_owned()): self.locks.append(v)
             elif t is _COUNT: self.counters.append((v, repr(v)))
             elif t in _BOUND:
                 if type(getattr(v, '__self__', None)) is _COUNT: visit(v.__self__, depth)
@@ -365,6 +372,8 @@ class Baseline:
                 if real and type(real[0]) is dict: visit(real[0], depth)
             elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
             elif t is _LRU: self.caches[id(v)] = v.cache_clear
+            elif t is ndarray:  # a module's array: its bytes (a job writes into it in place)
+                if v.flags.writeable and v.nbytes <= 1 << 20: self.arrays.append((v, v.tobytes()))
             else:
                 descriptors = slot_descriptors(t)
                 if descriptors:
@@ -372,7 +381,8 @@ class Baseline:
                     if depth < 2:
                         for d in descriptors:
                             x = slot_value(d, v)
-                            if x is not _MISSING: visit(x, depth + 1, d.__name__)
+                            if x is not _MISSING: later.append((x, depth + 1, d.__name__))
+                if t is _functools.partial: later.append((v.keywords, depth + 1, 'keywords'))
                 if Random and isinstance(v, Random) and id(v) not in skip:
                     try: self.generators.append((v, v.getstate()))
                     except NotImplementedError: pass  # SystemRandom: no state
@@ -386,7 +396,10 @@ class Baseline:
         self.modules = dict(sys.modules)
         for m in list(self.modules.values()):
             d = getattr(m, '__dict__', None)
-            if type(d) is dict: visit(d, 0)
+            if type(d) is dict: later.append((d, 0, None))
+        while later: visit(*later.popleft())
+        cached = getattr(sys.modules.get('sympy.core.cache'), 'CACHE', ())  # sympy's cacheit: every wrapper it made
+        self.caches.update((id(w), w.cache_clear) for w in cached if callable(getattr(w, 'cache_clear', None)))
         self.lists = ListWatch(self.lists)
         self.slots = SlotWatch(slotted)
         self.caches = list(self.caches.values())
@@ -457,6 +470,7 @@ class Baseline:
         moved = self.lists.changed()
         if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
         if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
+        if any(a.tobytes() != b for a, b in self.arrays): return 'state', 'an array a module holds changed'
         for lock in self.locks:
             if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
         if any(repr(c) != r for c, r in self.counters): return 'counter', 'a counter moved'
@@ -530,6 +544,9 @@ class Watch:
                 if any(x < 0 or x > soft for x in limits): raise ValueError('not allowed to raise maximum limit')
         if self.taint is not None: return
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
+        # A module imported (CPython raises the event only for one not in sys.modules): what it holds in C the check
+        # does not read, and the job could take it out of sys.modules again.
+        elif event == 'import': self.mark('import of %s' % args[0])
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
         # A frame of the executor's own code reached: one a job's code asked for (sys._getframe deep enough), or one a

@@ -7,7 +7,8 @@ to what the controller reads from outside the process (/proc, the pipes, signals
   `E` after a taint). Any other line, a stale or repeated nonce, a frame while no job is in flight or after its
   verdict, is a violation;
 - at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
-  its stdout and stderr say nothing more until its next job;
+  its stdout and stderr say nothing more until its next job; after a `T` it writes no `D` or `V` (it ends as a forked
+  job ends, by its exit);
 - after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
   still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
 A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
@@ -94,11 +95,12 @@ class Reuser:
             if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
             return
         if self.tainted is not None:
-            # After a taint the job ends as a forked one, by its exit: whatever else comes is the job's own writing,
-            # and answers nothing (an error report `E` is read as a forked job's report is).
+            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a forked
+            # job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or these).
             if kind == b'E':
                 try: self.error = json.loads(rest)
                 except ValueError: pass
+            elif kind in (b'D', b'V'): self.violate('an end or a verdict after a taint')
             return
         if kind == b'R':
             if self.state != 'warming': return self.violate('a second ready line')
@@ -137,8 +139,17 @@ class Reuser:
 
     def alone(self):
         """Whether it has one thread and no child."""
-        try: return threads(self.stat) == 1 and not os.pread(self.children, 64, 0).strip()
-        except (OSError, IndexError, ValueError): return False
+        return self.company() is None
+
+    def company(self):
+        """What it has besides its one thread (`n threads`, `children PIDS`), or None; None too once it is gone (it
+        answers nothing more: its check failed and it exited, say)."""
+        try:
+            n, kids = threads(self.stat), os.pread(self.children, 256, 0).split()
+        except ProcessLookupError: return None
+        except (OSError, IndexError, ValueError) as e: return 'unreadable (%s)' % e
+        if n != 1: return '%d threads' % n
+        return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
         """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""

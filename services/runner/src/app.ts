@@ -55,6 +55,12 @@ function queueTimeoutOf (headers: Record<string, string | string[] | undefined>)
   return typeof raw === 'string' && /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN
 }
 
+/** The tenant a gateway runs the call for (`RUNNER_HEADERS.tenant`), if it said. */
+function tenantOf (headers: Record<string, string | string[] | undefined>): string | undefined {
+  const raw = headers[RUNNER_HEADERS.tenant]
+  return typeof raw === 'string' && raw !== '' ? raw : undefined
+}
+
 const BAD_QUEUE_TIMEOUT = errorBody('SF_ERR_RUNNER_INVALID_REQUEST', `${RUNNER_HEADERS.queueTimeoutMs} must be a whole number of milliseconds`, RUNNER_HEADERS.queueTimeoutMs)
 
 /** The runner's internal API on `runner`; see the module comment. */
@@ -118,7 +124,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const queueTimeoutMs = queueTimeoutOf(request.headers)
     if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
-    return await runner.run(call, { signal: callerSignal(reply.raw), queueTimeoutMs })
+    return await runner.run(call, { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) })
   })
 
   app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
@@ -132,7 +138,7 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     const queueTimeoutMs = queueTimeoutOf(request.headers)
     if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
     // A client that goes away cancels what still waits.
-    const options = { signal: callerSignal(reply.raw), queueTimeoutMs }
+    const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
     const accept = request.headers.accept ?? ''
     if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
     // Streaming: one line per result as it finishes, the lines ready in one turn written together.

@@ -17,6 +17,7 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_SANDBOX_START: { statusCode: 503, status: 'infra_error', message: 'A sandbox failed to start' },
   SF_ERR_RUNNER_SANDBOX_FAILED: { statusCode: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
   SF_ERR_RUNNER_SANDBOX_TAMPERED: { statusCode: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (another sandbox runs it once)' },
+  SF_ERR_RUNNER_REUSE_VIOLATION: { statusCode: 502, status: 'infra_error', message: 'The reused process that ran the job broke the executor\'s protocol (a forged or out-of-order frame, not alone at its end): it was killed, and nothing it said answers the job' },
   SF_ERR_RUNNER_NO_SANDBOX: { statusCode: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
   SF_ERR_RUNNER_NOT_STARTED: { statusCode: 503, status: 'infra_error', message: 'The runner is not started' },
   SF_ERR_RUNNER_DRAINING: { statusCode: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },

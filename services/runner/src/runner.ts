@@ -181,6 +181,7 @@ export class Runner implements RunnerApi {
       return
     }
     call.job.startBy = startDeadline(options?.queueTimeoutMs, this.config.queueTimeoutMs)
+    if (options?.tenant !== undefined) call.job.tenant = options.tenant
     this.#dispatch(call, call.job, options?.signal, done)
   }
 

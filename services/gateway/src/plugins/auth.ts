@@ -3,11 +3,14 @@
  * compatible APIs: `/run_code`, `/run`, `/judge`, `/mcp`, …) needs `Authorization: Bearer KEY`
  * or `x-api-key: KEY`. Health, readiness, metrics and docs stay open. The key presented is
  * looked up in constant time ({@link KeyTable}); its tenant is set on the request
- * (`request.tenant`) and named on every log line of the request (`tenant`).
+ * (`request.tenant`), named on every log line of the request (`tenant`), and is the request's
+ * tenant context (`tenants/tenant-context.ts`) for the rest of its handling: every call the
+ * request makes to a runner carries it, whichever API the route belongs to.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
 import type { KeyTable } from '../tenants/key-table.ts'
+import { tenantContext } from '../tenants/tenant-context.ts'
 import { callerKeyOf, type Tenant } from '../tenants/tenants.ts'
 
 declare module 'fastify' {
@@ -37,15 +40,17 @@ export function presented (request: FastifyRequest): string | undefined {
 export function installAuth (app: FastifyInstance, keys: KeyTable<Tenant>): void {
   app.decorateRequest('tenant', undefined)
   if (keys.size === 0) return
-  app.addHook('onRequest', async (request, reply) => {
-    if (OPEN.test(request.url)) return
+  app.addHook('onRequest', (request, reply, done) => {
+    if (OPEN.test(request.url)) { done(); return }
     const key = presented(request)
     const tenant = key === undefined ? undefined : keys.find(key)
     if (tenant === undefined) {
-      throw new GatewayError('SF_ERR_GATEWAY_UNAUTHORIZED', 'a valid API key is required (Authorization: Bearer KEY)')
+      done(new GatewayError('SF_ERR_GATEWAY_UNAUTHORIZED', 'a valid API key is required (Authorization: Bearer KEY)'))
+      return
     }
     request.tenant = tenant
     request.log = reply.log = request.log.child({ tenant: tenant.name })
+    tenantContext.run(tenant.name, done)  // the later hooks and the handler run in it
   })
 }
 

@@ -93,7 +93,9 @@ export class HttpRunnerClient implements RunnerClient {
     const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
     let max = 0
     for (const r of requests) max = Math.max(max, timeoutMsOf(r))
-    return { headers: { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }, timeout: budget + max + this.#graceMs }
+    const headers: Record<string, string> = { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }
+    if (options.tenant !== undefined) headers[RUNNER_HEADERS.tenant] = options.tenant
+    return { headers, timeout: budget + max + this.#graceMs }
   }
 
   async execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {

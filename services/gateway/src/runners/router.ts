@@ -16,6 +16,7 @@ import {
   type ExecRequest, type ExecResult
 } from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
+import { currentTenant } from '../tenants/tenant-context.ts'
 import type { BatchResultListener, CallOptions } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
@@ -90,6 +91,8 @@ export class Router {
   #callOptions (start: number, signal: AbortSignal | undefined): CallOptions {
     const options: CallOptions = { queueTimeoutMs: this.#budgetLeft(start) }
     if (signal !== undefined) options.signal = signal
+    const tenant = currentTenant()
+    if (tenant !== undefined) options.tenant = tenant
     return options
   }
 

@@ -56,6 +56,12 @@ export interface Job {
    * it, `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
    */
   startBy?: number
+  /**
+   * The tenant the job runs for (the gateway's; absent: the one tenant of a fleet without API
+   * keys). A sandbox never runs jobs of two tenants in one reused process (`isolation: reuse`),
+   * and the pool gives a job to an idle sandbox that last ran its tenant's when it has one.
+   */
+  tenant?: string
 }
 
 /** What a sandbox may tell its pool about the job it holds (the pool passes one with each job). */
@@ -66,8 +72,12 @@ export interface JobWatch {
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */
 export interface RunOutcome {
-  /** A user-code status; `queue_timeout` when the job never ran because its `startBy` passed first. */
-  status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed' | 'queue_timeout'
+  /**
+   * A user-code status; `queue_timeout` when the job never ran because its `startBy` passed
+   * first; `infra_error` when the sandbox cannot answer for a job it ran (a reused process that
+   * broke the executor's protocol: SF_ERR_RUNNER_REUSE_VIOLATION, the fleet's status, retriable).
+   */
+  status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed' | 'queue_timeout' | 'infra_error'
   stdout: string
   stderr: string
   exit_code: number | null

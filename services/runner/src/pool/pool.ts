@@ -197,7 +197,7 @@ export class Pool {
       return
     }
     if (this.#idle.length > 0 && this.#waiting.length === 0) {
-      this.#runOn(this.#idle.pop() as Slot, call, 0, done)
+      this.#runOn(this.#takeIdle(call.job.tenant), call, 0, done)
       return
     }
     if (this.#slots.allFailing) {
@@ -254,11 +254,25 @@ export class Pool {
     await this.#slots.closeAll()
   }
 
+  /**
+   * An idle sandbox for a job of `tenant`: the last one idle that ran that tenant's job, else the
+   * last one idle (a sandbox reuses a process only for one tenant's jobs: keeping tenants on
+   * their sandboxes keeps those processes reused).
+   */
+  #takeIdle (tenant: string | undefined): Slot {
+    const idle = this.#idle
+    for (let i = idle.length - 1; i >= 0; i--) {
+      if (idle[i].tenant === tenant) return idle.splice(i, 1)[0]
+    }
+    return idle.pop() as Slot
+  }
+
   /** Hands one job to a sandbox under its hard deadline; `done` gets the full result. */
   #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
     this.#busy++
     this.#jobs++
     slot.jobs++
+    slot.tenant = call.job.tenant
     const running: Running = { slot, call, queueMs, done }
     const deadline = new JobDeadline(running, call.job, this.#overrunMs, this.#expired)
     let pending: Promise<RunOutcome>

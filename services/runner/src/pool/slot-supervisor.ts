@@ -28,6 +28,8 @@ export interface PoolEvents {
 export interface Slot {
   sandbox: Sandbox
   jobs: number
+  /** The tenant of the last job it ran (`Job.tenant`). */
+  tenant?: string
 }
 
 /** Options of a {@link SlotSupervisor}. */

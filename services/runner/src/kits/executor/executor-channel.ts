@@ -95,7 +95,7 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
-    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation })
+    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation, tenant: job.tenant })
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse' }
       this.output.write(frame + '\n')
@@ -130,6 +130,8 @@ export class ExecutorChannel {
           status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
           duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
         }
+        // The executor's name for a reused process that broke its protocol, as the runner's registered code.
+        if (frame.status === 'infra_error' && frame.error?.type === 'ReuseViolation') outcome.error = { type: 'SF_ERR_RUNNER_REUSE_VIOLATION', message: String(frame.error.message) }
         const fetchErrors = fetchErrorsOf(frame)
         if (fetchErrors !== undefined) outcome.fetch_errors = fetchErrors
         if (frame.retire === true) outcome.retire = true

@@ -46,7 +46,7 @@ export class ExecutorSandbox implements Sandbox {
       const outcome = await this.channel.run(job, watch)
       this.jobs++
       // The executor found its processes changed by an earlier job (reniced, rlimits lowered) and did not run this one.
-      if ((outcome.status as string) === 'infra_error') throw new RunnerError('SF_ERR_RUNNER_SANDBOX_TAMPERED', outcome.error?.message)
+      if (outcome.status === 'infra_error' && outcome.error?.type === 'SandboxTampered') throw new RunnerError('SF_ERR_RUNNER_SANDBOX_TAMPERED', outcome.error.message)
       return outcome
     } finally {
       if (this.current === 'busy') this.current = this.channel.closed ? 'closing' : 'ready'
