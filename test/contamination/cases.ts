@@ -8,6 +8,7 @@ import { NAMESPACE } from './cases/namespace.ts'
 import { MODULE_STATE } from './cases/module-state.ts'
 import { PROCESS } from './cases/process.ts'
 import { FORKED } from './cases/forked.ts'
+import { C_STATE } from './cases/c-state.ts'
 
 export type { ContaminationCase, Tier } from './types.ts'
 
@@ -16,7 +17,8 @@ export const CLASSES: Record<string, ContaminationCase[]> = {
   namespace: NAMESPACE,
   'module state': MODULE_STATE,
   process: PROCESS,
-  forked: FORKED
+  forked: FORKED,
+  'C state': C_STATE
 }
 
 export const CASES: ContaminationCase[] = Object.values(CLASSES).flat()
