@@ -11,6 +11,7 @@ import { FORKED } from './cases/forked.ts'
 import { SLOTS_AND_CACHES } from './cases/slots-and-caches.ts'
 import { FRAMES_AND_NAMES } from './cases/frames-and-names.ts'
 import { REPORT_PIPE } from './cases/report-pipe.ts'
+import { C_STATE } from './cases/c-state.ts'
 
 export type { ContaminationCase, Tier } from './types.ts'
 
@@ -22,7 +23,8 @@ export const CLASSES: Record<string, ContaminationCase[]> = {
   forked: FORKED,
   'slots and caches': SLOTS_AND_CACHES,
   'frames and names': FRAMES_AND_NAMES,
-  'report and job pipes': REPORT_PIPE
+  'report and job pipes': REPORT_PIPE,
+  'C state': C_STATE
 }
 
 export const CASES: ContaminationCase[] = Object.values(CLASSES).flat()
