@@ -97,7 +97,7 @@ export const BENCH_COMMAND = defineCommand({
     file: { type: 'string', env: env('file'), placeholder: 'PATH', help: 'step/closed/open: JSONL of {code, stdin?, timeout_ms?, expect?} (expect: a stdout string or {status?, stdout?})' },
     seed: { type: 'integer', env: env('seed'), min: 0, default: 1, help: 'step/closed/open: seed of the rl-mix draw' },
     sleep: { type: 'number', env: env('sleep'), min: 0, default: 0.3, help: 'step/closed/open: seconds each call of the sleep workload sleeps' },
-    'hostile-share': { type: 'number', env: env('hostile-share'), min: 0, default: 0.05, help: 'step/closed/open/soak: share of the rl-hostile workload\'s calls that are hostile' },
+    'hostile-share': { type: 'number', env: env('hostile-share'), min: 0, default: 0.05, help: 'step/closed/open/soak: share of the rl-hostile (rl-tamper) workload\'s calls that are hostile (tampering)' },
     calls: { type: 'integer', env: env('calls'), min: 1, default: 1000, help: 'step: calls released at once' },
     rate: { type: 'number', env: env('rate'), min: 0.001, default: 100, help: 'open: calls per second' },
     threshold: { type: 'list', env: env('threshold'), placeholder: 'EXPR', help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails" },

@@ -1238,6 +1238,8 @@ class Reuser:
         self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
         self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
         self.jobs, self.since = 0, 0.0
+        self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
+        for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
 
     def begin(self, nonce, tenant):
         self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
@@ -1258,13 +1260,13 @@ class Reuser:
     def send(self, data, deadline):
         """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
         (perf_counter). False when it did not read it all by then."""
-        view, p = memoryview(data), select.poll()
-        p.register(self.job_w, select.POLLOUT)
+        view, p = memoryview(data), None
         while view:
             try: view = view[os.write(self.job_w, view):]
             except BlockingIOError:
                 left = deadline - time.perf_counter()
                 if left <= 0: return False
+                if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
         return True
 
@@ -1343,13 +1345,13 @@ class Reuser:
         return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
-        """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""
-        quiet = True
+        """Whether nothing waits on its stdout, stderr and report pipes (one poll; what waits is read and dropped)."""
+        if not self.outputs.poll(0): return self.violation is None and not self.buf
         for fd in (self.out_r, self.err_r):
-            try: quiet = not os.read(fd, 65536) and quiet  # b'': its end closed (it is gone)
-            except BlockingIOError: pass
-            except OSError: quiet = False
-        return self.read() and quiet and self.violation is None and not self.buf
+            try: os.read(fd, 65536)
+            except OSError: pass
+        self.read()
+        return False
 
     def freeze(self):
         """Stops it (its verdict came: it has nothing to run until its next job)."""
@@ -1361,11 +1363,10 @@ class Reuser:
         """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
         and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
         if self.stopped_cpu is None:
-            p, waited = select.poll(), 0
-            while self.run_state() not in STOPPED:
+            waited = 0
+            while self.run_state() not in STOPPED:  # asked long before, as a rule (the controller asks at the next job)
                 if waited >= FREEZE_WAIT_S * 1000: return False
-                if waited: p.poll(1)
-                else: os.sched_yield()  # the stop is usually a context switch away
+                select.select((), (), (), 0.001)
                 waited += 1
             self.stopped_cpu = self.cpu_ns()
         if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False
@@ -2176,12 +2177,13 @@ class Controller:
         return r, None
 
     def check_frozen(self):
-        """Before each job: every idle reuse process is still stopped, its CPU time where it was (a job may have let it
-        run: it is then dropped before another job runs beside it)."""
+        """Before each job: every idle reuse process is stopped (the first time after its verdict: found so, its CPU time
+        taken), and still so, its CPU time where it was (a job may have let it run: it is then dropped before another job
+        runs beside it). No job ran since its verdict but its own: the controller runs one at a time."""
         for z in self.zygotes.values():
             r = z.reuser
-            if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
-                self.drop(z, r, 'tampered', 'it ran between its jobs')
+            if r is not None and r.state == 'idle' and not r.frozen(full=False):
+                self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs, or did not stop at its verdict')
 
     def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
@@ -2237,8 +2239,7 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
-            elif not r.frozen(): self.drop(z, r, 'violation', r.violation or 'it did not stop after its verdict, or wrote, or was not alone')
-            else: self.last_clean = r
+            else: self.last_clean = r  # stopped at its verdict; found so before the next job (check_frozen)
         elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):

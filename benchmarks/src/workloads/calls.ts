@@ -4,7 +4,8 @@
  * of `{code, stdin?, expect?}`. Every answer is checked against its call's expectation.
  */
 import { readFileSync } from 'node:fs'
-import { HOSTILE_CALLS } from './hostile-calls.ts'
+import { HOSTILE_CALLS, type HostileCall } from './hostile-calls.ts'
+import { TAMPER_CALLS } from './tamper-calls.ts'
 import { RL_MATH_CORPUS, type CorpusCall } from './rl-math-corpus.ts'
 import { seededRandom } from '@sandfleet/trainer'
 
@@ -22,7 +23,7 @@ export interface BenchCall {
 }
 
 /** The built-in workloads and the user's file. */
-export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'rl-hostile', 'jsonl'] as const
+export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'rl-hostile', 'rl-tamper', 'jsonl'] as const
 /** A workload's name. */
 export type WorkloadName = typeof WORKLOADS[number]
 
@@ -35,7 +36,7 @@ export interface WorkloadSpec {
   sleepS: number
   /** The user's JSONL file (`jsonl`). */
   file?: string
-  /** Share of `rl-hostile`'s calls drawn from the hostile calls (default 0.05). */
+  /** Share of `rl-hostile`'s (`rl-tamper`'s) calls drawn from the hostile (tampering) calls (default 0.05). */
   hostileShare?: number
 }
 
@@ -62,10 +63,10 @@ export function rlMix (n: number, seed: number, corpus: readonly CorpusCall[] = 
   return out
 }
 
-/** `n` calls of the RL mix with a `share` of them replaced by hostile calls, drawn with `seed`. */
-export function rlHostile (n: number, seed: number, share: number): BenchCall[] {
+/** `n` calls of the RL mix with a `share` of them replaced by calls of `among` (the hostile calls), drawn with `seed`. */
+export function rlHostile (n: number, seed: number, share: number, among: readonly HostileCall[] = HOSTILE_CALLS): BenchCall[] {
   const random = seededRandom(seed ^ 0x5bd1e995)
-  return rlMix(n, seed).map((c) => random() < share ? HOSTILE_CALLS[Math.floor(random() * HOSTILE_CALLS.length)] : c)
+  return rlMix(n, seed).map((c) => random() < share ? among[Math.floor(random() * among.length)] : c)
 }
 
 /**
@@ -106,6 +107,7 @@ export function drawCalls (spec: WorkloadSpec, n: number): BenchCall[] {
     case 'sleep': return repeat([{ code: `import time\ntime.sleep(${spec.sleepS})\nprint('slept')`, status: 'ok', stdout: 'slept\n' }])
     case 'rl-mix': return rlMix(n, spec.seed)
     case 'rl-hostile': return rlHostile(n, spec.seed, spec.hostileShare ?? 0.05)
+    case 'rl-tamper': return rlHostile(n, spec.seed, spec.hostileShare ?? 0.05, TAMPER_CALLS)
     case 'jsonl': {
       if (spec.file === undefined) throw new Error('--workload jsonl needs --file PATH')
       return repeat(parseJsonl(readFileSync(spec.file, 'utf8'), spec.file))
@@ -121,6 +123,7 @@ export function describeWorkload (spec: WorkloadSpec): string {
     case 'sleep': return `time.sleep(${spec.sleepS}) then print`
     case 'rl-mix': return `RL mix of ${RL_MATH_CORPUS.length} math tool calls (sympy, numpy, fractions; some errors, a few timeouts), seed ${spec.seed}`
     case 'rl-hostile': return `RL mix with ${Math.round((spec.hostileShare ?? 0.05) * 100)} % of ${HOSTILE_CALLS.length} hostile calls (bombs, floods, signals, escapes, pollution), seed ${spec.seed}`
+    case 'rl-tamper': return `RL mix with ${Math.round((spec.hostileShare ?? 0.05) * 100)} % of ${TAMPER_CALLS.length} tampering calls (forged frames, C and module state changed), seed ${spec.seed}`
     case 'jsonl': return `calls of ${spec.file ?? '?'}`
   }
 }

@@ -404,12 +404,13 @@ class Controller:
         return r, None
 
     def check_frozen(self):
-        """Before each job: every idle reuse process is still stopped, its CPU time where it was (a job may have let it
-        run: it is then dropped before another job runs beside it)."""
+        """Before each job: every idle reuse process is stopped (the first time after its verdict: found so, its CPU time
+        taken), and still so, its CPU time where it was (a job may have let it run: it is then dropped before another job
+        runs beside it). No job ran since its verdict but its own: the controller runs one at a time."""
         for z in self.zygotes.values():
             r = z.reuser
-            if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
-                self.drop(z, r, 'tampered', 'it ran between its jobs')
+            if r is not None and r.state == 'idle' and not r.frozen(full=False):
+                self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs, or did not stop at its verdict')
 
     def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
@@ -465,8 +466,7 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
-            elif not r.frozen(): self.drop(z, r, 'violation', r.violation or 'it did not stop after its verdict, or wrote, or was not alone')
-            else: self.last_clean = r
+            else: self.last_clean = r  # stopped at its verdict; found so before the next job (check_frozen)
         elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):

@@ -47,6 +47,8 @@ class Reuser:
         self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
         self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
         self.jobs, self.since = 0, 0.0
+        self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
+        for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
 
     def begin(self, nonce, tenant):
         self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
@@ -67,13 +69,13 @@ class Reuser:
     def send(self, data, deadline):
         """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
         (perf_counter). False when it did not read it all by then."""
-        view, p = memoryview(data), select.poll()
-        p.register(self.job_w, select.POLLOUT)
+        view, p = memoryview(data), None
         while view:
             try: view = view[os.write(self.job_w, view):]
             except BlockingIOError:
                 left = deadline - time.perf_counter()
                 if left <= 0: return False
+                if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
         return True
 
@@ -152,13 +154,13 @@ class Reuser:
         return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
-        """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""
-        quiet = True
+        """Whether nothing waits on its stdout, stderr and report pipes (one poll; what waits is read and dropped)."""
+        if not self.outputs.poll(0): return self.violation is None and not self.buf
         for fd in (self.out_r, self.err_r):
-            try: quiet = not os.read(fd, 65536) and quiet  # b'': its end closed (it is gone)
-            except BlockingIOError: pass
-            except OSError: quiet = False
-        return self.read() and quiet and self.violation is None and not self.buf
+            try: os.read(fd, 65536)
+            except OSError: pass
+        self.read()
+        return False
 
     def freeze(self):
         """Stops it (its verdict came: it has nothing to run until its next job)."""
@@ -170,11 +172,10 @@ class Reuser:
         """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
         and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
         if self.stopped_cpu is None:
-            p, waited = select.poll(), 0
-            while self.run_state() not in STOPPED:
+            waited = 0
+            while self.run_state() not in STOPPED:  # asked long before, as a rule (the controller asks at the next job)
                 if waited >= FREEZE_WAIT_S * 1000: return False
-                if waited: p.poll(1)
-                else: os.sched_yield()  # the stop is usually a context switch away
+                select.select((), (), (), 0.001)
                 waited += 1
             self.stopped_cpu = self.cpu_ns()
         if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False

@@ -77,7 +77,7 @@ function compareValues (sample: Sample, body: any): void {
 
 test('the fields verl and SkyRL send and SandboxFusion ignores are accepted (extra keys, nulls, numeric strings)', async () => {
   const { statusCode, body } = await post('/run_code', {
-    code: 'print(1)', language: 'python', run_timeout: '3', compile_timeout: 10, memory_limit_MB: -1,
+    code: 'print(1)', language: 'python', run_timeout: '10', compile_timeout: 10, memory_limit_MB: -1,
     stdin: null, files: null, fetch_files: [], extra_field: 'ignored', kernel: 'python3'
   })
   assert.equal(statusCode, 200)
