@@ -531,12 +531,17 @@ class Watch:
     time fails as it does in a forked job, whose hard limits they are."""
 
     def __init__(self):
-        self.armed, self.taint, self.owners = False, None, frozenset()
+        self.armed, self.taint, self.owners, self.inside = False, None, frozenset(), False
         self.assigned = False  # code compiled while the job ran assigns attributes of self or cls (assigns_attributes)
         sys.addaudithook(self.hook)
 
     def hook(self, event, args):
-        if not self.armed: return
+        if not self.armed or self.inside: return  # not the events its own work raises (its look at the compiler's caller)
+        self.inside = True
+        try: self.judge(event, args)
+        finally: self.inside = False
+
+    def judge(self, event, args):
         if event in ('resource.setrlimit', 'resource.prlimit'):
             r, limits = args[-2:]
             if r in PER_JOB_RLIMITS[:2] and limits is not None:
