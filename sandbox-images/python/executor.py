@@ -2171,11 +2171,11 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + timeout_ms_of(job) / 1000)
+            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
-        if not taken:  # it did not read its job within the job's time: what runs in it is not the reuse process's loop
+        if not taken:  # it did not read its job: what runs in it is not the reuse process's loop (the job runs forked)
             self.drop(z, r, 'violation', 'it did not read its job')
             return None, 'tampered'
         r.begin(nonce, tenant)
@@ -2321,6 +2321,8 @@ class Controller:
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
 CHECK_WAIT_S = 2.0
+# How long a reuse process, let run, may take to read a job larger than its pipe holds (its loop reads at once).
+TAKE_WAIT_MS = 1000
 
 
 def precompile(code):
