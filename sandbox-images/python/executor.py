@@ -1206,8 +1206,10 @@ def prepare(base, stdio, touched, stdin=True):
 # - at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
 #   its stdout and stderr say nothing more until its next job; after a `T` it writes no `D` or `V` (it ends as a forked
 #   job ends, by its exit);
-# - after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
-#   still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
+# - after `V` it runs nothing until its next job: before every job of the sandbox the controller finds it blocked (or
+#   stopped), its CPU time where it was when first found so; while a job of another tenant runs, it is stopped
+#   (SIGSTOP). It is given its next job only if it still runs nothing, its pipes are empty, and it has one thread and
+#   no child.
 # A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
 # over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
 # tenant only (`tenant`), so those are its own tenant's.
@@ -1215,9 +1217,10 @@ def prepare(base, stdio, touched, stdin=True):
 import fcntl, json, os, select, sys, time, _signal
 
 
-# How long a reuse process may take to stop after its verdict (it is blocked reading its next job, or about to be).
+# How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
 FREEZE_WAIT_S = 0.5
 STOPPED = (b'T', b't')
+IDLE = (b'S',) + STOPPED  # blocked in its read of the next job, or stopped
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
@@ -1241,10 +1244,13 @@ class Reuser:
         self.children = os.open('/proc/%d/task/%d/children' % (pid, pid), os.O_RDONLY)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
         self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
-        self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
+        self.idle_cpu = None  # its CPU time once found blocked (or stopped) after its verdict; None while it may run
+        self.stopped = False  # stopped by the controller (isolate): a job of another tenant runs
         self.jobs, self.since = 0, 0.0
         self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
         for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
+        self.exit = select.poll()  # its pidfd: readable once it exited
+        self.exit.register(self.pidfd, select.POLLIN)
 
     def begin(self, nonce, tenant):
         self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
@@ -1303,7 +1309,6 @@ class Reuser:
         if kind == b'R':
             if self.state != 'warming': return self.violate('a second ready line')
             self.state = 'idle'
-            self.freeze()  # until its first job
             return
         if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
         try: frame = json.loads(rest)
@@ -1316,10 +1321,8 @@ class Reuser:
         else:
             if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
             self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
-            if self.retire is None:
-                self.state = 'idle'
-                self.freeze()
-            else: self.state = 'gone'
+            self.state = 'idle' if self.retire is None else 'gone'
+            self.idle_cpu = None  # taken once it is found blocked (settled)
 
     # ── what the controller reads from outside ──
 
@@ -1358,38 +1361,52 @@ class Reuser:
         self.read()
         return False
 
-    def freeze(self):
-        """Stops it (its verdict came: it has nothing to run until its next job)."""
-        self.stopped_cpu = None
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
-        except OSError: pass
-
-    def frozen(self, full=True):
-        """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
-        and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
-        if self.stopped_cpu is None:
+    def settled(self, full=True):
+        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved since
+        it was first found so after its verdict; `full`: and alone and silent. The first time, waits for it to block
+        (at most FREEZE_WAIT_S: it is a few instructions from the read, as a rule) and takes its CPU time."""
+        if self.idle_cpu is None:
             waited = 0
-            while self.run_state() not in STOPPED:  # asked long before, as a rule (the controller asks at the next job)
+            while self.run_state() not in IDLE:
                 if waited >= FREEZE_WAIT_S * 1000: return False
                 select.select((), (), (), 0.001)
                 waited += 1
-            self.stopped_cpu = self.cpu_ns()
-        if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False
-        return not full or (self.alone() and self.silent())
+            self.idle_cpu = self.cpu_ns()
+        if self.run_state() not in IDLE or self.cpu_ns() != self.idle_cpu: return False
+        return not full or self.quiet()
+
+    def quiet(self):
+        """Alone (one thread, no child) and silent (nothing waits on its pipes)."""
+        return self.alone() and self.silent()
+
+    def isolate(self):
+        """Stops it while a job of another tenant runs in the sandbox: nothing it could do then runs beside that job.
+        Its CPU time is taken again once it is stopped (the stop itself is its CPU). False when it does not stop."""
+        if self.stopped: return True
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError: return False
+        self.stopped, waited = True, 0
+        while self.run_state() not in STOPPED:
+            if waited >= FREEZE_WAIT_S * 1000: return False
+            if waited: select.select((), (), (), 0.001)
+            else: os.sched_yield()  # a context switch away, as a rule
+            waited += 1
+        self.idle_cpu = self.cpu_ns()
+        return True
 
     def thaw(self):
-        """Lets it run its next job."""
-        self.stopped_cpu = None
-        _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
+        """Lets it run its next job (continued, when it was stopped)."""
+        self.idle_cpu = None
+        if self.stopped:
+            self.stopped = False
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
 
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
 
     def gone(self):
         """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
-        p = select.poll()
-        p.register(self.pidfd, select.POLLIN)
-        return bool(p.poll(0))
+        return bool(self.exit.poll(0))
 
     def kill(self):
         try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
@@ -1959,7 +1976,7 @@ class Controller:
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
-        self.check_frozen()
+        self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
@@ -2158,9 +2175,10 @@ class Controller:
             self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
             z.ask_reuse()
             return None, 'tenant'
-        # Before any of its code runs again: still stopped since its verdict, silent and alone; and, unless it ran the
-        # last job and passed its check since (no other job's code ran), its limits and signals as they were.
-        if not r.frozen():
+        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
+        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
+        # signals as they were.
+        if (r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():  # its verdict came after check_idle
             self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
             return None, 'tampered'
         if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
@@ -2168,7 +2186,7 @@ class Controller:
             return None, 'tampered'
         nonce = os.urandom(12).hex()
         try:
-            r.cpu_at = r.cpu_seen = r.cpu_ns()
+            r.cpu_at = r.cpu_seen = r.idle_cpu
             self.limit_reuse(r, job)
             r.thaw()
             taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
@@ -2181,14 +2199,16 @@ class Controller:
         r.begin(nonce, tenant)
         return r, None
 
-    def check_frozen(self):
-        """Before each job: every idle reuse process is stopped (the first time after its verdict: found so, its CPU time
-        taken), and still so, its CPU time where it was (a job may have let it run: it is then dropped before another job
-        runs beside it). No job ran since its verdict but its own: the controller runs one at a time."""
+    def check_idle(self, tenant):
+        """Before each job: every idle reuse process runs nothing (blocked or stopped, its CPU time where it was when it
+        was first found so after its verdict: no job ran since but its own, the controller runs one at a time); one that
+        ran is dropped before another job runs beside it. One that ran another tenant's jobs is stopped while this job
+        runs (a job of its own tenant may run beside it: what it could do to that job is its tenant's own doing)."""
         for z in self.zygotes.values():
             r = z.reuser
-            if r is not None and r.state == 'idle' and not r.frozen(full=False):
-                self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs, or did not stop at its verdict')
+            if r is None or r.state != 'idle': continue
+            if not r.settled(full=False): self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
+            elif r.jobs > 0 and r.tenant != tenant and not r.isolate(): self.drop(z, r, 'tampered', 'it did not stop')
 
     def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
@@ -2244,7 +2264,7 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
-            else: self.last_clean = r  # stopped at its verdict; found so before the next job (check_frozen)
+            else: self.last_clean = r  # found blocked, its CPU time taken, before the next job (check_idle)
         elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):

@@ -181,7 +181,7 @@ class Controller:
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
-        self.check_frozen()
+        self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
@@ -380,9 +380,10 @@ class Controller:
             self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
             z.ask_reuse()
             return None, 'tenant'
-        # Before any of its code runs again: still stopped since its verdict, silent and alone; and, unless it ran the
-        # last job and passed its check since (no other job's code ran), its limits and signals as they were.
-        if not r.frozen():
+        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
+        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
+        # signals as they were.
+        if (r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():  # its verdict came after check_idle
             self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
             return None, 'tampered'
         if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
@@ -390,7 +391,7 @@ class Controller:
             return None, 'tampered'
         nonce = os.urandom(12).hex()
         try:
-            r.cpu_at = r.cpu_seen = r.cpu_ns()
+            r.cpu_at = r.cpu_seen = r.idle_cpu
             self.limit_reuse(r, job)
             r.thaw()
             taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
@@ -403,14 +404,16 @@ class Controller:
         r.begin(nonce, tenant)
         return r, None
 
-    def check_frozen(self):
-        """Before each job: every idle reuse process is stopped (the first time after its verdict: found so, its CPU time
-        taken), and still so, its CPU time where it was (a job may have let it run: it is then dropped before another job
-        runs beside it). No job ran since its verdict but its own: the controller runs one at a time."""
+    def check_idle(self, tenant):
+        """Before each job: every idle reuse process runs nothing (blocked or stopped, its CPU time where it was when it
+        was first found so after its verdict: no job ran since but its own, the controller runs one at a time); one that
+        ran is dropped before another job runs beside it. One that ran another tenant's jobs is stopped while this job
+        runs (a job of its own tenant may run beside it: what it could do to that job is its tenant's own doing)."""
         for z in self.zygotes.values():
             r = z.reuser
-            if r is not None and r.state == 'idle' and not r.frozen(full=False):
-                self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs, or did not stop at its verdict')
+            if r is None or r.state != 'idle': continue
+            if not r.settled(full=False): self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
+            elif r.jobs > 0 and r.tenant != tenant and not r.isolate(): self.drop(z, r, 'tampered', 'it did not stop')
 
     def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
@@ -466,7 +469,7 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
-            else: self.last_clean = r  # stopped at its verdict; found so before the next job (check_frozen)
+            else: self.last_clean = r  # found blocked, its CPU time taken, before the next job (check_idle)
         elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):

@@ -9,8 +9,10 @@ to what the controller reads from outside the process (/proc, the pipes, signals
 - at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
   its stdout and stderr say nothing more until its next job; after a `T` it writes no `D` or `V` (it ends as a forked
   job ends, by its exit);
-- after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
-  still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
+- after `V` it runs nothing until its next job: before every job of the sandbox the controller finds it blocked (or
+  stopped), its CPU time where it was when first found so; while a job of another tenant runs, it is stopped
+  (SIGSTOP). It is given its next job only if it still runs nothing, its pipes are empty, and it has one thread and
+  no child.
 A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
 over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
 tenant only (`tenant`), so those are its own tenant's.
@@ -19,9 +21,10 @@ import fcntl, json, os, select, sys, time, _signal
 
 from .reuse import threads
 
-# How long a reuse process may take to stop after its verdict (it is blocked reading its next job, or about to be).
+# How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
 FREEZE_WAIT_S = 0.5
 STOPPED = (b'T', b't')
+IDLE = (b'S',) + STOPPED  # blocked in its read of the next job, or stopped
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
@@ -45,10 +48,13 @@ class Reuser:
         self.children = os.open('/proc/%d/task/%d/children' % (pid, pid), os.O_RDONLY)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
         self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
-        self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
+        self.idle_cpu = None  # its CPU time once found blocked (or stopped) after its verdict; None while it may run
+        self.stopped = False  # stopped by the controller (isolate): a job of another tenant runs
         self.jobs, self.since = 0, 0.0
         self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
         for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
+        self.exit = select.poll()  # its pidfd: readable once it exited
+        self.exit.register(self.pidfd, select.POLLIN)
 
     def begin(self, nonce, tenant):
         self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
@@ -107,7 +113,6 @@ class Reuser:
         if kind == b'R':
             if self.state != 'warming': return self.violate('a second ready line')
             self.state = 'idle'
-            self.freeze()  # until its first job
             return
         if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
         try: frame = json.loads(rest)
@@ -120,10 +125,8 @@ class Reuser:
         else:
             if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
             self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
-            if self.retire is None:
-                self.state = 'idle'
-                self.freeze()
-            else: self.state = 'gone'
+            self.state = 'idle' if self.retire is None else 'gone'
+            self.idle_cpu = None  # taken once it is found blocked (settled)
 
     # ── what the controller reads from outside ──
 
@@ -162,38 +165,52 @@ class Reuser:
         self.read()
         return False
 
-    def freeze(self):
-        """Stops it (its verdict came: it has nothing to run until its next job)."""
-        self.stopped_cpu = None
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
-        except OSError: pass
-
-    def frozen(self, full=True):
-        """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
-        and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
-        if self.stopped_cpu is None:
+    def settled(self, full=True):
+        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved since
+        it was first found so after its verdict; `full`: and alone and silent. The first time, waits for it to block
+        (at most FREEZE_WAIT_S: it is a few instructions from the read, as a rule) and takes its CPU time."""
+        if self.idle_cpu is None:
             waited = 0
-            while self.run_state() not in STOPPED:  # asked long before, as a rule (the controller asks at the next job)
+            while self.run_state() not in IDLE:
                 if waited >= FREEZE_WAIT_S * 1000: return False
                 select.select((), (), (), 0.001)
                 waited += 1
-            self.stopped_cpu = self.cpu_ns()
-        if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False
-        return not full or (self.alone() and self.silent())
+            self.idle_cpu = self.cpu_ns()
+        if self.run_state() not in IDLE or self.cpu_ns() != self.idle_cpu: return False
+        return not full or self.quiet()
+
+    def quiet(self):
+        """Alone (one thread, no child) and silent (nothing waits on its pipes)."""
+        return self.alone() and self.silent()
+
+    def isolate(self):
+        """Stops it while a job of another tenant runs in the sandbox: nothing it could do then runs beside that job.
+        Its CPU time is taken again once it is stopped (the stop itself is its CPU). False when it does not stop."""
+        if self.stopped: return True
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError: return False
+        self.stopped, waited = True, 0
+        while self.run_state() not in STOPPED:
+            if waited >= FREEZE_WAIT_S * 1000: return False
+            if waited: select.select((), (), (), 0.001)
+            else: os.sched_yield()  # a context switch away, as a rule
+            waited += 1
+        self.idle_cpu = self.cpu_ns()
+        return True
 
     def thaw(self):
-        """Lets it run its next job."""
-        self.stopped_cpu = None
-        _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
+        """Lets it run its next job (continued, when it was stopped)."""
+        self.idle_cpu = None
+        if self.stopped:
+            self.stopped = False
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
 
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
 
     def gone(self):
         """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
-        p = select.poll()
-        p.register(self.pidfd, select.POLLIN)
-        return bool(p.poll(0))
+        return bool(self.exit.poll(0))
 
     def kill(self):
         try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)

@@ -3,7 +3,7 @@
 Each test forks a real process that plays a reuse process taken over by its job: it knows the nonce of its job (a job
 that reached its process's state would), so every frame it writes is one the real loop could have written; what gives
 it away is what the controller reads from outside it: it keeps running past its verdict, it does not read its next job,
-it runs while it should be stopped, it writes after its end, it has a thread at its end.
+it runs while it should be idle, it writes after its end, it has a thread at its end.
 """
 import marshal, os, signal, threading, time
 
@@ -71,7 +71,7 @@ def start(behaviour, cleanup):
     pid, r = forger(behaviour)
     cleanup(pid)
     wait(lambda: (r.read(), r.state)[1] == 'idle')
-    assert r.frozen(), 'a process just ready is stopped until its first job'
+    assert r.settled(), 'a process just ready is blocked reading its first job'
     return pid, r
 
 
@@ -81,7 +81,7 @@ def hand(r, nonce):
     r.begin(nonce, None)
 
 
-def test_a_process_that_forges_its_end_and_keeps_running_is_stopped_at_its_verdict_and_never_takes_its_next_job(cleanup):
+def test_a_process_that_forges_its_end_and_keeps_running_is_found_running_and_stopped_for_another_tenant(cleanup):
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
         spin()  # its job's code goes on: the next job is never read
@@ -89,9 +89,20 @@ def test_a_process_that_forges_its_end_and_keeps_running_is_stopped_at_its_verdi
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')  # its end and its verdict, with the right nonce: accepted
     assert r.violation is None
-    assert r.frozen(), 'stopped at its verdict: its code runs no more between jobs'
+    assert not r.settled(full=False), 'it runs after its verdict: it takes no next job'
+    assert r.isolate(), 'for a job of another tenant it is stopped'
     cpu = r.cpu_ns(); time.sleep(0.1)
-    assert r.cpu_ns() == cpu
+    assert r.cpu_ns() == cpu and r.settled(full=False), 'stopped, it runs nothing beside that job'
+
+
+def test_a_process_that_forges_its_end_and_sleeps_never_takes_its_next_job(cleanup):
+    def behaviour(job_r, out_w, rep_w):
+        ended(job_r, rep_w)
+        time.sleep(60)  # blocked, as the reuse loop blocks: but not reading its job pipe
+    pid, r = start(behaviour, cleanup)
+    hand(r, 'n1')
+    wait(lambda: (r.read(), r.state)[1] == 'idle')
+    assert r.settled()
     hand(r, 'n2')
     time.sleep(0.3)
     assert r.unread() > 0, 'its next job is still in its pipe: what runs is not the reuse loop (the job is run elsewhere)'
@@ -100,13 +111,14 @@ def test_a_process_that_forges_its_end_and_keeps_running_is_stopped_at_its_verdi
 def test_a_stale_end_after_the_next_job_is_handed_over_is_a_violation(cleanup):
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
-        time.sleep(0.2)  # its job's code ends later, and the real loop reports the end of the job it read
-        os.write(rep_w, b'\nD{"nonce": "n1", "status": 0, "report": null}\n')
+        os.kill(os.getpid(), signal.SIGSTOP)  # its job's code ends later (here: once let run again),
+        os.write(rep_w, b'\nD{"nonce": "n1", "status": 0, "report": null}\n')  # and the real loop reports the job it read
         spin()
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
-    assert r.frozen()
+    assert r.settled()
+    r.stopped = True  # as if the controller had stopped it: the hand-over continues it
     hand(r, 'n2')
     wait(lambda: (r.read(), r.violation)[1] is not None)
     assert 'nonce' in r.violation
@@ -119,12 +131,12 @@ def test_a_process_let_run_between_jobs_is_found_moved(cleanup):
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
-    assert r.frozen()
-    os.kill(pid, signal.SIGCONT)  # another job of the sandbox (same uid) lets it run
+    assert r.isolate(), 'stopped while a job of another tenant runs'
+    os.kill(pid, signal.SIGCONT)  # that job (same uid) lets it run
     time.sleep(0.1)
     os.kill(pid, signal.SIGSTOP)  # and stops it again
     time.sleep(0.1)
-    assert not r.frozen(full=False), 'its CPU time moved while it should have been stopped'
+    assert not r.settled(full=False), 'its CPU time moved while it should have been stopped'
 
 
 def test_output_after_its_end_is_seen(cleanup):
@@ -136,7 +148,7 @@ def test_output_after_its_end_is_seen(cleanup):
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
     time.sleep(0.1)
-    assert not r.frozen(), 'its stdout is not empty between jobs'
+    assert r.isolate() and not r.settled(), 'its stdout is not empty between jobs'
 
 
 def test_a_thread_at_its_end_is_seen_from_outside(cleanup):
