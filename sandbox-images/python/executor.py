@@ -1031,8 +1031,9 @@ GENERATORS = tuple(os.sep + p for p in ('dataclasses.py', os.path.join('collecti
 
 
 def compiled_by_generator():
-    """Whether the code the audit hook was called for is compiled by one of GENERATORS (the hook's caller's caller)."""
-    f = sys._getframe(2)
+    """Whether the code the audit hook was called for is compiled by one of GENERATORS (the caller of compile(), three
+    frames up: this function, Watch.judge, Watch.hook)."""
+    f = sys._getframe(3)
     return f is not None and f.f_code.co_filename.endswith(GENERATORS)
 
 
