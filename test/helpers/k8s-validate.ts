@@ -27,9 +27,9 @@ const SCHEMAS: Record<string, [string, string]> = {
   'policy/v1/PodDisruptionBudget': ['kubernetes-models', 'IoK8sApiPolicyV1PodDisruptionBudget'],
   'networking.k8s.io/v1/NetworkPolicy': ['kubernetes-models', 'IoK8sApiNetworkingV1NetworkPolicy'],
   'autoscaling/v2/HorizontalPodAutoscaler': ['kubernetes-models', 'IoK8sApiAutoscalingV2HorizontalPodAutoscaler'],
-  'keda.sh/v1alpha1/ScaledObject': ['@kubernetes-models/keda', 'ComGithubKedacoreKedaV2ApisKedaV1alpha1ScaledObject'],
-  'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator', 'ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1ServiceMonitor'],
-  'monitoring.coreos.com/v1/PrometheusRule': ['@kubernetes-models/prometheus-operator', 'ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1PrometheusRule']
+  'keda.sh/v1alpha1/ScaledObject': ['@kubernetes-models/keda', 'KedaShV1alpha1ScaledObject'],
+  'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1ServiceMonitor'],
+  'monitoring.coreos.com/v1/PrometheusRule': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1PrometheusRule']
 }
 
 const loaded = new Map<string, Validate>()
