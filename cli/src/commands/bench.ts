@@ -4,14 +4,11 @@
  * `npm run bench -- SCENARIO [flags]`; `sandfleet bench help` lists the scenarios.
  */
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-
-const MAIN = fileURLToPath(new URL('../../../benchmarks/src/main.ts', import.meta.url))
+import { BENCHMARKS_MAIN, benchmarksInstalled } from '../benchmarks-path.ts'
 
 /** Runs the harness; resolves when it exits, with its exit code as the process's. */
 export async function bench (argv: string[]): Promise<void> {
-  if (!existsSync(MAIN)) throw new Error(`the benchmarks are not in this installation (${MAIN} is missing)`)
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', MAIN, ...argv], { stdio: 'inherit' })
+  if (!benchmarksInstalled()) throw new Error(`the benchmarks are not in this installation (${BENCHMARKS_MAIN} is missing): run sandfleet bench from a checkout of the repository`)
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', BENCHMARKS_MAIN, ...argv], { stdio: 'inherit' })
   process.exitCode = await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)))
 }
