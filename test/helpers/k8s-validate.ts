@@ -22,6 +22,7 @@ const SCHEMAS: Record<string, [string, string]> = {
   'v1/Service': ['kubernetes-models', 'IoK8sApiCoreV1Service'],
   'v1/ServiceAccount': ['kubernetes-models', 'IoK8sApiCoreV1ServiceAccount'],
   'v1/ConfigMap': ['kubernetes-models', 'IoK8sApiCoreV1ConfigMap'],
+  'v1/Secret': ['kubernetes-models', 'IoK8sApiCoreV1Secret'],
   'apps/v1/Deployment': ['kubernetes-models', 'IoK8sApiAppsV1Deployment'],
   'apps/v1/DaemonSet': ['kubernetes-models', 'IoK8sApiAppsV1DaemonSet'],
   'policy/v1/PodDisruptionBudget': ['kubernetes-models', 'IoK8sApiPolicyV1PodDisruptionBudget'],
