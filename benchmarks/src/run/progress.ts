@@ -44,7 +44,7 @@ export function progressReporter (sink: ProgressSink, total: number | undefined,
     },
     end () {
       if (open) sink.write('\n')
-      else if (last !== undefined && last !== previous) sink.write(line(last) + '\n')
+      else if (last !== undefined && last.done !== previous?.done) sink.write(line(last) + '\n')
     }
   }
 }

@@ -17,6 +17,16 @@ test('progress off a terminal: a 9 s step of 300 calls shows each quarter done a
   assert.ok(lines.length >= 5 && lines.length <= 6, `a line a quarter, no flood: ${lines.join('')}`)
 })
 
+test('progress off a terminal: the end is printed once, however many samples the run ends with', () => {
+  const lines: string[] = []
+  const progress = progressReporter({ write: (t) => { lines.push(t) }, isTTY: false }, 4)
+  progress.sample(sample(0, 0))
+  progress.sample(sample(1, 4))
+  progress.sample(sample(1.1, 4)) // the engine's last sample, after the last answer
+  progress.end()
+  assert.deepEqual(lines.map((l) => /done (\d)\/4/.exec(l)?.[1]), ['0', '4'])
+})
+
 test('progress off a terminal on a long run: a line every 10 s, and the end', () => {
   const lines: string[] = []
   const progress = progressReporter({ write: (t) => { lines.push(t) }, isTTY: false }, undefined)
