@@ -15,7 +15,7 @@ import { validateK8s } from './helpers/k8s-validate.ts'
 import { ensureHelm } from '../scripts/fetch-helm.mjs'
 
 const CHART = fileURLToPath(new URL('../helm/sandfleet', import.meta.url))
-/** The chart refuses to render without API keys unless told to serve without them (its own test below). */
+/** Without API keys the chart generates one unless told to serve without them (its own test below); most tests render the open gateway. */
 const OPEN = ['--set', 'gateway.allowUnauthenticated=true']
 const helm = (ensureHelm as () => string)()
 
@@ -45,9 +45,12 @@ function render (...sets: string[]): Map<string, string> {
   return objects
 }
 
-test('helm lint passes', () => {
+test('helm lint passes, on the defaults with nothing to say but Chart.yaml\'s icon (no funcMap fail)', () => {
   const r = run('lint', CHART, ...OPEN, '--strict')
   assert.equal(r.status, 0, r.out)
+  const defaults = run('lint', CHART)
+  assert.equal(defaults.status, 0, defaults.out)
+  assert.deepEqual(defaults.out.split('\n').filter((l) => /INFO|WARN|ERROR|fail/i.test(l) && !/0 chart\(s\) failed/.test(l)), ['[INFO] Chart.yaml: icon is recommended'])
 })
 
 test('the default render: gateways resolve the runners\' headless service, probes, one runner per node, runners open to gateways only', () => {
@@ -189,18 +192,29 @@ test('the shared secret reaches gateways and runners, and the runners\' ServiceM
   assert.equal(lint.status, 0, lint.out)
 })
 
-test('API keys: the chart refuses to render without keys unless allowUnauthenticated; keys come as a file from a Secret', () => {
-  const refused = run('template', 'fleet', CHART, '--namespace', 'rl')
-  assert.notEqual(refused.status, 0)
-  assert.match(refused.out, /gateway: no API keys\. Set gateway\.apiKeysSecret .* or gateway\.allowUnauthenticated=true/)
+test('API keys: without a Secret of keys the chart generates one key, never an open gateway unless allowUnauthenticated; keys come as a file from a Secret', async () => {
   const env = (o: Array<Record<string, any>>): Record<string, string> => Object.fromEntries(
     (o.find((x) => x.kind === 'Deployment')?.spec.template.spec.containers[0].env as Array<{ name: string, value?: string }>).map((e) => [e.name, e.value ?? '']))
+  const generated = run('template', 'fleet', CHART, '--namespace', 'rl')
+  assert.equal(generated.status, 0, generated.out)
+  const defaults = parseAllDocuments(generated.out).map((d) => d.toJS() as Record<string, any> | null).filter((d) => d !== null)
+  const secret = defaults.find((x) => x.kind === 'Secret')
+  assert.equal(secret?.metadata.name, 'fleet-sandfleet-api-keys')
+  assert.deepEqual(await validateK8s(secret!), [])
+  assert.match(Buffer.from(secret!.data.apiKeys as string, 'base64').toString(), /^[A-Za-z0-9]{48} generated\n$/, 'one key line of the keys file')
+  assert.equal(env(defaults).SANDFLEET_API_KEYS_FILE, '/etc/sandfleet/api-keys/apiKeys')
+  assert.equal(env(defaults).SANDFLEET_ALLOW_UNAUTHENTICATED, undefined)
+  assert.equal(defaults.find((x) => x.kind === 'Deployment')?.spec.template.spec.volumes.find((v: any) => v.name === 'api-keys').secret.secretName, 'fleet-sandfleet-api-keys')
+  const notes = run('install', 'fleet', CHART, '--namespace', 'rl', '--dry-run=client')
+  assert.match(notes.out, /kubectl -n rl get secret fleet-sandfleet-api-keys -o jsonpath='\{\.data\.apiKeys\}' \| base64 -d \| cut -d' ' -f1/)
   const open = renderObjects()
   assert.equal(env(open).SANDFLEET_ALLOW_UNAUTHENTICATED, 'true')
   assert.equal(env(open).SANDFLEET_API_KEYS_FILE, undefined)
+  assert.equal(open.find((x) => x.kind === 'Secret'), undefined, 'an open gateway: no key made')
   const r = run('template', 'fleet', CHART, '--namespace', 'rl', '--set', 'gateway.apiKeysSecret=fleet-keys', '--set', 'gateway.tenantMaxInFlight=512', '--set-json', 'gateway.tenantRatePerSecond=2.5')
   assert.equal(r.status, 0, r.out)
   const keyed = parseAllDocuments(r.out).map((d) => d.toJS() as Record<string, any> | null).filter((d) => d !== null)
+  assert.equal(keyed.find((x) => x.kind === 'Secret'), undefined, 'the Secret given is used, none made')
   const { SANDFLEET_API_KEYS_FILE: file, SANDFLEET_TENANT_MAX_IN_FLIGHT: inFlight, SANDFLEET_TENANT_RATE_PER_SECOND: rate } = env(keyed)
   assert.deepEqual([file, inFlight, rate], ['/etc/sandfleet/api-keys/apiKeys', '512', '2.5'])
   assert.equal(env(keyed).SANDFLEET_ALLOW_UNAUTHENTICATED, undefined, 'with keys the flag is never set')

@@ -104,6 +104,15 @@ test('the declarations compile a strict consumer with tsc (the libraries\' own t
   run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app)
 })
 
+test('sandfleet --help from the packed CLI lists the commands it has: not bench, whose harness stays in the repository', () => {
+  const help = run('npx', ['--offline', 'sandfleet', '--help'], app, 60_000)
+  for (const command of ['serve', 'gateway', 'runner', 'rollout', 'exec']) assert.match(help, new RegExp(`^  ${command} `, 'm'))
+  assert.doesNotMatch(help, /bench/)
+  const bench = spawnSync('npx', ['--offline', 'sandfleet', 'bench', 'step'], { cwd: app, encoding: 'utf8', timeout: 60_000, env: PLAIN_ENV })
+  assert.equal(bench.status, 1)
+  assert.match(bench.stderr, /the benchmarks are not in this installation .*: run sandfleet bench from a checkout of the repository/)
+})
+
 /** Starts `npx sandfleet serve` in the app (its own process group); resolves with its URL once it listens. */
 async function startServe (): Promise<{ url: string, child: ChildProcess, output: () => string }> {
   const child = spawn('npx', ['--offline', 'sandfleet', 'serve', '--port', '0', '--backend', 'process', '--pool-size', '1'], { cwd: app, env: PLAIN_ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })

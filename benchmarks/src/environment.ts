@@ -44,17 +44,28 @@ export function gitCommit (): string {
 }
 
 /**
- * The command as a user would retype it: `npm run bench -- ARGS`, after the `SANDFLEET_*`
- * variables that were set (the harness reads `SANDFLEET_BENCH_*`; the fleets it starts inherit
- * the others), except the test runner's `SANDFLEET_TEST_*`.
+ * The program the harness was started as, for a user to retype: what `sandfleet bench` says it
+ * ran as (`_SANDFLEET_BENCH_COMMAND`: `sandfleet bench`, `node bin/sandfleet.mjs bench`), else
+ * `npm run bench --` under npm's `bench` script, else the harness's own entry point.
  */
-export function commandLine (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): string {
+export function benchProgram (env: Readonly<Record<string, string | undefined>>): string {
+  const told = env._SANDFLEET_BENCH_COMMAND
+  if (told !== undefined && told !== '') return told
+  return env.npm_lifecycle_event === 'bench' ? 'npm run bench --' : 'node --no-node-snapshot --import tsx benchmarks/src/main.ts'
+}
+
+/**
+ * The command as a user would retype it: `program ARGS` (default {@link benchProgram}), after
+ * the `SANDFLEET_*` variables that were set (the harness reads `SANDFLEET_BENCH_*`; the fleets it
+ * starts inherit the others), except the test runner's `SANDFLEET_TEST_*`.
+ */
+export function commandLine (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, program = benchProgram(env)): string {
   const vars = Object.entries(env)
     .filter(([k, v]) => k.startsWith('SANDFLEET_') && !k.startsWith('SANDFLEET_TEST_') && v !== undefined && v !== '')
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${v ?? ''}`)
   const quoted = argv.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)
-  return [...vars, 'npm run bench --', ...quoted].join(' ')
+  return [...vars, program, ...quoted].join(' ')
 }
 
 const FORK_PROBE = `
@@ -86,15 +97,15 @@ export function forkProbe (forks = 300, python = 'python3'): number | undefined 
   } catch { return undefined }
 }
 
-/** Captures the environment now (taking one second to sample the background CPU). */
-export async function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<Environment> {
+/** Captures the environment now (taking one second to sample the background CPU); `program` as in {@link commandLine}. */
+export async function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, program = benchProgram(env)): Promise<Environment> {
   const meter = startCpuMeter()
   await sleep(1000)
   const background = meter.stop().machineBusyPct
   return {
     date: new Date().toISOString(),
     commit: gitCommit(),
-    command: commandLine(argv, env),
+    command: commandLine(argv, env, program),
     machine: {
       cores: availableParallelism(),
       cpu: cpus()[0]?.model.trim() ?? 'unknown',

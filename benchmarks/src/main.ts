@@ -12,6 +12,7 @@
  * ```
  */
 import { pathToFileURL } from 'node:url'
+import { helpWidth, wrapHelp } from '@sandfleet/protocol'
 import { settle } from './cpu.ts'
 import { captureEnvironment } from './environment.ts'
 import { existingServer, startForkPrototype, startNaive, startServe, type Server } from './fleet.ts'
@@ -25,10 +26,17 @@ import { markdownReport } from './run/run-report.ts'
 function usage (): string {
   const modes = Object.entries(MODES).map(([name, s]) => `  ${name.padEnd(22)} ${s}`)
   const rows = Object.entries(SCENARIOS).map(([name, s]) => `  ${name.padEnd(22)} ${s.summary}`)
-  return 'usage: sandfleet bench MODE|SCENARIO [flags]   (or npm run bench -- MODE|SCENARIO [flags])\n\n' +
+  return wrapHelp('usage: sandfleet bench MODE|SCENARIO [flags]\n       (in the repository also npm run bench -- MODE|SCENARIO [flags])\n\n' +
     `modes (any --target API, any --workload; every answer checked; reports as JSON, Markdown, HTML):\n${modes.join('\n')}\n\n` +
     `scenarios (figures for RESULTS.md):\n${rows.join('\n')}\n\nflags (each also its [environment variable]):\n${flagHelp()}\n\n` +
-    "example: sandfleet bench step --calls 45000 --target batch --batch-size 64 --connections 32 --threshold 'wrong==0' --threshold 'lost==0'"
+    // Each line within 80 columns: a command a terminal cut would not paste back whole.
+    'examples:\n' +
+    '  # a first quick run: 300 math tool calls against a fleet it starts, with\n' +
+    '  # live progress; reports in sandfleet-bench-report.{json,md,html}\n' +
+    '  sandfleet bench step --calls 300 --workload rl-mix --connections 4\n' +
+    '  # the RL step: 45,000 calls at once in batches of 64, exit 1 if one fails\n' +
+    '  sandfleet bench step --calls 45000 --target batch --batch-size 64 \\\n' +
+    "      --connections 32 --threshold 'wrong==0' --threshold 'lost==0'", helpWidth())
 }
 
 /** Runs one scenario or product run from the command line; returns the exit code. */

@@ -130,8 +130,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     console.error(`SANDFLEET_AB_SANDBOX: expected instant (or unset), got ${JSON.stringify(env.SANDFLEET_AB_SANDBOX)}`)
     return 2
   }
-  const captured = await captureEnvironment(argv, env)
-  const environment = { ...captured, command: captured.command.replace('npm run bench --', 'node --import tsx benchmarks/src/serve-ab.ts') }
+  const environment = await captureEnvironment(argv, env, 'node --import tsx benchmarks/src/serve-ab.ts')
   const builds: Build[] = []
   try {
     for (const [i, spec] of specs.entries()) {

@@ -57,8 +57,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   const builds = specs.map((s) => ({ ...(s as NonNullable<typeof s>), ms: [] as number[] }))
   const args = (env.SANDFLEET_AB_ARGS ?? '--backend process --pool-size 4').split(' ').filter((a) => a !== '')
   const rounds = Number(env.SANDFLEET_AB_ROUNDS ?? 5)
-  const captured = await captureEnvironment(argv, env)
-  const environment = { ...captured, command: captured.command.replace('npm run bench --', 'node --import tsx benchmarks/src/start-ab.ts') }
+  const environment = await captureEnvironment(argv, env, 'node --import tsx benchmarks/src/start-ab.ts')
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < builds.length; k++) {
       const b = builds[(r + k) % builds.length]

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { commandLine } from '../src/environment.ts'
+import { benchProgram, commandLine } from '../src/environment.ts'
 import { parseBenchArgs } from '../src/options.ts'
 
 test('parameters come from flags, else SANDFLEET_BENCH_* variables, else defaults', () => {
@@ -27,8 +27,15 @@ test('bad parameters are all listed in one error; an unknown flag is refused', (
 })
 
 test('the command line printed with the figures names the SANDFLEET_ variables set, quoted arguments, not the test filter', () => {
-  assert.equal(commandLine(['suite', '--python', 'my python'], { SANDFLEET_POOL_SIZE: '4', SANDFLEET_TEST_FILTER: 'x', SANDFLEET_BENCH_URL: '', PATH: '/bin' }),
+  assert.equal(commandLine(['suite', '--python', 'my python'], { SANDFLEET_POOL_SIZE: '4', SANDFLEET_TEST_FILTER: 'x', SANDFLEET_BENCH_URL: '', PATH: '/bin', npm_lifecycle_event: 'bench' }),
     "SANDFLEET_POOL_SIZE=4 npm run bench -- suite --python 'my python'")
+})
+
+test('the command line is the program as it was run: what sandfleet bench says, npm run bench, or the entry point', () => {
+  assert.equal(commandLine(['step', '--calls', '300'], { _SANDFLEET_BENCH_COMMAND: 'node bin/sandfleet.mjs bench', npm_lifecycle_event: 'test' }), 'node bin/sandfleet.mjs bench step --calls 300')
+  assert.equal(benchProgram({ npm_lifecycle_event: 'bench' }), 'npm run bench --')
+  assert.equal(benchProgram({ npm_lifecycle_event: 'test' }), 'node --no-node-snapshot --import tsx benchmarks/src/main.ts', 'under another npm script: the harness itself')
+  assert.equal(commandLine(['x'], {}, 'node --import tsx benchmarks/src/serve-ab.ts'), 'node --import tsx benchmarks/src/serve-ab.ts x')
 })
 
 test('--engine picks the load generator: wrk (the default where installed) or undici; anything else is refused', () => {

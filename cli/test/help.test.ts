@@ -29,6 +29,12 @@ for (const [command, patterns] of Object.entries(EXPECTED)) {
   })
 }
 
+test('sandfleet --help in the repository lists every command, bench included (the harness is here)', () => {
+  const run = sandfleet('--help')
+  assert.equal(run.status, 0, String(run.stderr))
+  for (const command of ['serve', 'gateway', 'runner', 'rollout', 'bench', 'exec']) assert.match(String(run.stdout), new RegExp(`^  ${command} `, 'm'))
+})
+
 test('sandfleet --version prints the CLI package\'s version; an unknown flag is named', () => {
   const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
   const run = sandfleet('--version')

@@ -22,14 +22,15 @@ const SCHEMAS: Record<string, [string, string]> = {
   'v1/Service': ['kubernetes-models', 'IoK8sApiCoreV1Service'],
   'v1/ServiceAccount': ['kubernetes-models', 'IoK8sApiCoreV1ServiceAccount'],
   'v1/ConfigMap': ['kubernetes-models', 'IoK8sApiCoreV1ConfigMap'],
+  'v1/Secret': ['kubernetes-models', 'IoK8sApiCoreV1Secret'],
   'apps/v1/Deployment': ['kubernetes-models', 'IoK8sApiAppsV1Deployment'],
   'apps/v1/DaemonSet': ['kubernetes-models', 'IoK8sApiAppsV1DaemonSet'],
   'policy/v1/PodDisruptionBudget': ['kubernetes-models', 'IoK8sApiPolicyV1PodDisruptionBudget'],
   'networking.k8s.io/v1/NetworkPolicy': ['kubernetes-models', 'IoK8sApiNetworkingV1NetworkPolicy'],
   'autoscaling/v2/HorizontalPodAutoscaler': ['kubernetes-models', 'IoK8sApiAutoscalingV2HorizontalPodAutoscaler'],
-  'keda.sh/v1alpha1/ScaledObject': ['@kubernetes-models/keda', 'ComGithubKedacoreKedaV2ApisKedaV1alpha1ScaledObject'],
-  'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator', 'ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1ServiceMonitor'],
-  'monitoring.coreos.com/v1/PrometheusRule': ['@kubernetes-models/prometheus-operator', 'ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1PrometheusRule']
+  'keda.sh/v1alpha1/ScaledObject': ['@kubernetes-models/keda', 'KedaShV1alpha1ScaledObject'],
+  'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1ServiceMonitor'],
+  'monitoring.coreos.com/v1/PrometheusRule': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1PrometheusRule']
 }
 
 const loaded = new Map<string, Validate>()

@@ -61,7 +61,8 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   track(server)
   try {
     const watch = soak ? await startWatch(server, options.backend === 'docker', run.calls, longestJobS(pool), log) : undefined
-    log(`  ${server.description} at ${server.url}`)
+    // An existing fleet's description is its URL already; a fleet started here is told where it listens.
+    log(`  ${options.url !== undefined ? server.description : `${server.description} at ${server.url}`}`)
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
     const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
     const durationS = options.durationS

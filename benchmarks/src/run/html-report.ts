@@ -1,14 +1,16 @@
 /**
  * The report as one self-contained HTML file: the figures, a latency histogram, and throughput
  * and calls in flight over time, drawn as inline SVG (no script, no stylesheet or font fetched:
- * it opens with no network).
+ * it opens with no network). The charts are drawn in a W × H box and scale to the page's width.
  */
 import { formatNumber } from '../report.ts'
 import { describeSetup, markdownReport, type ProductReport } from './run-report.ts'
 
-const W = 640
-const H = 220
+const W = 960
+const H = 300
 const PAD = { left: 56, right: 12, top: 12, bottom: 34 }
+/** Room a percentile's label takes right of its mark (`p99 12,345 ms` at 10 px). */
+const MARK_LABEL_W = 90
 
 function esc (s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
@@ -27,7 +29,7 @@ function lineChart (id: string, title: string, xLabel: string, yLabel: string, s
   const xTicks = ticks.map((f) => `<text x="${px(f * xMax).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="middle" font-size="10">${formatNumber(f * xMax)}</text>`).join('')
   const lines = series.map((s) => `<polyline class="series" data-name="${esc(s.name)}" fill="none" stroke="${s.color}" stroke-width="1.5" points="${s.points.map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(' ')}"/>`).join('')
   const legend = series.map((s, i) => `<text x="${PAD.left + 8 + i * 150}" y="${PAD.top + 10}" font-size="11" fill="${s.color}">${esc(s.name)}</text>`).join('')
-  return `<figure><figcaption>${esc(title)}</figcaption><svg id="${id}" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}">` +
+  return `<figure><figcaption>${esc(title)}</figcaption><svg id="${id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}">` +
     `${grid}${xTicks}<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#333"/>` +
     `<text x="${(W + PAD.left) / 2}" y="${H - 4}" text-anchor="middle" font-size="11">${esc(xLabel)}</text>` +
     `<text x="12" y="${H / 2}" text-anchor="middle" font-size="11" transform="rotate(-90 12 ${H / 2})">${esc(yLabel)}</text>${lines}${legend}</svg></figure>`
@@ -47,11 +49,15 @@ function histogramChart (r: ProductReport): string {
     return `<rect class="bar" x="${(PAD.left + i * bw).toFixed(1)}" y="${(H - PAD.bottom - h).toFixed(1)}" width="${Math.max(1, bw - 1).toFixed(1)}" height="${h.toFixed(1)}" fill="#4c78a8"><title>${formatNumber(edgesMs[i])}–${formatNumber(edgesMs[i + 1])} ms: ${c}</title></rect>`
   }).join('')
   const labels = [0, 10, 20, 30, 40].filter((i) => i < edgesMs.length).map((i) => `<text x="${(PAD.left + i * bw).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="middle" font-size="10">${formatNumber(edgesMs[i])}</text>`).join('')
-  const marks = (['p50', 'p99'] as const).map((p) => {
+  // Each label right of its mark, or left of it where the chart's edge is near; p99's a row
+  // below p50's, so that two close marks do not write over each other.
+  const marks = (['p50', 'p99'] as const).map((p, row) => {
     const x = xOf(r.latencyMs[p])
-    return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${PAD.top}" y2="${H - PAD.bottom}" stroke="#e45756" stroke-dasharray="4 2"/><text x="${(x + 3).toFixed(1)}" y="${PAD.top + 10}" font-size="10" fill="#e45756">${p} ${formatNumber(r.latencyMs[p])} ms</text>`
+    const left = x + 3 + MARK_LABEL_W > W - PAD.right
+    const label = `<text class="mark" x="${(left ? x - 3 : x + 3).toFixed(1)}" y="${PAD.top + 10 + 12 * row}" font-size="10" fill="#e45756"${left ? ' text-anchor="end"' : ''}>${p} ${formatNumber(r.latencyMs[p])} ms</text>`
+    return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${PAD.top}" y2="${H - PAD.bottom}" stroke="#e45756" stroke-dasharray="4 2"/>${label}`
   }).join('')
-  return `<figure><figcaption>Latency histogram (calls per bucket, log-spaced ms)</figcaption><svg id="latency-histogram" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="latency histogram">` +
+  return `<figure><figcaption>Latency histogram (calls per bucket, log-spaced ms)</figcaption><svg id="latency-histogram" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="latency histogram">` +
     `${bars}${labels}${marks}<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#333"/>` +
     `<text x="${(W + PAD.left) / 2}" y="${H - 4}" text-anchor="middle" font-size="11">latency, ms</text></svg></figure>`
 }
@@ -84,7 +90,7 @@ export function htmlReport (r: ProductReport): string {
   const verdict = r.thresholds.length === 0 ? '' : `<p id="verdict" class="${failed.length === 0 ? 'pass' : 'fail'}">${failed.length === 0 ? 'Every threshold passed.' : `Failed: ${esc(failed.map((t) => t.text).join(', '))}`}</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sandfleet bench: ${esc(describeSetup(r.setup))}</title>
-<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:${W + 40}px}th{text-align:left;font-weight:normal;color:#555;padding-right:16px}td{font-variant-numeric:tabular-nums}figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}.pass{color:#1a7f37}.fail{color:#c62828;font-weight:600}code{font-size:12px}</style>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:${W + 240}px}svg{display:block;width:100%;height:auto}th{text-align:left;font-weight:normal;color:#555;padding-right:16px}td{font-variant-numeric:tabular-nums}figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}.pass{color:#1a7f37}.fail{color:#c62828;font-weight:600}code{font-size:12px}</style>
 </head><body>
 <h1>sandfleet bench</h1>
 <p id="setup">${esc(describeSetup(r.setup))}</p>

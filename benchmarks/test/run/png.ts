@@ -66,3 +66,16 @@ export function countColour (p: Pixels, hex: string, tolerance = 12): number {
   }
   return n
 }
+
+/** The box holding every pixel within `tolerance` of `#rrggbb`, or undefined when there is none. */
+export function colourBounds (p: Pixels, hex: string, tolerance = 12): { minX: number, maxX: number, minY: number, maxY: number } | undefined {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16))
+  let box: { minX: number, maxX: number, minY: number, maxY: number } | undefined
+  for (let i = 0; i < p.rgba.length; i += 4) {
+    if (Math.abs(p.rgba[i] - r) > tolerance || Math.abs(p.rgba[i + 1] - g) > tolerance || Math.abs(p.rgba[i + 2] - b) > tolerance) continue
+    const x = (i / 4) % p.width
+    const y = Math.floor(i / 4 / p.width)
+    box = box === undefined ? { minX: x, maxX: x, minY: y, maxY: y } : { minX: Math.min(box.minX, x), maxX: Math.max(box.maxX, x), minY: Math.min(box.minY, y), maxY: Math.max(box.maxY, y) }
+  }
+  return box
+}

@@ -9,7 +9,7 @@ import { startServe, type Server } from '../../src/fleet.ts'
 import { runPlan } from '../../src/run/engine.ts'
 import { TARGETS, TARGET_TABLE } from '../../src/run/targets.ts'
 import type { BenchCall } from '../../src/workloads/calls.ts'
-import { countColour, decodePng } from './png.ts'
+import { colourBounds, countColour, decodePng } from './png.ts'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SANDFLEET_')))
@@ -63,7 +63,7 @@ test('open and closed loops send for their duration and account for every call t
   assert.equal(closed.accounting.right, closed.accounting.calls, 'the requests out at the end were waited for, none lost')
 })
 
-test('sandfleet bench step: a JSONL workload, progress without a flood, a failing threshold exits 1, and the reports are written', async () => {
+test('sandfleet bench step: a JSONL workload, progress without a flood, a failing threshold exits 1, and the reports are written, reading right in a browser', async () => {
   const file = join(dir, 'calls.jsonl')
   writeFileSync(file, CALLS.map((c) => JSON.stringify({ code: c.code, ...(c.stdin === undefined ? {} : { stdin: c.stdin }), expect: { status: c.status, stdout: c.stdout } })).join('\n') + '\n')
   const out = join(dir, 'report')
@@ -71,8 +71,12 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
     '--connections', '4', '--workload', 'jsonl', '--file', file, '--threshold', 'wrong==0', '--threshold', 'p50<0', '--out', out, '--json'], { cwd: root, encoding: 'utf8', timeout: 120_000, env })
   assert.equal(run.status, 1, run.stderr)
   assert.match(run.stderr, /threshold p50<0 failed/)
-  assert.ok(run.stderr.split('\n').filter((l) => l.includes(' done ')).length <= 3, `no flood of progress lines off a terminal:\n${run.stderr}`)
+  const progress = run.stderr.split('\n').filter((l) => l.includes(' done '))
+  assert.ok(progress.length >= 2 && progress.length <= 8, `progress during the run, and no flood of lines off a terminal:\n${run.stderr}`)
+  assert.match(progress.at(-1) ?? '', /done 120\/120 \(100 %\)/, 'the last progress line is the end of the run')
+  assert.ok(run.stderr.includes(`existing fleet at ${server.url}\n`) && !run.stderr.includes(`${server.url} at `), `the fleet named once, its URL once:\n${run.stderr}`)
   const report = JSON.parse(run.stdout)
+  assert.match(report.environment.command, /^node bin\/sandfleet\.mjs bench step --url http:\/\/127\.0\.0\.1:\d+ --calls 120 /, 'the command as it was run')
   assert.deepEqual([report.accounting.calls, report.accounting.right, report.accounting.lost, report.accounting.duplicated], [120, 120, 0, 0])
   assert.ok(report.samples.length >= 40, `a step samples each time a fiftieth of its calls (3 here) is answered, however fast it ends: ${report.samples.length} samples`)
   assert.deepEqual(report.thresholds.map((t: { text: string, passed: boolean }) => [t.text, t.passed]), [['wrong==0', true], ['p50<0', false]])
@@ -81,7 +85,7 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
   assert.doesNotMatch(html, /<script|<link|src=|url\(/, 'nothing to fetch: the page opens with no network')
 
   // Rendered in headless Chromium: the DOM has the charts and figures, and the screenshot shows them.
-  const args = (profile: string): string[] => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${join(dir, profile)}`, '--window-size=800,1500']
+  const args = (profile: string): string[] => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${join(dir, profile)}`, '--window-size=1400,2400']
   const chromium = async (extra: string[], profile: string): Promise<string> => await new Promise((resolve, reject) => {
     const child = spawn(CHROMIUM, [...args(profile), ...extra, `file://${out}.html`], { stdio: ['ignore', 'pipe', 'ignore'] })
     let text = ''
@@ -100,6 +104,12 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
   assert.ok(countColour(pixels, '#4c78a8') > 2000, 'the histogram bars and the throughput line are drawn')
   assert.ok(countColour(pixels, '#f58518') > 100, 'the in-flight line is drawn')
   assert.ok(countColour(pixels, '#c62828') > 20, 'the failed threshold is shown in red')
+  // The charts take the page's width, not half of it, and the percentile labels stay inside the
+  // plot (the histogram's last bar and the throughput line end at its right edge).
+  const blue = colourBounds(pixels, '#4c78a8')!
+  assert.ok(blue.maxX - blue.minX > 0.6 * pixels.width, `charts ${blue.minX}–${blue.maxX} px of a ${pixels.width} px page`)
+  const marks = colourBounds(pixels, '#e45756')!
+  assert.ok(marks.maxX <= blue.maxX + 2, `the p50/p99 labels end at ${marks.maxX} px, inside the plot's right edge at ${blue.maxX} px`)
 })
 
 test('sandfleet bench --help lists the modes, the targets and the threshold flag, and exits 0', () => {
@@ -107,7 +117,10 @@ test('sandfleet bench --help lists the modes, the targets and the threshold flag
   assert.equal(run.status, 0, run.stderr)
   assert.match(run.stdout, /step +N calls released at once/)
   assert.match(run.stdout, /--threshold/)
-  assert.match(run.stdout, /single \| batch \| ndjson \| run-code \| long-batch/)
+  assert.match(run.stdout, /single \|\s+batch \|\s+ndjson \|\s+run-code \|\s+long-batch/)
+  assert.match(run.stdout, /# a first quick run[^\n]*\n[^\n]*\n {2}sandfleet bench step --calls 300 --workload rl-mix --connections 4\n/, 'an example of a first quick run')
+  const long = run.stdout.split('\n').filter((l) => [...l].length > 80)
+  assert.deepEqual(long, [], 'off a terminal every line fits 80 columns: a terminal never cuts a flag such as --threshold')
   const bad = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--target', 'grpc'], { cwd: root, encoding: 'utf8', timeout: 60_000, env })
   assert.equal(bad.status, 2)
   assert.match(bad.stderr, /--target: must be one of single, batch, ndjson, run-code, long-batch, got "grpc"/)

@@ -4,14 +4,21 @@
  * `npm run bench -- SCENARIO [flags]`; `sandfleet bench help` lists the scenarios.
  */
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { basename, relative } from 'node:path'
+import { BENCHMARKS_MAIN, benchmarksInstalled } from '../benchmarks-path.ts'
 
-const MAIN = fileURLToPath(new URL('../../../benchmarks/src/main.ts', import.meta.url))
+/** This command as the user started it: `sandfleet bench` from the PATH, else `node PATH bench` (the script's path from here). */
+export function invokedAs (script: string | undefined, cwd: string): string {
+  if (script === undefined || basename(script) === 'sandfleet') return 'sandfleet bench'
+  const path = relative(cwd, script)
+  return `node ${path === '' || path.startsWith('..') ? script : path} bench`
+}
 
 /** Runs the harness; resolves when it exits, with its exit code as the process's. */
 export async function bench (argv: string[]): Promise<void> {
-  if (!existsSync(MAIN)) throw new Error(`the benchmarks are not in this installation (${MAIN} is missing)`)
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', MAIN, ...argv], { stdio: 'inherit' })
+  if (!benchmarksInstalled()) throw new Error(`the benchmarks are not in this installation (${BENCHMARKS_MAIN} is missing): run sandfleet bench from a checkout of the repository`)
+  // The report records the command as it was run (benchmarks/src/environment.ts, benchProgram).
+  const env = { ...process.env, _SANDFLEET_BENCH_COMMAND: invokedAs(process.argv[1], process.cwd()) }
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', BENCHMARKS_MAIN, ...argv], { stdio: 'inherit', env })
   process.exitCode = await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)))
 }

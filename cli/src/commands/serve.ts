@@ -6,14 +6,18 @@ import { RUNNER_COMMAND, Runner, RunnerConfigSchema, readRunnerConfig } from '@s
 
 /** Keys of the gateway alone (the in-process runner does not listen). */
 const GATEWAY_ONLY = ['host', 'port']
-/** Keys both halves take: the queue timeout (the gateway's budget for a call and the runner's cap) and the log level of their one logger. */
-const BOTH = ['queueTimeoutMs', 'logLevel']
+/**
+ * Keys both halves take: the queue timeout (the gateway's budget for a call and the runner's
+ * cap), the log level of their one logger, and the request limits the gateway holds at its edge
+ * and the runner again (one --max-body-bytes, one --max-code-bytes).
+ */
+const BOTH = ['queueTimeoutMs', 'logLevel', 'maxBodyBytes', 'maxCodeBytes']
 const RUNNER_KEYS = Object.keys(RunnerConfigSchema.properties)
 
 /** The command's flags: the gateway's --host and --port, the runner's settings, then the gateway's others. */
 export const SERVE_COMMAND = defineCommand({
   name: 'sandfleet serve',
-  summary: 'The gateway and a local runner in one process (the default command). A setting both halves have goes to the runner, except --host and --port (the gateway\'s), --queue-timeout-ms and --log-level (both).',
+  summary: 'The gateway and a local runner in one process (the default command). A setting both halves have goes to the runner, except --host and --port (the gateway\'s), --queue-timeout-ms, --log-level, --max-body-bytes and --max-code-bytes (both).',
   flags: {
     ...configFlags(GatewayConfigSchema, { only: GATEWAY_ONLY }),
     ...Object.fromEntries(Object.entries(RUNNER_COMMAND.flags).filter(([name]) => !['host', 'port'].includes(name))),
@@ -21,7 +25,7 @@ export const SERVE_COMMAND = defineCommand({
   }
 })
 
-/** Splits read values between the halves: --host/--port to the gateway, the queue timeout and log level to both, a runner setting to the runner, the rest to the gateway. */
+/** Splits read values between the halves: --host/--port to the gateway, the keys of BOTH to both, a runner setting to the runner, the rest to the gateway. */
 export function splitServeValues (values: Readonly<Record<string, unknown>>): { gateway: Record<string, unknown>, runner: Record<string, unknown> } {
   const gateway: Record<string, unknown> = {}
   const runner: Record<string, unknown> = {}

@@ -26,6 +26,14 @@ test('serve gives --log-level to both: the one logger of both halves is made fro
   })
 })
 
+test('serve gives the request limits to both: one --max-body-bytes and one --max-code-bytes, the gateway\'s edge and the runner', () => {
+  assert.deepEqual(split(['--max-body-bytes', '2048', '--max-code-bytes=100']), {
+    gateway: { maxBodyBytes: '2048', maxCodeBytes: '100' },
+    runner: { maxBodyBytes: '2048', maxCodeBytes: '100' }
+  })
+  assert.throws(() => parseCommandLine(SERVE_COMMAND, ['--max-code-chars', '100']), /--max-code-chars: unknown flag/)
+})
+
 test('serve refuses a flag neither half knows, naming it', () => {
   assert.throws(() => parseCommandLine(SERVE_COMMAND, ['--pool-sise', '4']), /--pool-sise: unknown flag/)
 })

@@ -15,7 +15,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional, Sequence, Union
 
-import httpx
+try:
+    import httpx
+except ModuleNotFoundError as missing:  # the one dependency: say how to get it
+    if missing.name != 'httpx':
+        raise
+    raise ImportError('the sandfleet client needs httpx: apt-get install python3-httpx (Debian, Ubuntu) or pip install httpx',
+                      name='httpx') from missing
 
 from ._answers import BAD_RESPONSE, Answer, Attempt, result_from_error, result_from_failure
 from ._coalescer import Coalescer

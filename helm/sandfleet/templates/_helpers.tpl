@@ -120,3 +120,16 @@ namespace="{{ .Release.Namespace }}",service=~"{{ include "sandfleet.fullname" .
     secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.runnerSecret.key | quote }} }
 {{- end }}
 {{- end -}}
+
+{{/*
+The Secret holding the gateways' keys file: gateway.apiKeysSecret when given; else, unless
+gateway.allowUnauthenticated, the one the chart generates (gateway-api-keys-secret.yaml); else
+none (an open gateway).
+*/}}
+{{- define "sandfleet.apiKeysSecret" -}}
+{{- if .Values.gateway.apiKeysSecret -}}
+{{- .Values.gateway.apiKeysSecret -}}
+{{- else if not .Values.gateway.allowUnauthenticated -}}
+{{- include "sandfleet.fullname" . }}-api-keys
+{{- end -}}
+{{- end }}

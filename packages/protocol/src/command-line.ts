@@ -194,7 +194,7 @@ function placeholder (flag: FlagSpec): string {
 }
 
 /** The command's help: usage line, summary, then each flag with its variable, default and help. */
-export function commandHelp (spec: CommandSpec): string {
+export function commandHelp (spec: CommandSpec, width = helpWidth()): string {
   const lines = [`usage: ${spec.name}${spec.positionals === undefined ? '' : ` ${spec.positionals}`} [flags]`, '', spec.summary, '', 'flags:']
   for (const [name, flag] of Object.entries(spec.flags)) {
     const variable = flagEnvName(name, flag)
@@ -203,6 +203,42 @@ export function commandHelp (spec: CommandSpec): string {
   }
   lines.push('  --help, -h', '      print this help')
   if (spec.notes !== undefined) lines.push('', spec.notes)
+  return wrapHelp(lines.join('\n'), width)
+}
+
+/** The width help is wrapped to: the terminal's (at most 120 columns), 80 off a terminal. */
+export function helpWidth (): number {
+  const columns = process.stdout.isTTY === true ? process.stdout.columns : undefined
+  return columns !== undefined && columns >= 40 ? Math.min(columns, 120) : 80
+}
+
+/**
+ * Help text wrapped at spaces to `width` columns, so that a terminal never breaks a flag or a
+ * word: a continuation is indented under the text of its line (past a table row's term, `  step
+ * N calls …`, past a description's indent otherwise). A word longer than the width stays whole.
+ */
+export function wrapHelp (text: string, width: number): string {
+  return text.split('\n').map((line) => wrapLine(line, width)).join('\n')
+}
+
+function wrapLine (line: string, width: number): string {
+  if (line.length <= width) return line
+  const term = /^\s*\S+ {2,}(?=\S)/.exec(line)?.[0] ?? /^\s*/.exec(line)?.[0] ?? ''
+  const hang = ' '.repeat(term.length < width / 2 ? term.length : 4)
+  const lines: string[] = []
+  let current = term
+  let space = ''
+  let hasWord = false
+  for (const token of line.slice(term.length).match(/\S+| +/g) ?? []) {
+    if (token.startsWith(' ')) { space = token; continue }
+    if (hasWord && current.length + space.length + token.length > width) {
+      lines.push(current)
+      current = hang + token
+    } else current += (hasWord ? space : '') + token
+    space = ''
+    hasWord = true
+  }
+  lines.push(current)
   return lines.join('\n')
 }
 

@@ -14,6 +14,7 @@ export const ErrorBodySchema = Type.Object({
 
 /**
  * Body of every non-2xx response: `status` is the same closed set as in results
- * (`invalid_request` for 400s, `overloaded` for 429s, …), so a caller switches on one field.
+ * (`invalid_request` for a refused request: 400s, 404, 405, 413, 415; `overloaded` for 429s, …),
+ * so a caller switches on one field.
  */
 export type ErrorBody = Static<typeof ErrorBodySchema>

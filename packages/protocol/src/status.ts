@@ -4,7 +4,8 @@
  * - The code's doing: `ok`, `error`, `timeout`, `memory`, `killed`.
  * - The fleet's doing (retriable, never the code's fault): `overloaded`, `queue_timeout`,
  *   `infra_error`.
- * - The request's doing: `invalid_request` (HTTP 400, nothing ran).
+ * - The request's doing: `invalid_request` (refused, nothing ran: HTTP 400 for a field; 404, 405,
+ *   413, 415 and the session API's refusals in error bodies).
  */
 import { Type, type Static } from '@sinclair/typebox'
 
@@ -21,7 +22,7 @@ export const STATUSES = [...USER_STATUSES, ...FLEET_STATUSES, ...REQUEST_STATUSE
 /** Schema of {@link Status}. */
 export const StatusSchema = Type.Union(STATUSES.map((s) => Type.Literal(s)), {
   $id: 'Status',
-  description: 'ok | error | timeout | memory | killed (the code) · overloaded | queue_timeout | infra_error (the fleet, retriable) · invalid_request (HTTP 400)'
+  description: 'ok | error | timeout | memory | killed (the code) · overloaded | queue_timeout | infra_error (the fleet, retriable) · invalid_request (refused, nothing ran: HTTP 400, 404, 405, 413, …)'
 })
 
 /** A result status. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Type } from '@sinclair/typebox'
-import { CommandLineError, commandHelp, configFlags, defineCommand, parseCommandLine } from '../src/command-line.ts'
+import { CommandLineError, commandHelp, configFlags, defineCommand, parseCommandLine, wrapHelp } from '../src/command-line.ts'
 
 const SPEC = defineCommand({
   name: 'sandfleet demo',
@@ -78,4 +78,18 @@ test('a config schema becomes flags: names, variables, choices and defaults in t
   assert.match(help, /--max-in-flight N {3}\[SANDFLEET_MAX_IN_FLIGHT\]\n {6}Calls admitted at once \[1…\] \(default 4096\)/)
   assert.match(help, /--log-level info\|warn/)
   assert.deepEqual(Object.keys(configFlags(schema, { only: ['runners'] })), ['runners'])
+})
+
+test('help is wrapped at spaces to the width, a flag never cut, a continuation under its text', () => {
+  const spec = defineCommand({
+    name: 'sandfleet demo',
+    summary: 'A summary long enough to wrap once at forty columns, naming --threshold.',
+    flags: { threshold: { type: 'string', help: "pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max)" } }
+  })
+  const help = commandHelp(spec, 40)
+  for (const line of help.split('\n')) assert.ok(line.length <= 40, `within 40 columns: ${JSON.stringify(line)}`)
+  assert.match(help, /(^| )--threshold\.?$/m, 'the flag is whole on one line')
+  assert.match(help, /\n {6}pass\/fail, repeatable: 'p99<2000',\n {6}'wrong==0'/, 'a description continues at its own indent')
+  assert.equal(wrapHelp('  step      N calls released at once, over --connections', 30), '  step      N calls released\n            at once, over\n            --connections', 'a table row continues past its term')
+  assert.equal(wrapHelp('short   [SANDFLEET_X]', 30), 'short   [SANDFLEET_X]', 'a line within the width is left as it is')
 })

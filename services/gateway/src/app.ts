@@ -115,7 +115,7 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   // that fails the schema with a confusing message.
   app.removeContentTypeParser('text/plain')
   installJsonBody(app)
-  installErrorShape(app, metrics)
+  installErrorShape(app, metrics, config)
   installRequestMetrics(app, metrics)
   installAuth(app, new KeyTable(keys))
   const quotas = installQuotas(app, tenants, metrics, config.retryAfterS)

@@ -32,8 +32,8 @@ export const GatewayConfigSchema = Type.Object({
     minimum: 0, default: GRACES.callMs,
     description: 'Beyond what is left of queueTimeoutMs plus timeout_ms, how long the gateway waits for a runner\'s answer (the runner\'s own grace, transport) before it counts the runner unreachable'
   }),
-  maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
-  maxCodeChars: Type.Integer({ minimum: 1, default: 1024 * 1024, description: 'Longest `code`, in characters' }),
+  maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024, description: 'Largest request body, in bytes; a larger one is refused with 413' }),
+  maxCodeBytes: Type.Integer({ minimum: 1, default: 1024 * 1024, description: 'Largest `code`, in UTF-8 bytes; a longer one is refused naming the field' }),
   maxTimeoutMs: Type.Integer({ minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: 300_000 }),
   maxMemoryMb: Type.Integer({ minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: 8192 }),
   maxBatchItems: Type.Integer({ minimum: 1, maximum: LIMITS.maxBatchItems, default: LIMITS.maxBatchItems }),

@@ -23,7 +23,7 @@ export function plain<T> (schema: T): Json {
 }
 
 /** The limits a deployment configures. */
-export type RouteLimits = Pick<GatewayConfig, 'maxCodeChars' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
+export type RouteLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
 
 /** Schemas of every gateway route, limits applied. */
 export interface RouteSchemas {
@@ -49,7 +49,9 @@ function timeoutWithin (schema: Json, max: number): Json {
 export function routeSchemas (limits: RouteLimits): RouteSchemas {
   const execRequest = plain(ExecRequestSchema)
   const props = execRequest.properties as Record<string, Json>
-  props.code = { ...props.code, maxLength: limits.maxCodeChars }
+  // maxLength counts characters and a string has at least as many UTF-8 bytes: a `code` of more
+  // characters is over maxCodeBytes for sure (the runner, given the same limit, counts its bytes).
+  props.code = { ...props.code, maxLength: limits.maxCodeBytes }
   props.timeout_ms = timeoutWithin(props.timeout_ms, limits.maxTimeoutMs)
   props.memory_mb = { ...props.memory_mb, maximum: Math.min(Number(props.memory_mb.maximum), limits.maxMemoryMb) }
   const batchRequest = plain(BatchRequestSchema)
@@ -61,7 +63,7 @@ export function routeSchemas (limits: RouteLimits): RouteSchemas {
   createProps.memory_mb = { ...createProps.memory_mb, maximum: Math.min(Number(createProps.memory_mb.maximum), limits.maxMemoryMb) }
   const sessionExec = plain(SessionExecRequestSchema)
   const execProps = sessionExec.properties as Record<string, Json>
-  execProps.code = { ...execProps.code, maxLength: limits.maxCodeChars }
+  execProps.code = { ...execProps.code, maxLength: limits.maxCodeBytes }
   execProps.timeout_ms = timeoutWithin(execProps.timeout_ms, limits.maxTimeoutMs)
   return {
     sessionCreate,

@@ -78,10 +78,10 @@ test('a batch heavier than the whole limit is still admitted when nothing else i
   } finally { await app.close() }
 })
 
-test('limits from the configuration are 400s naming the field: code size, body size, batch size; auth is a 401', async () => {
+test('limits from the configuration explain themselves: code size and batch size 400s naming the field, body size a 413 giving the limit; auth is a 401', async () => {
   const client = heldClient()
   client.release()
-  const config = loadGatewayConfig({ env: {}, values: { maxCodeChars: 10, maxBodyBytes: 2048, maxBatchItems: 2, apiKeys: ['secret-key-1'] } })
+  const config = loadGatewayConfig({ env: {}, values: { maxCodeBytes: 10, maxBodyBytes: 2048, maxBatchItems: 2, apiKeys: ['secret-key-1'] } })
   const { app } = await buildGatewayApp({ config, clients: [client], logger: false })
   const auth = { authorization: 'Bearer secret-key-1' }
   try {
@@ -96,10 +96,13 @@ test('limits from the configuration are 400s naming the field: code size, body s
 
     const longCode = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x'.repeat(11) } })
     assert.equal(longCode.statusCode, 400)
-    assert.equal(longCode.json().error.field, 'code')
+    assert.deepEqual(longCode.json().error, { code: 'SF_ERR_GATEWAY_INVALID_REQUEST', field: 'code', message: 'code is more than 10 characters, over this deployment\'s limit of 10 bytes (maxCodeBytes, --max-code-bytes)' })
+    const longInBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { requests: [{ code: '1' }, { code: 'x'.repeat(11) }] } })
+    assert.deepEqual([longInBatch.statusCode, longInBatch.json().error.field], [400, 'requests/1/code'])
+    assert.match(longInBatch.json().error.message, /^code is more than 10 characters, over this deployment's limit of 10 bytes \(maxCodeBytes, --max-code-bytes\)$/)
     const bigBody = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x', stdin: 'y'.repeat(4096) } })
-    assert.equal(bigBody.statusCode, 400)
-    assert.equal(bigBody.json().error.code, 'SF_ERR_GATEWAY_BODY_TOO_LARGE')
+    assert.equal(bigBody.statusCode, 413)
+    assert.deepEqual(bigBody.json(), { status: 'invalid_request', error: { code: 'SF_ERR_GATEWAY_BODY_TOO_LARGE', message: 'request body is larger than 2048 bytes, this gateway\'s maxBodyBytes (--max-body-bytes)' } })
     const bigBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { requests: [{ code: '1' }, { code: '2' }, { code: '3' }] } })
     assert.equal(bigBatch.statusCode, 400)
     assert.equal(bigBatch.json().error.field, 'requests')

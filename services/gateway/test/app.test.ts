@@ -43,6 +43,26 @@ test('bad input is answered 400 with the error body naming the field', async () 
   } finally { await app.close() }
 })
 
+test('a wrong method on a known path is a 405 whose Allow lists the methods it takes; an unknown path a 404', async () => {
+  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [fakeClient('a', ok('a'))], logger: false })
+  try {
+    await app.ready()
+    const get = await app.inject({ method: 'GET', url: '/v1/execute' })
+    assert.equal(get.statusCode, 405)
+    assert.equal(get.headers.allow, 'POST')
+    assert.deepEqual(get.json(), { status: 'invalid_request', error: { code: 'SF_ERR_GATEWAY_METHOD_NOT_ALLOWED', message: '/v1/execute does not take GET; it takes POST' } })
+    // a path with a parameter, and the query left out of the match
+    const put = await app.inject({ method: 'PUT', url: '/v1/sessions/abc?x=1' })
+    assert.equal(put.statusCode, 405)
+    assert.equal(put.headers.allow, 'DELETE, GET, HEAD')
+    assert.equal((await app.inject({ method: 'POST', url: '/healthz' })).headers.allow, 'GET, HEAD')
+    const missing = await app.inject({ method: 'GET', url: '/v1/nope' })
+    assert.equal(missing.statusCode, 404)
+    assert.equal(missing.headers.allow, undefined)
+    assert.equal(missing.json().error.code, 'SF_ERR_GATEWAY_NOT_FOUND')
+  } finally { await app.close() }
+})
+
 test('an infra_error is retried on another runner, a user error is not', async () => {
   const broken = fakeClient('broken', (r) => failedResult('infra_error', 'SF_ERR_X', 'boom', { runner: 'broken', request_id: r.request_id }))
   const good = fakeClient('good', ok('good'))

@@ -23,9 +23,9 @@ function recordingRunner (): RunnerClient & { timeouts: Array<number | undefined
   }
 }
 
-test('a deployment\'s maxTimeoutMs and maxCodeChars: defaults within them, larger values refused naming the field, on /v1 and the compatible APIs', async () => {
+test('a deployment\'s maxTimeoutMs and maxCodeBytes: defaults within them, larger values refused naming the field, on /v1 and the compatible APIs', async () => {
   const runner = recordingRunner()
-  const config = loadGatewayConfig({ env: {}, values: { maxTimeoutMs: 3000, maxCodeChars: 100 } })
+  const config = loadGatewayConfig({ env: {}, values: { maxTimeoutMs: 3000, maxCodeBytes: 100 } })
   const { app } = await buildGatewayApp({ config, clients: [runner], logger: false })
   const post = async (url: string, payload: unknown): Promise<{ status: number, body: any }> => {
     const res = await app.inject({ method: 'POST', url, payload: payload as object })
@@ -51,7 +51,11 @@ test('a deployment\'s maxTimeoutMs and maxCodeChars: defaults within them, large
     assert.deepEqual(big.body.detail[0].loc, ['body', 'code'])
     const cell = await post('/run_jupyter', { cells: ['x'.repeat(101)] })
     assert.equal(cell.body.status, 'SandboxError')
-    assert.match(cell.body.message, /code 101 is over this deployment's limit of 100/)
-    assert.equal(runner.timeouts.length, 5, 'no refused call reached the runner')
+    assert.match(cell.body.message, /code is 101 bytes, over this deployment's limit of 100 bytes \(maxCodeBytes, --max-code-bytes\)/)
+    // bytes, not characters: 50 two-byte characters are 100 bytes (within), 51 are 102 (over)
+    assert.equal((await post('/run_code', { code: 'é'.repeat(50), language: 'python' })).body.status, 'Success')
+    const wide = await post('/run_jupyter', { cells: ['é'.repeat(51)] })
+    assert.match(wide.body.message, /code is 102 bytes, over this deployment's limit of 100 bytes/)
+    assert.equal(runner.timeouts.length, 6, 'no refused call reached the runner')
   } finally { await app.close() }
 })

@@ -19,7 +19,7 @@ import {
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
-import { NdjsonWriter, callerSignal, errorBody as registryBody } from '@sandfleet/protocol/http'
+import { NdjsonWriter, RouteMethods, callerSignal, errorBody as registryBody } from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner.ts'
@@ -93,7 +93,9 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
       const message = `${field === '' ? 'body' : field} ${err.validation[0]?.message ?? 'is invalid'}`
       return reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', message, field))
     }
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_BODY_TOO_LARGE', `the body is over ${options.maxBodyBytes ?? runner.config.maxBodyBytes} bytes`))
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(errorBody('SF_ERR_RUNNER_BODY_TOO_LARGE', `the body is larger than ${options.maxBodyBytes ?? runner.config.maxBodyBytes} bytes, this runner's maxBodyBytes (--max-body-bytes)`))
+    }
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_UNSUPPORTED_MEDIA'))
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
       return reply.code(400).send(errorBody('SF_ERR_RUNNER_BAD_JSON', `the body is not valid JSON: ${err.message}`))
@@ -101,7 +103,14 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
     reply.log.error({ err }, 'runner request failed')
     return reply.code(500).send(errorBody('SF_ERR_RUNNER_INTERNAL', err.message))
   })
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('SF_ERR_RUNNER_NOT_FOUND', `no route ${request.method} ${request.url}`)))
+  // A path no route has is a 404; one that takes other methods a 405 whose Allow lists them.
+  const methods = new RouteMethods()
+  app.addHook('onRoute', (route) => { methods.add(route.method, route.url) })
+  app.setNotFoundHandler((request, reply) => {
+    const allow = methods.allowed(request.url)
+    if (allow.length === 0) return reply.code(404).send(errorBody('SF_ERR_RUNNER_NOT_FOUND', `no route ${request.method} ${request.url}`))
+    return reply.code(405).header('allow', allow.join(', ')).send(errorBody('SF_ERR_RUNNER_METHOD_NOT_ALLOWED', `${request.url.split('?', 1)[0]} does not take ${request.method}; it takes ${allow.join(', ')}`))
+  })
 
   if (runner.config.runnerSecret !== '') {
     const authorized = bearerCheck(runner.config.runnerSecret)

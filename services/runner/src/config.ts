@@ -37,7 +37,7 @@ export const RunnerConfigSchema = Type.Object({
   maxTimeoutMs: int(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, 'Largest timeout_ms accepted'),
   maxMemoryMb: int(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, 'Largest memory_mb accepted'),
   maxCodeBytes: int(1, 64 * 1024 * 1024, 'Largest code accepted, in UTF-8 bytes'),
-  maxBodyBytes: int(1024, 1024 * 1024 * 1024, 'Largest HTTP body accepted by the internal API'),
+  maxBodyBytes: int(1024, 1024 * 1024 * 1024, 'Largest HTTP request body, in bytes; a larger one is refused with 413'),
   maxOutputBytes: int(0, 64 * 1024 * 1024, 'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'),
   graceMs: int(0, 600_000, 'Beyond timeout_ms and the backend\'s own stop time, how long a sandbox may take to answer before its job is answered timeout and the sandbox killed'),
   isolation: Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description: 'Isolation level of Python jobs that name none (process and docker backends): fork (a fresh process per job) or reuse (a warm process reused while a check after each job proves it clean; a job may still ask for fork)' }),

@@ -36,8 +36,7 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
     [{ code: 'x', timeout_ms: '100' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'timeout_ms'],
     [{ code: 'x', language: 'cobol' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'language'],
     [{ code: 'x', extra: 1 }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'extra'],
-    [{ code: 'x', timeout_ms: 6000 }, 'SF_ERR_RUNNER_LIMIT', 'timeout_ms'],
-    [{ code: 'x'.repeat(5000) }, 'SF_ERR_RUNNER_BODY_TOO_LARGE', undefined]
+    [{ code: 'x', timeout_ms: 6000 }, 'SF_ERR_RUNNER_LIMIT', 'timeout_ms']
   ]
   for (const [payload, code, field] of cases) {
     const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: payload as object })
@@ -50,6 +49,22 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
   const bad = await app.inject({ method: 'POST', url: '/v1/execute', headers: { 'content-type': 'application/json' }, payload: '{"code":' })
   assert.equal(bad.statusCode, 400)
   assert.equal(bad.json().error.code, 'SF_ERR_RUNNER_BAD_JSON')
+})
+
+test('app: a body over maxBodyBytes is a 413 that gives the limit and the setting', async () => {
+  const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x'.repeat(5000) } })
+  assert.equal(res.statusCode, 413)
+  assert.deepEqual(res.json(), { status: 'invalid_request', error: { code: 'SF_ERR_RUNNER_BODY_TOO_LARGE', message: 'the body is larger than 4096 bytes, this runner\'s maxBodyBytes (--max-body-bytes)' } })
+})
+
+test('app: a wrong method on a known path is a 405 whose Allow lists the methods it takes; an unknown path a 404', async () => {
+  const get = await app.inject({ method: 'GET', url: '/v1/execute' })
+  assert.equal(get.statusCode, 405)
+  assert.equal(get.headers.allow, 'POST')
+  assert.deepEqual(get.json().error, { code: 'SF_ERR_RUNNER_METHOD_NOT_ALLOWED', message: '/v1/execute does not take GET; it takes POST' })
+  assert.equal((await app.inject({ method: 'POST', url: '/v1/runner/load' })).headers.allow, 'GET, HEAD')
+  const missing = await app.inject({ method: 'GET', url: '/v1/nope' })
+  assert.deepEqual([missing.statusCode, missing.headers.allow, missing.json().error.code], [404, undefined, 'SF_ERR_RUNNER_NOT_FOUND'])
 })
 
 test('app: a body nested past LIMITS.maxJsonDepth is a 400 SF_ERR_RUNNER_BAD_JSON on every route', async () => {

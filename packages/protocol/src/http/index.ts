@@ -1,6 +1,7 @@
 /**
  * What the gateway and the runner both need of HTTP, written once: the caller-abort signal, the
- * NDJSON writer and reader of a streamed batch, and the error registry's shape. Node only
+ * NDJSON writer and reader of a streamed batch, the error registry's shape, and the methods each
+ * path takes (404 or 405). Node only
  * (`node:stream`); kept out of the package's main entry, which is the contract alone.
  *
  * @example
@@ -16,3 +17,4 @@ export * from './caller-signal.ts'
 export * from './ndjson-writer.ts'
 export * from './ndjson-reader.ts'
 export * from './error-registry.ts'
+export * from './route-methods.ts'

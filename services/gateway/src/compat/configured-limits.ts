@@ -1,5 +1,5 @@
 /**
- * The deployment's limits (maxTimeoutMs, maxMemoryMb, maxCodeChars) on the calls the compatible
+ * The deployment's limits (maxTimeoutMs, maxMemoryMb, maxCodeBytes) on the calls the compatible
  * APIs make. The /v1 routes hold a request to them in their schemas (schemas.ts); a compatible
  * API maps its own fields (SandboxFusion's `run_timeout` in seconds, a notebook's cell timeout)
  * into a request first, so the same limits are checked here, on the mapped request, and a call
@@ -7,9 +7,10 @@
  */
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import type { RouteLimits } from '../schemas.ts'
+import { codeTooLong } from '../plugins/error-shape.ts'
 import type { CompatSessions, ExecuteBatchFn, ExecuteFn } from './execute.ts'
 
-export type ConfiguredLimits = Pick<RouteLimits, 'maxTimeoutMs' | 'maxMemoryMb' | 'maxCodeChars'>
+export type ConfiguredLimits = Pick<RouteLimits, 'maxTimeoutMs' | 'maxMemoryMb' | 'maxCodeBytes'>
 
 /** The answer to a call over one of `limits`, or `undefined` when it is within them. */
 export function overLimit (request: Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb'>, limits: ConfiguredLimits): ExecResult | undefined {
@@ -17,7 +18,8 @@ export function overLimit (request: Pick<ExecRequest, 'code' | 'timeout_ms' | 'm
     failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', `${field} ${value} is over this deployment's limit of ${limit}`)
   if (request.timeout_ms !== undefined && request.timeout_ms > limits.maxTimeoutMs) return refuse('timeout_ms', request.timeout_ms, limits.maxTimeoutMs)
   if (request.memory_mb !== undefined && request.memory_mb > limits.maxMemoryMb) return refuse('memory_mb', request.memory_mb, limits.maxMemoryMb)
-  if (request.code.length > limits.maxCodeChars) return refuse('code', request.code.length, limits.maxCodeChars)
+  const codeBytes = Buffer.byteLength(request.code)
+  if (codeBytes > limits.maxCodeBytes) return failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', codeTooLong(limits.maxCodeBytes, `${codeBytes} bytes`))
   return undefined
 }
 

@@ -68,6 +68,12 @@ export interface Job {
 export interface JobWatch {
   /** The job waits in the sandbox before it runs, at most until its `startBy` (an executor tier still warming). */
   waiting(): void
+  /**
+   * The job has reached the sandbox only now: a frame larger than the stream's buffer (a large
+   * stdin, files) goes out over many turns of the event loop, slower the busier the runner. The
+   * job's time counts from here; its delivery had the deadline's time of its own.
+   */
+  delivered?(): void
 }
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */

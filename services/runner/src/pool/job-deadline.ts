@@ -1,8 +1,10 @@
 /**
  * A job's hard deadline: one timer per job, the only one that answers a job `timeout` for a
  * sandbox that did not. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
- * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved once, to the job's
- * `startBy` plus the same, when the sandbox says the job waits before it runs ({@link waiting}).
+ * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved later, to the same
+ * from the moment the job reached the sandbox, when its frame took a while to get there
+ * ({@link delivered}); moved once, to the job's `startBy` plus the same, when the sandbox says
+ * the job waits before it runs ({@link waiting}). It only ever moves later.
  * On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
  * (pool.ts); whichever comes second, the sandbox's answer or the expiry, is ignored.
  */
@@ -13,11 +15,14 @@ export class JobDeadline<T> implements JobWatch {
   /** When the sandbox took the job (`performance.now()`). */
   readonly handedAt = performance.now()
   #timer: NodeJS.Timeout
+  #endsAt: number
   #moved = false
+  #delivered = false
   #answered = false
 
   /** Arms the deadline; `onExpiry` is called once, unless {@link answer} is called first. */
   constructor (readonly of: T, readonly job: Job, readonly overrunMs: number, private readonly onExpiry: (of: T, deadline: JobDeadline<T>) => void) {
+    this.#endsAt = this.handedAt + job.request.timeout_ms + overrunMs
     this.#timer = setTimeout(JobDeadline.#expire, job.request.timeout_ms + overrunMs, this)
   }
 
@@ -25,10 +30,21 @@ export class JobDeadline<T> implements JobWatch {
   waiting (): void {
     if (this.#moved || this.#answered || this.job.startBy === undefined) return
     this.#moved = true
+    this.#moveTo(Math.max(performance.now(), this.job.startBy) + this.job.request.timeout_ms + this.overrunMs)
+  }
+
+  /** The job reached its sandbox only now: the deadline counts from here (never earlier than it was). */
+  delivered (): void {
+    if (this.#delivered || this.#answered) return
+    this.#delivered = true
+    this.#moveTo(performance.now() + this.job.request.timeout_ms + this.overrunMs)
+  }
+
+  #moveTo (endsAt: number): void {
+    if (endsAt <= this.#endsAt) return
+    this.#endsAt = endsAt
     clearTimeout(this.#timer)
-    const now = performance.now()
-    const endsAt = Math.max(now, this.job.startBy) + this.job.request.timeout_ms + this.overrunMs
-    this.#timer = setTimeout(JobDeadline.#expire, endsAt - now, this)
+    this.#timer = setTimeout(JobDeadline.#expire, endsAt - performance.now(), this)
   }
 
   /** True the first time, when the answer is still to be given: the caller gives it and the timer stops. */
@@ -42,7 +58,8 @@ export class JobDeadline<T> implements JobWatch {
   /** Why the job was answered `timeout`, for its error message. */
   describe (): string {
     const t = this.job.request.timeout_ms
-    return `the sandbox did not answer within timeout_ms=${t} plus ${this.overrunMs} ms${this.#moved ? ' after the job\'s start deadline' : ''}; it was stopped and is replaced`
+    const from = this.#moved ? ' after the job\'s start deadline' : this.#delivered ? ' after the job reached it' : ''
+    return `the sandbox did not answer within timeout_ms=${t} plus ${this.overrunMs} ms${from}; it was stopped and is replaced`
   }
 
   static #expire<T> (deadline: JobDeadline<T>): void {

@@ -20,7 +20,7 @@ export function checkRequest (request: ExecRequest, config: RunnerConfig, served
   const c = config
   if (typeof request.code !== 'string') return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: 'code', message: 'code must be a string' }
   if (request.code.length > c.maxCodeBytes && Buffer.byteLength(request.code) > c.maxCodeBytes) {
-    return { code: 'SF_ERR_RUNNER_LIMIT', field: 'code', message: `code is ${Buffer.byteLength(request.code)} bytes; this runner accepts at most ${c.maxCodeBytes}` }
+    return { code: 'SF_ERR_RUNNER_LIMIT', field: 'code', message: `code is ${Buffer.byteLength(request.code)} bytes, over this runner's limit of ${c.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)` }
   }
   if (request.timeout_ms !== undefined && request.timeout_ms > c.maxTimeoutMs) {
     return { code: 'SF_ERR_RUNNER_LIMIT', field: 'timeout_ms', message: `timeout_ms ${request.timeout_ms} is over this runner's limit of ${c.maxTimeoutMs}` }

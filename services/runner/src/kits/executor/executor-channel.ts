@@ -98,7 +98,10 @@ export class ExecutorChannel {
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation, tenant: job.tenant })
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse' }
-      this.output.write(frame + '\n')
+      // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
+      // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
+      if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined) this.output.write(frame + '\n')
+      else this.output.write(frame + '\n', () => { watch.delivered?.() })
     })
   }
 

@@ -94,3 +94,28 @@ test('docker backend: a memory bomb past the container limit answers memory; the
     await runner.close()
   }
 })
+
+test('docker backend: many jobs with large stdins at once all run, each reading its own stdin whole', async () => {
+  const id = `docker-stdin-${process.pid}`
+  const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
+  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 2, maxSessions: 0, queueTimeoutMs: 300_000, executorPath: REPO_EXECUTOR }))
+  try {
+    await runner.start()
+    // 8 jobs of 8-16 MiB each, given at once to 2 sandboxes; half read their stdin, half do not.
+    const sizes = Array.from({ length: 8 }, (_, i) => (8 + i) * 2 ** 20 + i)
+    const results = await Promise.all(sizes.map(async (n, i) => await runner.execute({
+      code: i % 2 === 0 ? 'import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:8])' : 'print(1)',
+      stdin: String.fromCharCode(97 + i).repeat(n),
+      timeout_ms: 30_000
+    })))
+    const { createHash } = await import('node:crypto')
+    results.forEach((r, i) => {
+      const expected = i % 2 === 0 ? `${sizes[i]} ${createHash('sha256').update(String.fromCharCode(97 + i).repeat(sizes[i])).digest('hex').slice(0, 8)}\n` : '1\n'
+      assert.deepEqual([r.status, r.stdout], ['ok', expected], `job ${i} (${sizes[i]} bytes of stdin): ${r.error?.message ?? ''}`)
+    })
+    assert.equal(runner.poolStats()[0].replacements, 0, 'no sandbox was stopped as unanswering')
+  } finally {
+    await runner.close()
+  }
+  assert.deepEqual(await engine.listContainers(), [])
+})

@@ -108,3 +108,38 @@ test('the channel tells a job\'s watch when the executor says that job waits for
   channel.close()
   assert.deepEqual([(await unanswered).status, (await unanswered).error?.type], ['killed', 'SF_ERR_EXECUTOR_EXITED'])
 })
+
+test('a frame larger than the stream buffer tells the job\'s watch when all of it is out; a small one does not', async () => {
+  const { PassThrough, Writable } = await import('node:stream')
+  const input = new PassThrough()
+  let release: (() => void) | undefined
+  let frames = ''
+  // The executor's end of the channel: takes a chunk only when released, as a busy reader would.
+  const output = new Writable({
+    highWaterMark: 16 * 1024,
+    write (chunk: Buffer, _enc, done) { frames += chunk.toString(); release = done }
+  })
+  const channel = new ExecutorChannel(input, output)
+  input.write(JSON.stringify({ op: 'ready', protocol: 1, pid: 1, python: '3', tiers: {}, packages: {} }) + '\n')
+  await channel.ready(1000)
+  const answer = (id: string): void => { input.write(JSON.stringify({ op: 'result', id, status: 'ok', stdout: '1\n', stderr: '', exit_code: 0, duration_ms: 1, truncated: { stdout: false, stderr: false } }) + '\n') }
+  const told: string[] = []
+  const watch = { waiting: () => { told.push('waiting') }, delivered: () => { told.push('delivered') } }
+
+  const big = channel.run({ request: resolveExecRequest({ code: 'print(1)', stdin: 'x'.repeat(1 << 20) }), maxOutputBytes: 65536 }, watch)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(told, [], 'not yet: the frame is still on its way')
+  release?.()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(told, ['delivered'])
+  answer('1')
+  assert.equal((await big).status, 'ok')
+  assert.ok(frames.includes('"stdin":"xxxx'))
+
+  const small = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 65536 }, watch)
+  release?.()
+  answer('2')
+  assert.equal((await small).status, 'ok')
+  assert.deepEqual(told, ['delivered'], 'a frame within the buffer goes at once: nothing to tell')
+  channel.close()
+})
