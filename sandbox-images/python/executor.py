@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, reuse, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, reuse, zygote, cleanup, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -197,6 +197,13 @@ def signalled(pid):
         at = status.find(key)
         if at < 0 or int(status[at + len(key):status.index(b'\n', at + 1)], 16): return True
     return False
+
+
+def zygote_tampered(z):
+    """True when zygote `z` (a zygote.Zygote) is gone or a job changed its limits or scheduling: every job process it
+    forks would inherit them. Its limits are a spare's (a spare gets its job's own from the controller)."""
+    try: return tampered(z.pid)
+    except OSError: return True
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
@@ -470,6 +477,29 @@ def pick_tier(code, tiers, loaded):
     return 'bare'
 
 
+# ---------------- sandfleet_sandbox/census.py
+# The C-level state of the extension modules the zygote tiers preload, for the `reuse` level's check.
+#
+# State kept in C (a module's globals in its C code, not in any Python dict) is invisible to the baseline's walk. Each
+# item of it that a job can change is either read here, so that the check compares it before and after each job
+# (`c_state`), or its setter is refused by `static_taint` (`REFUSED_NAMES`: code that names it runs forked). The census
+# behind both lists, module by module and tier by tier, is docs/reuse-census.md.
+
+import sys
+
+# Setters of C-level state that the check does not read: code naming one runs forked.
+REFUSED_NAMES = ()
+
+
+def c_state():
+    """The readings of the C-level state of the loaded extension modules, in a fixed order: equal before and after a
+    job that changed none of it."""
+    out = []
+    socket = sys.modules.get('socket')
+    if socket is not None: out.append(socket.getdefaulttimeout())
+    return out
+
+
 # ---------------- sandfleet_sandbox/reuse.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
 #
@@ -518,7 +548,7 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
-)
+) + REFUSED_NAMES
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
@@ -684,6 +714,7 @@ def knobs():
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
     if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    out += c_state()
     return out
 
 
@@ -1014,8 +1045,11 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
+        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
         self.jobs, self.since = 0, 0.0
 
@@ -1055,6 +1089,13 @@ class Reuser:
         f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
         return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
 
+    def cpu_ns(self):
+        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread; a reuse process that
+        started a thread ends with its job); its last reading once it is gone."""
+        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError): pass
+        return self.cpu_seen
+
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
 
@@ -1069,7 +1110,7 @@ class Reuser:
         except OSError: pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.pidfd):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.pidfd):
             try: os.close(fd)
             except OSError: pass
         self.state = 'gone'
@@ -1208,7 +1249,8 @@ def copy_code_mappings():
 
 def zygote(sock, tier, controller):
     """Warms the tier, then forks a job process each time the controller asks, ahead of its job; reports each one's
-    exit status. The job process's pipes arrive with the request as fds 1-4, so it does not have to move them."""
+    exit status and CPU time. The job process's pipes arrive with the request as fds 1-4, so it does not have to move
+    them."""
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the controller
     if os.getppid() != controller: os._exit(0)
     t0 = time.perf_counter()
@@ -1220,7 +1262,7 @@ def zygote(sock, tier, controller):
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
-    fork, pidfd_open, closerange, killpg, waitpid, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.waitpid, os.close
+    fork, pidfd_open, closerange, killpg, wait4, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.wait4, os.close
     ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
         for fd, _ in poll():
@@ -1251,17 +1293,18 @@ def zygote(sock, tier, controller):
                 reusing.discard(pid)
                 try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
                 except OSError: pass
-                _, status = waitpid(pid, 0); close(fd)
-                send(b'x %d %d%s' % (pid, status, ready)); ready = b''
+                _, status, usage = wait4(pid, 0); close(fd)
+                # its exit status and its CPU (user + system, its threads and the children it reaped), in microseconds
+                send(b'x %d %d %d%s' % (pid, status, (usage.ru_utime + usage.ru_stime) * 1e6, ready)); ready = b''
 
 
 class Zygote:
     """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
-    reuse.Reuser), the exit statuses it reported."""
+    reuse.Reuser), the exit statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
 
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits, self.asked = None, {}, None
+        self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
         self.reuser, self.reuse_asked, self.forget = None, None, set()  # forget: reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
@@ -1324,8 +1367,9 @@ class Zygote:
         elif kind == b'u':
             self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
         elif kind == b'x':
-            pid, status = rest.split()
+            pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
+            self.cpu_us[int(pid)] = int(cpu_us)
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
             fds = self.reuse_asked if rest == b'u' else self.asked
             for fd in fds or (): os.close(fd)
@@ -1450,18 +1494,21 @@ class Cleanup:
 
 def sweep(children, keep):
     """Kills every process a job left behind (reparented to the controller, the subreaper; `children`: its
-    /proc/self/task/PID/children, open), all but the pids in `keep`. False if some survive."""
+    /proc/self/task/PID/children, open), all but the pids in `keep`. (True, or False if some survive; the CPU time
+    the processes it reaped used, in microseconds.)"""
+    cpu_us = 0
     for _ in range(50):
         try: pids = [p for p in map(int, os.pread(children, 1 << 16, 0).split()) if p not in keep]
         except OSError: pids = []
-        if not pids: return True
+        if not pids: return True, cpu_us
         for p in pids:
             try: os.kill(p, signal.SIGKILL)
             except OSError: pass
         for p in pids:
-            try: os.waitpid(p, 0)
-            except OSError: pass
-    return False
+            try: usage = os.wait4(p, 0)[2]
+            except OSError: continue
+            cpu_us += int((usage.ru_utime + usage.ru_stime) * 1e6)
+    return False, cpu_us
 
 
 # ---------------- sandfleet_sandbox/controller.py
@@ -1625,13 +1672,13 @@ class Controller:
     def run(self, job):
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
-        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced')
+        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
-                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'], retire=False)
+                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
             r = self.reuser_for(z) if reuse and refused is None else None
@@ -1645,9 +1692,10 @@ class Controller:
                 # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
                 if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
                     self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 nonce = os.urandom(12).hex()
                 try:
+                    r.cpu_at = r.cpu_seen = r.cpu_ns()
                     self.limit_reuse(r, job)
                     if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
                     self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
@@ -1657,12 +1705,12 @@ class Controller:
                     continue
                 except (OSError, ValueError):  # a limit it lowered cannot be raised
                     self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 r.begin(nonce)
                 self.running = r  # its own, until its job is answered: settle leaves it to this
                 break
             if z.dead or self.closing or z.spare is None:
-                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
+                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
             if reuse: z.ask_reuse()  # for the next reuse job of this tier
             pid, fds = z.spare
             z.spare = None
@@ -1674,7 +1722,7 @@ class Controller:
                 if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                     os.kill(pid, signal.SIGKILL)
                     for fd in fds: os.close(fd)
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                     os.kill(pid, signal.SIGKILL)
                     raise OSError('a signal is pending for the spare job process')
@@ -1685,7 +1733,7 @@ class Controller:
             except OSError:
                 for fd in fds: os.close(fd)
         else:
-            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came')
+            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
         _, out_r, err_r, rep_r = fds
         if r is None: os.close(fds[0])
         cap = int(job.get('max_output_bytes') or 65536)
@@ -1719,11 +1767,13 @@ class Controller:
                 if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
                     # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
+                    if r is not None: r.cpu_seen = r.cpu_ns()
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass
                     deadline = now + SOFT_STOP_S
                     continue
                 killed = True
+                if r is not None: r.cpu_seen = r.cpu_ns()  # its CPU as it is killed (once reaped, it is read no more)
                 try: os.killpg(pid, signal.SIGKILL)
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
@@ -1737,17 +1787,24 @@ class Controller:
         duration = (time.perf_counter() - t0) * 1000
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
+        if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
+        else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
         # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
         # tainted it): what follows is for the others.
         clean = done is not None
-        leftover = clean or sweep(self.children, self.keep)
+        unswept = None
+        if not clean:
+            swept, orphans_us = sweep(self.children, self.keep)
+            if cpu_ns is not None: cpu_ns += orphans_us * 1000
+            unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
             if not other.dead:
                 if not clean:
                     try: os.kill(other.pid, signal.SIGCONT)
                     except OSError: pass
+                    if unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
-        if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
+        if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
@@ -1773,9 +1830,11 @@ class Controller:
             try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
             except ValueError: report = None
         if not isinstance(report, dict): report = None
-        exit_code, error, retire = None, None, not leftover or not cleaned or (wstatus is None and done is None)
+        # The sandbox takes the next job unless something of this one could not be undone.
+        exit_code, error = None, None
+        retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
         if timed_out:
-            status, retire = 'timeout', True
+            status = 'timeout'
             error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
         elif wstatus is None and done is None:
             status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
@@ -1785,7 +1844,9 @@ class Controller:
             if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
                 error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
                 if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-                if report.get('memory') is True: status, retire = 'memory', True
+                if report.get('memory') is True:
+                    status = 'memory'
+                    if done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
             elif exit_code:
                 error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
         else:
@@ -1796,13 +1857,15 @@ class Controller:
             ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
             if ooms is not None and ooms > self.ooms:
                 # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
-                self.ooms, status, retire = ooms, 'memory', True
+                self.ooms, status = ooms, 'memory'
                 error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
                   'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
+                  'error': error, 'files': files, 'retire': retire is not None, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
+        if retire is not None: result['retire_reason'] = retire
+        if cpu_ns is not None: result['cpu_ms'] = round(cpu_ns / 1e6, 3)
         if fetch_errors: result['fetch_errors'] = fetch_errors
         if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
@@ -1828,7 +1891,9 @@ class Controller:
             while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
             self.settle()
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
-        if r.state == 'idle' and z.reuser is r: self.last_clean = r
+        if r.state == 'idle' and z.reuser is r:
+            if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
+            else: self.last_clean = r
 
     def await_verdict(self, z, r):
         """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
@@ -1855,6 +1920,7 @@ class Controller:
         self.by_fd.pop(r.rep_r, None)
         r.close()
         if z.reuser is r: z.reuser = None
+        z.cpu_us.pop(r.pid, None)
         if z.exits.pop(r.pid, None) is None: z.forget.add(r.pid)
         self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
@@ -1867,7 +1933,7 @@ class Controller:
             if reaped: self.dead.remove(pid)
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
-                z.forget.discard(pid); del z.exits[pid]
+                z.forget.discard(pid); del z.exits[pid]; z.cpu_us.pop(pid, None)
             r = z.reuser
             if r is None or r is self.running: continue
             if r.rep_r not in self.by_fd:
@@ -1910,10 +1976,13 @@ def precompile(code):
     except BaseException: return None
 
 
-def failed(job, status, type_, message, retire=True):
-    return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-            'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-            'files': {}, 'retire': retire, 'tier': None}
+def failed(job, status, type_, message, retire_reason=None):
+    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
+    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
+              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
+              'files': {}, 'retire': retire_reason is not None, 'tier': None}
+    if retire_reason is not None: result['retire_reason'] = retire_reason
+    return result
 
 
 def main():

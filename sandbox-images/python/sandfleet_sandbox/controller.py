@@ -15,7 +15,7 @@ import base64, json, marshal, os, resource, select, signal, socket, sys, time
 from .libc import prctl
 from .limits import NPROC, SOFT_STOP_S, address_space, timeout_ms_of
 from .files import fetch_files
-from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered
+from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered, zygote_tampered
 from .seccomp import add_seccomp
 from .job import MAIN_FILE, PLACES, SCRATCH, WORKDIR
 from .tiers import pick_tier, plan_tiers
@@ -179,13 +179,13 @@ class Controller:
     def run(self, job):
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
-        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced')
+        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
-                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'], retire=False)
+                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
             r = self.reuser_for(z) if reuse and refused is None else None
@@ -199,9 +199,10 @@ class Controller:
                 # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
                 if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
                     self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 nonce = os.urandom(12).hex()
                 try:
+                    r.cpu_at = r.cpu_seen = r.cpu_ns()
                     self.limit_reuse(r, job)
                     if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
                     self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
@@ -211,12 +212,12 @@ class Controller:
                     continue
                 except (OSError, ValueError):  # a limit it lowered cannot be raised
                     self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 r.begin(nonce)
                 self.running = r  # its own, until its job is answered: settle leaves it to this
                 break
             if z.dead or self.closing or z.spare is None:
-                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name)
+                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
             if reuse: z.ask_reuse()  # for the next reuse job of this tier
             pid, fds = z.spare
             z.spare = None
@@ -228,7 +229,7 @@ class Controller:
                 if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                     os.kill(pid, signal.SIGKILL)
                     for fd in fds: os.close(fd)
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced')
+                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
                 if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                     os.kill(pid, signal.SIGKILL)
                     raise OSError('a signal is pending for the spare job process')
@@ -239,7 +240,7 @@ class Controller:
             except OSError:
                 for fd in fds: os.close(fd)
         else:
-            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came')
+            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
         _, out_r, err_r, rep_r = fds
         if r is None: os.close(fds[0])
         cap = int(job.get('max_output_bytes') or 65536)
@@ -273,11 +274,13 @@ class Controller:
                 if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
                     # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
+                    if r is not None: r.cpu_seen = r.cpu_ns()
                     try: os.killpg(pid, signal.SIGTERM)
                     except OSError: pass
                     deadline = now + SOFT_STOP_S
                     continue
                 killed = True
+                if r is not None: r.cpu_seen = r.cpu_ns()  # its CPU as it is killed (once reaped, it is read no more)
                 try: os.killpg(pid, signal.SIGKILL)
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
@@ -291,17 +294,24 @@ class Controller:
         duration = (time.perf_counter() - t0) * 1000
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
+        if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
+        else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
         # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
         # tainted it): what follows is for the others.
         clean = done is not None
-        leftover = clean or sweep(self.children, self.keep)
+        unswept = None
+        if not clean:
+            swept, orphans_us = sweep(self.children, self.keep)
+            if cpu_ns is not None: cpu_ns += orphans_us * 1000
+            unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
             if not other.dead:
                 if not clean:
                     try: os.kill(other.pid, signal.SIGCONT)
                     except OSError: pass
+                    if unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
-        if controller_tampered(): leftover = False  # the job reniced or prlimited the controller: retire
+        if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
         for fd in list(open_fds):
             while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
@@ -327,9 +337,11 @@ class Controller:
             try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
             except ValueError: report = None
         if not isinstance(report, dict): report = None
-        exit_code, error, retire = None, None, not leftover or not cleaned or (wstatus is None and done is None)
+        # The sandbox takes the next job unless something of this one could not be undone.
+        exit_code, error = None, None
+        retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
         if timed_out:
-            status, retire = 'timeout', True
+            status = 'timeout'
             error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
         elif wstatus is None and done is None:
             status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
@@ -339,7 +351,9 @@ class Controller:
             if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
                 error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
                 if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-                if report.get('memory') is True: status, retire = 'memory', True
+                if report.get('memory') is True:
+                    status = 'memory'
+                    if done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
             elif exit_code:
                 error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
         else:
@@ -350,13 +364,15 @@ class Controller:
             ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
             if ooms is not None and ooms > self.ooms:
                 # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
-                self.ooms, status, retire = ooms, 'memory', True
+                self.ooms, status = ooms, 'memory'
                 error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
                   'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
                   'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire or z.dead, 'tier': z.name,
+                  'error': error, 'files': files, 'retire': retire is not None, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
+        if retire is not None: result['retire_reason'] = retire
+        if cpu_ns is not None: result['cpu_ms'] = round(cpu_ns / 1e6, 3)
         if fetch_errors: result['fetch_errors'] = fetch_errors
         if refused is not None: result['reuse_refused'] = refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
@@ -382,7 +398,9 @@ class Controller:
             while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
             self.settle()
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
-        if r.state == 'idle' and z.reuser is r: self.last_clean = r
+        if r.state == 'idle' and z.reuser is r:
+            if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
+            else: self.last_clean = r
 
     def await_verdict(self, z, r):
         """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
@@ -409,6 +427,7 @@ class Controller:
         self.by_fd.pop(r.rep_r, None)
         r.close()
         if z.reuser is r: z.reuser = None
+        z.cpu_us.pop(r.pid, None)
         if z.exits.pop(r.pid, None) is None: z.forget.add(r.pid)
         self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
@@ -421,7 +440,7 @@ class Controller:
             if reaped: self.dead.remove(pid)
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
-                z.forget.discard(pid); del z.exits[pid]
+                z.forget.discard(pid); del z.exits[pid]; z.cpu_us.pop(pid, None)
             r = z.reuser
             if r is None or r is self.running: continue
             if r.rep_r not in self.by_fd:
@@ -464,10 +483,13 @@ def precompile(code):
     except BaseException: return None
 
 
-def failed(job, status, type_, message, retire=True):
-    return {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-            'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-            'files': {}, 'retire': retire, 'tier': None}
+def failed(job, status, type_, message, retire_reason=None):
+    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
+    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
+              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
+              'files': {}, 'retire': retire_reason is not None, 'tier': None}
+    if retire_reason is not None: result['retire_reason'] = retire_reason
+    return result
 
 
 def main():

@@ -18,6 +18,7 @@ import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, mars
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
 from .tiers import IMPORT_RE
+from .census import REFUSED_NAMES, c_state
 from .job import _exit, _dumps, _write, end_as_script, flush_std, handle_sigterm, fresh_main, fresh_stdin, read_exactly, read_job, run_job
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -49,7 +50,7 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
-)
+) + REFUSED_NAMES
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
                     % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
 
@@ -215,6 +216,7 @@ def knobs():
     if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
     if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    out += c_state()
     return out
 
 
@@ -545,8 +547,11 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
+        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
         self.jobs, self.since = 0, 0.0
 
@@ -586,6 +591,13 @@ class Reuser:
         f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
         return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
 
+    def cpu_ns(self):
+        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread; a reuse process that
+        started a thread ends with its job); its last reading once it is gone."""
+        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError): pass
+        return self.cpu_seen
+
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
 
@@ -600,7 +612,7 @@ class Reuser:
         except OSError: pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.pidfd):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.pidfd):
             try: os.close(fd)
             except OSError: pass
         self.state = 'gone'

@@ -55,6 +55,13 @@ def signalled(pid):
     return False
 
 
+def zygote_tampered(z):
+    """True when zygote `z` (a zygote.Zygote) is gone or a job changed its limits or scheduling: every job process it
+    forks would inherit them. Its limits are a spare's (a spare gets its job's own from the controller)."""
+    try: return tampered(z.pid)
+    except OSError: return True
+
+
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
 CONTROLLER_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK)
 CONTROLLER_START = tuple(map(resource.getrlimit, CONTROLLER_RLIMITS))

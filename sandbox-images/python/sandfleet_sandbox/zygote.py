@@ -135,7 +135,8 @@ def copy_code_mappings():
 
 def zygote(sock, tier, controller):
     """Warms the tier, then forks a job process each time the controller asks, ahead of its job; reports each one's
-    exit status. The job process's pipes arrive with the request as fds 1-4, so it does not have to move them."""
+    exit status and CPU time. The job process's pipes arrive with the request as fds 1-4, so it does not have to move
+    them."""
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the controller
     if os.getppid() != controller: os._exit(0)
     t0 = time.perf_counter()
@@ -147,7 +148,7 @@ def zygote(sock, tier, controller):
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
-    fork, pidfd_open, closerange, killpg, waitpid, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.waitpid, os.close
+    fork, pidfd_open, closerange, killpg, wait4, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.wait4, os.close
     ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
         for fd, _ in poll():
@@ -178,17 +179,18 @@ def zygote(sock, tier, controller):
                 reusing.discard(pid)
                 try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
                 except OSError: pass
-                _, status = waitpid(pid, 0); close(fd)
-                send(b'x %d %d%s' % (pid, status, ready)); ready = b''
+                _, status, usage = wait4(pid, 0); close(fd)
+                # its exit status and its CPU (user + system, its threads and the children it reaped), in microseconds
+                send(b'x %d %d %d%s' % (pid, status, (usage.ru_utime + usage.ru_stime) * 1e6, ready)); ready = b''
 
 
 class Zygote:
     """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
-    reuse.Reuser), the exit statuses it reported."""
+    reuse.Reuser), the exit statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
 
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits, self.asked = None, {}, None
+        self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
         self.reuser, self.reuse_asked, self.forget = None, None, set()  # forget: reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
@@ -251,8 +253,9 @@ class Zygote:
         elif kind == b'u':
             self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
         elif kind == b'x':
-            pid, status = rest.split()
+            pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
+            self.cpu_us[int(pid)] = int(cpu_us)
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
             fds = self.reuse_asked if rest == b'u' else self.asked
             for fd in fds or (): os.close(fd)

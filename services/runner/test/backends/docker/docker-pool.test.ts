@@ -36,7 +36,7 @@ test('docker backend: an idle container killed from outside is replaced without 
   assert.deepEqual(await engine.listContainers(), [])
 })
 
-test('docker backend: a warm spare container takes over after a timeout, and a new spare is booted', async () => {
+test('docker backend: a timeout keeps the container; a warm spare takes over from one retired (its zygote killed), and a new spare is booted', async () => {
   const id = `docker-spare-${process.pid}`
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
   const driver = new DockerDriver({ runnerId: id, executorPath: REPO_EXECUTOR, spares: 1 })
@@ -63,10 +63,14 @@ test('docker backend: a warm spare container takes over after a timeout, and a n
     assert.ok(spare !== undefined)
     const spin = await runner.execute({ code: 'while True: pass', timeout_ms: 200 })
     assert.equal(spin.status, 'timeout')
+    assert.equal(await host(), serving, 'the call after the timeout ran in the same container')
+    // A job that kills its zygote leaves what the sweep cannot undo: the container is retired.
+    const attack = await runner.execute({ code: 'import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)' })
+    assert.equal(attack.status, 'killed')
     const next = await host()
-    assert.ok(spare.startsWith(next), `the call after the timeout ran in ${next}, not in the spare ${spare.slice(0, 12)}`)
+    assert.ok(spare.startsWith(next), `the call after the retirement ran in ${next}, not in the spare ${spare.slice(0, 12)}`)
     const now = await settle(2)
-    assert.ok(!now.some((c) => c.startsWith(serving)), 'the timed-out container was removed')
+    assert.ok(!now.some((c) => c.startsWith(serving)), 'the retired container was removed')
   } finally {
     await runner.close()
   }
@@ -83,7 +87,7 @@ test('docker backend: a memory bomb past the container limit answers memory; the
     assert.equal(bomb.status, 'memory', JSON.stringify(bomb.error))
     const next = await runner.execute({ code: 'print("after")' })
     assert.deepEqual([next.status, next.stdout], ['ok', 'after\n'])
-    assert.notEqual(next.sandbox, bomb.sandbox, 'the sandbox that ran out of memory was replaced')
+    assert.equal(next.sandbox, bomb.sandbox, 'the sandbox that ran out of memory serves on: the kernel killed the job, not the sandbox')
     assert.equal(runner.state, 'ready')
     assert.ok(process.memoryUsage().rss - rss < 64 << 20, 'the runner\'s own memory did not grow with the bomb')
   } finally {

@@ -34,7 +34,9 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
     const probe = await run(PTRACE_PROBE)
     assert.deepEqual([probe.status, probe.stdout], ['ok', 'done\n'], JSON.stringify(probe))
     const mem = await run('x = bytearray(400 * 1024 * 1024)', { memory_mb: 64 })
-    assert.equal(mem.status, 'memory'); assert.equal(mem.retire, true)
+    assert.deepEqual([mem.status, mem.retire], ['memory', undefined])
+    const kept = await run('print("kept")')
+    assert.deepEqual([kept.status, kept.stdout], ['ok', 'kept\n'], 'the sandbox takes the next job after a MemoryError')
   } finally {
     await sandbox.close()
     await driver.close()

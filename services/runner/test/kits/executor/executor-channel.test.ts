@@ -35,7 +35,9 @@ test('executor over ExecutorChannel: ok, error, exit code, timeout, stdin, forge
     const gone = await run(`import os; print(os.path.exists("/proc/${left}/stat") and open("/proc/${left}/stat").read().split()[2] != "Z")`)
     assert.equal(gone.stdout, 'False\n')
     const slow = await run('while True: pass', { timeout_ms: 300 })
-    assert.equal(slow.status, 'timeout'); assert.equal(slow.retire, true)
+    assert.equal(slow.status, 'timeout'); assert.equal(slow.retire, undefined)
+    const next = await run('print("after")')
+    assert.deepEqual([next.status, next.stdout], ['ok', 'after\n'], 'the executor takes the next job after a timeout')
   } finally {
     channel.close()
     child.kill('SIGKILL')
