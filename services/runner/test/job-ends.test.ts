@@ -15,17 +15,28 @@ import { REPO_EXECUTOR } from './helpers/docker.ts'
 /** One end of a job, and the probe the sandbox must answer after it. */
 interface End { name: string, request: ExecRequest, status: ExecResult['status'] }
 
-const PYTHON_ENDS: readonly End[] = [
-  { name: 'timeout', request: { code: 'open("/tmp/left-behind", "w").write("x")\nprint("spinning", flush=True)\nwhile True: pass', timeout_ms: 300 }, status: 'timeout' },
-  { name: 'memory', request: { code: 'open("/tmp/left-behind", "w").write("x")\nx = bytearray(400 * 1024 * 1024)', memory_mb: 64 }, status: 'memory' },
-  { name: 'killed', request: { code: 'import os, signal\nopen("/tmp/left-behind", "w").write("x")\nos.kill(os.getpid(), signal.SIGKILL)' }, status: 'killed' }
-]
+/** The Python ends, each leaving a file at `place` (an absolute path in a scratch dir, or one in the work dir). */
+function pythonEnds (place: string): End[] {
+  const leave = `open(${JSON.stringify(place)}, "w").write("x")`
+  return [
+    { name: 'timeout', request: { code: `${leave}\nprint("spinning", flush=True)\nwhile True: pass`, timeout_ms: 300 }, status: 'timeout' },
+    { name: 'memory', request: { code: `${leave}\nx = bytearray(400 * 1024 * 1024)`, memory_mb: 64 }, status: 'memory' },
+    { name: 'killed', request: { code: `import os, signal\n${leave}\nos.kill(os.getpid(), signal.SIGKILL)` }, status: 'killed' }
+  ]
+}
+
+/** The probe: does the file the job before left still exist? */
+const probeFor = (place: string): ExecRequest => ({ code: `import os\nprint(os.path.exists(${JSON.stringify(place)}))` })
+/** In a sandbox's scratch dir (a sandbox's own /tmp). */
+const SCRATCH = '/tmp/left-behind'
+const PYTHON_ENDS = pythonEnds(SCRATCH)
+const PYTHON_PROBE = probeFor(SCRATCH)
+
 /**
  * Pyodide's soft stop, long enough that no starved core misses it: this checks the sandbox kept
  * after a soft stop, and a job that does not take it in time is stopped hard (and retired).
  */
 const PATIENT_SOFT_STOP_MS = 30_000
-const PYTHON_PROBE: ExecRequest = { code: 'import os\nprint(os.path.exists("/tmp/left-behind"))' }
 
 /** `sandfleet_runner_sandbox_replacements_total` of `runner` by reason (its replacement ready). */
 async function replacements (runner: Runner): Promise<Record<string, number>> {
@@ -69,7 +80,8 @@ test('process backend: a timeout, memory or killed job keeps its sandbox, at for
 })
 
 test('unsafe backend: a timeout, memory or killed job keeps its executor', async () => {
-  await keptThrough({ backend: 'unsafe', languages: ['python'] }, PYTHON_ENDS, PYTHON_PROBE, 'False\n')
+  // No sandbox: its /tmp is the host's, and only the work dir is emptied.
+  await keptThrough({ backend: 'unsafe', languages: ['python'] }, pythonEnds('left-behind'), probeFor('left-behind'), 'False\n')
 })
 
 test('docker backend: a timeout, memory or killed job keeps its container', async () => {
@@ -78,8 +90,8 @@ test('docker backend: a timeout, memory or killed job keeps its container', asyn
 
 test('pyodide backend: a timeout (soft stop) or a MemoryError within 64 MiB of growth keeps its isolate (pyodide has no signals: no job ends killed)', async () => {
   await keptThrough({ backend: 'pyodide', languages: ['python'] }, [
-    { name: 'timeout', request: { code: 'open("/tmp/left-behind", "w").write("x")\nwhile True: pass', timeout_ms: 300 }, status: 'timeout' },
-    { name: 'memory', request: { code: 'open("/tmp/left-behind", "w").write("x")\na = []\nwhile True: a.append(bytearray(1024 * 1024))', memory_mb: 32 }, status: 'memory' }
+    { name: 'timeout', request: { code: `open("${SCRATCH}", "w").write("x")\nwhile True: pass`, timeout_ms: 300 }, status: 'timeout' },
+    { name: 'memory', request: { code: `open("${SCRATCH}", "w").write("x")\na = []\nwhile True: a.append(bytearray(1024 * 1024))`, memory_mb: 32 }, status: 'memory' }
   ], PYTHON_PROBE, 'False\n', (config) => new PyodideDriver({ config, logger: silentLogger, softStopMs: PATIENT_SOFT_STOP_MS }))
 })
 
