@@ -29,8 +29,8 @@
  * `rl-mix`, `rl-step`, `jsonl` with SANDFLEET_AB_FILE, …; SANDFLEET_AB_SEED, default 1) sends its
  * calls in turn through the product run's engine (each answer checked against its call's own
  * status and stdout), batched by SANDFLEET_AB_BATCH. Per build then: right calls/s, the fleet's
- * CPU per call (its process tree, read around each run, the answers of requests still out at its
- * end included), the useful share (the results' `cpu_ms` over that CPU; n/a for a build whose
+ * CPU per call (its process tree, from the run's start until the tree is idle after it: the
+ * answers of requests still out at its end and a replacement it set going included), the useful share (the results' `cpu_ms` over that CPU; n/a for a build whose
  * results carry none) and p50.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -40,6 +40,7 @@ import { captureEnvironment } from './environment.ts'
 import { classifyBatch, classifyExecute, classifyNdjsonBatch, runLoad, type LoadTarget } from './load.ts'
 import { environmentBlock } from './report.ts'
 import { median, summarize } from './stats.ts'
+import { settle } from './cpu.ts'
 import { startFleetCpuMeter } from './fleet-cpu.ts'
 import { runPlan } from './run/engine.ts'
 import { TARGET_TABLE } from './run/targets.ts'
@@ -133,6 +134,8 @@ export async function workloadRound (url: string, pid: number, calls: readonly B
     mode: 'closed', url, target: TARGET_TABLE[batch > 0 ? 'batch' : 'single'], callAt: (n) => calls[(offset + n) % calls.length],
     calls: 0, batchSize: Math.max(1, batch), connections: concurrency, rate: 0, durationS: seconds, sampleMs: 1000, requestTimeoutMs: 600_000
   })
+  // Until the tree is idle: what the run set going (a replaced sandbox warming) is its own.
+  await settle(pid, 30_000, 5, false)
   const used = await meter.stop()
   const a = r.accounting
   return {
