@@ -1,48 +1,36 @@
 /**
- * Rollout scheduler simulation: agentic multi-turn rollouts with long-tailed turn lengths over
- * several simulated vLLM-like engines, scheduled by free KV capacity (`kv`, the trainer's
- * `EnginePicker` as `KvScheduler` uses it), `round_robin` and `least_requests`. Figures:
- * makespan, generated tokens/s, KV preemptions (evictions) and the tokens recomputed after them,
- * trajectory completion p50/p99. A discrete-event simulation: no GPU, deterministic per seed, so
- * its figures do not depend on what else the machine runs.
+ * Rollout scheduler simulation: the rollouts of one RL step ({@link makeTrajectories}) over
+ * several simulated vLLM V1 engines ({@link SimEngine}: KV cache, chunked prefill, preemption
+ * by recompute, prefix cache; the step cost of {@link H100_QWEN3_14B}), each turn a new
+ * generation request spread by the trainer's own `EnginePicker` as `KvScheduler` uses it: by
+ * free KV (`kv`, with its reservation and, optionally, the engines' reported usage), least
+ * requests, round robin per turn, or statically per trajectory (the rStar2-Agent report's
+ * baseline). Figures: makespan, generated tokens/s, preemptions and the tokens recomputed after
+ * them, prefix-cache hits, trajectory completion p50/p99. A discrete-event simulation: no GPU,
+ * deterministic per seed, its figures independent of what else the machine runs.
  *
- * The engine model: every step decodes one token for each running sequence and prefills what was
- * admitted (step = base + per-sequence + per-prefill-token cost); a waiting sequence is admitted
- * when its tokens fit in the KV cache now (vLLM admits by current usage, not by max length); when
- * decoding outgrows the cache, the most recently admitted sequence is preempted and recomputed
- * later (vLLM's recompute preemption). Each turn is a new generation request (context + new
- * tokens); tool calls between turns take a long-tailed time.
- *
- * Usage: node --import tsx benchmarks/src/rollout-scheduler-sim.ts [--engines 4] [--capacity 65536]
- *        [--trajectories 512] [--seeds 1,2,3] [--max-tokens-per-turn 4096] [--budget 8192]
+ * Usage: node --import tsx benchmarks/src/rollout-scheduler-sim.ts [--engines 4] [--loads 32,64,128,256,512,1024]
+ *        [--seeds 1,2,3] [--capacity 229376] [--max-tokens-per-turn 4096] [--budget 8192]
+ *        [--usage-poll-ms 200] [--no-prefix-cache]
  */
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
-import { EnginePicker, seededRandom, type EngineSlot, type SchedulePolicy } from '@sandfleet/trainer'
+import { DEFAULT_SCHEDULE_POLICY, EnginePicker, type EngineSlot, type SchedulePolicy } from '@sandfleet/trainer'
 import { gitCommit } from './environment.ts'
+import { H100_QWEN3_14B, SimEngine, type EngineModel, type SimSeq } from './rollout-sim/sim-engine.ts'
+import { DEFAULT_WORKLOAD, makeTrajectories, type Trajectory, type Workload } from './rollout-sim/workload.ts'
 
 /** Parameters of one simulation. */
 export interface SimParams {
   engines: number
-  /** KV cache per engine, tokens. */
-  capacityTokens: number
-  trajectories: number
-  seed: number
-  maxTokensPerTurn: number
-  /** Response budget per trajectory (model + tool tokens). */
-  budget: number
-  /** Most running sequences per engine (vLLM max_num_seqs). */
-  maxSeqs: number
-  /** Step cost: base ms, ms per running sequence, ms per prefilled token. */
-  stepBaseMs: number
-  stepPerSeqMs: number
-  stepPerPrefillTokenMs: number
-  /** Engines keep finished sequences' KV as a prefix cache in their free blocks (vLLM's automatic prefix caching). */
-  prefixCache: boolean
+  engine: EngineModel
+  workload: Workload
+  /** How often the scheduler reads each engine's KV usage, for variants that do (`KvScheduler`'s `usagePollMs`). */
+  usagePollMs: number
 }
 
-/** Defaults: 4 engines of 64k tokens, 512 trajectories, turns of median 400 tokens with a long tail. */
-export const DEFAULT_SIM: SimParams = { engines: 4, capacityTokens: 65_536, trajectories: 512, seed: 1, maxTokensPerTurn: 4096, budget: 8192, maxSeqs: 256, stepBaseMs: 10, stepPerSeqMs: 0.06, stepPerPrefillTokenMs: 0.01, prefixCache: true }
+/** Defaults: 4 engines of {@link H100_QWEN3_14B}, the {@link DEFAULT_WORKLOAD}, usage read every 200 ms. */
+export const DEFAULT_SIM: SimParams = Object.freeze({ engines: 4, engine: H100_QWEN3_14B, workload: DEFAULT_WORKLOAD, usagePollMs: 200 })
 
 /** A scheduler under test: a policy and, for `kv`, how much it reserves and whether it reads usage. */
 export interface SimVariant {
@@ -50,7 +38,7 @@ export interface SimVariant {
   policy: SchedulePolicy
   /** New tokens reserved per generation (default its max tokens: the report's max-length estimate). */
   reserveNewTokens?: number
-  /** The picker also sees each engine's KV tokens in use (its metrics, refreshed every step). */
+  /** The picker also sees each engine's KV tokens in use, read every `usagePollMs`. */
   reportUsage?: boolean
   /** Every turn of a trajectory goes to the engine its first turn went to (static assignment). */
   sticky?: boolean
@@ -64,7 +52,7 @@ export interface SimResult {
   makespanS: number
   tokensPerS: number
   generatedTokens: number
-  evictions: number
+  preemptions: number
   recomputedTokens: number
   /** Prompt tokens served from the prefix cache over all prompt tokens admitted. */
   prefixHitRate: number
@@ -74,30 +62,9 @@ export interface SimResult {
   imbalance: number
 }
 
-interface Turn { length: number, toolTokens: number, toolMs: number }
-interface Traj { prompt: number, turns: Turn[], turn: number, context: number, response: number, doneAt: number, engine: number, lastEngine: number }
-interface Seq { traj: Traj, engine: number, target: number, generated: number, need: number, preempted: boolean }
-interface EngineState { running: Seq[], waiting: Seq[], used: number, busy: boolean, busyMs: number, cache: Map<Traj, number>, cached: number }
+interface Request { traj: Trajectory, seq: SimSeq, need: number, engine: number }
 
-function lognormal (random: () => number, median: number, sigma: number): number {
-  const u = Math.max(1e-12, random())
-  const v = random()
-  return median * Math.exp(sigma * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v))
-}
-
-/** The workload: prompts of 200–800 tokens, 1–8 turns, turn lengths lognormal (median 400, σ 1.2). */
-export function makeTrajectories (p: SimParams): Traj[] {
-  const random = seededRandom(p.seed)
-  return Array.from({ length: p.trajectories }, () => {
-    const nTurns = Math.min(8, 1 + Math.floor(-Math.log(Math.max(1e-12, random())) * 2))
-    const turns = Array.from({ length: nTurns }, () => ({
-      length: Math.max(8, Math.min(p.maxTokensPerTurn, Math.round(lognormal(random, 400, 1.2)))),
-      toolTokens: 20 + Math.floor(random() * 280),
-      toolMs: Math.min(10_000, lognormal(random, 100, 1))
-    }))
-    return { prompt: 200 + Math.floor(random() * 600), turns, turn: 0, context: 0, response: 0, doneAt: 0, engine: -1, lastEngine: -1 }
-  })
-}
+type Event = { kind: 'arrive', traj: Trajectory } | { kind: 'step', engine: number } | { kind: 'poll' }
 
 class Heap<T> {
   private readonly items: Array<{ t: number, n: number, v: T }> = []
@@ -129,191 +96,170 @@ class Heap<T> {
   private less (a: { t: number, n: number }, b: { t: number, n: number }): boolean { return a.t < b.t || (a.t === b.t && a.n < b.n) }
 }
 
-type Event = { kind: 'arrive', traj: Traj } | { kind: 'step', engine: number, prefilled: number }
-
-/** Runs one policy over the workload of `p.seed`. */
+/** Runs one scheduler over the workload of `p.workload.seed`. */
 export function simulate (p: SimParams, variant: SimVariant): SimResult {
-  const trajs = makeTrajectories(p)
+  const w = p.workload
+  const trajs = makeTrajectories(w)
   const picker = new EnginePicker(variant.policy)
-  const slots: EngineSlot[] = Array.from({ length: p.engines }, () => ({ capacityTokens: p.capacityTokens, reservedTokens: 0, inFlight: 0 }))
-  const engines: EngineState[] = Array.from({ length: p.engines }, () => ({ running: [], waiting: [], used: 0, busy: false, busyMs: 0, cache: new Map<Traj, number>(), cached: 0 }))
-  const central: Seq[] = []
+  const slots: EngineSlot[] = Array.from({ length: p.engines }, () => ({ capacityTokens: p.engine.capacityTokens, reservedTokens: 0, inFlight: 0 }))
+  const engines = Array.from({ length: p.engines }, () => new SimEngine(p.engine))
+  const bySeq = new Map<SimSeq, Request>()
+  const central: Request[] = []
   const events = new Heap<Event>()
   let now = 0
   let generated = 0
-  let evictions = 0
-  let recomputed = 0
-  let promptTokens = 0
-  let hitTokens = 0
+  let unfinished = trajs.length
 
-  /** Evicts the least recently cached prefixes until cache and running sequences fit. */
-  const makeRoom = (e: EngineState): void => {
-    for (const [t, n] of e.cache) {
-      if (e.used + e.cached <= p.capacityTokens) break
-      e.cache.delete(t)
-      e.cached -= n
-    }
+  const run = (i: number): void => {
+    if (engines[i].busy) return
+    const ms = engines[i].step()
+    if (ms !== undefined) events.push(now + ms, { kind: 'step', engine: i })
   }
-  const toCache = (e: EngineState, t: Traj, tokens: number): void => {
-    if (!p.prefixCache) return
-    const old = e.cache.get(t)
-    if (old !== undefined) { e.cache.delete(t); e.cached -= old }
-    e.cache.set(t, tokens)
-    e.cached += tokens
-    makeRoom(e)
-  }
-
-  const startStep = (i: number): void => {
-    const e = engines[i]
-    let prefill = 0
-    while (e.waiting.length > 0 && e.running.length < p.maxSeqs) {
-      const s = e.waiting[0]
-      const tokens = s.traj.context + s.generated
-      if (e.used + tokens > p.capacityTokens && e.running.length > 0) break
-      e.waiting.shift()
-      e.running.push(s)
-      const hit = Math.min(tokens, e.cache.get(s.traj) ?? 0)
-      if (e.cache.has(s.traj)) { e.cached -= e.cache.get(s.traj) as number; e.cache.delete(s.traj) }
-      e.used += tokens
-      makeRoom(e)
-      prefill += tokens - hit
-      promptTokens += tokens
-      hitTokens += hit
-      if (s.preempted) recomputed += tokens - hit
-    }
-    if (variant.reportUsage) slots[i].usedTokens = e.used + e.waiting.reduce((a, w) => a + w.traj.context + w.generated, 0)
-    if (e.running.length === 0) { e.busy = false; return }
-    e.busy = true
-    const dt = p.stepBaseMs + p.stepPerSeqMs * e.running.length + p.stepPerPrefillTokenMs * prefill
-    e.busyMs += dt
-    events.push(now + dt, { kind: 'step', engine: i, prefilled: prefill })
-  }
-  const place = (s: Seq, i: number): void => {
-    s.engine = i
-    s.traj.lastEngine = i
-    slots[i].reservedTokens += s.need
+  const place = (r: Request, i: number): void => {
+    r.engine = i
+    r.traj.lastEngine = i
+    slots[i].reservedTokens += r.need
     slots[i].inFlight++
-    engines[i].waiting.push(s)
-    if (!engines[i].busy) startStep(i)
+    bySeq.set(r.seq, r)
+    engines[i].submit(r.seq)
+    run(i)
   }
-  const dispatch = (s: Seq): void => {
-    if (variant.sticky && s.traj.engine >= 0) { place(s, s.traj.engine); return }
-    const i = central.length === 0 ? picker.pick(slots, s.need, variant.affinity && s.traj.lastEngine >= 0 ? s.traj.lastEngine : undefined) : undefined
-    if (variant.sticky && i !== undefined) s.traj.engine = i
-    if (i === undefined) central.push(s)
-    else place(s, i)
+  const preferred = (t: Trajectory): number | undefined => variant.affinity === true && t.lastEngine >= 0 ? t.lastEngine : undefined
+  const dispatch = (r: Request): void => {
+    if (variant.sticky === true && r.traj.engine >= 0) { place(r, r.traj.engine); return }
+    const i = central.length === 0 ? picker.pick(slots, r.need, preferred(r.traj)) : undefined
+    if (variant.sticky === true && i !== undefined) r.traj.engine = i
+    if (i === undefined) central.push(r)
+    else place(r, i)
   }
-  const arrive = (t: Traj): void => {
-    const maxTokens = Math.min(p.maxTokensPerTurn, p.budget - t.response)
-    const target = Math.min(maxTokens, t.turns[t.turn].length)
-    dispatch({ traj: t, engine: -1, target, generated: 0, need: t.context + Math.min(maxTokens, variant.reserveNewTokens ?? maxTokens), preempted: false })
+  const arrive = (t: Trajectory): void => {
+    const maxTokens = Math.min(w.maxTokensPerTurn, w.budget - t.response)
+    const seq: SimSeq = { owner: t, context: t.context, target: Math.min(maxTokens, t.turns[t.turn].length), generated: 0, computed: 0, lost: 0 }
+    dispatch({ traj: t, seq, need: t.context + Math.min(maxTokens, variant.reserveNewTokens ?? maxTokens), engine: -1 })
   }
-  const finishTurn = (s: Seq): void => {
-    const t = s.traj
-    slots[s.engine].reservedTokens -= s.need
-    slots[s.engine].inFlight--
-    t.context += s.generated
-    t.response += s.generated
+  const finishTurn = (r: Request): void => {
+    const t = r.traj
+    bySeq.delete(r.seq)
+    slots[r.engine].reservedTokens -= r.need
+    slots[r.engine].inFlight--
+    t.context += r.seq.generated
+    t.response += r.seq.generated
     const turn = t.turns[t.turn]
     t.turn++
-    if (t.turn < t.turns.length && t.response + turn.toolTokens < p.budget - 8) {
+    if (t.turn < t.turns.length && t.response + turn.toolTokens < w.budget - 8) {
       t.context += turn.toolTokens
       t.response += turn.toolTokens
       events.push(now + turn.toolMs, { kind: 'arrive', traj: t })
-    } else t.doneAt = now
+    } else { t.doneAt = now; unfinished-- }
     while (central.length > 0) {
       const head = central[0]
-      const i = picker.pick(slots, head.need, variant.affinity && head.traj.lastEngine >= 0 ? head.traj.lastEngine : undefined)
+      const i = picker.pick(slots, head.need, preferred(head.traj))
       if (i === undefined) break
-      place(central.shift() as Seq, i)
+      place(central.shift() as Request, i)
     }
   }
+  const poll = (): void => {
+    engines.forEach((e, i) => { slots[i].usedTokens = e.used })
+    if (unfinished > 0) events.push(now + p.usagePollMs, { kind: 'poll' })
+  }
 
-  for (const t of trajs) { t.context = t.prompt; arrive(t) }
+  if (variant.reportUsage === true) poll()
+  for (const t of trajs) arrive(t)
   while (events.size > 0) {
     const { t, v } = events.pop()
     now = t
     if (v.kind === 'arrive') { arrive(v.traj); continue }
-    const e = engines[v.engine]
-    for (const s of e.running) { s.generated++; e.used++; generated++ }
-    const done = e.running.filter((s) => s.generated >= s.target)
-    e.running = e.running.filter((s) => s.generated < s.target)
-    for (const s of done) { e.used -= s.traj.context + s.generated; toCache(e, s.traj, s.traj.context + s.generated) }
-    makeRoom(e)
-    while (e.used > p.capacityTokens && e.running.length > 1) {
-      const victim = e.running.pop() as Seq
-      const tokens = victim.traj.context + victim.generated
-      e.used -= tokens
-      victim.preempted = true
-      e.waiting.unshift(victim)
-      evictions++
-      toCache(e, victim.traj, tokens)
-    }
-    for (const s of done) finishTurn(s)
-    startStep(v.engine)
+    if (v.kind === 'poll') { poll(); continue }
+    const outcome = engines[v.engine].finishStep()
+    generated += outcome.generated
+    for (const seq of outcome.finished) finishTurn(bySeq.get(seq) as Request)
+    run(v.engine)
   }
-  const times = trajs.map((t) => t.doneAt / 1000).sort((a, b) => a - b)
-  const makespan = Math.max(...times)
-  const busy = engines.map((e) => e.busyMs)
+  const times = trajs.map((x) => x.doneAt / 1000).sort((a, b) => a - b)
+  const makespan = times[times.length - 1]
+  const busy = engines.map((e) => e.counters.busyMs)
   const meanBusy = busy.reduce((a, b) => a + b, 0) / busy.length
+  const sum = (f: (e: SimEngine) => number): number => engines.reduce((a, e) => a + f(e), 0)
+  const prompt = sum((e) => e.counters.promptTokens)
   return {
     variant: variant.name,
     makespanS: makespan,
     tokensPerS: generated / makespan,
     generatedTokens: generated,
-    evictions,
-    recomputedTokens: recomputed,
-    prefixHitRate: promptTokens === 0 ? 0 : hitTokens / promptTokens,
+    preemptions: sum((e) => e.counters.preemptions),
+    recomputedTokens: sum((e) => e.counters.recomputedTokens),
+    prefixHitRate: prompt === 0 ? 0 : sum((e) => e.counters.cachedTokens) / prompt,
     trajectoryP50S: times[Math.floor(times.length * 0.5)],
     trajectoryP99S: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))],
     imbalance: Math.max(...busy) / meanBusy
   }
 }
 
-/** The schedulers compared. */
-export const VARIANTS: SimVariant[] = [
-  { name: 'kv, max-length reservation', policy: 'kv' },
-  { name: 'kv, reserve 1024 + reported usage', policy: 'kv', reserveNewTokens: 1024, reportUsage: true },
-  { name: 'kv, reserve 512 + reported usage', policy: 'kv', reserveNewTokens: 512, reportUsage: true },
-  { name: 'kv, reserve 1024 + usage + turn affinity', policy: 'kv', reserveNewTokens: 1024, reportUsage: true, affinity: true },
-  { name: 'least_requests', policy: 'least_requests' },
-  { name: 'round_robin (per turn)', policy: 'round_robin' },
-  { name: 'static round robin (per trajectory)', policy: 'round_robin', sticky: true }
-]
+/** The schedulers compared; `kv` as `KvScheduler` runs it under `runEpisode` (turn affinity on) unless named otherwise. */
+export const VARIANTS: readonly SimVariant[] = Object.freeze([
+  { name: 'kv, max-length reservation (report §3.2)', policy: 'kv', affinity: true },
+  { name: 'kv, reserve 1024 + reported usage', policy: 'kv', reserveNewTokens: 1024, reportUsage: true, affinity: true },
+  { name: 'kv, reserve 512 + reported usage', policy: 'kv', reserveNewTokens: 512, reportUsage: true, affinity: true },
+  { name: 'kv, reserve 1024 + reported usage, no turn affinity', policy: 'kv', reserveNewTokens: 1024, reportUsage: true },
+  { name: 'least requests (the default)', policy: 'least_requests' },
+  { name: 'round robin per turn', policy: 'round_robin' },
+  { name: 'static round robin per trajectory (the report\'s baseline)', policy: 'round_robin', sticky: true }
+])
+
+/** The variant of `KvScheduler`'s default policy. */
+export const DEFAULT_VARIANT = VARIANTS.find((v) => v.policy === DEFAULT_SCHEDULE_POLICY) as SimVariant
+
+/** Mean figures of `variant` over `seeds`. */
+export function meanOverSeeds (p: SimParams, variant: SimVariant, seeds: readonly number[]): SimResult {
+  const rs = seeds.map((seed) => simulate({ ...p, workload: { ...p.workload, seed } }, variant))
+  const mean = (f: (r: SimResult) => number): number => rs.reduce((a, r) => a + f(r), 0) / rs.length
+  return {
+    variant: variant.name,
+    makespanS: mean((r) => r.makespanS),
+    tokensPerS: mean((r) => r.tokensPerS),
+    generatedTokens: mean((r) => r.generatedTokens),
+    preemptions: mean((r) => r.preemptions),
+    recomputedTokens: mean((r) => r.recomputedTokens),
+    prefixHitRate: mean((r) => r.prefixHitRate),
+    trajectoryP50S: mean((r) => r.trajectoryP50S),
+    trajectoryP99S: mean((r) => r.trajectoryP99S),
+    imbalance: mean((r) => r.imbalance)
+  }
+}
 
 function main (): void {
   const { values } = parseArgs({
     options: {
-      engines: { type: 'string' }, capacity: { type: 'string' }, trajectories: { type: 'string' }, seeds: { type: 'string', default: '1,2,3' },
-      'max-tokens-per-turn': { type: 'string' }, budget: { type: 'string' }, 'no-prefix-cache': { type: 'boolean' }
+      engines: { type: 'string' }, capacity: { type: 'string' }, loads: { type: 'string', default: '32,64,128,256,512,1024' }, seeds: { type: 'string', default: '1,2,3' },
+      'max-tokens-per-turn': { type: 'string' }, budget: { type: 'string' }, 'usage-poll-ms': { type: 'string' }, 'no-prefix-cache': { type: 'boolean' }
     }
   })
   const base: SimParams = {
-    ...DEFAULT_SIM,
-    ...(values.engines ? { engines: Number(values.engines) } : {}),
-    ...(values.capacity ? { capacityTokens: Number(values.capacity) } : {}),
-    ...(values.trajectories ? { trajectories: Number(values.trajectories) } : {}),
-    ...(values['max-tokens-per-turn'] ? { maxTokensPerTurn: Number(values['max-tokens-per-turn']) } : {}),
-    ...(values.budget ? { budget: Number(values.budget) } : {}),
-    ...(values['no-prefix-cache'] ? { prefixCache: false } : {})
+    engines: values.engines ? Number(values.engines) : DEFAULT_SIM.engines,
+    engine: { ...H100_QWEN3_14B, ...(values.capacity ? { capacityTokens: Number(values.capacity) } : {}), ...(values['no-prefix-cache'] ? { prefixCache: false } : {}) },
+    workload: { ...DEFAULT_WORKLOAD, ...(values['max-tokens-per-turn'] ? { maxTokensPerTurn: Number(values['max-tokens-per-turn']) } : {}), ...(values.budget ? { budget: Number(values.budget) } : {}) },
+    usagePollMs: values['usage-poll-ms'] ? Number(values['usage-poll-ms']) : DEFAULT_SIM.usagePollMs
   }
   const seeds = (values.seeds ?? '1').split(',').map(Number)
+  const loads = (values.loads ?? '64').split(',').map(Number)
+  const e = base.engine
   console.log(`# rollout scheduler simulation\n\n- date ${new Date().toISOString()}, commit ${gitCommit()}\n- command: node --import tsx benchmarks/src/rollout-scheduler-sim.ts ${process.argv.slice(2).join(' ')}`.trimEnd())
-  console.log(`- ${base.engines} engines × ${base.capacityTokens} KV tokens, ${base.trajectories} trajectories, max ${base.maxTokensPerTurn} tokens/turn, budget ${base.budget}, prefix cache ${base.prefixCache ? 'on' : 'off'}, seeds ${seeds.join(',')}; simulated time (the machine's load does not change the figures)\n`)
-  console.log('| scheduler | makespan s | tokens/s | evictions | recomputed tokens | prefix hits | trajectory p50 s | p99 s | imbalance |')
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
-  let rrRate = 0
-  const rows: string[] = []
-  for (const variant of [...VARIANTS].reverse()) {
-    const rs = seeds.map((seed) => simulate({ ...base, seed }, variant))
-    const mean = (f: (r: SimResult) => number): number => rs.reduce((a, r) => a + f(r), 0) / rs.length
-    const rate = mean((r) => r.tokensPerS)
-    if (variant.policy === 'round_robin' && variant.sticky === true) rrRate = rate
-    const vs = ` (×${(rate / rrRate).toFixed(2)})`
-    rows.unshift(`| ${variant.name} | ${mean((r) => r.makespanS).toFixed(1)} | ${Math.round(rate)}${vs} | ${Math.round(mean((r) => r.evictions))} | ${Math.round(mean((r) => r.recomputedTokens))} | ${(100 * mean((r) => r.prefixHitRate)).toFixed(0)}% | ${mean((r) => r.trajectoryP50S).toFixed(1)} | ${mean((r) => r.trajectoryP99S).toFixed(1)} | ${mean((r) => r.imbalance).toFixed(2)} |`)
+  console.log(`- ${base.engines} engines × ${e.capacityTokens} KV tokens (max_num_batched_tokens ${e.maxBatchedTokens}, max_num_seqs ${e.maxSeqs}, prefix cache ${e.prefixCache ? 'on' : 'off'}; step ${e.cost.baseMs} ms + ${e.cost.perTokenMs} ms/token + ${e.cost.kvReadMsPerToken} ms/KV token read + ${e.cost.attentionMsPerTokenPair} ms/prefill token pair), max ${base.workload.maxTokensPerTurn} tokens/turn, budget ${base.workload.budget}, usage read every ${base.usagePollMs} ms, seeds ${seeds.join(',')} (means); simulated time`)
+  for (const perEngine of loads) {
+    const p = { ...base, workload: { ...base.workload, trajectories: perEngine * base.engines } }
+    const results = VARIANTS.map((v) => meanOverSeeds(p, v, seeds))
+    const rr = results[results.length - 1].tokensPerS
+    const byDefault = results[VARIANTS.indexOf(DEFAULT_VARIANT)].tokensPerS
+    const best = results.reduce((a, r) => r.tokensPerS > a.tokensPerS ? r : a)
+    console.log(`\n## ${perEngine} trajectories per engine (${p.workload.trajectories})\n`)
+    console.log('| scheduler | makespan s | tokens/s | × default | × static RR | preemptions | recomputed tokens | prefix hits | trajectory p50 s | p99 s | imbalance |')
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    for (const r of results) {
+      console.log(`| ${r.variant} | ${r.makespanS.toFixed(1)} | ${Math.round(r.tokensPerS)} | ×${(r.tokensPerS / byDefault).toFixed(3)} | ×${(r.tokensPerS / rr).toFixed(3)} | ${Math.round(r.preemptions)} | ${Math.round(r.recomputedTokens)} | ${(100 * r.prefixHitRate).toFixed(0)}% | ${r.trajectoryP50S.toFixed(1)} | ${r.trajectoryP99S.toFixed(1)} | ${r.imbalance.toFixed(2)} |`)
+    }
+    console.log(`\nbest: ${best.variant} (×${(best.tokensPerS / byDefault).toFixed(3)} the default)`)
   }
-  console.log(rows.join('\n'))
-  console.log('\n(×: tokens/s relative to static round robin, the rStar2-Agent report\'s baseline; imbalance: busiest engine\'s busy time over the mean)')
+  console.log('\n(imbalance: busiest engine\'s busy time over the mean)')
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, reuse, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, reuse, reuser, zygote, cleanup, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -516,7 +516,7 @@ def c_state():
 # job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 # another process could do to it (rlimits, scheduling, pending signals).
 
-import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, select, sys, types
+import _functools, _locale, _signal, _thread, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
 
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -548,9 +548,28 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
+    # Modules the check cannot follow reached without an import: by computed name in sys.modules, as another module's
+    # attribute (numpy's ctypeslib, an array's ctypes), or through from-imports of them.
+    'modules', 'ctypes', 'ctypeslib', 'inspect', 'importlib', 'weakref',
+    # Memory outside an object's bounds through public numpy calls.
+    'as_strided', 'stride_tricks',
+    # The frames of the callers, walked by the standard library (the audit hook sees them too: Watch).
+    'walk_stack', 'extract_stack', 'print_stack', 'format_stack', 'StackSummary', 'capture_locals', 'currentframe',
 ) + REFUSED_NAMES
+# An attribute assigned or deleted: `x.y = …`, `x.y += …`, `del x.y`, but where x is `self` or `cls`, or decimal's
+# context (`getcontext().prec = 50`: the job's own, a context variable of its run).
+_ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
-                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
+                    r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
+                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
+# An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
+OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
+
+
+def assigns_attributes(code):
+    """Whether `code` may change an object a cache handed out (it assigns attributes of `self` or `cls`, the one kind of
+    attribute assignment static_taint lets through): the caches are emptied after its job."""
+    return isinstance(code, str) and OWN_ATTRIBUTES.search(code) is not None
 
 
 def static_taint(code):
@@ -595,6 +614,8 @@ _TAG_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p) + ctypes.sizeof(ctypes.c_ssize_
 _COUNT = type(itertools.count())
 _LOCKS = (type(_thread.allocate_lock()), type(_thread.RLock()))
 _BOUND = (types.BuiltinMethodType, type(_COUNT().__next__))
+_LRU = _functools._lru_cache_wrapper
+_chain, _is_not = itertools.chain.from_iterable, operator.is_not
 SIGNALS = tuple(s for s in range(1, _signal.NSIG) if not 32 <= s < _signal.SIGRTMIN)  # the C library's own aside
 ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
 
@@ -645,6 +666,48 @@ class ListWatch:
             if any(a is not b for a, b in zip(v, self.snaps[i])): return v
             self.at[i], self.views[i] = at, self.view(len(v), at)
         return None
+
+
+_SLOTS = {}
+
+
+def slot_descriptors(t):
+    """The slots of instances of class `t` that code can assign: the member descriptors its classes declare with
+    `__slots__` (a C type's members are not slots of this kind). Read and written through the descriptor itself: a
+    subclass may hide the name behind a property (mpmath's constants do)."""
+    found = _SLOTS.get(t)
+    if found is None:
+        found = _SLOTS[t] = tuple(d for k in t.__mro__ if '__slots__' in k.__dict__ for d in k.__dict__.values()
+                                  if type(d) is types.MemberDescriptorType)
+    return found
+
+
+class SlotWatch:
+    """The slots of the watched objects, by the identity of their values: after each job, put back as they were (a
+    forked job finds them so). Fast: each slot of a class read over all its objects by one map of its descriptor, and
+    one identity comparison of all the values; object by object only where something moved."""
+
+    def __init__(self, slotted):
+        self.groups = []  # (descriptor, the objects in which that slot was set)
+        for t, objs in slotted.items():
+            for d in slot_descriptors(t):
+                self.groups.append((d, [o for o in objs if slot_value(d, o) is not _MISSING]))
+        self.snaps = [list(map(d.__get__, objs)) for d, objs in self.groups]
+        self.flat = list(_chain(self.snaps))
+
+    def put_back(self):
+        try:
+            now = list(_chain(list(map(d.__get__, objs)) for d, objs in self.groups))
+            if not any(map(_is_not, now, self.flat)): return
+        except AttributeError: pass  # a slot deleted
+        for (d, objs), snap in zip(self.groups, self.snaps):
+            for o, was in zip(objs, snap):
+                if slot_value(d, o) is not was: d.__set__(o, was)
+
+
+def slot_value(d, o):
+    try: return d.__get__(o)
+    except AttributeError: return _MISSING
 
 
 def tags_work():
@@ -766,22 +829,29 @@ class Baseline:
         return self
 
     def watch(self):
-        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag), lists,
-        sets, bytearrays (by their items), locks and counters; and the state of the random generators."""
+        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag) and the
+        slots of objects (their values, by identity), lists, sets, bytearrays (by their items), locks and counters; and
+        the state of the random generators. A dict held under a name that says it is a cache is put back after each job
+        instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
+        job that assigned attributes (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
+        self.caches, slotted = {}, {}  # id → cache_clear; type → [objects]
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
         random = sys.modules.get('random')
         Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
 
-        def visit(v, depth):
+        def visit(v, depth, name=None):
             if id(v) in seen: return
             seen.add(id(v))
             t = type(v)
             if t is dict:
+                if type(name) is str and 'cache' in name.lower():
+                    self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
+                    return
                 dicts.append(v)
                 if depth < 2:
-                    for x in list(v.values()): visit(x, depth + 1)
+                    for k, x in list(v.items()): visit(x, depth + 1, k)
             elif t is list: self.lists.append(v)
             elif t is set or t is bytearray: self.sets.append((v, t(v)))
             elif t in _LOCKS: self.locks.append(v)
@@ -792,20 +862,32 @@ class Baseline:
                 real = gc.get_referents(v.__dict__)
                 if real and type(real[0]) is dict: visit(real[0], depth)
             elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
+            elif t is _LRU: self.caches[id(v)] = v.cache_clear
             else:
+                descriptors = slot_descriptors(t)
+                if descriptors:
+                    slotted.setdefault(t, []).append(v)
+                    if depth < 2:
+                        for d in descriptors:
+                            x = slot_value(d, v)
+                            if x is not _MISSING: visit(x, depth + 1, d.__name__)
                 if Random and isinstance(v, Random) and id(v) not in skip:
                     try: self.generators.append((v, v.getstate()))
                     except NotImplementedError: pass  # SystemRandom: no state
                 # A thread-local's attributes are in its thread's dict, which only its own lookup gives.
                 try: d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
                 except Exception: d = None
-                if type(d) is dict: visit(d, depth)
+                if type(d) is dict:
+                    if callable(d.get('cache_clear')) and isinstance(v, types.FunctionType): self.caches[id(v)] = d['cache_clear']  # sympy's cacheit
+                    visit(d, depth)
 
         self.modules = dict(sys.modules)
         for m in list(self.modules.values()):
             d = getattr(m, '__dict__', None)
             if type(d) is dict: visit(d, 0)
         self.lists = ListWatch(self.lists)
+        self.slots = SlotWatch(slotted)
+        self.caches = list(self.caches.values())
         # Dicts empty at the baseline (most: the functions') are held empty, cheaper than by their tags.
         self.empties = [d for d in dicts if not d]
         dicts = [d for d in dicts if d]
@@ -818,9 +900,11 @@ class Baseline:
         self.modules_tag = tag_reader(sys.modules)
         self.modules_at = self.modules_tag.value
 
-    def put_back(self):
+    def put_back(self, assigned=False):
         """What the job owns by design, put back as a forked job finds it: the caches, the class counters, the warning
-        filters, the generators' states, the lists that only grew. (Before the check: it compares what these touch with
+        filters, the generators' states, the lists that only grew; after a job that assigned attributes (of `self` or
+        `cls`: no other kind runs here, see static_taint), the slots of the watched objects, and the caches kept in C
+        emptied (what they handed out may be what it changed). (Before the check: it compares what these touch with
         the baseline.)"""
         for i, r in enumerate(self.reset_readers):
             if r.value != self.reset_tags[i]:
@@ -833,6 +917,9 @@ class Baseline:
             self.warnings[0]._filters_mutated()
         for gen, state in self.generators: gen.setstate(state)
         self.lists.cut_back()
+        if assigned:
+            self.slots.put_back()
+            for clear in self.caches: clear()  # what they handed out to the job is no later job's
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""
@@ -929,6 +1016,7 @@ class Watch:
 
     def __init__(self):
         self.armed, self.taint, self.owners = False, None, frozenset()
+        self.assigned = False  # code compiled while the job ran assigns attributes of self or cls (assigns_attributes)
         sys.addaudithook(self.hook)
 
     def hook(self, event, args):
@@ -942,13 +1030,26 @@ class Watch:
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
-        elif event == 'compile' and not compiled_by_generator() and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None:
-            self.mark('compile')
+        # A frame of the executor's own code reached: one a job's code asked for (sys._getframe deep enough), or one a
+        # walk of the callers' frames read (the standard library's, traceback's with captured locals among them, read
+        # each frame's code). Its locals hold the process's state: from here on, nothing it says is its loop's.
+        elif event == 'sys._getframe' and id(args[0].f_globals) in OWN_GLOBALS: self.mark('a frame of the executor')
+        elif event == 'object.__getattr__' and args[1] == 'f_code' and type(args[0]) is types.FrameType and id(args[0].f_globals) in OWN_GLOBALS:
+            self.mark('a frame of the executor')
+        elif event == 'compile' and not compiled_by_generator():
+            text = args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]
+            if static_taint(text) is not None: self.mark('compile')
+            elif assigns_attributes(text): self.assigned = True
 
     def mark(self, event):
         self.taint = event
         try: _write(3, b'\nT%s\n' % event.encode())
         except OSError: pass
+
+
+# The executor's own module namespaces (one in the built executor.py, one a module in the package): a frame whose
+# globals are one of them runs the executor's code.
+OWN_GLOBALS = frozenset(map(id, (globals(), run_job.__globals__)))
 
 
 def reuse_child():
@@ -977,6 +1078,7 @@ def reuse_child():
         payload = read_job()
         if payload is None: _exit(0)  # the controller is gone
         code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:
             if not same_fds(own): watch.mark('descriptors of its own closed or replaced')
@@ -1001,7 +1103,7 @@ def reuse_child():
         watch.armed = False
         flush_std()
         os.dup2(stdio[1], 1); os.dup2(stdio[2], 2)
-        base.put_back()
+        base.put_back(watch.assigned)
         retire = ('taint', watch.taint) if watch.taint is not None else base.check(main, main_refs)
         if retire is None:
             main, _ = prepare(base, stdio, touched, bool(stdin))
@@ -1036,25 +1138,57 @@ def prepare(base, stdio, touched, stdin=True):
     return main, touched
 
 
+# ---------------- sandfleet_sandbox/reuser.py
+# The controller's handle on a reuse process, and what the controller trusts of it.
+#
+# A reuse process runs its jobs' code in its own address space, so nothing it says about itself is proof: a job can find
+# its nonce, write frames on its report pipe, switch its check off. The handle takes each frame as a claim, and holds it
+# to what the controller reads from outside the process (/proc, the pipes, signals), where no job can reach:
+# - the report pipe carries one sequence: `R` once; then for each job `D` and `V`, each with that job's nonce (`T` and
+#   `E` after a taint). Any other line, a stale or repeated nonce, a frame while no job is in flight or after its
+#   verdict, is a violation;
+# - at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
+#   its stdout and stderr say nothing more until its next job;
+# - after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
+#   still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
+# A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
+# over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
+# tenant only (`tenant`), so those are its own tenant's.
+
+import fcntl, json, os, select, sys, time, _signal
+
+
+# How long a reuse process may take to stop after its verdict (it is blocked reading its next job, or about to be).
+FREEZE_WAIT_S = 0.5
+STOPPED = (b'T', b't')
+FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
+
+
 class Reuser:
     """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
-    state (`warming` until its baseline is taken, then `idle`, `busy` while it runs a job, `checking` until its verdict,
-    `gone`) and what its report pipe said."""
+    state (`warming` until its baseline is taken, then `idle` (stopped), `busy` while it runs a job, `checking` until
+    its verdict, `gone`), what its report pipe said, and `violation`: the first thing it did that the protocol does not
+    allow (None while it did none)."""
 
     def __init__(self, pid, fds):
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
+        os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
         self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.violation = None
+        self.tenant = None  # the tenant whose jobs it runs, bound by its first job
         self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
-        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
+        self.children = os.open('/proc/%d/task/%d/children' % (pid, pid), os.O_RDONLY)
         self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
+        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
+        self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
         self.jobs, self.since = 0, 0.0
 
-    def begin(self, nonce):
-        self.state, self.nonce, self.done, self.error = 'busy', nonce, None, None
+    def begin(self, nonce, tenant):
+        self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
 
     def read(self):
         """Reads the report pipe; False at its end (the process is gone)."""
@@ -1062,39 +1196,123 @@ class Reuser:
         except BlockingIOError: return True
         if not data: return False
         buf = self.buf + data
-        if len(buf) > 1 << 20: buf = buf[-(64 << 10):]  # a job that floods the pipe loses its own lines, no more
+        if len(buf) > 1 << 20:  # no frame is this long
+            self.violate('a report line of over 1 MiB')
+            buf = b''
         *lines, self.buf = buf.split(b'\n')
         for line in lines: self.on_line(line)
         return True
 
-    def on_line(self, line):
-        kind, rest = line[:1], line[1:]
-        if kind == b'T': self.tainted = rest.decode('utf-8', 'replace')[:64]
-        elif kind == b'R' and self.state == 'warming': self.state = 'idle'
-        elif kind == b'E':
-            try: self.error = json.loads(rest)
-            except ValueError: pass
-        elif kind in (b'D', b'V') and self.tainted is None:  # after a taint, the job may have written these itself
-            try: frame = json.loads(rest)
-            except ValueError: return
-            if not isinstance(frame, dict) or frame.get('nonce') != self.nonce: return
-            if kind == b'D' and self.state == 'busy':
-                self.done, self.state = frame, 'checking'  # its verdict may come in the same read
-            elif kind == b'V' and self.state == 'checking':
-                self.retire = frame.get('retire')
-                self.state = 'idle' if self.retire is None else 'gone'
+    def send(self, data, deadline):
+        """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
+        (perf_counter). False when it did not read it all by then."""
+        view, p = memoryview(data), select.poll()
+        p.register(self.job_w, select.POLLOUT)
+        while view:
+            try: view = view[os.write(self.job_w, view):]
+            except BlockingIOError:
+                left = deadline - time.perf_counter()
+                if left <= 0: return False
+                p.poll(max(1, int(left * 1000)))
+        return True
 
-    def cpu_s(self):
-        """CPU seconds the process used so far (its limit is set past them for each job)."""
-        f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
-        return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
+    def unread(self):
+        """Bytes of its job still in its job pipe (a reuse process reads its job as soon as it is let run)."""
+        try: return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
+        except OSError: return 0
+
+    def violate(self, what):
+        if self.violation is None: self.violation = what
+
+    def on_line(self, line):
+        """One line of the report pipe, held to the protocol's order (each frame is written after a newline: empty
+        lines are the separators)."""
+        if not line: return
+        kind, rest = line[:1], line[1:]
+        if kind == b'T':
+            if self.state != 'busy': return self.violate('a taint while no job ran')
+            if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
+            return
+        if self.tainted is not None:
+            # After a taint the job ends as a forked one, by its exit: whatever else comes is the job's own writing,
+            # and answers nothing (an error report `E` is read as a forked job's report is).
+            if kind == b'E':
+                try: self.error = json.loads(rest)
+                except ValueError: pass
+            return
+        if kind == b'R':
+            if self.state != 'warming': return self.violate('a second ready line')
+            self.state = 'idle'
+            self.freeze()  # until its first job
+            return
+        if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
+        try: frame = json.loads(rest)
+        except ValueError: return self.violate('a report line that is not JSON')
+        if not isinstance(frame, dict) or frame.get('nonce') != self.nonce or self.nonce is None:
+            return self.violate('a %s line with another nonce than its job\'s' % kind.decode())
+        if kind == b'D':
+            if self.state != 'busy': return self.violate('a second end of its job')
+            self.done, self.state = frame, 'checking'  # its verdict may come in the same read
+        else:
+            if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
+            self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
+            if self.retire is None:
+                self.state = 'idle'
+                self.freeze()
+            else: self.state = 'gone'
+
+    # ── what the controller reads from outside ──
 
     def cpu_ns(self):
-        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread; a reuse process that
-        started a thread ends with its job); its last reading once it is gone."""
+        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread); its last reading
+        once it is gone."""
         try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
         except (OSError, ValueError, IndexError): pass
         return self.cpu_seen
+
+    def run_state(self):
+        """Its state letter (R, S, D, T, t, Z, …), or None once it is gone."""
+        try: return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
+        except (OSError, IndexError): return None
+
+    def alone(self):
+        """Whether it has one thread and no child."""
+        try: return threads(self.stat) == 1 and not os.pread(self.children, 64, 0).strip()
+        except (OSError, IndexError, ValueError): return False
+
+    def silent(self):
+        """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""
+        quiet = True
+        for fd in (self.out_r, self.err_r):
+            try: quiet = not os.read(fd, 65536) and quiet  # b'': its end closed (it is gone)
+            except BlockingIOError: pass
+            except OSError: quiet = False
+        return self.read() and quiet and self.violation is None and not self.buf
+
+    def freeze(self):
+        """Stops it (its verdict came: it has nothing to run until its next job)."""
+        self.stopped_cpu = None
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError: pass
+
+    def frozen(self, full=True):
+        """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
+        and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
+        if self.stopped_cpu is None:
+            p, waited = select.poll(), 0
+            while self.run_state() not in STOPPED:
+                if waited >= FREEZE_WAIT_S * 1000: return False
+                if waited: p.poll(1)
+                else: os.sched_yield()  # the stop is usually a context switch away
+                waited += 1
+            self.stopped_cpu = self.cpu_ns()
+        if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False
+        return not full or (self.alone() and self.silent())
+
+    def thaw(self):
+        """Lets it run its next job."""
+        self.stopped_cpu = None
+        _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
 
     def pages(self):
         return int(os.pread(self.statm, 256, 0).split()[0])
@@ -1110,7 +1328,7 @@ class Reuser:
         except OSError: pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.pidfd):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.children, self.pidfd):
             try: os.close(fd)
             except OSError: pass
         self.state = 'gone'
@@ -1673,6 +1891,7 @@ class Controller:
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
+        self.check_frozen()
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
@@ -1681,32 +1900,12 @@ class Controller:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
-            r = self.reuser_for(z) if reuse and refused is None else None
-            if r is not None and r.gone():  # killed while idle (a job of another tier can): the job runs forked
-                self.drop(z, r, 'exit', 'the process ended between jobs')
-                r = None
-            if reuse and refused is None and r is None: refused = 'warming'
+            r = None
+            if reuse and refused is None:
+                r, refused = self.hand_to_reuser(z, job)
             if r is not None:
                 pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
                 t0 = time.perf_counter()
-                # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
-                if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
-                    self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                nonce = os.urandom(12).hex()
-                try:
-                    r.cpu_at = r.cpu_seen = r.cpu_ns()
-                    self.limit_reuse(r, job)
-                    if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
-                    self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
-                except (ProcessLookupError, BrokenPipeError):  # it died while idle (a job of another tier killed it): the job runs forked
-                    self.drop(z, r, 'exit', 'the process ended between jobs')
-                    r, refused = None, 'warming'
-                    continue
-                except (OSError, ValueError):  # a limit it lowered cannot be raised
-                    self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                r.begin(nonce)
                 self.running = r  # its own, until its job is answered: settle leaves it to this
                 break
             if z.dead or self.closing or z.spare is None:
@@ -1760,10 +1959,13 @@ class Controller:
             bufs[fd] += data
             return True
         open_fds = set(bufs)
-        while pid not in z.exits and not z.dead and (r is None or r.done is None):
+        while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
+                if r is not None and not timed_out and r.unread():
+                    r.violate('it did not take its job')  # the job never started: another sandbox runs it
+                    break
                 if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
                     # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
@@ -1785,24 +1987,25 @@ class Controller:
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
+        if r is not None and r.done is not None and r.violation is None and not r.alone():
+            r.violate('a thread or a child at its end')  # a job that left either ends as a forked one: no D comes
+        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, ran=not r.unread())
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
-        # tainted it): what follows is for the others.
+        # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
+        # reparented to the controller is killed, the zygotes get SIGCONT (a stopped one resumes). A job that did not
+        # end cleanly in a reuse process has its zygotes' limits and scheduling checked as well.
         clean = done is not None
-        unswept = None
-        if not clean:
-            swept, orphans_us = sweep(self.children, self.keep)
-            if cpu_ns is not None: cpu_ns += orphans_us * 1000
-            unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
+        swept, orphans_us = sweep(self.children, self.keep)
+        if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
+        for other in self.zygotes.values():
             if not other.dead:
-                if not clean:
-                    try: os.kill(other.pid, signal.SIGCONT)
-                    except OSError: pass
-                    if unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
+                try: os.kill(other.pid, signal.SIGCONT)
+                except OSError: pass
+                if not clean and unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
@@ -1821,8 +2024,7 @@ class Controller:
         else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                try: os.write(r.job_w, b'g')
-                except OSError: pass
+                r.send(b'g', time.perf_counter())
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
@@ -1871,13 +2073,90 @@ class Controller:
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
 
-    def write_job(self, fd, job, nonce, wait_files=False):
-        """Writes a job to a job process's pipe: its length, then the code, its code object (compiled here: a fresh fork
-        paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's nonce and
-        whether it waits, after the job, until the controller has read the files it asked for back."""
+    def hand_to_reuser(self, z, job):
+        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
+        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
+        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked."""
+        r = self.reuser_for(z)
+        if r is None: return None, 'warming'
+        if r.gone():  # killed while idle (a job of another tier can)
+            self.drop(z, r, 'exit', 'the process ended between jobs')
+            return None, 'warming'
+        tenant = job.get('tenant')
+        if r.jobs > 0 and r.tenant != tenant:
+            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
+            z.ask_reuse()
+            return None, 'tenant'
+        # Before any of its code runs again: still stopped since its verdict, silent and alone; and, unless it ran the
+        # last job and passed its check since (no other job's code ran), its limits and signals as they were.
+        if not r.frozen():
+            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
+            return None, 'tampered'
+        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
+            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+            return None, 'tampered'
+        nonce = os.urandom(12).hex()
+        try:
+            r.cpu_at = r.cpu_seen = r.cpu_ns()
+            self.limit_reuse(r, job)
+            r.thaw()
+            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + timeout_ms_of(job) / 1000)
+        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
+            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
+            return None, 'warming'
+        if not taken:  # it did not read its job within the job's time: what runs in it is not the reuse process's loop
+            self.drop(z, r, 'violation', 'it did not read its job')
+            return None, 'tampered'
+        r.begin(nonce, tenant)
+        return r, None
+
+    def check_frozen(self):
+        """Before each job: every idle reuse process is still stopped, its CPU time where it was (a job may have let it
+        run: it is then dropped before another job runs beside it)."""
+        for z in self.zygotes.values():
+            r = z.reuser
+            if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
+                self.drop(z, r, 'tampered', 'it ran between its jobs')
+
+    def violated(self, job, z, r, duration, ran=True):
+        """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
+        end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
+        infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
+        False) is answered as one an earlier job kept from running (SandboxTampered: the runner runs it elsewhere)."""
+        what = r.violation
+        r.kill()
+        until = time.perf_counter() + 1
+        while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        self.drop(z, r, 'violation', what)
+        self.running = None
+        swept, _ = sweep(self.children, self.keep)
+        reason = None if swept else 'unswept'
+        for other in self.zygotes.values():
+            if not other.dead:
+                try: os.kill(other.pid, signal.SIGCONT)
+                except OSError: pass
+                if reason is None and other.warm and zygote_tampered(other): reason = 'zygote'
+                other.ask()
+        if controller_tampered(): reason = 'tampered'
+        if not self.cleanup.clean(): reason = reason or 'cleanup'
+        self.last_clean = None
+        if not ran: return failed(job, 'infra_error', 'SandboxTampered', 'the reuse process given this job did not take it (an earlier job took it over); the job did not run', reason or 'tampered')
+        result = failed(job, 'infra_error', 'ReuseViolation', 'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, and nothing it said answers the job' % what, reason)
+        result.update({'duration_ms': duration, 'tier': z.name, 'isolation': 'reuse'})
+        return result
+
+    @staticmethod
+    def job_bytes(job, nonce, wait_files=False):
+        """A job as its job process reads it from its pipe: its length, then the code, its code object (compiled here: a
+        fresh fork paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's
+        nonce and whether it waits, after the job, until the controller has read the files it asked for back."""
         code = job.get('code', '')
         payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
-        os.write(fd, len(payload).to_bytes(8, 'little') + payload)
+        return len(payload).to_bytes(8, 'little') + payload
+
+    def write_job(self, fd, job, nonce):
+        """Writes a job to a spare's pipe (a fresh process: it reads it all before it writes anything)."""
+        os.write(fd, self.job_bytes(job, nonce))
 
     def clean_after_reuse(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
@@ -1893,14 +2172,17 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
+            elif not r.frozen(): self.drop(z, r, 'violation', r.violation or 'it did not stop after its verdict, or wrote, or was not alone')
             else: self.last_clean = r
+        elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):
         """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
         until = r.since + CHECK_WAIT_S
-        while r.state == 'checking' and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
+        while r.state == 'checking' and r.violation is None and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
             self.pump(max(1, int((until - time.perf_counter()) * 1000)))
-        if r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
+        if r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
+        elif r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
 
     def reuser_for(self, z):
         """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
@@ -1939,7 +2221,9 @@ class Controller:
             if r.rep_r not in self.by_fd:
                 self.by_fd[r.rep_r] = r
                 self.poller.register(r.rep_r, select.POLLIN)
-            if r.state == 'gone':
+            if r.violation is not None and r.state != 'checking':  # while it checks, await_verdict answers for it
+                self.drop(z, r, 'violation', r.violation)
+            elif r.state == 'gone':
                 what, detail = r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
                 self.drop(z, r, str(what), str(detail))
             elif r.pid in z.exits:
@@ -1958,7 +2242,7 @@ class Controller:
         """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
         plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
-        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_s() + timeout_ms_of(job) // 1000 + 2)):
+        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2)):
             hard = SPARE_LIMITS[RLIMITS.index(limit)][1]  # as the zygote left it: the check, inside and from here, holds it
             resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
         if NPROC and r.jobs == 0: resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))

@@ -1,7 +1,7 @@
 /**
  * `@sandfleet/trainer`: agentic RL rollouts on sandfleet. Engine adapters (vLLM / SGLang
  * OpenAI-compatible servers), the multi-turn rollout loop with loss masks, tool-call parsing and
- * result formatting, the math answer reward, GRPO-style algorithms and GRPO-RoC, a KV-aware
+ * result formatting, the math answer reward, GRPO-style algorithms and GRPO-RoC, a
  * scheduler over several engines, JSONL export and the `sandfleet rollout` command.
  *
  * @example
@@ -19,6 +19,7 @@ export * from './errors.ts'
 export * from './tools/parse.ts'
 export * from './tools/format.ts'
 export * from './algo/advantages.ts'
+export * from './algo/roc-penalties.ts'
 export * from './algo/grpo-roc.ts'
 export * from './algo/seeded-random.ts'
 export * from './engine/engine.ts'
@@ -36,6 +37,7 @@ export * from './rollout/episode-session.ts'
 export * from './rollout/run-chat-episode.ts'
 export * from './reward/extract-answer.ts'
 export * from './reward/normalize-answer.ts'
+export * from './reward/answer-forms.ts'
 export * from './reward/math-reward.ts'
 export * from './schedule/pick-engine.ts'
 export * from './schedule/engine-metrics.ts'

@@ -19,7 +19,8 @@ from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, ta
 from .seccomp import add_seccomp
 from .job import MAIN_FILE, PLACES, SCRATCH, WORKDIR
 from .tiers import pick_tier, plan_tiers
-from .reuse import TAGS_WORK, Reuser, static_taint
+from .reuse import TAGS_WORK, static_taint
+from .reuser import Reuser
 from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
 
@@ -180,6 +181,7 @@ class Controller:
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
+        self.check_frozen()
         reuse = job.get('isolation') == 'reuse'
         refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
@@ -188,32 +190,12 @@ class Controller:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
-            r = self.reuser_for(z) if reuse and refused is None else None
-            if r is not None and r.gone():  # killed while idle (a job of another tier can): the job runs forked
-                self.drop(z, r, 'exit', 'the process ended between jobs')
-                r = None
-            if reuse and refused is None and r is None: refused = 'warming'
+            r = None
+            if reuse and refused is None:
+                r, refused = self.hand_to_reuser(z, job)
             if r is not None:
                 pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
                 t0 = time.perf_counter()
-                # Checked from outside unless it ran the last job and passed its own check since: no other job's code ran.
-                if self.last_clean is not r and (tampered(pid, reused=True) or signalled(pid)):
-                    self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                nonce = os.urandom(12).hex()
-                try:
-                    r.cpu_at = r.cpu_seen = r.cpu_ns()
-                    self.limit_reuse(r, job)
-                    if self.last_clean is not r: os.kill(pid, signal.SIGCONT)
-                    self.write_job(r.job_w, job, nonce, wait_files=bool(job.get('fetch_files')))
-                except (ProcessLookupError, BrokenPipeError):  # it died while idle (a job of another tier killed it): the job runs forked
-                    self.drop(z, r, 'exit', 'the process ended between jobs')
-                    r, refused = None, 'warming'
-                    continue
-                except (OSError, ValueError):  # a limit it lowered cannot be raised
-                    self.drop(z, r, 'tampered', 'its limits cannot be set for the next job')
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                r.begin(nonce)
                 self.running = r  # its own, until its job is answered: settle leaves it to this
                 break
             if z.dead or self.closing or z.spare is None:
@@ -267,10 +249,13 @@ class Controller:
             bufs[fd] += data
             return True
         open_fds = set(bufs)
-        while pid not in z.exits and not z.dead and (r is None or r.done is None):
+        while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
             if (left <= 0 or self.closing) and not killed:
+                if r is not None and not timed_out and r.unread():
+                    r.violate('it did not take its job')  # the job never started: another sandbox runs it
+                    break
                 if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
                     # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
@@ -292,24 +277,25 @@ class Controller:
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
                 if fd in open_fds: drain(fd)
         duration = (time.perf_counter() - t0) * 1000
+        if r is not None and r.done is not None and r.violation is None and not r.alone():
+            r.violate('a thread or a child at its end')  # a job that left either ends as a forked one: no D comes
+        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, ran=not r.unread())
         done = r.done if r is not None else None
         wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        # A job that ended well in a reuse process signalled nothing and made no process (the watch would have
-        # tainted it): what follows is for the others.
+        # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
+        # reparented to the controller is killed, the zygotes get SIGCONT (a stopped one resumes). A job that did not
+        # end cleanly in a reuse process has its zygotes' limits and scheduling checked as well.
         clean = done is not None
-        unswept = None
-        if not clean:
-            swept, orphans_us = sweep(self.children, self.keep)
-            if cpu_ns is not None: cpu_ns += orphans_us * 1000
-            unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in self.zygotes.values():  # a job may have stopped a zygote: nothing of the job is left to do it again
+        swept, orphans_us = sweep(self.children, self.keep)
+        if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
+        for other in self.zygotes.values():
             if not other.dead:
-                if not clean:
-                    try: os.kill(other.pid, signal.SIGCONT)
-                    except OSError: pass
-                    if unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
+                try: os.kill(other.pid, signal.SIGCONT)
+                except OSError: pass
+                if not clean and unswept is None and other.warm and zygote_tampered(other): unswept = 'zygote'
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
@@ -328,8 +314,7 @@ class Controller:
         else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                try: os.write(r.job_w, b'g')
-                except OSError: pass
+                r.send(b'g', time.perf_counter())
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
@@ -378,13 +363,90 @@ class Controller:
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
 
-    def write_job(self, fd, job, nonce, wait_files=False):
-        """Writes a job to a job process's pipe: its length, then the code, its code object (compiled here: a fresh fork
-        paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's nonce and
-        whether it waits, after the job, until the controller has read the files it asked for back."""
+    def hand_to_reuser(self, z, job):
+        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
+        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
+        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked."""
+        r = self.reuser_for(z)
+        if r is None: return None, 'warming'
+        if r.gone():  # killed while idle (a job of another tier can)
+            self.drop(z, r, 'exit', 'the process ended between jobs')
+            return None, 'warming'
+        tenant = job.get('tenant')
+        if r.jobs > 0 and r.tenant != tenant:
+            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
+            z.ask_reuse()
+            return None, 'tenant'
+        # Before any of its code runs again: still stopped since its verdict, silent and alone; and, unless it ran the
+        # last job and passed its check since (no other job's code ran), its limits and signals as they were.
+        if not r.frozen():
+            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
+            return None, 'tampered'
+        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
+            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+            return None, 'tampered'
+        nonce = os.urandom(12).hex()
+        try:
+            r.cpu_at = r.cpu_seen = r.cpu_ns()
+            self.limit_reuse(r, job)
+            r.thaw()
+            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + timeout_ms_of(job) / 1000)
+        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
+            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
+            return None, 'warming'
+        if not taken:  # it did not read its job within the job's time: what runs in it is not the reuse process's loop
+            self.drop(z, r, 'violation', 'it did not read its job')
+            return None, 'tampered'
+        r.begin(nonce, tenant)
+        return r, None
+
+    def check_frozen(self):
+        """Before each job: every idle reuse process is still stopped, its CPU time where it was (a job may have let it
+        run: it is then dropped before another job runs beside it)."""
+        for z in self.zygotes.values():
+            r = z.reuser
+            if r is not None and r.state == 'idle' and r.stopped_cpu is not None and not r.frozen(full=False):
+                self.drop(z, r, 'tampered', 'it ran between its jobs')
+
+    def violated(self, job, z, r, duration, ran=True):
+        """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
+        end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
+        infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
+        False) is answered as one an earlier job kept from running (SandboxTampered: the runner runs it elsewhere)."""
+        what = r.violation
+        r.kill()
+        until = time.perf_counter() + 1
+        while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        self.drop(z, r, 'violation', what)
+        self.running = None
+        swept, _ = sweep(self.children, self.keep)
+        reason = None if swept else 'unswept'
+        for other in self.zygotes.values():
+            if not other.dead:
+                try: os.kill(other.pid, signal.SIGCONT)
+                except OSError: pass
+                if reason is None and other.warm and zygote_tampered(other): reason = 'zygote'
+                other.ask()
+        if controller_tampered(): reason = 'tampered'
+        if not self.cleanup.clean(): reason = reason or 'cleanup'
+        self.last_clean = None
+        if not ran: return failed(job, 'infra_error', 'SandboxTampered', 'the reuse process given this job did not take it (an earlier job took it over); the job did not run', reason or 'tampered')
+        result = failed(job, 'infra_error', 'ReuseViolation', 'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, and nothing it said answers the job' % what, reason)
+        result.update({'duration_ms': duration, 'tier': z.name, 'isolation': 'reuse'})
+        return result
+
+    @staticmethod
+    def job_bytes(job, nonce, wait_files=False):
+        """A job as its job process reads it from its pipe: its length, then the code, its code object (compiled here: a
+        fresh fork paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's
+        nonce and whether it waits, after the job, until the controller has read the files it asked for back."""
         code = job.get('code', '')
         payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
-        os.write(fd, len(payload).to_bytes(8, 'little') + payload)
+        return len(payload).to_bytes(8, 'little') + payload
+
+    def write_job(self, fd, job, nonce):
+        """Writes a job to a spare's pipe (a fresh process: it reads it all before it writes anything)."""
+        os.write(fd, self.job_bytes(job, nonce))
 
     def clean_after_reuse(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
@@ -400,14 +462,17 @@ class Controller:
         if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
+            elif not r.frozen(): self.drop(z, r, 'violation', r.violation or 'it did not stop after its verdict, or wrote, or was not alone')
             else: self.last_clean = r
+        elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):
         """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
         until = r.since + CHECK_WAIT_S
-        while r.state == 'checking' and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
+        while r.state == 'checking' and r.violation is None and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
             self.pump(max(1, int((until - time.perf_counter()) * 1000)))
-        if r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
+        if r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
+        elif r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
 
     def reuser_for(self, z):
         """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
@@ -446,7 +511,9 @@ class Controller:
             if r.rep_r not in self.by_fd:
                 self.by_fd[r.rep_r] = r
                 self.poller.register(r.rep_r, select.POLLIN)
-            if r.state == 'gone':
+            if r.violation is not None and r.state != 'checking':  # while it checks, await_verdict answers for it
+                self.drop(z, r, 'violation', r.violation)
+            elif r.state == 'gone':
                 what, detail = r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
                 self.drop(z, r, str(what), str(detail))
             elif r.pid in z.exits:
@@ -465,7 +532,7 @@ class Controller:
         """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
         plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
-        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_s() + timeout_ms_of(job) // 1000 + 2)):
+        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2)):
             hard = SPARE_LIMITS[RLIMITS.index(limit)][1]  # as the zygote left it: the check, inside and from here, holds it
             resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
         if NPROC and r.jobs == 0: resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))

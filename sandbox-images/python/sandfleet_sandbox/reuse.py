@@ -13,7 +13,7 @@ that reaches it while a job runs (TAINTS, seen by an audit hook no job can remov
 job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
 another process could do to it (rlimits, scheduling, pending signals).
 """
-import _locale, _signal, _thread, contextvars, ctypes, gc, itertools, json, marshal, operator, os, re, resource, select, sys, types
+import _functools, _locale, _signal, _thread, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
 
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS
@@ -50,9 +50,28 @@ STATIC_NAMES = (
     'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
     'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
     'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
+    # Modules the check cannot follow reached without an import: by computed name in sys.modules, as another module's
+    # attribute (numpy's ctypeslib, an array's ctypes), or through from-imports of them.
+    'modules', 'ctypes', 'ctypeslib', 'inspect', 'importlib', 'weakref',
+    # Memory outside an object's bounds through public numpy calls.
+    'as_strided', 'stride_tricks',
+    # The frames of the callers, walked by the standard library (the audit hook sees them too: Watch).
+    'walk_stack', 'extract_stack', 'print_stack', 'format_stack', 'StackSummary', 'capture_locals', 'currentframe',
 ) + REFUSED_NAMES
+# An attribute assigned or deleted: `x.y = …`, `x.y += …`, `del x.y`, but where x is `self` or `cls`, or decimal's
+# context (`getcontext().prec = 50`: the job's own, a context variable of its run).
+_ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
 STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
-                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS)))
+                    r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
+                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
+# An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
+OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
+
+
+def assigns_attributes(code):
+    """Whether `code` may change an object a cache handed out (it assigns attributes of `self` or `cls`, the one kind of
+    attribute assignment static_taint lets through): the caches are emptied after its job."""
+    return isinstance(code, str) and OWN_ATTRIBUTES.search(code) is not None
 
 
 def static_taint(code):
@@ -97,6 +116,8 @@ _TAG_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p) + ctypes.sizeof(ctypes.c_ssize_
 _COUNT = type(itertools.count())
 _LOCKS = (type(_thread.allocate_lock()), type(_thread.RLock()))
 _BOUND = (types.BuiltinMethodType, type(_COUNT().__next__))
+_LRU = _functools._lru_cache_wrapper
+_chain, _is_not = itertools.chain.from_iterable, operator.is_not
 SIGNALS = tuple(s for s in range(1, _signal.NSIG) if not 32 <= s < _signal.SIGRTMIN)  # the C library's own aside
 ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
 
@@ -147,6 +168,48 @@ class ListWatch:
             if any(a is not b for a, b in zip(v, self.snaps[i])): return v
             self.at[i], self.views[i] = at, self.view(len(v), at)
         return None
+
+
+_SLOTS = {}
+
+
+def slot_descriptors(t):
+    """The slots of instances of class `t` that code can assign: the member descriptors its classes declare with
+    `__slots__` (a C type's members are not slots of this kind). Read and written through the descriptor itself: a
+    subclass may hide the name behind a property (mpmath's constants do)."""
+    found = _SLOTS.get(t)
+    if found is None:
+        found = _SLOTS[t] = tuple(d for k in t.__mro__ if '__slots__' in k.__dict__ for d in k.__dict__.values()
+                                  if type(d) is types.MemberDescriptorType)
+    return found
+
+
+class SlotWatch:
+    """The slots of the watched objects, by the identity of their values: after each job, put back as they were (a
+    forked job finds them so). Fast: each slot of a class read over all its objects by one map of its descriptor, and
+    one identity comparison of all the values; object by object only where something moved."""
+
+    def __init__(self, slotted):
+        self.groups = []  # (descriptor, the objects in which that slot was set)
+        for t, objs in slotted.items():
+            for d in slot_descriptors(t):
+                self.groups.append((d, [o for o in objs if slot_value(d, o) is not _MISSING]))
+        self.snaps = [list(map(d.__get__, objs)) for d, objs in self.groups]
+        self.flat = list(_chain(self.snaps))
+
+    def put_back(self):
+        try:
+            now = list(_chain(list(map(d.__get__, objs)) for d, objs in self.groups))
+            if not any(map(_is_not, now, self.flat)): return
+        except AttributeError: pass  # a slot deleted
+        for (d, objs), snap in zip(self.groups, self.snaps):
+            for o, was in zip(objs, snap):
+                if slot_value(d, o) is not was: d.__set__(o, was)
+
+
+def slot_value(d, o):
+    try: return d.__get__(o)
+    except AttributeError: return _MISSING
 
 
 def tags_work():
@@ -268,22 +331,29 @@ class Baseline:
         return self
 
     def watch(self):
-        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag), lists,
-        sets, bytearrays (by their items), locks and counters; and the state of the random generators."""
+        """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag) and the
+        slots of objects (their values, by identity), lists, sets, bytearrays (by their items), locks and counters; and
+        the state of the random generators. A dict held under a name that says it is a cache is put back after each job
+        instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
+        job that assigned attributes (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
+        self.caches, slotted = {}, {}  # id → cache_clear; type → [objects]
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
         random = sys.modules.get('random')
         Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
 
-        def visit(v, depth):
+        def visit(v, depth, name=None):
             if id(v) in seen: return
             seen.add(id(v))
             t = type(v)
             if t is dict:
+                if type(name) is str and 'cache' in name.lower():
+                    self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
+                    return
                 dicts.append(v)
                 if depth < 2:
-                    for x in list(v.values()): visit(x, depth + 1)
+                    for k, x in list(v.items()): visit(x, depth + 1, k)
             elif t is list: self.lists.append(v)
             elif t is set or t is bytearray: self.sets.append((v, t(v)))
             elif t in _LOCKS: self.locks.append(v)
@@ -294,20 +364,32 @@ class Baseline:
                 real = gc.get_referents(v.__dict__)
                 if real and type(real[0]) is dict: visit(real[0], depth)
             elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
+            elif t is _LRU: self.caches[id(v)] = v.cache_clear
             else:
+                descriptors = slot_descriptors(t)
+                if descriptors:
+                    slotted.setdefault(t, []).append(v)
+                    if depth < 2:
+                        for d in descriptors:
+                            x = slot_value(d, v)
+                            if x is not _MISSING: visit(x, depth + 1, d.__name__)
                 if Random and isinstance(v, Random) and id(v) not in skip:
                     try: self.generators.append((v, v.getstate()))
                     except NotImplementedError: pass  # SystemRandom: no state
                 # A thread-local's attributes are in its thread's dict, which only its own lookup gives.
                 try: d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
                 except Exception: d = None
-                if type(d) is dict: visit(d, depth)
+                if type(d) is dict:
+                    if callable(d.get('cache_clear')) and isinstance(v, types.FunctionType): self.caches[id(v)] = d['cache_clear']  # sympy's cacheit
+                    visit(d, depth)
 
         self.modules = dict(sys.modules)
         for m in list(self.modules.values()):
             d = getattr(m, '__dict__', None)
             if type(d) is dict: visit(d, 0)
         self.lists = ListWatch(self.lists)
+        self.slots = SlotWatch(slotted)
+        self.caches = list(self.caches.values())
         # Dicts empty at the baseline (most: the functions') are held empty, cheaper than by their tags.
         self.empties = [d for d in dicts if not d]
         dicts = [d for d in dicts if d]
@@ -320,9 +402,11 @@ class Baseline:
         self.modules_tag = tag_reader(sys.modules)
         self.modules_at = self.modules_tag.value
 
-    def put_back(self):
+    def put_back(self, assigned=False):
         """What the job owns by design, put back as a forked job finds it: the caches, the class counters, the warning
-        filters, the generators' states, the lists that only grew. (Before the check: it compares what these touch with
+        filters, the generators' states, the lists that only grew; after a job that assigned attributes (of `self` or
+        `cls`: no other kind runs here, see static_taint), the slots of the watched objects, and the caches kept in C
+        emptied (what they handed out may be what it changed). (Before the check: it compares what these touch with
         the baseline.)"""
         for i, r in enumerate(self.reset_readers):
             if r.value != self.reset_tags[i]:
@@ -335,6 +419,9 @@ class Baseline:
             self.warnings[0]._filters_mutated()
         for gen, state in self.generators: gen.setstate(state)
         self.lists.cut_back()
+        if assigned:
+            self.slots.put_back()
+            for clear in self.caches: clear()  # what they handed out to the job is no later job's
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""
@@ -431,6 +518,7 @@ class Watch:
 
     def __init__(self):
         self.armed, self.taint, self.owners = False, None, frozenset()
+        self.assigned = False  # code compiled while the job ran assigns attributes of self or cls (assigns_attributes)
         sys.addaudithook(self.hook)
 
     def hook(self, event, args):
@@ -444,13 +532,26 @@ class Watch:
         if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
         elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
         elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
-        elif event == 'compile' and not compiled_by_generator() and static_taint(args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]) is not None:
-            self.mark('compile')
+        # A frame of the executor's own code reached: one a job's code asked for (sys._getframe deep enough), or one a
+        # walk of the callers' frames read (the standard library's, traceback's with captured locals among them, read
+        # each frame's code). Its locals hold the process's state: from here on, nothing it says is its loop's.
+        elif event == 'sys._getframe' and id(args[0].f_globals) in OWN_GLOBALS: self.mark('a frame of the executor')
+        elif event == 'object.__getattr__' and args[1] == 'f_code' and type(args[0]) is types.FrameType and id(args[0].f_globals) in OWN_GLOBALS:
+            self.mark('a frame of the executor')
+        elif event == 'compile' and not compiled_by_generator():
+            text = args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]
+            if static_taint(text) is not None: self.mark('compile')
+            elif assigns_attributes(text): self.assigned = True
 
     def mark(self, event):
         self.taint = event
         try: _write(3, b'\nT%s\n' % event.encode())
         except OSError: pass
+
+
+# The executor's own module namespaces (one in the built executor.py, one a module in the package): a frame whose
+# globals are one of them runs the executor's code.
+OWN_GLOBALS = frozenset(map(id, (globals(), run_job.__globals__)))
 
 
 def reuse_child():
@@ -479,6 +580,7 @@ def reuse_child():
         payload = read_job()
         if payload is None: _exit(0)  # the controller is gone
         code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:
             if not same_fds(own): watch.mark('descriptors of its own closed or replaced')
@@ -503,7 +605,7 @@ def reuse_child():
         watch.armed = False
         flush_std()
         os.dup2(stdio[1], 1); os.dup2(stdio[2], 2)
-        base.put_back()
+        base.put_back(watch.assigned)
         retire = ('taint', watch.taint) if watch.taint is not None else base.check(main, main_refs)
         if retire is None:
             main, _ = prepare(base, stdio, touched, bool(stdin))
@@ -536,83 +638,3 @@ def prepare(base, stdio, touched, stdin=True):
         touched = [i for i, r in enumerate(base.readers) if r.value != before[i]]
     base.retake(touched)
     return main, touched
-
-
-class Reuser:
-    """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
-    state (`warming` until its baseline is taken, then `idle`, `busy` while it runs a job, `checking` until its verdict,
-    `gone`) and what its report pipe said."""
-
-    def __init__(self, pid, fds):
-        self.pid = pid
-        self.job_w, self.out_r, self.err_r, self.rep_r = fds
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
-        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
-        self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
-        self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
-        self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
-        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
-        self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
-        self.jobs, self.since = 0, 0.0
-
-    def begin(self, nonce):
-        self.state, self.nonce, self.done, self.error = 'busy', nonce, None, None
-
-    def read(self):
-        """Reads the report pipe; False at its end (the process is gone)."""
-        try: data = os.read(self.rep_r, 65536)
-        except BlockingIOError: return True
-        if not data: return False
-        buf = self.buf + data
-        if len(buf) > 1 << 20: buf = buf[-(64 << 10):]  # a job that floods the pipe loses its own lines, no more
-        *lines, self.buf = buf.split(b'\n')
-        for line in lines: self.on_line(line)
-        return True
-
-    def on_line(self, line):
-        kind, rest = line[:1], line[1:]
-        if kind == b'T': self.tainted = rest.decode('utf-8', 'replace')[:64]
-        elif kind == b'R' and self.state == 'warming': self.state = 'idle'
-        elif kind == b'E':
-            try: self.error = json.loads(rest)
-            except ValueError: pass
-        elif kind in (b'D', b'V') and self.tainted is None:  # after a taint, the job may have written these itself
-            try: frame = json.loads(rest)
-            except ValueError: return
-            if not isinstance(frame, dict) or frame.get('nonce') != self.nonce: return
-            if kind == b'D' and self.state == 'busy':
-                self.done, self.state = frame, 'checking'  # its verdict may come in the same read
-            elif kind == b'V' and self.state == 'checking':
-                self.retire = frame.get('retire')
-                self.state = 'idle' if self.retire is None else 'gone'
-
-    def cpu_s(self):
-        """CPU seconds the process used so far (its limit is set past them for each job)."""
-        f = os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()
-        return (int(f[11]) + int(f[12])) // os.sysconf('SC_CLK_TCK')
-
-    def cpu_ns(self):
-        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread; a reuse process that
-        started a thread ends with its job); its last reading once it is gone."""
-        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
-        except (OSError, ValueError, IndexError): pass
-        return self.cpu_seen
-
-    def pages(self):
-        return int(os.pread(self.statm, 256, 0).split()[0])
-
-    def gone(self):
-        """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
-        p = select.poll()
-        p.register(self.pidfd, select.POLLIN)
-        return bool(p.poll(0))
-
-    def kill(self):
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
-        except OSError: pass
-
-    def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.pidfd):
-            try: os.close(fd)
-            except OSError: pass
-        self.state = 'gone'

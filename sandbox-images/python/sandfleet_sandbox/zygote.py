@@ -8,7 +8,8 @@ import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
 from .libc import LIBC, prctl
 from .limits import FSIZE, NOFILE
 from .job import _exit, child, fresh_main
-from .reuse import TAGS_WORK, Reuser, reuse_child, take_baseline
+from .reuse import TAGS_WORK, reuse_child, take_baseline
+from .reuser import Reuser
 from .tiers import SCI, STD, SYM
 
 # The runner's level for jobs that name none: with `reuse`, each zygote takes the reuse baseline as it warms (its reuse

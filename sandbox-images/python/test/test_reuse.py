@@ -4,7 +4,7 @@ import os, subprocess, sys
 
 import pytest
 
-from sandfleet_sandbox.reuse import same, static_taint, tags_work
+from sandfleet_sandbox.reuse import assigns_attributes, same, static_taint, tags_work
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,10 +26,25 @@ def test_ordinary_code_may_run_in_a_reuse_process(code):
 
 
 @pytest.mark.parametrize('code, why', [
-    ('import ctypes', 'import ctypes'),
+    ('import ctypes', 'ctypes'),
     ('import gc\ngc.get_objects()', 'import gc'),
-    ('import os, ctypes.util', 'import ctypes'),
-    ('from importlib import import_module', 'import importlib'),
+    ('import os, ctypes.util', 'ctypes'),
+    ('from importlib import import_module', 'importlib'),
+    # modules the check cannot follow, reached without importing them
+    ('import sys\nc = sys.modules["ct" + "ypes"]', 'modules'),
+    ('from sys import modules', 'modules'),
+    ('from numpy import ctypeslib', 'ctypeslib'),
+    ('import numpy as np\np.arange(3).ctypes.data', 'ctypes'),
+    ('from numpy.lib.stride_tricks import as_strided', 'stride_tricks'),
+    # the callers' frames, walked by the standard library
+    ('import traceback\ntraceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True)', 'StackSummary'),
+    ('import traceback\nprint(traceback.format_stack())', 'format_stack'),
+    # an attribute of another object than self or cls assigned or deleted: the object may be a library's, or one a
+    # cache handed out (sympy.Integer(77) is the cached Integer(77) of every later job)
+    ('import sympy\nsympy.Integer(77).p = 78', '.p ='),
+    ('import math\nmath.pi = 3', '.pi ='),
+    ('import mpmath\nmpmath.mp.dps += 10', '.dps +='),
+    ('import json\ndel json.dumps', 'del json.dumps'),
     ('getattr(obj, name)', 'getattr'),
     ('print(object.__subclasses__())', '__subclasses__'),
     ('x = ().__class__', '__class__'),
@@ -46,6 +61,17 @@ def test_ordinary_code_may_run_in_a_reuse_process(code):
 ])
 def test_code_that_reaches_what_the_check_cannot_see_runs_forked(code, why):
     assert static_taint(code) == why
+
+
+@pytest.mark.parametrize('code, assigns', [
+    ('class P:\n    def __init__(self, x): self.x = x\nprint(P(1).x)', True),
+    ('class C:\n    n = 0\n    @classmethod\n    def bump(cls): cls.n += 1', True),
+    ('import decimal\ndecimal.getcontext().prec = 50\nprint(decimal.Decimal(1) / 3)', False),
+    ('x = 1\nprint(x.real == 1, x.imag <= 0)', False),
+])
+def test_attributes_of_self_run_reused_and_empty_the_caches_after(code, assigns):
+    assert static_taint(code) is None
+    assert assigns_attributes(code) is assigns
 
 
 def test_this_interpreter_moves_a_dict_version_tag_on_each_change():
@@ -102,3 +128,43 @@ def test_a_baseline_check_finds_each_change_and_nothing_else(change, what):
     before, after = __import__('json').loads(out.stdout)
     assert before is None
     assert (after and after[0]) == what, after
+
+
+PUT_BACK = '''
+import functools, json, sys, types
+sys.path.insert(0, %r)
+class Point:
+    __slots__ = ('x', 'y')
+m = types.ModuleType('put_back_probe')
+m.origin = Point(); m.origin.x = 0; m.origin.y = 0
+m._cache, m.registry = {'warm': 1}, {}
+m.square = functools.lru_cache(maxsize=None)(lambda x: x * x)
+sys.modules[m.__name__] = m
+from sandfleet_sandbox import job, reuse
+main = job.fresh_main()
+base = reuse.Baseline().adopt()
+refs = sys.getrefcount(main)
+def verdict(assigned=False):
+    base.put_back(assigned)
+    return base.check(main, refs)
+out = {'before': verdict()}
+m.origin.x = 3                   # a slot of a watched object
+m._cache['poisoned'] = 2         # a dict held as a cache
+m.square(4)
+out.update(after=verdict(assigned=True), origin=[m.origin.x, m.origin.y], cache=m._cache, square=m.square.cache_info().currsize)
+m.registry['x'] = 1              # a dict that is not a cache
+out['registry'] = verdict()
+print(json.dumps(out))
+'''
+
+
+def test_slots_and_caches_are_put_back_and_other_dicts_checked():
+    out = subprocess.run([sys.executable, '-I', '-c', PUT_BACK % HERE], capture_output=True, text=True, timeout=120,
+                         env={'PATH': '/usr/bin:/bin', 'SANDFLEET_WORKDIR': '/tmp', 'OPENBLAS_NUM_THREADS': '1'})
+    assert out.returncode == 0, out.stderr
+    found = __import__('json').loads(out.stdout)
+    assert found['before'] is None and found['after'] is None, found
+    assert found['origin'] == [0, 0], 'a slot is put back as a fork would find it'
+    assert found['cache'] == {'warm': 1}, 'a dict held as a cache is put back'
+    assert found['square'] == 0, 'a C cache is emptied'
+    assert found['registry'][0] == 'state', 'a dict that is not a cache is checked'

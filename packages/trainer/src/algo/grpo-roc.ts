@@ -1,46 +1,20 @@
 /**
  * GRPO-RoC (Resample-on-Correct), rStar2-Agent report §2.2.3: from an oversampled group of 2G
- * rollouts keep G; negatives are sampled uniformly, positives without replacement with
- * probability inversely proportional to p_total = p_err + p_format. As in the released code, a
- * few negatives and positives are guaranteed (2 each by default) so that a group with one wrong
- * rollout of 32 still has a learning signal; `deterministic` mode is the released code's
- * selection (lowest p_total first, for negatives too).
+ * rollouts keep G. Two selections:
+ * - `sample` (the report): negatives drawn uniformly, positives without replacement with
+ *   probability inversely proportional to p_total = p_err + p_format (ours, {@link formatPenalty});
+ *   a group of `keep` or fewer is kept whole.
+ * - `deterministic` (the released code, microsoft/rStar `rstar2_agent/`, after its removal of the
+ *   negatives' sort): positives by lowest p_total first (ties in batch order), negatives the
+ *   first in batch order, quotas by {@link releasedRocQuota}, p_format by
+ *   {@link releasedFormatPenalty} on the response text; a group smaller than `keep` is dropped.
+ * Both keep a few negatives and positives when the group has them (2 each by default, the
+ * released code's guards), so a group with one wrong rollout of 32 still has a learning signal;
+ * both count p_err by the chosen {@link ErrorCountRule}.
  */
-import { isRetriable, isToolError, type Status } from '@sandfleet/protocol'
+import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
+import { errorPenalty, formatPenalty, releasedFormatPenalty, responseTextOf, type ErrorCountRule, type RocRollout } from './roc-penalties.ts'
 import { seededRandom } from './seeded-random.ts'
-
-/** What RoC needs of one rollout. */
-export interface RocRollout {
-  reward: number
-  /** Statuses of its tool calls (`parse_error` for calls that did not parse). */
-  toolStatuses: ReadonlyArray<Status | 'parse_error'>
-  /** Closed `<answer>…</answer>` blocks in the response. */
-  answers: number
-  /** Assistant turns. */
-  turns: number
-  /** `<answer>` and `</answer>` tags do not pair up (an answer left open): p_format is 1. */
-  unbalancedAnswerTags?: boolean
-}
-
-/**
- * p_err: tool calls whose status is an error (the code's statuses other than ok, and parse
- * failures) over tool calls; fleet statuses are the fleet's fault and are left out of both
- * counts. 0.5 when there is no tool call.
- */
-export function errorPenalty (r: RocRollout): number {
-  const counted = r.toolStatuses.filter((s) => s === 'parse_error' || !isRetriable(s))
-  if (counted.length === 0) return 0.5
-  return counted.filter((s) => s === 'parse_error' || isToolError(s)).length / counted.length
-}
-
-/**
- * p_format: 1 when there is no closed `<answer>` block (a `\boxed{}` alone is no answer block) or
- * the tags do not pair up, else min(1, (#answers − 1) / #turns).
- */
-export function formatPenalty (r: RocRollout): number {
-  if (r.answers === 0 || r.turns === 0 || r.unbalancedAnswerTags === true) return 1
-  return Math.min(1, (r.answers - 1) / r.turns)
-}
 
 /** Options of {@link grpoRoc}. */
 export interface RocOptions {
@@ -50,15 +24,17 @@ export interface RocOptions {
   random?: () => number
   /** Weight is 1 / max(p_total, floor) (default 0.01), so a zero penalty is not an infinite weight. */
   floor?: number
-  /** `sample` (default, the report) or `deterministic` (the released code: lowest p_total first, negatives too; no draw). */
+  /** `sample` (default, the report) or `deterministic` (the released code's selection; no draw). */
   mode?: RocMode
+  /** How p_err counts a tool error: `status` (default, ours) or `substring` (the released code's). */
+  errorCount?: ErrorCountRule
   /** Negatives kept at least, when the group has them (default 2, the released code's `min_zero_reward_trace_num`). */
   minNegatives?: number
   /** Positives kept at least, when the group has them (default 2, `min_non_zero_reward_trace_num`). */
   minPositives?: number
 }
 
-/** How RoC picks: `sample` draws (the report), `deterministic` sorts by penalty (the released code). */
+/** How RoC picks: `sample` draws (the report), `deterministic` is the released code's selection. */
 export type RocMode = 'sample' | 'deterministic'
 
 /** The RoC modes, for flag validation. */
@@ -81,9 +57,10 @@ function drawWeighted (items: number[], weights: number[], n: number, random: ()
 }
 
 /**
- * How many positives and negatives of a group to keep: each its share, round(#pos · keep / N), then
- * at least `minNegatives` negatives and `minPositives` positives when the group has them. When the
- * two guards ask for more than `keep`, negatives get ⌊keep / 2⌋ of it and positives the rest.
+ * The `sample` mode's quota: positives their share, round(#pos · keep / N) (half up), negatives
+ * the rest, then at least `minNegatives` negatives and `minPositives` positives when the group
+ * has them. When the two guards ask for more than `keep`, negatives get ⌊keep / 2⌋ of it and
+ * positives the rest.
  */
 export function rocQuota (positives: number, negatives: number, keep: number, minNegatives = 2, minPositives = 2): { positives: number, negatives: number } {
   if (minNegatives + minPositives > keep) {
@@ -98,19 +75,64 @@ export function rocQuota (positives: number, negatives: number, keep: number, mi
   return { positives: nPos, negatives: Math.min(keep - nPos, negatives) }
 }
 
-/** Returns the indices kept (sorted); see {@link rocQuota} for the split. A group of `keep` or fewer is kept whole. */
+/** `x` rounded to the nearest integer, halves to the even one (Python's `round`). */
+export function roundHalfEven (x: number): number {
+  const below = Math.floor(x)
+  const fraction = x - below
+  if (fraction < 0.5) return below
+  if (fraction > 0.5) return below + 1
+  return below % 2 === 0 ? below : below + 1
+}
+
+/**
+ * The released code's quota for a group of more than `keep` (which needs `minNegatives` +
+ * `minPositives` ≤ `keep`): each side its own share, rounded half to even; then, when the
+ * negatives' share is at most their guard (min(`minNegatives`, #neg)), negatives get the guard
+ * and positives the rest; then the same for positives. Where the released code stops on its
+ * assertion (an odd `keep` with both shares exactly half-way rounds both the same way, so they
+ * sum to `keep` ± 1), the positives' share stands and negatives get the rest.
+ */
+export function releasedRocQuota (positives: number, negatives: number, keep: number, minNegatives = 2, minPositives = 2): { positives: number, negatives: number } {
+  const total = positives + negatives
+  let nPos = roundHalfEven(positives * keep / total)
+  const negativeGuard = Math.min(minNegatives, negatives)
+  if (roundHalfEven(negatives * keep / total) <= negativeGuard) nPos = keep - negativeGuard
+  const positiveGuard = Math.min(minPositives, positives)
+  if (nPos <= positiveGuard) nPos = positiveGuard
+  return { positives: nPos, negatives: keep - nPos }
+}
+
+/** Throws when `options` cannot run: `deterministic` needs `minNegatives` + `minPositives` ≤ `keep`, as the released code asserts. */
+export function checkRocOptions (options: RocOptions): void {
+  const guards = (options.minNegatives ?? 2) + (options.minPositives ?? 2)
+  if (options.mode === 'deterministic' && guards > options.keep) {
+    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `deterministic RoC keeps at least ${guards} (minNegatives + minPositives), more than keep ${options.keep}`, 400)
+  }
+}
+
+/** Returns the indices kept (sorted), by the selection of `options.mode`. */
 export function grpoRoc (group: readonly RocRollout[], options: RocOptions): number[] {
+  checkRocOptions(options)
   const { keep } = options
-  if (group.length <= keep) return group.map((_, i) => i)
+  const errorCount = options.errorCount ?? 'status'
+  const minNegatives = options.minNegatives ?? 2
+  const minPositives = options.minPositives ?? 2
+  const all = group.map((_, i) => i)
+  const pos = all.filter((i) => group[i].reward > 0)
+  const neg = all.filter((i) => group[i].reward <= 0)
+  if (options.mode === 'deterministic') {
+    if (group.length < keep) return []
+    if (group.length === keep) return all
+    const penalty = group.map((r) => errorPenalty(r, errorCount) + releasedFormatPenalty(responseTextOf(r, "deterministic RoC's p_format")))
+    const quota = releasedRocQuota(pos.length, neg.length, keep, minNegatives, minPositives)
+    const lowest = pos.slice().sort((a, b) => penalty[a] - penalty[b]) // a stable sort: ties stay in batch order
+    return [...lowest.slice(0, quota.positives), ...neg.slice(0, quota.negatives)].sort((a, b) => a - b)
+  }
+  if (group.length <= keep) return all
   const random = options.random ?? seededRandom(0)
   const floor = options.floor ?? 0.01
-  const pos = group.map((_, i) => i).filter((i) => group[i].reward > 0)
-  const neg = group.map((_, i) => i).filter((i) => group[i].reward <= 0)
-  const quota = rocQuota(pos.length, neg.length, keep, options.minNegatives ?? 2, options.minPositives ?? 2)
-  const penalty = (i: number): number => errorPenalty(group[i]) + formatPenalty(group[i])
-  const lowest = (idx: number[], n: number): number[] => idx.slice().sort((a, b) => penalty(a) - penalty(b) || a - b).slice(0, n)
-  if (options.mode === 'deterministic') return [...lowest(pos, quota.positives), ...lowest(neg, quota.negatives)].sort((a, b) => a - b)
-  const keptPos = drawWeighted(pos, pos.map((i) => 1 / Math.max(penalty(i), floor)), quota.positives, random)
+  const quota = rocQuota(pos.length, neg.length, keep, minNegatives, minPositives)
+  const keptPos = drawWeighted(pos, pos.map((i) => 1 / Math.max(errorPenalty(group[i], errorCount) + formatPenalty(group[i]), floor)), quota.positives, random)
   const keptNeg = drawWeighted(neg, neg.map(() => 1), quota.negatives, random)
   return [...keptPos, ...keptNeg].sort((a, b) => a - b)
 }

@@ -13,6 +13,7 @@ import { SandfleetClient } from '@sandfleet/client'
 import { commandHelp, defineCommand, parseCommandLine, type IsolationLevel } from '@sandfleet/protocol'
 import { ADVANTAGE_METHODS, ADVANTAGE_STDS, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
 import { ROC_MODES, type RocMode } from '../algo/grpo-roc.ts'
+import { ERROR_COUNT_RULES, type ErrorCountRule } from '../algo/roc-penalties.ts'
 import { renderChatml } from '../engine/chatml.ts'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
 import { RetryingEngine } from '../engine/retrying-engine.ts'
@@ -25,6 +26,7 @@ import { ROLLOUT_PRESETS, type PresetName } from '../rollout/presets.ts'
 import { FLEET_FAULT_POLICIES, parseDatasetLine, runDataset, type FleetFaultPolicy, type RolloutProgress, type RolloutSummary } from '../rollout/run-dataset.ts'
 import { TURN_TEMPLATES } from '../rollout/turn-template.ts'
 import { KvScheduler } from '../schedule/kv-scheduler.ts'
+import { SCHEDULE_POLICIES, type SchedulePolicy } from '../schedule/pick-engine.ts'
 import { TRUNCATE_SIDES, type ResultStyle, type TruncateSide } from '../tools/format.ts'
 import type { ToolCallFormat } from '../tools/parse.ts'
 
@@ -73,10 +75,12 @@ export const ROLLOUT_COMMAND = defineCommand({
     'engine-attempts': { type: 'integer', min: 1, placeholder: 'N', help: 'attempts per engine call on connection errors, 429 and 5xx (default 4)' },
     'engine-api': { type: 'string', choices: ['completions', 'sglang'], help: "/v1/completions (vLLM, default) or SGLang's native /generate" },
     'render-chat': { type: 'string', choices: ['chatml'], help: "render chat messages (and tool schemas) here when the engine's /tokenize takes text only" },
-    'kv-capacity': { type: 'integer', min: 1, placeholder: 'TOKENS', help: 'KV capacity per engine when several (default: from /metrics)' },
-    'reserve-new-tokens': { type: 'integer', min: 1, placeholder: 'N', help: "KV reserved per turn by the scheduler (default: the turn's max tokens)" },
-    'usage-poll-ms': { type: 'integer', min: 1, placeholder: 'MS', help: "the scheduler also reads each engine's KV usage from /metrics this often" },
-    'roc-mode': { type: 'string', choices: ROC_MODES, help: "GRPO-RoC's pick: draws (sample, the report, default) or lowest penalty first (deterministic, the released code)" },
+    schedule: { type: 'string', choices: SCHEDULE_POLICIES, help: 'how turns are spread over several engines: fewest in flight (least_requests, default), most free KV (kv, the report\'s §3.2), round_robin' },
+    'kv-capacity': { type: 'integer', min: 1, placeholder: 'TOKENS', help: 'KV capacity per engine, for --schedule kv (default: from /metrics)' },
+    'reserve-new-tokens': { type: 'integer', min: 1, placeholder: 'N', help: "KV reserved per turn by --schedule kv (default: the turn's max tokens)" },
+    'usage-poll-ms': { type: 'integer', min: 1, placeholder: 'MS', help: "--schedule kv also reads each engine's KV usage from /metrics this often" },
+    'roc-mode': { type: 'string', choices: ROC_MODES, help: "GRPO-RoC's pick: draws (sample, the report, default) or the released code's selection (deterministic)" },
+    'roc-error-count': { type: 'string', choices: ERROR_COUNT_RULES, help: "what RoC's p_err counts as a tool error: a call's error status (status, default) or a <tool_response> holding \"error\" (substring, the released code)" },
     'roc-min-negatives': { type: 'integer', min: 0, placeholder: 'K', help: 'negatives kept at least when the group has them (default 2)' },
     'roc-min-positives': { type: 'integer', min: 0, placeholder: 'K', help: 'positives kept at least when the group has them (default 2)' },
     advantage: { type: 'string', choices: ADVANTAGE_METHODS, help: 'advantage estimator (default grpo)' },
@@ -142,6 +146,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   }
   const algorithm = defined({
     rocMode: (values.rocMode as RocMode | undefined) ?? preset?.rocMode,
+    rocErrorCount: (values.rocErrorCount as ErrorCountRule | undefined) ?? preset?.rocErrorCount,
     rocMinNegatives: values.rocMinNegatives ?? preset?.rocMinNegatives,
     rocMinPositives: values.rocMinPositives ?? preset?.rocMinPositives,
     advantage: (values.advantage as AdvantageMethod | undefined) ?? preset?.advantage,
@@ -174,7 +179,7 @@ export async function rolloutCommand (argv: string[], io: CommandIo = { stdout: 
   const kept: TensorRecord[] = []
   try {
     if (engines.length > 1) {
-      engine = await KvScheduler.create({ engines, ...defined({ capacityTokens: values.kvCapacity, reserveNewTokens: values.reserveNewTokens, usagePollMs: values.usagePollMs }) })
+      engine = await KvScheduler.create({ engines, ...defined({ policy: values.schedule as SchedulePolicy | undefined, capacityTokens: values.kvCapacity, reserveNewTokens: values.reserveNewTokens, usagePollMs: values.usagePollMs }) })
     }
     const attempts = values.engineAttempts ?? 4
     const policy = attempts > 1 ? new RetryingEngine(engine, { maxAttempts: attempts, baseDelayMs: 200, maxDelayMs: 5000 }) : engine

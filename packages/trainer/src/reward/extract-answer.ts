@@ -15,17 +15,22 @@ function braced (text: string, open: number): string | undefined {
   return undefined
 }
 
-/** The content of the last closed `\boxed{…}` / `\fbox{…}` (also `\boxed 5`), or undefined. */
-export function lastBoxed (text: string): string | undefined {
+/** The contents of every closed `\boxed{…}` / `\fbox{…}` (also `\boxed 5`), in order. */
+export function allBoxed (text: string): string[] {
   const re = /\\(?:boxed|fbox)\s*(\{|\s+[^\s$]+)/g
-  let found: string | undefined
+  const found: string[] = []
   for (const m of text.matchAll(re)) {
     if (m[1] === '{') {
       const inner = braced(text, (m.index as number) + m[0].length - 1)
-      if (inner !== undefined) found = inner
-    } else found = m[1].trim()
+      if (inner !== undefined) found.push(inner)
+    } else found.push(m[1].trim())
   }
   return found
+}
+
+/** The content of the last closed `\boxed{…}` / `\fbox{…}` (also `\boxed 5`), or undefined. */
+export function lastBoxed (text: string): string | undefined {
+  return allBoxed(text).at(-1)
 }
 
 /** The content of the last closed `<answer>…</answer>` block, or undefined. */
@@ -46,4 +51,10 @@ export function extractAnswer (text: string): string | undefined {
     return block.trim().length > 0 ? block.trim() : undefined
   }
   return lastBoxed(text)
+}
+
+/** The boxes the final answer is read from: those of the last `<answer>` block when there is one, else those of the whole text. */
+export function finalBoxes (text: string): string[] {
+  const block = lastAnswerBlock(text)
+  return allBoxed(block ?? text)
 }

@@ -1,16 +1,19 @@
 /**
  * The math answer reward: extract the final answer, then compare it with the reference by
- * normalised string, by number, and symbolically with `@cortex-js/compute-engine` (invalid parses
- * rejected, a random-point numeric check for expressions with free variables), each symbolic
- * comparison under a time limit.
+ * normalised string, `±` and lists of answers (unordered), equations (one a nonzero multiple of
+ * the other), a value named by its variable, inequalities as intervals, number, choice letter,
+ * word, and finally symbolically with `@cortex-js/compute-engine` (invalid parses rejected, a
+ * random-point check for expressions with free variables), each symbolic comparison under a time
+ * limit. A reference of several answers also takes a response that boxes them one by one.
  */
-import { CancellationError, ComputeEngine, type Expression } from '@cortex-js/compute-engine'
-import { extractAnswer } from './extract-answer.ts'
+import { CancellationError } from '@cortex-js/compute-engine'
+import { answerItems, assignedValue, hasPlusMinus, inequalityInterval, splitEquation } from './answer-forms.ts'
+import { extractAnswer, finalBoxes } from './extract-answer.ts'
 import { choiceLetter, normalizeAnswer, parseSimpleNumber, plainText, unorderedItems } from './normalize-answer.ts'
-import { seededRandom } from '../algo/seeded-random.ts'
+import { closeTo, equationsMatch, symbolicMatch } from './symbolic-match.ts'
 
 /** How two answers were found equal, or why not. */
-export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
+export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'equation' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
 
 /** The outcome of one comparison. */
 export interface AnswerMatch { equal: boolean, method: MatchMethod }
@@ -25,56 +28,6 @@ export interface MatchOptions {
   points?: number
   /** Longer answers skip the symbolic comparison (default 400 characters). */
   maxSymbolicChars?: number
-}
-
-let engine: ComputeEngine | undefined
-function ce (): ComputeEngine {
-  engine ??= new ComputeEngine()
-  return engine
-}
-
-function close (x: number, y: number, tol: number): boolean {
-  if (!Number.isFinite(x) || !Number.isFinite(y)) return x === y
-  return Math.abs(x - y) <= tol * Math.max(1, Math.abs(x), Math.abs(y))
-}
-
-function numeric (e: Expression): number {
-  const v = e.N()
-  const re = v.re
-  const im = v.im
-  return typeof im === 'number' && Math.abs(im) > 1e-12 ? Number.NaN : re
-}
-
-/** Deterministic points in [0.5, 2.5] per variable: no zeros or negatives for roots and logs. */
-function points (names: readonly string[], n: number): Array<Record<string, number>> {
-  const next = seededRandom(0x9e3779b9)
-  return Array.from({ length: n }, () => Object.fromEntries(names.map((v) => [v, 0.5 + 2 * next()])))
-}
-
-function symbolic (a: string, b: string, options: Required<MatchOptions>): AnswerMatch {
-  const engineNow = ce()
-  return engineNow.withTimeLimit({ ms: options.timeLimitMs, label: 'sandfleet:answer' }, () => {
-    const ea = engineNow.parse(a)
-    const eb = engineNow.parse(b)
-    if (!ea.isValid || !eb.isValid) return { equal: false, method: 'invalid' as const }
-    const eq = ea.isEqual(eb)
-    if (eq !== undefined) return { equal: eq, method: 'symbolic' as const }
-    const names = [...new Set([...ea.unknowns, ...eb.unknowns])]
-    if (names.length === 0) {
-      const x = numeric(ea)
-      const y = numeric(eb)
-      return { equal: !Number.isNaN(x) && close(x, y, options.tolerance), method: 'symbolic' as const }
-    }
-    let checked = 0
-    for (const p of points(names, options.points)) {
-      const x = numeric(ea.subs(p))
-      const y = numeric(eb.subs(p))
-      if (Number.isNaN(x) && Number.isNaN(y)) continue
-      if (!close(x, y, options.tolerance)) return { equal: false, method: 'random_points' as const }
-      checked++
-    }
-    return { equal: checked >= Math.min(3, options.points), method: 'random_points' as const }
-  })
 }
 
 /** A word answer (`Monday`, `\text{even}`): letters only, no LaTeX command but `\text`. */
@@ -94,16 +47,52 @@ function sameItems (a: readonly string[], b: readonly string[], options: MatchOp
   return true
 }
 
-/** Compares an answer with a reference: string, number, choice letter, text, unordered list, then symbolically. */
+/** Runs a symbolic comparison: over time is `timeout`, a parse that throws is `invalid`. */
+function bounded (compare: () => AnswerMatch): AnswerMatch {
+  try {
+    return compare()
+  } catch (err) {
+    if (err instanceof CancellationError) return { equal: false, method: 'timeout' }
+    return { equal: false, method: 'invalid' }
+  }
+}
+
+/**
+ * Compares an answer with a reference: string; `±` and lists as unordered answers; two
+ * equations; an equation that names a value against that value; then number, choice letter,
+ * text, unordered list, and symbolically.
+ */
 export function answersMatch (candidate: string, reference: string, options: MatchOptions = {}): AnswerMatch {
   const opts: Required<MatchOptions> = { timeLimitMs: options.timeLimitMs ?? 2000, tolerance: options.tolerance ?? 1e-6, points: options.points ?? 5, maxSymbolicChars: options.maxSymbolicChars ?? 400 }
-  const a = normalizeAnswer(candidate)
-  const b = normalizeAnswer(reference)
+  let a = normalizeAnswer(candidate)
+  let b = normalizeAnswer(reference)
   if (a.length === 0 || b.length === 0) return { equal: false, method: 'none' }
+  if (a.replace(/\s+/g, '') === b.replace(/\s+/g, '')) return { equal: true, method: 'string' }
+  if (hasPlusMinus(a) || hasPlusMinus(b)) {
+    const itemsA = answerItems(a)
+    const itemsB = answerItems(b)
+    if (itemsA.length > 1 || itemsB.length > 1) return { equal: sameItems(itemsA, itemsB, options), method: 'list' }
+  }
+  const ea = splitEquation(a)
+  const eb = splitEquation(b)
+  if (ea !== undefined && eb !== undefined) {
+    // the same variable named on both sides (`x = 3, 5` and `x = 5, 3`): compare what it is given
+    if (ea.lhs === eb.lhs && assignedValue(ea) !== undefined && assignedValue(eb) !== undefined) return answersMatch(ea.rhs, eb.rhs, options)
+    if (a.length > opts.maxSymbolicChars || b.length > opts.maxSymbolicChars) return { equal: false, method: 'none' }
+    return bounded(() => equationsMatch(ea, eb, opts))
+  }
+  if (ea !== undefined || eb !== undefined) {
+    // one side is an equation: it matches a bare answer only when it names that value (`x = 4` and `4`)
+    const named = ea !== undefined ? assignedValue(ea) : assignedValue(eb as NonNullable<typeof eb>)
+    if (named === undefined) return { equal: false, method: 'equation' }
+    return ea !== undefined ? answersMatch(named, b, options) : answersMatch(a, named, options)
+  }
+  a = inequalityInterval(a) ?? a
+  b = inequalityInterval(b) ?? b
   if (a.replace(/\s+/g, '') === b.replace(/\s+/g, '')) return { equal: true, method: 'string' }
   const x = parseSimpleNumber(a)
   const y = parseSimpleNumber(b)
-  if (x !== undefined && y !== undefined) return { equal: close(x, y, 1e-9), method: 'number' }
+  if (x !== undefined && y !== undefined) return { equal: closeTo(x, y, 1e-9), method: 'number' }
   const refLetter = /^\(?[A-E]\)?$/.test(b.replace(/\\text\{([^{}]*)\}/, '$1')) ? choiceLetter(b) : undefined
   if (refLetter !== undefined) return { equal: choiceLetter(a) === refLetter, method: 'choice' }
   if (isWordAnswer(b)) return { equal: plainText(a) === plainText(b), method: 'text' }
@@ -111,12 +100,7 @@ export function answersMatch (candidate: string, reference: string, options: Mat
   const listB = unorderedItems(b)
   if (listA !== undefined && listB !== undefined) return { equal: sameItems(listA, listB, options), method: 'list' }
   if (a.length > opts.maxSymbolicChars || b.length > opts.maxSymbolicChars) return { equal: false, method: 'none' }
-  try {
-    return symbolic(a, b, opts)
-  } catch (err) {
-    if (err instanceof CancellationError) return { equal: false, method: 'timeout' }
-    return { equal: false, method: 'invalid' }
-  }
+  return bounded(() => symbolicMatch(a, b, opts))
 }
 
 /** The reward of one response and how it was decided. */
@@ -128,10 +112,22 @@ export interface MathReward {
   method: MatchMethod
 }
 
-/** rStar2-style binary reward: 1 when the response's final answer equals `reference`. */
+/**
+ * rStar2-style binary reward: 1 when the response's final answer equals `reference`. When the
+ * reference names k ≥ 2 answers (a list, a set, `±`) and the final answer alone does not match,
+ * the last k `\boxed{}` of the answer are taken together (`x=\boxed{2}` or `x=\boxed{5}`).
+ */
 export function mathReward (response: string, reference: string, options: MatchOptions = {}): MathReward {
   const answer = extractAnswer(response)
   if (answer === undefined) return { reward: 0, method: 'none' }
   const m = answersMatch(answer, reference, options)
-  return { reward: m.equal ? 1 : 0, answer, method: m.method }
+  if (m.equal) return { reward: 1, answer, method: m.method }
+  const k = answerItems(normalizeAnswer(reference)).length
+  const boxes = finalBoxes(response)
+  if (k >= 2 && boxes.length >= k) {
+    const together = boxes.slice(-k).join(', ')
+    const all = answersMatch(together, reference, options)
+    if (all.equal) return { reward: 1, answer: together, method: all.method }
+  }
+  return { reward: 0, answer, method: m.method }
 }

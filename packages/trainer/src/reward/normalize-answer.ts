@@ -1,7 +1,8 @@
 /**
  * String and number normalisation of LaTeX answers, the fast path of the math reward: spacing
- * and sizing commands, `\dfrac`, degrees, percent, `\text{}` units, `x =` prefixes, thousands
- * separators, multiple-choice letters.
+ * and sizing commands, `\dfrac`, degrees, percent, `\text{}` units, `x \in` prefixes, thousands
+ * separators, one-element and empty sets, multiple-choice letters. An `x =` stays: whether it
+ * names a value or is part of an equation is the comparison's to decide (`answer-forms.ts`).
  */
 
 /** Strips what does not change an answer's value. The result is still LaTeX. */
@@ -16,12 +17,16 @@ export function normalizeAnswer (raw: string): string {
   s = s.replace(/\\?%/g, '')
   s = s.replace(/\\\$/g, '')
   s = s.replace(/\\(?:text|textbf|mbox|mathrm)\{\s*(?:units?|cm|m|km|mm|kg|g|s|sec|seconds?|minutes?|hours?|days?|degrees?|dollars?|cents?|inches|inch|feet|foot|ft|miles?|meters?|square [a-z]+|sq [a-z]+)\s*\}(\^\{?\d\}?)?\s*$/i, '')
+  // any unit word after a plain number (`100 \text{ mph}`)
+  s = s.replace(/^([+-]?[\d.,{}]*\d[\d.,{}]*)\s*\\(?:text|textbf|mbox|mathrm)\{\s*[a-zA-Z][a-zA-Z ]*\}(\^\{?\d\}?)?\s*$/, '$1')
   s = s.replace(/^\\(?:text|textbf|mbox|mathrm)\{([^{}]*)\}$/, '$1')
   s = s.replace(/\s+/g, ' ').trim()
   s = s.replace(/[.。]\s*$/, '').trim()
   s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*\\in\s*/, '')
-  const assign = /^[a-zA-Z](?:_\{?\w+\}?)?\s*=\s*([^=]+)$/.exec(s)
-  if (assign) s = assign[1].trim()
+  // the empty set; a set of one element is that element
+  if (/^\\\{\s*\\\}$/.test(s)) s = '\\emptyset'
+  const single = /^\\\{([^,]*)\\\}$/.exec(s)
+  if (single !== null && !single[1].includes('\\{')) s = single[1].trim()
   s = s.replace(/(\d)\{,\}(?=\d{3})/g, '$1')
   if (/^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '')
   return s

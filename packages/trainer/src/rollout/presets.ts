@@ -4,7 +4,9 @@
  * from one; every flag given overrides its field.
  *
  * `rstar2` is rStar2-Agent (arXiv 2508.20722) as its released recipe runs it on verl: 32 rollouts
- * per problem downsampled to 16 by GRPO-RoC with at least 2 negatives and 2 positives, groups of
+ * per problem downsampled to 16 by GRPO-RoC with at least 2 negatives and 2 positives (the
+ * report's draws and p_err by status, ours: `--roc-mode deterministic --roc-error-count
+ * substring` is the released code's selection), groups of
  * equal rewards rejected first, GRPO advantages with verl's unbiased std, Hermes `<tool_call>`s
  * to one tool, `python_code_with_standard_io` (code and its standard input), whose schema the
  * chat template renders into the system turn, results in `<tool_response>` user turns, at most
@@ -15,6 +17,7 @@
  */
 import type { AdvantageMethod, AdvantageStd } from '../algo/advantages.ts'
 import type { RocMode } from '../algo/grpo-roc.ts'
+import type { ErrorCountRule } from '../algo/roc-penalties.ts'
 import type { ToolSchema } from '../engine/engine.ts'
 import type { ResultStyle, TruncateOptions } from '../tools/format.ts'
 import type { ToolCallFormat } from '../tools/parse.ts'
@@ -24,6 +27,7 @@ export interface RolloutPreset {
   n: number
   keep: number
   rocMode: RocMode
+  rocErrorCount: ErrorCountRule
   rocMinNegatives: number
   rocMinPositives: number
   dropEqualRewardGroups: boolean
@@ -68,6 +72,7 @@ export const ROLLOUT_PRESETS: Readonly<Record<'rstar2', RolloutPreset>> = Object
     n: 32,
     keep: 16,
     rocMode: 'sample',
+    rocErrorCount: 'status',
     rocMinNegatives: 2,
     rocMinPositives: 2,
     dropEqualRewardGroups: true,

@@ -57,11 +57,12 @@ export async function runChatEpisode (options: ChatEpisodeOptions): Promise<Chat
     throwIfAborted(signal)
     const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(options.tools === undefined ? {} : { tools: options.tools }), ...(signal ? { signal } : {}) })
     messages.push({ role: 'assistant', content: gen.text })
-    const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
+    const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, toolText: '', finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
     turns.push(turn)
     const ended = await endTurn(turn, turns.length - 1, 'turn_length', rules, toolCalls)
     if (!Array.isArray(ended)) { stopReason = ended; break }
-    messages.push({ role: options.toolRole ?? 'user', content: ended.map((r) => r.text).join('\n') })
+    turn.toolText = ended.map((r) => r.text).join('\n')
+    messages.push({ role: options.toolRole ?? 'user', content: turn.toolText })
   }
   return { messages, turns, toolCalls, stopReason, answers: countAnswers(turns.map((t) => t.text)), wallMs: Date.now() - started }
 }

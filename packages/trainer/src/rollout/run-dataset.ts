@@ -9,7 +9,8 @@
 import { Limiter } from '@sandfleet/client'
 import { isRetriable } from '@sandfleet/protocol'
 import { groupAdvantages, hasEqualRewards, overlongPenalty, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
-import { grpoRoc, type RocMode } from '../algo/grpo-roc.ts'
+import { checkRocOptions, grpoRoc, type RocMode, type RocOptions } from '../algo/grpo-roc.ts'
+import type { ErrorCountRule } from '../algo/roc-penalties.ts'
 import { seededRandom } from '../algo/seeded-random.ts'
 import type { ChatMessage } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
@@ -68,7 +69,7 @@ export interface RunDatasetOptions {
   items: readonly DatasetItem[]
   /** Rollouts per item (the oversampled group, 2G in the report). */
   n: number
-  /** Rollouts kept per item by GRPO-RoC (G); `n` keeps all. */
+  /** Rollouts kept per item by GRPO-RoC (G); `n` keeps all (RoC does not run). */
   keep: number
   /** Episodes at once over the whole dataset (default 64). */
   concurrency?: number
@@ -76,6 +77,8 @@ export interface RunDatasetOptions {
   seed?: number
   /** RoC's selection: `sample` (default, the report) or `deterministic` (the released code). */
   rocMode?: RocMode
+  /** How RoC's p_err counts a tool error: `status` (default, by the call's status) or `substring` (the released code). */
+  rocErrorCount?: ErrorCountRule
   /** Negatives and positives RoC keeps at least (default 2 each, the released code). */
   rocMinNegatives?: number
   rocMinPositives?: number
@@ -150,6 +153,15 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
   const keep = Math.min(options.keep, n)
   const limiter = new Limiter(options.concurrency ?? 64)
   const seed = options.seed ?? 0
+  const rocOptions: Omit<RocOptions, 'random'> = {
+    keep,
+    ...(options.rocMode ? { mode: options.rocMode } : {}),
+    ...(options.rocErrorCount ? { errorCount: options.rocErrorCount } : {}),
+    ...(options.rocMinNegatives !== undefined ? { minNegatives: options.rocMinNegatives } : {}),
+    ...(options.rocMinPositives !== undefined ? { minPositives: options.rocMinPositives } : {})
+  }
+  const downsample = keep < n // n keeps all: no RoC
+  if (downsample) checkRocOptions(rocOptions) // before any rollout runs
   const reward = options.reward ?? ((t: Trajectory, item: DatasetItem) => {
     if (item.reference === null) return { reward: 0, answer: null }
     const r = mathReward(modelText(t), item.reference)
@@ -218,8 +230,7 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
     if (rejected) dropped++
     // a generator per group: the draws do not depend on which group finished first
     const random = seededRandom((seed * 1_000_003 + group) >>> 0)
-    const roc = { keep, random, ...(options.rocMode ? { mode: options.rocMode } : {}), ...(options.rocMinNegatives !== undefined ? { minNegatives: options.rocMinNegatives } : {}), ...(options.rocMinPositives !== undefined ? { minPositives: options.rocMinPositives } : {}) }
-    const keptIdx = new Set(rejected ? [] : grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), roc))
+    const keptIdx = new Set(rejected ? [] : downsample ? grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), { ...rocOptions, random }) : ok.map((_, i) => i))
     const keptList = ok.filter((_, i) => keptIdx.has(i))
     const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo', options.advantageStd ? { std: options.advantageStd } : {})
     kept += keptList.length

@@ -86,7 +86,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     lossMask.push(...gen.tokenIds.map(() => 1))
     logprobs.push(...gen.logprobs)
     texts.push(gen.text)
-    const turn: TurnRecord = { text: gen.text, modelTokens: gen.tokenIds.length, toolTokens: 0, finishReason: gen.finishReason, stoppedBy: gen.stoppedBy, toolStatuses: [] }
+    const turn: TurnRecord = { text: gen.text, modelTokens: gen.tokenIds.length, toolTokens: 0, toolText: '', finishReason: gen.finishReason, stoppedBy: gen.stoppedBy, toolStatuses: [] }
     turns.push(turn)
     const ended = await endTurn(turn, turns.length - 1, responseIds.length >= budget ? 'token_budget' : 'turn_length', rules, toolCalls)
     if (!Array.isArray(ended)) { stopReason = ended; break }
@@ -99,6 +99,7 @@ export async function runEpisode (options: EpisodeOptions): Promise<Trajectory> 
     logprobs.push(...toolIds.map(() => 0))
     texts.push(toolText)
     turn.toolTokens = toolIds.length
+    turn.toolText = toolText
   }
 
   const answers = countAnswers(turns.map((t) => t.text))

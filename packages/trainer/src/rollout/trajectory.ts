@@ -1,7 +1,7 @@
 /** The trajectory of one episode: token ids with a loss mask and logprobs, turns, tool calls. */
 import type { ExecResult, Status } from '@sandfleet/protocol'
 import type { FinishReason } from '../engine/engine.ts'
-import type { RocRollout } from '../algo/grpo-roc.ts'
+import type { RocRollout } from '../algo/roc-penalties.ts'
 import { answerTagsBalanced } from './answer-tags.ts'
 
 /** Why an episode ended. */
@@ -46,6 +46,8 @@ export interface TurnRecord {
   modelTokens: number
   /** Tool-output tokens appended after this turn (0 when none). */
   toolTokens: number
+  /** The text appended after this turn: its tool results in the turn template ('' when none). */
+  toolText: string
   finishReason: FinishReason
   stoppedBy: string | null
   /** Statuses of this turn's tool calls, in order. */
@@ -72,10 +74,26 @@ export interface Trajectory {
   wallMs: number
 }
 
+/** ChatML's end of turn: the end-of-sequence token of the models the released rStar2-Agent code trains. */
+const CHATML_END = '<|im_end|>'
+
+/**
+ * The response as a ChatML tokenizer decodes its ids, special tokens kept (the text the released
+ * rStar2-Agent code reads): the turns and what followed each, a turn that ended with the
+ * end-of-turn token closed by `<|im_end|>` (an engine leaves that token's text out of the text it
+ * returns, or keeps it).
+ */
+export function decodedResponseText (t: Trajectory): string {
+  return t.turns.map((turn) => {
+    const eos = turn.finishReason === 'stop' && turn.stoppedBy === null && !turn.text.endsWith(CHATML_END)
+    return turn.text + (eos ? CHATML_END : '') + turn.toolText
+  }).join('')
+}
+
 /** The fields GRPO-RoC reads, from a trajectory and its reward. */
 export function toRocRollout (t: Trajectory, reward: number): RocRollout {
   const texts = t.turns.map((turn) => turn.text)
-  return { reward, toolStatuses: t.toolCalls.map((c) => c.status), answers: t.answers, turns: t.turns.length, unbalancedAnswerTags: !answerTagsBalanced(texts) }
+  return { reward, toolStatuses: t.toolCalls.map((c) => c.status), answers: t.answers, turns: t.turns.length, unbalancedAnswerTags: !answerTagsBalanced(texts), responseText: decodedResponseText(t) }
 }
 
 /** The model's text only (every turn, no tool output), where the final answer is looked for. */

@@ -1,16 +1,18 @@
 /**
  * {@link KvScheduler}: one {@link Engine} over several, assigning each new generation (each turn of
- * each rollout) to the engine with the most free KV capacity, as the rStar2-Agent report §3.2
- * does, instead of round robin: an engine is given a generation only while the context and
- * its `maxTokens` fit in what is left of its KV cache, so no engine overflows, preempts and
- * recomputes. Capacity is given, or read once from each engine's `/metrics`; what is in use is
- * estimated from the reservations (context + max new tokens) of the generations in flight.
+ * each rollout) to an engine by a {@link SchedulePolicy}. The default, `least_requests`, sends it
+ * to the engine with the fewest generations in flight. `kv` is the rStar2-Agent report's §3.2:
+ * the engine with the most free KV capacity, and a generation waits while no engine has room for
+ * its context and reservation, so no engine overflows, preempts and recomputes. It reserves
+ * context + `maxTokens` by default (the report's max-length estimate) or `reserveNewTokens`,
+ * optionally corrected by each engine's reported usage; capacity is given, or read once from
+ * each engine's `/metrics`. Which one wins where, in simulation: benchmarks/RESULTS.md.
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import type { ChatMessage, ChatTemplateOptions, Engine, Generation, GenerateRequest } from '../engine/engine.ts'
 import { isTransientEngineError } from '../engine/retrying-engine.ts'
 import { readKvMetrics } from './engine-metrics.ts'
-import { EnginePicker, type EngineSlot, type SchedulePolicy } from './pick-engine.ts'
+import { DEFAULT_SCHEDULE_POLICY, EnginePicker, type EngineSlot, type SchedulePolicy } from './pick-engine.ts'
 
 /** An engine whose metrics can be read (as {@link CompletionsEngine}). */
 export interface MetricsSource { metricsText?: (signal?: AbortSignal) => Promise<string> }
@@ -18,17 +20,17 @@ export interface MetricsSource { metricsText?: (signal?: AbortSignal) => Promise
 /** Options of {@link KvScheduler.create}. */
 export interface KvSchedulerOptions {
   engines: Array<Engine & MetricsSource>
-  /** Default `kv`; `round_robin` and `least_requests` exist for comparison. */
+  /** Default `least_requests` ({@link DEFAULT_SCHEDULE_POLICY}); `kv` and `round_robin`. */
   policy?: SchedulePolicy
-  /** KV capacity, tokens: one figure for every engine or one per engine. Default: read from `/metrics`. */
+  /** KV capacity, tokens: one figure for every engine or one per engine. Default: read from `/metrics` under `kv` (the other policies do not use it: 0 unless given). */
   capacityTokens?: number | number[]
   /**
-   * New tokens reserved per generation (default: its `maxTokens`, the report's max-length
+   * New tokens `kv` reserves per generation (default: its `maxTokens`, the report's max-length
    * estimate, which never overflows but holds room most turns never use; see
    * benchmarks/RESULTS.md for the trade-off).
    */
   reserveNewTokens?: number
-  /** Read each engine's KV usage from its `/metrics` this often, ms; free is then capacity − max(reserved, used). Off by default. */
+  /** Read each engine's KV usage from its `/metrics` this often, ms; `kv`'s free is then capacity − max(reserved, used). Off by default. */
   usagePollMs?: number
   /** An engine that failed with a connection error, 429 or 5xx gets no new generation for this long, ms (default 5000), while another is up. */
   cooldownMs?: number
@@ -62,7 +64,7 @@ export class KvScheduler implements Engine {
   private readonly lastEngine = new Map<string, number>()
 
   private constructor (engines: Array<Engine & MetricsSource>, capacities: number[], options: KvSchedulerOptions) {
-    const policy = options.policy ?? 'kv'
+    const policy = options.policy ?? DEFAULT_SCHEDULE_POLICY
     this.engines = engines
     this.reserveNewTokens = options.reserveNewTokens
     this.cooldownMs = options.cooldownMs ?? 5000
@@ -86,7 +88,7 @@ export class KvScheduler implements Engine {
     }))
   }
 
-  /** A scheduler; reads each engine's KV capacity from its metrics unless `capacityTokens` is given. */
+  /** A scheduler; under `kv` reads each engine's KV capacity from its metrics unless `capacityTokens` is given. */
   static async create (options: KvSchedulerOptions): Promise<KvScheduler> {
     const { engines } = options
     if (engines.length === 0) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, 'the scheduler needs at least one engine', 400)
@@ -94,6 +96,7 @@ export class KvScheduler implements Engine {
     const capacities = await Promise.all(engines.map(async (e, i) => {
       if (typeof given === 'number') return given
       if (Array.isArray(given) && given[i] !== undefined) return given[i]
+      if ((options.policy ?? DEFAULT_SCHEDULE_POLICY) !== 'kv') return 0
       if (e.metricsText === undefined) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `engine ${e.url} has no metrics; give capacityTokens`, 400)
       const kv = readKvMetrics(await e.metricsText())
       if (kv.capacityTokens === undefined) throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE, `the metrics of ${e.url} name no KV capacity (vllm:cache_config_info or sglang:max_total_num_tokens); give capacityTokens`, 502)
@@ -165,8 +168,8 @@ export class KvScheduler implements Engine {
   }
 
   /**
-   * Generates on the engine the policy picks, waiting for room under `kv`; a turn of a trajectory
-   * (`affinity`) goes back to the engine of its previous turn when that one has room.
+   * Generates on the engine the policy picks, waiting for room under `kv`; under `kv` a turn of a
+   * trajectory (`affinity`) goes back to the engine of its previous turn when that one has room.
    */
   async generate (req: GenerateRequest): Promise<Generation> {
     const need = req.promptIds.length + Math.min(req.maxTokens, this.reserveNewTokens ?? req.maxTokens)

@@ -1,11 +1,22 @@
 /**
  * The choice of an engine for a new generation, shared by {@link KvScheduler} and the simulation
- * benchmark: by free KV capacity (rStar2-Agent report §3.2), or round robin / least requests
- * for comparison.
+ * benchmark: least requests in flight (the default), by free KV capacity (rStar2-Agent report
+ * §3.2), or round robin.
  */
 
 /** How new generations are spread over engines. */
 export type SchedulePolicy = 'kv' | 'round_robin' | 'least_requests'
+
+/** The policies, for flag validation. */
+export const SCHEDULE_POLICIES: readonly SchedulePolicy[] = Object.freeze(['least_requests', 'kv', 'round_robin'])
+
+/**
+ * The default policy: least requests, the one policy of benchmarks/src/rollout-scheduler-sim.ts
+ * that no other beats at every load it reports (`kv` with a small reservation and reported
+ * usage leads when the engines' KV is overcommitted, static assignment at light load:
+ * benchmarks/RESULTS.md).
+ */
+export const DEFAULT_SCHEDULE_POLICY: SchedulePolicy = 'least_requests'
 
 /** What a picker knows of one engine. */
 export interface EngineSlot {

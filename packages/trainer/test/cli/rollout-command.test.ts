@@ -83,13 +83,13 @@ test('sandfleet rollout fails with the engine\'s error when every rollout fails;
     await assert.rejects(rolloutCommand(['--model', 'm', '--dataset', dataset], io), /--engine, --model and --dataset are required/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--format', 'xml'], io), /--format: must be one of hermes, markdown, code/)
     await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, '--engine-api', 'tgi'], io), /--engine-api: must be one of completions, sglang/)
-    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/], ['--tool-response-truncate-side', 'start', /--tool-response-truncate-side: must be one of left, middle, right/], ['--n', 'many', /--n: needs a whole number, got "many"/], ['--preset', 'r1', /--preset: must be one of rstar2/], ['--max-parallel-calls', '0', /--max-parallel-calls: must be ≥ 1/]] as const) {
+    for (const [flag, value, message] of [['--roc-mode', 'random', /--roc-mode: must be one of sample, deterministic, got "random"/], ['--roc-error-count', 'text', /--roc-error-count: must be one of status, substring, got "text"/], ['--schedule', 'fastest', /--schedule: must be one of least_requests, kv, round_robin/], ['--advantage-std', 'sample', /--advantage-std: must be one of population, unbiased/], ['--fleet-faults', 'ignore', /--fleet-faults: must be one of rerun, drop/], ['--advantage', 'ppo', /--advantage: must be one of grpo, dr_grpo/], ['--tool-response-truncate-side', 'start', /--tool-response-truncate-side: must be one of left, middle, right/], ['--n', 'many', /--n: needs a whole number, got "many"/], ['--preset', 'r1', /--preset: must be one of rstar2/], ['--max-parallel-calls', '0', /--max-parallel-calls: must be ≥ 1/]] as const) {
       await assert.rejects(rolloutCommand(['--engine', 'http://x', '--model', 'm', '--dataset', dataset, flag, value], io), message)
     }
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 
-test('sandfleet rollout over two engines schedules turns by free KV', async () => {
+test('sandfleet rollout --schedule kv over two engines spreads turns by free KV', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
   const script = (ctx: { turn: number }): string => ctx.turn === 0 ? '<tool_call>{"name":"python","arguments":{"code":"print(1)"}}</tool_call>' : '<answer>\\boxed{1}</answer>'
   const a = await startScriptedEngine(script)
@@ -98,10 +98,36 @@ test('sandfleet rollout over two engines schedules turns by free KV', async () =
   const dataset = join(dir, 'data.jsonl')
   writeFileSync(dataset, '{"prompt": "one", "answer": "1"}\n')
   try {
-    const summary = await rolloutCommand(['--engine', `${a.url},${b.url}`, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '6', '--out', join(dir, 'o.jsonl'), '--kv-capacity', '100000', '--usage-poll-ms', '50', '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
+    const summary = await rolloutCommand(['--engine', `${a.url},${b.url}`, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '6', '--out', join(dir, 'o.jsonl'), '--schedule', 'kv', '--kv-capacity', '100000', '--usage-poll-ms', '50', '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
     assert.equal(summary?.accuracy, 1)
     const served = [a, b].map((s) => s.log.filter((e) => e.path === '/v1/completions').length)
     assert.equal(served[0] + served[1], 12, 'two turns for each of six rollouts')
     assert.ok(served[0] > 0 && served[1] > 0, `both engines generated (${served.join(', ')})`)
   } finally { await a.close(); await b.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
+})
+
+test('sandfleet rollout --roc-mode deterministic --roc-error-count substring: the released selection picks the kept rollouts', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-'))
+  // rollouts 0–3 answer right, 4–7 wrong; the tool prints "error-free" for 0 and 1 (a clean run)
+  let k = 0
+  const engine = await startScriptedEngine((ctx) => {
+    if (ctx.turn > 0) return ctx.prompt.includes(' R\n') ? '<answer>\\boxed{1}</answer>' : '<answer>\\boxed{2}</answer>'
+    const i = k++
+    return `<tool_call>{"name":"python","arguments":{"code":"print('${i < 2 ? 'error-free' : 'fine'} ${i < 4 ? 'R' : 'W'}')"}}</tool_call>`
+  })
+  const fleet = await startFakeFleet((req) => ok(`${/print\('(.*)'\)/.exec(req.code)?.[1] ?? ''}\n`))
+  const dataset = join(dir, 'data.jsonl')
+  writeFileSync(dataset, '{"prompt": "q", "answer": "1"}\n')
+  const io = { stdout: () => {}, stderr: { write: () => {} }, env: {} }
+  const out = join(dir, 'o.jsonl')
+  const args = ['--engine', engine.url, '--model', 'm', '--dataset', dataset, '--fleet', fleet.url, '--n', '8', '--keep', '4', '--concurrency', '1', '--roc-mode', 'deterministic', '--out', out, '--no-progress']
+  const kept = (): number[] => readFileSync(out, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as TrajectoryRecord).sample).sort((a, b) => a - b)
+  try {
+    await rolloutCommand([...args, '--roc-error-count', 'substring'], io)
+    assert.deepEqual(kept(), [2, 3, 4, 5], 'the "error" printed by 0 and 1 counts against them; negatives in batch order')
+    k = 0
+    await rolloutCommand(args, io)
+    assert.deepEqual(kept(), [0, 1, 4, 5], 'by status (the default) every call was ok')
+    await assert.rejects(rolloutCommand([...args, '--keep', '3'], io), /more than keep 3/)
+  } finally { await engine.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
 })

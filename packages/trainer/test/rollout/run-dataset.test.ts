@@ -103,3 +103,33 @@ test('runDataset: all-equal groups are rejected before RoC downsamples; RoC mode
     assert.deepEqual(a.map((r) => Math.round((r.advantage ?? NaN) * 1e4) / 1e4), [-0.5, -0.5, 1.5, -0.5])
   } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
 })
+
+test('runDataset: the error-count rule reaches RoC; deterministic guards larger than keep are refused before any rollout', async () => {
+  // rollouts 0–3 answer right, 4–7 wrong; 0 and 1 print "error-free" from a clean run
+  let k = 0
+  const server = await startScriptedEngine((ctx) => {
+    if (ctx.turn > 0) return ctx.prompt.includes(' R\n') ? '<answer>\\boxed{1}</answer>' : '<answer>\\boxed{2}</answer>'
+    const i = k++
+    const printed = `${i < 2 ? 'error-free' : 'fine'} ${i < 4 ? 'R' : 'W'}`
+    return `<tool_call>${JSON.stringify({ name: 'python', arguments: { code: `print(${JSON.stringify(printed)})` } })}</tool_call>`
+  })
+  const fleet = await startFakeFleet()
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  const client = new SandfleetClient({ url: fleet.url })
+  const items = [{ messages: [{ role: 'user' as const, content: 'q' }], reference: '1' }]
+  const keptSamples = async (rocErrorCount: 'status' | 'substring'): Promise<number[]> => {
+    k = 0
+    const records: TrajectoryRecord[] = []
+    await runDataset({ items, n: 8, keep: 4, concurrency: 1, rocMode: 'deterministic', rocErrorCount, episode: { engine, fleet: client }, onRecord: (r) => { records.push(r) } })
+    return records.map((r) => r.sample).sort((a, b) => a - b)
+  }
+  try {
+    // 4 + 4 → 2 + 2; negatives 4, 5 (batch order); positives all at p_format 0 (one span, one answer):
+    // by status every p_err is 0, so 0, 1; by substring 0 and 1 have p_err 1, so 2, 3
+    assert.deepEqual(await keptSamples('status'), [0, 1, 4, 5])
+    assert.deepEqual(await keptSamples('substring'), [2, 3, 4, 5])
+    k = 0
+    await assert.rejects(runDataset({ items, n: 8, keep: 3, rocMode: 'deterministic', episode: { engine, fleet: client }, onRecord: () => {} }), /more than keep 3/)
+    assert.equal(k, 0, 'no rollout ran')
+  } finally { await client.close(); await engine.close(); await fleet.close(); await server.close() }
+})

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { errorReply, startFakeFleet, type FakeBehavior } from '@sandfleet/client/testing'
 import type { ExecResult } from '@sandfleet/protocol'
-import { CompletionsEngine, errorPenalty, inlineToolTurn, runEpisode, toRocRollout, type Trajectory } from '@sandfleet/trainer'
+import { CompletionsEngine, decodedResponseText, errorPenalty, inlineToolTurn, runEpisode, toRocRollout, type Trajectory } from '@sandfleet/trainer'
 import { ScriptedTokenizer, scriptedLogprob, startScriptedEngine, type Script } from '../helpers/scripted-engine-server.ts'
 
 const call = (code: string): string => `<tool_call>${JSON.stringify({ name: 'python', arguments: { code } })}</tool_call>`
@@ -41,6 +41,8 @@ function checkAlignment (t: Trajectory): void {
   model.forEach((s, k) => assert.equal(ScriptedTokenizer.decode(s.ids).replace('<|im_end|>', ''), t.turns[k].text))
   t.responseIds.forEach((id, i) => assert.equal(t.logprobs[i], t.lossMask[i] === 1 ? scriptedLogprob(id) : 0))
   assert.equal(ScriptedTokenizer.decode(t.responseIds).replaceAll('<|im_end|>', ''), t.responseText.replaceAll('<|im_end|>', ''))
+  assert.equal(decodedResponseText(t), ScriptedTokenizer.decode(t.responseIds), 'the text the released RoC reads is the decoded response')
+  assert.equal(toRocRollout(t, 0).responseText, decodedResponseText(t))
 }
 
 test('a tool call runs on the fleet, its output is appended masked, and the answer ends the episode', async () => {

@@ -36,7 +36,7 @@ test('the scheduler never reserves more than an engine holds: generations wait f
   let release!: () => void
   const gate = new Promise<void>((resolve) => { release = resolve })
   for (let i = 0; i < 2; i++) servers.push(await startScriptedEngine(async () => { await gate; return 'ok' }, { metrics: () => VLLM_METRICS }))
-  const sched = await KvScheduler.create({ engines: servers.map((s) => new CompletionsEngine({ url: s.url, model: 'm' })) })
+  const sched = await KvScheduler.create({ policy: 'kv', engines: servers.map((s) => new CompletionsEngine({ url: s.url, model: 'm' })) })
   try {
     assert.deepEqual(sched.stats().engines.map((e) => e.capacityTokens), [1024, 1024], 'capacity from num_gpu_blocks × block_size')
     // each generation reserves 100 + 300 = 400 tokens: two fit in 1024, a third does not
@@ -57,7 +57,7 @@ test('the scheduler never reserves more than an engine holds: generations wait f
 test('reported usage and a smaller reservation change what fits', async () => {
   let usage = 0.5
   const server = await startScriptedEngine(() => 'ok', { metrics: () => VLLM_METRICS.replace('0.25', String(usage)) })
-  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: server.url, model: 'm' })], reserveNewTokens: 100 })
+  const sched = await KvScheduler.create({ policy: 'kv', engines: [new CompletionsEngine({ url: server.url, model: 'm' })], reserveNewTokens: 100 })
   try {
     await sched.readUsage()
     assert.equal(sched.stats().engines[0].usedTokens, 512, 'half of 1024 reported in use')
@@ -81,7 +81,7 @@ test('a trajectory\'s next turn goes back to the engine of its last turn when th
   const script = async (ctx: { prompt: string }): Promise<string> => { if (ctx.prompt.includes('HOLD')) await gate; return 'ok' }
   const a = await startScriptedEngine(script)
   const b = await startScriptedEngine(script)
-  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: a.url, model: 'm' }), new CompletionsEngine({ url: b.url, model: 'm' })], capacityTokens: 1000 })
+  const sched = await KvScheduler.create({ policy: 'kv', engines: [new CompletionsEngine({ url: a.url, model: 'm' }), new CompletionsEngine({ url: b.url, model: 'm' })], capacityTokens: 1000 })
   const ids = (text: string): number[] => Array.from(text, (c) => 100 + c.charCodeAt(0))
   try {
     await sched.generate({ promptIds: ids('turn one'), maxTokens: 100, affinity: 'traj-1' })
@@ -115,10 +115,10 @@ test('an engine that fails with a connection error cools down: retries go to the
   } finally { await engine.close(); await up.close() }
 })
 
-test('a waiting generation can be aborted; an engine without metrics needs a capacity', async () => {
+test('a waiting generation can be aborted; under kv an engine without metrics needs a capacity', async () => {
   const server = await startScriptedEngine(() => ({ text: 'slow', delayMs: 300 }))
-  await assert.rejects(KvScheduler.create({ engines: [{ url: 'x', generate: async () => { throw new Error('x') }, tokenize: async () => [], applyChatTemplate: async () => [], close: async () => {} }] }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_BAD_INPUT')
-  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: server.url, model: 'm' })], capacityTokens: 100 })
+  await assert.rejects(KvScheduler.create({ policy: 'kv', engines: [{ url: 'x', generate: async () => { throw new Error('x') }, tokenize: async () => [], applyChatTemplate: async () => [], close: async () => {} }] }), (e: TrainerError) => e.code === 'SF_ERR_TRAINER_BAD_INPUT')
+  const sched = await KvScheduler.create({ policy: 'kv', engines: [new CompletionsEngine({ url: server.url, model: 'm' })], capacityTokens: 100 })
   try {
     const first = sched.generate({ promptIds: [1], maxTokens: 80 })
     const ac = new AbortController()
@@ -130,7 +130,7 @@ test('a waiting generation can be aborted; an engine without metrics needs a cap
   } finally { await sched.close(); await server.close() }
 })
 
-test('episodes run through the scheduler over two engines, turns spread by free KV', async () => {
+test('episodes run through the scheduler over two engines, turns spread over both', async () => {
   const script = (ctx: { turn: number }): string => ctx.turn === 0 ? '<tool_call>{"name":"python","arguments":{"code":"print(1)"}}</tool_call>' : '<answer>\\boxed{1}</answer>'
   const a = await startScriptedEngine(script)
   const b = await startScriptedEngine(script)
@@ -144,4 +144,24 @@ test('episodes run through the scheduler over two engines, turns spread by free 
     assert.equal(gens[0] + gens[1], 16)
     assert.ok(gens[0] > 0 && gens[1] > 0, `both engines served turns (${gens.join(', ')})`)
   } finally { await sched.close(); await client.close(); await fleet.close(); await a.close(); await b.close() }
+})
+
+test('the default policy is least requests: no metrics needed, each generation to the engine with the fewest in flight', async () => {
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  const script = async (ctx: { prompt: string }): Promise<string> => { if (ctx.prompt.includes('HOLD')) await gate; return 'ok' }
+  const a = await startScriptedEngine(script)
+  const b = await startScriptedEngine(script)
+  // the scripted servers' metrics name no KV capacity: under kv, create() would fail
+  const sched = await KvScheduler.create({ engines: [new CompletionsEngine({ url: a.url, model: 'm' }), new CompletionsEngine({ url: b.url, model: 'm' })] })
+  const ids = (text: string): number[] => Array.from(text, (c) => 100 + c.charCodeAt(0))
+  try {
+    assert.match(sched.url, /^scheduler\(least_requests: /)
+    const held = [sched.generate({ promptIds: ids('HOLD'), maxTokens: 10 }), sched.generate({ promptIds: ids('HOLD'), maxTokens: 10 }), sched.generate({ promptIds: ids('HOLD'), maxTokens: 10 })]
+    assert.deepEqual(sched.stats().engines.map((e) => e.inFlight), [2, 1], 'ties to the lowest index, then the emptier engine')
+    await sched.generate({ promptIds: ids('x'), maxTokens: 5000, affinity: 't' })
+    assert.deepEqual(sched.stats().engines.map((e) => e.generations), [2, 2], 'the one with fewer in flight, however large the request')
+    release()
+    await Promise.all(held)
+  } finally { await sched.close(); await a.close(); await b.close() }
 })

@@ -1,0 +1,194 @@
+"""The controller's handle on a reuse process, and what the controller trusts of it.
+
+A reuse process runs its jobs' code in its own address space, so nothing it says about itself is proof: a job can find
+its nonce, write frames on its report pipe, switch its check off. The handle takes each frame as a claim, and holds it
+to what the controller reads from outside the process (/proc, the pipes, signals), where no job can reach:
+- the report pipe carries one sequence: `R` once; then for each job `D` and `V`, each with that job's nonce (`T` and
+  `E` after a taint). Any other line, a stale or repeated nonce, a frame while no job is in flight or after its
+  verdict, is a violation;
+- at `D` the process has one thread and no child (a job that left either ends as a forked one, and writes no `D`);
+  its stdout and stderr say nothing more until its next job;
+- after `V` the controller stops it (SIGSTOP): it runs nothing between jobs. It is given its next job only if it is
+  still stopped, its CPU time has not moved, its pipes are empty, and it has one thread and no child.
+A violation kills the process, and the job in flight on it is answered `infra_error`. A job that takes the process
+over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
+tenant only (`tenant`), so those are its own tenant's.
+"""
+import fcntl, json, os, select, sys, time, _signal
+
+from .reuse import threads
+
+# How long a reuse process may take to stop after its verdict (it is blocked reading its next job, or about to be).
+FREEZE_WAIT_S = 0.5
+STOPPED = (b'T', b't')
+FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
+
+
+class Reuser:
+    """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
+    state (`warming` until its baseline is taken, then `idle` (stopped), `busy` while it runs a job, `checking` until
+    its verdict, `gone`), what its report pipe said, and `violation`: the first thing it did that the protocol does not
+    allow (None while it did none)."""
+
+    def __init__(self, pid, fds):
+        self.pid = pid
+        self.job_w, self.out_r, self.err_r, self.rep_r = fds
+        os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
+        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.violation = None
+        self.tenant = None  # the tenant whose jobs it runs, bound by its first job
+        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
+        self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
+        self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
+        self.children = os.open('/proc/%d/task/%d/children' % (pid, pid), os.O_RDONLY)
+        self.pidfd = os.pidfd_open(pid)  # signals reach this process, never one that took its pid after it was reaped
+        self.cpu_at = self.cpu_seen = 0  # its CPU time as its job was handed to it, and as last read (ns)
+        self.stopped_cpu = None  # its CPU time once found stopped after its verdict; None while it may run
+        self.jobs, self.since = 0, 0.0
+
+    def begin(self, nonce, tenant):
+        self.state, self.nonce, self.done, self.error, self.tenant = 'busy', nonce, None, None, tenant
+
+    def read(self):
+        """Reads the report pipe; False at its end (the process is gone)."""
+        try: data = os.read(self.rep_r, 65536)
+        except BlockingIOError: return True
+        if not data: return False
+        buf = self.buf + data
+        if len(buf) > 1 << 20:  # no frame is this long
+            self.violate('a report line of over 1 MiB')
+            buf = b''
+        *lines, self.buf = buf.split(b'\n')
+        for line in lines: self.on_line(line)
+        return True
+
+    def send(self, data, deadline):
+        """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
+        (perf_counter). False when it did not read it all by then."""
+        view, p = memoryview(data), select.poll()
+        p.register(self.job_w, select.POLLOUT)
+        while view:
+            try: view = view[os.write(self.job_w, view):]
+            except BlockingIOError:
+                left = deadline - time.perf_counter()
+                if left <= 0: return False
+                p.poll(max(1, int(left * 1000)))
+        return True
+
+    def unread(self):
+        """Bytes of its job still in its job pipe (a reuse process reads its job as soon as it is let run)."""
+        try: return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
+        except OSError: return 0
+
+    def violate(self, what):
+        if self.violation is None: self.violation = what
+
+    def on_line(self, line):
+        """One line of the report pipe, held to the protocol's order (each frame is written after a newline: empty
+        lines are the separators)."""
+        if not line: return
+        kind, rest = line[:1], line[1:]
+        if kind == b'T':
+            if self.state != 'busy': return self.violate('a taint while no job ran')
+            if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
+            return
+        if self.tainted is not None:
+            # After a taint the job ends as a forked one, by its exit: whatever else comes is the job's own writing,
+            # and answers nothing (an error report `E` is read as a forked job's report is).
+            if kind == b'E':
+                try: self.error = json.loads(rest)
+                except ValueError: pass
+            return
+        if kind == b'R':
+            if self.state != 'warming': return self.violate('a second ready line')
+            self.state = 'idle'
+            self.freeze()  # until its first job
+            return
+        if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
+        try: frame = json.loads(rest)
+        except ValueError: return self.violate('a report line that is not JSON')
+        if not isinstance(frame, dict) or frame.get('nonce') != self.nonce or self.nonce is None:
+            return self.violate('a %s line with another nonce than its job\'s' % kind.decode())
+        if kind == b'D':
+            if self.state != 'busy': return self.violate('a second end of its job')
+            self.done, self.state = frame, 'checking'  # its verdict may come in the same read
+        else:
+            if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
+            self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
+            if self.retire is None:
+                self.state = 'idle'
+                self.freeze()
+            else: self.state = 'gone'
+
+    # ── what the controller reads from outside ──
+
+    def cpu_ns(self):
+        """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread); its last reading
+        once it is gone."""
+        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError): pass
+        return self.cpu_seen
+
+    def run_state(self):
+        """Its state letter (R, S, D, T, t, Z, …), or None once it is gone."""
+        try: return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
+        except (OSError, IndexError): return None
+
+    def alone(self):
+        """Whether it has one thread and no child."""
+        try: return threads(self.stat) == 1 and not os.pread(self.children, 64, 0).strip()
+        except (OSError, IndexError, ValueError): return False
+
+    def silent(self):
+        """Whether nothing waits on its stdout, stderr and report pipes (read and dropped when something does)."""
+        quiet = True
+        for fd in (self.out_r, self.err_r):
+            try: quiet = not os.read(fd, 65536) and quiet  # b'': its end closed (it is gone)
+            except BlockingIOError: pass
+            except OSError: quiet = False
+        return self.read() and quiet and self.violation is None and not self.buf
+
+    def freeze(self):
+        """Stops it (its verdict came: it has nothing to run until its next job)."""
+        self.stopped_cpu = None
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError: pass
+
+    def frozen(self, full=True):
+        """Whether it is stopped and has been since it was found so (its CPU time has not moved); `full`: and is alone
+        and silent. The first time after its freeze, waits for the stop (at most FREEZE_WAIT_S) and takes its CPU time."""
+        if self.stopped_cpu is None:
+            p, waited = select.poll(), 0
+            while self.run_state() not in STOPPED:
+                if waited >= FREEZE_WAIT_S * 1000: return False
+                if waited: p.poll(1)
+                else: os.sched_yield()  # the stop is usually a context switch away
+                waited += 1
+            self.stopped_cpu = self.cpu_ns()
+        if self.run_state() not in STOPPED or self.cpu_ns() != self.stopped_cpu: return False
+        return not full or (self.alone() and self.silent())
+
+    def thaw(self):
+        """Lets it run its next job."""
+        self.stopped_cpu = None
+        _signal.pidfd_send_signal(self.pidfd, _signal.SIGCONT)
+
+    def pages(self):
+        return int(os.pread(self.statm, 256, 0).split()[0])
+
+    def gone(self):
+        """Whether the process has exited (its pidfd is readable), reaped by its zygote or not yet."""
+        p = select.poll()
+        p.register(self.pidfd, select.POLLIN)
+        return bool(p.poll(0))
+
+    def kill(self):
+        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
+        except OSError: pass
+
+    def close(self):
+        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.children, self.pidfd):
+            try: os.close(fd)
+            except OSError: pass
+        self.state = 'gone'
