@@ -98,6 +98,10 @@ test('the document is valid OpenAPI 3.1 and every schema in it compiles', async 
   for (const name of ['ExecRequest', 'ExecResult', 'ErrorBody', 'RunCodeRequest', 'RunCodeResponse', 'Submission', 'RunResult', 'JsonRpcRequest']) {
     assert.ok(doc.components.schemas[name] !== undefined, `${name} is a named schema`)
   }
+  const cpu = (doc.components.schemas.ExecResult as { properties: Record<string, { type?: string, minimum?: number, description?: string }>, required?: string[] }).properties.cpu_ms
+  assert.deepEqual([cpu?.type, cpu?.minimum], ['number', 0], 'ExecResult documents cpu_ms')
+  assert.match(cpu?.description ?? '', /user \+ system.*kernel/, 'and says what it measures')
+  assert.equal((doc.components.schemas.ExecResult as { required?: string[] }).required?.includes('cpu_ms'), false, 'cpu_ms may be absent')
 })
 
 test('every route the gateway has is in the document, with a unique operationId, tags and the API-key security it needs', async () => {
@@ -150,7 +154,9 @@ test('the captured SandboxFusion and code-judge samples fit the compat schemas: 
 
 test('live answers of every operation, a success and an error each, fit the document', async () => {
   // the native API
-  assert.equal((await call('POST', '/v1/execute', { code: 'print(6 * 7)' })).body.stdout, '42\n')
+  const answered = (await call('POST', '/v1/execute', { code: 'print(6 * 7)' })).body
+  assert.equal(answered.stdout, '42\n')
+  assert.ok(typeof answered.cpu_ms === 'number' && answered.cpu_ms > 0, `the job's own CPU reaches the caller: ${String(answered.cpu_ms)}`)
   assert.equal((await call('POST', '/v1/execute', { code: 5 })).status, 400)
   assert.equal((await call('POST', '/v1/execute/batch', { requests: [{ code: 'print(1)' }, { code: '1/0' }] })).body.results[1].status, 'error')
   const streamed = await fetch(`${fleet.url}/v1/execute/batch`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/x-ndjson' }, body: JSON.stringify({ requests: [{ code: 'print(1)' }, { code: 'print(2)' }] }) })

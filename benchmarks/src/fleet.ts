@@ -22,8 +22,10 @@ export interface Server {
   poolSize?: number
   /** Process id of the server the harness started (its process tree is the fleet's CPU); none for `--url`. */
   pid?: number
-  /** The fleet's node processes the harness started, by role (their peak memory is reported). */
+  /** The fleet's node processes the harness started, by role (their peak memory is reported; their trees' CPU is the fleet's). */
   processes?: Array<{ name: string, pid: number }>
+  /** Where the runners' /metrics are, when not at `url` (a gateway in front of runner processes). */
+  runnerUrls?: string[]
   /** Stops it (a no-op for an existing fleet). Idempotent. */
   close(): Promise<void>
 }
@@ -74,6 +76,7 @@ export async function startSplitFleet (runners: number, runnerArgs: readonly str
       description: `sandfleet gateway${gatewayArgs.length > 0 ? ' ' + gatewayArgs.join(' ') : ''} and ${runners} × sandfleet runner${runnerArgs.length > 0 ? ' ' + runnerArgs.join(' ') : ''}, each its own process`,
       pid: gateway.child.pid,
       processes: [gateway, ...started].flatMap((p, i) => p.child.pid === undefined ? [] : [{ name: i === 0 ? 'gateway' : `runner ${i}`, pid: p.child.pid }]),
+      runnerUrls: started.map((r) => r.url),
       close
     }
   } catch (err) {

@@ -47,7 +47,7 @@ export async function runInterleaved (url: string, calls: readonly InterleavedCa
       for (let k = 0; k < calls.length; k++) {
         const i = (round + k) % calls.length
         const c = calls[i]
-        run[i] = { runMs: [], queueMs: [] }
+        run[i] = { runMs: [], queueMs: [], cpuMs: [] }
         const t0 = performance.now()
         const res = c.body === undefined
           ? await pool.request({ origin: url, path: c.path, method: 'GET' })

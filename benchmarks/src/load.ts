@@ -29,10 +29,12 @@ export interface LoadTarget {
   classify: Classifier
 }
 
-/** Server-reported times of the calls in one response (`duration_ms`, `queue_ms` of each result). */
+/** Server-reported times of the calls in one response (`duration_ms`, `queue_ms`, `cpu_ms` of each result). */
 export interface ResultTimes {
   runMs: number[]
   queueMs: number[]
+  /** The results' own CPU (`cpu_ms`), where they carry it. */
+  cpuMs: number[]
 }
 
 /** Turns one response into an outcome key per call, and adds the results' own times to `times`. */
@@ -70,6 +72,12 @@ export interface LoadReport {
   okCallsPerS: number
   /** The server's CPU (its whole process tree, user + kernel) per call completed, in ms; undefined when not measured. */
   serverCpuMsPerCall: number | undefined
+  /** The calls' own CPU: the sum of the `cpu_ms` the window's results carried, ms (0 for a server whose results carry none). */
+  callCpuMs: number
+  /** Results in the window that carried a `cpu_ms`. */
+  measuredCalls: number
+  /** `callCpuMs` ÷ the server's CPU over the window; undefined when either is missing (see {@link usefulShareOf}). */
+  usefulShare: number | undefined
   /** Latency of one request (a whole batch in batch mode), in ms, nearest-rank percentiles. */
   latencyMs: Summary
   /** The results' `duration_ms` (run time in the sandbox, as the fleet reports it). */
@@ -135,10 +143,11 @@ function parse (body: string): unknown {
 }
 
 function outcomeOf (result: unknown, expectStdout: string | undefined, times: ResultTimes | undefined): string {
-  const r = result as { status?: unknown, stdout?: unknown, duration_ms?: unknown, queue_ms?: unknown } | undefined
+  const r = result as { status?: unknown, stdout?: unknown, duration_ms?: unknown, queue_ms?: unknown, cpu_ms?: unknown } | undefined
   if (typeof r?.status !== 'string') return 'bad_response'
   if (times !== undefined && typeof r.duration_ms === 'number') times.runMs.push(r.duration_ms)
   if (times !== undefined && typeof r.queue_ms === 'number') times.queueMs.push(r.queue_ms)
+  if (times !== undefined && typeof r.cpu_ms === 'number') times.cpuMs.push(r.cpu_ms)
   if (r.status === 'ok' && expectStdout !== undefined && r.stdout !== expectStdout) return 'wrong_output'
   return r.status
 }
@@ -149,6 +158,8 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   const latencies: number[] = []
   const runMs: number[] = []
   const queueMs: number[] = []
+  let callCpuMs = 0
+  let measuredCalls = 0
   const counts = new OutcomeCounter()
   let requests = 0
   const start = performance.now()
@@ -169,7 +180,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     while (performance.now() < stopAt) {
       const t0 = performance.now()
       let outcomes: string[]
-      const times: ResultTimes = { runMs: [], queueMs: [] }
+      const times: ResultTimes = { runMs: [], queueMs: [], cpuMs: [] }
       try {
         const res = target.body === undefined
           ? await pool.request({ origin: target.url, path, method: 'GET', signal: abort.signal })
@@ -187,6 +198,7 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
         for (const o of outcomes) counts.add(o)
         for (const x of times.runMs) runMs.push(x)
         for (const x of times.queueMs) queueMs.push(x)
+        for (const x of times.cpuMs) { callCpuMs += x; measuredCalls++ }
       }
     }
   }
@@ -212,10 +224,32 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     serverCpuMsPerCall: cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined || counts.total === 0
       ? undefined
       : (cpu.serverUserMs + cpu.serverKernelMs) / counts.total,
+    callCpuMs,
+    measuredCalls,
+    usefulShare: usefulShareOf(callCpuMs, measuredCalls, cpu),
     latencyMs: summarize(latencies),
     runMs: summarize(runMs),
     queueMs: summarize(queueMs),
     counts: counts.toObject(),
     cpu
   }
+}
+
+/**
+ * The useful share of a window: the calls' own CPU over all the CPU the server's process tree
+ * used; undefined when no result carried a `cpu_ms` or the tree was not measured.
+ */
+export function usefulShareOf (callCpuMs: number, measuredCalls: number, cpu: CpuShare | undefined): number | undefined {
+  const serverMs = cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined ? undefined : cpu.serverUserMs + cpu.serverKernelMs
+  return measuredCalls === 0 || serverMs === undefined || serverMs <= 0 ? undefined : callCpuMs / serverMs
+}
+
+/**
+ * A peer's useful share (a server whose results carry no `cpu_ms`): the calls' own CPU as
+ * sandfleet measured it for the same calls (`ours`: its `cpu_ms` a call) times the calls the peer
+ * completed, over the peer's process tree's CPU; undefined when either is missing.
+ */
+export function peerUsefulShare (ours: LoadReport, peer: LoadReport): number | undefined {
+  if (ours.measuredCalls === 0) return undefined
+  return usefulShareOf(ours.callCpuMs / ours.measuredCalls * peer.calls, peer.calls, peer.cpu)
 }

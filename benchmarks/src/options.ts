@@ -7,7 +7,7 @@ import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '
 import { wrkAvailable } from './wrk.ts'
 import { TARGETS, type TargetName } from './run/targets.ts'
 import { parseThreshold, type Threshold } from './run/thresholds.ts'
-import { WORKLOADS, type WorkloadName } from './workloads/calls.ts'
+import { RL_STEP_DEFAULTS, WORKLOADS, type RlStepShape, type WorkloadName } from './workloads/calls.ts'
 
 /** Parameters of a product run (`step`, `closed`, `open`). */
 export interface RunOptions {
@@ -18,6 +18,8 @@ export interface RunOptions {
   sleepS: number
   /** `rl-hostile`: share of the calls drawn from the hostile calls. */
   hostileShare: number
+  /** `rl-step`: its shares of time-outs and long calls. */
+  step: RlStepShape
   /** `step`: calls released at once. */
   calls: number
   /** `open`: calls per second. */
@@ -55,7 +57,7 @@ export interface BenchOptions {
   sizes: number[]
   /** Interleaved rounds of the `pool-size` scenario. */
   rounds: number
-  /** Timeouts the `replace-after-timeout` scenario provokes. */
+  /** Timeouts the `timeout-cost` scenario provokes (and the docker scenario's rounds). */
   repeats: number
   /** Idle sessions the `sessions-idle` scenario opens. */
   sessions: number
@@ -87,7 +89,7 @@ export const BENCH_COMMAND = defineCommand({
     backend: { type: 'string', env: env('backend'), default: 'process', help: 'backend of the started fleet (process: the one the targets are set for)' },
     sizes: { type: 'list', items: 'integer', min: 1, env: env('sizes'), default: ['2', '4', '8'], help: 'pool sizes compared by the pool-size scenario' },
     rounds: { type: 'integer', env: env('rounds'), min: 1, default: 3, help: 'interleaved rounds of the pool-size scenario' },
-    repeats: { type: 'integer', env: env('repeats'), min: 1, default: 10, help: 'timeouts provoked by replace-after-timeout' },
+    repeats: { type: 'integer', env: env('repeats'), min: 1, default: 10, help: 'timeouts provoked by timeout-cost (and rounds of the docker scenario\'s kills and timeouts)' },
     sessions: { type: 'integer', env: env('sessions'), min: 1, default: 500, help: 'idle sessions opened by sessions-idle' },
     python: { type: 'string', env: env('python'), placeholder: 'PATH', help: 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)' },
     json: { type: 'boolean', env: env('json'), help: 'print one JSON document on stdout' },
@@ -98,6 +100,10 @@ export const BENCH_COMMAND = defineCommand({
     seed: { type: 'integer', env: env('seed'), min: 0, default: 1, help: 'step/closed/open: seed of the rl-mix draw' },
     sleep: { type: 'number', env: env('sleep'), min: 0, default: 0.3, help: 'step/closed/open: seconds each call of the sleep workload sleeps' },
     'hostile-share': { type: 'number', env: env('hostile-share'), min: 0, default: 0.05, help: 'step/closed/open/soak: share of the rl-hostile (rl-tamper) workload\'s calls that are hostile (tampering)' },
+    'timeout-share': { type: 'number', env: env('timeout-share'), min: 0, default: RL_STEP_DEFAULTS.timeoutShare, help: 'step/closed/open: share of the rl-step workload\'s calls that run until their deadline' },
+    'timeout-ms': { type: 'integer', env: env('timeout-ms'), min: 0, default: RL_STEP_DEFAULTS.timeoutMs, help: 'step/closed/open: timeout_ms of rl-step\'s time-outs (0: the runaway calls\' own, 300 ms)' },
+    'long-share': { type: 'number', env: env('long-share'), min: 0, default: RL_STEP_DEFAULTS.longShare, help: 'step/closed/open: share of the rl-step workload\'s calls that are long' },
+    'long-ms': { type: 'integer', env: env('long-ms'), min: 1, default: RL_STEP_DEFAULTS.longMs, help: 'step/closed/open: CPU milliseconds an rl-step long call computes' },
     calls: { type: 'integer', env: env('calls'), min: 1, default: 1000, help: 'step: calls released at once' },
     rate: { type: 'number', env: env('rate'), min: 0.001, default: 100, help: 'open: calls per second' },
     threshold: { type: 'list', env: env('threshold'), placeholder: 'EXPR', help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails" },
@@ -156,6 +162,13 @@ function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): R
   const workload = (v.workload ?? 'trivial') as WorkloadName
   if (workload === 'jsonl' && file === undefined) problems.push('--workload jsonl: needs --file PATH')
   if (((v.hostileShare ?? 0) as number) > 1) problems.push(`--hostile-share (${env('hostile-share')}): a share, at most 1`)
+  const step: RlStepShape = {
+    timeoutShare: (v.timeoutShare ?? RL_STEP_DEFAULTS.timeoutShare) as number,
+    timeoutMs: (v.timeoutMs ?? RL_STEP_DEFAULTS.timeoutMs) as number,
+    longShare: (v.longShare ?? RL_STEP_DEFAULTS.longShare) as number,
+    longMs: (v.longMs ?? RL_STEP_DEFAULTS.longMs) as number
+  }
+  if (step.timeoutShare + step.longShare > 1) problems.push(`--timeout-share and --long-share (${env('timeout-share')}, ${env('long-share')}): shares, at most 1 together`)
   if (file !== undefined && !existsSync(file)) problems.push(`--file (${env('file')}): ${file} does not exist`)
   return {
     target: (v.target ?? 'single') as TargetName,
@@ -164,6 +177,7 @@ function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): R
     file,
     sleepS: (v.sleep ?? 0.3) as number,
     hostileShare: (v.hostileShare ?? 0.05) as number,
+    step,
     calls: (v.calls ?? 1000) as number,
     rate: (v.rate ?? 100) as number,
     thresholds,

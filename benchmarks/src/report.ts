@@ -69,7 +69,9 @@ export function figuresTable (figures: readonly Figure[]): string {
  * own p50 run and queue times (`duration_ms`, `queue_ms` of the results), every outcome count,
  * the server's CPU per call (its whole process tree: the node process, with the share of its
  * main thread, its live children such as bubblewrap and the executors, and the children that
- * exited, such as the jobs) and the
+ * exited, such as the jobs), the useful share (the results' own `cpu_ms` over that CPU; n/a for
+ * a server whose results carry none, a peer: its share is a figure of the scenario that runs it,
+ * from sandfleet's `cpu_ms` for the same calls) and the
  * machine's CPU over the window (100 % = every core).
  */
 export function runsTable (runs: readonly LoadRun[]): string {
@@ -85,9 +87,10 @@ export function runsTable (runs: readonly LoadRun[]): string {
       const main = r.cpu.serverMainThreadMs === undefined ? '' : ` (main thread ${share(r.cpu.serverMainThreadMs)} %)`
       fleetCpu = `${formatNumber(r.serverCpuMsPerCall)} (kernel ${share(r.cpu.serverKernelMs)} %; node ${root} %${main}, live children ${Math.max(0, 100 - root - reaped)} %, exited children ${reaped} %)`
     }
-    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${cpu} |`
+    const useful = r.usefulShare === undefined ? 'n/a' : `${(Math.round(r.usefulShare * 1000) / 10).toFixed(1)} %`
+    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${useful} | ${cpu} |`
   })
-  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
+  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | useful share | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
 }
 
 /** The header printed above every set of figures. */

@@ -24,6 +24,14 @@
  * SANDFLEET_AB_SANDBOX=instant (each build's gateway and runner with sandboxes that answer at
  * once, instant-fleet.ts, instead of its `sandfleet serve`: the node path alone; SANDFLEET_AB_ARGS
  * is not used then).
+ *
+ * A workload instead of one call: SANDFLEET_AB_WORKLOAD (a workload of `sandfleet bench`:
+ * `rl-mix`, `rl-step`, `jsonl` with SANDFLEET_AB_FILE, …; SANDFLEET_AB_SEED, default 1) sends its
+ * calls in turn through the product run's engine (each answer checked against its call's own
+ * status and stdout), batched by SANDFLEET_AB_BATCH. Per build then: right calls/s, the fleet's
+ * CPU per call (its process tree, from the run's start until the tree is idle after it: the
+ * answers of requests still out at its end and a replacement it set going included), the useful share (the results' `cpu_ms` over that CPU; n/a for a build whose
+ * results carry none) and p50.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -31,7 +39,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { captureEnvironment } from './environment.ts'
 import { classifyBatch, classifyExecute, classifyNdjsonBatch, runLoad, type LoadTarget } from './load.ts'
 import { environmentBlock } from './report.ts'
-import { median } from './stats.ts'
+import { median, summarize } from './stats.ts'
+import { settle } from './cpu.ts'
+import { startFleetCpuMeter } from './fleet-cpu.ts'
+import { runPlan } from './run/engine.ts'
+import { TARGET_TABLE } from './run/targets.ts'
+import { drawCalls, WORKLOADS, type BenchCall, type WorkloadName } from './workloads/calls.ts'
 
 interface Build {
   name: string
@@ -43,6 +56,9 @@ interface Build {
   harnessMs: number[]
   callsPerS: number[]
   p50Ms: number[]
+  /** Workload mode: each round's useful share (NaN without `cpu_ms`) and calls answered wrong, failed or lost. */
+  useful: number[]
+  bad: number[]
 }
 
 /** CPU ms of `pid`'s main thread so far. */
@@ -71,7 +87,7 @@ async function startBuild (name: string, dir: string, extraEnv: Record<string, s
     if (i > 900 || child.exitCode !== null) { child.kill('SIGKILL'); throw new Error(`sandfleet serve from ${dir} did not start`) }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
-  return { name, dir, child, url, cpuMs: [], mainMs: [], harnessMs: [], callsPerS: [], p50Ms: [] }
+  return { name, dir, child, url, cpuMs: [], mainMs: [], harnessMs: [], callsPerS: [], p50Ms: [], useful: [], bad: [] }
 }
 
 /** One build of the comparison: `NAME=CHECKOUT`, then `@VAR=VALUE` for each variable its serve gets. */
@@ -105,6 +121,32 @@ export function batchTarget (url: string, call: string, batch: number, stdout: s
   return { url, path: '/v1/execute/batch', body, callsPerRequest: batch, classify: classifyBatch(batch, stdout) }
 }
 
+/** A round of the workload mode, in a closed loop of `concurrency` requests for `seconds`. */
+export interface WorkloadRound { rightPerS: number, cpuMsPerCall: number, usefulShare: number, p50Ms: number, bad: number }
+
+/**
+ * One closed-loop run of `calls` (cycled from `offset`) against `url`, single calls or batches of
+ * `batch`, the CPU of the process tree of `pid` measured around it.
+ */
+export async function workloadRound (url: string, pid: number, calls: readonly BenchCall[], offset: number, concurrency: number, seconds: number, batch: number): Promise<WorkloadRound> {
+  const meter = startFleetCpuMeter({ pids: [pid] })
+  const r = await runPlan({
+    mode: 'closed', url, target: TARGET_TABLE[batch > 0 ? 'batch' : 'single'], callAt: (n) => calls[(offset + n) % calls.length],
+    calls: 0, batchSize: Math.max(1, batch), connections: concurrency, rate: 0, durationS: seconds, sampleMs: 1000, requestTimeoutMs: 600_000
+  })
+  // Until the tree is idle: what the run set going (a replaced sandbox warming) is its own.
+  await settle(pid, 30_000, 5, false)
+  const used = await meter.stop()
+  const a = r.accounting
+  return {
+    rightPerS: r.elapsedS > 0 ? a.right / r.elapsedS : 0,
+    cpuMsPerCall: a.answered > 0 ? used.totalMs / a.answered : NaN,
+    usefulShare: r.measuredCalls > 0 && used.totalMs > 0 ? r.callCpuMs / used.totalMs : NaN,
+    p50Ms: summarize(r.latencyMs).p50,
+    bad: a.wrong + a.failed + a.lost
+  }
+}
+
 /** Runs the comparison; returns the exit code. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const specs = argv.map(parseBuild)
@@ -112,9 +154,15 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     console.error('usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file\'s comment)')
     return 2
   }
-  const args = (env.SANDFLEET_AB_ARGS ?? '--languages javascript').split(' ').filter((a) => a !== '')
-  const language = env.SANDFLEET_AB_LANGUAGE ?? 'javascript'
-  const body = JSON.stringify({ language, code: env.SANDFLEET_AB_CODE ?? 'console.log(1+1)' })
+  const workload = env.SANDFLEET_AB_WORKLOAD
+  if (workload !== undefined && !(WORKLOADS as readonly string[]).includes(workload)) {
+    console.error(`SANDFLEET_AB_WORKLOAD: expected one of ${WORKLOADS.join(', ')}, got ${JSON.stringify(workload)}`)
+    return 2
+  }
+  // A workload is Python's: its builds serve the process backend unless told, and are probed with print(1+1).
+  const args = (env.SANDFLEET_AB_ARGS ?? (workload === undefined ? '--languages javascript' : '--backend process')).split(' ').filter((a) => a !== '')
+  const language = env.SANDFLEET_AB_LANGUAGE ?? (workload === undefined ? 'javascript' : 'python')
+  const body = JSON.stringify({ language, code: env.SANDFLEET_AB_CODE ?? (language === 'javascript' ? 'console.log(1+1)' : 'print(1+1)') })
   const batch = Number(env.SANDFLEET_AB_BATCH ?? 0)
   if (!Number.isInteger(batch) || batch < 0) {
     console.error(`SANDFLEET_AB_BATCH: expected a whole number of items per batch, got ${JSON.stringify(env.SANDFLEET_AB_BATCH)}`)
@@ -130,12 +178,47 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     console.error(`SANDFLEET_AB_SANDBOX: expected instant (or unset), got ${JSON.stringify(env.SANDFLEET_AB_SANDBOX)}`)
     return 2
   }
+  let calls: BenchCall[] = []
+  try {
+    if (workload !== undefined) calls = drawCalls({ name: workload as WorkloadName, seed: Number(env.SANDFLEET_AB_SEED ?? 1), sleepS: 0.3, ...(env.SANDFLEET_AB_FILE === undefined ? {} : { file: env.SANDFLEET_AB_FILE }) }, 10_000)
+  } catch (err) {
+    console.error(`SANDFLEET_AB_WORKLOAD ${workload ?? ''}: ${(err as Error).message}`)
+    return 2
+  }
   const environment = await captureEnvironment(argv, env, 'node --import tsx benchmarks/src/serve-ab.ts')
   const builds: Build[] = []
   try {
     for (const [i, spec] of specs.entries()) {
       const { name, dir, env: extraEnv } = spec as BuildSpec
       builds.push(await startBuild(name, dir, extraEnv, 18_700 + i, args, body, instant))
+    }
+    if (workload !== undefined) {
+      for (const b of builds) await workloadRound(b.url, b.child.pid as number, calls, 0, concurrency, warmupS, batch)
+      let offset = 0
+      for (let r = 0; r < rounds; r++) {
+        for (let k = 0; k < builds.length; k++) {
+          const b = builds[(r + k) % builds.length]
+          // Every build gets the same calls in a round; the next round goes on in the draw.
+          const round = await workloadRound(b.url, b.child.pid as number, calls, offset, concurrency, seconds, batch)
+          b.callsPerS.push(round.rightPerS)
+          b.cpuMs.push(round.cpuMsPerCall)
+          b.useful.push(round.usefulShare)
+          b.p50Ms.push(round.p50Ms)
+          b.bad.push(round.bad)
+        }
+        offset += 997
+      }
+      const first = builds[0]
+      const cell = (xs: number[], base: number[], digits = 3): string => `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
+      const share = (xs: number[]): string => xs.some((x) => Number.isNaN(x)) ? 'n/a (no cpu_ms)' : `${(median(xs) * 100).toFixed(1)} %`
+      const shape = batch > 0 ? `in batches of ${batch}, ${concurrency} batches in flight` : `at concurrency ${concurrency}`
+      console.log(`# serve-ab: workload ${workload}${workload === 'jsonl' ? ` (${env.SANDFLEET_AB_FILE ?? '?'})` : ''} ${shape}, ${rounds} rounds of ${seconds} s, serve ${args.join(' ')}\n\n${environmentBlock(environment)}\n`)
+      console.log('| build | right calls/s | fleet CPU ms/call | useful share | p50 ms | wrong, failed or lost | right calls/s, each round |')
+      console.log('| --- | --- | --- | --- | --- | --- | --- |')
+      for (const b of builds) {
+        console.log(`| ${b.name} (${b.dir}) | ${cell(b.callsPerS, first.callsPerS, 1)} | ${cell(b.cpuMs, first.cpuMs)} | ${share(b.useful)} | ${cell(b.p50Ms, first.p50Ms, 1)} | ${b.bad.reduce((x, y) => x + y, 0)} | ${b.callsPerS.map((x) => x.toFixed(1)).join(' ')} |`)
+      }
+      return 0
     }
     const target = (b: Build): LoadTarget => batchTarget(b.url, body, batch, env.SANDFLEET_AB_STDOUT ?? '2\n', ndjson)
     for (const b of builds) await runLoad(target(b), { concurrency, durationS: warmupS, warmupS: 0 })

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startCpuMeter } from './cpu.ts'
-import type { LoadReport, LoadShape } from './load.ts'
+import { usefulShareOf, type LoadReport, type LoadShape } from './load.ts'
 import { OutcomeCounter, summarize, type Summary } from './stats.ts'
 
 /** What one request is and what each of its calls must answer. */
@@ -53,7 +53,7 @@ function script (target: WrkTarget): string {
 wrk.method = ${lua(target.body === undefined ? 'GET' : 'POST')}
 ${target.body === undefined ? '' : `wrk.body = ${lua(target.body)}\nwrk.headers["Content-Type"] = "application/json"`}
 local kind, want = ${lua(target.kind)}, ${stdoutField}
-counts, run, queue = {}, {}, {}
+counts, run, queue, cpu = {}, {}, {}, { ms = 0, n = 0 }
 local function add(k, n) counts[k] = (counts[k] or 0) + (n or 1) end
 function response(status, headers, body)
   if status ~= 200 then add("http_" .. status, ${target.callsPerRequest}) return end
@@ -74,12 +74,15 @@ function response(status, headers, body)
   if n < ${target.callsPerRequest} then add("missing_result", ${target.callsPerRequest} - n) end
   for x in body:gmatch('"duration_ms":([%d%.eE+-]+)') do run[#run + 1] = tonumber(x) end
   for x in body:gmatch('"queue_ms":([%d%.eE+-]+)') do queue[#queue + 1] = tonumber(x) end
+  for x in body:gmatch('"cpu_ms":([%d%.eE+-]+)') do cpu.ms = cpu.ms + tonumber(x); cpu.n = cpu.n + 1 end
 end
 local threads = {}
 function setup(thread) threads[#threads + 1] = thread end
 function done(summary, latency, requests)
-  local all, runs, queues = {}, {}, {}
+  local all, runs, queues, cpuMs, cpuN = {}, {}, {}, 0, 0
   for _, t in ipairs(threads) do
+    local c = t:get("cpu")
+    cpuMs, cpuN = cpuMs + c.ms, cpuN + c.n
     for k, v in pairs(t:get("counts")) do all[k] = (all[k] or 0) + v end
     for _, v in ipairs(t:get("run")) do runs[#runs + 1] = v end
     for _, v in ipairs(t:get("queue")) do queues[#queues + 1] = v end
@@ -90,7 +93,7 @@ function done(summary, latency, requests)
   local e = summary.errors
   io.write("SANDFLEET_WRK ", string.format('{"requests":%d,"durationUs":%d,"errors":{"connect":%d,"read":%d,"write":%d,"timeout":%d},', summary.requests, summary.duration, e.connect, e.read, e.write, e.timeout),
     string.format('"latencyUs":{"min":%d,"mean":%f,"p50":%d,"p90":%d,"p99":%d,"max":%d},', latency.min, latency.mean, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max),
-    '"counts":{', table.concat(parts, ","), '},"run":', list(runs), ',"queue":', list(queues), "}\\n")
+    '"counts":{', table.concat(parts, ","), '},"run":', list(runs), ',"queue":', list(queues), string.format(',"cpuMs":%.4f,"cpuCalls":%d', cpuMs, cpuN), "}\\n")
 end
 `
 }
@@ -103,6 +106,9 @@ interface WrkSummary {
   counts: Record<string, number>
   run: number[]
   queue: number[]
+  /** The sum of the results' `cpu_ms`, and how many carried one. */
+  cpuMs: number
+  cpuCalls: number
 }
 
 /** Runs wrk once; answers its summary and its own CPU (user + system, ms, from the shell's `times`). */
@@ -153,6 +159,9 @@ export async function runWrk (target: WrkTarget, shape: LoadShape): Promise<Load
       serverCpuMsPerCall: share.serverUserMs === undefined || share.serverKernelMs === undefined || counts.total === 0
         ? undefined
         : (share.serverUserMs + share.serverKernelMs) / counts.total,
+      callCpuMs: summary.cpuMs,
+      measuredCalls: summary.cpuCalls,
+      usefulShare: usefulShareOf(summary.cpuMs, summary.cpuCalls, share),
       latencyMs,
       runMs: summarize(summary.run),
       queueMs: summarize(summary.queue),

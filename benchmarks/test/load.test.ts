@@ -18,10 +18,10 @@ test('classifiers turn responses into one outcome per call; a wrong stdout is a 
 
 test('a streamed batch is classified per item in request order from its {index, result} lines; a gap is missing_result, a bad or repeated index bad_response', () => {
   const nd = classifyNdjsonBatch(3, '2\n')
-  const line = (index: number, status: string, stdout = '2\n'): string => JSON.stringify({ index, result: { status, stdout, duration_ms: 1, queue_ms: 2 } })
-  const times = { runMs: [] as number[], queueMs: [] as number[] }
+  const line = (index: number, status: string, stdout = '2\n'): string => JSON.stringify({ index, result: { status, stdout, duration_ms: 1, queue_ms: 2, cpu_ms: 0.5 } })
+  const times = { runMs: [] as number[], queueMs: [] as number[], cpuMs: [] as number[] }
   assert.deepEqual(nd(200, [line(2, 'ok'), line(0, 'ok', '3\n')].join('\n') + '\n', times), ['wrong_output', 'missing_result', 'ok'])
-  assert.deepEqual(times, { runMs: [1, 1], queueMs: [2, 2] })
+  assert.deepEqual(times, { runMs: [1, 1], queueMs: [2, 2], cpuMs: [0.5, 0.5] }, 'each result\'s own times, its CPU among them')
   assert.deepEqual(nd(200, [line(0, 'ok'), line(0, 'ok')].join('\n')), ['bad_response', 'bad_response', 'bad_response'])
   assert.deepEqual(nd(200, line(3, 'ok')), ['bad_response', 'bad_response', 'bad_response'])
   assert.deepEqual(nd(429, ''), ['http_429', 'http_429', 'http_429'])

@@ -40,3 +40,8 @@ test('with ndjson the batch is streamed: the accept header asks for it and the l
   assert.deepEqual([target.path, target.accept, target.callsPerRequest], ['/v1/execute/batch', 'application/x-ndjson', 2])
   assert.deepEqual(target.classify(200, '{"index":1,"result":{"status":"ok","stdout":"2\\n"}}\n{"index":0,"result":{"status":"error","stdout":""}}\n'), ['error', 'ok'])
 })
+
+test('serve-ab refuses an unknown SANDFLEET_AB_WORKLOAD before starting anything', async () => {
+  assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_WORKLOAD: 'fizzbuzz' }), 2)
+  assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_WORKLOAD: 'jsonl' }), 2, 'jsonl without SANDFLEET_AB_FILE')
+})

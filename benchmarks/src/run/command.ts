@@ -20,9 +20,16 @@ import { buildReport, markdownReport, type ProcessPeak, type ProductReport } fro
 import { TARGET_TABLE } from './targets.ts'
 import { parseThreshold } from './thresholds.ts'
 import { countersMoved, reuseCounters } from './reuse-counters.ts'
+import { settle } from '../cpu.ts'
+import { startFleetCpuMeter, type FleetCpuMeter } from '../fleet-cpu.ts'
+import { runCpu } from './efficiency.ts'
+import { replacementCounters, replacementsMoved } from './replacement-counters.ts'
 
 /** A soak's verdict when no --threshold is given: issue 18's bar. */
 export const SOAK_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0', 'rss_growth_pct<=10', 'fd_growth<=8', 'zombies==0', 'leaked_sandboxes==0']
+
+/** The realistic RL step's verdict when no --threshold is given: every call answered, once, right. */
+export const RL_STEP_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0']
 
 /** The modes of a product run. */
 export const MODES = {
@@ -52,7 +59,7 @@ async function startFleet (options: BenchOptions, log: (line: string) => void): 
 export async function runProduct (mode: Mode, options: BenchOptions, environment: Environment, log: (line: string) => void, track: (server: Server) => void = () => {}): Promise<{ report: ProductReport, code: number }> {
   const { run } = options
   const target = TARGET_TABLE[run.target]
-  const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, hostileShare: run.hostileShare, ...(run.file === undefined ? {} : { file: run.file }) }
+  const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, hostileShare: run.hostileShare, step: run.step, ...(run.file === undefined ? {} : { file: run.file }) }
   const soak = mode === 'soak'
   const connections = mode === 'closed' || soak ? options.concurrency ?? options.connections ?? (soak ? 16 : 64) : options.connections ?? 64
   const pool = drawCalls(spec, mode === 'step' || soak ? run.calls : 10_000)
@@ -66,7 +73,12 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
     const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
     const durationS = options.durationS
+    // A fleet just started warms its tiers in the background: the run's CPU is measured from when it is idle.
+    if (options.url === undefined && !soak) for (const p of server.processes ?? []) await settle(p.pid)
     const counted = await reuseCounters(server.url)
+    const metricsAt = server.runnerUrls ?? [server.url]
+    const replacedBefore = await replacementCounters(metricsAt)
+    const cpuMeter = await fleetCpuMeter(server, options.backend === 'docker')
     const onSample = (sample: Sample): void => { progress?.sample(sample) }
     const result = await runPlan({
       mode: soak ? 'closed' : mode,
@@ -85,6 +97,8 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       ...(watch === undefined ? {} : { onAnswer: watch.answered })
     })
     progress?.end()
+    const fleetCpu = cpuMeter === undefined ? 'the fleet is not one this harness started (--url)' : await cpuMeter.stop()
+    const replacedAfter = await replacementCounters(metricsAt)
     const reuse = countersMoved(counted, await reuseCounters(server.url))
     const health = await watch?.finish()
     const memory: ProcessPeak[] = (server.processes ?? []).flatMap((p) => {
@@ -101,7 +115,10 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       ...(target.batched ? { batchSize: options.batchSize } : {}),
       ...(mode === 'step' || soak ? { calls: run.calls } : { durationS }),
       ...(mode === 'open' ? { rate: run.rate } : {})
-    }, result, memory, soak && run.thresholds.length === 0 ? SOAK_THRESHOLDS.map(parseThreshold) : run.thresholds, health)
+    }, result, memory, run.thresholds.length > 0 ? run.thresholds : soak ? SOAK_THRESHOLDS.map(parseThreshold) : run.workload === 'rl-step' ? RL_STEP_THRESHOLDS.map(parseThreshold) : [], health, {
+      cpu: runCpu(result.callCpuMs, result.measuredCalls, fleetCpu),
+      ...(replacedBefore === undefined || replacedAfter === undefined ? {} : { replacements: replacementsMoved(replacedBefore, replacedAfter) })
+    })
     if (reuse !== 'none') report.reuse = reuse
     writeFileSync(`${run.out}.json`, JSON.stringify(report, null, 2) + '\n')
     writeFileSync(`${run.out}.md`, markdownReport(report))
@@ -111,6 +128,22 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
   } finally {
     await server.close()
   }
+}
+
+/**
+ * Starts measuring the CPU of the fleet the harness started: its processes' trees and, on the
+ * docker backend, the containers of its runners (their ids from the gateway's /readyz); undefined
+ * for a fleet it did not start.
+ */
+async function fleetCpuMeter (server: Server, docker: boolean): Promise<FleetCpuMeter | undefined> {
+  const pids = (server.processes ?? []).map((p) => p.pid)
+  if (pids.length === 0) return undefined
+  let runners: string[] = []
+  if (docker) {
+    const ready = await (await fetch(`${server.url}/readyz`)).json() as { runners?: Array<{ runner?: string }> }
+    runners = (ready.runners ?? []).flatMap((r) => typeof r.runner === 'string' ? [r.runner] : [])
+  }
+  return startFleetCpuMeter({ pids, containersOf: runners })
 }
 
 /** Seconds the longest of `calls` may last in its sandbox: its `timeout_ms` and the runner's grace. */

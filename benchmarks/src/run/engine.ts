@@ -68,6 +68,12 @@ export interface RunResult {
   accounting: Accounting
   /** Every first answer's latency, ms. */
   latencyMs: number[]
+  /** First answers' latencies by their call's class (`short`, `long`, `timeout`). */
+  latencyByClass: Map<string, number[]>
+  /** The calls' own CPU: the sum of the `cpu_ms` their first answers carried, ms. */
+  callCpuMs: number
+  /** First answers that carried a `cpu_ms`. */
+  measuredCalls: number
   /** From the first send (or the release) to the last answer, s. */
   elapsedS: number
   requests: number
@@ -214,5 +220,5 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     sample()
     await pool.destroy()
   }
-  return { accounting: ledger.accounting(), latencyMs: ledger.latencyMs, elapsedS: (lastAnswer - start) / 1000, requests, samples }
+  return { accounting: ledger.accounting(), latencyMs: ledger.latencyMs, latencyByClass: ledger.latencyByClass, callCpuMs: ledger.callCpuMs, measuredCalls: ledger.measuredCalls, elapsedS: (lastAnswer - start) / 1000, requests, samples }
 }

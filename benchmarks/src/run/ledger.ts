@@ -11,7 +11,7 @@
  *   caller should retry (`overloaded`, `queue_timeout`, `infra_error`, HTTP 429/503) are counted
  *   `retriable` too.
  */
-import type { BenchCall } from '../workloads/calls.ts'
+import { classOf, type BenchCall } from '../workloads/calls.ts'
 import type { Answer } from './targets.ts'
 
 /** Statuses the code itself produces: an answer with one of these was run. */
@@ -48,6 +48,12 @@ export class Ledger {
   readonly #statuses = new Map<string, number>()
   readonly #wrongBy = new Map<string, number>()
   readonly latencyMs: number[] = []
+  /** First answers' latencies by the class of their call (`short`, `long`, `timeout`). */
+  readonly latencyByClass = new Map<string, number[]>()
+  /** The sum of the `cpu_ms` first answers carried: the calls' own CPU, as the fleet measured it. */
+  callCpuMs = 0
+  /** First answers that carried a `cpu_ms`. */
+  measuredCalls = 0
   right = 0
   wrong = 0
   failed = 0
@@ -83,10 +89,11 @@ export class Ledger {
    * Records one answer for the call at `index` (the call its request carried at the answer's
    * position); when the answer carries a nonce, it must name that call. Returns the verdict.
    */
-  answer (index: number | undefined, answer: Pick<Answer, 'nonce' | 'status' | 'stdout'>, latencyMs: number): 'right' | 'wrong' | 'failed' | 'duplicated' | 'misrouted' {
+  answer (index: number | undefined, answer: Pick<Answer, 'nonce' | 'status' | 'stdout' | 'cpuMs'>, latencyMs: number): 'right' | 'wrong' | 'failed' | 'duplicated' | 'misrouted' {
     const named = answer.nonce === undefined ? index : this.#indexOf(answer.nonce)
     if (named === undefined || named < 0 || named !== index) { this.misrouted++; return 'misrouted' }
     if (this.#answers[named]++ > 0) { this.duplicated++; return 'duplicated' }
+    if (answer.cpuMs !== undefined) { this.callCpuMs += answer.cpuMs; this.measuredCalls++ }
     return this.#first(named, answer.status, answer.stdout, latencyMs)
   }
 
@@ -99,6 +106,10 @@ export class Ledger {
   #first (index: number, status: string, stdout: string, latencyMs: number): 'right' | 'wrong' | 'failed' {
     this.answered++
     this.latencyMs.push(latencyMs)
+    const kind = classOf(this.#calls[index])
+    const ofClass = this.latencyByClass.get(kind)
+    if (ofClass === undefined) this.latencyByClass.set(kind, [latencyMs])
+    else ofClass.push(latencyMs)
     this.#statuses.set(status, (this.#statuses.get(status) ?? 0) + 1)
     if (!CODE_STATUSES.has(status)) {
       this.failed++

@@ -10,6 +10,7 @@ import type { Accounting } from './ledger.ts'
 import type { RunResult, Sample } from './engine.ts'
 import type { SoakHealth } from './health.ts'
 import { checkThresholds, type Threshold, type ThresholdResult } from './thresholds.ts'
+import { classLatencies, efficiencyFigures, efficiencyRows, type Efficiency } from './efficiency.ts'
 
 /** A fleet process's peak memory (the kernel's high-water mark, VmHWM). */
 export interface ProcessPeak {
@@ -38,8 +39,8 @@ export interface Histogram {
   counts: number[]
 }
 
-/** The whole report. */
-export interface ProductReport {
+/** The whole report; its CPU, replacements and latency by class (efficiency.ts) when measured. */
+export interface ProductReport extends Efficiency {
   environment: Environment
   setup: RunSetup
   accounting: Accounting
@@ -83,11 +84,12 @@ export function thresholdFigures (r: Pick<ProductReport, 'accounting' | 'latency
   }
 }
 
-/** Builds the report from a run. */
-export function buildReport (environment: Environment, setup: RunSetup, run: RunResult, memory: ProcessPeak[], thresholds: readonly Threshold[], health?: SoakHealth): ProductReport {
+/** Builds the report from a run (`efficiency`: its CPU and replacements, when measured). */
+export function buildReport (environment: Environment, setup: RunSetup, run: RunResult, memory: ProcessPeak[], thresholds: readonly Threshold[], health?: SoakHealth, efficiency: Efficiency = {}): ProductReport {
   const latencyMs = summarize(run.latencyMs)
   const rate = run.elapsedS > 0 ? run.accounting.answered / run.elapsedS : 0
   const partial = { accounting: run.accounting, latencyMs, rate, elapsedS: run.elapsedS }
+  const measured: Efficiency = { ...efficiency, classes: classLatencies(run.latencyByClass) }
   return {
     environment,
     setup,
@@ -97,7 +99,8 @@ export function buildReport (environment: Environment, setup: RunSetup, run: Run
     samples: run.samples,
     memory,
     ...(health === undefined ? {} : { health }),
-    thresholds: checkThresholds(thresholds, { ...thresholdFigures(partial), ...health?.figures })
+    ...measured,
+    thresholds: checkThresholds(thresholds, { ...thresholdFigures(partial), ...health?.figures, ...efficiencyFigures(measured) })
   }
 }
 
@@ -164,6 +167,7 @@ export function markdownReport (r: ProductReport): string {
     ['answered calls/s', formatNumber(r.rate)],
     ['latency p50 / p90 / p99 / max', `${formatNumber(l.p50)} / ${formatNumber(l.p90)} / ${formatNumber(l.p99)} / ${formatNumber(l.max)} ms`],
     ['requests', r.requests.toLocaleString('en-US')],
+    ...efficiencyRows(r),
     ...r.memory.map((m): [string, string] => [`peak RSS, ${m.name} (pid ${m.pid})`, `${formatNumber(m.peakRssMiB)} MiB`]),
     ...(r.health === undefined ? [] : healthRows(r.health)),
     ...(r.reuse === undefined ? [] : [['reuse level: jobs by the level they ran at, processes retired', r.reuse] as [string, string]]),

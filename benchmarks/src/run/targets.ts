@@ -21,6 +21,8 @@ export interface Answer {
   position: number
   status: string
   stdout: string
+  /** The job's own CPU the fleet reported (`cpu_ms`), when the API carries it. */
+  cpuMs?: number
 }
 
 /** A response read: the answers in it, or why the whole request failed (`http_429`, `bad_response`). */
@@ -61,7 +63,10 @@ function execRequest ({ call, nonce }: TaggedCall): Record<string, unknown> {
 
 function nativeAnswer (r: any, position: number): Answer {
   if (typeof r?.status !== 'string') return { position, status: 'bad_response', stdout: '' }
-  return { position, status: r.status, stdout: typeof r.stdout === 'string' ? r.stdout : '', ...(typeof r.request_id === 'string' ? { nonce: r.request_id } : {}) }
+  const answer: Answer = { position, status: r.status, stdout: typeof r.stdout === 'string' ? r.stdout : '' }
+  if (typeof r.request_id === 'string') answer.nonce = r.request_id
+  if (typeof r.cpu_ms === 'number') answer.cpuMs = r.cpu_ms
+  return answer
 }
 
 /** An HTTP error names the call's outcome, unless its JSON body carries a sandfleet status (a 429 says `overloaded`). */

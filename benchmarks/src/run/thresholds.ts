@@ -20,6 +20,8 @@ export const METRICS: Readonly<Record<string, string>> = {
   lost: 'calls never answered',
   duplicated: 'extra answers to calls already answered',
   misrouted: "answers carrying another call's nonce",
+  useful_share_pct: "the calls' own CPU (sum of cpu_ms) over all the CPU the fleet used, in %",
+  replacements: 'sandboxes the fleet replaced during the run (any reason)',
   rss_growth_pct: "soak: the runner's RSS, last tenth of the run over just after warm-up, growth in %",
   gateway_rss_growth_pct: "soak: the gateway's RSS, the same, in %",
   fd_growth: "soak: the runner's open descriptors, last tenth less just after warm-up",

@@ -8,7 +8,7 @@
  * - replacement: an idle container killed from outside (`docker kill`) until its replacement is
  *   warm (the runner's `sandfleet_runner_sandbox_replace_seconds`, and as the harness sees it on
  *   `/metrics`, the `docker kill` command's own time included); and a `timeout` result until the
- *   next call is answered on a pool of one. The docker driver keeps one warm spare container;
+ *   next call is answered on a pool of one (by the same container: a timeout keeps it). The docker driver keeps one warm spare container;
  *   rounds are GAP_S apart, so it has re-booted in between (a burst of kills meets cold boots).
  * - where a docker call's CPU goes outside the fleet's tree: the engine (the attached stream) and
  *   the containers, at concurrency 64.
@@ -23,7 +23,7 @@ import type { Server } from '../fleet.ts'
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import { summarize } from '../stats.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
-import { replaceMetric } from './replace-after-timeout.ts'
+import { replaceMetric } from './timeout-cost.ts'
 import { TRIVIAL, loadExecute } from './workloads.ts'
 
 const run = promisify(execFile)
@@ -111,8 +111,8 @@ async function killReplace (ctx: BenchContext, server: Server, id: string, round
   return { seen, runner: (after.sum - before.sum) / Math.max(1, after.count - before.count) }
 }
 
-/** A `timeout` result until the next call is answered, on a fleet of one sandbox. */
-async function timeoutReplace (server: Server, rounds: number): Promise<number[]> {
+/** A `timeout` result until the next call is answered, on a fleet of one sandbox (the same one: a timeout keeps its sandbox). */
+async function afterTimeout (server: Server, rounds: number): Promise<number[]> {
   const gaps: number[] = []
   for (let i = 0; i < rounds; i++) {
     await new Promise((resolve) => setTimeout(resolve, GAP_S * 1000))
@@ -121,7 +121,7 @@ async function timeoutReplace (server: Server, rounds: number): Promise<number[]
     const t0 = performance.now()
     if (spin.status !== 'timeout') throw new Error(`the spin answered ${spin.status ?? '?'}`)
     const next = await execute(server.url, { code: 'print(1+1)' })
-    if (next.status !== 'ok' || next.sandbox === spin.sandbox) throw new Error(`after the timeout: ${next.status ?? '?'} on ${next.sandbox ?? '?'}`)
+    if (next.status !== 'ok' || next.sandbox !== spin.sandbox) throw new Error(`after the timeout: ${next.status ?? '?'} on ${next.sandbox ?? '?'}, not on ${spin.sandbox ?? '?'}, the sandbox that timed out`)
     gaps.push((performance.now() - t0) / 1000)
   }
   return gaps
@@ -194,7 +194,7 @@ export const dockerBench: Scenario = {
     for (const backend of BACKENDS) {
       const server = await ctx.startFleet(backendArgs(backend, `bench-one-${backend}-${process.pid}`, 1))
       await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000 / 2))
-      const gaps = summarize(await timeoutReplace(server, rounds))
+      const gaps = summarize(await afterTimeout(server, rounds))
       await server.close()
       put('timeout', backend, gaps.p50)
       figures.push({ scenario: 'docker', name: `${backend}: timeout result → next call answered (pool of 1), p50 of ${gaps.n}`, value: gaps.p50, unit: 's' })

@@ -4,7 +4,7 @@ import type { BenchContext, Scenario } from './context.ts'
 import { naiveBaseline } from './naive-baseline.ts'
 import { poolSize } from './pool-size.ts'
 import { prototypeBaseline } from './prototype-baseline.ts'
-import { replaceAfterTimeout } from './replace-after-timeout.ts'
+import { timeoutCost } from './timeout-cost.ts'
 import { batch64, sympyC64, trivialC1, trivialC64 } from './throughput.ts'
 import { isolatesBench, javascriptBench, javascriptOnlyBench, pyodideBench } from './isolates.ts'
 import { dockerBench } from './docker.ts'
@@ -35,7 +35,7 @@ function group (names: readonly string[], summary: string): Scenario {
 }
 
 /** What `suite` runs, in this order (each baseline right after the runs it divides). */
-export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'prototype-baseline', 'replace-after-timeout'] as const
+export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'prototype-baseline', 'timeout-cost'] as const
 
 const suite = group(SUITE, `every target in one invocation (${SUITE.join(', ')}), as markdown for RESULTS.md`)
 
@@ -45,7 +45,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'trivial-c64': trivialC64,
   batch64,
   'sympy-c64': sympyC64,
-  'replace-after-timeout': replaceAfterTimeout,
+  'timeout-cost': timeoutCost,
   'naive-baseline': naiveBaseline,
   'prototype-baseline': prototypeBaseline,
   'pool-size': poolSize,

@@ -25,6 +25,7 @@ export const isolationBench: Scenario = {
     for (const [workload, target] of [[TRIVIAL, 3], [SYMPY, 2]] as const) {
       const ratios: number[] = []
       const rates = { fork: [] as number[], reuse: [] as number[] }
+      const shares = { fork: [] as number[], reuse: [] as number[] }
       const before = await reuseCounters(fleet.url)
       for (let round = 1; round <= ROUNDS; round++) {
         ctx.log(`  ${workload.name}, round ${round} of ${ROUNDS}`)
@@ -35,6 +36,7 @@ export const isolationBench: Scenario = {
           const report = await loadExecute(ctx, fleet, at(workload, level), c)
           got[level] = report.okCallsPerS
           rates[level].push(report.okCallsPerS)
+          if (report.usefulShare !== undefined) shares[level].push(report.usefulShare * 100)
           runs.push({ scenario: `isolation ${round}`, server: `sandfleet, ${level}`, report })
         }
         ratios.push(got.reuse / got.fork)
@@ -45,6 +47,9 @@ export const isolationBench: Scenario = {
         { scenario: 'isolation', name: `${workload.name} ok calls/s at concurrency ${c}, reuse, median`, value: median(rates.reuse), unit: 'calls/s' },
         { scenario: 'isolation', name: `reuse ÷ fork, ${workload.name} calls/s at concurrency ${c}, median of ${ROUNDS} rounds`, value: median(ratios), unit: '×', target: { op: '>=', value: target } }
       )
+      for (const level of ['fork', 'reuse'] as const) {
+        if (shares[level].length > 0) figures.push({ scenario: 'isolation', name: `${workload.name} useful share (the calls' cpu_ms ÷ the fleet's CPU) at concurrency ${c}, ${level}, median`, value: median(shares[level]), unit: '%' })
+      }
     }
     const p50 = { fork: [] as number[], reuse: [] as number[] }
     for (let round = 1; round <= ROUNDS; round++) {

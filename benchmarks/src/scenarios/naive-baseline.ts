@@ -4,9 +4,20 @@
  * Reuses this invocation's `trivial-c64` run (the suite runs it just before), or runs it; and the
  * same at concurrency 1 against this invocation's `trivial-c1`, when that ran.
  */
-import type { ScenarioResult } from '../report.ts'
+import { peerUsefulShare, type LoadReport } from '../load.ts'
+import type { Figure, ScenarioResult } from '../report.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
 import { TRIVIAL, loadExecute } from './workloads.ts'
+
+/** The useful share of each at concurrency `c`: sandfleet's from its `cpu_ms`, the naive server's from sandfleet's `cpu_ms` for the same call. */
+function usefulShares (sandfleet: LoadReport, naive: LoadReport, c: number): Figure[] {
+  const ours = sandfleet.usefulShare
+  const theirs = peerUsefulShare(sandfleet, naive)
+  return [
+    ...(ours === undefined ? [] : [{ scenario: 'naive-baseline', name: `sandfleet useful share (the calls' cpu_ms ÷ the fleet's CPU), print(1+1) at concurrency ${c}`, value: ours * 100, unit: '%' }]),
+    ...(theirs === undefined ? [] : [{ scenario: 'naive-baseline', name: `naive useful share (sandfleet's cpu_ms a call × its calls ÷ its processes' CPU), print(1+1) at concurrency ${c}`, value: theirs * 100, unit: '%' }])
+  ]
+}
 
 /** sandfleet's trivial-c64 calls/s ÷ the naive server's. */
 export const naiveBaseline: Scenario = {
@@ -30,7 +41,8 @@ export const naiveBaseline: Scenario = {
         ...(report.serverCpuMsPerCall === undefined || sandfleet.serverCpuMsPerCall === undefined
           ? []
           : [{ scenario: 'naive-baseline', name: `naive ÷ sandfleet, server CPU per call at concurrency ${c} (not skewed by other work)`, value: report.serverCpuMsPerCall / sandfleet.serverCpuMsPerCall, unit: '×' }]),
-        ...atC1
+        ...atC1,
+        ...usefulShares(sandfleet, report, c)
       ],
       runs: [{ scenario: 'naive-baseline', server: 'naive', report }, ...(naiveC1 === undefined ? [] : [{ scenario: 'naive-baseline c1', server: 'naive', report: naiveC1 }])],
       notes: [...ours.notes, `naive: \`${naive.description}\``]

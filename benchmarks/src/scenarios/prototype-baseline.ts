@@ -11,6 +11,7 @@
  */
 import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
 import { median } from '../stats.ts'
+import { peerUsefulShare } from '../load.ts'
 import type { BenchContext, Scenario } from './context.ts'
 import { SYMPY, TRIVIAL, loadBatch, loadExecute } from './workloads.ts'
 
@@ -33,6 +34,7 @@ export const prototypeBaseline: Scenario = {
       const ratios: number[] = []
       const batchRatios: number[] = []
       const theirs: number[] = []
+      const shares = { sandfleet: [] as number[], prototype: [] as number[] }
       for (let round = 1; round <= ROUNDS; round++) {
         ctx.log(`  ${workload.name}, round ${round} of ${ROUNDS}`)
         const ours = await loadExecute(ctx, fleet, workload, c)
@@ -41,6 +43,10 @@ export const prototypeBaseline: Scenario = {
         ratios.push(ours.okCallsPerS / proto.okCallsPerS)
         if (batch !== undefined) batchRatios.push(batch.okCallsPerS / proto.okCallsPerS)
         theirs.push(proto.okCallsPerS)
+        const oursShare = ours.usefulShare
+        const protoShare = peerUsefulShare(ours, proto)
+        if (oursShare !== undefined) shares.sandfleet.push(oursShare * 100)
+        if (protoShare !== undefined) shares.prototype.push(protoShare * 100)
         runs.push({ scenario: `prototype-baseline ${round}`, server: 'sandfleet', report: ours })
         if (batch !== undefined) runs.push({ scenario: `prototype-baseline ${round}`, server: `sandfleet, batches of ${ctx.options.batchSize}`, report: batch })
         runs.push({ scenario: `prototype-baseline ${round}`, server: `prototype${preload === '' ? '' : ` (${preload})`}`, report: proto })
@@ -49,6 +55,8 @@ export const prototypeBaseline: Scenario = {
         { scenario: 'prototype-baseline', name: `prototype ${workload.name} ok calls/s, concurrency ${c}, median (issue 2: ${ISSUE[key]})`, value: median(theirs), unit: 'calls/s' },
         { scenario: 'prototype-baseline', name: name(`${workload.name} calls/s at concurrency ${c}`), value: median(ratios), unit: '×', target: { op: '>=', value: target / ISSUE[key] } }
       )
+      if (shares.sandfleet.length > 0) figures.push({ scenario: 'prototype-baseline', name: `sandfleet useful share (the calls' cpu_ms ÷ the fleet's CPU), ${workload.name} at concurrency ${c}, median`, value: median(shares.sandfleet), unit: '%' })
+      if (shares.prototype.length > 0) figures.push({ scenario: 'prototype-baseline', name: `prototype useful share (sandfleet's cpu_ms a call × its calls ÷ its processes' CPU), ${workload.name} at concurrency ${c}, median`, value: median(shares.prototype), unit: '%' })
       if (batchRatios.length > 0) {
         figures.push({ scenario: 'prototype-baseline', name: name(`${workload.name} calls/s, sandfleet in batches of ${ctx.options.batchSize}`), value: median(batchRatios), unit: '×', target: { op: '>=', value: 1200 / ISSUE[key] } })
       }

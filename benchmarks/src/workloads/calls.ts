@@ -1,6 +1,7 @@
 /**
  * The calls a product run sends (`sandfleet bench step|closed|open --workload …`), each with what
- * it must answer: the built-in snippets, the seeded RL mix (rl-math-corpus.ts), or a user's JSONL
+ * it must answer: the built-in snippets, the seeded RL mix (rl-math-corpus.ts) and the realistic
+ * RL step built on it (long calls and time-outs in shares of its own), or a user's JSONL
  * of `{code, stdin?, expect?}`. Every answer is checked against its call's expectation.
  */
 import { readFileSync } from 'node:fs'
@@ -8,6 +9,7 @@ import { HOSTILE_CALLS, type HostileCall } from './hostile-calls.ts'
 import { TAMPER_CALLS } from './tamper-calls.ts'
 import { RL_MATH_CORPUS, type CorpusCall } from './rl-math-corpus.ts'
 import { seededRandom } from '@sandfleet/trainer'
+import { LIMITS } from '@sandfleet/protocol'
 
 /** One tool call and the answer it must get. */
 export interface BenchCall {
@@ -20,10 +22,20 @@ export interface BenchCall {
   accept?: readonly string[]
   /** The stdout it must come back with; undefined: not checked. */
   stdout?: string
+  /** Its class in the report's latency by class (default: `timeout` for a call that must time out, else `short`). */
+  kind?: CallClass
+}
+
+/** The classes of calls a report gives latencies for: the mix's ordinary calls, the long ones, the time-outs. */
+export type CallClass = 'short' | 'long' | 'timeout'
+
+/** A call's class. */
+export function classOf (call: BenchCall): CallClass {
+  return call.kind ?? (call.status === 'timeout' ? 'timeout' : 'short')
 }
 
 /** The built-in workloads and the user's file. */
-export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'rl-hostile', 'rl-tamper', 'jsonl'] as const
+export const WORKLOADS = ['trivial', 'sympy', 'sleep', 'rl-mix', 'rl-step', 'rl-hostile', 'rl-tamper', 'jsonl'] as const
 /** A workload's name. */
 export type WorkloadName = typeof WORKLOADS[number]
 
@@ -38,6 +50,57 @@ export interface WorkloadSpec {
   file?: string
   /** Share of `rl-hostile`'s (`rl-tamper`'s) calls drawn from the hostile (tampering) calls (default 0.05). */
   hostileShare?: number
+  /** `rl-step`: its long calls and its time-outs ({@link RL_STEP_DEFAULTS}). */
+  step?: Partial<RlStepShape>
+}
+
+/** The shape of the `rl-step` workload: the RL mix with a share of long calls and a share of time-outs. */
+export interface RlStepShape {
+  /** Share of the calls that run until their deadline. */
+  timeoutShare: number
+  /** A time-out's `timeout_ms`; 0: the runaway calls' own (the corpus's, 300 ms). */
+  timeoutMs: number
+  /** Share of the calls that compute for `longMs` of CPU and answer `ok`. */
+  longShare: number
+  /** CPU milliseconds a long call computes. */
+  longMs: number
+}
+
+/** `rl-step`'s defaults: 3 % time-outs at their own `timeout_ms`, 2 % long calls of 1 s of CPU. */
+export const RL_STEP_DEFAULTS: Readonly<RlStepShape> = { timeoutShare: 0.03, timeoutMs: 0, longShare: 0.02, longMs: 1000 }
+
+/**
+ * A long call: `ms` of its own CPU (the process's, so a reuse process's earlier jobs do not
+ * shorten it), then `long done`. Its deadline leaves it room on a busy fleet: 20 × its CPU, at
+ * least 30 s, within the contract's largest `timeout_ms`.
+ */
+export function longCall (ms: number): BenchCall {
+  return {
+    code: `import time\nend = time.process_time() + ${ms / 1000}\nwhile time.process_time() < end:\n    pass\nprint('long done')`,
+    status: 'ok',
+    stdout: 'long done\n',
+    timeoutMs: Math.min(LIMITS.maxTimeoutMs, Math.max(30_000, 20 * ms)),
+    kind: 'long'
+  }
+}
+
+/**
+ * `n` calls of a realistic RL step, drawn with `seed`: the RL mix's calls that end on their own,
+ * with a `timeoutShare` of them replaced by the corpus's runaway calls (at their own `timeout_ms`,
+ * or `timeoutMs`) and a `longShare` by {@link longCall}s.
+ */
+export function rlStep (n: number, seed: number, shape: Partial<RlStepShape> = {}): BenchCall[] {
+  const s = { ...RL_STEP_DEFAULTS, ...shape }
+  const random = seededRandom(seed ^ 0x2545f491)
+  const finite = RL_MATH_CORPUS.filter((c) => c.status !== 'timeout')
+  const runaways = RL_MATH_CORPUS.filter((c) => c.status === 'timeout').map(fromCorpus).map((c) => s.timeoutMs > 0 ? { ...c, timeoutMs: s.timeoutMs } : c)
+  const long = longCall(s.longMs)
+  return rlMix(n, seed, finite).map((c) => {
+    const x = random()
+    if (x < s.timeoutShare) return runaways[Math.floor(random() * runaways.length)]
+    if (x < s.timeoutShare + s.longShare) return long
+    return c
+  })
 }
 
 function fromCorpus (c: CorpusCall): BenchCall {
@@ -106,6 +169,7 @@ export function drawCalls (spec: WorkloadSpec, n: number): BenchCall[] {
     case 'sympy': return repeat([{ code: "import sympy\nx = sympy.symbols('x')\nprint(sympy.factor(x**4 - 1))", status: 'ok', stdout: '(x - 1)*(x + 1)*(x**2 + 1)\n' }])
     case 'sleep': return repeat([{ code: `import time\ntime.sleep(${spec.sleepS})\nprint('slept')`, status: 'ok', stdout: 'slept\n' }])
     case 'rl-mix': return rlMix(n, spec.seed)
+    case 'rl-step': return rlStep(n, spec.seed, spec.step)
     case 'rl-hostile': return rlHostile(n, spec.seed, spec.hostileShare ?? 0.05)
     case 'rl-tamper': return rlHostile(n, spec.seed, spec.hostileShare ?? 0.05, TAMPER_CALLS)
     case 'jsonl': {
@@ -122,6 +186,11 @@ export function describeWorkload (spec: WorkloadSpec): string {
     case 'sympy': return 'sympy.factor(x**4-1)'
     case 'sleep': return `time.sleep(${spec.sleepS}) then print`
     case 'rl-mix': return `RL mix of ${RL_MATH_CORPUS.length} math tool calls (sympy, numpy, fractions; some errors, a few timeouts), seed ${spec.seed}`
+    case 'rl-step': {
+      const s = { ...RL_STEP_DEFAULTS, ...spec.step }
+      const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
+      return `realistic RL step: the RL mix's calls that end on their own, ${pct(s.timeoutShare)} time-outs (${s.timeoutMs > 0 ? `timeout_ms ${s.timeoutMs}` : 'at their own timeout_ms'}), ${pct(s.longShare)} long calls of ${s.longMs} ms of CPU, seed ${spec.seed}`
+    }
     case 'rl-hostile': return `RL mix with ${Math.round((spec.hostileShare ?? 0.05) * 100)} % of ${HOSTILE_CALLS.length} hostile calls (bombs, floods, signals, escapes, pollution), seed ${spec.seed}`
     case 'rl-tamper': return `RL mix with ${Math.round((spec.hostileShare ?? 0.05) * 100)} % of ${TAMPER_CALLS.length} tampering calls (forged frames, C and module state changed), seed ${spec.seed}`
     case 'jsonl': return `calls of ${spec.file ?? '?'}`

@@ -51,3 +51,18 @@ test("a status among the call's accepted others is right (a race between a deadl
   assert.equal(ledger.answer(1, { nonce: 'r-1', status: 'killed', stdout: '' }, 1), 'wrong')
 })
 
+
+test('the ledger sums the cpu_ms of first answers (the calls\' own CPU) and keeps latencies by the class of each call', () => {
+  const ledger = new Ledger('r')
+  ledger.add({ code: 'print(1)', status: 'ok', stdout: '1\n' })
+  ledger.add({ code: 'while True: pass', status: 'timeout', stdout: '' })
+  ledger.add({ code: 'long', status: 'ok', stdout: 'long done\n', kind: 'long' })
+  ledger.add({ code: 'print(2)', status: 'ok', stdout: '2\n' })
+  ledger.answer(0, { nonce: 'r-0', status: 'ok', stdout: '1\n', cpuMs: 1.5 }, 4)
+  ledger.answer(0, { nonce: 'r-0', status: 'ok', stdout: '1\n', cpuMs: 100 }, 4)
+  ledger.answer(1, { nonce: 'r-1', status: 'timeout', stdout: '', cpuMs: 300 }, 800)
+  ledger.answer(2, { nonce: 'r-2', status: 'ok', stdout: 'long done\n', cpuMs: 1000 }, 2500)
+  ledger.answer(3, { nonce: 'r-3', status: 'ok', stdout: '2\n' }, 6)
+  assert.deepEqual([ledger.callCpuMs, ledger.measuredCalls], [1301.5, 3], 'a duplicate\'s cpu_ms is not counted; an answer without one counts no CPU')
+  assert.deepEqual(Object.fromEntries(ledger.latencyByClass), { short: [4, 6], timeout: [800], long: [2500] })
+})

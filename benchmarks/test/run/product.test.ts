@@ -10,6 +10,7 @@ import { runPlan } from '../../src/run/engine.ts'
 import { TARGETS, TARGET_TABLE } from '../../src/run/targets.ts'
 import type { BenchCall } from '../../src/workloads/calls.ts'
 import { colourBounds, countColour, decodePng } from './png.ts'
+import { workloadRound } from '../../src/serve-ab.ts'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SANDFLEET_')))
@@ -110,6 +111,37 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
   assert.ok(blue.maxX - blue.minX > 0.6 * pixels.width, `charts ${blue.minX}–${blue.maxX} px of a ${pixels.width} px page`)
   const marks = colourBounds(pixels, '#e45756')!
   assert.ok(marks.maxX <= blue.maxX + 2, `the p50/p99 labels end at ${marks.maxX} px, inside the plot's right edge at ${blue.maxX} px`)
+})
+
+test('sandfleet bench step --workload rl-step: the calls\' own CPU, replacements by reason, latency by class, checked by default (0 wrong, 0 lost)', async () => {
+  const out = join(dir, 'rl-step')
+  const run = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--url', server.url, '--calls', '120', '--target', 'batch', '--batch-size', '12',
+    '--connections', '2', '--workload', 'rl-step', '--timeout-share', '0.05', '--long-share', '0.05', '--long-ms', '30', '--progress', 'none', '--out', out, '--json'], { cwd: root, encoding: 'utf8', timeout: 300_000, env })
+  assert.equal(run.status, 0, run.stderr)
+  const report = JSON.parse(run.stdout)
+  assert.deepEqual(report.thresholds.map((t: { text: string }) => t.text), ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0'], 'the step is checked without a --threshold')
+  assert.deepEqual([report.accounting.right, report.accounting.wrong, report.accounting.lost], [120, 0, 0])
+  assert.equal(report.cpu.measuredCalls, 120, 'every result carried its cpu_ms')
+  assert.ok(report.cpu.callsMs > 0)
+  assert.deepEqual([report.cpu.fleetMs, report.cpu.usefulShare, report.cpu.unmeasured], [null, null, 'the fleet is not one this harness started (--url)'])
+  assert.deepEqual(report.replacements, {}, 'read from the fleet\'s /metrics: none replaced')
+  assert.deepEqual(report.classes.map((c: { class: string }) => c.class), ['short', 'long', 'timeout'])
+  assert.equal(report.classes.reduce((n: number, c: { calls: number }) => n + c.calls, 0), 120)
+  assert.ok(report.classes.every((c: { p50: number, p99: number }) => c.p50 > 0 && c.p99 >= c.p50))
+  const md = readFileSync(`${out}.md`, 'utf8')
+  assert.match(md, /\| the calls' own CPU \(sum of cpu_ms\) \| [\d,.]+ ms over 120 calls \|/)
+  assert.match(md, /\| sandboxes replaced, by reason \| none \|/)
+  assert.match(md, /\| latency p50 \/ p99 by class \| short \(\d+\) .* ms; long \(\d+\) .* ms; timeout \(\d+\) .* ms \|/)
+  assert.match(readFileSync(`${out}.html`, 'utf8'), /<th>useful share \(the calls' CPU ÷ the fleet's\)<\/th><td>n\/a<\/td>/)
+})
+
+test('serve-ab\'s workload round: right calls/s, the fleet\'s CPU a call and the useful share of a fleet the harness started', async () => {
+  const calls: BenchCall[] = [CALLS[0], CALLS[2], { code: 'while True: pass', timeoutMs: 200, status: 'timeout', stdout: '' }]
+  const round = await workloadRound(server.url, server.pid as number, calls, 0, 2, 1, 0)
+  assert.equal(round.bad, 0)
+  assert.ok(round.rightPerS > 0)
+  assert.ok(round.cpuMsPerCall > 0)
+  assert.ok(round.usefulShare > 0 && round.usefulShare < 1, `a share of the fleet's CPU: ${round.usefulShare}`)
 })
 
 test('sandfleet bench --help lists the modes, the targets and the threshold flag, and exits 0', () => {

@@ -14,6 +14,7 @@ test('each target builds its API\'s request, carrying the nonce where the API ec
 
 test("each target reads its API's answers back into sandfleet's statuses", () => {
   assert.deepEqual(TARGET_TABLE.single.read(200, '{"status":"ok","stdout":"2\\n","request_id":"n-0"}'), { answers: [{ position: 0, status: 'ok', stdout: '2\n', nonce: 'n-0' }] })
+  assert.deepEqual(TARGET_TABLE.single.read(200, '{"status":"ok","stdout":"2\\n","request_id":"n-0","cpu_ms":1.25}'), { answers: [{ position: 0, status: 'ok', stdout: '2\n', nonce: 'n-0', cpuMs: 1.25 }] }, 'the job\'s own CPU, when the result carries it')
   assert.deepEqual(TARGET_TABLE.single.read(429, '{"status":"overloaded"}'), { failed: 'http_429' })
   assert.deepEqual(TARGET_TABLE.batch.read(200, '{"nope":1}'), { failed: 'bad_response' })
   const nd = TARGET_TABLE.ndjson.read(200, '{"index":1,"result":{"status":"error","stdout":"","request_id":"n-1"}}\n{"index":0,"result":{"status":"ok","stdout":"1\\n"}}\n')

@@ -119,6 +119,9 @@ class ExecResult:
     exit_code: Optional[int] = None
     duration_ms: float = 0
     queue_ms: float = 0
+    cpu_ms: Optional[float] = None
+    """The job's own CPU time, user + system, in ms, as the kernel counts it (the isolate's on
+    pyodide and javascript); None when the sandbox did not measure it."""
     truncated: Truncated = field(default_factory=Truncated)
     error: Optional[ExecError] = None
     files: dict[str, bytes] = field(default_factory=dict)
@@ -153,6 +156,7 @@ class ExecResult:
             exit_code=body.get('exit_code'),
             duration_ms=body.get('duration_ms', 0),
             queue_ms=body.get('queue_ms', 0),
+            cpu_ms=None if body.get('cpu_ms') is None else float(body['cpu_ms']),
             truncated=Truncated(stdout=bool(truncated.get('stdout')), stderr=bool(truncated.get('stderr'))),
             error=None if error is None else ExecError(type=error['type'], message=error['message'], traceback=error.get('traceback')),
             files={path: base64.b64decode(data) for path, data in (body.get('files') or {}).items()},

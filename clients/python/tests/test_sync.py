@@ -14,6 +14,7 @@ def test_a_call_returns_a_typed_result_whose_status_says_what_the_code_did(fleet
         ok = client.execute('import sys\nprint(6 * 7)\nprint("warn", file=sys.stderr)', request_id='r-1')
         assert (ok.status, ok.stdout, ok.stderr, ok.exit_code, ok.request_id) == ('ok', '42\n', 'warn\n', 0, 'r-1')
         assert ok.ok and not ok.retriable and ok.runner != '' and ok.duration_ms >= 0
+        assert isinstance(ok.cpu_ms, float) and ok.cpu_ms > 0, 'the job\'s own CPU, as the fleet measured it'
         failed = client.execute('1 / 0')
         assert failed.status == 'error' and failed.error is not None and failed.error.type == 'ZeroDivisionError'
         slow = client.execute('while True: pass', timeout_ms=300)

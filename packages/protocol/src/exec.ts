@@ -165,6 +165,10 @@ export const ExecResultSchema = Type.Object({
   exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Process exit code; null when the process was killed or never ran' }),
   duration_ms: Type.Number({ description: 'Run time of the code' }),
   queue_ms: Type.Number({ description: 'Time spent waiting for a sandbox' }),
+  cpu_ms: Type.Optional(Type.Number({
+    minimum: 0,
+    description: 'The job\'s own CPU time, user + system, in milliseconds, as the kernel counts it: its processes and the children they reaped (process, docker); the isolate\'s CPU from the job\'s start to its end (javascript, pyodide). The fleet\'s own work around the job (HTTP, queueing, the sandbox\'s set-up and clean-up) is not in it. Absent when the sandbox could not measure it (a job it never ran, or one stopped by the runner\'s hard deadline)'
+  })),
   truncated: Type.Object({ stdout: Type.Boolean(), stderr: Type.Boolean() }),
   error: Type.Union([ExecErrorInfoSchema, Type.Null()]),
   files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that were read: path as asked → base64 content' }),

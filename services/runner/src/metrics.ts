@@ -44,7 +44,7 @@ export class RunnerMetrics {
     this.#executions = new Counter({ name: 'sandfleet_runner_executions_total', help: 'Jobs answered, by status, language and backend', labelNames: ['status', 'language', 'backend'], registers })
     this.#duration = new Histogram({ name: 'sandfleet_runner_execution_duration_seconds', help: 'Run time of the code', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
     this.#queueWait = new Histogram({ name: 'sandfleet_runner_queue_wait_seconds', help: 'Time jobs waited for a sandbox', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
-    this.#replacements = new Counter({ name: 'sandfleet_runner_sandbox_replacements_total', help: 'Sandboxes replaced, by reason (retire, crash, max_jobs, hung)', labelNames: ['language', 'backend', 'reason'], registers })
+    this.#replacements = new Counter({ name: 'sandfleet_runner_sandbox_replacements_total', help: 'Sandboxes replaced, by reason: what the sandbox could not undo after a job (unswept, cleanup, zygote, tampered, oom, broken, exited, ffi, files, grown, hard_stop, other), or the pool\'s own (crash, tampered, max_jobs, hung)', labelNames: ['language', 'backend', 'reason'], registers })
     this.#replaceSeconds = new Histogram({ name: 'sandfleet_runner_sandbox_replace_seconds', help: 'Time from a sandbox leaving service to its replacement being ready', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
     this.#startFailures = new Counter({ name: 'sandfleet_runner_sandbox_start_failures_total', help: 'Sandbox start attempts that failed', labelNames: ['language', 'backend'], registers })
     this.#reuseJobs = new Counter({

@@ -12,7 +12,7 @@ test('main: listenRunner serves real HTTP on 127.0.0.1 and drains on close', asy
   registerDriver('unsafe', () => driver)
   const server = await listenRunner(runnerConfig({ backend: 'unsafe', port: 0, poolSize: 2 }), { logger: silentLogger })
   try {
-    const mixed = Array.from({ length: 100 }, (_, i) => i % 3 === 0 ? { code: `echo ${i}` } : i % 3 === 1 ? { code: 'sleep 2' } : { code: 'timeout' })
+    const mixed = Array.from({ length: 100 }, (_, i) => i % 3 === 0 ? { code: `echo ${i}` } : i % 3 === 1 ? { code: 'sleep 2' } : { code: 'retire unswept' })
     const results = await Promise.all(mixed.map(async (req) => {
       const res = await fetch(`${server.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req) })
       return await res.json() as { status: string, stdout: string }

@@ -1,7 +1,8 @@
 /**
  * The MCP tools of `/mcp` (mcp.ts): `run_python` and `run_javascript` (stateless),
  * `create_session`, `run_in_session`, `close_session`, on the official `@modelcontextprotocol/sdk`.
- * Every tool result carries `status`, `stdout` and `stderr` (as structured content and as text);
+ * Every tool result carries `status`, `stdout` and `stderr` (as structured content and as text;
+ * the structured content also `exit_code`, `duration_ms`, `cpu_ms` when measured, `error`);
  * a status other than `ok` is marked `isError`. mcp.ts imports this module (and the SDK, with
  * zod: a third of a second of start-up) on the first MCP request.
  */
@@ -41,6 +42,7 @@ export function toToolResult (result: ExecResult): CallToolResult {
     exit_code: result.exit_code,
     duration_ms: result.duration_ms
   }
+  if (result.cpu_ms !== undefined) structured.cpu_ms = result.cpu_ms
   if (result.error !== null) structured.error = result.error
   if (result.display !== undefined) structured.display = result.display
   const parts = [`status: ${result.status}`]

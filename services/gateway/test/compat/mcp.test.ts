@@ -32,7 +32,7 @@ let client: Client
 before(async () => {
   app = Fastify()
   const execute = async (req: Parameters<typeof runPython>[0]): Promise<ExecResult> =>
-    req.language === 'javascript' ? { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'js\n' } : await runPython(req)
+    req.language === 'javascript' ? { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'js\n', cpu_ms: 0.25 } : await runPython(req)
   await app.register(mcpCompat, { execute, sessions: replaySessions() })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   client = new Client({ name: 'sandfleet-test', version: '0.0.0' })
@@ -68,9 +68,11 @@ test('a raising program is an error result carrying the traceback', async () => 
   assert.match(s.stderr, /ZeroDivisionError/)
 })
 
-test('run_javascript reaches the javascript language', async () => {
+test('run_javascript reaches the javascript language; the structured content carries the job\'s cpu_ms when the result has one', async () => {
   const res = await client.callTool({ name: 'run_javascript', arguments: { code: 'console.log("js")' } })
-  assert.equal((res.structuredContent as any).stdout, 'js\n')
+  assert.deepEqual([(res.structuredContent as any).stdout, (res.structuredContent as any).cpu_ms], ['js\n', 0.25])
+  const py = await client.callTool({ name: 'run_python', arguments: { code: 'print(1)' } })
+  assert.equal('cpu_ms' in (py.structuredContent as object), false, 'none when the result has none')
 })
 
 test('session tools keep state across calls and close', async () => {

@@ -20,13 +20,18 @@
  *   is the hard kill. A sandbox that keeps a job waiting before it runs (an executor tier still
  *   warming) says so through {@link JobWatch.waiting}, which moves that deadline once, to the
  *   job's `startBy` + the same.
- * - After an outcome with `retire: true` (timeout, memory, crash, broken state) the pool closes
- *   the sandbox and starts a replacement; it is never given another job.
+ * - After an outcome with `retire: true` and its `retire_reason` (what the sandbox could not undo
+ *   after the job: a process that survived, state it could not put back, its own process or
+ *   interpreter broken) the pool closes the sandbox and starts a replacement; it is never given
+ *   another job. After any other outcome, `timeout`, `memory` and `killed` included, the sandbox
+ *   takes the next job: a driver keeps its sandbox through a job's end wherever it can stop the
+ *   job and put the sandbox back.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
 import type { ExecResult, IsolationLevel, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
 import type { Logger } from '../logger.ts'
+import type { RetireReason } from './retire-reasons.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
@@ -93,8 +98,19 @@ export interface RunOutcome {
   files: Record<string, string>
   /** The requested `fetch_files` not returned, with the reason; absent when every one was. */
   fetch_errors?: Record<string, string>
-  /** True when this sandbox must not run another job (timeout, memory, crash, K jobs reached by the driver). */
+  /**
+   * True when this sandbox must not run another job: something of the job could not be undone, or
+   * the driver's own job limit was reached. A job's end (`timeout`, `memory`, `killed`) is not a
+   * reason by itself: a sandbox that could stop the job and put itself back serves on.
+   */
   retire?: boolean
+  /** With `retire`: why (the replacement's metric label). */
+  retire_reason?: RetireReason
+  /**
+   * The job's own CPU time, user + system, in ms, as the kernel (or the isolate) counts it; absent
+   * when the sandbox could not measure it.
+   */
+  cpu_ms?: number
   /** The executor's zygote tier the job was forked from (`bare`, `sci`), when the executor says. */
   tier?: string
   /** How long the job waited in the sandbox, before it ran, for its tier to warm: queue time, not run time. */

@@ -4,6 +4,7 @@
  * with it.
  */
 import type { RunOutcome } from './contract.ts'
+import type { RetireReason } from './retire-reasons.ts'
 
 /** What a run wrote to its streams before it ended (nothing, when the sandbox cannot say). */
 export interface Written {
@@ -12,12 +13,18 @@ export interface Written {
   truncated?: { stdout?: unknown, stderr?: unknown }
 }
 
-/** How a failed outcome differs from the default: run time, output so far, exit code (`error`: 1, else null), whether the sandbox retires (default yes). */
+/**
+ * How a failed outcome differs from the default: run time, output so far, exit code (`error`: 1,
+ * else null), the job's CPU when the sandbox measured it, and whether the sandbox retires and why
+ * (default `broken`: a run that failed around its job leaves a sandbox nobody vouches for; `false`
+ * when the sandbox put itself back).
+ */
 export interface FailedOptions {
   durationMs?: number
   written?: Written
   exitCode?: number | null
-  retire?: boolean
+  cpuMs?: number
+  retire?: RetireReason | false
 }
 
 /** The outcome of a run that did not end on its own terms, with error `{ type, message }`; see the module comment. */
@@ -33,6 +40,10 @@ export function failedOutcome (status: RunOutcome['status'], type: string, messa
     error: { type, message },
     files: {}
   }
-  if (options.retire !== false) outcome.retire = true
+  if (options.cpuMs !== undefined) outcome.cpu_ms = options.cpuMs
+  if (options.retire !== false) {
+    outcome.retire = true
+    outcome.retire_reason = options.retire ?? 'broken'
+  }
   return outcome
 }

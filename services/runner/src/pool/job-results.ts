@@ -40,6 +40,7 @@ export function outcomeResult (runnerId: string, requestId: string | undefined, 
     sandbox: sandboxId
   }
   if (outcome.fetch_errors !== undefined && Object.keys(outcome.fetch_errors).length > 0) result.fetch_errors = outcome.fetch_errors
+  if (outcome.cpu_ms !== undefined) result.cpu_ms = outcome.cpu_ms
   if (outcome.isolation !== undefined) result.isolation = outcome.isolation
   if (requestId !== undefined) result.request_id = requestId
   return result

@@ -7,9 +7,10 @@
  *   `Job.startBy` (the runner's, or set here from {@link RunOptions}) → `queue_timeout`, never run). When every slot is failing to start, the waiting jobs are
  *   answered `infra_error` at once instead of hanging, and so is every new job until a sandbox
  *   comes up.
- * - running (here): a sandbox is replaced after an outcome with `retire`, after a rejected
- *   execute (that job is answered `infra_error`: the fleet's fault) and after
- *   `maxJobsPerSandbox` jobs; its result is built by `job-results.ts`. Each job's hard deadline
+ * - running (here): a sandbox is replaced after an outcome with `retire` (counted under its
+ *   `retire_reason`), after a rejected execute (that job is answered `infra_error`: the fleet's
+ *   fault) and after `maxJobsPerSandbox` jobs; after any other outcome, `timeout`, `memory` and
+ *   `killed` included, it takes the next job. Its result is built by `job-results.ts`. Each job's hard deadline
  *   ({@link JobDeadline}) is here: a sandbox that has not answered by then gets its job
  *   answered `timeout` for it and is retired (`hung`), its close being the hard kill.
  * - the sandboxes' lives ({@link SlotSupervisor}): start, replacement in the background (never
@@ -302,7 +303,7 @@ export class Pool {
       // another sandbox, by the same `startBy` (its caller waits no longer).
       this.#rerun.add(call.job)
       this.#busy--
-      this.#retire(slot, 'crash')
+      this.#retire(slot, 'tampered')
       this.#admit(call, undefined, done)
       return
     }
@@ -319,7 +320,8 @@ export class Pool {
       if (this.#state !== 'closed') this.#log.warn({ sandbox: slot.sandbox.id, err: messageOf(err) }, 'sandbox execute failed; replacing it')
       result = sandboxFailure(runnerId, requestId, slot.sandbox.id, queueMs, codeOf(err, 'SF_ERR_RUNNER_SANDBOX_FAILED'), messageOf(err))
     }
-    if (err !== undefined || outcome?.retire === true) this.#retire(slot, err !== undefined ? 'crash' : 'retire')
+    if (err !== undefined) this.#retire(slot, 'crash')
+    else if (outcome?.retire === true) this.#retire(slot, outcome.retire_reason ?? 'other')
     else if (max > 0 && slot.jobs >= max) this.#retire(slot, 'max_jobs')
     else this.#release(slot)
     done(result)

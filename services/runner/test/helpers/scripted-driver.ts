@@ -1,11 +1,13 @@
 /**
  * A small scripted Driver for the pool, queue and runner tests: the job's code is a command.
- * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout` → timeout + retire;
+ * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout`, `memory`, `killed` → that
+ * status, the sandbox kept, 0.25 ms of CPU; `retire <reason>` → timeout + retire with that reason;
  * `reject` → execute rejects (a fleet fault); `hang` → no answer until the sandbox is closed
  * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are scripted with `failStarts`; a
  * sandbox found tampered with (the job does not run) with `tamperNext`.
  */
 import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/backends/contract.ts'
+import type { RetireReason } from '../../src/backends/retire-reasons.ts'
 
 /** Options of {@link ScriptedDriver}. */
 export interface ScriptedOptions {
@@ -61,9 +63,9 @@ export class ScriptedDriver implements Driver {
   }
 }
 
-const outcome = (status: RunOutcome['status'], stdout = '', retire = false): RunOutcome => ({
+const outcome = (status: RunOutcome['status'], stdout = ''): RunOutcome => ({
   status, stdout, stderr: '', exit_code: status === 'ok' ? 0 : null, duration_ms: 1,
-  truncated: { stdout: false, stderr: false }, error: null, files: {}, retire
+  truncated: { stdout: false, stderr: false }, error: null, files: {}
 })
 
 /** One scripted sandbox. */
@@ -111,7 +113,8 @@ export class ScriptedSandbox implements Sandbox {
         await new Promise((resolve) => setTimeout(resolve, Number(arg)))
         return outcome('ok', `waited ${arg}\n`)
       }
-      if (cmd === 'timeout') return outcome('timeout', '', true)
+      if (cmd === 'timeout' || cmd === 'memory' || cmd === 'killed') return { ...outcome(cmd), cpu_ms: 0.25 }
+      if (cmd === 'retire') return { ...outcome('timeout'), retire: true, retire_reason: arg as RetireReason }
       // as an executor whose tier warmed for `arg` ms first: prints the wait left to the job by its startBy
       if (cmd === 'warmed') return { ...outcome('ok', `${String(waitLeft(job))}\n`), waited_ms: Number(arg) }
       if (cmd === 'still-warming') return { ...outcome('queue_timeout'), error: { type: 'TierWarming', message: 'still warming' }, waited_ms: waitLeft(job) }

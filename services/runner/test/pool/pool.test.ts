@@ -77,20 +77,37 @@ test('pool: past the queue bound a job is answered overloaded', async () => {
   } finally { await p.close() }
 })
 
-test('pool: an outcome with retire replaces the sandbox; the next job runs on the new one', async () => {
+test('pool: an outcome with retire replaces the sandbox, counted under its reason; the next job runs on the new one', async () => {
   const driver = new ScriptedDriver()
   const replaced: string[] = []
   const p = pool(driver, { events: { replaced: (reason) => replaced.push(reason) } })
   try {
     await p.start()
-    const t = await p.run(job('timeout'))
+    const t = await p.run(job('retire unswept'))
     assert.equal(t.status, 'timeout')
     const next = await p.run(job('echo after'))
     assert.equal(next.status, 'ok')
     assert.notEqual(next.sandbox, t.sandbox)
     assert.equal(driver.sandboxes[0].state, 'closed')
-    assert.deepEqual(replaced, ['retire'])
+    assert.deepEqual(replaced, ['unswept'])
     assert.equal(p.stats().replacements, 1)
+  } finally { await p.close() }
+})
+
+test('pool: a timeout, memory or killed outcome without retire costs the job, not the sandbox; its cpu_ms reaches the result', async () => {
+  const driver = new ScriptedDriver()
+  const replaced: string[] = []
+  const p = pool(driver, { size: 1, events: { replaced: (reason) => replaced.push(reason) } })
+  try {
+    await p.start()
+    for (const end of ['timeout', 'memory', 'killed']) {
+      const r = await p.run(job(end))
+      assert.deepEqual([r.status, r.cpu_ms, r.sandbox], [end, 0.25, driver.sandboxes[0].id])
+      const next = await p.run(job('echo next'))
+      assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[0].id], `the sandbox that answered ${end} takes the next job`)
+      assert.equal('cpu_ms' in next, false, 'a sandbox that measured nothing gives no cpu_ms')
+    }
+    assert.deepEqual([driver.starts, replaced, p.stats().replacements], [1, [], 0])
   } finally { await p.close() }
 })
 
@@ -160,7 +177,7 @@ test('pool: a replacement that fails to start is retried until it comes up', asy
   try {
     await p.start()
     driver.failStarts = driver.startFailures + 3
-    assert.equal((await p.run(job('timeout'))).status, 'timeout')
+    assert.equal((await p.run(job('retire broken'))).status, 'timeout')
     // The other slot keeps serving while the replacement retries.
     assert.equal((await p.run(job('echo meanwhile'))).status, 'ok')
     await until(() => p.stats().warm === 2)
@@ -175,7 +192,7 @@ test('pool: when every slot fails to start, waiting jobs get infra_error instead
   try {
     await p.start()
     driver.failStarts = Infinity
-    const [t, waiting] = await Promise.all([p.run(job('timeout')), p.run(job('echo waiting'))])
+    const [t, waiting] = await Promise.all([p.run(job('retire cleanup')), p.run(job('echo waiting'))])
     assert.equal(t.status, 'timeout')
     assert.equal(waiting.status, 'infra_error')
     assert.equal(waiting.error?.type, 'SF_ERR_RUNNER_NO_SANDBOX')
@@ -311,7 +328,8 @@ test('pool: a caller may not make a job wait longer than the pool\'s queue timeo
 
 test('pool: a job found on a tampered sandbox runs once, on another sandbox', async () => {
   const driver = new ScriptedDriver()
-  const p = pool(driver, { size: 2 })
+  const replaced: string[] = []
+  const p = pool(driver, { size: 2, events: { replaced: (reason) => replaced.push(reason) } })
   try {
     await p.start()
     driver.tamperNext = 1
@@ -321,6 +339,8 @@ test('pool: a job found on a tampered sandbox runs once, on another sandbox', as
     const retired = driver.sandboxes.filter((s) => s.state === 'closed')
     assert.equal(retired.length, 1, 'the tampered sandbox is retired')
     assert.notEqual(result.sandbox, retired[0].id)
+    while (replaced.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    assert.deepEqual(replaced, ['tampered'])
   } finally { await p.close() }
 })
 

@@ -5,8 +5,9 @@
  * is one frame each way.
  *
  * Warm spares: once no sandbox is starting, the driver boots `spares` (default 1) containers
- * ahead of need; a sandbox that starts takes one when there is one, so replacing a sandbox after
- * a timeout, an OOM kill or a crash is a hand-over, not a container boot (the spare is booted
+ * ahead of need; a sandbox that starts takes one when there is one, so replacing a sandbox (after
+ * what its executor could not undo, the death of its executor or a crash; a job's timeout, memory
+ * or kill alone keeps the container) is a hand-over, not a container boot (the spare is booted
  * again in the background). A container that dies while idle is reported through `onExit`, and
  * the pool replaces it before a job meets it.
  *
@@ -185,6 +186,8 @@ export class DockerSandbox implements Sandbox {
   readonly id: string
   #state: SandboxState = 'starting'
   #jobs = 0
+  /** The engine already said this container was OOM-killed (a flag it never clears). */
+  #oomSeen = false
   #booted: DockerContainer | undefined
   #booting: Promise<DockerContainer> | undefined
   #closing: Promise<void> | undefined
@@ -245,11 +248,15 @@ export class DockerSandbox implements Sandbox {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: ${messageOf(err)}`, err)
     }
     this.#jobs++
-    if (outcome.status === 'killed' && await booted.oomKilled()) {
-      outcome = { ...outcome, status: 'memory', retire: true, error: { type: 'MemoryError', message: `the sandbox ran out of memory (container limit ${this.#opts.memoryMb} MiB)` } }
+    // A kill the executor could not name: the engine's OOMKilled says whether the container's
+    // OOM killer struck. It stays set once set, so only a change since the last look is this job's.
+    if (outcome.status === 'killed' && !this.#oomSeen && await booted.oomKilled()) {
+      this.#oomSeen = true
+      outcome = { ...outcome, status: 'memory', error: { type: 'MemoryError', message: `the sandbox ran out of memory (container limit ${this.#opts.memoryMb} MiB)` } }
+      if (outcome.retire === true) outcome.retire_reason = 'oom'
     }
     const k = this.#opts.jobsPerContainer
-    if (k > 0 && this.#jobs >= k) outcome = { ...outcome, retire: true }
+    if (k > 0 && this.#jobs >= k && outcome.retire !== true) outcome = { ...outcome, retire: true, retire_reason: 'max_jobs' }
     this.#state = outcome.retire === true ? 'closing' : 'ready'
     return outcome
   }

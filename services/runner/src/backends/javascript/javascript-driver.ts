@@ -5,11 +5,15 @@
  * context (js-harness.js) and are copied out when the job ends.
  *
  * - `memory_mb` is the isolate's heap limit (`memoryLimit`); an isolate disposed by it gives
- *   `memory` and is replaced. A job asking for another limit than the isolate's gets the isolate
- *   rebuilt with it (a bare isolate starts in a few milliseconds).
- * - `timeout_ms` is enforced by isolated-vm inside the isolate, and for code that returned a
- *   promise, by the sandbox's wait for it; either gives `timeout` with what the code wrote, and
- *   the isolate is replaced.
+ *   `memory` and is replaced (`oom`: isolated-vm leaves nothing of it). An allocation the isolate
+ *   refuses (an `ArrayBuffer` past the limit) gives `memory` too, and the isolate serves on. A job
+ *   asking for another limit than the isolate's gets the isolate rebuilt with it (a bare isolate
+ *   starts in a few milliseconds).
+ * - `timeout_ms` is enforced by isolated-vm inside the isolate (it terminates the call; the
+ *   isolate lives on, and V8 drops the microtasks left queued), and for code that returned a
+ *   promise, by the sandbox's wait for it; either gives `timeout` with what the code wrote, the
+ *   job's context is let go and the isolate takes the next job in a fresh one.
+ * - `cpu_ms`: the isolate's CPU (isolated-vm's `cpuTime`, the thread CPU clock) over the job.
  */
 import { availableParallelism } from 'node:os'
 import type { Language } from '@sandfleet/protocol'

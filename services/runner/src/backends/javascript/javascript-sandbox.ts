@@ -63,6 +63,37 @@ function completed (durationMs: number, settled: HarnessResult, error: RunOutcom
   }
 }
 
+/**
+ * A job's CPU: the isolate's own count (`cpuTime`: the CPU clock of the thread running it, summed
+ * over its calls) from the job's call to its answer, less the spans {@link pause}d (the next job's
+ * context made on the same thread). The context queued behind a synchronous job may have begun on
+ * the isolate's thread when the answer is read: a fraction of a millisecond of it can be counted.
+ */
+class JobCpu {
+  #ns = 0n
+  #from: bigint | undefined
+  constructor (private readonly isolate: IvmModule.Isolate) { this.#from = this.#now() }
+
+  #now (): bigint | undefined {
+    try { return this.isolate.cpuTime } catch { return undefined }
+  }
+
+  pause (): void {
+    const now = this.#now()
+    if (now !== undefined && this.#from !== undefined) this.#ns += now - this.#from
+    this.#from = undefined
+  }
+
+  resume (): void { this.#from = this.#now() }
+
+  /** `{ cpuMs }` so far, or `{}` when the isolate can no longer say (disposed). */
+  end (): { cpuMs?: number } {
+    const now = this.#now()
+    if (now === undefined || this.#from === undefined) return {}
+    return { cpuMs: Number(this.#ns + now - this.#from) / 1e6 }
+  }
+}
+
 /** The request's files as the job function takes them: path → bytes, copied into the isolate; undefined when there are none. */
 function filesIn (ivm: Ivm, files: Record<string, string>): IvmModule.Copy<Record<string, Uint8Array>> | undefined {
   let bytes: Record<string, Uint8Array> | undefined
@@ -163,6 +194,7 @@ export class JavascriptSandbox implements Sandbox {
     const ivm = this.ivm
     const isolate = this.isolate as IvmModule.Isolate
     const started = performance.now()
+    const cpu = new JobCpu(isolate)
     let settled: HarnessResult | 'unsettled'
     try {
       // Synchronous code (the common case) is answered by this one call, its result copied out.
@@ -173,36 +205,40 @@ export class JavascriptSandbox implements Sandbox {
       this.next.catch(() => {})
       const first = await call
       // The code returned a promise: wait for it in a second call, within what is left of the deadline.
-      settled = first !== null ? first : await this.settle(prepared, started + r.timeout_ms)
+      settled = first !== null ? first : await this.settle(prepared, started + r.timeout_ms, cpu)
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
       if (isolate.isDisposed || MEMORY.test(message)) {
+        // isolated-vm disposed the isolate at its heap limit: nothing of it is left to keep.
         this.dispose(prepared)
-        return failedOutcome('memory', 'MemoryError', `the isolate went over its heap limit of memory_mb=${r.memory_mb}`, { durationMs: elapsed })
+        return failedOutcome('memory', 'MemoryError', `the isolate went over its heap limit of memory_mb=${r.memory_mb}`, { durationMs: elapsed, ...cpu.end(), retire: 'oom' })
       }
       if (/timed out/i.test(message)) {
+        const ran = cpu.end()
         const partial = await this.partial(prepared)
-        this.dispose(prepared)
-        return failedOutcome('timeout', 'Timeout', `the code ran past timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: partial })
+        this.release(prepared)
+        return failedOutcome('timeout', 'Timeout', `the code ran past timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: partial, ...ran, retire: false })
       }
       this.dispose(prepared)
       throw new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', `the isolate failed: ${message}`)
     }
     const elapsed = performance.now() - started
+    const ran = cpu.end()
     if (settled === 'unsettled') {
       const partial = await this.partial(prepared)
-      this.dispose(prepared)
-      return failedOutcome('timeout', 'Timeout', `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)`, { durationMs: elapsed, written: partial })
+      this.release(prepared)
+      return failedOutcome('timeout', 'Timeout', `the code did not finish within timeout_ms=${r.timeout_ms} (a promise that never settled)`, { durationMs: elapsed, written: partial, ...ran, retire: false })
     }
     const error = settled.error
+    this.release(prepared)
     if (error !== null && error.type === 'RangeError' && MEMORY.test(String(error.message))) {
-      this.dispose(prepared)
-      return failedOutcome('memory', 'MemoryError', `an allocation went over the heap limit of memory_mb=${r.memory_mb}: ${String(error.message)}`, { durationMs: elapsed, written: settled })
+      // An allocation the isolate refused (an ArrayBuffer past the limit): the isolate lives on,
+      // and what the job held goes with its context.
+      return failedOutcome('memory', 'MemoryError', `an allocation went over the heap limit of memory_mb=${r.memory_mb}: ${String(error.message)}`, { durationMs: elapsed, written: settled, ...ran, retire: false })
     }
     const done = completed(elapsed, settled, error === null ? null : { type: String(error.type), message: String(error.message), traceback: String(error.traceback) })
-    prepared.job.release()
-    prepared.context.release()
+    if (ran.cpuMs !== undefined) done.cpu_ms = ran.cpuMs
     const missing: Record<string, string> = {}
     for (const path of r.fetch_files) {
       const data = settled.files?.[path]
@@ -217,8 +253,11 @@ export class JavascriptSandbox implements Sandbox {
    * The result of a job whose code returned a promise, or `'unsettled'` when it has not settled
    * by `deadlineAt`: isolated-vm's timeout bounds the isolate's work, not a wait for a promise.
    */
-  private async settle (prepared: Prepared, deadlineAt: number): Promise<HarnessResult | 'unsettled'> {
+  private async settle (prepared: Prepared, deadlineAt: number, cpu: JobCpu): Promise<HarnessResult | 'unsettled'> {
+    // The next job's context is made first, on the same thread: its CPU is not this job's.
+    cpu.pause()
     await this.next?.catch(() => {})
+    cpu.resume()
     const leftMs = Math.max(1, Math.ceil(deadlineAt - performance.now()))
     let timer: NodeJS.Timeout | undefined
     const unsettled = new Promise<'unsettled'>((resolve) => { timer = setTimeout(resolve, leftMs, 'unsettled') })
@@ -235,6 +274,12 @@ export class JavascriptSandbox implements Sandbox {
       await this.next?.catch(() => {})
       return await prepared.context.eval('__sandfleet_partial()', { timeout: 100, copy: true }) as Partial<HarnessResult>
     } catch { return undefined }
+  }
+
+  /** The job's context let go: the isolate serves the next job, in the context made for it. */
+  private release (prepared: Prepared): void {
+    try { prepared.job.release() } catch {}
+    try { prepared.context.release() } catch {}
   }
 
   /** Out of service after this job: the isolate is disposed once the context queued behind the job settled. */

@@ -4,7 +4,8 @@
 // (globalThis.__sf_maxJobFileBytes). Its completion
 // value is { job, partial, restore, info }:
 //  - job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) runs one job and says
-//    whether the sandbox is still clean (`clean: false` → the host retires the isolate); `files`
+//    whether the sandbox is still clean (`clean: false` → the host retires the isolate, `why` in
+//    words and `reason` in one word of the runner's retire reasons); `files`
 //    maps absolute paths in the job's places to contents, `fetch` is a list of [path as asked,
 //    absolute path in a place];
 //  - partial() gives what the job wrote so far, when it was stopped hard;
@@ -277,27 +278,29 @@
       files: fetched.files,
       fetchErrors: fetched.errors,
       clean: true,
-      why: ''
+      why: '',
+      reason: ''
     }
     streams.stdout = null
     streams.stderr = null
     // What the memory image does not hold: the JavaScript side and the file system.
-    if (ffi !== expectedFfi) { result.clean = false; result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)' }
+    if (ffi !== expectedFfi) { result.clean = false; result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)'; result.reason = 'ffi' }
     try {
       removeTree(WORK)
       removeTree(SF)
       for (const [dir, keep] of SCRATCH) empty(dir, keep)
       if (!FS.isDir(FS.lookupPath(WORK, { follow: false }).node.mode) || !FS.isDir(FS.lookupPath(SF, { follow: false }).node.mode)) throw new Error('/tmp/work or /tmp/.sf is not a directory')
       FS.streams.forEach((s, fd) => { if (s && !baseStreams.has(fd)) FS.close(s) })
-      for (const [fd, position] of baseStreams) { const s = FS.streams[fd]; if (!s) { result.clean = false; result.why ||= 'a baseline stream was closed' } else s.position = position }
+      for (const [fd, position] of baseStreams) { const s = FS.streams[fd]; if (!s) { result.clean = false; result.why ||= 'a baseline stream was closed'; result.reason ||= 'files' } else s.position = position }
       FS.chdir(baseCwd)
-      if (result.clean && walk() !== baseFs) { result.clean = false; result.why = 'the job changed the file system outside its working directory' }
+      if (result.clean && walk() !== baseFs) { result.clean = false; result.why = 'the job changed the file system outside its working directory'; result.reason = 'files' }
     } catch (e) {
       result.clean = false
       result.why ||= 'the file system could not be reset: ' + e.message
+      result.reason ||= 'cleanup'
     }
-    if (crashed !== null) { result.clean = false; result.why ||= 'the interpreter failed: ' + crashed }
-    if (M.HEAPU8.length > baseBuffer + 64 * 1024 * 1024) { result.clean = false; result.why ||= 'the wasm memory grew by more than 64 MiB' }
+    if (crashed !== null) { result.clean = false; result.why ||= 'the interpreter failed: ' + crashed; result.reason ||= 'broken' }
+    if (M.HEAPU8.length > baseBuffer + 64 * 1024 * 1024) { result.clean = false; result.why ||= 'the wasm memory grew by more than 64 MiB'; result.reason ||= 'grown' }
     return result
   }
 

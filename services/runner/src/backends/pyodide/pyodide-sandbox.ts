@@ -13,6 +13,14 @@
  * isolate is discarded; what the job wrote to its streams comes back either way. An isolate that
  * does not stop even then is the runner's pool's to handle: its job's hard deadline retires the
  * sandbox, whose close disposes the isolate (or kills the host that does not answer).
+ *
+ * Memory: a `MemoryError` at `memory_mb` (the wasm heap's growth is capped there) keeps the
+ * sandbox like any job's end, unless the job grew the wasm memory by more than 64 MiB: wasm memory
+ * cannot shrink, so that isolate is replaced (`grown`). An isolate whose JavaScript heap went over
+ * its limit is gone (`oom`). Pyodide has no signals: no job of it ends `killed`.
+ *
+ * `cpu_ms`: the isolate's CPU over the job's call (isolated-vm's `cpuTime`, the thread CPU clock);
+ * the restore after it is not in it.
  */
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
@@ -21,6 +29,7 @@ import { FILE_PLACES } from '@sandfleet/protocol'
 import { SANDBOX_MAX_FILE_MB, type Job, type RunOutcome, type Sandbox, type SandboxState, type SandboxStats } from '../contract.ts'
 import { disposeAfter, isolateStats } from '../../kits/isolate/isolate-life.ts'
 import { failedOutcome, type Written } from '../failed-outcome.ts'
+import { retireReasonOf, type RetireReason } from '../retire-reasons.ts'
 import { PYODIDE_JOB_FILES_MB, type PyodideAssets } from './pyodide-assets.ts'
 import { RunnerError } from '../../errors.ts'
 
@@ -40,6 +49,8 @@ interface JobResult {
   fetchErrors: Record<string, string>
   clean: boolean
   why: string
+  /** With `clean: false`: why, one word (`ffi`, `files`, `cleanup`, `broken`, `grown`). */
+  reason: string
 }
 
 type Fn = IvmModule.Reference<(...args: unknown[]) => unknown>
@@ -151,6 +162,10 @@ export class PyodideSandbox implements Sandbox {
       else fetch.push([path, where.abs])
     }
     const started = performance.now()
+    const isolate = this.isolate as IvmModule.Isolate
+    const cpuFrom = isolate.cpuTime
+    /** The isolate's CPU since the job's call (isolated-vm's `cpuTime`: the thread CPU clock), or nothing once it is disposed. */
+    const cpu = (): { cpuMs?: number } => { try { return { cpuMs: Number(isolate.cpuTime - cpuFrom) / 1e6 } } catch { return {} } }
     let softFired = false
     Atomics.store(this.interrupt, 0, 0)
     const soft = setTimeout(() => { softFired = true; Atomics.store(this.interrupt, 0, SIGTERM) }, r.timeout_ms)
@@ -163,29 +178,34 @@ export class PyodideSandbox implements Sandbox {
     } catch (err) {
       const elapsed = performance.now() - started
       const message = (err as Error)?.message ?? String(err)
+      const ran = cpu()
       if (/timed out/i.test(message)) {
+        // isolated-vm cut the interpreter mid-call: its wasm globals (the stack pointer among
+        // them) and the JavaScript side are outside the memory image a restore puts back.
         const written = await this.partial()
         this.discard()
-        return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and did not end within ${this.options.softGraceMs} ms of its soft stop`, { durationMs: elapsed, written })
+        return failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms} and did not end within ${this.options.softGraceMs} ms of its soft stop`, { durationMs: elapsed, written, ...ran, retire: 'hard_stop' })
       }
       this.discard()
-      if (/memory limit/i.test(message)) return failedOutcome('memory', 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit', { durationMs: elapsed })
+      if (/memory limit/i.test(message)) return failedOutcome('memory', 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit', { durationMs: elapsed, ...ran, retire: 'oom' })
       // The job ran and the isolate failed around it (a JavaScript callback it scheduled threw):
       // the code's doing, and the isolate is discarded.
-      return failedOutcome('error', 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed })
+      return failedOutcome('error', 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed, ...ran, retire: 'broken' })
     } finally {
       clearTimeout(soft)
     }
     const elapsed = performance.now() - started
+    const ran = cpu()
     this.jobs++
     const out = result.outcome
+    const retire: RetireReason | false = result.clean ? false : retireReasonOf(result.reason)
     let outcome: RunOutcome
     // Python took the soft stop (it clears the buffer as it runs the handler): whatever the job did
     // then (the harness's KeyboardInterrupt, or its own handler that printed and exited), a timeout.
     if (softFired && (out === null || Atomics.load(this.interrupt, 0) === 0)) {
-      outcome = failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: result, retire: !result.clean })
+      outcome = failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: result, ...ran, retire })
     } else if (out === null) {
-      outcome = failedOutcome('error', 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, { durationMs: elapsed, written: result })
+      outcome = failedOutcome('error', 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, { durationMs: elapsed, written: result, ...ran, retire: 'broken' })
     } else {
       outcome = {
         status: out.status,
@@ -195,9 +215,10 @@ export class PyodideSandbox implements Sandbox {
         duration_ms: elapsed,
         truncated: result.truncated,
         error: out.error === null ? null : { type: String(out.error.type), message: String(out.error.message), ...(out.error.traceback !== undefined ? { traceback: String(out.error.traceback) } : {}) },
-        files: {},
-        retire: !result.clean
+        files: {}
       }
+      if (ran.cpuMs !== undefined) outcome.cpu_ms = ran.cpuMs
+      if (retire !== false) { outcome.retire = true; outcome.retire_reason = retire }
     }
     for (const [path, data] of Object.entries(result.files ?? {})) {
       if (data instanceof Uint8Array) outcome.files[path] = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')
@@ -215,7 +236,6 @@ export class PyodideSandbox implements Sandbox {
     } else {
       this.current = 'closing'
     }
-    if (outcome.retire !== true) delete outcome.retire
     return outcome
   }
 

@@ -11,6 +11,7 @@ import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../co
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
 import { RunnerError } from '../../errors.ts'
+import { retireReasonOf } from '../retire-reasons.ts'
 
 /** Options of a {@link RemotePyodideSandbox}. */
 export interface RemotePyodideSandboxOptions {
@@ -81,8 +82,11 @@ export class RemotePyodideSandbox implements Sandbox {
       if (this.#state === 'busy') this.#state = 'closing'
       throw fleetError(reply.error?.message ?? `the pyodide host sent no outcome for sandbox ${this.id}`)
     }
-    if (this.#state === 'busy') this.#state = reply.outcome.retire === true ? 'closing' : 'ready'
-    return reply.outcome
+    const outcome = reply.outcome
+    // The host is another process: what it says becomes a metric's label only once checked.
+    if (outcome.retire === true) outcome.retire_reason = retireReasonOf(outcome.retire_reason)
+    if (this.#state === 'busy') this.#state = outcome.retire === true ? 'closing' : 'ready'
+    return outcome
   }
 
   /** Jobs run and the isolate's memory, as the host last reported them. */

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
 import { failedOutcome } from '../../backends/failed-outcome.ts'
+import { retireReasonOf } from '../../backends/retire-reasons.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -89,7 +90,7 @@ export class ExecutorChannel {
    * pool's, told through `watch` when the job waits for a tier still warming).
    */
   async run (job: Job, watch?: JobWatch): Promise<RunOutcome> {
-    if (this.isClosed) return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone')
+    if (this.isClosed) return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone', { retire: 'exited' })
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
     const id = String(++this.seq)
@@ -137,7 +138,11 @@ export class ExecutorChannel {
         if (frame.status === 'infra_error' && frame.error?.type === 'ReuseViolation') outcome.error = { type: 'SF_ERR_RUNNER_REUSE_VIOLATION', message: String(frame.error.message) }
         const fetchErrors = fetchErrorsOf(frame)
         if (fetchErrors !== undefined) outcome.fetch_errors = fetchErrors
-        if (frame.retire === true) outcome.retire = true
+        if (frame.retire === true) {
+          outcome.retire = true
+          outcome.retire_reason = retireReasonOf(frame.retire_reason)
+        }
+        if (typeof frame.cpu_ms === 'number' && frame.cpu_ms >= 0) outcome.cpu_ms = frame.cpu_ms
         if (typeof frame.tier === 'string') outcome.tier = frame.tier
         if (typeof frame.waited_ms === 'number') outcome.waited_ms = frame.waited_ms
         if (Array.isArray(frame.display)) outcome.display = frame.display
@@ -176,7 +181,7 @@ export class ExecutorChannel {
     const p = this.pending
     if (p !== undefined) {
       this.pending = undefined
-      p.resolve(failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran'))
+      p.resolve(failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran', { retire: 'exited' }))
     }
   }
 }

@@ -225,7 +225,9 @@ export class CgroupHost {
  * The OOM count is read when a job ends killed (not around every job: two file reads a job are a
  * sizeable share of the runner's event loop in Python batches) and compared with the count last read, so an
  * OOM kill of some earlier job's subprocess, which ended that job otherwise, may be what makes a
- * later kill count as `memory`; both are the code's doing, and the sandbox is replaced.
+ * later kill count as `memory`; both are the code's doing. The job's end alone keeps the sandbox
+ * (the executor swept what the job left); it is replaced when the executor asked for it, counted
+ * as `oom` (the OOM killer took more than the job: the controller or a zygote).
  */
 export class CgroupSandbox implements Sandbox {
   readonly #inner: Sandbox
@@ -252,7 +254,9 @@ export class CgroupSandbox implements Sandbox {
     const before = this.#ooms
     this.#ooms = this.#cgroup.oomKills()
     if (this.#ooms === before) return outcome
-    return { ...outcome, status: 'memory', retire: true, error: { type: 'MemoryError', message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job' } }
+    const memory: RunOutcome = { ...outcome, status: 'memory', error: { type: 'MemoryError', message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job' } }
+    if (memory.retire === true) memory.retire_reason = 'oom'
+    return memory
   }
 
   stats (): SandboxStats { return this.#inner.stats() }

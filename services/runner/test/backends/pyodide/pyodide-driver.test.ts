@@ -81,7 +81,7 @@ test('pyodide: escape probes find nothing of the host; touching JavaScript retir
         'print(js.Object.constructor.constructor("return typeof process")())')
       assert.equal(js.status, 'ok', js.stderr)
       assert.equal(js.stdout, 'NoneType NoneType\nNoneType undefined\nundefinedundefinedundefined\nundefined\n')
-      assert.equal(js.retire, true, 'a job that used the JS FFI is not given another job')
+      assert.deepEqual([js.retire, js.retire_reason], [true, 'ffi'], 'a job that used the JS FFI is not given another job')
     })
     await withSandbox(async (run) => {
       const sub = await run('import subprocess; subprocess.run(["ls"])')
@@ -108,6 +108,7 @@ test('pyodide: a timeout is a soft stop by interrupt: the job\'s output is kept 
     assert.deepEqual([t.status, t.exit_code, t.error?.type], ['timeout', null, 'Timeout'])
     assert.equal(t.stdout, 'started\n')
     assert.notEqual(t.retire, true)
+    assert.ok((t.cpu_ms ?? 0) > 0, `the isolate's CPU over the job: ${t.cpu_ms}`)
     const after = await run('print("still here")')
     assert.deepEqual([after.status, after.stdout], ['ok', 'still here\n'])
     const nap = await run('import time; time.sleep(0.05); print("slept")')
@@ -125,17 +126,18 @@ test('pyodide: code that ignores the interrupt is stopped hard and its sandbox r
   await withSandbox(async (run, sandbox) => {
     const stubborn = await run('while True:\n    try:\n        while True: pass\n    except BaseException: pass', { timeout_ms: 200 })
     assert.equal(stubborn.status, 'timeout')
-    assert.equal(stubborn.retire, true)
+    assert.deepEqual([stubborn.retire, stubborn.retire_reason], [true, 'hard_stop'], 'the interpreter was cut mid-call: nothing puts it back')
     assert.equal(sandbox.state, 'closing')
   })
 })
 
-test('pyodide: memory_mb caps wasm memory growth (MemoryError → memory); output over the cap is truncated', async () => {
-  await withSandbox(async (run) => {
+test('pyodide: memory_mb caps wasm memory growth (MemoryError → memory, the sandbox kept); output over the cap is truncated', async () => {
+  await withSandbox(async (run, sandbox) => {
     const mem = await run('x = bytearray(400 * 1024 * 1024)', { memory_mb: 64 })
     assert.deepEqual([mem.status, mem.error?.type], ['memory', 'MemoryError'])
     const grow = await run('a = []\nwhile True: a.append(bytearray(1024 * 1024))', { memory_mb: 32 })
-    assert.equal(grow.status, 'memory')
+    assert.deepEqual([grow.status, grow.retire], ['memory', undefined], 'a job that filled its memory_mb costs the job, not the sandbox')
+    assert.equal(sandbox.state, 'ready')
     const fine = await run('x = bytearray(16 * 1024 * 1024); print(len(x))', { memory_mb: 64 })
     assert.deepEqual([fine.status, fine.stdout], ['ok', '16777216\n'])
     const big = await run('print("x" * 100000)', {}, 1000)
@@ -144,6 +146,10 @@ test('pyodide: memory_mb caps wasm memory growth (MemoryError → memory); outpu
     assert.deepEqual(big.truncated, { stdout: true, stderr: false })
     const utf = await run('print("é" * 1000)', {}, 7)
     assert.equal(utf.stdout, 'ééé')
+  })
+  await withSandbox(async (run) => {
+    const grown = await run('a = []\nwhile True: a.append(bytearray(1024 * 1024))', { memory_mb: 128 })
+    assert.deepEqual([grown.status, grown.retire, grown.retire_reason], ['memory', true, 'grown'], 'wasm memory cannot shrink: a job that grew it by more than 64 MiB retires its isolate')
   })
 })
 

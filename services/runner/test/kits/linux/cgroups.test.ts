@@ -47,7 +47,7 @@ test('a sandbox lives in its own cgroups: a fork bomb stops at its pids limit an
   } finally { await runner.close() }
 })
 
-test('a sandbox over its cgroup memory limit is answered memory, and its cgroups go when the runner closes', { skip: host === undefined }, async () => {
+test('a sandbox over its cgroup memory limit is answered memory and kept, and its cgroups go when the runner closes', { skip: host === undefined }, async () => {
   const runner = new Runner(runnerConfig({ backend: 'process', poolSize: 1, sandboxMemoryMb: 200, maxSessions: 0, id: 'cg-memory' }))
   try {
     await runner.start()
@@ -57,6 +57,8 @@ test('a sandbox over its cgroup memory limit is answered memory, and its cgroups
     assert.match(hog.error?.message ?? '', /cgroup limit/, 'the cgroup stopped it, not the per-job rlimit')
     const next = await runner.execute({ code: 'print(1)' })
     assert.equal(next.status, 'ok')
+    assert.equal(next.sandbox, hog.sandbox, 'the OOM killer took the job, not the sandbox: it serves on')
+    assert.equal(runner.poolStats()[0].replacements, 0)
   } finally { await runner.close() }
   const left = (host?.dirs ?? []).flatMap((d) => readdirSync(dirname(d))).filter((name) => name.startsWith('cg-memory@'))
   assert.deepEqual(left, [], 'the runner removed its cgroups')
