@@ -13,7 +13,7 @@ test('bench runs trivial-c1 end to end against a real sandfleet serve and report
   assert.equal(run.status, 0, run.stderr)
   const out = JSON.parse(run.stdout)
   assert.equal(out.scenario, 'trivial-c1')
-  assert.match(out.environment.command, /^npm run bench -- trivial-c1 --duration 1 --warmup 0\.5 --json$/)
+  assert.match(out.environment.command, /^node --no-node-snapshot --import tsx benchmarks\/src\/main\.ts trivial-c1 --duration 1 --warmup 0\.5 --json$/, 'run as the entry point itself: recorded so')
   assert.match(out.environment.commit, /^[0-9a-f]{7,}(-dirty)?$|^unknown$/)
   assert.ok(out.environment.machine.cores >= 1 && out.environment.machine.memoryGiB > 0 && out.environment.machine.kernel !== '')
   assert.ok(!Number.isNaN(Date.parse(out.environment.date)))
