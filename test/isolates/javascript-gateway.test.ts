@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { InProcessRunnerClient, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
 import { Runner, runnerConfig } from '@sandfleet/runner'
 
-test('javascript through the gateway over HTTP: 200 mixed jobs (ok, error, timeout, memory) leave a healthy pool', async () => {
+test('javascript through the gateway over HTTP: 200 mixed jobs (ok, error, timeout, memory) leave a healthy pool; only heaps that ran out cost an isolate', async () => {
   const runner = new Runner(runnerConfig({ languages: ['javascript'], poolSize: 2 }))
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined
   try {
@@ -33,7 +33,8 @@ test('javascript through the gateway over HTTP: 200 mixed jobs (ok, error, timeo
     })
     while (runner.poolStats()[0].warm < 2) await new Promise((resolve) => setTimeout(resolve, 20))
     const stats = runner.poolStats()[0]
-    assert.ok(stats.replacements >= 80, `every timed-out or out-of-memory isolate was replaced (${stats.replacements})`)
+    // A timeout costs the job (isolated-vm's timeout leaves the isolate usable); an isolate whose heap ran out is replaced.
+    assert.ok(stats.replacements <= 40, `none of the 40 isolates that timed out was replaced, at most the 40 whose heap ran out (${stats.replacements})`)
     const after = await Promise.all([post({ language: 'javascript', code: 'console.log("ok")' }), post({ language: 'javascript', code: 'console.log(typeof leak)' })])
     assert.deepEqual(after.map((r) => [r.status, r.stdout]), [['ok', 'ok\n'], ['ok', 'undefined\n']])
   } finally {
