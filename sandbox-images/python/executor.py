@@ -866,11 +866,13 @@ class Baseline:
     def watch(self):
         """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag) and the
         slots of objects (their values, by identity), lists, sets, bytearrays (by their items), locks and counters; and
-        the state of the random generators. A dict held under a name that says it is a cache is put back after each job
-        instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
-        job that assigned attributes (put_back)."""
+        the state of the random generators. A dict held under a name that says it is a cache is not checked: a job
+        changes its entries only through a private name (refused) or a method of its own class; it is put back, as are
+        the slots and the caches kept in C (functools' lru_cache, sympy's), after a job that assigned attributes
+        (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
         self.caches, slotted, self.arrays = {}, {}, []  # id → cache_clear; type → [objects]; (array, its bytes)
+        self.cache_dicts = []  # (a dict held as a cache, its contents at the baseline)
         ndarray = getattr(sys.modules.get('numpy'), 'ndarray', ())
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
@@ -887,7 +889,7 @@ class Baseline:
             t = type(v)
             if t is dict or (t not in _IMMUTABLE and isinstance(v, dict)):  # its subclasses too (defaultdict, …)
                 if type(name) is str and 'cache' in name.lower():
-                    self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
+                    self.cache_dicts.append((v, dict(v)))
                     return
                 dicts.append(v)
                 if depth < 2:
@@ -967,6 +969,8 @@ class Baseline:
         if assigned:
             self.slots.put_back()
             for clear in self.caches: clear()  # what they handed out to the job is no later job's
+            for d, snap in self.cache_dicts:
+                if not same(d, snap): d.clear(); d.update(snap)
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""
@@ -1222,6 +1226,7 @@ import fcntl, json, os, select, sys, time, _signal
 FREEZE_WAIT_S = 0.5
 STOPPED = (b'T', b't')
 IDLE = (b'S',) + STOPPED  # blocked in its read of the next job, or stopped
+SPIN = 50  # looks between yields before each further look waits a millisecond
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
@@ -1369,11 +1374,12 @@ class Reuser:
         if self.idle_cpu is None:
             waited = 0
             while self.run_state() not in IDLE:
-                if waited >= FREEZE_WAIT_S * 1000: return False
-                select.select((), (), (), 0.001)
+                if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
+                if waited < SPIN: os.sched_yield()  # a few instructions from its read, as a rule
+                else: select.select((), (), (), 0.001)
                 waited += 1
             self.idle_cpu = self.cpu_ns()
-        if self.run_state() not in IDLE or self.cpu_ns() != self.idle_cpu: return False
+        if self.cpu_ns() != self.idle_cpu: return False  # found blocked since: it ran no instruction, or it moved
         return not full or self.quiet()
 
     def quiet(self):
@@ -1388,9 +1394,9 @@ class Reuser:
         except OSError: return False
         self.stopped, waited = True, 0
         while self.run_state() not in STOPPED:
-            if waited >= FREEZE_WAIT_S * 1000: return False
-            if waited: select.select((), (), (), 0.001)
-            else: os.sched_yield()  # a context switch away, as a rule
+            if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
+            if waited < SPIN: os.sched_yield()  # a context switch away, as a rule
+            else: select.select((), (), (), 0.001)
             waited += 1
         self.idle_cpu = self.cpu_ns()
         return True
@@ -1998,6 +2004,8 @@ class Controller:
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
             if reuse: z.ask_reuse()  # for the next reuse job of this tier
+            try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+            except OSError: pass
             pid, fds = z.spare
             z.spare = None
             z.ready = False
@@ -2084,16 +2092,18 @@ class Controller:
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
         # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        # reparented to the controller is killed, the zygotes get SIGCONT (a stopped one resumes). A job that did not
-        # end cleanly in a reuse process has its zygotes' limits and scheduling checked as well.
+        # reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
+        # SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
+        # have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running).
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
-                try: os.kill(other.pid, signal.SIGCONT)
-                except OSError: pass
+                if not clean:
+                    try: os.kill(other.pid, signal.SIGCONT)
+                    except OSError: pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
             if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
@@ -2179,7 +2189,9 @@ class Controller:
         # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
         # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
         # signals as they were.
-        if (r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():  # its verdict came after check_idle
+        # (The process that ran the last job and passed its check since has run nothing but its own loop: it need not
+        # be found blocked first.)
+        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
             self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
             return None, 'tampered'
         if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
@@ -2187,7 +2199,7 @@ class Controller:
             return None, 'tampered'
         nonce = os.urandom(12).hex()
         try:
-            r.cpu_at = r.cpu_seen = r.idle_cpu
+            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
             taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
@@ -2208,6 +2220,7 @@ class Controller:
         for z in self.zygotes.values():
             r = z.reuser
             if r is None or r.state != 'idle': continue
+            if r is self.last_clean and r.tenant == tenant: continue  # it just gave its verdict; a job of its tenant comes
             if not r.settled(full=False): self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
             elif r.jobs > 0 and r.tenant != tenant and not r.isolate(): self.drop(z, r, 'tampered', 'it did not stop')
 

@@ -202,6 +202,8 @@ class Controller:
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
             if reuse: z.ask_reuse()  # for the next reuse job of this tier
+            try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+            except OSError: pass
             pid, fds = z.spare
             z.spare = None
             z.ready = False
@@ -288,16 +290,18 @@ class Controller:
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
         # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        # reparented to the controller is killed, the zygotes get SIGCONT (a stopped one resumes). A job that did not
-        # end cleanly in a reuse process has its zygotes' limits and scheduling checked as well.
+        # reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
+        # SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
+        # have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running).
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
-                try: os.kill(other.pid, signal.SIGCONT)
-                except OSError: pass
+                if not clean:
+                    try: os.kill(other.pid, signal.SIGCONT)
+                    except OSError: pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
             if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
@@ -383,7 +387,9 @@ class Controller:
         # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
         # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
         # signals as they were.
-        if (r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():  # its verdict came after check_idle
+        # (The process that ran the last job and passed its check since has run nothing but its own loop: it need not
+        # be found blocked first.)
+        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
             self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
             return None, 'tampered'
         if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
@@ -391,7 +397,7 @@ class Controller:
             return None, 'tampered'
         nonce = os.urandom(12).hex()
         try:
-            r.cpu_at = r.cpu_seen = r.idle_cpu
+            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
             taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
@@ -412,6 +418,7 @@ class Controller:
         for z in self.zygotes.values():
             r = z.reuser
             if r is None or r.state != 'idle': continue
+            if r is self.last_clean and r.tenant == tenant: continue  # it just gave its verdict; a job of its tenant comes
             if not r.settled(full=False): self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
             elif r.jobs > 0 and r.tenant != tenant and not r.isolate(): self.drop(z, r, 'tampered', 'it did not stop')
 

@@ -334,11 +334,13 @@ class Baseline:
     def watch(self):
         """Takes the reachable state: each module's dict, and within two steps of it the dicts (by version tag) and the
         slots of objects (their values, by identity), lists, sets, bytearrays (by their items), locks and counters; and
-        the state of the random generators. A dict held under a name that says it is a cache is put back after each job
-        instead of checked (`reset_dicts`); the slots, and the caches kept in C (functools' lru_cache, sympy's), after a
-        job that assigned attributes (put_back)."""
+        the state of the random generators. A dict held under a name that says it is a cache is not checked: a job
+        changes its entries only through a private name (refused) or a method of its own class; it is put back, as are
+        the slots and the caches kept in C (functools' lru_cache, sympy's), after a job that assigned attributes
+        (put_back)."""
         dicts, self.lists, self.sets, self.locks, self.counters, self.generators = [], [], [], [], [], []
         self.caches, slotted, self.arrays = {}, {}, []  # id → cache_clear; type → [objects]; (array, its bytes)
+        self.cache_dicts = []  # (a dict held as a cache, its contents at the baseline)
         ndarray = getattr(sys.modules.get('numpy'), 'ndarray', ())
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
         self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
@@ -355,7 +357,7 @@ class Baseline:
             t = type(v)
             if t is dict or (t not in _IMMUTABLE and isinstance(v, dict)):  # its subclasses too (defaultdict, …)
                 if type(name) is str and 'cache' in name.lower():
-                    self.reset_dicts.append(v); self.reset_snaps.append(dict(v))
+                    self.cache_dicts.append((v, dict(v)))
                     return
                 dicts.append(v)
                 if depth < 2:
@@ -435,6 +437,8 @@ class Baseline:
         if assigned:
             self.slots.put_back()
             for clear in self.caches: clear()  # what they handed out to the job is no later job's
+            for d, snap in self.cache_dicts:
+                if not same(d, snap): d.clear(); d.update(snap)
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""

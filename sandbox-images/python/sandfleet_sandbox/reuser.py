@@ -25,6 +25,7 @@ from .reuse import threads
 FREEZE_WAIT_S = 0.5
 STOPPED = (b'T', b't')
 IDLE = (b'S',) + STOPPED  # blocked in its read of the next job, or stopped
+SPIN = 50  # looks between yields before each further look waits a millisecond
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
@@ -172,11 +173,12 @@ class Reuser:
         if self.idle_cpu is None:
             waited = 0
             while self.run_state() not in IDLE:
-                if waited >= FREEZE_WAIT_S * 1000: return False
-                select.select((), (), (), 0.001)
+                if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
+                if waited < SPIN: os.sched_yield()  # a few instructions from its read, as a rule
+                else: select.select((), (), (), 0.001)
                 waited += 1
             self.idle_cpu = self.cpu_ns()
-        if self.run_state() not in IDLE or self.cpu_ns() != self.idle_cpu: return False
+        if self.cpu_ns() != self.idle_cpu: return False  # found blocked since: it ran no instruction, or it moved
         return not full or self.quiet()
 
     def quiet(self):
@@ -191,9 +193,9 @@ class Reuser:
         except OSError: return False
         self.stopped, waited = True, 0
         while self.run_state() not in STOPPED:
-            if waited >= FREEZE_WAIT_S * 1000: return False
-            if waited: select.select((), (), (), 0.001)
-            else: os.sched_yield()  # a context switch away, as a rule
+            if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
+            if waited < SPIN: os.sched_yield()  # a context switch away, as a rule
+            else: select.select((), (), (), 0.001)
             waited += 1
         self.idle_cpu = self.cpu_ns()
         return True
