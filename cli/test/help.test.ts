@@ -5,7 +5,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const BIN = fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url))
@@ -33,6 +35,17 @@ test('sandfleet --help in the repository lists every command, bench included (th
   const run = sandfleet('--help')
   assert.equal(run.status, 0, String(run.stderr))
   for (const command of ['serve', 'gateway', 'runner', 'rollout', 'bench', 'exec']) assert.match(String(run.stdout), new RegExp(`^  ${command} `, 'm'))
+})
+
+test('sandfleet bench runs from a working directory outside the checkout', () => {
+  const elsewhere = mkdtempSync(join(tmpdir(), 'sandfleet-cwd-'))
+  try {
+    const run = spawnSync(process.execPath, ['--no-node-snapshot', BIN, 'bench', '--help'], { encoding: 'utf8', timeout: 60_000, input: '', cwd: elsewhere })
+    assert.equal(run.status, 0, String(run.stderr))
+    assert.match(String(run.stdout), /usage: sandfleet bench MODE\|SCENARIO/)
+  } finally {
+    rmSync(elsewhere, { recursive: true, force: true })
+  }
 })
 
 test('sandfleet --version prints the CLI package\'s version; an unknown flag is named', () => {

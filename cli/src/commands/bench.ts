@@ -4,7 +4,9 @@
  * `npm run bench -- SCENARIO [flags]`; `sandfleet bench help` lists the scenarios.
  */
 import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { basename, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { BENCHMARKS_MAIN, benchmarksInstalled } from '../benchmarks-path.ts'
 
 /** This command as the user started it: `sandfleet bench` from the PATH, else `node PATH bench` (the script's path from here). */
@@ -19,6 +21,8 @@ export async function bench (argv: string[]): Promise<void> {
   if (!benchmarksInstalled()) throw new Error(`the benchmarks are not in this installation (${BENCHMARKS_MAIN} is missing): run sandfleet bench from a checkout of the repository`)
   // The report records the command as it was run (benchmarks/src/environment.ts, benchProgram).
   const env = { ...process.env, _SANDFLEET_BENCH_COMMAND: invokedAs(process.argv[1], process.cwd()) }
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', BENCHMARKS_MAIN, ...argv], { stdio: 'inherit', env })
+  // tsx by its path from the harness: a bare `--import tsx` resolves from the working directory.
+  const tsx = pathToFileURL(createRequire(BENCHMARKS_MAIN).resolve('tsx')).href
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', tsx, BENCHMARKS_MAIN, ...argv], { stdio: 'inherit', env })
   process.exitCode = await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)))
 }
