@@ -1,14 +1,15 @@
 /**
  * A recursive-descent parser of math answers, LaTeX or plain text, into a {@link MathNode}
  * tree. It reads numbers, `+ - * / ^ **`, `\cdot \times \div`, implicit multiplication (`2x`,
- * `x(x+1)`), mixed numbers (`3\frac{1}{2}`), `\frac` (and `\dfrac`, `\tfrac`), `\sqrt` and
- * `\sqrt[n]`, `\binom`, `n!`, `|x|`, floors and ceilings, the functions of {@link FunctionName}
- * (`\sin^2 x`, `\sin^{-1} x`, `\log_b x`; an argument without parentheses runs over the factors
- * up to the next function: `\sin 2x \cos x` is sin(2x)·cos(x)), `\sum` and `\prod`, the constants
- * `\pi`, `e`, `i`, `\infty`, variables (letters, Greek letters, subscripts), tuples and intervals,
- * sets, unions, matrices, the empty set and `\mathbb{R}`. As in LaTeX, a command's argument
- * without braces is one token (`\frac12` is ½); an exponent without braces is one token too,
- * but a whole number (`2^10` is 1024). Anything else is no parse.
+ * `x(x+1)`; tighter than `/`, so `1/2x` is 1/(2x)), mixed numbers (`3\frac{1}{2}`), `\frac` (and
+ * `\dfrac`, `\tfrac`), `\sqrt` and `\sqrt[n]`, `\binom`, `n!`, `|x|`, floors and ceilings, the
+ * functions of {@link FunctionName} (`\sin^2 x`, `\sin^{-1} x`, `\log_b x`; an argument without
+ * parentheses runs over the factors up to the next function: `\sin 2x \cos x` is
+ * sin(2x)·cos(x)), `\sum` and `\prod`, the constants `\pi`, `e`, `i`, `\infty`, variables
+ * (letters, Greek letters, subscripts), tuples and intervals, sets, unions, matrices, the empty
+ * set and `\mathbb{R}`. As in LaTeX, a command's argument without braces is one token (`\frac12`
+ * is ½); an exponent or a subscript without braces is one token too, but a whole number (`2^10`
+ * is 1024, `x_10` is x₁₀). Anything else is no parse.
  */
 import { complex, I } from './complex.ts'
 import { tokenize, type Token } from './tokens.ts'
@@ -108,21 +109,26 @@ class Parser {
     return left
   }
 
-  /** Products and quotients, explicit or implicit, left to right. */
+  /** Explicit products and quotients of implicit products, left to right. */
   private term (): MathNode {
-    let left = this.signed()
+    let left = this.product()
     for (;;) {
       const t = this.peek()
-      if (t === undefined) return left
-      if ((t.kind === 'symbol' && t.text === '*') || (t.kind === 'command' && (t.text === 'cdot' || t.text === 'times' || t.text === 'ast'))) {
+      if ((t?.kind === 'symbol' && t.text === '*') || (t?.kind === 'command' && (t.text === 'cdot' || t.text === 'times' || t.text === 'ast'))) {
         this.at++
-        left = binary('*', left, this.signed())
-      } else if ((t.kind === 'symbol' && t.text === '/') || (t.kind === 'command' && t.text === 'div')) {
+        left = binary('*', left, this.product())
+      } else if ((t?.kind === 'symbol' && t.text === '/') || (t?.kind === 'command' && t.text === 'div')) {
         this.at++
-        left = binary('/', left, this.signed())
-      } else if (this.startsFactor(t)) left = binary('*', left, this.power())
-      else return left
+        left = binary('/', left, this.product())
+      } else return left
     }
+  }
+
+  /** Factors side by side (`2x`, `x(x+1)`): they bind tighter than `/`, so `1/2x` is 1/(2x). */
+  private product (): MathNode {
+    let left = this.signed()
+    for (let t = this.peek(); t !== undefined && this.startsFactor(t); t = this.peek()) left = binary('*', left, this.power())
+    return left
   }
 
   private signed (): MathNode {

@@ -20,13 +20,17 @@ function show (n: MathNode | undefined): string {
   }
 }
 
-test('operators bind as in mathematics; implicit products left to right', () => {
+test('operators bind as in mathematics; implicit products tighter than / (1/2x is 1/(2x))', () => {
   assert.equal(show(parseMath('1+2\\cdot 3^2')), '(+ 1 (* 2 (^ 3 2)))')
   assert.equal(show(parseMath('-x^2')), '(- (^ x 2))')
   assert.equal(show(parseMath('2^3^2')), '(^ 2 (^ 3 2))')
   assert.equal(show(parseMath('2x(x+1)')), '(* (* 2 x) (+ x 1))')
   assert.equal(show(parseMath('6 \\div 3 \\times 2')), '(* (/ 6 3) 2)')
   assert.equal(show(parseMath('2 \\cdot -3')), '(* 2 (- 3))')
+  assert.equal(show(parseMath('1/2x')), '(/ 1 (* 2 x))')
+  assert.equal(show(parseMath('6 \\div 2(1+2)')), '(/ 6 (* 2 (+ 1 2)))')
+  assert.equal(show(parseMath('\\frac{1}{2}x')), '(* (/ 1 2) x)')
+  assert.equal(show(parseMath('x_10 + x_{10}')), '(+ x_10 x_10)')
 })
 
 test('LaTeX arguments: braces or one token; a whole number as an exponent', () => {
