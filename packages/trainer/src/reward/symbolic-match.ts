@@ -35,7 +35,7 @@ export interface SymbolicOptions {
 export const VALUE_TOLERANCE = 1e-9
 
 /** Evaluation steps one comparison may spend (every node at every point, every term of a sum). */
-export const MAX_STEPS = 1_000_000
+const MAX_STEPS = 1_000_000
 
 /** `x` and `y` agree within the relative tolerance `tol` (infinities only with themselves). */
 export function closeTo (x: number, y: number, tol: number): boolean {
