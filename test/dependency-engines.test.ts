@@ -19,9 +19,7 @@ const semver = createRequire(join(root, 'package.json'))('semver') as { minVersi
  * Packages whose manifest asks for a newer Node than the floor, each with the reason it is kept
  * anyway. Empty is the goal: an entry here is an EBADENGINE warning on every fresh install.
  */
-const ACCEPTED: Record<string, string> = {
-  '@cortex-js/compute-engine': 'the trainer\'s math checker (packages/trainer): no release that declares Node 20 has the API it calls (withTimeLimit, CancellationError)'
-}
+const ACCEPTED: Record<string, string> = {}
 
 test('every locked package that declares engines.node admits the project\'s oldest Node', () => {
   const floor = semver.minVersion(manifest.engines.node)?.version

@@ -159,9 +159,9 @@ test('npx sandfleet serve from the packed CLI answers /healthz, runs Python and 
       "await s.execute({ code: 'x = 41' })",
       "const d = await s.execute({ code: 'x + 1' })",
       'await s.close(); await client.close()',
-      "console.log(JSON.stringify({ status: r.status, stdout: r.stdout, display: d.display, reward: mathReward('The answer is \\\\boxed{42}.', '42').reward }))"
+      "console.log(JSON.stringify({ status: r.status, stdout: r.stdout, display: d.display, reward: mathReward('The answer is \\\\boxed{42}.', '42').reward, symbolic: mathReward('\\\\boxed{\\\\sin^2 x + \\\\cos^2 x}', '1') }))"
     ].join('\n')
     const out = run(process.execPath, ['--input-type=module', '-e', script, url], app, 60_000)
-    assert.deepEqual(JSON.parse(out), { status: 'ok', stdout: '42\n', display: [{ 'text/plain': '42' }], reward: 1 })
+    assert.deepEqual(JSON.parse(out), { status: 'ok', stdout: '42\n', display: [{ 'text/plain': '42' }], reward: 1, symbolic: { reward: 1, answer: '\\sin^2 x + \\cos^2 x', method: 'random_points' } })
   } finally { await stop(child) }
 })

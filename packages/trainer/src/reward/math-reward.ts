@@ -2,15 +2,16 @@
  * The math answer reward: extract the final answer, then compare it with the reference by
  * normalised string, `±` and lists of answers (unordered), equations (one a nonzero multiple of
  * the other), a value named by its variable, inequalities as intervals, number, choice letter,
- * word, and finally symbolically with `@cortex-js/compute-engine` (invalid parses rejected, a
- * random-point check for expressions with free variables), each symbolic comparison under a time
- * limit. A reference of several answers also takes a response that boxes them one by one.
+ * word, and finally symbolically with the trainer's own expression parser (invalid parses
+ * rejected, a random-point check for expressions with free variables), each symbolic comparison
+ * under a step and time budget. A reference of several answers also takes a response that boxes
+ * them one by one.
  */
-import { CancellationError } from '@cortex-js/compute-engine'
 import { answerItems, assignedValue, hasPlusMinus, inequalityInterval, splitEquation } from './answer-forms.ts'
 import { extractAnswer, finalBoxes } from './extract-answer.ts'
 import { choiceLetter, normalizeAnswer, parseSimpleNumber, plainText, unorderedItems } from './normalize-answer.ts'
-import { closeTo, equationsMatch, symbolicMatch } from './symbolic-match.ts'
+import { BudgetExceededError } from './expression/budget.ts'
+import { closeTo, equationsMatch, symbolicMatch, VALUE_TOLERANCE } from './symbolic-match.ts'
 
 /** How two answers were found equal, or why not. */
 export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'equation' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
@@ -22,7 +23,7 @@ export interface AnswerMatch { equal: boolean, method: MatchMethod }
 export interface MatchOptions {
   /** Time limit of the symbolic comparison, ms (default 2000). */
   timeLimitMs?: number
-  /** Relative tolerance of numeric comparisons (default 1e-6). */
+  /** Relative tolerance of comparisons at random points (default 1e-6); constants agree to {@link VALUE_TOLERANCE}. */
   tolerance?: number
   /** Random points for expressions with free variables (default 5). */
   points?: number
@@ -47,12 +48,12 @@ function sameItems (a: readonly string[], b: readonly string[], options: MatchOp
   return true
 }
 
-/** Runs a symbolic comparison: over time is `timeout`, a parse that throws is `invalid`. */
+/** Runs a symbolic comparison: past its budget (steps or time) is `timeout`, anything that throws is `invalid`. */
 function bounded (compare: () => AnswerMatch): AnswerMatch {
   try {
     return compare()
   } catch (err) {
-    if (err instanceof CancellationError) return { equal: false, method: 'timeout' }
+    if (err instanceof BudgetExceededError) return { equal: false, method: 'timeout' }
     return { equal: false, method: 'invalid' }
   }
 }
@@ -92,7 +93,7 @@ export function answersMatch (candidate: string, reference: string, options: Mat
   if (a.replace(/\s+/g, '') === b.replace(/\s+/g, '')) return { equal: true, method: 'string' }
   const x = parseSimpleNumber(a)
   const y = parseSimpleNumber(b)
-  if (x !== undefined && y !== undefined) return { equal: closeTo(x, y, 1e-9), method: 'number' }
+  if (x !== undefined && y !== undefined) return { equal: closeTo(x, y, VALUE_TOLERANCE), method: 'number' }
   const refLetter = /^\(?[A-E]\)?$/.test(b.replace(/\\text\{([^{}]*)\}/, '$1')) ? choiceLetter(b) : undefined
   if (refLetter !== undefined) return { equal: choiceLetter(a) === refLetter, method: 'choice' }
   if (isWordAnswer(b)) return { equal: plainText(a) === plainText(b), method: 'text' }
