@@ -19,10 +19,13 @@ from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, ta
 from .seccomp import add_seccomp
 from .job import MAIN_FILE, PLACES, SCRATCH, WORKDIR
 from .tiers import pick_tier, plan_tiers
-from .reuse import TAGS_WORK, static_taint
+from .reuse import TAGS_WORK
+from .taint import static_taint
 from .reuser import Reuser
 from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
+from .capture import DEFAULT_OUTPUT_CAP, Capture
+from .results import ending, failed
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
@@ -63,6 +66,23 @@ def channel():
     sock.connect(path)
     fd = sock.detach()
     return fd, fd
+
+
+class Taken:
+    """The process a job runs in, from when its job was handed to it: tier `z`, its pid and pipes (job, stdout, stderr,
+    report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
+    `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
+
+    def __init__(self, z, pid, fds, reuser, refused):
+        self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
+        self.t0 = time.perf_counter()  # the job's time runs from here
+        self.capture = None  # its output (watch_run)
+        self.duration, self.timed_out = 0.0, False  # its run time in ms; whether the controller stopped it at its deadline
+        # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
+        # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
+        # and why some were not, its error report
+        self.done = self.wstatus = self.cpu_ns = self.retire = self.report = None
+        self.files, self.fetch_errors = {}, {}
 
 
 class Controller:
@@ -183,75 +203,86 @@ class Controller:
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
+        taken = self.take_process(job)
+        if isinstance(taken, dict): return taken  # the job did not run: its result
+        self.watch_run(job, taken)
+        r = taken.reuser
+        if r is not None and r.violation is not None:
+            taken.capture.unwatch()
+            return self.violated(job, taken.z, r, taken.duration, alive, ran=not r.unread())
+        self.after_run(job, taken, alive)
+        return self.result_of(job, taken)
+
+    def reuse_refusal(self, job):
+        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
+        when it may run reused; None too for a job that asks for `fork`."""
+        if job.get('isolation') != 'reuse': return None
+        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+
+    def take_process(self, job):
+        """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
+        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
+        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
         reuse = job.get('isolation') == 'reuse'
-        refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+        refused = self.reuse_refusal(job)
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
-            r = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
-            if r is not None:
-                pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
-                t0 = time.perf_counter()
-                self.running = r  # its own, until its job is answered: settle leaves it to this
-                break
+                if r is not None:
+                    self.running = r  # its own, until its job is answered: settle leaves it to this
+                    return Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
             if z.dead or self.closing or z.spare is None:
                 return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
             if reuse: z.ask_reuse()  # for the next reuse job of this tier
-            try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-            except OSError: pass
-            pid, fds = z.spare
-            z.spare = None
-            z.ready = False
-            t0 = time.perf_counter()
-            z.ask()  # the next job process is forked while this job runs
-            job_w = fds[0]
-            try:
-                if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
-                    os.kill(pid, signal.SIGKILL)
-                    for fd in fds: os.close(fd)
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
-                    os.kill(pid, signal.SIGKILL)
-                    raise OSError('a signal is pending for the spare job process')
-                self.limit(z, pid, job)
-                os.kill(pid, signal.SIGCONT)  # or a job stopped it
-                self.write_job(job_w, job, None)  # the job process reads it all before it writes anything
-                break
-            except OSError:
+            taken = self.take_spare(z, job, refused)
+            if taken is not None: return taken
+        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+
+    def take_spare(self, z, job, refused):
+        """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
+        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
+        try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError: pass
+        pid, fds = z.spare
+        z.spare = None
+        z.ready = False
+        taken = Taken(z, pid, fds, None, refused)
+        z.ask()  # the next job process is forked while this job runs
+        try:
+            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
+                os.kill(pid, signal.SIGKILL)
                 for fd in fds: os.close(fd)
-        else:
-            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
-        _, out_r, err_r, rep_r = fds
-        if r is None: os.close(fds[0])
-        cap = int(job.get('max_output_bytes') or 65536)
-        bufs = {out_r: bytearray(), err_r: bytearray()}
-        if r is None: bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser, line by line
-        trunc = dict.fromkeys(bufs, False)
-        deadline = t0 + timeout_ms_of(job) / 1000
+                return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
+            if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                os.kill(pid, signal.SIGKILL)
+                raise OSError('a signal is pending for the spare job process')
+            self.limit(z, pid, job)
+            os.kill(pid, signal.SIGCONT)  # or a job stopped it
+            self.write_job(fds[0], job, None)  # the job process reads it all before it writes anything
+            return taken
+        except OSError:
+            for fd in fds: os.close(fd)
+            return None
+
+    def watch_run(self, job, taken):
+        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its end
+        or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
+        SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
+        z, pid, r = taken.z, taken.pid, taken.reuser
+        _, out_r, err_r, rep_r = taken.fds
+        if r is None: os.close(taken.fds[0])
+        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP), self.poller)
+        deadline = taken.t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
-        watch_from = t0 + PATIENCE_S
-        watching = timed_out = killed = False
-
-        def drain(fd):
-            """Reads what is there; False at EOF, None when nothing is."""
-            try: data = os.read(fd, 65536)
-            except BlockingIOError: return None
-            if not data:
-                open_fds.discard(fd)
-                if watching: self.poller.unregister(fd)
-                return False
-            room = cap - len(bufs[fd])
-            if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
-            bufs[fd] += data
-            return True
-        open_fds = set(bufs)
+        watch_from = taken.t0 + PATIENCE_S
+        timed_out = killed = False
         while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
@@ -273,29 +304,33 @@ class Controller:
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
             elif left <= 0: break
-            if not watching and now >= watch_from:
-                watching = True
-                for fd in open_fds: self.poller.register(fd, select.POLLIN)
-            wait = left if watching else min(left, watch_from - now)
+            if not capture.watching and now >= watch_from: capture.watch()
+            wait = left if capture.watching else min(left, watch_from - now)
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
-                if fd in open_fds: drain(fd)
-        duration = (time.perf_counter() - t0) * 1000
+                if fd in capture.open: capture.drain(fd)
+        taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
             r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
-        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, alive, ran=not r.unread())
-        done = r.done if r is not None else None
-        wstatus = z.exits.get(pid) if done is None else None
+
+    def after_run(self, job, taken, alive):
+        """After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
+        reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
+        SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
+        have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running). Then its
+        output read to its end, its process let go (reaped, dropped, or kept for the next job), the files it asked for
+        read back and the work dir cleaned (after a reuse process's verdict, when it goes on). Sets the Taken's `done`,
+        `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
+        z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
+        done = taken.done = r.done if r is not None else None
+        wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        # reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
-        # SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
-        # have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running).
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        taken.cpu_ns = cpu_ns
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
@@ -306,19 +341,17 @@ class Controller:
             if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
-        for fd in list(open_fds):
-            while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
-            if fd in open_fds and watching: self.poller.unregister(fd)
+        capture.finish()
         if r is None:
             z.exits.pop(pid, None)
-            for fd in bufs: os.close(fd)
+            capture.close()
         elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
+            self.drop(z, r, 'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
         else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
         wanted = job.get('fetch_files') or ()
-        if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
-        else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if wstatus is not None or done is not None: taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
                 r.send(b'g', time.perf_counter())
@@ -326,49 +359,37 @@ class Controller:
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
         else:
-            try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
+            try: report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
             except ValueError: report = None
-        if not isinstance(report, dict): report = None
+        taken.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        exit_code, error = None, None
-        retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
-        if timed_out:
-            status = 'timeout'
-            error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-        elif wstatus is None and done is None:
-            status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
-        elif done is not None or os.WIFEXITED(wstatus):
-            exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
-            status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
-                error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
-                if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-                if report.get('memory') is True:
-                    status = 'memory'
-                    if done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
-            elif exit_code:
-                error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
-        else:
-            sig = os.WTERMSIG(wstatus)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            status = 'timeout' if sig == signal.SIGXCPU else 'killed'
-            error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
-            ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
-            if ooms is not None and ooms > self.ooms:
-                # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
-                self.ooms, status = ooms, 'memory'
-                error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
+        taken.retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
+
+    def result_of(self, job, taken):
+        """The result frame of a job that ran, from its Taken once after_run filled it in."""
+        z, r, capture = taken.z, taken.reuser, taken.capture
+        status, exit_code, error, out_of_memory = ending(job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed)
+        if out_of_memory and taken.done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
+        out, err = capture.out_r, capture.err_r
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-                  'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-                  'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire is not None, 'tier': z.name,
+                  'stdout': capture.text(out), 'stderr': capture.text(err),
+                  'duration_ms': taken.duration, 'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
+                  'error': error, 'files': taken.files, 'retire': taken.retire is not None, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
-        if retire is not None: result['retire_reason'] = retire
-        if cpu_ns is not None: result['cpu_ms'] = round(cpu_ns / 1e6, 3)
-        if fetch_errors: result['fetch_errors'] = fetch_errors
-        if refused is not None: result['reuse_refused'] = refused
+        if taken.retire is not None: result['retire_reason'] = taken.retire
+        if taken.cpu_ns is not None: result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
+        if taken.fetch_errors: result['fetch_errors'] = taken.fetch_errors
+        if taken.refused is not None: result['reuse_refused'] = taken.refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
+
+    def oom_killed(self):
+        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no cgroup
+        file is visible)."""
+        ooms = oom_kills() if self.ooms is not None else None
+        if ooms is None or ooms <= self.ooms: return False
+        self.ooms = ooms
+        return True
 
     def hand_to_reuser(self, z, job):
         """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
@@ -563,15 +584,6 @@ def precompile(code):
     that; the code object travels to the job process marshalled."""
     try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
-
-
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
-    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-              'files': {}, 'retire': retire_reason is not None, 'tier': None}
-    if retire_reason is not None: result['retire_reason'] = retire_reason
-    return result
 
 
 def main():

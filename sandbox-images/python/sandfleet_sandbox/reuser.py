@@ -19,7 +19,7 @@ tenant only (`tenant`), so those are its own tenant's.
 """
 import fcntl, json, os, select, sys, time, _signal
 
-from .reuse import threads
+from .tampering import threads
 
 # How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
 FREEZE_WAIT_S = 0.5
