@@ -341,19 +341,25 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4): its length in 8 bytes, then that many bytes of it. None when the
-    controller is gone."""
+    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
-    return None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    if payload is None: return None
+    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    stdin = read_exactly(n)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
 
 
 def read_exactly(n):
-    chunks, left = [], n
-    while left:
-        data = os.read(4, min(left, 1 << 20))
-        if not data: return None
-        chunks.append(data); left -= len(data)
-    return b''.join(chunks)
+    """`n` bytes of the job pipe (fd 4), read into one buffer (a job of megabytes is copied once); None at its end."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = os.readv(4, [view[got:]])
+        if not k: return None
+        got += k
+    return buf
 
 
 def child():
@@ -361,14 +367,14 @@ def child():
     by the controller; it blocks until the controller writes its job, runs it and exits."""
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
-    payload = read_job()
-    if payload is None: _exit(0)  # the controller is gone
+    job = read_job()
+    if job is None: _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*marshal.loads(payload)[:4])
+        status, report = run_job(*job[:4])
         if report: _write(3, _dumps(report).encode())
         end_as_script()
     except BaseException as e:
@@ -631,7 +637,7 @@ def static_taint(code):
 # another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
 # of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
 
-import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, resource, sys, types
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, operator, os, resource, sys, types
 
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
@@ -1146,9 +1152,9 @@ def reuse_child():
     gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
     _write(3, b'\nR\n')
     while True:
-        payload = read_job()
-        if payload is None: _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        job = read_job()
+        if job is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = job
         watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:
@@ -1936,11 +1942,21 @@ def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
 
 # ---------------- sandfleet_sandbox/controller.py
 
-import base64, json, marshal, os, resource, select, signal, socket, sys, time
+import base64, fcntl, json, marshal, os, resource, select, signal, socket, stat, sys, time
 
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+# The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
+# buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
+# pipe-full is a turn between the writer and the reader: fewer turns under load).
+CHANNEL_READ = 1 << 20
+BIG_BUFFER = 1 << 20
+PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
+F_SETPIPE_SZ = 1031
+# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
+# that took this long is stuck, and the next spare takes the job).
+HAND_OVER_WAIT_S = 30.0
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -1973,11 +1989,30 @@ def channel():
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
     path = os.environ.get('SANDFLEET_CHANNEL')
-    if not path: return os.dup(0), os.dup(1)
+    if not path:
+        fds = os.dup(0), os.dup(1)
+        if stat.S_ISFIFO(os.fstat(fds[0]).st_mode): grow_pipe(fds[0], BIG_BUFFER)
+        return fds
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try: sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BIG_BUFFER)  # the kernel caps it (net.core.rmem_max)
+    except OSError: pass
     sock.connect(path)
     fd = sock.detach()
     return fd, fd
+
+
+def grow_pipe(fd, size):
+    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
+    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
+    try: fcntl.fcntl(fd, F_SETPIPE_SZ, size)
+    except OSError: pass
+
+
+def job_size(job):
+    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
+    files = job.get('files')
+    size = len(job.get('code') or '') + len(job.get('stdin') or '')
+    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
 
 
 class Taken:
@@ -2026,6 +2061,8 @@ class Controller:
         self.poller = select.poll()
         self.poller.register(self.chan_in, select.POLLIN)
         for fd in self.by_fd: self.poller.register(fd, select.POLLIN)
+        # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
+        self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
     def send(self, frame): os.write(self.chan, json.dumps(frame).encode() + b'\n')
 
@@ -2043,24 +2080,39 @@ class Controller:
                     self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
                 if kind is None or kind == b'r': self.tell()
-            elif fd == self.chan_in:
-                data = os.read(self.chan_in, 65536)
-                if not data: self.closing = True; self.poller.unregister(fd); continue
-                # A frame of megabytes (stdin, files) comes in many reads: its chunks are joined once, at its newline
-                # (joining and scanning the whole buffer at each read would be quadratic in the frame's size).
-                self.buf.append(data)
-                if b'\n' not in data: continue
-                *lines, rest = b''.join(self.buf).split(b'\n')
-                self.buf = [rest] if rest else []
-                for line in lines:
-                    if not line.strip(): continue
-                    try: frame = json.loads(line)
-                    except ValueError:
-                        self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
-                    if frame.get('op') == 'shutdown': self.closing = True
-                    elif frame.get('op') == 'exec': self.frames.append(frame)
+            elif fd == self.chan_in: self.read_channel()
         self.settle()
         return events
+
+    def read_channel(self):
+        """One read of the runner's channel, its frames taken. A frame of megabytes (stdin, files) comes in many reads:
+        its pieces are joined once, at its newline (joining and scanning the whole buffer at each read would be
+        quadratic in the frame's size, and each copy of megabytes costs the job)."""
+        n = os.readv(self.chan_in, [self.inbuf])
+        if not n:
+            self.closing = True
+            self.poller.unregister(self.chan_in)
+            return
+        data = bytes(self.inbuf[:n])
+        start, nl = 0, data.find(b'\n')
+        while nl != -1:
+            if self.buf:
+                self.buf.append(data[start:nl])
+                line, self.buf = b''.join(self.buf), []
+            else: line = data[start:nl]
+            self.take(line)
+            start, nl = nl + 1, data.find(b'\n', nl + 1)
+        if start < n: self.buf.append(data[start:] if start else data)
+
+    def take(self, line):
+        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        if not line.strip(): return
+        try: frame = json.loads(line)
+        except ValueError:
+            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
+            return
+        if frame.get('op') == 'shutdown': self.closing = True
+        elif frame.get('op') == 'exec': self.frames.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -2143,16 +2195,23 @@ class Controller:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
+            taken = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
                 if r is not None:
                     self.running = r  # its own, until its job is answered: settle leaves it to this
-                    return Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
-            if z.dead or self.closing or z.spare is None:
-                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-            if reuse: z.ask_reuse()  # for the next reuse job of this tier
-            taken = self.take_spare(z, job, refused)
-            if taken is not None: return taken
+                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
+            if taken is None:
+                if z.dead or self.closing or z.spare is None:
+                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                if reuse: z.ask_reuse()  # for the next reuse job of this tier
+                taken = self.take_spare(z, job, refused)
+                if taken is None: continue
+                if isinstance(taken, dict): return taken
+            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
+            # here, as the job's own does (Taken.t0).
+            if job_size(job) > PIPE_BYTES: self.send({'op': 'started', 'id': job.get('id')})
+            return taken
         return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
 
     def take_spare(self, z, job, refused):
@@ -2163,7 +2222,6 @@ class Controller:
         pid, fds = z.spare
         z.spare = None
         z.ready = False
-        taken = Taken(z, pid, fds, None, refused)
         z.ask()  # the next job process is forked while this job runs
         try:
             if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
@@ -2175,11 +2233,34 @@ class Controller:
                 raise OSError('a signal is pending for the spare job process')
             self.limit(z, pid, job)
             os.kill(pid, signal.SIGCONT)  # or a job stopped it
-            self.write_job(fds[0], job, None)  # the job process reads it all before it writes anything
-            return taken
+            self.hand_over(pid, fds[0], self.job_bytes(job, None))
+            return Taken(z, pid, fds, None, refused)  # its time runs from here
         except OSError:
             for fd in fds: os.close(fd)
             return None
+
+    def hand_over(self, pid, job_w, data):
+        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
+        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed)."""
+        if len(data) <= PIPE_BYTES:
+            os.write(job_w, data)  # an empty pipe takes it whole
+            return
+        grow_pipe(job_w, BIG_BUFFER)
+        os.set_blocking(job_w, False)
+        view, until = memoryview(data), time.perf_counter() + HAND_OVER_WAIT_S
+        self.poller.register(job_w, select.POLLOUT)
+        try:
+            while view:
+                try: view = view[os.write(job_w, view):]
+                except BlockingIOError:
+                    left = until - time.perf_counter()
+                    if left <= 0:
+                        os.kill(pid, signal.SIGKILL)
+                        raise OSError('the spare job process did not read its job')
+                    self.pump(max(1, int(left * 1000)))
+        finally:
+            self.poller.unregister(job_w)
 
     def watch_run(self, job, taken):
         """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its end
@@ -2333,7 +2414,9 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
+            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
+            if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
+            taken = r.send(data, time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -2384,16 +2467,15 @@ class Controller:
 
     @staticmethod
     def job_bytes(job, nonce, wait_files=False):
-        """A job as its job process reads it from its pipe: its length, then the code, its code object (compiled here: a
-        fresh fork paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's
-        nonce and whether it waits, after the job, until the controller has read the files it asked for back."""
+        """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
+        code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+        of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
+        controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
+        twice more, here and in the job process)."""
         code = job.get('code', '')
-        payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
-        return len(payload).to_bytes(8, 'little') + payload
-
-    def write_job(self, fd, job, nonce):
-        """Writes a job to a spare's pipe (a fresh process: it reads it all before it writes anything)."""
-        os.write(fd, self.job_bytes(job, nonce))
+        stdin = (job.get('stdin') or '').encode()
+        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose

@@ -14,7 +14,7 @@ after that job as a forked one does: threads joined, atexit handlers run, exit. 
 another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
 of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
 """
-import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, resource, sys, types
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, operator, os, resource, sys, types
 
 from .limits import NPROC, PAGE
 from .tampering import PER_JOB_RLIMITS, RLIMITS, threads
@@ -534,9 +534,9 @@ def reuse_child():
     gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
     _write(3, b'\nR\n')
     while True:
-        payload = read_job()
-        if payload is None: _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        job = read_job()
+        if job is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = job
         watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:

@@ -13,7 +13,7 @@ from sandfleet_sandbox.reuser import Reuser
 
 
 def job(nonce, code='print(1)'):
-    payload = marshal.dumps((code, None, b'', {}, nonce, False))
+    payload = marshal.dumps((code, None, 0, {}, nonce, False))  # stdin: none (its length, 0, then its bytes)
     return len(payload).to_bytes(8, 'little') + payload
 
 

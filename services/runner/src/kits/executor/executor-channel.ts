@@ -38,7 +38,7 @@ export interface ExecutorChannelOptions {
   events?: DriverEvents
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean, started: boolean }
 
 /** The `fetch_errors` of a result frame, when it names any. */
 function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
@@ -118,7 +118,7 @@ export class ExecutorChannel {
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation, tenant: job.tenant })
     return await new Promise<RunOutcome>((resolve) => {
-      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse' }
+      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
       if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined) this.output.write(frame + '\n')
@@ -183,6 +183,12 @@ export class ExecutorChannel {
       case 'waiting':
         if (this.pending !== undefined && frame.id === this.pending.id) this.pending.watch?.waiting()
         return
+      case 'started': {
+        // A job larger than a pipe holds reached its process only now: its time counts from here (once per job).
+        const p = this.pending
+        if (p !== undefined && frame.id === p.id && !p.started) { p.started = true; p.watch?.delivered?.() }
+        return
+      }
       case 'tier':
         if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
         return

@@ -170,3 +170,25 @@ test('the executor\'s fleet faults reach the caller as registered codes; a job\'
     channel.close()
   }
 })
+
+test('the executor\'s word that a large job reached its process tells the job\'s watch once; another job\'s is ignored', async () => {
+  const { PassThrough } = await import('node:stream')
+  const fromExecutor = new PassThrough()
+  const toExecutor = new PassThrough()
+  const channel = new ExecutorChannel(fromExecutor, toExecutor)
+  const ids: string[] = []
+  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
+  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[]},"packages":{}}\n')
+  await channel.ready(1000)
+  const told: string[] = []
+  const run = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 100 }, { waiting: () => { told.push('waiting') }, delivered: () => { told.push('delivered') } })
+  await new Promise((resolve) => setImmediate(resolve))
+  const id = ids[0]
+  fromExecutor.write(JSON.stringify({ op: 'started', id: 'another' }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'started', id }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'started', id }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'result', id, status: 'ok', stdout: '1\n', stderr: '', exit_code: 0, duration_ms: 1, truncated: { stdout: false, stderr: false }, error: null, files: {} }) + '\n')
+  assert.equal((await run).status, 'ok')
+  assert.deepEqual(told, ['delivered'], 'once, for its own job')
+  channel.close()
+})
