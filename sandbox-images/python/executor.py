@@ -1290,14 +1290,18 @@ class Reuser:
         for line in lines: self.on_line(line)
         return True
 
-    def send(self, data, deadline):
-        """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
-        (perf_counter). False when it did not read it all by then."""
-        view, p = memoryview(data), None
+    def send(self, data, patience_s, limit_s=None):
+        """Writes `data` on its job pipe, waiting for it to read while the pipe is full. False when it read nothing for
+        `patience_s` (its loop reads its job at once: a job larger than the pipe goes a pipe-full at a time, each read
+        as soon as it is there), or did not read it all within `limit_s` (None: `patience_s`)."""
+        view, p, now = memoryview(data), None, time.perf_counter()
+        until, end = now + patience_s, now + (patience_s if limit_s is None else limit_s)
         while view:
-            try: view = view[os.write(self.job_w, view):]
+            try:
+                view = view[os.write(self.job_w, view):]
+                until = min(time.perf_counter() + patience_s, end)  # it read: patience again
             except BlockingIOError:
-                left = deadline - time.perf_counter()
+                left = until - time.perf_counter()
                 if left <= 0: return False
                 if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
@@ -2347,7 +2351,7 @@ class Controller:
         else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                r.send(b'g', time.perf_counter())
+                r.send(b'g', 0)
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
@@ -2416,7 +2420,7 @@ class Controller:
             r.thaw()
             data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
             if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
+            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -2568,7 +2572,8 @@ class Controller:
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
 CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may take to read a job larger than its pipe holds (its loop reads at once).
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
 TAKE_WAIT_MS = 1000
 
 

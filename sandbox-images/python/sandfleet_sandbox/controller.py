@@ -429,7 +429,7 @@ class Controller:
         else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                r.send(b'g', time.perf_counter())
+                r.send(b'g', 0)
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
@@ -498,7 +498,7 @@ class Controller:
             r.thaw()
             data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
             if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
+            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -650,7 +650,8 @@ class Controller:
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
 CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may take to read a job larger than its pipe holds (its loop reads at once).
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
 TAKE_WAIT_MS = 1000
 
 
