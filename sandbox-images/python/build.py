@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = 'sandfleet_sandbox'
 # program file: its modules, each after those it imports from; the last one's `main()` runs the program
 ENTRIES = {
-    'executor.py': ('boot', 'libc', 'limits', 'files', 'tampering', 'seccomp', 'job', 'tiers', 'census', 'reuse', 'reuser', 'zygote', 'cleanup', 'controller'),
+    'executor.py': ('boot', 'libc', 'limits', 'files', 'tampering', 'seccomp', 'job', 'tiers', 'census', 'taint', 'reuse', 'reuser', 'zygote', 'cleanup', 'capture', 'results', 'controller'),
     'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'host'),
 }
 

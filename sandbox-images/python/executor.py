@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, reuse, reuser, zygote, cleanup, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -153,6 +153,12 @@ import itertools, os, resource
 
 
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
+
+
+def threads(stat_fd):
+    """The threads of the process whose /proc/PID/stat is open as `stat_fd` (a job's reuse process from inside, or from
+    the controller)."""
+    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
 
 
 def scheduling(pid=0):
@@ -335,19 +341,25 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4): its length in 8 bytes, then that many bytes of it. None when the
-    controller is gone."""
+    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
-    return None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    if payload is None: return None
+    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    stdin = read_exactly(n)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
 
 
 def read_exactly(n):
-    chunks, left = [], n
-    while left:
-        data = os.read(4, min(left, 1 << 20))
-        if not data: return None
-        chunks.append(data); left -= len(data)
-    return b''.join(chunks)
+    """`n` bytes of the job pipe (fd 4), read into one buffer (a job of megabytes is copied once); None at its end."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = os.readv(4, [view[got:]])
+        if not k: return None
+        got += k
+    return buf
 
 
 def child():
@@ -355,14 +367,14 @@ def child():
     by the controller; it blocks until the controller writes its job, runs it and exits."""
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
-    payload = read_job()
-    if payload is None: _exit(0)  # the controller is gone
+    job = read_job()
+    if job is None: _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*marshal.loads(payload)[:4])
+        status, report = run_job(*job[:4])
         if report: _write(3, _dumps(report).encode())
         end_as_script()
     except BaseException as e:
@@ -534,23 +546,12 @@ def c_state():
     return out
 
 
-# ---------------- sandfleet_sandbox/reuse.py
-# The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
-#
-# A reuse process is forked by its zygote like a spare, and runs one job after another. Its Baseline is everything a job
-# could change: the interpreter's part (its settings, `sys.modules`, and the state reachable from every module within two
-# steps: the dicts of modules, classes, functions and objects by their version tags, lists and sets by the identity of
-# their items, locks and counters), taken once by the zygote and shared by every reuse process it forks, and the
-# process's part (threads, children, descriptors, umask, rlimits, scheduling, signal handlers, mask, timers, process
-# group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
-# caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
-# and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
-# reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
-# that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
-# job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
-# another process could do to it (rlimits, scheduling, pending signals).
+# ---------------- sandfleet_sandbox/taint.py
+# What code may run in a reuse process: `static_taint`, read by the controller before it hands a job to one, and by the
+# reuse process's audit hook at each compile while a job runs (reuse.Watch); `assigns_attributes`, after which the caches
+# a job may have changed are emptied. Code it refuses runs forked: what it names the reuse check cannot follow.
 
-import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
+import re
 
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
@@ -617,6 +618,26 @@ def static_taint(code):
             for name in [source] if source else [part.split()[0] for part in group.split(',') if part.strip()]:
                 if name.split('.')[0] in STATIC_MODULES: return 'import ' + name.split('.')[0]
     return None
+
+
+# ---------------- sandfleet_sandbox/reuse.py
+# The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
+#
+# A reuse process is forked by its zygote like a spare, and runs one job after another. Its Baseline is everything a job
+# could change: the interpreter's part (its settings, `sys.modules`, and the state reachable from every module within two
+# steps: the dicts of modules, classes, functions and objects by their version tags, lists and sets by the identity of
+# their items, locks and counters), taken once by the zygote and shared by every reuse process it forks, and the
+# process's part (threads, children, descriptors, umask, rlimits, scheduling, signal handlers, mask, timers, process
+# group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
+# caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
+# and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
+# reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
+# and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
+# after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
+# another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
+# of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
+
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, operator, os, resource, sys, types
 
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
@@ -787,11 +808,6 @@ def same_fds(fds):
         except OSError: return False
         if (st.st_dev, st.st_ino) != was: return False
     return True
-
-
-def threads(stat_fd):
-    """The threads of the process whose /proc/PID/stat is open as `stat_fd`."""
-    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
 
 
 def rss():
@@ -1136,9 +1152,9 @@ def reuse_child():
     gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
     _write(3, b'\nR\n')
     while True:
-        payload = read_job()
-        if payload is None: _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        job = read_job()
+        if job is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = job
         watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:
@@ -1274,14 +1290,18 @@ class Reuser:
         for line in lines: self.on_line(line)
         return True
 
-    def send(self, data, deadline):
-        """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
-        (perf_counter). False when it did not read it all by then."""
-        view, p = memoryview(data), None
+    def send(self, data, patience_s, limit_s=None):
+        """Writes `data` on its job pipe, waiting for it to read while the pipe is full. False when it read nothing for
+        `patience_s` (its loop reads its job at once: a job larger than the pipe goes a pipe-full at a time, each read
+        as soon as it is there), or did not read it all within `limit_s` (None: `patience_s`)."""
+        view, p, now = memoryview(data), None, time.perf_counter()
+        until, end = now + patience_s, now + (patience_s if limit_s is None else limit_s)
         while view:
-            try: view = view[os.write(self.job_w, view):]
+            try:
+                view = view[os.write(self.job_w, view):]
+                until = min(time.perf_counter() + patience_s, end)  # it read: patience again
             except BlockingIOError:
-                left = deadline - time.perf_counter()
+                left = until - time.perf_counter()
                 if left <= 0: return False
                 if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
@@ -1821,13 +1841,126 @@ def sweep(children, keep):
     return False, cpu_us
 
 
+# ---------------- sandfleet_sandbox/capture.py
+# A job's output as the controller reads it while the job runs: its stdout and stderr pipes and, for a forked job, its
+# report pipe, each kept up to the job's cap (what comes past it is read and dropped, and marked truncated): a job never
+# blocks on a full pipe once its pipes are watched, and nothing is buffered unbounded.
+
+import os, select
+
+# A job's cap on each of its stdout and stderr, for a frame that gives none.
+DEFAULT_OUTPUT_CAP = 65536
+
+
+class Capture:
+    """The pipes of one job (the controller's ends, non-blocking), read into bytearrays. Registered on the controller's
+    poller only once `watch`ed (most jobs end before: their output waits in the pipes, read at `finish`)."""
+
+    def __init__(self, out_r, err_r, rep_r, cap, poller):
+        self.out_r, self.err_r, self.rep_r = out_r, err_r, rep_r
+        self.cap, self.poller, self.watching = cap, poller, False
+        self.bufs = {out_r: bytearray(), err_r: bytearray()}
+        if rep_r is not None: self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+        self.truncated = dict.fromkeys(self.bufs, False)
+        self.open = set(self.bufs)
+
+    def watch(self):
+        """From now on the controller's poll wakes for what the job writes."""
+        self.watching = True
+        for fd in self.open: self.poller.register(fd, select.POLLIN)
+
+    def drain(self, fd):
+        """Reads what is there: False at EOF, None when nothing is, else True."""
+        try: data = os.read(fd, 65536)
+        except BlockingIOError: return None
+        if not data:
+            self.open.discard(fd)
+            if self.watching: self.poller.unregister(fd)
+            return False
+        room = self.cap - len(self.bufs[fd])
+        if len(data) > room: self.truncated[fd] = True; data = data[:max(room, 0)]
+        self.bufs[fd] += data
+        return True
+
+    def finish(self):
+        """Reads each pipe to its end, once every writer is dead, dying or done (EOF, or nothing more will come), and
+        leaves the poller."""
+        for fd in list(self.open):
+            while self.drain(fd): pass
+            if fd in self.open and self.watching: self.poller.unregister(fd)
+
+    def unwatch(self):
+        """Leaves the poller without reading (the pipes are closed by their owner)."""
+        if self.watching:
+            for fd in self.open: self.poller.unregister(fd)
+        self.watching = False
+
+    def close(self):
+        for fd in self.bufs: os.close(fd)
+
+    def text(self, fd):
+        return self.bufs[fd].decode('utf-8', 'replace')
+
+
+# ---------------- sandfleet_sandbox/results.py
+# The result frames the controller answers jobs with: one of a job that did not run (`failed`), and the status, exit
+# code and error of one that did, from what the controller saw of its end (`ending`).
+
+import os, signal
+
+
+def failed(job, status, type_, message, retire_reason=None):
+    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
+    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
+              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
+              'files': {}, 'retire': retire_reason is not None, 'tier': None}
+    if retire_reason is not None: result['retire_reason'] = retire_reason
+    return result
+
+
+def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
+    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its process's
+    wait status as its zygote reported it, or `done` the end a reuse process reported (None both: its zygote is gone);
+    `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()` whether the sandbox's memory
+    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then dropped)."""
+    if timed_out:
+        return 'timeout', None, {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}, False
+    if wstatus is None and done is None:
+        return 'killed', None, {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % tier}, False
+    if done is not None or os.WIFEXITED(wstatus):
+        exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
+        status, error, memory = 'ok' if exit_code == 0 else 'error', None, False
+        if exit_code and report:
+            error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
+            if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
+            if report.get('memory') is True: status, memory = 'memory', True
+        elif exit_code:
+            error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
+        return status, exit_code, error, memory
+    sig = os.WTERMSIG(wstatus)
+    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+    if sig == signal.SIGKILL and oom_killed():  # the kernel killed the job (its oom_score_adj is 1000)
+        return 'memory', None, {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}, False
+    return 'timeout' if sig == signal.SIGXCPU else 'killed', None, {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}, False
+
+
 # ---------------- sandfleet_sandbox/controller.py
 
-import base64, json, marshal, os, resource, select, signal, socket, sys, time
+import base64, fcntl, json, marshal, os, resource, select, signal, socket, stat, sys, time
 
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+# The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
+# buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
+# pipe-full is a turn between the writer and the reader: fewer turns under load).
+CHANNEL_READ = 1 << 20
+BIG_BUFFER = 1 << 20
+PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
+F_SETPIPE_SZ = 1031
+# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
+# that took this long is stuck, and the next spare takes the job).
+HAND_OVER_WAIT_S = 30.0
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -1860,11 +1993,47 @@ def channel():
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
     path = os.environ.get('SANDFLEET_CHANNEL')
-    if not path: return os.dup(0), os.dup(1)
+    if not path:
+        fds = os.dup(0), os.dup(1)
+        if stat.S_ISFIFO(os.fstat(fds[0]).st_mode): grow_pipe(fds[0], BIG_BUFFER)
+        return fds
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try: sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BIG_BUFFER)  # the kernel caps it (net.core.rmem_max)
+    except OSError: pass
     sock.connect(path)
     fd = sock.detach()
     return fd, fd
+
+
+def grow_pipe(fd, size):
+    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
+    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
+    try: fcntl.fcntl(fd, F_SETPIPE_SZ, size)
+    except OSError: pass
+
+
+def job_size(job):
+    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
+    files = job.get('files')
+    size = len(job.get('code') or '') + len(job.get('stdin') or '')
+    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
+
+
+class Taken:
+    """The process a job runs in, from when its job was handed to it: tier `z`, its pid and pipes (job, stdout, stderr,
+    report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
+    `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
+
+    def __init__(self, z, pid, fds, reuser, refused):
+        self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
+        self.t0 = time.perf_counter()  # the job's time runs from here
+        self.capture = None  # its output (watch_run)
+        self.duration, self.timed_out = 0.0, False  # its run time in ms; whether the controller stopped it at its deadline
+        # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
+        # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
+        # and why some were not, its error report
+        self.done = self.wstatus = self.cpu_ns = self.retire = self.report = None
+        self.files, self.fetch_errors = {}, {}
 
 
 class Controller:
@@ -1896,6 +2065,8 @@ class Controller:
         self.poller = select.poll()
         self.poller.register(self.chan_in, select.POLLIN)
         for fd in self.by_fd: self.poller.register(fd, select.POLLIN)
+        # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
+        self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
     def send(self, frame): os.write(self.chan, json.dumps(frame).encode() + b'\n')
 
@@ -1913,24 +2084,39 @@ class Controller:
                     self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
                 if kind is None or kind == b'r': self.tell()
-            elif fd == self.chan_in:
-                data = os.read(self.chan_in, 65536)
-                if not data: self.closing = True; self.poller.unregister(fd); continue
-                # A frame of megabytes (stdin, files) comes in many reads: its chunks are joined once, at its newline
-                # (joining and scanning the whole buffer at each read would be quadratic in the frame's size).
-                self.buf.append(data)
-                if b'\n' not in data: continue
-                *lines, rest = b''.join(self.buf).split(b'\n')
-                self.buf = [rest] if rest else []
-                for line in lines:
-                    if not line.strip(): continue
-                    try: frame = json.loads(line)
-                    except ValueError:
-                        self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
-                    if frame.get('op') == 'shutdown': self.closing = True
-                    elif frame.get('op') == 'exec': self.frames.append(frame)
+            elif fd == self.chan_in: self.read_channel()
         self.settle()
         return events
+
+    def read_channel(self):
+        """One read of the runner's channel, its frames taken. A frame of megabytes (stdin, files) comes in many reads:
+        its pieces are joined once, at its newline (joining and scanning the whole buffer at each read would be
+        quadratic in the frame's size, and each copy of megabytes costs the job)."""
+        n = os.readv(self.chan_in, [self.inbuf])
+        if not n:
+            self.closing = True
+            self.poller.unregister(self.chan_in)
+            return
+        data = bytes(self.inbuf[:n])
+        start, nl = 0, data.find(b'\n')
+        while nl != -1:
+            if self.buf:
+                self.buf.append(data[start:nl])
+                line, self.buf = b''.join(self.buf), []
+            else: line = data[start:nl]
+            self.take(line)
+            start, nl = nl + 1, data.find(b'\n', nl + 1)
+        if start < n: self.buf.append(data[start:] if start else data)
+
+    def take(self, line):
+        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        if not line.strip(): return
+        try: frame = json.loads(line)
+        except ValueError:
+            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
+            return
+        if frame.get('op') == 'shutdown': self.closing = True
+        elif frame.get('op') == 'exec': self.frames.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -1985,75 +2171,115 @@ class Controller:
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
+        taken = self.take_process(job)
+        if isinstance(taken, dict): return taken  # the job did not run: its result
+        self.watch_run(job, taken)
+        r = taken.reuser
+        if r is not None and r.violation is not None:
+            taken.capture.unwatch()
+            return self.violated(job, taken.z, r, taken.duration, alive, ran=not r.unread())
+        self.after_run(job, taken, alive)
+        return self.result_of(job, taken)
+
+    def reuse_refusal(self, job):
+        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
+        when it may run reused; None too for a job that asks for `fork`."""
+        if job.get('isolation') != 'reuse': return None
+        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+
+    def take_process(self, job):
+        """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
+        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
+        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
         reuse = job.get('isolation') == 'reuse'
-        refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+        refused = self.reuse_refusal(job)
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
-            r = None
+            taken = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
-            if r is not None:
-                pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
-                t0 = time.perf_counter()
-                self.running = r  # its own, until its job is answered: settle leaves it to this
-                break
-            if z.dead or self.closing or z.spare is None:
-                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-            if reuse: z.ask_reuse()  # for the next reuse job of this tier
-            try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-            except OSError: pass
-            pid, fds = z.spare
-            z.spare = None
-            z.ready = False
-            t0 = time.perf_counter()
-            z.ask()  # the next job process is forked while this job runs
-            job_w = fds[0]
-            try:
-                if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
-                    os.kill(pid, signal.SIGKILL)
-                    for fd in fds: os.close(fd)
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
-                    os.kill(pid, signal.SIGKILL)
-                    raise OSError('a signal is pending for the spare job process')
-                self.limit(z, pid, job)
-                os.kill(pid, signal.SIGCONT)  # or a job stopped it
-                self.write_job(job_w, job, None)  # the job process reads it all before it writes anything
-                break
-            except OSError:
+                if r is not None:
+                    self.running = r  # its own, until its job is answered: settle leaves it to this
+                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
+            if taken is None:
+                if z.dead or self.closing or z.spare is None:
+                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                if reuse: z.ask_reuse()  # for the next reuse job of this tier
+                taken = self.take_spare(z, job, refused)
+                if taken is None: continue
+                if isinstance(taken, dict): return taken
+            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
+            # here, as the job's own does (Taken.t0).
+            if job_size(job) > PIPE_BYTES: self.send({'op': 'started', 'id': job.get('id')})
+            return taken
+        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+
+    def take_spare(self, z, job, refused):
+        """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
+        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
+        try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError: pass
+        pid, fds = z.spare
+        z.spare = None
+        z.ready = False
+        z.ask()  # the next job process is forked while this job runs
+        try:
+            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
+                os.kill(pid, signal.SIGKILL)
                 for fd in fds: os.close(fd)
-        else:
-            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
-        _, out_r, err_r, rep_r = fds
-        if r is None: os.close(fds[0])
-        cap = int(job.get('max_output_bytes') or 65536)
-        bufs = {out_r: bytearray(), err_r: bytearray()}
-        if r is None: bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser, line by line
-        trunc = dict.fromkeys(bufs, False)
-        deadline = t0 + timeout_ms_of(job) / 1000
+                return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
+            if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                os.kill(pid, signal.SIGKILL)
+                raise OSError('a signal is pending for the spare job process')
+            self.limit(z, pid, job)
+            os.kill(pid, signal.SIGCONT)  # or a job stopped it
+            self.hand_over(pid, fds[0], self.job_bytes(job, None))
+            return Taken(z, pid, fds, None, refused)  # its time runs from here
+        except OSError:
+            for fd in fds: os.close(fd)
+            return None
+
+    def hand_over(self, pid, job_w, data):
+        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
+        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed)."""
+        if len(data) <= PIPE_BYTES:
+            os.write(job_w, data)  # an empty pipe takes it whole
+            return
+        grow_pipe(job_w, BIG_BUFFER)
+        os.set_blocking(job_w, False)
+        view, until = memoryview(data), time.perf_counter() + HAND_OVER_WAIT_S
+        self.poller.register(job_w, select.POLLOUT)
+        try:
+            while view:
+                try: view = view[os.write(job_w, view):]
+                except BlockingIOError:
+                    left = until - time.perf_counter()
+                    if left <= 0:
+                        os.kill(pid, signal.SIGKILL)
+                        raise OSError('the spare job process did not read its job')
+                    self.pump(max(1, int(left * 1000)))
+        finally:
+            self.poller.unregister(job_w)
+
+    def watch_run(self, job, taken):
+        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its end
+        or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
+        SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
+        z, pid, r = taken.z, taken.pid, taken.reuser
+        _, out_r, err_r, rep_r = taken.fds
+        if r is None: os.close(taken.fds[0])
+        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP), self.poller)
+        deadline = taken.t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
-        watch_from = t0 + PATIENCE_S
-        watching = timed_out = killed = False
-
-        def drain(fd):
-            """Reads what is there; False at EOF, None when nothing is."""
-            try: data = os.read(fd, 65536)
-            except BlockingIOError: return None
-            if not data:
-                open_fds.discard(fd)
-                if watching: self.poller.unregister(fd)
-                return False
-            room = cap - len(bufs[fd])
-            if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
-            bufs[fd] += data
-            return True
-        open_fds = set(bufs)
+        watch_from = taken.t0 + PATIENCE_S
+        timed_out = killed = False
         while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
@@ -2075,29 +2301,33 @@ class Controller:
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
             elif left <= 0: break
-            if not watching and now >= watch_from:
-                watching = True
-                for fd in open_fds: self.poller.register(fd, select.POLLIN)
-            wait = left if watching else min(left, watch_from - now)
+            if not capture.watching and now >= watch_from: capture.watch()
+            wait = left if capture.watching else min(left, watch_from - now)
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
-                if fd in open_fds: drain(fd)
-        duration = (time.perf_counter() - t0) * 1000
+                if fd in capture.open: capture.drain(fd)
+        taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
             r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
-        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, alive, ran=not r.unread())
-        done = r.done if r is not None else None
-        wstatus = z.exits.get(pid) if done is None else None
+
+    def after_run(self, job, taken, alive):
+        """After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
+        reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
+        SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
+        have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running). Then its
+        output read to its end, its process let go (reaped, dropped, or kept for the next job), the files it asked for
+        read back and the work dir cleaned (after a reuse process's verdict, when it goes on). Sets the Taken's `done`,
+        `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
+        z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
+        done = taken.done = r.done if r is not None else None
+        wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        # reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
-        # SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
-        # have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running).
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        taken.cpu_ns = cpu_ns
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
@@ -2108,69 +2338,55 @@ class Controller:
             if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
-        for fd in list(open_fds):
-            while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
-            if fd in open_fds and watching: self.poller.unregister(fd)
+        capture.finish()
         if r is None:
             z.exits.pop(pid, None)
-            for fd in bufs: os.close(fd)
+            capture.close()
         elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
+            self.drop(z, r, 'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
         else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
         wanted = job.get('fetch_files') or ()
-        if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
-        else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if wstatus is not None or done is not None: taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                r.send(b'g', time.perf_counter())
+                r.send(b'g', 0)
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
         else:
-            try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
+            try: report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
             except ValueError: report = None
-        if not isinstance(report, dict): report = None
+        taken.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        exit_code, error = None, None
-        retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
-        if timed_out:
-            status = 'timeout'
-            error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-        elif wstatus is None and done is None:
-            status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
-        elif done is not None or os.WIFEXITED(wstatus):
-            exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
-            status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
-                error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
-                if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-                if report.get('memory') is True:
-                    status = 'memory'
-                    if done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
-            elif exit_code:
-                error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
-        else:
-            sig = os.WTERMSIG(wstatus)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            status = 'timeout' if sig == signal.SIGXCPU else 'killed'
-            error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
-            ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
-            if ooms is not None and ooms > self.ooms:
-                # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
-                self.ooms, status = ooms, 'memory'
-                error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
+        taken.retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
+
+    def result_of(self, job, taken):
+        """The result frame of a job that ran, from its Taken once after_run filled it in."""
+        z, r, capture = taken.z, taken.reuser, taken.capture
+        status, exit_code, error, out_of_memory = ending(job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed)
+        if out_of_memory and taken.done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
+        out, err = capture.out_r, capture.err_r
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-                  'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-                  'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire is not None, 'tier': z.name,
+                  'stdout': capture.text(out), 'stderr': capture.text(err),
+                  'duration_ms': taken.duration, 'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
+                  'error': error, 'files': taken.files, 'retire': taken.retire is not None, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
-        if retire is not None: result['retire_reason'] = retire
-        if cpu_ns is not None: result['cpu_ms'] = round(cpu_ns / 1e6, 3)
-        if fetch_errors: result['fetch_errors'] = fetch_errors
-        if refused is not None: result['reuse_refused'] = refused
+        if taken.retire is not None: result['retire_reason'] = taken.retire
+        if taken.cpu_ns is not None: result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
+        if taken.fetch_errors: result['fetch_errors'] = taken.fetch_errors
+        if taken.refused is not None: result['reuse_refused'] = taken.refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
+
+    def oom_killed(self):
+        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no cgroup
+        file is visible)."""
+        ooms = oom_kills() if self.ooms is not None else None
+        if ooms is None or ooms <= self.ooms: return False
+        self.ooms = ooms
+        return True
 
     def hand_to_reuser(self, z, job):
         """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
@@ -2202,7 +2418,9 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
+            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
+            if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
+            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -2253,16 +2471,15 @@ class Controller:
 
     @staticmethod
     def job_bytes(job, nonce, wait_files=False):
-        """A job as its job process reads it from its pipe: its length, then the code, its code object (compiled here: a
-        fresh fork paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's
-        nonce and whether it waits, after the job, until the controller has read the files it asked for back."""
+        """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
+        code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+        of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
+        controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
+        twice more, here and in the job process)."""
         code = job.get('code', '')
-        payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
-        return len(payload).to_bytes(8, 'little') + payload
-
-    def write_job(self, fd, job, nonce):
-        """Writes a job to a spare's pipe (a fresh process: it reads it all before it writes anything)."""
-        os.write(fd, self.job_bytes(job, nonce))
+        stdin = (job.get('stdin') or '').encode()
+        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
@@ -2355,7 +2572,8 @@ class Controller:
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
 CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may take to read a job larger than its pipe holds (its loop reads at once).
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
 TAKE_WAIT_MS = 1000
 
 
@@ -2365,15 +2583,6 @@ def precompile(code):
     that; the code object travels to the job process marshalled."""
     try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
-
-
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
-    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-              'files': {}, 'retire': retire_reason is not None, 'tier': None}
-    if retire_reason is not None: result['retire_reason'] = retire_reason
-    return result
 
 
 def main():

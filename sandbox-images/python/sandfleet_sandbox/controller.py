@@ -10,7 +10,7 @@ waiting on a pipe for its job; the controller picks the cheapest tier that has w
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
 """
-import base64, json, marshal, os, resource, select, signal, socket, sys, time
+import base64, fcntl, json, marshal, os, resource, select, signal, socket, stat, sys, time
 
 from .libc import prctl
 from .limits import NPROC, SOFT_STOP_S, address_space, timeout_ms_of
@@ -19,13 +19,26 @@ from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, ta
 from .seccomp import add_seccomp
 from .job import MAIN_FILE, PLACES, SCRATCH, WORKDIR
 from .tiers import pick_tier, plan_tiers
-from .reuse import TAGS_WORK, static_taint
+from .reuse import TAGS_WORK
+from .taint import static_taint
 from .reuser import Reuser
 from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
+from .capture import DEFAULT_OUTPUT_CAP, Capture
+from .results import ending, failed
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+# The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
+# buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
+# pipe-full is a turn between the writer and the reader: fewer turns under load).
+CHANNEL_READ = 1 << 20
+BIG_BUFFER = 1 << 20
+PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
+F_SETPIPE_SZ = 1031
+# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
+# that took this long is stuck, and the next spare takes the job).
+HAND_OVER_WAIT_S = 30.0
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
@@ -58,11 +71,47 @@ def channel():
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
     path = os.environ.get('SANDFLEET_CHANNEL')
-    if not path: return os.dup(0), os.dup(1)
+    if not path:
+        fds = os.dup(0), os.dup(1)
+        if stat.S_ISFIFO(os.fstat(fds[0]).st_mode): grow_pipe(fds[0], BIG_BUFFER)
+        return fds
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try: sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BIG_BUFFER)  # the kernel caps it (net.core.rmem_max)
+    except OSError: pass
     sock.connect(path)
     fd = sock.detach()
     return fd, fd
+
+
+def grow_pipe(fd, size):
+    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
+    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
+    try: fcntl.fcntl(fd, F_SETPIPE_SZ, size)
+    except OSError: pass
+
+
+def job_size(job):
+    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
+    files = job.get('files')
+    size = len(job.get('code') or '') + len(job.get('stdin') or '')
+    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
+
+
+class Taken:
+    """The process a job runs in, from when its job was handed to it: tier `z`, its pid and pipes (job, stdout, stderr,
+    report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
+    `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
+
+    def __init__(self, z, pid, fds, reuser, refused):
+        self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
+        self.t0 = time.perf_counter()  # the job's time runs from here
+        self.capture = None  # its output (watch_run)
+        self.duration, self.timed_out = 0.0, False  # its run time in ms; whether the controller stopped it at its deadline
+        # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
+        # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
+        # and why some were not, its error report
+        self.done = self.wstatus = self.cpu_ns = self.retire = self.report = None
+        self.files, self.fetch_errors = {}, {}
 
 
 class Controller:
@@ -94,6 +143,8 @@ class Controller:
         self.poller = select.poll()
         self.poller.register(self.chan_in, select.POLLIN)
         for fd in self.by_fd: self.poller.register(fd, select.POLLIN)
+        # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
+        self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
     def send(self, frame): os.write(self.chan, json.dumps(frame).encode() + b'\n')
 
@@ -111,24 +162,39 @@ class Controller:
                     self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
                 if kind is None or kind == b'r': self.tell()
-            elif fd == self.chan_in:
-                data = os.read(self.chan_in, 65536)
-                if not data: self.closing = True; self.poller.unregister(fd); continue
-                # A frame of megabytes (stdin, files) comes in many reads: its chunks are joined once, at its newline
-                # (joining and scanning the whole buffer at each read would be quadratic in the frame's size).
-                self.buf.append(data)
-                if b'\n' not in data: continue
-                *lines, rest = b''.join(self.buf).split(b'\n')
-                self.buf = [rest] if rest else []
-                for line in lines:
-                    if not line.strip(): continue
-                    try: frame = json.loads(line)
-                    except ValueError:
-                        self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'}); continue
-                    if frame.get('op') == 'shutdown': self.closing = True
-                    elif frame.get('op') == 'exec': self.frames.append(frame)
+            elif fd == self.chan_in: self.read_channel()
         self.settle()
         return events
+
+    def read_channel(self):
+        """One read of the runner's channel, its frames taken. A frame of megabytes (stdin, files) comes in many reads:
+        its pieces are joined once, at its newline (joining and scanning the whole buffer at each read would be
+        quadratic in the frame's size, and each copy of megabytes costs the job)."""
+        n = os.readv(self.chan_in, [self.inbuf])
+        if not n:
+            self.closing = True
+            self.poller.unregister(self.chan_in)
+            return
+        data = bytes(self.inbuf[:n])
+        start, nl = 0, data.find(b'\n')
+        while nl != -1:
+            if self.buf:
+                self.buf.append(data[start:nl])
+                line, self.buf = b''.join(self.buf), []
+            else: line = data[start:nl]
+            self.take(line)
+            start, nl = nl + 1, data.find(b'\n', nl + 1)
+        if start < n: self.buf.append(data[start:] if start else data)
+
+    def take(self, line):
+        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        if not line.strip(): return
+        try: frame = json.loads(line)
+        except ValueError:
+            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
+            return
+        if frame.get('op') == 'shutdown': self.closing = True
+        elif frame.get('op') == 'exec': self.frames.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -183,75 +249,115 @@ class Controller:
         if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
+        taken = self.take_process(job)
+        if isinstance(taken, dict): return taken  # the job did not run: its result
+        self.watch_run(job, taken)
+        r = taken.reuser
+        if r is not None and r.violation is not None:
+            taken.capture.unwatch()
+            return self.violated(job, taken.z, r, taken.duration, alive, ran=not r.unread())
+        self.after_run(job, taken, alive)
+        return self.result_of(job, taken)
+
+    def reuse_refusal(self, job):
+        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
+        when it may run reused; None too for a job that asks for `fork`."""
+        if job.get('isolation') != 'reuse': return None
+        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+
+    def take_process(self, job):
+        """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
+        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
+        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
         reuse = job.get('isolation') == 'reuse'
-        refused = None if not reuse else 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+        refused = self.reuse_refusal(job)
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
                 result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
                 result['waited_ms'] = job['wait_ms']
                 return result
-            r = None
+            taken = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
-            if r is not None:
-                pid, fds = r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r)
-                t0 = time.perf_counter()
-                self.running = r  # its own, until its job is answered: settle leaves it to this
-                break
-            if z.dead or self.closing or z.spare is None:
-                return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-            if reuse: z.ask_reuse()  # for the next reuse job of this tier
-            try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-            except OSError: pass
-            pid, fds = z.spare
-            z.spare = None
-            z.ready = False
-            t0 = time.perf_counter()
-            z.ask()  # the next job process is forked while this job runs
-            job_w = fds[0]
-            try:
-                if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
-                    os.kill(pid, signal.SIGKILL)
-                    for fd in fds: os.close(fd)
-                    return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-                if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
-                    os.kill(pid, signal.SIGKILL)
-                    raise OSError('a signal is pending for the spare job process')
-                self.limit(z, pid, job)
-                os.kill(pid, signal.SIGCONT)  # or a job stopped it
-                self.write_job(job_w, job, None)  # the job process reads it all before it writes anything
-                break
-            except OSError:
+                if r is not None:
+                    self.running = r  # its own, until its job is answered: settle leaves it to this
+                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
+            if taken is None:
+                if z.dead or self.closing or z.spare is None:
+                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                if reuse: z.ask_reuse()  # for the next reuse job of this tier
+                taken = self.take_spare(z, job, refused)
+                if taken is None: continue
+                if isinstance(taken, dict): return taken
+            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
+            # here, as the job's own does (Taken.t0).
+            if job_size(job) > PIPE_BYTES: self.send({'op': 'started', 'id': job.get('id')})
+            return taken
+        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+
+    def take_spare(self, z, job, refused):
+        """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
+        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
+        try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError: pass
+        pid, fds = z.spare
+        z.spare = None
+        z.ready = False
+        z.ask()  # the next job process is forked while this job runs
+        try:
+            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
+                os.kill(pid, signal.SIGKILL)
                 for fd in fds: os.close(fd)
-        else:
-            return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
-        _, out_r, err_r, rep_r = fds
-        if r is None: os.close(fds[0])
-        cap = int(job.get('max_output_bytes') or 65536)
-        bufs = {out_r: bytearray(), err_r: bytearray()}
-        if r is None: bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser, line by line
-        trunc = dict.fromkeys(bufs, False)
-        deadline = t0 + timeout_ms_of(job) / 1000
+                return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
+            if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                os.kill(pid, signal.SIGKILL)
+                raise OSError('a signal is pending for the spare job process')
+            self.limit(z, pid, job)
+            os.kill(pid, signal.SIGCONT)  # or a job stopped it
+            self.hand_over(pid, fds[0], self.job_bytes(job, None))
+            return Taken(z, pid, fds, None, refused)  # its time runs from here
+        except OSError:
+            for fd in fds: os.close(fd)
+            return None
+
+    def hand_over(self, pid, job_w, data):
+        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
+        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed)."""
+        if len(data) <= PIPE_BYTES:
+            os.write(job_w, data)  # an empty pipe takes it whole
+            return
+        grow_pipe(job_w, BIG_BUFFER)
+        os.set_blocking(job_w, False)
+        view, until = memoryview(data), time.perf_counter() + HAND_OVER_WAIT_S
+        self.poller.register(job_w, select.POLLOUT)
+        try:
+            while view:
+                try: view = view[os.write(job_w, view):]
+                except BlockingIOError:
+                    left = until - time.perf_counter()
+                    if left <= 0:
+                        os.kill(pid, signal.SIGKILL)
+                        raise OSError('the spare job process did not read its job')
+                    self.pump(max(1, int(left * 1000)))
+        finally:
+            self.poller.unregister(job_w)
+
+    def watch_run(self, job, taken):
+        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its end
+        or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
+        SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
+        z, pid, r = taken.z, taken.pid, taken.reuser
+        _, out_r, err_r, rep_r = taken.fds
+        if r is None: os.close(taken.fds[0])
+        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP), self.poller)
+        deadline = taken.t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
-        watch_from = t0 + PATIENCE_S
-        watching = timed_out = killed = False
-
-        def drain(fd):
-            """Reads what is there; False at EOF, None when nothing is."""
-            try: data = os.read(fd, 65536)
-            except BlockingIOError: return None
-            if not data:
-                open_fds.discard(fd)
-                if watching: self.poller.unregister(fd)
-                return False
-            room = cap - len(bufs[fd])
-            if len(data) > room: trunc[fd] = True; data = data[:max(room, 0)]
-            bufs[fd] += data
-            return True
-        open_fds = set(bufs)
+        watch_from = taken.t0 + PATIENCE_S
+        timed_out = killed = False
         while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
@@ -273,29 +379,33 @@ class Controller:
                 except OSError: pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
             elif left <= 0: break
-            if not watching and now >= watch_from:
-                watching = True
-                for fd in open_fds: self.poller.register(fd, select.POLLIN)
-            wait = left if watching else min(left, watch_from - now)
+            if not capture.watching and now >= watch_from: capture.watch()
+            wait = left if capture.watching else min(left, watch_from - now)
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
-                if fd in open_fds: drain(fd)
-        duration = (time.perf_counter() - t0) * 1000
+                if fd in capture.open: capture.drain(fd)
+        taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
             r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
-        if r is not None and r.violation is not None: return self.violated(job, z, r, duration, alive, ran=not r.unread())
-        done = r.done if r is not None else None
-        wstatus = z.exits.get(pid) if done is None else None
+
+    def after_run(self, job, taken, alive):
+        """After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
+        reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
+        SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
+        have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running). Then its
+        output read to its end, its process let go (reaped, dropped, or kept for the next job), the files it asked for
+        read back and the work dir cleaned (after a reuse process's verdict, when it goes on). Sets the Taken's `done`,
+        `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
+        z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
+        done = taken.done = r.done if r is not None else None
+        wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
         if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        # After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        # reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
-        # SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
-        # have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running).
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
         if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        taken.cpu_ns = cpu_ns
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
@@ -306,69 +416,55 @@ class Controller:
             if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
         if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
-        for fd in list(open_fds):
-            while drain(fd): pass  # every writer is dead, dying or done: EOF, or nothing more will come
-            if fd in open_fds and watching: self.poller.unregister(fd)
+        capture.finish()
         if r is None:
             z.exits.pop(pid, None)
-            for fd in bufs: os.close(fd)
+            capture.close()
         elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(z, r, 'timeout' if timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
+            self.drop(z, r, 'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
         else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
         wanted = job.get('fetch_files') or ()
-        if wstatus is not None or done is not None: files, fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
-        else: files, fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if wstatus is not None or done is not None: taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
         if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
-                r.send(b'g', time.perf_counter())
+                r.send(b'g', 0)
             self.after_reuse, cleaned = (z, r), True
         else: cleaned = self.cleanup.clean()
         if r is not None: report = done['report'] if done is not None else r.error
         else:
-            try: report = json.loads(bufs[rep_r]) if bufs[rep_r] else None
+            try: report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
             except ValueError: report = None
-        if not isinstance(report, dict): report = None
+        taken.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        exit_code, error = None, None
-        retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
-        if timed_out:
-            status = 'timeout'
-            error = {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}
-        elif wstatus is None and done is None:
-            status, error = 'killed', {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % z.name}
-        elif done is not None or os.WIFEXITED(wstatus):
-            exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
-            status = 'ok' if exit_code == 0 else 'error'
-            if exit_code and report:  # written by the job process: anything a job wrote to fd 3 may be here
-                error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
-                if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-                if report.get('memory') is True:
-                    status = 'memory'
-                    if done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
-            elif exit_code:
-                error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
-        else:
-            sig = os.WTERMSIG(wstatus)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            status = 'timeout' if sig == signal.SIGXCPU else 'killed'
-            error = {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}
-            ooms = oom_kills() if sig == signal.SIGKILL and self.ooms is not None else None
-            if ooms is not None and ooms > self.ooms:
-                # The sandbox's memory cgroup ran out and the kernel killed the job (its oom_score_adj is 1000).
-                self.ooms, status = ooms, 'memory'
-                error = {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}
+        taken.retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
+
+    def result_of(self, job, taken):
+        """The result frame of a job that ran, from its Taken once after_run filled it in."""
+        z, r, capture = taken.z, taken.reuser, taken.capture
+        status, exit_code, error, out_of_memory = ending(job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed)
+        if out_of_memory and taken.done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
+        out, err = capture.out_r, capture.err_r
         result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-                  'stdout': bufs[out_r].decode('utf-8', 'replace'), 'stderr': bufs[err_r].decode('utf-8', 'replace'),
-                  'duration_ms': duration, 'truncated': {'stdout': trunc[out_r], 'stderr': trunc[err_r]},
-                  'error': error, 'files': files, 'retire': retire is not None, 'tier': z.name,
+                  'stdout': capture.text(out), 'stderr': capture.text(err),
+                  'duration_ms': taken.duration, 'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
+                  'error': error, 'files': taken.files, 'retire': taken.retire is not None, 'tier': z.name,
                   'isolation': 'reuse' if r is not None else 'fork'}
-        if retire is not None: result['retire_reason'] = retire
-        if cpu_ns is not None: result['cpu_ms'] = round(cpu_ns / 1e6, 3)
-        if fetch_errors: result['fetch_errors'] = fetch_errors
-        if refused is not None: result['reuse_refused'] = refused
+        if taken.retire is not None: result['retire_reason'] = taken.retire
+        if taken.cpu_ns is not None: result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
+        if taken.fetch_errors: result['fetch_errors'] = taken.fetch_errors
+        if taken.refused is not None: result['reuse_refused'] = taken.refused
         if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
         return result
+
+    def oom_killed(self):
+        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no cgroup
+        file is visible)."""
+        ooms = oom_kills() if self.ooms is not None else None
+        if ooms is None or ooms <= self.ooms: return False
+        self.ooms = ooms
+        return True
 
     def hand_to_reuser(self, z, job):
         """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
@@ -400,7 +496,9 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            taken = r.send(self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files'))), time.perf_counter() + min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000)
+            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
+            if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
+            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -451,16 +549,15 @@ class Controller:
 
     @staticmethod
     def job_bytes(job, nonce, wait_files=False):
-        """A job as its job process reads it from its pipe: its length, then the code, its code object (compiled here: a
-        fresh fork paid ~1 ms of copy-on-write faults in compile()), stdin, files and, for a reuse process, the job's
-        nonce and whether it waits, after the job, until the controller has read the files it asked for back."""
+        """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
+        code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+        of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
+        controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
+        twice more, here and in the job process)."""
         code = job.get('code', '')
-        payload = marshal.dumps((code, precompile(code), (job.get('stdin') or '').encode(), job.get('files') or {}, nonce, wait_files))
-        return len(payload).to_bytes(8, 'little') + payload
-
-    def write_job(self, fd, job, nonce):
-        """Writes a job to a spare's pipe (a fresh process: it reads it all before it writes anything)."""
-        os.write(fd, self.job_bytes(job, nonce))
+        stdin = (job.get('stdin') or '').encode()
+        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
@@ -553,7 +650,8 @@ class Controller:
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
 CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may take to read a job larger than its pipe holds (its loop reads at once).
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
 TAKE_WAIT_MS = 1000
 
 
@@ -563,15 +661,6 @@ def precompile(code):
     that; the code object travels to the job process marshalled."""
     try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
     except BaseException: return None
-
-
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
-    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-              'files': {}, 'retire': retire_reason is not None, 'tier': None}
-    if retire_reason is not None: result['retire_reason'] = retire_reason
-    return result
 
 
 def main():

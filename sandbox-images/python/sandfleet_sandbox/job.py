@@ -93,19 +93,25 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4): its length in 8 bytes, then that many bytes of it. None when the
-    controller is gone."""
+    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
-    return None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
+    if payload is None: return None
+    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    stdin = read_exactly(n)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
 
 
 def read_exactly(n):
-    chunks, left = [], n
-    while left:
-        data = os.read(4, min(left, 1 << 20))
-        if not data: return None
-        chunks.append(data); left -= len(data)
-    return b''.join(chunks)
+    """`n` bytes of the job pipe (fd 4), read into one buffer (a job of megabytes is copied once); None at its end."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = os.readv(4, [view[got:]])
+        if not k: return None
+        got += k
+    return buf
 
 
 def child():
@@ -113,14 +119,14 @@ def child():
     by the controller; it blocks until the controller writes its job, runs it and exits."""
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
-    payload = read_job()
-    if payload is None: _exit(0)  # the controller is gone
+    job = read_job()
+    if job is None: _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*marshal.loads(payload)[:4])
+        status, report = run_job(*job[:4])
         if report: _write(3, _dumps(report).encode())
         end_as_script()
     except BaseException as e:

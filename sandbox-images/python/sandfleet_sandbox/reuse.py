@@ -8,84 +8,19 @@ process's part (threads, children, descriptors, umask, rlimits, scheduling, sign
 group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
 caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
 and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
-reaches it: code that names it (`static_taint`, also applied to code compiled while a job runs) runs forked, and a call
-that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end after that
-job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
-another process could do to it (rlimits, scheduling, pending signals).
+reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
+and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
+after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
+another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
+of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
 """
-import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, marshal, operator, os, re, resource, sys, types
+import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, operator, os, resource, sys, types
 
 from .limits import NPROC, PAGE
-from .tampering import PER_JOB_RLIMITS, RLIMITS
-from .tiers import IMPORT_RE
-from .census import REFUSED_NAMES, c_state
+from .tampering import PER_JOB_RLIMITS, RLIMITS, threads
+from .census import c_state
+from .taint import assigns_attributes, static_taint
 from .job import _exit, _dumps, _write, end_as_script, flush_std, handle_sigterm, fresh_main, fresh_stdin, read_exactly, read_job, run_job
-
-# Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
-# executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but
-# those of ordinary classes and scripts; so is a private attribute, but on `self` or `cls`.
-SAFE_DUNDERS = (
-    'name', 'main', 'init', 'new', 'repr', 'str', 'format', 'bytes', 'bool', 'hash', 'len', 'iter', 'next', 'reversed',
-    'contains', 'getitem', 'setitem', 'delitem', 'missing', 'call', 'enter', 'exit', 'eq', 'ne', 'lt', 'le', 'gt', 'ge',
-    'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'divmod', 'pow', 'lshift', 'rshift', 'and', 'or',
-    'xor', 'radd', 'rsub', 'rmul', 'rmatmul', 'rtruediv', 'rfloordiv', 'rmod', 'rdivmod', 'rpow', 'rlshift',
-    'rrshift', 'rand', 'ror', 'rxor', 'iadd', 'isub', 'imul', 'imatmul', 'itruediv', 'ifloordiv', 'imod', 'ipow',
-    'ilshift', 'irshift', 'iand', 'ior', 'ixor', 'neg', 'pos', 'abs', 'invert', 'complex', 'int', 'float', 'index',
-    'round', 'trunc', 'floor', 'ceil', 'doc', 'slots', 'post_init', 'future', 'all', 'version', 'annotations',
-    'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
-    'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
-)
-# Modules whose import alone reaches what the check cannot follow (frames, objects by traversal, C memory, pickled
-# callables, C-level registries, the process's hard limits).
-STATIC_MODULES = frozenset((
-    'ctypes', '_ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
-    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site', 'pickle', 'cPickle', '_pickle', 'marshal',
-    'shelve', 'copyreg', 'dill', 'cloudpickle', 'weakref', '_weakref', 'resource', 'codecs', '_codecs',
-))
-# Names that reach it wherever they appear: attributes by computed name, dynamic code, frames and code objects,
-# functions and modules built by hand, finalizers, hooks, registries, limits and signals kept outside Python objects.
-STATIC_NAMES = (
-    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint', 'attrgetter',
-    'methodcaller', 'Formatter', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
-    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
-    'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
-    'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
-    # Modules the check cannot follow reached without an import: by computed name in sys.modules, as another module's
-    # attribute (numpy's ctypeslib, an array's ctypes), or through from-imports of them.
-    'modules', 'ctypes', 'ctypeslib', 'inspect', 'importlib', 'weakref',
-    # Memory outside an object's bounds through public numpy calls.
-    'as_strided', 'stride_tricks',
-    # The frames of the callers, walked by the standard library (the audit hook sees them too: Watch).
-    'walk_stack', 'extract_stack', 'print_stack', 'format_stack', 'StackSummary', 'capture_locals', 'currentframe',
-) + REFUSED_NAMES
-# An attribute assigned or deleted: `x.y = …`, `x.y += …`, `del x.y`, but where x is `self` or `cls`, or decimal's
-# context (`getcontext().prec = 50`: the job's own, a context variable of its run).
-_ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
-STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
-                    r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
-                    r'|\bimport\s+\(?\s*(?:\w+(?:\s+as\s+\w+)?\s*,\s*)*_(?!_)\w'  # a private name in an import list
-                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
-# An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
-OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
-
-
-def assigns_attributes(code):
-    """Whether `code` may change an object a cache handed out (it assigns attributes of `self` or `cls`, the one kind of
-    attribute assignment static_taint lets through): the caches are emptied after its job."""
-    return isinstance(code, str) and OWN_ATTRIBUTES.search(code) is not None
-
-
-def static_taint(code):
-    """What in `code` keeps it from a reuse process (the text matched, or `import M`), or None: it may run there."""
-    if not isinstance(code, str): return None
-    m = STATIC.search(code)
-    if m is not None: return m.group(0)[:64]
-    if 'import' in code:
-        for source, group in IMPORT_RE.findall(code):
-            for name in [source] if source else [part.split()[0] for part in group.split(',') if part.strip()]:
-                if name.split('.')[0] in STATIC_MODULES: return 'import ' + name.split('.')[0]
-    return None
-
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
 # child to join at its end): the process then ends after the job, as a forked one does. An attribute set or deleted
@@ -255,11 +190,6 @@ def same_fds(fds):
         except OSError: return False
         if (st.st_dev, st.st_ino) != was: return False
     return True
-
-
-def threads(stat_fd):
-    """The threads of the process whose /proc/PID/stat is open as `stat_fd`."""
-    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
 
 
 def rss():
@@ -604,9 +534,9 @@ def reuse_child():
     gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
     _write(3, b'\nR\n')
     while True:
-        payload = read_job()
-        if payload is None: _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = marshal.loads(payload)
+        job = read_job()
+        if job is None: _exit(0)  # the controller is gone
+        code, compiled, stdin, files, nonce, wait_files = job
         watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:

@@ -19,7 +19,7 @@ tenant only (`tenant`), so those are its own tenant's.
 """
 import fcntl, json, os, select, sys, time, _signal
 
-from .reuse import threads
+from .tampering import threads
 
 # How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
 FREEZE_WAIT_S = 0.5
@@ -73,14 +73,18 @@ class Reuser:
         for line in lines: self.on_line(line)
         return True
 
-    def send(self, data, deadline):
-        """Writes `data` on its job pipe, waiting for it to read while the pipe is full, until `deadline`
-        (perf_counter). False when it did not read it all by then."""
-        view, p = memoryview(data), None
+    def send(self, data, patience_s, limit_s=None):
+        """Writes `data` on its job pipe, waiting for it to read while the pipe is full. False when it read nothing for
+        `patience_s` (its loop reads its job at once: a job larger than the pipe goes a pipe-full at a time, each read
+        as soon as it is there), or did not read it all within `limit_s` (None: `patience_s`)."""
+        view, p, now = memoryview(data), None, time.perf_counter()
+        until, end = now + patience_s, now + (patience_s if limit_s is None else limit_s)
         while view:
-            try: view = view[os.write(self.job_w, view):]
+            try:
+                view = view[os.write(self.job_w, view):]
+                until = min(time.perf_counter() + patience_s, end)  # it read: patience again
             except BlockingIOError:
-                left = deadline - time.perf_counter()
+                left = until - time.perf_counter()
                 if left <= 0: return False
                 if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))

@@ -11,6 +11,12 @@ from .limits import FSIZE, NOFILE, NPROC
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
 
 
+def threads(stat_fd):
+    """The threads of the process whose /proc/PID/stat is open as `stat_fd` (a job's reuse process from inside, or from
+    the controller)."""
+    return int(os.pread(stat_fd, 1024, 0).rsplit(b')', 1)[1].split()[17])
+
+
 def scheduling(pid=0):
     """A process's nice value, scheduling policy and CPU affinity: what a job could change in another process."""
     return os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid), os.sched_getaffinity(pid)

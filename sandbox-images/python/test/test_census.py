@@ -7,7 +7,7 @@ import pytest
 
 import census_list
 from sandfleet_sandbox.census import READ, REFUSED_NAMES
-from sandfleet_sandbox.reuse import static_taint
+from sandfleet_sandbox.taint import static_taint
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -4,7 +4,8 @@ import os, subprocess, sys
 
 import pytest
 
-from sandfleet_sandbox.reuse import assigns_attributes, same, static_taint, tags_work
+from sandfleet_sandbox.reuse import same, tags_work
+from sandfleet_sandbox.taint import assigns_attributes, static_taint
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

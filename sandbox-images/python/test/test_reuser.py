@@ -13,7 +13,7 @@ from sandfleet_sandbox.reuser import Reuser
 
 
 def job(nonce, code='print(1)'):
-    payload = marshal.dumps((code, None, b'', {}, nonce, False))
+    payload = marshal.dumps((code, None, 0, {}, nonce, False))  # stdin: none (its length, 0, then its bytes)
     return len(payload).to_bytes(8, 'little') + payload
 
 
@@ -77,7 +77,7 @@ def start(behaviour, cleanup):
 
 def hand(r, nonce):
     r.thaw()
-    assert r.send(job(nonce), time.perf_counter() + 5)
+    assert r.send(job(nonce), 5)
     r.begin(nonce, None)
 
 
@@ -106,6 +106,26 @@ def test_a_process_that_forges_its_end_and_sleeps_never_takes_its_next_job(clean
     hand(r, 'n2')
     time.sleep(0.3)
     assert r.unread() > 0, 'its next job is still in its pipe: what runs is not the reuse loop (the job is run elsewhere)'
+
+
+def test_a_job_larger_than_its_pipe_is_taken_by_a_process_that_reads_on_and_not_by_one_that_stops(cleanup):
+    big = job('n1', 'x = %r' % ('y' * (8 << 20)))  # 8 MiB: 128 pipe-fulls
+
+    def reads_slowly(job_r, out_w, rep_w):  # a pipe-full every 25 ms: 3 s in all, longer than the patience
+        while os.read(job_r, 65536): time.sleep(0.025)
+
+    def stops(job_r, out_w, rep_w):
+        os.read(job_r, 65536)
+        time.sleep(60)
+    _, slow = start(reads_slowly, cleanup)
+    slow.thaw()
+    t0 = time.perf_counter()
+    assert slow.send(big, 2.0, 60), 'each pipe-full read within the patience: the job is taken'
+    assert time.perf_counter() - t0 > 2.0, 'the whole job took longer than the patience'
+    _, stuck = start(stops, cleanup)
+    stuck.thaw()
+    assert not stuck.send(big, 0.5, 60), 'it stopped reading: the job is not taken'
+    assert stuck.unread() > 0
 
 
 def test_a_stale_end_after_the_next_job_is_handed_over_is_a_violation(cleanup):

@@ -37,9 +37,12 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_DOCKER_ENGINE: { statusCode: 503, status: 'infra_error', message: 'The Docker engine does not answer; start it (`dockerd &`), check `docker info`' },
   SF_ERR_RUNNER_DOCKER_IMAGE: { statusCode: 503, status: 'infra_error', message: 'The sandbox image (or its manifest) is missing; run `sandbox-images/python/build-image.sh`' },
   SF_ERR_RUNNER_DOCKER_CONTAINER: { statusCode: 503, status: 'infra_error', message: 'A sandbox container failed to start or its stream failed' },
+  SF_ERR_RUNNER_PYODIDE_BROKEN: { statusCode: 200, status: 'error', message: 'The job broke its Pyodide sandbox (a JavaScript callback it scheduled threw, or the job runner gave no outcome); the isolate is replaced' },
   // Results, in `error.type`, of a job whose executor went away (every driver that speaks the executor protocol).
   SF_ERR_EXECUTOR_CLOSED: { statusCode: 200, status: 'killed', message: 'The job was given to an executor that had already exited' },
-  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' }
+  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' },
+  SF_ERR_EXECUTOR_ZYGOTE_EXITED: { statusCode: 200, status: 'killed', message: 'The executor\'s zygote of the job\'s tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced' },
+  SF_ERR_EXECUTOR_SPARE_EXITED: { statusCode: 200, status: 'killed', message: 'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced' }
 } satisfies ErrorRegistry)
 
 /** A stable runner error code. */

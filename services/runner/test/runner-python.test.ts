@@ -42,3 +42,23 @@ test('runner (process driver): a fork bomb gets a status; its processes are swep
     assert.equal(runner.poolStats()[0].replacements, 0)
   } finally { await runner.close() }
 })
+
+test('runner (process driver): many jobs with large stdins at once, read and not read, are each answered with their status', async () => {
+  const runner = new Runner(runnerConfig({ backend: 'process', poolSize: 3, queueTimeoutMs: 300_000 }))
+  try {
+    await runner.start()
+    // 12 jobs of 8-19 MiB given at once to 3 sandboxes: a third read their stdin whole, a third never read it, a third
+    // never read it and spin past their timeout_ms.
+    const sizes = Array.from({ length: 12 }, (_, i) => (8 + i) * 2 ** 20 + i)
+    const codes = ['import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:8])', 'print(1)', 'while True: pass']
+    const results = await Promise.all(sizes.map(async (n, i) => await runner.execute({
+      code: codes[i % 3], stdin: String.fromCharCode(97 + i).repeat(n), timeout_ms: i % 3 === 2 ? 1000 : 60_000
+    })))
+    const { createHash } = await import('node:crypto')
+    results.forEach((r, i) => {
+      const expected = [['ok', `${sizes[i]} ${createHash('sha256').update(String.fromCharCode(97 + i).repeat(sizes[i])).digest('hex').slice(0, 8)}\n`], ['ok', '1\n'], ['timeout', '']][i % 3]
+      assert.deepEqual([r.status, r.stdout], expected, `job ${i} (${sizes[i]} bytes of stdin): ${r.error?.message ?? ''}`)
+    })
+    assert.equal(runner.poolStats()[0].replacements, 0, 'no sandbox was stopped as unanswering')
+  } finally { await runner.close() }
+})

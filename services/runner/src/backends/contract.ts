@@ -76,7 +76,8 @@ export interface JobWatch {
   /**
    * The job has reached the sandbox only now: a frame larger than the stream's buffer (a large
    * stdin, files) goes out over many turns of the event loop, slower the busier the runner. The
-   * job's time counts from here; its delivery had the deadline's time of its own.
+   * job's time counts from here; its delivery had the deadline's time of its own. Called again
+   * when the sandbox says such a job reached the process that runs it only now.
    */
   delivered?(): void
 }

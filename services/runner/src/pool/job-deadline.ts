@@ -2,8 +2,8 @@
  * A job's hard deadline: one timer per job, the only one that answers a job `timeout` for a
  * sandbox that did not. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
  * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved later, to the same
- * from the moment the job reached the sandbox, when its frame took a while to get there
- * ({@link delivered}); moved once, to the job's `startBy` plus the same, when the sandbox says
+ * from the moment the job reached the sandbox, when its frame took a while to get there, and again
+ * from when the sandbox says the job reached the process that runs it ({@link delivered}); moved once, to the job's `startBy` plus the same, when the sandbox says
  * the job waits before it runs ({@link waiting}). It only ever moves later.
  * On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
  * (pool.ts); whichever comes second, the sandbox's answer or the expiry, is ignored.
@@ -33,9 +33,13 @@ export class JobDeadline<T> implements JobWatch {
     this.#moveTo(Math.max(performance.now(), this.job.startBy) + this.job.request.timeout_ms + this.overrunMs)
   }
 
-  /** The job reached its sandbox only now: the deadline counts from here (never earlier than it was). */
+  /**
+   * The job reached its sandbox only now, or the process that runs it: the deadline counts from
+   * here (never earlier than it was). Its channel calls it at most twice: when a large frame is all
+   * out, and when the sandbox says it handed the job over.
+   */
   delivered (): void {
-    if (this.#delivered || this.#answered) return
+    if (this.#answered) return
     this.#delivered = true
     this.#moveTo(performance.now() + this.job.request.timeout_ms + this.overrunMs)
   }

@@ -17,3 +17,16 @@ test('a job whose frame took long to reach its sandbox has its deadline count fr
   for (let waited = 0; expired.length === 0 && waited < 10_000; waited += 100) await sleep(100)
   assert.deepEqual(expired, ['slow delivery: the sandbox did not answer within timeout_ms=1800 plus 200 ms after the job reached it; it was stopped and is replaced'])
 })
+
+test('a job that reached its sandbox late and its process later still has its deadline count from the later', async () => {
+  const expired: string[] = []
+  const deadline = new JobDeadline('slow hand-over', job(1500), 200, (of) => { expired.push(String(of)) })
+  await sleep(300)
+  deadline.delivered() // the frame is all out: 300 + 1700 ms
+  await sleep(900)
+  deadline.delivered() // the sandbox handed the job to its process: 1200 + 1700 ms
+  await sleep(1100) // past the first arrival's deadline (2000 ms from the hand-off)
+  assert.deepEqual(expired, [], 'counted from the job\'s hand-over to its process')
+  for (let waited = 0; expired.length === 0 && waited < 10_000; waited += 100) await sleep(100)
+  assert.deepEqual(expired, ['slow hand-over'])
+})

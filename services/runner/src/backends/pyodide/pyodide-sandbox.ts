@@ -190,7 +190,7 @@ export class PyodideSandbox implements Sandbox {
       if (/memory limit/i.test(message)) return failedOutcome('memory', 'MemoryError', 'the interpreter\'s JavaScript heap went over its limit', { durationMs: elapsed, ...ran, retire: 'oom' })
       // The job ran and the isolate failed around it (a JavaScript callback it scheduled threw):
       // the code's doing, and the isolate is discarded.
-      return failedOutcome('error', 'SandboxBroken', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed, ...ran, retire: 'broken' })
+      return failedOutcome('error', 'SF_ERR_RUNNER_PYODIDE_BROKEN', `the code broke its sandbox: ${message.slice(0, 500)}`, { durationMs: elapsed, ...ran, retire: 'broken' })
     } finally {
       clearTimeout(soft)
     }
@@ -205,7 +205,7 @@ export class PyodideSandbox implements Sandbox {
     if (softFired && (out === null || Atomics.load(this.interrupt, 0) === 0)) {
       outcome = failedOutcome('timeout', 'Timeout', `the run exceeded timeout_ms=${r.timeout_ms}`, { durationMs: elapsed, written: result, ...ran, retire })
     } else if (out === null) {
-      outcome = failedOutcome('error', 'SandboxBroken', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, { durationMs: elapsed, written: result, ...ran, retire: 'broken' })
+      outcome = failedOutcome('error', 'SF_ERR_RUNNER_PYODIDE_BROKEN', `the code broke the job runner: ${(result.crashed ?? 'no outcome').slice(-500)}`, { durationMs: elapsed, written: result, ...ran, retire: 'broken' })
     } else {
       outcome = {
         status: out.status,

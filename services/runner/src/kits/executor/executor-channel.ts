@@ -8,6 +8,7 @@ import { GRACES } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
 import { failedOutcome } from '../../backends/failed-outcome.ts'
 import { retireReasonOf } from '../../backends/retire-reasons.ts'
+import type { RunnerErrorCode } from '../../errors.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -37,12 +38,31 @@ export interface ExecutorChannelOptions {
   events?: DriverEvents
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean }
+interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean, started: boolean }
 
 /** The `fetch_errors` of a result frame, when it names any. */
 function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
   const errors = frame.fetch_errors
   return errors !== null && typeof errors === 'object' && Object.keys(errors).length > 0 ? errors as Record<string, string> : undefined
+}
+
+/**
+ * The executor's names for its fleet faults (docs/executor-protocol.md), with the status it
+ * answers each with, and the runner's registered code that replaces the name in `error.type`.
+ * Keyed by status too: a job's own exception of the same name is status `error`, and kept.
+ */
+const EXECUTOR_FAULTS: Readonly<Record<string, { status: RunOutcome['status'], code: RunnerErrorCode }>> = Object.freeze({
+  ReuseViolation: { status: 'infra_error', code: 'SF_ERR_RUNNER_REUSE_VIOLATION' },
+  ZygoteExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_ZYGOTE_EXITED' },
+  SpareExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_SPARE_EXITED' }
+})
+
+/** A result frame's error, its type the registered code when it names one of {@link EXECUTOR_FAULTS}. */
+function errorOf (frame: { status?: unknown, error?: RunOutcome['error'] }): RunOutcome['error'] {
+  const error = frame.error ?? null
+  if (error === null || !Object.hasOwn(EXECUTOR_FAULTS, error.type)) return error
+  const fault = EXECUTOR_FAULTS[error.type]
+  return fault.status === frame.status ? { type: fault.code, message: String(error.message) } : error
 }
 
 /** A reason the executor gives, as a metric's label: one short word of its closed set, else `other`. */
@@ -98,7 +118,7 @@ export class ExecutorChannel {
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
     const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation, tenant: job.tenant })
     return await new Promise<RunOutcome>((resolve) => {
-      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse' }
+      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
       if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined) this.output.write(frame + '\n')
@@ -132,10 +152,8 @@ export class ExecutorChannel {
         this.pending = undefined
         const outcome: RunOutcome = {
           status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
-          duration_ms: frame.duration_ms, truncated: frame.truncated, error: frame.error ?? null, files: frame.files ?? {}
+          duration_ms: frame.duration_ms, truncated: frame.truncated, error: errorOf(frame), files: frame.files ?? {}
         }
-        // The executor's name for a reused process that broke its protocol, as the runner's registered code.
-        if (frame.status === 'infra_error' && frame.error?.type === 'ReuseViolation') outcome.error = { type: 'SF_ERR_RUNNER_REUSE_VIOLATION', message: String(frame.error.message) }
         const fetchErrors = fetchErrorsOf(frame)
         if (fetchErrors !== undefined) outcome.fetch_errors = fetchErrors
         if (frame.retire === true) {
@@ -165,6 +183,12 @@ export class ExecutorChannel {
       case 'waiting':
         if (this.pending !== undefined && frame.id === this.pending.id) this.pending.watch?.waiting()
         return
+      case 'started': {
+        // A job larger than a pipe holds reached its process only now: its time counts from here (once per job).
+        const p = this.pending
+        if (p !== undefined && frame.id === p.id && !p.started) { p.started = true; p.watch?.delivered?.() }
+        return
+      }
       case 'tier':
         if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
         return

@@ -93,11 +93,11 @@ test('executor: job limits (open files, file size, processes, oom_score_adj); jo
 test('executor: a job that kills its zygote is answered killed with retire; that tier\'s jobs then run on the next one that fits', async () => {
   await withSandbox(async (run) => {
     const attack = await run('import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)\nprint("still running")')
-    assert.deepEqual([attack.status, attack.retire, attack.tier, attack.stdout], ['killed', true, 'sym', ''])
+    assert.deepEqual([attack.status, attack.error?.type, attack.retire, attack.tier, attack.stdout], ['killed', 'SF_ERR_EXECUTOR_ZYGOTE_EXITED', true, 'sym', ''])
     const next = await run('import sympy\nprint(sympy.factor(sympy.Symbol("x")**2 - 1))')
     assert.deepEqual([next.status, next.tier, next.stdout], ['ok', 'sci', '(x - 1)*(x + 1)\n'], 'sci has sympy too')
     const numpy = await run('import numpy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)')
-    assert.deepEqual([numpy.status, numpy.tier], ['killed', 'sci'])
+    assert.deepEqual([numpy.status, numpy.error?.type, numpy.tier], ['killed', 'SF_ERR_EXECUTOR_ZYGOTE_EXITED', 'sci'])
     const last = await run('import sympy\nprint(sympy.Integer(6) / 4)')
     assert.deepEqual([last.status, last.tier, last.stdout], ['ok', 'std', '3/2\n'], 'with both gone, the import runs in the job')
   })

@@ -143,3 +143,52 @@ test('a frame larger than the stream buffer tells the job\'s watch when all of i
   assert.deepEqual(told, ['delivered'], 'a frame within the buffer goes at once: nothing to tell')
   channel.close()
 })
+
+test('the executor\'s fleet faults reach the caller as registered codes; a job\'s own exception of the same name stays its own', async () => {
+  const { PassThrough } = await import('node:stream')
+  const fromExecutor = new PassThrough()
+  const toExecutor = new PassThrough()
+  const channel = new ExecutorChannel(fromExecutor, toExecutor)
+  const ids: string[] = []
+  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
+  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[]},"packages":{}}\n')
+  await channel.ready(1000)
+  const answeredAs = async (status: string, type: string): Promise<[string, string | undefined, string | undefined]> => {
+    const run = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 100 })
+    const id = ids[ids.length - 1]
+    fromExecutor.write(JSON.stringify({ op: 'result', id, status, stdout: '', stderr: '', exit_code: null, duration_ms: 0, truncated: { stdout: false, stderr: false }, error: { type, message: 'why' }, files: {}, retire: true, retire_reason: 'zygote' }) + '\n')
+    const outcome = await run
+    return [outcome.status, outcome.error?.type, outcome.error?.message]
+  }
+  try {
+    assert.deepEqual(await answeredAs('killed', 'ZygoteExited'), ['killed', 'SF_ERR_EXECUTOR_ZYGOTE_EXITED', 'why'])
+    assert.deepEqual(await answeredAs('killed', 'SpareExited'), ['killed', 'SF_ERR_EXECUTOR_SPARE_EXITED', 'why'])
+    assert.deepEqual(await answeredAs('infra_error', 'ReuseViolation'), ['infra_error', 'SF_ERR_RUNNER_REUSE_VIOLATION', 'why'])
+    assert.deepEqual(await answeredAs('error', 'ZygoteExited'), ['error', 'ZygoteExited', 'why'], 'raised by the job itself')
+    assert.deepEqual(await answeredAs('killed', 'SIGKILL'), ['killed', 'SIGKILL', 'why'])
+  } finally {
+    channel.close()
+  }
+})
+
+test('the executor\'s word that a large job reached its process tells the job\'s watch once; another job\'s is ignored', async () => {
+  const { PassThrough } = await import('node:stream')
+  const fromExecutor = new PassThrough()
+  const toExecutor = new PassThrough()
+  const channel = new ExecutorChannel(fromExecutor, toExecutor)
+  const ids: string[] = []
+  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
+  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[]},"packages":{}}\n')
+  await channel.ready(1000)
+  const told: string[] = []
+  const run = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 100 }, { waiting: () => { told.push('waiting') }, delivered: () => { told.push('delivered') } })
+  await new Promise((resolve) => setImmediate(resolve))
+  const id = ids[0]
+  fromExecutor.write(JSON.stringify({ op: 'started', id: 'another' }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'started', id }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'started', id }) + '\n')
+  fromExecutor.write(JSON.stringify({ op: 'result', id, status: 'ok', stdout: '1\n', stderr: '', exit_code: 0, duration_ms: 1, truncated: { stdout: false, stderr: false }, error: null, files: {} }) + '\n')
+  assert.equal((await run).status, 'ok')
+  assert.deepEqual(told, ['delivered'], 'once, for its own job')
+  channel.close()
+})
