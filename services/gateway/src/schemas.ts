@@ -1,6 +1,8 @@
 /**
- * Route schemas: the protocol's schemas with the deployment's limits applied (never looser than
- * the contract's), compiled once per app by Fastify's validator and given to the OpenAPI document.
+ * Route schemas: the protocol's schemas, compiled once per app by Fastify's validator (the parse
+ * stage of the pipeline: the contract's shape and bounds) and given to the OpenAPI document. The
+ * deployment's limits are not in them: the pipeline's limits stage holds every route's calls to
+ * those (pipeline/call-limits.ts). A `timeout_ms` left out takes the deployment's default.
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
@@ -22,10 +24,10 @@ export function plain<T> (schema: T): Json {
   })) as Json
 }
 
-/** The limits a deployment configures. */
-export type RouteLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
+/** What of a deployment's settings the route schemas say: its longest call, whose default a `timeout_ms` left out takes. */
+export type RouteLimits = Pick<GatewayConfig, 'maxTimeoutMs'>
 
-/** Schemas of every gateway route, limits applied. */
+/** Schemas of every gateway route. */
 export interface RouteSchemas {
   execRequest: Json
   execResult: Json
@@ -40,34 +42,22 @@ export interface RouteSchemas {
   sessionInfo: Json
 }
 
-/** A `timeout_ms` schema at most `max`, its default too (a request that gives none is within the limit). */
-function timeoutWithin (schema: Json, max: number): Json {
-  return { ...schema, maximum: Math.min(Number(schema.maximum), max), default: timeoutMsOf({}, max) }
+/** `schema`'s `timeout_ms` defaulting to the deployment's default (a request that gives none is within its limit). */
+function deploymentDefault (schema: Json, maxTimeoutMs: number): Json {
+  const props = schema.properties as Record<string, Json>
+  props.timeout_ms = { ...props.timeout_ms, default: timeoutMsOf({}, maxTimeoutMs) }
+  return schema
 }
 
-/** Builds the route schemas for these limits. */
+/** Builds the route schemas for these settings. */
 export function routeSchemas (limits: RouteLimits): RouteSchemas {
-  const execRequest = plain(ExecRequestSchema)
-  const props = execRequest.properties as Record<string, Json>
-  // maxLength counts characters and a string has at least as many UTF-8 bytes: a `code` of more
-  // characters is over maxCodeBytes for sure (the runner, given the same limit, counts its bytes).
-  props.code = { ...props.code, maxLength: limits.maxCodeBytes }
-  props.timeout_ms = timeoutWithin(props.timeout_ms, limits.maxTimeoutMs)
-  props.memory_mb = { ...props.memory_mb, maximum: Math.min(Number(props.memory_mb.maximum), limits.maxMemoryMb) }
+  const execRequest = deploymentDefault(plain(ExecRequestSchema), limits.maxTimeoutMs)
   const batchRequest = plain(BatchRequestSchema)
   const requests = (batchRequest.properties as Record<string, Json>).requests
   requests.items = execRequest
-  requests.maxItems = Math.min(Number(requests.maxItems), limits.maxBatchItems)
-  const sessionCreate = plain(SessionCreateRequestSchema)
-  const createProps = sessionCreate.properties as Record<string, Json>
-  createProps.memory_mb = { ...createProps.memory_mb, maximum: Math.min(Number(createProps.memory_mb.maximum), limits.maxMemoryMb) }
-  const sessionExec = plain(SessionExecRequestSchema)
-  const execProps = sessionExec.properties as Record<string, Json>
-  execProps.code = { ...execProps.code, maxLength: limits.maxCodeBytes }
-  execProps.timeout_ms = timeoutWithin(execProps.timeout_ms, limits.maxTimeoutMs)
   return {
-    sessionCreate,
-    sessionExec,
+    sessionCreate: plain(SessionCreateRequestSchema),
+    sessionExec: deploymentDefault(plain(SessionExecRequestSchema), limits.maxTimeoutMs),
     sessionInfo: plain(SessionInfoSchema),
     execRequest,
     execResult: plain(ExecResultSchema),

@@ -11,8 +11,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { LIMITS, SESSION_LIMITS, timeoutMsOf, type ExecResult, type Language } from '@sandfleet/protocol'
-import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from './execute.ts'
-import { RunnerRefusal } from '../errors.ts'
+import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
+import { RunnerRefusal } from '../../errors.ts'
+import { toToolResult } from './tool-results.ts'
 
 /** Options of the `/mcp` plugin (`mcpCompat`, mcp.ts). */
 export interface McpOptions {
@@ -21,7 +22,10 @@ export interface McpOptions {
   sessions?: CompatSessions
   /** Sessions as the caller of one request sees them (bound to its API key); wins over `sessions`. */
   sessionsFor?: (request: FastifyRequest) => CompatSessions
-  /** The gateway's limits, offered in the tools' schemas (default: the protocol's static bounds). */
+  /**
+   * The gateway's longest call, offered in the tools' schemas and their default (default: the
+   * protocol's bound). The gateway's pipeline holds the calls to it (mcp.ts declares them).
+   */
   limits?: { maxTimeoutMs: number }
   /** Server name and version announced to clients. */
   name?: string
@@ -29,29 +33,12 @@ export interface McpOptions {
 }
 
 
-/** `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. */
-const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).max(maxTimeoutMs).optional()
+/**
+ * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. Its
+ * `maximum` is said, not checked here: the deployment's limit is the pipeline's limits stage's.
+ */
+const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).optional().meta({ maximum: maxTimeoutMs })
   .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
-
-/** An ExecResult as an MCP tool result. */
-export function toToolResult (result: ExecResult): CallToolResult {
-  const structured: Record<string, unknown> = {
-    status: result.status,
-    stdout: result.stdout,
-    stderr: result.stderr,
-    exit_code: result.exit_code,
-    duration_ms: result.duration_ms
-  }
-  if (result.cpu_ms !== undefined) structured.cpu_ms = result.cpu_ms
-  if (result.error !== null) structured.error = result.error
-  if (result.display !== undefined) structured.display = result.display
-  const parts = [`status: ${result.status}`]
-  if (result.stdout !== '') parts.push(`stdout:\n${result.stdout}`)
-  if (result.stderr !== '') parts.push(`stderr:\n${result.stderr}`)
-  for (const d of result.display ?? []) if (d['text/plain'] !== undefined) parts.push(`result: ${d['text/plain']}`)
-  if (result.error !== null && result.status !== 'error') parts.push(`error: ${result.error.type}: ${result.error.message}`)
-  return { content: [{ type: 'text', text: parts.join('\n') }], structuredContent: structured, isError: result.status !== 'ok' }
-}
 
 /** What a session refusal means to the model calling the tool. */
 const SESSION_HINTS: Record<string, string> = {

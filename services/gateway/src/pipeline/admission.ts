@@ -4,16 +4,15 @@
  * calls held weigh at most a memory budget (`admissionMemoryMb`; by default a quarter of what the
  * process may use, at most half of V8's heap: {@link defaultAdmissionBytes}); `maxInFlight`, when
  * set, bounds their count too. Past either bound a request is answered 429 with `Retry-After`
- * before anything is queued. A route opts in with `config: { admission: 'one' | 'batch' }` (a
- * batch weighs its item count); its slots are freed when its response closes (sent, or the
- * caller went away). A call admitted waits for a sandbox at most the queue deadline
- * (`queueTimeoutMs`) and is then answered `queue_timeout`, which says it never ran.
+ * before anything is queued. The pipeline's admission stage (pipeline.ts) takes a call route's
+ * weight, as the route declares it (route-calls.ts: a batch its items), and frees it when the
+ * response closes (sent, or the caller went away). A call admitted waits for a sandbox at most
+ * the queue deadline (`queueTimeoutMs`) and is then answered `queue_timeout`, which says it
+ * never ran.
  */
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GatewayError } from '../errors.ts'
 
 /**
  * Gateway memory an admitted call holds besides its request body, rounded up: its connection's
@@ -37,13 +36,6 @@ export function processMemoryLimitBytes (): number {
 /** The default memory budget of admission: a quarter of the process's memory limit, at most half of V8's heap limit. */
 export function defaultAdmissionBytes (): number {
   return Math.floor(Math.min(processMemoryLimitBytes() / 4, getHeapStatistics().heap_size_limit / 2))
-}
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How a route's calls are weighed by admission: one call, or one per batch item. */
-    admission?: 'one' | 'batch'
-  }
 }
 
 /** The in-flight counter, readable by metrics and readiness. */
@@ -87,35 +79,5 @@ export class Admission {
   release (weight: number, bodyBytes = 0): void {
     this.#inFlight -= weight
     this.#bytes -= weight * CALL_MEMORY_BYTES + bodyBytes
-  }
-}
-
-/** Adds the admission hook to `app`. */
-export function installAdmission (app: FastifyInstance, admission: Admission, retryAfterS: number): void {
-  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const kind = request.routeOptions.config.admission
-    if (kind === undefined) { done(); return }
-    const weight = kind === 'batch' ? ((request.body as { requests?: unknown[] }).requests?.length ?? 1) : 1
-    const bodyBytes = Number(request.headers['content-length']) || 0
-    if (!admission.tryAcquire(weight, bodyBytes)) {
-      void reply.header('retry-after', String(retryAfterS))
-      done(new GatewayError('SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls, ${Math.round(admission.bytes / 2 ** 20)} MiB (limits ${admission.limit} calls, ${Math.round(admission.memoryBytes / 2 ** 20)} MiB); retry later`))
-      return
-    }
-    reply.raw.once('close', () => admission.release(weight, bodyBytes))
-    done()
-  })
-}
-
-/**
- * Admission for paths that are not one route each (the compatible APIs): runs `work` holding
- * `weight` slots, or answers `refused()` at once, running nothing, when that would pass the limit.
- */
-export async function admitted<T> (admission: Admission, weight: number, work: () => Promise<T>, refused: () => T): Promise<T> {
-  if (!admission.tryAcquire(weight)) return refused()
-  try {
-    return await work()
-  } finally {
-    admission.release(weight)
   }
 }

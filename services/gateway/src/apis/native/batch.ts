@@ -6,13 +6,13 @@
 import type { FastifyInstance } from 'fastify'
 import { NDJSON, type BatchRequest } from '@sandfleet/protocol'
 import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
-import type { Router } from '../runners/router.ts'
-import type { RouteSchemas } from '../schemas.ts'
+import type { Router } from '../../runners/router.ts'
+import type { RouteSchemas } from '../../schemas.ts'
 
 /** Registers the route. */
 export function batchRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
   app.post<{ Body: BatchRequest }>('/v1/execute/batch', {
-    config: { admission: 'batch' },
+    config: { calls: { of: (body: BatchRequest) => body.requests, batch: true, at: (index: number) => `requests/${index}` } },
     schema: {
       operationId: 'executeBatch',
       summary: 'Run many snippets; results in order, or streamed as NDJSON {index, result} lines in completion order',

@@ -13,8 +13,8 @@
  */
 import { posix } from 'node:path'
 import { FILE_PLACES, LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
-import { toNumber, type ModelSpec } from './fastapi-errors.ts'
-import { truncationNote } from './execute.ts'
+import { toNumber, type ModelSpec } from '../fastapi/fastapi-errors.ts'
+import { truncationNote } from '../compat.ts'
 import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-fusion-schemas.ts'
 
 export type { CommandRunResult, JupyterCell, RunCodeResponse, RunJupyterResponse } from './sandbox-fusion-schemas.ts'

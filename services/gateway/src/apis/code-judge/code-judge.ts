@@ -2,6 +2,8 @@
  * code-judge-compatible API (what rStar2-Agent's tool calls): `POST /run`, `/run/batch`,
  * `/run/long-batch`, `/judge` and its batch forms, `GET /status`, `GET /ping`, with
  * code-judge's request fields and result shapes. Register it encapsulated (no fastify-plugin).
+ * Its routes declare their calls (a submission one, a batch its submissions) for the gateway's
+ * pipeline; a submission over the deployment's limits is answered `invalid_input`, unrun.
  *
  * @example
  * ```ts
@@ -10,11 +12,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { LIMITS, type ExecResult } from '@sandfleet/protocol'
-import { resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from './execute.ts'
-import { installFastapiErrorHandler, modelSchema, UNPROCESSABLE, validateModel, type FastapiErrorItem } from './fastapi-errors.ts'
-import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
+import type { FastifyPluginAsync } from 'fastify'
+import { failedResult, LIMITS, type ExecResult } from '@sandfleet/protocol'
+import type { OverLimit } from '../../pipeline/call-limits.ts'
+import type { RouteCalls } from '../../pipeline/route-calls.ts'
+import type { Api } from '../api.ts'
+import { compatPath, resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from '../compat.ts'
+import { installFastapiErrorHandler, modelBody, modelSchema, validateModel, type FastapiErrorItem } from '../fastapi/fastapi-errors.ts'
+import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import { batchResultSchema, CodeJudgeStatusSchema, JudgeResultSchema, RunResultSchema } from './code-judge-schemas.ts'
 import {
   BATCH_MODEL, CJ_DEFAULT_LIMITS, CJ_RUNNABLE, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult, unrunnableResult,
@@ -61,6 +66,13 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   const execute = async (sub: Submission): Promise<ExecResult> => await opts.execute(toExecRequest(sub, limits))
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
   const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
+  // code-judge's results have no error field: the reason is said in stderr
+  const refused = (over: OverLimit): ExecResult => failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { stderr: `${over.message}\n` })
+  const oneCall: RouteCalls<Submission> = { of: (sub) => [toExecRequest(sub, limits)] }
+  const batchCalls: RouteCalls<BatchSubmission> = {
+    of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits)),
+    at: (index) => `submissions/${index}`
+  }
 
   for (const mode of ['run', 'judge'] as const) {
     const shape = shapes[mode]
@@ -68,19 +80,26 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
     const one = { description: 'The result', ...resultSchemas[mode] }
     const many = { description: 'One result per submission, in order', ...batchResultSchemas[mode] }
     app.post(`/${mode}`, {
+      preValidation: modelBody((body) => validateModel(body, SUBMISSION_MODEL)),
+      config: { calls: { ...oneCall, refuse: (over, sub: Submission) => ({ statusCode: 200, payload: shape(sub, refused(over), limits.stdoutChars) }) } },
       schema: { operationId: `codeJudge${Mode}`, summary: `code-judge: ${modeSummaries[mode]}`, tags, body: submissionSchema, response: { 200: one, ...FASTAPI_ERRORS } }
-    }, async (request, reply) => {
-      const detail = validateModel(request.body, SUBMISSION_MODEL)
-      if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
+    }, async (request) => {
       const sub = request.body as Submission
       return shape(sub, await runOne(sub, execute), limits.stdoutChars)
     })
 
+    // a batch with a submission over a limit runs none of them: that one says why, the others that they were not run
+    const refuseBatch = (over: OverLimit, batch: BatchSubmission): { statusCode: number, payload: unknown } => {
+      const notRun = refused({ ...over, message: `not run: submission ${over.index ?? 0} of this batch is over this deployment's limits` })
+      const results = batch.submissions.map((s, i) => shape(s, i === over.index || over.index === undefined ? refused(over) : notRun, limits.stdoutChars))
+      return { statusCode: 200, payload: { sub_id: batch.sub_id ?? randomUUID(), results } }
+    }
     app.post(`/${mode}/batch`, {
+      preValidation: modelBody(checkBatch),
+      config: { calls: { ...batchCalls, refuse: refuseBatch } },
       schema: { operationId: `codeJudge${Mode}Batch`, summary: `code-judge: ${modeSummaries[mode]}, for many at once`, tags, body: batchSchema, response: { 200: many, ...FASTAPI_ERRORS } }
-    }, async (request, reply) => {
-      const batch = validBatch(request, reply)
-      if (batch === undefined) return reply
+    }, async (request) => {
+      const batch = request.body as BatchSubmission
       const results: ExecResult[] = batch.submissions.map((s) => CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s))
       const runnable = batch.submissions.flatMap((s, i) => CJ_RUNNABLE.has(s.type) ? [i] : [])
       for (let i = 0; i < runnable.length; i += LIMITS.maxBatchItems) {
@@ -97,6 +116,8 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
     })
 
     app.post(`/${mode}/long-batch`, {
+      preValidation: modelBody(checkBatch),
+      config: { calls: { ...batchCalls, refuse: refuseBatch } },
       schema: {
         operationId: `codeJudge${Mode}LongBatch`,
         summary: `code-judge: ${modeSummaries[mode]}, for many at once, each waiting for capacity while the fleet is busy`,
@@ -104,9 +125,8 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
         body: batchSchema,
         response: { 200: many, ...FASTAPI_ERRORS }
       }
-    }, async (request, reply) => {
-      const batch = validBatch(request, reply)
-      if (batch === undefined) return reply
+    }, async (request) => {
+      const batch = request.body as BatchSubmission
       const deadline = Date.now() + waitMs
       const results = await mapPool(batch.submissions, concurrency, async (s) => await runOne(s, async (sub) => await patiently(async () => await execute(sub), deadline)))
       return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
@@ -125,17 +145,33 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   }, async (_request, reply) => await reply.type('application/json').send('"pong"'))
 }
 
-function validBatch (request: FastifyRequest, reply: FastifyReply): BatchSubmission | undefined {
-  const detail: FastapiErrorItem[] = validateModel(request.body, BATCH_MODEL)
+/** code-judge on the gateway's pipeline: its workers are the fleet's Python sandboxes. */
+export const codeJudgeApi: Api = async (app, context) => {
+  const { execute, executeBatch } = compatPath(context)
+  const { config, runners } = context
+  // code-judge's workers run Python: the JavaScript pools are not counted
+  const status = (): { queue: number, num_workers: number } => {
+    let queue = 0
+    let workers = 0
+    for (const m of runners.members) {
+      if (!m.routable || m.load === null) continue
+      const python = m.load.pools?.python
+      queue += python?.queued ?? m.load.queued
+      workers += python?.capacity ?? m.load.capacity
+    }
+    return { queue, num_workers: workers }
+  }
+  const limits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
+  await app.register(codeJudgeCompat, { execute, executeBatch, status, limits })
+}
+
+/** A batch's 422 items: the batch's model, then each submission's. */
+function checkBatch (body: unknown): FastapiErrorItem[] {
+  const detail = validateModel(body, BATCH_MODEL)
   if (detail.length === 0) {
-    const subs = (request.body as BatchSubmission).submissions
-    subs.forEach((s, i) => detail.push(...validateModel(s, SUBMISSION_MODEL, ['body', 'submissions', i])))
+    (body as BatchSubmission).submissions.forEach((s, i) => detail.push(...validateModel(s, SUBMISSION_MODEL, ['body', 'submissions', i])))
   }
-  if (detail.length > 0) {
-    void reply.code(UNPROCESSABLE).send({ detail })
-    return undefined
-  }
-  return request.body as BatchSubmission
+  return detail
 }
 
 /**

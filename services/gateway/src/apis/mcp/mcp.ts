@@ -2,7 +2,10 @@
  * MCP server at `/mcp` over the streamable HTTP transport (the official
  * `@modelcontextprotocol/sdk`), in stateless mode: every POST gets a fresh server and transport,
  * so any gateway replica answers any call (sandfleet sessions carry their own routing in their
- * ids). The tools are in mcp-tools.ts, loaded with the SDK on the first POST.
+ * ids). The tools are in mcp-tools.ts, loaded with the SDK on the first POST. A POST declares its
+ * calls for the gateway's pipeline: each `tools/call` weighs one, and the code and `timeout_ms`
+ * of those that run code are held to the deployment's limits; one over them is answered, before
+ * the SDK sees the message, with a tool result marked `isError` naming the field.
  *
  * @example
  * ```ts
@@ -12,10 +15,16 @@
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { ErrorBodySchema } from '@sandfleet/protocol'
-import { plain } from '../schemas.ts'
-import { describeOnly } from './fastapi-schemas.ts'
+import { ErrorBodySchema, failedResult } from '@sandfleet/protocol'
+import { callerKey } from '../../plugins/auth.ts'
+import type { Call, OverLimit } from '../../pipeline/call-limits.ts'
+import type { Refusal, RouteCalls } from '../../pipeline/route-calls.ts'
+import { plain } from '../../schemas.ts'
+import type { Api } from '../api.ts'
+import { compatPath } from '../compat.ts'
+import { describeOnly } from '../fastapi/fastapi-schemas.ts'
 import type { McpOptions } from './mcp-tools.ts'
+import { toToolResult } from './tool-results.ts'
 
 export type { McpOptions } from './mcp-tools.ts'
 
@@ -59,10 +68,52 @@ const notAllowedSchema = {
   }
 }
 
+/** The tools whose arguments are a call: their `code` and `timeout_ms`. */
+const CODE_TOOLS: ReadonlySet<string> = new Set(['run_python', 'run_javascript', 'run_in_session'])
+
+type Message = { id?: unknown, method?: unknown, params?: { name?: unknown, arguments?: unknown } } | null
+
+const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]) as Message[]
+const isToolCall = (m: Message): boolean => m?.method === 'tools/call'
+
+/** The call of one `tools/call` message: its arguments when its tool runs code, nothing to hold otherwise. */
+function callOf (m: Message): Call {
+  const args = m?.params?.arguments
+  if (!CODE_TOOLS.has(m?.params?.name as string) || typeof args !== 'object' || args === null) return {}
+  const { code, timeout_ms: timeoutMs } = args as Record<string, unknown>
+  return { code: code as string, timeout_ms: timeoutMs as number }
+}
+
+/**
+ * A POST's calls, one per `tools/call` message (a message or a JSON-RPC batch); a call over a
+ * limit is answered a tool error result, and in a batch the other requests a JSON-RPC error
+ * saying they were not run.
+ */
+const mcpCalls: RouteCalls<unknown> = {
+  of: (body) => messagesOf(body).filter(isToolCall).map(callOf),
+  weight: (_body, calls) => calls.length,
+  refuse: (over: OverLimit, body): Refusal => {
+    const messages = messagesOf(body)
+    const at = messages.filter(isToolCall)[over.index ?? 0]
+    const answer = (m: Message): unknown => m === at
+      ? { jsonrpc: '2.0', id: m?.id ?? null, result: toToolResult(failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message)) }
+      : { jsonrpc: '2.0', id: m?.id ?? null, error: { code: -32602, message: 'not run: a tools/call of this batch is over this deployment\'s limits' } }
+    const requests = messages.filter((m) => m?.id !== undefined)
+    return { statusCode: 200, payload: Array.isArray(body) ? requests.map(answer) : answer(at as Message) }
+  }
+}
+
+/** MCP on the gateway's pipeline: a caller's sessions are those of its API key. */
+export const mcpApi: Api = async (app, context) => {
+  const { execute, sessionsFor } = compatPath(context)
+  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsFor(callerKey(request)), limits: { maxTimeoutMs: context.config.maxTimeoutMs } })
+}
+
 /** `/mcp` as a Fastify plugin (stateless streamable HTTP: POST; GET and DELETE answer 405). */
 export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   describeOnly(app)
   app.post('/mcp', {
+    config: { calls: mcpCalls },
     schema: {
       operationId: 'mcpMessage',
       summary: 'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session',

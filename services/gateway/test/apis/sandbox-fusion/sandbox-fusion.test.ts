@@ -2,9 +2,9 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { failedResult, type ExecResult } from '@sandfleet/protocol'
-import { sandboxFusionCompat } from '../../src/compat/sandbox-fusion.ts'
-import type { CompatSessions } from '../../src/compat/execute.ts'
-import { assertSameShape, fleetFault, loadSamples, runPython, type Sample } from './helpers.ts'
+import { sandboxFusionCompat } from '../../../src/apis/sandbox-fusion/sandbox-fusion.ts'
+import type { CompatSessions } from '../../../src/apis/compat.ts'
+import { assertSameShape, fleetFault, loadSamples, runPython, type Sample } from '../helpers.ts'
 
 // Values that naturally differ: the pod, the driver's config dump, a traceback's lines (ANSI-coloured IPython frames there).
 const LOOSE = new Set(['$.executor_pod_name', '$.driver.stdout', '$.cells[1].error[0].traceback'])

@@ -2,6 +2,9 @@
  * SandboxFusion-compatible API (what verl's sandbox tool and SkyRL call): `POST /run_code` and
  * `POST /run_jupyter`, with SandboxFusion's request fields and its response shapes exactly.
  * Register it encapsulated (no fastify-plugin), so its FastAPI-style error handler stays here.
+ * Its routes declare their calls (a `/run_code` body one, a notebook's cells one at a time) for
+ * the gateway's pipeline, and answer a call over the deployment's limits in SandboxFusion's own
+ * shapes (a 422 naming its field; a notebook's `SandboxError`).
  *
  * @example
  * ```ts
@@ -10,9 +13,10 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { FILE_PLACES, LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
-import { settle, type CompatSessions, type ExecuteFn } from './execute.ts'
-import { installFastapiErrorHandler, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError } from './fastapi-errors.ts'
-import { describeOnly, FASTAPI_ERRORS } from './fastapi-schemas.ts'
+import type { Api } from '../api.ts'
+import { compatPath, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
+import { installFastapiErrorHandler, modelBody, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError, type FastapiErrorItem } from '../fastapi/fastapi-errors.ts'
+import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import {
   isSandboxError, outsidePath, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
   toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
@@ -38,6 +42,16 @@ const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
   timeout_ms: 'run_timeout', memory_mb: 'memory_limit_MB', code: 'code', stdin: 'stdin', files: 'files', fetch_files: 'fetch_files'
 })
 
+/** A body of `model` whose files all name a sandbox's writable places, or the 422 items saying why not. */
+function checkBody (model: Parameters<typeof validateModel>[1]): (body: unknown) => FastapiErrorItem[] {
+  return (body) => {
+    const detail = validateModel(body, model)
+    if (detail.length > 0) return detail
+    const outside = outsidePath(body as RunCodeRequest)
+    return outside === undefined ? [] : outsideError(outside).detail
+  }
+}
+
 /** The SandboxFusion routes as a Fastify plugin. */
 export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = async (app, opts) => {
   installFastapiErrorHandler(app)
@@ -46,6 +60,16 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   const tags = ['SandboxFusion']
 
   app.post('/run_code', {
+    preValidation: modelBody(checkBody(RUN_CODE_MODEL)),
+    config: {
+      calls: {
+        of: (body: RunCodeRequest) => [toExecRequest(body, maxTimeoutMs)],
+        refuse: (over, body: RunCodeRequest) => {
+          const field = FIELD_OF[over.field] ?? 'code'
+          return { statusCode: UNPROCESSABLE, payload: valueError(field, over.message, (body as unknown as Record<string, unknown>)[field] ?? null) }
+        }
+      }
+    },
     schema: {
       operationId: 'sandboxFusionRunCode',
       summary: 'SandboxFusion: run one program in a fresh sandbox',
@@ -54,11 +78,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
       response: { 200: { description: 'The run (status Success, Failed or SandboxError)', ...RunCodeResponseSchema }, ...FASTAPI_ERRORS }
     }
   }, async (request, reply) => {
-    const detail = validateModel(request.body, RUN_CODE_MODEL)
-    if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
     const body = request.body as RunCodeRequest
-    const outside = outsidePath(body)
-    if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
     const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
     if (result.status === 'invalid_request') {
       const field = fieldOf(result)
@@ -68,6 +88,15 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   })
 
   app.post('/run_jupyter', {
+    preValidation: modelBody(checkBody(RUN_JUPYTER_MODEL)),
+    config: {
+      calls: {
+        // each cell runs within maxTimeoutMs by construction (runJupyter); their code is held to the limit
+        of: (body: RunJupyterRequest) => body.cells.map((code) => ({ code })),
+        weight: () => 1, // the cells run one at a time
+        refuse: (over) => ({ statusCode: 200, payload: sandboxError(`invalid_request: ${over.message} (cell ${over.index ?? 0})`) })
+      }
+    },
     schema: {
       operationId: 'sandboxFusionRunJupyter',
       summary: 'SandboxFusion: run notebook cells in order in one Python state',
@@ -75,13 +104,16 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
       body: modelSchema(RUN_JUPYTER_MODEL, 'RunJupyterRequest'),
       response: { 200: { description: 'The cells\' outputs (status Success, Failed or SandboxError)', ...RunJupyterResponseSchema }, ...FASTAPI_ERRORS }
     }
-  }, async (request, reply) => {
-    const detail = validateModel(request.body, RUN_JUPYTER_MODEL)
-    if (detail.length > 0) return reply.code(UNPROCESSABLE).send({ detail })
-    const outside = outsidePath(request.body as RunCodeRequest)
-    if (outside !== undefined) return reply.code(UNPROCESSABLE).send(outsideError(outside))
+  }, async (request) => {
     return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions, maxTimeoutMs)
   })
+}
+
+/** SandboxFusion on the gateway's pipeline. */
+export const sandboxFusionApi: Api = async (app, context) => {
+  const { execute, sessionsFor } = compatPath(context)
+  // /run_jupyter opens and closes its session within one request: no caller can reach it
+  await app.register(sandboxFusionCompat, { execute, sessions: sessionsFor(''), maxTimeoutMs: context.config.maxTimeoutMs })
 }
 
 /** The 422 for a file outside the sandbox's writable places (see {@link outsidePath}). */

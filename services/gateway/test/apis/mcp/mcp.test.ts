@@ -4,9 +4,9 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LIMITS, failedResult, type ExecResult } from '@sandfleet/protocol'
-import { mcpCompat } from '../../src/compat/mcp.ts'
-import type { CompatSessions } from '../../src/compat/execute.ts'
-import { runPython } from './helpers.ts'
+import { mcpCompat } from '../../../src/apis/mcp/mcp.ts'
+import type { CompatSessions } from '../../../src/apis/compat.ts'
+import { runPython } from '../helpers.ts'
 
 /** Sessions that keep each session's cells and replay them (enough to show state across calls). */
 function replaySessions (): CompatSessions {

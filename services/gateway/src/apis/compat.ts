@@ -1,9 +1,12 @@
 /**
- * What the compatibility layer needs from the gateway: a way to run one request, a batch, and
- * (for notebook semantics) sessions. The gateway passes its own routed, admitted execution path;
- * tests pass a fake. The compat plugins only translate shapes, they never run code themselves.
+ * What the compatible APIs share: what each needs from the gateway (a way to run one request, a
+ * batch, and for notebook semantics sessions), given by {@link compatPath} from the gateway's
+ * router and sessions (tests pass a fake), and the turning of what that path throws into a
+ * result. The compat plugins only translate shapes, they never run code themselves; the
+ * pipeline has held their calls to the limits, quotas and admission before their handlers run.
  */
 import { failedResult, type ExecRequest, type ExecResult, type Language, type Status, STATUSES } from '@sandfleet/protocol'
+import type { ApiContext } from './api.ts'
 
 /** Runs one request through the fleet. Resolves with a result for every outcome it can name. */
 export type ExecuteFn = (request: ExecRequest) => Promise<ExecResult>
@@ -19,6 +22,27 @@ export interface CompatSessions {
   execute(sessionId: string, cell: { code: string, timeout_ms: number, files?: Record<string, string>, fetch_files?: string[] }): Promise<ExecResult>
   /** Closes the session; never rejects for a session already gone. */
   close(sessionId: string): Promise<void>
+}
+
+/** What a compatible API runs through: the gateway's router and sessions. */
+export interface CompatPath {
+  execute: ExecuteFn
+  executeBatch: ExecuteBatchFn
+  /** Sessions as a caller sees them (bound to its API key's digest, `callerKey`; '' for none). */
+  sessionsFor: (key: string) => CompatSessions
+}
+
+/** The compatible APIs' path through `context`'s router and sessions. */
+export function compatPath ({ router, sessions }: Pick<ApiContext, 'router' | 'sessions'>): CompatPath {
+  return {
+    execute: async (request) => await router.execute(request),
+    executeBatch: async (requests) => await router.executeBatch(requests),
+    sessionsFor: (key) => ({
+      create: async (options) => (await sessions.create(options, key)).session_id,
+      execute: async (id, cell) => await sessions.execute(id, cell, key),
+      close: async (id) => { await sessions.close(id, key).catch(() => {}) }
+    })
+  }
 }
 
 const known: ReadonlySet<string> = new Set(STATUSES)

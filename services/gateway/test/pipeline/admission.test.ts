@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Admission, CALL_MEMORY_BYTES, buildGatewayApp, defaultAdmissionBytes, loadGatewayConfig, processMemoryLimitBytes, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
-import { fakeInfo } from './helpers/fake-runner.ts'
+import { fakeInfo } from '../helpers/fake-runner.ts'
 
 /** A runner whose calls are held until `release()`. */
 function heldClient (): RunnerClient & { started: number, release: () => void } {
@@ -50,6 +50,12 @@ test('past maxInFlight a call is answered 429 with Retry-After and is not sent t
     assert.equal(refused.json().error.code, 'SF_ERR_GATEWAY_OVERLOADED')
     const refusedBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'e' }] } })
     assert.equal(refusedBatch.statusCode, 429)
+    // the compatible APIs' calls take the same path: a 429 in each API's own shape
+    const refusedCompat = await app.inject({ method: 'POST', url: '/run_code', payload: { code: 'x', language: 'python' } })
+    assert.deepEqual([refusedCompat.statusCode, refusedCompat.headers['retry-after']], [429, '2'])
+    assert.match(refusedCompat.json().detail, /the gateway holds 3 calls/)
+    const refusedMcp = await app.inject({ method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'x' } } } })
+    assert.deepEqual([refusedMcp.statusCode, refusedMcp.json().error.code], [429, 'SF_ERR_GATEWAY_OVERLOADED'])
     assert.equal(client.started, 3, 'refused calls never reached the runner')
 
     client.release()
@@ -96,10 +102,10 @@ test('limits from the configuration explain themselves: code size and batch size
 
     const longCode = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x'.repeat(11) } })
     assert.equal(longCode.statusCode, 400)
-    assert.deepEqual(longCode.json().error, { code: 'SF_ERR_GATEWAY_INVALID_REQUEST', field: 'code', message: 'code is more than 10 characters, over this deployment\'s limit of 10 bytes (maxCodeBytes, --max-code-bytes)' })
+    assert.deepEqual(longCode.json().error, { code: 'SF_ERR_GATEWAY_INVALID_REQUEST', field: 'code', message: 'code is 11 bytes, over this deployment\'s limit of 10 bytes (maxCodeBytes, --max-code-bytes)' })
     const longInBatch = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: auth, payload: { requests: [{ code: '1' }, { code: 'x'.repeat(11) }] } })
     assert.deepEqual([longInBatch.statusCode, longInBatch.json().error.field], [400, 'requests/1/code'])
-    assert.match(longInBatch.json().error.message, /^code is more than 10 characters, over this deployment's limit of 10 bytes \(maxCodeBytes, --max-code-bytes\)$/)
+    assert.match(longInBatch.json().error.message, /^code is 11 bytes, over this deployment's limit of 10 bytes \(maxCodeBytes, --max-code-bytes\)$/)
     const bigBody = await app.inject({ method: 'POST', url: '/v1/execute', headers: auth, payload: { code: 'x', stdin: 'y'.repeat(4096) } })
     assert.equal(bigBody.statusCode, 413)
     assert.deepEqual(bigBody.json(), { status: 'invalid_request', error: { code: 'SF_ERR_GATEWAY_BODY_TOO_LARGE', message: 'request body is larger than 2048 bytes, this gateway\'s maxBodyBytes (--max-body-bytes)' } })

@@ -19,8 +19,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
-import { truncationNote } from './execute.ts'
-import type { ModelSpec } from './fastapi-errors.ts'
+import { truncationNote } from '../compat.ts'
+import type { ModelSpec } from '../fastapi/fastapi-errors.ts'
 import type { JudgeResult, REASONS, RunResult } from './code-judge-schemas.ts'
 
 export type { BatchResult, JudgeResult, RunResult } from './code-judge-schemas.ts'

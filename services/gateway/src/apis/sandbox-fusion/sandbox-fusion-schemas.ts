@@ -4,7 +4,7 @@
  * `/run_jupyter`. Request schemas come from the request models (`modelSchema`).
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, StringEnum } from './fastapi-schemas.ts'
+import { Nullable, StringEnum } from '../fastapi/fastapi-schemas.ts'
 
 /** Schema of {@link CommandRunResult}. */
 export const CommandRunResultSchema = Type.Object({

@@ -7,7 +7,7 @@
  * `5.0` a valid integer; unknown fields are ignored, as pydantic ignores them.
  */
 
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** One pydantic validation error item. */
 export interface FastapiErrorItem {
@@ -158,6 +158,20 @@ export function modelSchema (model: ModelSpec, title: string, items: Readonly<Re
   }
   const required = Object.entries(model).filter(([, spec]) => spec.required === true).map(([name]) => name)
   return { title, type: 'object', properties, required }
+}
+
+/**
+ * A compat route's parse stage, as its `preValidation` hook: the body checked by `check` (its
+ * model's {@link validateModel}, and what else the imitated service refuses as a 422); a body it
+ * refuses is answered 422 with the items, before the pipeline's stages see it. The route's
+ * handler and its declared calls then meet only bodies of its model.
+ */
+export function modelBody (check: (body: unknown) => FastapiErrorItem[]): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void {
+  return (request, reply, done) => {
+    const detail = check(request.body)
+    if (detail.length > 0) { void reply.code(UNPROCESSABLE).send({ detail }); return }
+    done()
+  }
 }
 
 /** The 422 body for a request body that is not JSON. */

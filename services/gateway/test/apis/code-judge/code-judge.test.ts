@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
-import { codeJudgeCompat, mapPool, patiently } from '../../src/compat/code-judge.ts'
-import { assertSameShape, fleetFault, loadSamples, runPython } from './helpers.ts'
+import { codeJudgeCompat, mapPool, patiently } from '../../../src/apis/code-judge/code-judge.ts'
+import { assertSameShape, fleetFault, loadSamples, runPython } from '../helpers.ts'
 
 let app: FastifyInstance
 before(async () => {

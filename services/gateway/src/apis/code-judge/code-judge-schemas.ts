@@ -4,7 +4,7 @@
  * come from the request models (`modelSchema`).
  */
 import { Type, type Static, type TArray, type TObject, type TSchema, type TString } from '@sinclair/typebox'
-import { StringEnum } from './fastapi-schemas.ts'
+import { StringEnum } from '../fastapi/fastapi-schemas.ts'
 
 /** code-judge's `reason` values. */
 export const REASONS = ['', 'worker_timeout', 'queue_timeout', 'internal_error', 'invalid_input'] as const
