@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client'
 import type { ApiContext } from './apis/api.ts'
 import { APIS } from './apis/index.ts'
 import type { GatewayConfig } from './config.ts'
+import { GatewayError } from './errors.ts'
 import { GatewayMetrics } from './metrics.ts'
 import { Admission } from './pipeline/admission.ts'
 import { installPipeline } from './pipeline/pipeline.ts'
@@ -124,7 +125,12 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])
   docsRoutes(app)
 
-  app.addHook('onReady', () => runners.start())
+  app.addHook('onReady', async () => {
+    await runners.start()
+    // a gateway whose wait cannot cover the runners it starts with does not start; one met later is refused alone
+    const refusals = runners.refusals()
+    if (refusals.length > 0) throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${refusals.join('\n  - ')}`)
+  })
   app.addHook('onClose', () => runners.close())
   return { app, runners, router, admission, metrics, sessions, tenants, quotas: quotas.byName }
 }
