@@ -1,5 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import Fastify from 'fastify'
 import { loadGatewayConfig } from '@sandfleet/gateway'
 import type { ApiContext } from '../../src/apis/api.ts'
@@ -56,4 +59,20 @@ test('the calls an API declares are what the limits see: an MCP tool call that r
   ]), [{ code: 'x', timeout_ms: 5 }, {}])
   const judge = declared.get('POST /judge') as RouteCalls
   assert.deepEqual(judge.of({ type: 'python', solution: 'print(1)' }), [{ language: 'python', code: 'print(1)', timeout_ms: 10_000, memory_mb: 384 }])
+})
+
+test('an API is its folder: no module of the gateway outside apis/ names a route of a compatible API', async () => {
+  const src = fileURLToPath(new URL('../../src/', import.meta.url))
+  const paths = [...(await declaredCalls()).keys()].map((route) => route.split(' ')[1] as string).filter((path) => !path.startsWith('/v1/'))
+  const outside = (readdirSync(src, { recursive: true }) as string[])
+    .filter((file) => file.endsWith('.ts') && !file.startsWith('apis'))
+  assert.ok(outside.length > 10 && paths.length > 5)
+  for (const file of outside) {
+    const text = readFileSync(join(src, file), 'utf8')
+    for (const path of paths) {
+      // the path as a string of its own, or the start of a longer one of the API's ('/run/batch')
+      const named = new RegExp(`['"\`]${path.replace(/[/]/g, '\\/')}(['"\`/])`)
+      assert.ok(!named.test(text), `${relative(src, join(src, file))} names ${path}`)
+    }
+  }
 })
