@@ -30,7 +30,7 @@ export interface PipelineParts {
 }
 
 /** The gateway's 400 for a call over a limit: its field's path in the body, as the route places it. */
-export function limitError (over: OverLimit, declared: Pick<RouteCalls, 'at'>): GatewayError {
+function limitError (over: OverLimit, declared: Pick<RouteCalls, 'at'>): GatewayError {
   const at = over.index === undefined || declared.at === undefined ? '' : `${declared.at(over.index)}/`
   return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { field: `${at}${over.field}` })
 }
@@ -64,6 +64,6 @@ export function installPipeline (app: FastifyInstance, parts: PipelineParts): vo
     }
     const weight = weightOf(declared, body, calls)
     if (weight === 0) { done(); return }
-    done(quotas.take(request, reply, weight) ?? admit(request, reply, weight))
+    done(quotas.take(request, reply, weight) ?? admit(request, reply, declared.held?.(weight) ?? weight))
   })
 }

@@ -34,10 +34,15 @@ export interface RouteCalls<Body = any> {
   /** The calls `body` asks for, as the `ExecRequest`s they become, for the limits stage. */
   of: (body: Body) => readonly Call[]
   /**
-   * The calls the request holds, for the quota and admission stages (default: as many as `of`
+   * The calls the request makes, for the quota and admission stages (default: as many as `of`
    * gives, at least one); 0 takes nothing (an MCP message that calls no tool).
    */
   weight?: (body: Body, calls: readonly Call[]) => number
+  /**
+   * Of those, how many it holds at once, for admission (default: all of them); a code-judge long
+   * batch runs its items a few at a time, waiting for capacity between them.
+   */
+  held?: (weight: number) => number
   /** The calls are a batch, held to `maxBatchItems` too. */
   batch?: boolean
   /** Where call `index` is in the body (its field's path is this, then `/field`); default: the body itself. */

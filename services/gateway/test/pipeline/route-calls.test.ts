@@ -41,6 +41,8 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
   assert.equal(weight('POST /run', sub), 1)
   assert.equal(weight('POST /judge/batch', { type: 'batch', submissions: [sub, sub] }), 2)
   assert.equal(weight('POST /run/long-batch', { type: 'batch', submissions: [sub, sub] }), 2)
+  assert.equal(declared.get('POST /run/long-batch')?.held?.(100), 64, 'a long batch holds of admission the items it runs at once')
+  assert.equal(declared.get('POST /run/batch')?.held, undefined, 'a batch holds all its items')
   assert.equal(weight('POST /mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} }), 1)
   assert.equal(weight('POST /mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 0, 'listing tools runs nothing')
   assert.equal(weight('POST /mcp', [{ method: 'tools/call' }, { method: 'initialize' }, { method: 'tools/call' }]), 2)

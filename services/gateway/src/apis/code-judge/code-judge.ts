@@ -69,10 +69,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   // code-judge's results have no error field: the reason is said in stderr
   const refused = (over: OverLimit): ExecResult => failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { stderr: `${over.message}\n` })
   const oneCall: RouteCalls<Submission> = { of: (sub) => [toExecRequest(sub, limits)] }
-  const batchCalls: RouteCalls<BatchSubmission> = {
-    of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits)),
-    at: (index) => `submissions/${index}`
-  }
+  const batchCalls: RouteCalls<BatchSubmission> = { of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits)) }
 
   for (const mode of ['run', 'judge'] as const) {
     const shape = shapes[mode]
@@ -117,7 +114,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
 
     app.post(`/${mode}/long-batch`, {
       preValidation: modelBody(checkBatch),
-      config: { calls: { ...batchCalls, refuse: refuseBatch } },
+      config: { calls: { ...batchCalls, refuse: refuseBatch, held: (weight) => Math.min(weight, concurrency) } },
       schema: {
         operationId: `codeJudge${Mode}LongBatch`,
         summary: `code-judge: ${modeSummaries[mode]}, for many at once, each waiting for capacity while the fleet is busy`,

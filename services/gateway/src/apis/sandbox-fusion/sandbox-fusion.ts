@@ -25,7 +25,7 @@ import { RunCodeResponseSchema, RunJupyterResponseSchema } from './sandbox-fusio
 
 /** Options of {@link sandboxFusionCompat}. */
 export interface SandboxFusionOptions {
-  /** The gateway's execution path (admission, routing, retries). */
+  /** The gateway's execution path (routing, retries; its pipeline has admitted the request). */
   execute: ExecuteFn
   /** Sessions, for `/run_jupyter`; without them the route answers `SandboxError`. */
   sessions?: CompatSessions
@@ -37,7 +37,7 @@ export interface SandboxFusionOptions {
   maxTimeoutMs?: number
 }
 
-/** Where an `ExecRequest` field came from in a `/run_code` body (for 422s on configured limits). */
+/** Where an `ExecRequest` field came from in a `/run_code` body (for the 422 of a limit: the deployment's, or a runner's). */
 const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
   timeout_ms: 'run_timeout', memory_mb: 'memory_limit_MB', code: 'code', stdin: 'stdin', files: 'files', fetch_files: 'fetch_files'
 })
@@ -104,9 +104,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
       body: modelSchema(RUN_JUPYTER_MODEL, 'RunJupyterRequest'),
       response: { 200: { description: 'The cells\' outputs (status Success, Failed or SandboxError)', ...RunJupyterResponseSchema }, ...FASTAPI_ERRORS }
     }
-  }, async (request) => {
-    return await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions, maxTimeoutMs)
-  })
+  }, async (request) => await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions, maxTimeoutMs))
 }
 
 /** SandboxFusion on the gateway's pipeline. */
