@@ -1,8 +1,9 @@
 /**
  * Route schemas: the protocol's schemas, compiled once per app by Fastify's validator (the parse
  * stage of the pipeline: the contract's shape and bounds) and given to the OpenAPI document. The
- * deployment's limits are not in them: the pipeline's limits stage holds every route's calls to
- * those (pipeline/call-limits.ts). A `timeout_ms` left out takes the deployment's default.
+ * deployment's limits are said in the fields' descriptions, not checked by them: the pipeline's
+ * limits stage holds every route's calls to those (pipeline/call-limits.ts). A `timeout_ms` left
+ * out takes the deployment's default.
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
@@ -24,8 +25,8 @@ export function plain<T> (schema: T): Json {
   })) as Json
 }
 
-/** What of a deployment's settings the route schemas say: its longest call, whose default a `timeout_ms` left out takes. */
-export type RouteLimits = Pick<GatewayConfig, 'maxTimeoutMs'>
+/** The deployment's limits the route schemas describe (`maxTimeoutMs` also gives the default of `timeout_ms`). */
+export type RouteLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
 
 /** Schemas of every gateway route. */
 export interface RouteSchemas {
@@ -42,22 +43,30 @@ export interface RouteSchemas {
   sessionInfo: Json
 }
 
-/** `schema`'s `timeout_ms` defaulting to the deployment's default (a request that gives none is within its limit). */
-function deploymentDefault (schema: Json, maxTimeoutMs: number): Json {
+/** `field` with the deployment's limit on it said in its description. */
+function said (field: Json, limit: string): Json {
+  const limited = `at most ${limit} on this deployment`
+  return { ...field, description: typeof field.description === 'string' ? `${field.description}; ${limited}` : limited.replace('a', 'A') }
+}
+
+/** `schema` (a request's) with the deployment's limits said on its fields, and its `timeout_ms` defaulting to the deployment's default. */
+function deploymentFields (schema: Json, limits: RouteLimits): Json {
   const props = schema.properties as Record<string, Json>
-  props.timeout_ms = { ...props.timeout_ms, default: timeoutMsOf({}, maxTimeoutMs) }
+  if (props.code !== undefined) props.code = said(props.code, `${limits.maxCodeBytes} UTF-8 bytes (maxCodeBytes)`)
+  if (props.timeout_ms !== undefined) props.timeout_ms = { ...said(props.timeout_ms, `${limits.maxTimeoutMs} (maxTimeoutMs)`), default: timeoutMsOf({}, limits.maxTimeoutMs) }
+  if (props.memory_mb !== undefined) props.memory_mb = said(props.memory_mb, `${limits.maxMemoryMb} (maxMemoryMb)`)
   return schema
 }
 
 /** Builds the route schemas for these settings. */
 export function routeSchemas (limits: RouteLimits): RouteSchemas {
-  const execRequest = deploymentDefault(plain(ExecRequestSchema), limits.maxTimeoutMs)
+  const execRequest = deploymentFields(plain(ExecRequestSchema), limits)
   const batchRequest = plain(BatchRequestSchema)
-  const requests = (batchRequest.properties as Record<string, Json>).requests
-  requests.items = execRequest
+  const props = batchRequest.properties as Record<string, Json>
+  props.requests = said({ ...props.requests, items: execRequest }, `${limits.maxBatchItems} items (maxBatchItems)`)
   return {
-    sessionCreate: plain(SessionCreateRequestSchema),
-    sessionExec: deploymentDefault(plain(SessionExecRequestSchema), limits.maxTimeoutMs),
+    sessionCreate: deploymentFields(plain(SessionCreateRequestSchema), limits),
+    sessionExec: deploymentFields(plain(SessionExecRequestSchema), limits),
     sessionInfo: plain(SessionInfoSchema),
     execRequest,
     execResult: plain(ExecResultSchema),

@@ -73,6 +73,11 @@ test('a deployment\'s maxTimeoutMs and maxCodeBytes: defaults within them, large
     const wide = await post('/run_jupyter', { cells: ['é'.repeat(51)] })
     assert.match(wide.body.message, /code is 102 bytes, over this deployment's limit of 100 bytes/)
     assert.equal(runner.timeouts.length, 6, 'no refused call reached the runner')
+    // the API document says the limits the pipeline holds calls to (its schemas check the contract's)
+    const execRequest = (await app.inject({ url: '/openapi.json' })).json().components.schemas.ExecRequest
+    assert.match(execRequest.properties.timeout_ms.description, /at most 3000 \(maxTimeoutMs\) on this deployment/)
+    assert.equal(execRequest.properties.timeout_ms.default, 3000)
+    assert.match(execRequest.properties.code.description, /at most 100 UTF-8 bytes \(maxCodeBytes\)/)
   } finally { await app.close() }
 })
 
