@@ -11,7 +11,8 @@
  * - admission: the gateway's bound on calls held and their memory (admission.ts).
  *
  * A refusal of the quota or admission is a 429 with `Retry-After`; what a stage took is given
- * back when the response closes. A route that declares no calls (health, docs, a session's info) runs none.
+ * back when the response closes. A route that declares no calls (health, docs, a session's
+ * info) goes through none of the stages.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
