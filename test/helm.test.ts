@@ -73,7 +73,7 @@ test('the default render: gateways resolve the runners\' headless service, probe
   assert.match(runner, /args: \["runner"\]/)
   assert.match(runner, /name: SANDFLEET_ID\n\s+valueFrom:\n\s+fieldRef: \{ fieldPath: metadata\.name \}/, 'each runner\'s id is its pod name')
   assert.match(runner, /name: SANDFLEET_BACKEND, value: "process"/)
-  assert.match(runner, /name: SANDFLEET_QUEUE_TIMEOUT_MS, value: "30000"/, 'the runner\'s own cap on queueing')
+  assert.match(runner, /name: SANDFLEET_QUEUE_TIMEOUT_MS, value: "20000"/, 'the runner\'s own cap on queueing')
   assert.match(runner, /seccompProfile:\n\s+type: Unconfined/, 'bubblewrap needs user namespaces')
   assert.match(runner, /procMount: Unmasked/, 'bubblewrap mounts a fresh /proc')
   assert.match(runner, /hostUsers: false/, 'an unmasked /proc only in a user namespace of the pod\'s own')

@@ -1,9 +1,10 @@
 /**
  * The deadline of a queued call, end to end: a gateway over real HTTP in front of a real
  * process-backend runner (bubblewrap, Python) with one sandbox, so a call waits in the runner's
- * queue while another runs. The gateway's grace is small (300 ms) so that the flaw this guards
- * against shows in a second, not after 5 s: a wait longer than timeout_ms + grace used to be
- * answered `infra_error` (the gateway's HTTP timeout) instead of the runner's answer.
+ * queue while another runs. The gateway's grace is small (800 ms, over the runner's 100 ms of
+ * grace and its backend's 500 ms stop, which the gateway checks it covers) so that the flaw this
+ * guards against shows in a second, not after 5 s: a wait longer than timeout_ms + grace used to
+ * be answered `infra_error` (the gateway's HTTP timeout) instead of the runner's answer.
  *
  * What the user must see: a call that waited past its queue budget is `queue_timeout` with its
  * `queue_ms`; a call that waited less runs and is `ok`; a batch gets results for the items that
@@ -18,8 +19,8 @@ import { Runner, runnerConfig, silentLogger } from '@sandfleet/runner'
 import type { ExecResult } from '@sandfleet/protocol'
 import { post, startFleet } from './helpers/fleet.ts'
 
-const GRACE = { callGraceMs: 300 }
-const RUNNER = { poolSize: 1, queueTimeoutMs: 60_000 }
+const GRACE = { callGraceMs: 800 }
+const RUNNER = { poolSize: 1, queueTimeoutMs: 60_000, graceMs: 100 }
 
 /** A job holding the only sandbox for `seconds`. */
 const hold = (seconds: number, out = 'held'): object => ({ code: `import time; time.sleep(${seconds}); print(${JSON.stringify(out)})`, timeout_ms: 3000 })
@@ -49,7 +50,7 @@ test('a call that waits longer than timeout_ms + grace but within its budget run
   try {
     const holder = post(`${fleet.url}/v1/execute`, hold(1.5))
     await until(() => fleet.runners[0].runner.load().busy === 1)
-    // waits ~1.5 s for the sandbox: more than its own 200 ms + the gateway's 300 ms of grace
+    // waits ~1.5 s for the sandbox: more than its own 200 ms + the gateway's 800 ms of grace
     const { body } = await post(`${fleet.url}/v1/execute`, { code: 'print("waited")', timeout_ms: 200 })
     assert.deepEqual([body.status, body.stdout], ['ok', 'waited\n'], JSON.stringify(body.error))
     assert.ok(body.queue_ms >= 700, `queue_ms ${body.queue_ms}`)
@@ -59,7 +60,7 @@ test('a call that waits longer than timeout_ms + grace but within its budget run
 
 test('a batch whose tail cannot start within the budget gets results for the head and queue_timeout for the tail, in order, as JSON and as NDJSON', async () => {
   // One sandbox; items 0 and 1 hold it 1.5 s each, so item 1 starts at ~1.5 s and items 2, 3
-  // could start only at ~3 s: past the 2.2 s budget. Every item's timeout_ms + grace is 2.3 s.
+  // could start only at ~3 s: past the 2.2 s budget. Every item's timeout_ms + grace is 2.8 s.
   const fleet = await startFleet([`qd-batch-${process.pid}`], RUNNER, { ...GRACE, queueTimeoutMs: 2200 })
   const requests = [
     { code: 'import time; time.sleep(1.5); print("a")', timeout_ms: 2000 },

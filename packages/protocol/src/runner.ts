@@ -26,6 +26,8 @@ export const RunnerLoadSchema = Type.Object({
   warm: Type.Integer({ description: 'Sandboxes idle and ready' }),
   busy: Type.Integer({ description: 'Sandboxes running a job' }),
   sessions: Type.Integer({ description: 'Sessions held' }),
+  grace_ms: Type.Optional(Type.Integer({ description: 'Its graceMs: past timeout_ms and its backends\' stop, how long a sandbox may take to answer before the runner answers timeout' })),
+  stop_ms: Type.Optional(Type.Integer({ description: 'The longest its backends take past timeout_ms to stop a job (their stopMs); a job is answered by timeout_ms + stop_ms + grace_ms' })),
   pools: Type.Optional(Type.Object({
     python: Type.Optional(PoolLoadSchema),
     javascript: Type.Optional(PoolLoadSchema)

@@ -1,33 +1,29 @@
 /**
- * Builds the gateway's Fastify instance without listening (tests use `inject()`):
- * auth → validation (one schema) → admission → route to the least loaded runner → retries.
- * Beside the native API it serves sessions (routed by the runner named in their ids) and the
- * compatible APIs (SandboxFusion, code-judge, MCP), which translate shapes onto the same path.
+ * Builds the gateway's Fastify instance without listening (tests use `inject()`): auth, then
+ * the one pipeline of every API's call routes (pipeline/pipeline.ts: parse → limits → quota →
+ * admission → router, the router retrying on another runner). The APIs (apis/: the native one,
+ * with sessions routed by the runner named in their ids, and the compatible SandboxFusion,
+ * code-judge and MCP, which translate shapes onto the same path) are registered from one list.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { Registry } from 'prom-client'
-import { failedResult, type ExecResult } from '@sandfleet/protocol'
-import { codeJudgeCompat } from './compat/code-judge.ts'
-import { batchWithinLimits, sessionsWithinLimits, withinLimits } from './compat/configured-limits.ts'
-import type { CompatSessions } from './compat/execute.ts'
-import { mcpCompat } from './compat/mcp.ts'
-import { sandboxFusionCompat } from './compat/sandbox-fusion.ts'
+import type { ApiContext } from './apis/api.ts'
+import { APIS } from './apis/index.ts'
 import type { GatewayConfig } from './config.ts'
+import { GatewayError } from './errors.ts'
 import { GatewayMetrics } from './metrics.ts'
-import { Admission, admitted, installAdmission } from './plugins/admission.ts'
-import { callerKey, installAuth } from './plugins/auth.ts'
+import { Admission } from './pipeline/admission.ts'
+import { installPipeline } from './pipeline/pipeline.ts'
+import { TenantQuotas } from './pipeline/quotas.ts'
+import { installAuth } from './plugins/auth.ts'
 import { frameworkError, installErrorShape } from './plugins/error-shape.ts'
 import { installJsonBody } from './plugins/json-body.ts'
-import { installQuotas } from './plugins/quotas.ts'
 import { installRequestMetrics } from './plugins/request-metrics.ts'
-import { batchRoute } from './routes/batch.ts'
 import { docsRoutes, openApiOptions } from './routes/docs.ts'
-import { executeRoute } from './routes/execute.ts'
 import { healthRoutes } from './routes/health.ts'
 import { infoRoute } from './routes/info.ts'
 import { metricsRoute } from './routes/metrics.ts'
-import { sessionRoutes } from './routes/sessions.ts'
 import { Router, type AffinityHook } from './runners/router.ts'
 import type { RunnerClient } from './runners/runner-client.ts'
 import { RunnerSet } from './runners/runner-set.ts'
@@ -118,57 +114,23 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   installErrorShape(app, metrics, config)
   installRequestMetrics(app, metrics)
   installAuth(app, new KeyTable(keys))
-  const quotas = installQuotas(app, tenants, metrics, config.retryAfterS)
-  installAdmission(app, admission, config.retryAfterS)
+  const quotas = new TenantQuotas(tenants, metrics, config.retryAfterS)
+  installPipeline(app, { limits: config, quotas, admission, retryAfterS: config.retryAfterS })
   await app.register(swagger, openApiOptions(tenants.length > 0))
   const sessions = new FleetSessions(runners)
-  executeRoute(app, router, schemas)
-  batchRoute(app, router, schemas)
-  sessionRoutes(app, sessions, schemas)
-  await registerCompat(app, { router, admission, runners, sessions, config })
+  const context: ApiContext = { config, router, runners, sessions, schemas }
+  for (const api of APIS) await app.register(api, context)
   healthRoutes(app, runners)
   infoRoute(app, runners, schemas)
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])
   docsRoutes(app)
 
-  app.addHook('onReady', () => runners.start())
+  app.addHook('onReady', async () => {
+    await runners.start()
+    // a gateway whose wait cannot cover the runners it starts with does not start; one met later is refused alone
+    const refusals = runners.refusals()
+    if (refusals.length > 0) throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${refusals.join('\n  - ')}`)
+  })
   app.addHook('onClose', () => runners.close())
-  return { app, runners, router, admission, metrics, sessions, tenants, quotas }
-}
-
-/**
- * The compatible APIs on the gateway's own path: every call admitted (an overloaded gateway
- * answers `overloaded`, which each API maps to its own retriable answer), routed and retried.
- */
-async function registerCompat (app: FastifyInstance, parts: { router: Router, admission: Admission, runners: RunnerSet, sessions: FleetSessions, config: GatewayConfig }): Promise<void> {
-  const { router, admission, runners, sessions, config } = parts
-  const overloaded = (): ExecResult => failedResult('overloaded', 'SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls (limit ${admission.limit}); retry later`)
-  // Held to the deployment's limits as the /v1 routes are (their schemas), after each API's own mapping.
-  const execute = withinLimits(async (request) => await admitted(admission, 1, () => router.execute(request), overloaded), config)
-  const executeBatch = batchWithinLimits(async (requests) =>
-    await admitted(admission, requests.length, () => router.executeBatch(requests), () => requests.map(overloaded)), config)
-  // Sessions of a caller: bound to its API key, like those of /v1/sessions.
-  const sessionsOf = (key: string): CompatSessions => sessionsWithinLimits({
-    create: async (options) => (await sessions.create(options, key)).session_id,
-    execute: async (id, cell) => await admitted(admission, 1, () => sessions.execute(id, cell, key), overloaded),
-    close: async (id) => { await sessions.close(id, key).catch(() => {}) }
-  }, config)
-  // /run_jupyter opens and closes its session within one request: no caller can reach it.
-  const compatSessions = sessionsOf('')
-  // code-judge's workers run Python: the JavaScript pools are not counted.
-  const status = (): { queue: number, num_workers: number } => {
-    let queue = 0
-    let workers = 0
-    for (const m of runners.members) {
-      if (!m.routable || m.load === null) continue
-      const python = m.load.pools?.python
-      queue += python?.queued ?? m.load.queued
-      workers += python?.capacity ?? m.load.capacity
-    }
-    return { queue, num_workers: workers }
-  }
-  const codeJudgeLimits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
-  await app.register(sandboxFusionCompat, { execute, sessions: compatSessions, maxTimeoutMs: config.maxTimeoutMs })
-  await app.register(codeJudgeCompat, { execute, executeBatch, status, limits: codeJudgeLimits })
-  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsOf(callerKey(request)), limits: { maxTimeoutMs: config.maxTimeoutMs } })
+  return { app, runners, router, admission, metrics, sessions, tenants, quotas: quotas.byName }
 }

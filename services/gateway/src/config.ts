@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { GRACES, LIMITS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
+import { GRACES, LIMITS, QUEUE_TIMEOUT_MS, configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/protocol'
 import { GatewayError } from './errors.ts'
 
 /** Schema of {@link GatewayConfig}. */
@@ -25,12 +25,12 @@ export const GatewayConfigSchema = Type.Object({
   retryAfterS: Type.Integer({ minimum: 0, default: 1, description: 'Retry-After of a 429' }),
   maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Runners tried for one call when they fail at the infrastructure level' }),
   queueTimeoutMs: Type.Integer({
-    minimum: 0, maximum: LIMITS.maxTimeoutMs, default: 20_000,
+    minimum: 0, maximum: LIMITS.maxTimeoutMs, default: QUEUE_TIMEOUT_MS,
     description: 'Longest a call may wait for a sandbox, over all its attempts: each attempt tells the runner what is left (a runner\'s own queueTimeoutMs still caps it), and a call is retried on another runner only while some is left'
   }),
   callGraceMs: Type.Integer({
     minimum: 0, default: GRACES.callMs,
-    description: 'Beyond what is left of queueTimeoutMs plus timeout_ms, how long the gateway waits for a runner\'s answer (the runner\'s own grace, transport) before it counts the runner unreachable'
+    description: 'Beyond what is left of queueTimeoutMs plus timeout_ms, how long the gateway waits for a runner\'s answer (the runner\'s own grace, transport) before it counts the runner unreachable; it must be more than each runner\'s graceMs plus its backends\' stop, or the gateway refuses the runner (at start-up, to start)'
   }),
   maxBodyBytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024, description: 'Largest request body, in bytes; a larger one is refused with 413' }),
   maxCodeBytes: Type.Integer({ minimum: 1, default: 1024 * 1024, description: 'Largest `code`, in UTF-8 bytes; a longer one is refused naming the field' }),

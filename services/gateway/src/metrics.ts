@@ -11,7 +11,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
-import type { Admission } from './plugins/admission.ts'
+import type { Admission } from './pipeline/admission.ts'
 import type { QuotaReason, TenantQuota } from './tenants/tenant-quota.ts'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 

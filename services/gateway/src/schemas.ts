@@ -1,6 +1,9 @@
 /**
- * Route schemas: the protocol's schemas with the deployment's limits applied (never looser than
- * the contract's), compiled once per app by Fastify's validator and given to the OpenAPI document.
+ * Route schemas: the protocol's schemas, compiled once per app by Fastify's validator (the parse
+ * stage of the pipeline: the contract's shape and bounds) and given to the OpenAPI document. The
+ * deployment's limits are said in the fields' descriptions, not checked by them: the pipeline's
+ * limits stage holds every route's calls to those (pipeline/call-limits.ts). A `timeout_ms` left
+ * out takes the deployment's default.
  */
 import {
   BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
@@ -22,10 +25,10 @@ export function plain<T> (schema: T): Json {
   })) as Json
 }
 
-/** The limits a deployment configures. */
+/** The deployment's limits the route schemas describe (`maxTimeoutMs` also gives the default of `timeout_ms`). */
 export type RouteLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
 
-/** Schemas of every gateway route, limits applied. */
+/** Schemas of every gateway route. */
 export interface RouteSchemas {
   execRequest: Json
   execResult: Json
@@ -40,34 +43,30 @@ export interface RouteSchemas {
   sessionInfo: Json
 }
 
-/** A `timeout_ms` schema at most `max`, its default too (a request that gives none is within the limit). */
-function timeoutWithin (schema: Json, max: number): Json {
-  return { ...schema, maximum: Math.min(Number(schema.maximum), max), default: timeoutMsOf({}, max) }
+/** `field` with the deployment's limit on it said in its description. */
+function said (field: Json, limit: string): Json {
+  const limited = `at most ${limit} on this deployment`
+  return { ...field, description: typeof field.description === 'string' ? `${field.description}; ${limited}` : limited.replace('a', 'A') }
 }
 
-/** Builds the route schemas for these limits. */
+/** `schema` (a request's) with the deployment's limits said on its fields, and its `timeout_ms` defaulting to the deployment's default. */
+function deploymentFields (schema: Json, limits: RouteLimits): Json {
+  const props = schema.properties as Record<string, Json>
+  if (props.code !== undefined) props.code = said(props.code, `${limits.maxCodeBytes} UTF-8 bytes (maxCodeBytes)`)
+  if (props.timeout_ms !== undefined) props.timeout_ms = { ...said(props.timeout_ms, `${limits.maxTimeoutMs} (maxTimeoutMs)`), default: timeoutMsOf({}, limits.maxTimeoutMs) }
+  if (props.memory_mb !== undefined) props.memory_mb = said(props.memory_mb, `${limits.maxMemoryMb} (maxMemoryMb)`)
+  return schema
+}
+
+/** Builds the route schemas for these settings. */
 export function routeSchemas (limits: RouteLimits): RouteSchemas {
-  const execRequest = plain(ExecRequestSchema)
-  const props = execRequest.properties as Record<string, Json>
-  // maxLength counts characters and a string has at least as many UTF-8 bytes: a `code` of more
-  // characters is over maxCodeBytes for sure (the runner, given the same limit, counts its bytes).
-  props.code = { ...props.code, maxLength: limits.maxCodeBytes }
-  props.timeout_ms = timeoutWithin(props.timeout_ms, limits.maxTimeoutMs)
-  props.memory_mb = { ...props.memory_mb, maximum: Math.min(Number(props.memory_mb.maximum), limits.maxMemoryMb) }
+  const execRequest = deploymentFields(plain(ExecRequestSchema), limits)
   const batchRequest = plain(BatchRequestSchema)
-  const requests = (batchRequest.properties as Record<string, Json>).requests
-  requests.items = execRequest
-  requests.maxItems = Math.min(Number(requests.maxItems), limits.maxBatchItems)
-  const sessionCreate = plain(SessionCreateRequestSchema)
-  const createProps = sessionCreate.properties as Record<string, Json>
-  createProps.memory_mb = { ...createProps.memory_mb, maximum: Math.min(Number(createProps.memory_mb.maximum), limits.maxMemoryMb) }
-  const sessionExec = plain(SessionExecRequestSchema)
-  const execProps = sessionExec.properties as Record<string, Json>
-  execProps.code = { ...execProps.code, maxLength: limits.maxCodeBytes }
-  execProps.timeout_ms = timeoutWithin(execProps.timeout_ms, limits.maxTimeoutMs)
+  const props = batchRequest.properties as Record<string, Json>
+  props.requests = said({ ...props.requests, items: execRequest }, `${limits.maxBatchItems} items (maxBatchItems)`)
   return {
-    sessionCreate,
-    sessionExec,
+    sessionCreate: deploymentFields(plain(SessionCreateRequestSchema), limits),
+    sessionExec: deploymentFields(plain(SessionExecRequestSchema), limits),
     sessionInfo: plain(SessionInfoSchema),
     execRequest,
     execResult: plain(ExecResultSchema),

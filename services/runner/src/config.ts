@@ -7,7 +7,7 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
+import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, QUEUE_TIMEOUT_MS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 import { DOCKER_DEFAULTS, DOCKER_SETTINGS } from './backends/docker/docker-config.ts'
 import { PYODIDE_DEFAULTS, PYODIDE_SETTINGS } from './backends/pyodide/pyodide-config.ts'
@@ -82,7 +82,7 @@ export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
     poolSize: 2 * availableParallelism(),
     maxJobsPerSandbox: DEFAULT_MAX_JOBS_PER_SANDBOX,
     maxQueuedJobs: 8192,
-    queueTimeoutMs: 30_000,
+    queueTimeoutMs: QUEUE_TIMEOUT_MS,
     drainTimeoutMs: 20_000,
     replaceBackoffMs: 100,
     replaceBackoffMaxMs: 5000,

@@ -105,6 +105,8 @@ test('app: load, healthz, readyz, metrics', async () => {
   assert.equal(load.runner, 'r-app')
   assert.equal(load.capacity, 2)
   assert.equal(load.state, 'ready')
+  // how late past timeout_ms it answers, which a gateway checks its callGraceMs covers
+  assert.deepEqual([load.grace_ms, load.stop_ms], [2000, 0], 'its graceMs; the scripted driver stops at once')
   assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200)
   assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200)
   const metrics = await app.inject({ url: '/metrics' })

@@ -1,11 +1,11 @@
 /**
- * Optional API-key auth: when keys are configured, every route that runs code (`/v1/…` and the
- * compatible APIs: `/run_code`, `/run`, `/judge`, `/mcp`, …) needs `Authorization: Bearer KEY`
- * or `x-api-key: KEY`. Health, readiness, metrics and docs stay open. The key presented is
- * looked up in constant time ({@link KeyTable}); its tenant is set on the request
- * (`request.tenant`), named on every log line of the request (`tenant`), and is the request's
- * tenant context (`tenants/tenant-context.ts`) for the rest of its handling: every call the
- * request makes to a runner carries it, whichever API the route belongs to.
+ * Optional API-key auth: when keys are configured, every route that runs code (the native API's
+ * and the compatible APIs', apis/) needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
+ * Health, readiness, metrics and docs stay open. The key presented is looked up in constant time
+ * ({@link KeyTable}); its tenant is set on the request (`request.tenant`), named on every log
+ * line of the request (`tenant`), and is the request's tenant context
+ * (`tenants/tenant-context.ts`) for the rest of its handling: every call the request makes to a
+ * runner carries it, whichever API the route belongs to.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'

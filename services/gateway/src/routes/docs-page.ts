@@ -122,7 +122,9 @@ function tryForm (path, method, op) {
   var send = el('button', { type: 'button', text: 'Send ' + method.toUpperCase() + ' ' + path })
   send.onclick = function () {
     var url = '.' + path.replace(/\\{(\\w+)\\}/g, function (_m, n) { return encodeURIComponent(params[n].value) })
-    var headers = { accept: method === 'post' && path === '/mcp' ? 'application/json, text/event-stream' : 'application/json' }
+    // an operation that may answer in server-sent events (MCP's) takes them only when asked for both
+    var answers = (op.responses && op.responses['200'] && op.responses['200'].content) || {}
+    var headers = { accept: answers['text/event-stream'] ? 'application/json, text/event-stream' : 'application/json' }
     var key = document.getElementById('key').value
     if (key) headers.authorization = 'Bearer ' + key
     if (body) headers['content-type'] = 'application/json'

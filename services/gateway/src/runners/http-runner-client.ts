@@ -1,7 +1,7 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
 import { Pool } from 'undici'
 import {
-  GRACES, NDJSON, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult, timeoutMsOf,
+  GRACES, NDJSON, QUEUE_TIMEOUT_MS, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult, timeoutMsOf,
   type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
   type SessionInfo, type Status
 } from '@sandfleet/protocol'
@@ -15,11 +15,11 @@ const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 export interface HttpRunnerClientOptions {
   /** Keep-alive connections kept to this runner. */
   connections?: number
-  /** Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default 30 000 ms. */
+  /** Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default the protocol's `QUEUE_TIMEOUT_MS`. */
   queueTimeoutMs?: number
   /**
    * Added to a call's queue budget and `timeout_ms` before the HTTP call is given up (the
-   * runner's own grace, transport); default 5000 ms.
+   * runner's own grace, transport); default the protocol's `GRACES.callMs`.
    */
   graceMs?: number
   /**
@@ -58,8 +58,8 @@ function sessionPath (template: string, id: string): string {
 /** Talks to one runner at `baseUrl` (`http://10.0.0.5:8081`). */
 export class HttpRunnerClient implements RunnerClient {
   readonly name: string
+  readonly graceMs: number
   readonly #pool: Pool
-  readonly #graceMs: number
   readonly #queueTimeoutMs: number
   /** Headers of every request (the secret, when there is one); JSON and NDJSON requests add theirs. */
   readonly #headers: Record<string, string>
@@ -69,8 +69,8 @@ export class HttpRunnerClient implements RunnerClient {
 
   constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
     this.name = new URL(baseUrl).origin
-    this.#graceMs = options.graceMs ?? GRACES.callMs
-    this.#queueTimeoutMs = options.queueTimeoutMs ?? 30_000
+    this.graceMs = options.graceMs ?? GRACES.callMs
+    this.#queueTimeoutMs = options.queueTimeoutMs ?? QUEUE_TIMEOUT_MS
     this.#headers = options.secret === undefined || options.secret === '' ? {} : { authorization: `Bearer ${options.secret}` }
     this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' }
     this.#ndjsonHeaders = { ...this.#jsonHeaders, accept: NDJSON }
@@ -95,7 +95,7 @@ export class HttpRunnerClient implements RunnerClient {
     for (const r of requests) max = Math.max(max, timeoutMsOf(r))
     const headers: Record<string, string> = { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }
     if (options.tenant !== undefined) headers[RUNNER_HEADERS.tenant] = options.tenant
-    return { headers, timeout: budget + max + this.#graceMs }
+    return { headers, timeout: budget + max + this.graceMs }
   }
 
   async execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
@@ -169,7 +169,7 @@ export class HttpRunnerClient implements RunnerClient {
     get: async (id: string, key: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }),
     execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
       await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, { [SESSION_KEY_HEADER]: key },
-        timeoutMsOf(request) + this.#graceMs, options.signal),
+        timeoutMsOf(request) + this.graceMs, options.signal),
     close: async (id: string, key: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }) }
   }
 

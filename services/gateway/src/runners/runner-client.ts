@@ -36,6 +36,11 @@ export interface RunnerSessions extends RunnerSessionsApi {
 export interface RunnerClient extends RunnerApi {
   /** Stable name of this member: its URL, or `local:ID`. */
   readonly name: string
+  /**
+   * How long past a call's queue budget and `timeout_ms` it waits for the runner's answer (the
+   * gateway's `callGraceMs`); absent: as long as the runner takes (the in-process runner).
+   */
+  readonly graceMs?: number
   load (): Promise<RunnerLoad>
   info (): Promise<RunnerInfo>
   /** Its session API (absent: this client cannot reach sessions). */

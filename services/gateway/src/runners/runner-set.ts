@@ -6,12 +6,14 @@
 import { lookup } from 'node:dns/promises'
 import type { RunnerLoad } from '@sandfleet/protocol'
 import type { RunnerClient } from './runner-client.ts'
+import { uncoveredGrace } from './grace-agreement.ts'
 import { HttpRunnerClient } from './http-runner-client.ts'
 
 /** Minimal logger the set reports membership changes to. */
 export interface SetLogger {
   info(obj: object, msg: string): void
   warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
 }
 
 /** One runner in the set, with what the gateway knows of its load. */
@@ -21,6 +23,11 @@ export class RunnerMember {
   load: RunnerLoad | null = null
   /** False after a failed poll or call, until a poll succeeds. */
   up = true
+  /**
+   * Why this gateway does not route to it: its last load report says it may answer later than
+   * the client waits (grace-agreement.ts); undefined when it agrees.
+   */
+  refused: string | undefined = undefined
   /** Calls this gateway has in flight on it now. */
   outstanding = 0
   #outstandingAtPoll = 0
@@ -37,7 +44,7 @@ export class RunnerMember {
   /** True when it may be given a call. */
   get routable (): boolean {
     const state = this.load?.state
-    return this.up && state !== 'draining' && state !== 'closed'
+    return this.up && this.refused === undefined && state !== 'draining' && state !== 'closed'
   }
 
   /**
@@ -62,6 +69,7 @@ export class RunnerMember {
 
   /** Records a load report. */
   report (load: RunnerLoad): void {
+    this.refused = this.client.graceMs === undefined ? undefined : uncoveredGrace(this.client.graceMs, load)
     this.load = load
     this.up = true
     this.slowPolls = 0
@@ -88,7 +96,7 @@ export interface RunnerSetOptions {
   logger?: SetLogger
 }
 
-const noLog: SetLogger = { info () {}, warn () {} }
+const noLog: SetLogger = { info () {}, warn () {}, error () {} }
 
 /** Load polls in a row that may time out before a runner that answered before counts as down. */
 const SLOW_POLLS_DOWN = 3
@@ -169,7 +177,10 @@ export class RunnerSet {
   async #pollMembers (members: RunnerMember[]): Promise<void> {
     await Promise.all(members.map(async (m) => {
       try {
+        const wasRefused = m.refused
         m.report(await m.client.load())
+        if (m.refused !== undefined && m.refused !== wasRefused) this.#log.error({ runner: m.client.name }, `runner refused: ${m.refused}`)
+        else if (m.refused === undefined && wasRefused !== undefined) this.#log.info({ runner: m.client.name }, 'runner taken back: this gateway\'s callGraceMs covers it now')
       } catch (err) {
         // a report that came too late says the runner (or this gateway) is slow, not that it is
         // gone: it counts only when it happens SLOW_POLLS_DOWN times in a row
@@ -225,9 +236,14 @@ export class RunnerSet {
     return undefined
   }
 
-  /** True when at least one member reported `ready` and is up. */
+  /** Why each member this gateway refuses for its settings is refused (see {@link RunnerMember.refused}). */
+  refusals (): string[] {
+    return this.members.flatMap((m) => m.refused === undefined ? [] : [m.refused])
+  }
+
+  /** True when at least one member reported `ready`, is up and not refused. */
   ready (): boolean {
-    for (const m of this.#members.values()) if (m.up && m.load?.state === 'ready') return true
+    for (const m of this.#members.values()) if (m.up && m.refused === undefined && m.load?.state === 'ready') return true
     return false
   }
 

@@ -19,7 +19,11 @@ function backendOf (parts: RunnerParts, config: RunnerConfig): string {
   return parts.pools.get('python')?.driver.name ?? parts.drivers[0]?.name ?? config.backend
 }
 
-/** The load report: capacity, in flight, queued and warm, summed over the pools and per language. */
+/**
+ * The load report: capacity, in flight, queued and warm, summed over the pools and per language;
+ * and how late past `timeout_ms` a job is answered at the latest (a gateway checks that its wait
+ * covers it).
+ */
 export function loadReport (runner: Reporter, parts: RunnerParts): RunnerLoad {
   const load: RunnerLoad = {
     runner: runner.id,
@@ -33,6 +37,8 @@ export function loadReport (runner: Reporter, parts: RunnerParts): RunnerLoad {
     warm: 0,
     busy: 0,
     sessions: parts.sessions?.size ?? 0,
+    grace_ms: runner.config.graceMs,
+    stop_ms: 0,
     pools: {}
   }
   for (const [language, pool] of parts.pools) {
@@ -44,6 +50,7 @@ export function loadReport (runner: Reporter, parts: RunnerParts): RunnerLoad {
     load.queued += s.queued
     load.queue_limit += s.queueLimit
     load.warm += s.warm
+    load.stop_ms = Math.max(load.stop_ms ?? 0, pool.driver.stopMs ?? 0)
   }
   return load
 }

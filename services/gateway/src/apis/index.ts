@@ -1,0 +1,12 @@
+/**
+ * The gateway's APIs, registered in this order by app.ts: the native /v1 API and the compatible
+ * ones (SandboxFusion, code-judge, MCP). Each is one folder here.
+ */
+import type { Api } from './api.ts'
+import { codeJudgeApi } from './code-judge/code-judge.ts'
+import { mcpApi } from './mcp/mcp.ts'
+import { nativeApi } from './native/native.ts'
+import { sandboxFusionApi } from './sandbox-fusion/sandbox-fusion.ts'
+
+/** Every API the gateway serves. */
+export const APIS: readonly Api[] = [nativeApi, sandboxFusionApi, codeJudgeApi, mcpApi]

@@ -1,0 +1,58 @@
+/**
+ * The deployment's limits on the calls it takes (`maxCodeBytes`, `maxTimeoutMs`, `maxMemoryMb`,
+ * and `maxBatchItems` on a native batch), checked once a call, on every route, by the pipeline's
+ * limits stage (pipeline.ts): whatever API a call came through, it is held to them as the
+ * `ExecRequest` it was mapped to. The contract's own bounds (the protocol's schemas) are the
+ * parse stage's; these are the deployment's, never looser than the contract's (the config's
+ * schema bounds each by it). A call over one is refused naming its field and the setting, as its
+ * flag, that it passed.
+ */
+import type { ExecRequest } from '@sandfleet/protocol'
+import type { GatewayConfig } from '../config.ts'
+
+/** The limits a deployment configures on its calls. */
+export type CallLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | 'maxMemoryMb' | 'maxBatchItems'>
+
+/**
+ * What a route's body asks the fleet for, as far as the limits see it: an `ExecRequest`'s limited
+ * fields (a session cell has no `memory_mb`, a session's creation no `code`). A field that is not
+ * of its type is left to the route's parse stage and not checked here.
+ */
+export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb'>>
+
+/** A call over a limit: which call (its index in the route's calls), the field, and why. */
+export interface OverLimit {
+  /** The call's index in what the route declared; `undefined` when the calls together are too many. */
+  index: number | undefined
+  /** The `ExecRequest` field at fault (`code`, `timeout_ms`, `memory_mb`), or `requests` for too many calls. */
+  field: 'code' | 'timeout_ms' | 'memory_mb' | 'requests'
+  /** Says the value, the limit, and the setting that holds it. */
+  message: string
+}
+
+/** The first of `calls` over `limits`, or `undefined` when all are within them; `batch`: the calls are also held to `maxBatchItems`. */
+export function overLimit (calls: readonly Call[], limits: CallLimits, batch = false): OverLimit | undefined {
+  if (batch && calls.length > limits.maxBatchItems) {
+    return { index: undefined, field: 'requests', message: `requests has ${calls.length} items, over this deployment's limit of ${limits.maxBatchItems} (maxBatchItems, --max-batch-items)` }
+  }
+  for (let index = 0; index < calls.length; index++) {
+    const over = callOverLimit(calls[index] as Call, limits)
+    if (over !== undefined) return { index, ...over }
+  }
+  return undefined
+}
+
+function callOverLimit ({ code, timeout_ms: timeoutMs, memory_mb: memoryMb }: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
+  // a UTF-16 unit is at most 3 UTF-8 bytes: a short string is within the limit without counting
+  if (typeof code === 'string' && code.length * 3 > limits.maxCodeBytes) {
+    const bytes = Buffer.byteLength(code)
+    if (bytes > limits.maxCodeBytes) return { field: 'code', message: `code is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)` }
+  }
+  if (typeof timeoutMs === 'number' && timeoutMs > limits.maxTimeoutMs) {
+    return { field: 'timeout_ms', message: `timeout_ms ${timeoutMs} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)` }
+  }
+  if (typeof memoryMb === 'number' && memoryMb > limits.maxMemoryMb) {
+    return { field: 'memory_mb', message: `memory_mb ${memoryMb} is over this deployment's limit of ${limits.maxMemoryMb} (maxMemoryMb, --max-memory-mb)` }
+  }
+  return undefined
+}
