@@ -6,7 +6,7 @@
  * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
  * choice) and used to name codes in results and HTTP error bodies.
  */
-import { RegisteredError, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
+import { RegisteredError, type EdgeCodes, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
 
 /** Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link ErrorRegistry} shape). */
 export const RUNNER_ERRORS = Object.freeze({
@@ -45,6 +45,17 @@ export const RUNNER_ERRORS = Object.freeze({
 /** A stable runner error code. */
 export type RunnerErrorCode = keyof typeof RUNNER_ERRORS
 
+/** The codes the runner's HTTP edge answers its faults with (`@sandfleet/protocol/http`'s error shape). */
+export const RUNNER_EDGE_CODES = Object.freeze({
+  invalidRequest: 'SF_ERR_RUNNER_INVALID_REQUEST',
+  invalidJson: 'SF_ERR_RUNNER_BAD_JSON',
+  bodyTooLarge: 'SF_ERR_RUNNER_BODY_TOO_LARGE',
+  unsupportedMedia: 'SF_ERR_RUNNER_UNSUPPORTED_MEDIA',
+  notFound: 'SF_ERR_RUNNER_NOT_FOUND',
+  methodNotAllowed: 'SF_ERR_RUNNER_METHOD_NOT_ALLOWED',
+  internal: 'SF_ERR_RUNNER_INTERNAL'
+} satisfies EdgeCodes<RunnerErrorCode>)
+
 /** An error of the runner, with a stable code, the HTTP status a caller sees, its result status and a cause. */
 export class RunnerError extends RegisteredError<RunnerErrorCode> {
   constructor (code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
@@ -63,12 +74,6 @@ export class ConfigError extends RunnerError {
     this.name = 'ConfigError'
     this.problems = Object.freeze([...problems])
   }
-}
-
-/** The message of any thrown value, for logs and results (never a stack trace). */
-export function messageOf (err: unknown): string {
-  if (err instanceof Error) return err.message
-  return String(err)
 }
 
 /** The stable code of any thrown value when it carries one (`SF_ERR_…`), else the fallback. */

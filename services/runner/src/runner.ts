@@ -12,9 +12,10 @@
  */
 import { failedResult, type ExecRequest, type ExecResult, type Language, type RunnerApi, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from './config.ts'
 import type { Driver, IsolationReport, Job } from './backends/contract.ts'
-import { messageOf, RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'
+import { RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from './errors.ts'
 import { silentLogger, type Logger } from './logger.ts'
 import { RunnerMetrics } from './metrics.ts'
 import type { PoolStats } from './pool/pool.ts'

@@ -7,8 +7,9 @@
  * as soon as its factory is registered and its `check()` passes.
  */
 import type { Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
-import { messageOf, RunnerError } from '../errors.ts'
+import { RunnerError } from '../errors.ts'
 import type { Driver, DriverName, DriverOptions } from './contract.ts'
 
 /** Makes a driver (not checked yet). */

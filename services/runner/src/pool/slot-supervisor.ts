@@ -9,9 +9,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { Driver, Sandbox } from '../backends/contract.ts'
 import type { RetireReason } from '../backends/retire-reasons.ts'
-import { messageOf } from '../errors.ts'
+
 import type { Logger } from '../logger.ts'
 
 /**

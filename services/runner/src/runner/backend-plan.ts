@@ -7,10 +7,11 @@
  * it whatever happens next; the reason for the Python backend goes there as soon as it is known.
  */
 import { LANGUAGES, type Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
 import type { Driver, DriverEvents, DriverOptions } from '../backends/contract.ts'
 import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS } from '../backends/registry.ts'
-import { messageOf, RunnerError } from '../errors.ts'
+import { RunnerError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { SessionHostCommand } from '../sessions/session-host.ts'
 import type { RunnerParts } from './runner-parts.ts'

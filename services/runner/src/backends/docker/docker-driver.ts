@@ -22,6 +22,7 @@
  * ```
  */
 import type { Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
 import { DockerContainer } from './docker-container.ts'
@@ -285,6 +286,3 @@ export class DockerSandbox implements Sandbox {
   }
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}

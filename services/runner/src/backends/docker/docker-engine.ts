@@ -13,6 +13,7 @@
  */
 import Docker from 'dockerode'
 import type { IsolationLevel, SandboxManifest } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
@@ -297,6 +298,3 @@ function firstTarEntry (tar: Buffer): string {
   return tar.subarray(512, 512 + size).toString('utf8')
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}
