@@ -22,7 +22,7 @@ import {
 import { NdjsonWriter, callerSignal, errorBody as registryBody, frameworkErrorHandler, installErrorShape, installJsonBody, type EdgeOptions } from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
-import type { Runner } from './runner.ts'
+import type { Runner } from './runner/runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
 
 /** Options of {@link buildRunnerApp}. */

@@ -6,6 +6,7 @@
  * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
  * choice) and used to name codes in results and HTTP error bodies.
  */
+import { SESSION_LOST, SESSION_NOT_FOUND } from '@sandfleet/protocol'
 import { RegisteredError, type EdgeCodes, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
 
 /** Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link ErrorRegistry} shape). */
@@ -39,7 +40,14 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_DOCKER_CONTAINER: { statusCode: 503, status: 'infra_error', message: 'A sandbox container failed to start or its stream failed' },
   // Results, in `error.type`, of a job whose executor went away (every driver that speaks the executor protocol).
   SF_ERR_EXECUTOR_CLOSED: { statusCode: 200, status: 'killed', message: 'The job was given to an executor that had already exited' },
-  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' }
+  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' },
+  // The session API's refusals (sessions/session-routes.ts), each with its HTTP status.
+  [SESSION_LOST]: { statusCode: 410, status: 'invalid_request', message: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
+  [SESSION_NOT_FOUND]: { statusCode: 404, status: 'invalid_request', message: 'No such session on this runner (never opened, closed or expired)' },
+  SF_ERR_SESSION_LIMIT: { statusCode: 429, status: 'overloaded', message: 'The runner, or the caller\'s key, holds its maximum of sessions' },
+  SF_ERR_SESSION_HOST: { statusCode: 503, status: 'infra_error', message: 'The session host process could not start or died' },
+  SF_ERR_SESSION_BUSY: { statusCode: 409, status: 'invalid_request', message: 'The session is running another cell; send cells one at a time' },
+  SF_ERR_SESSION_DISABLED: { statusCode: 501, status: 'invalid_request', message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
 } satisfies ErrorRegistry)
 
 /** A stable runner error code. */
@@ -61,6 +69,17 @@ export class RunnerError extends RegisteredError<RunnerErrorCode> {
   constructor (code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
     super(RUNNER_ERRORS, code, message, options)
     this.name = 'RunnerError'
+  }
+}
+
+/** A code of the session API. */
+export type SessionErrorCode = Extract<RunnerErrorCode, `SF_ERR_SESSION_${string}`>
+
+/** An error of the session API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
+export class SessionError extends RegisteredError<SessionErrorCode> {
+  constructor (code: SessionErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+    super(RUNNER_ERRORS, code, message, options)
+    this.name = 'SessionError'
   }
 }
 

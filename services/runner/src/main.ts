@@ -12,7 +12,7 @@ import { buildRunnerApp } from './app.ts'
 import { commandHelp, parseCommandLine } from '@sandfleet/protocol'
 import { RUNNER_COMMAND, parseRunnerConfig, type RunnerConfig } from './config.ts'
 import { ConfigError } from './errors.ts'
-import { Runner } from './runner.ts'
+import { Runner } from './runner/runner.ts'
 import type { Logger } from './logger.ts'
 
 /** A started, listening runner. */

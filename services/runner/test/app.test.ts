@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildRunnerApp } from '../src/app.ts'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 

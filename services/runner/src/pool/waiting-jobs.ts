@@ -6,7 +6,7 @@
  */
 import type { ExecResult } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Job } from '../backends/contract.ts'
+import type { Job } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { poolFailure } from './job-results.ts'
 import { JobQueue, type Ticket } from './queue.ts'

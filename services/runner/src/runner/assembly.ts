@@ -6,7 +6,7 @@
  */
 import type { Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Driver } from '../backends/contract.ts'
+import type { Driver } from '../sandbox/contract.ts'
 import type { RunnerConfig } from '../config.ts'
 
 import type { Logger } from '../logger.ts'

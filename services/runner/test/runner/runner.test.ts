@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { LIMITS } from '@sandfleet/protocol'
-import { Runner } from '../src/runner.ts'
-import { runnerConfig } from '../src/config.ts'
-import { ScriptedDriver } from './helpers/scripted-driver.ts'
+import { Runner } from '../../src/runner/runner.ts'
+import { runnerConfig } from '../../src/config.ts'
+import { ScriptedDriver } from '../helpers/scripted-driver.ts'
 
 test('runner: execute fills runner, sandbox, request_id; load reports the pool', async () => {
   const driver = new ScriptedDriver()

@@ -5,7 +5,7 @@
  */
 import { resolveExecRequest, type ExecRequest, type Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Job } from '../backends/contract.ts'
+import type { Job } from '../sandbox/contract.ts'
 import type { RunnerConfig } from '../config.ts'
 
 import { checkRequest, type RequestProblem } from './request-check.ts'
