@@ -296,8 +296,9 @@ export class JavascriptSandbox implements Sandbox {
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
-    await disposeAfter(this.isolate, this.next)
+    const { isolate, next } = this
     this.isolate = undefined
     this.next = undefined
+    await disposeAfter(isolate, next)
   }
 }
