@@ -1,8 +1,9 @@
 /**
- * The services' floors, as docs/ARCHITECTURE.md draws them ("The floors"): each table there
- * lists a service's files and folders floor by floor, and a file imports only files of its own
- * floor or a lower one. This reads the tables and checks every import of the services' sources
- * (type-only and dynamic imports count) against them.
+ * docs/ARCHITECTURE.md held against the code. Its floors ("The floors"): each table there lists
+ * a service's files and folders floor by floor, and a file imports only files of its own floor
+ * or a lower one; this reads the tables and checks every import of the services' sources
+ * (type-only and dynamic imports count) against them. And every path the page names from the
+ * repository's root exists.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -77,6 +78,13 @@ for (const service of SERVICES) {
     assert.deepEqual(backward, [], 'imports that run up a floor')
   })
 }
+
+test('every path docs/ARCHITECTURE.md names from the repository\'s root exists', () => {
+  const doc = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8')
+  const paths = [...new Set([...doc.matchAll(/`((?:services|packages|test|sandbox-images|benchmarks|helm|deploy|cli|clients|docs|scripts)\/[^`\s]*)`/g)].map((m) => m[1]))]
+  assert.ok(paths.length > 30, `the scan found the paths (${paths.length})`)
+  assert.deepEqual(paths.filter((p) => !existsSync(join(root, p))), [])
+})
 
 test('floorProblems: an import up a floor and a file on no floor are found; one down, or within a floor, is not', () => {
   const dir = '/x/src'
