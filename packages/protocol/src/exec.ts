@@ -3,6 +3,7 @@
  * through the gateway, the runner and the client; each layer adds only what is its own.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { boundedInteger } from './bounded-integer.ts'
 import { StatusSchema } from './status.ts'
 
 /** Languages a sandbox can run. */
@@ -65,14 +66,8 @@ export const ExecRequestSchema = Type.Object({
   })),
   code: Type.String({ description: 'The program to run' }),
   stdin: Type.Optional(Type.String({ description: 'Text given to the program on standard input', default: '' })),
-  timeout_ms: Type.Optional(Type.Integer({
-    minimum: LIMITS.minTimeoutMs, maximum: LIMITS.maxTimeoutMs, default: LIMITS.defaultTimeoutMs,
-    description: 'Wall-clock limit for the run, in milliseconds'
-  })),
-  memory_mb: Type.Optional(Type.Integer({
-    minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: LIMITS.defaultMemoryMb,
-    description: 'Memory the program may allocate beyond the warm interpreter, in MiB'
-  })),
+  timeout_ms: boundedInteger(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, LIMITS.defaultTimeoutMs, 'Wall-clock limit for the run, in milliseconds'),
+  memory_mb: boundedInteger(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, LIMITS.defaultMemoryMb, 'Memory the program may allocate beyond the warm interpreter, in MiB'),
   files: Type.Optional(Type.Record(
     Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
     Type.String({ contentEncoding: 'base64' }),

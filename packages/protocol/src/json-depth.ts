@@ -16,19 +16,3 @@ export function nestsDeeperThan (value: unknown, limit: number): boolean {
   }
   return false
 }
-
-/** A body parser in Fastify's callback form (`app.getDefaultJsonParser(…)`). */
-export type JsonBodyParser<R> = (request: R, body: string, done: (err: Error | null, value?: unknown) => void) => void
-
-/**
- * Wraps a JSON body parser so a body nested deeper than `maxDepth` fails as a `SyntaxError`
- * (invalid JSON, in every service's error shape) before any route sees it.
- */
-export function depthLimited<R> (parse: JsonBodyParser<R>, maxDepth: number): JsonBodyParser<R> {
-  return (request, body, done) => {
-    parse(request, body, (err, value) => {
-      if (err === null && nestsDeeperThan(value, maxDepth)) done(new SyntaxError(`JSON nested deeper than ${maxDepth} levels`), undefined)
-      else done(err, value)
-    })
-  }
-}

@@ -7,6 +7,7 @@
  * silent fresh state.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { boundedInteger } from './bounded-integer.ts'
 import { ExecRequestSchema, LANGUAGES, LIMITS } from './exec.ts'
 
 /** Static bounds of sessions (a deployment may configure tighter ones). */
@@ -23,14 +24,8 @@ export const SESSION_LIMITS = Object.freeze({
 /** Schema of {@link SessionCreateRequest}. */
 export const SessionCreateRequestSchema = Type.Object({
   language: Type.Optional(Type.Union(LANGUAGES.map((l) => Type.Literal(l)), { default: 'python' })),
-  ttl_s: Type.Optional(Type.Integer({
-    minimum: SESSION_LIMITS.minTtlS, maximum: SESSION_LIMITS.maxTtlS, default: SESSION_LIMITS.defaultTtlS,
-    description: 'Idle time after which the session is closed, in seconds'
-  })),
-  memory_mb: Type.Optional(Type.Integer({
-    minimum: LIMITS.minMemoryMb, maximum: LIMITS.maxMemoryMb, default: SESSION_LIMITS.defaultMemoryMb,
-    description: 'Memory each cell may allocate beyond the session\'s state, in MiB'
-  }))
+  ttl_s: boundedInteger(SESSION_LIMITS.minTtlS, SESSION_LIMITS.maxTtlS, SESSION_LIMITS.defaultTtlS, 'Idle time after which the session is closed, in seconds'),
+  memory_mb: boundedInteger(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, SESSION_LIMITS.defaultMemoryMb, 'Memory each cell may allocate beyond the session\'s state, in MiB')
 }, { $id: 'SessionCreateRequest', additionalProperties: false })
 /** `POST /v1/sessions` body. */
 export type SessionCreateRequest = Static<typeof SessionCreateRequestSchema>

@@ -11,9 +11,20 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
-import type { Admission } from './pipeline/admission.ts'
 import type { QuotaReason, TenantQuota } from './tenants/tenant-quota.ts'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
+
+/** What the admission gauges read, at scrape time (`pipeline/admission.ts`'s Admission). */
+export interface AdmissionGauges {
+  /** Calls held now. */
+  readonly inFlight: number
+  /** Calls held at most. */
+  readonly limit: number
+  /** Memory the calls held weigh. */
+  readonly bytes: number
+  /** Memory the calls held may weigh. */
+  readonly memoryBytes: number
+}
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
@@ -56,7 +67,7 @@ export class GatewayMetrics {
   /** Read by the in-flight gauge at scrape time. */
   inFlightNow: () => number = () => 0
   /** Read by the admission gauges at scrape time ({@link watchAdmission}). */
-  #admission: Admission | undefined
+  #admission: AdmissionGauges | undefined
   /** Read by the tenant in-flight gauge at scrape time ({@link watchTenants}). */
   #tenants: ReadonlyMap<string, TenantQuota> = new Map()
   readonly #children = new Map<string, LanguageChildren>()
@@ -138,7 +149,7 @@ export class GatewayMetrics {
       registers,
       collect () { for (const [tenant, quota] of self.#tenants) this.set({ tenant }, quota.inFlight) }
     })
-    const admissionGauge = (name: string, help: string, read: (a: Admission) => number): void => {
+    const admissionGauge = (name: string, help: string, read: (a: AdmissionGauges) => number): void => {
       void new Gauge({ name, help, registers, collect () { if (self.#admission !== undefined) this.set(read(self.#admission)) } })
     }
     admissionGauge('sandfleet_gateway_admission_limit', 'Calls admission holds at most (maxInFlight, or what admissionMemoryMb holds)', (a) => a.limit)
@@ -194,7 +205,7 @@ export class GatewayMetrics {
   }
 
   /** Reports `admission`'s in-flight count, limits and weight when scraped. */
-  watchAdmission (admission: Admission): void {
+  watchAdmission (admission: AdmissionGauges): void {
     this.#admission = admission
     this.inFlightNow = () => admission.inFlight
   }

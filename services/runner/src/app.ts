@@ -13,16 +13,16 @@
  * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
  * `runnerSecret` set, every route but `/healthz` and `/readyz` asks for it (`auth.ts`).
  */
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import {
-  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, LIMITS, depthLimited, ExecRequestSchema, ExecResultSchema, NDJSON,
+  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
   RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
   type BatchRequest, type ErrorBody, type ExecRequest
 } from '@sandfleet/protocol'
-import { NdjsonWriter, RouteMethods, callerSignal, errorBody as registryBody } from '@sandfleet/protocol/http'
+import { NdjsonWriter, callerSignal, errorBody as registryBody, frameworkErrorHandler, installErrorShape, installJsonBody, type EdgeOptions } from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
-import { RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
-import type { Runner } from './runner.ts'
+import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
+import type { Runner } from './runner/runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
 
 /** Options of {@link buildRunnerApp}. */
@@ -36,16 +36,6 @@ export interface RunnerAppOptions {
 /** The ErrorBody of one of the runner's codes. */
 function errorBody (code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
   return registryBody(RUNNER_ERRORS, code, message, field)
-}
-
-/** The field an ajv error names: `requests/3/timeout_ms`, `code` for a missing property. */
-function fieldOf (err: FastifyError): string {
-  const v = err.validation?.[0]
-  if (v === undefined) return ''
-  const path = v.instancePath.replace(/^\//, '')
-  const params = v.params as { missingProperty?: string, additionalProperty?: string }
-  const leaf = params.missingProperty ?? params.additionalProperty
-  return leaf === undefined ? path : path === '' ? leaf : `${path}/${leaf}`
 }
 
 /** The caller's queue budget from its header: undefined when absent, NaN when it is not whole milliseconds. */
@@ -66,51 +56,20 @@ const BAD_QUEUE_TIMEOUT = errorBody('SF_ERR_RUNNER_INVALID_REQUEST', `${RUNNER_H
 /** The runner's internal API on `runner`; see the module comment. */
 export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
   const logger = options.logger as { child?: unknown } | undefined
+  const edge: EdgeOptions<RunnerErrorCode> = { registry: RUNNER_ERRORS, codes: RUNNER_EDGE_CODES, service: 'runner', maxBodyBytes: options.maxBodyBytes ?? runner.config.maxBodyBytes }
   const app = Fastify({
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
-    bodyLimit: options.maxBodyBytes ?? runner.config.maxBodyBytes,
+    bodyLimit: edge.maxBodyBytes,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     logController: new LogController({ disableRequestLogging: true }),
-    // a URL the router cannot take (a bad percent-escape, a parameter past its length): a 400 ErrorBody naming `url`
-    frameworkErrors: (err: FastifyError, _request: unknown, reply: { code: (n: number) => { send: (b: ErrorBody) => void } }) => {
-      reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', err.message, 'url'))
-    }
+    frameworkErrors: frameworkErrorHandler(edge)
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance
 
-  // Fastify's JSON parser, and a body nested past the contract's depth is invalid JSON (no
-  // recursive validation or serialization meets unbounded depth).
-  const parseJson = depthLimited(app.getDefaultJsonParser('error', 'error'), LIMITS.maxJsonDepth)
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => { parseJson(request, body as string, done) })
-
+  installJsonBody(app)
+  installErrorShape(app, edge)
   app.addSchema(ExecRequestSchema)
   app.addSchema(ExecResultSchema)
   for (const schema of [SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema]) app.addSchema(schema)
-
-  app.setErrorHandler((err: FastifyError, _request, reply) => {
-    if (err.validation !== undefined) {
-      const field = fieldOf(err)
-      const message = `${field === '' ? 'body' : field} ${err.validation[0]?.message ?? 'is invalid'}`
-      return reply.code(400).send(errorBody('SF_ERR_RUNNER_INVALID_REQUEST', message, field))
-    }
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send(errorBody('SF_ERR_RUNNER_BODY_TOO_LARGE', `the body is larger than ${options.maxBodyBytes ?? runner.config.maxBodyBytes} bytes, this runner's maxBodyBytes (--max-body-bytes)`))
-    }
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send(errorBody('SF_ERR_RUNNER_UNSUPPORTED_MEDIA'))
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) {
-      return reply.code(400).send(errorBody('SF_ERR_RUNNER_BAD_JSON', `the body is not valid JSON: ${err.message}`))
-    }
-    reply.log.error({ err }, 'runner request failed')
-    return reply.code(500).send(errorBody('SF_ERR_RUNNER_INTERNAL', err.message))
-  })
-  // A path no route has is a 404; one that takes other methods a 405 whose Allow lists them.
-  const methods = new RouteMethods()
-  app.addHook('onRoute', (route) => { methods.add(route.method, route.url) })
-  app.setNotFoundHandler((request, reply) => {
-    const allow = methods.allowed(request.url)
-    if (allow.length === 0) return reply.code(404).send(errorBody('SF_ERR_RUNNER_NOT_FOUND', `no route ${request.method} ${request.url}`))
-    return reply.code(405).header('allow', allow.join(', ')).send(errorBody('SF_ERR_RUNNER_METHOD_NOT_ALLOWED', `${request.url.split('?', 1)[0]} does not take ${request.method}; it takes ${allow.join(', ')}`))
-  })
 
   if (runner.config.runnerSecret !== '') {
     const authorized = bearerCheck(runner.config.runnerSecret)

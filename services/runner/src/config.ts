@@ -11,6 +11,7 @@ import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, QUEUE_TIMEOUT_MS, configEn
 import { ConfigError } from './errors.ts'
 import { DOCKER_DEFAULTS, DOCKER_SETTINGS } from './backends/docker/docker-config.ts'
 import { PYODIDE_DEFAULTS, PYODIDE_SETTINGS } from './backends/pyodide/pyodide-config.ts'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX } from './sandbox/contract.ts'
 
 /** Backends the runner's Python pool can use; `auto` picks the strongest available. */
 export const BACKENDS = ['auto', 'process', 'docker', 'pyodide', 'unsafe'] as const
@@ -60,14 +61,6 @@ export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>
 export type RunnerConfigInput = Partial<Static<typeof RunnerConfigSchema>>
 
 /** The defaults, computed on this host. */
-/**
- * Jobs a sandbox runs before it is replaced, by default. A safety valve, not a cleaner (every job is
- * a fresh fork; its files, IPC objects and processes go after it). A new sandbox costs seconds of
- * CPU until its tiers are warm, so a small default would be paid by every job, in bursts
- * (benchmarks/RESULTS.md, "Figures that were in code comments"). The docker driver's own default
- * is this too.
- */
-export const DEFAULT_MAX_JOBS_PER_SANDBOX = 100_000
 
 export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
   return {

@@ -6,7 +6,8 @@
  * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
  * choice) and used to name codes in results and HTTP error bodies.
  */
-import { RegisteredError, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
+import { SESSION_LOST, SESSION_NOT_FOUND } from '@sandfleet/protocol'
+import { RegisteredError, type EdgeCodes, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
 
 /** Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link ErrorRegistry} shape). */
 export const RUNNER_ERRORS = Object.freeze({
@@ -42,17 +43,46 @@ export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_EXECUTOR_CLOSED: { statusCode: 200, status: 'killed', message: 'The job was given to an executor that had already exited' },
   SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' },
   SF_ERR_EXECUTOR_ZYGOTE_EXITED: { statusCode: 200, status: 'killed', message: 'The executor\'s zygote of the job\'s tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced' },
-  SF_ERR_EXECUTOR_SPARE_EXITED: { statusCode: 200, status: 'killed', message: 'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced' }
+  SF_ERR_EXECUTOR_SPARE_EXITED: { statusCode: 200, status: 'killed', message: 'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced' },
+  // The session API's refusals (sessions/session-routes.ts), each with its HTTP status.
+  [SESSION_LOST]: { statusCode: 410, status: 'invalid_request', message: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
+  [SESSION_NOT_FOUND]: { statusCode: 404, status: 'invalid_request', message: 'No such session on this runner (never opened, closed or expired)' },
+  SF_ERR_SESSION_LIMIT: { statusCode: 429, status: 'overloaded', message: 'The runner, or the caller\'s key, holds its maximum of sessions' },
+  SF_ERR_SESSION_HOST: { statusCode: 503, status: 'infra_error', message: 'The session host process could not start or died' },
+  SF_ERR_SESSION_BUSY: { statusCode: 409, status: 'invalid_request', message: 'The session is running another cell; send cells one at a time' },
+  SF_ERR_SESSION_DISABLED: { statusCode: 501, status: 'invalid_request', message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
 } satisfies ErrorRegistry)
 
 /** A stable runner error code. */
 export type RunnerErrorCode = keyof typeof RUNNER_ERRORS
+
+/** The codes the runner's HTTP edge answers its faults with (`@sandfleet/protocol/http`'s error shape). */
+export const RUNNER_EDGE_CODES = Object.freeze({
+  invalidRequest: 'SF_ERR_RUNNER_INVALID_REQUEST',
+  invalidJson: 'SF_ERR_RUNNER_BAD_JSON',
+  bodyTooLarge: 'SF_ERR_RUNNER_BODY_TOO_LARGE',
+  unsupportedMedia: 'SF_ERR_RUNNER_UNSUPPORTED_MEDIA',
+  notFound: 'SF_ERR_RUNNER_NOT_FOUND',
+  methodNotAllowed: 'SF_ERR_RUNNER_METHOD_NOT_ALLOWED',
+  internal: 'SF_ERR_RUNNER_INTERNAL'
+} satisfies EdgeCodes<RunnerErrorCode>)
 
 /** An error of the runner, with a stable code, the HTTP status a caller sees, its result status and a cause. */
 export class RunnerError extends RegisteredError<RunnerErrorCode> {
   constructor (code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
     super(RUNNER_ERRORS, code, message, options)
     this.name = 'RunnerError'
+  }
+}
+
+/** A code of the session API. */
+export type SessionErrorCode = Extract<RunnerErrorCode, `SF_ERR_SESSION_${string}`>
+
+/** An error of the session API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
+export class SessionError extends RegisteredError<SessionErrorCode> {
+  constructor (code: SessionErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+    super(RUNNER_ERRORS, code, message, options)
+    this.name = 'SessionError'
   }
 }
 
@@ -66,12 +96,6 @@ export class ConfigError extends RunnerError {
     this.name = 'ConfigError'
     this.problems = Object.freeze([...problems])
   }
-}
-
-/** The message of any thrown value, for logs and results (never a stack trace). */
-export function messageOf (err: unknown): string {
-  if (err instanceof Error) return err.message
-  return String(err)
 }
 
 /** The stable code of any thrown value when it carries one (`SF_ERR_…`), else the fallback. */

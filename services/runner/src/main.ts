@@ -7,11 +7,12 @@
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import type { FastifyInstance } from 'fastify'
+import { messageOf } from '@sandfleet/protocol/http'
 import { buildRunnerApp } from './app.ts'
 import { commandHelp, parseCommandLine } from '@sandfleet/protocol'
 import { RUNNER_COMMAND, parseRunnerConfig, type RunnerConfig } from './config.ts'
-import { ConfigError, messageOf } from './errors.ts'
-import { Runner } from './runner.ts'
+import { ConfigError } from './errors.ts'
+import { Runner } from './runner/runner.ts'
 import type { Logger } from './logger.ts'
 
 /** A started, listening runner. */

@@ -10,7 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
 import runnerPackage from '../package.json' with { type: 'json' }
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
-import type { ReuseEvent } from './backends/contract.ts'
+import type { ReuseEvent } from './sandbox/contract.ts'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]

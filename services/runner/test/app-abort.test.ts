@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildRunnerApp } from '../src/app.ts'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { buildRunnerApp } from '../src/app.ts'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 
@@ -54,7 +54,7 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
 test('app: a body over maxBodyBytes is a 413 that gives the limit and the setting', async () => {
   const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x'.repeat(5000) } })
   assert.equal(res.statusCode, 413)
-  assert.deepEqual(res.json(), { status: 'invalid_request', error: { code: 'SF_ERR_RUNNER_BODY_TOO_LARGE', message: 'the body is larger than 4096 bytes, this runner\'s maxBodyBytes (--max-body-bytes)' } })
+  assert.deepEqual(res.json(), { status: 'invalid_request', error: { code: 'SF_ERR_RUNNER_BODY_TOO_LARGE', message: 'request body is larger than 4096 bytes, this runner\'s maxBodyBytes (--max-body-bytes)' } })
 })
 
 test('app: a wrong method on a known path is a 405 whose Allow lists the methods it takes; an unknown path a 404', async () => {

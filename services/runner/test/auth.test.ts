@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { buildRunnerApp } from '../src/app.ts'
 import { bearerCheck } from '../src/auth.ts'
 import { parseRunnerConfig, runnerConfig } from '../src/config.ts'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 
 const SECRET = 'fleet-secret-0123456789'

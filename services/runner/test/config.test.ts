@@ -49,7 +49,7 @@ test('config: a value outside a set of choices is answered with the choices', ()
 })
 
 test('isolation: fork by default; a call\'s level applies unless the runner forbids reuse; reuse cannot be the default where it is forbidden', async () => {
-  const { prepareCall } = await import('../src/runner/prepared-call.ts')
+  const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const served = new Map()
   const level = (config: ReturnType<typeof runnerConfig>, isolation?: 'fork' | 'reuse'): string | undefined =>
     prepareCall({ code: 'x', ...(isolation === undefined ? {} : { isolation }) }, config, served).job?.request.isolation
@@ -62,7 +62,7 @@ test('isolation: fork by default; a call\'s level applies unless the runner forb
 })
 
 test('timeout_ms: a call that gives none runs with the contract\'s default within the runner\'s maxTimeoutMs', async () => {
-  const { prepareCall } = await import('../src/runner/prepared-call.ts')
+  const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const timeout = (config: ReturnType<typeof runnerConfig>, timeoutMs?: number): number | undefined =>
     prepareCall({ code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) }, config, new Map()).job?.request.timeout_ms
   assert.equal(timeout(runnerConfig()), LIMITS.defaultTimeoutMs)

@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 
 /** Interpreter path → its version, for every CPython 3.11+ found. */

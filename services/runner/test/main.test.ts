@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { listenRunner } from '../src/main.ts'
 import { runnerConfig } from '../src/config.ts'
-import { DRIVER_FACTORIES, registerDriver } from '../src/backends/registry.ts'
+import { DRIVER_FACTORIES, registerDriver } from '../src/runner/driver-registry.ts'
 import { silentLogger } from '../src/logger.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Runner } from '../src/runner.ts'
+import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 
 test('runner (process driver, real Python): 100 concurrent mixed calls are all answered correctly; a timeout costs the job, not its sandbox', async () => {

@@ -1,7 +1,8 @@
 /**
- * What the gateway and the runner both need of HTTP, written once: the caller-abort signal, the
- * NDJSON writer and reader of a streamed batch, the error registry's shape, and the methods each
- * path takes (404 or 405). Node only
+ * What the gateway and the runner both need of HTTP, written once: the edge (the JSON body
+ * parser with its depth limit, the error shape and the mapping of Fastify's errors to a
+ * service's registry by their code), the caller-abort signal, the NDJSON writer and reader of a
+ * streamed batch, the error registry's shape, and the methods each path takes (404 or 405). Node only
  * (`node:stream`); kept out of the package's main entry, which is the contract alone.
  *
  * @example
@@ -18,3 +19,7 @@ export * from './ndjson-writer.ts'
 export * from './ndjson-reader.ts'
 export * from './error-registry.ts'
 export * from './route-methods.ts'
+export * from './json-body.ts'
+export * from './schema-problem.ts'
+export * from './error-shape.ts'
+export * from './thrown.ts'

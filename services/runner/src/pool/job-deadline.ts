@@ -8,7 +8,7 @@
  * On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
  * (pool.ts); whichever comes second, the sandbox's answer or the expiry, is ignored.
  */
-import type { Job, JobWatch } from '../backends/contract.ts'
+import type { Job, JobWatch } from '../sandbox/contract.ts'
 
 /** The hard deadline of one job in a sandbox; `of` is what its pool needs to answer it. */
 export class JobDeadline<T> implements JobWatch {

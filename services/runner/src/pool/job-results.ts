@@ -4,7 +4,7 @@
  * carries the runner's id and the caller's request id when it gave one.
  */
 import { failedResult, type ExecResult } from '@sandfleet/protocol'
-import type { RunOutcome } from '../backends/contract.ts'
+import type { RunOutcome } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 
 /** A result the pool gives without the user's code having run; `message` defaults to the code's. */

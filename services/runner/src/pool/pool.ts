@@ -22,9 +22,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { GRACES, type ExecResult, type Language } from '@sandfleet/protocol'
-import type { Driver, Job, RunOutcome } from '../backends/contract.ts'
-import { failedOutcome } from '../backends/failed-outcome.ts'
-import { codeOf, messageOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
+import { messageOf } from '@sandfleet/protocol/http'
+import type { Driver, Job, RunOutcome } from '../sandbox/contract.ts'
+import { failedOutcome } from '../sandbox/failed-outcome.ts'
+import { codeOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { JobDeadline } from './job-deadline.ts'
 import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'

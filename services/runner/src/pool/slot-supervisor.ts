@@ -9,14 +9,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Language } from '@sandfleet/protocol'
-import type { Driver, Sandbox } from '../backends/contract.ts'
-import type { RetireReason } from '../backends/retire-reasons.ts'
-import { messageOf } from '../errors.ts'
+import { messageOf } from '@sandfleet/protocol/http'
+import type { Driver, Sandbox } from '../sandbox/contract.ts'
+import type { RetireReason } from '../sandbox/retire-reasons.ts'
+
 import type { Logger } from '../logger.ts'
 
 /**
  * Why a sandbox was replaced: the reason its outcome gave with `retire` (what it could not undo
- * after the job, `backends/retire-reasons.ts`), or the pool's own: its execute rejected or it died
+ * after the job, `sandbox/retire-reasons.ts`), or the pool's own: its execute rejected or it died
  * idle (`crash`), it was found tampered with before a job ran (`tampered`), it ran
  * `maxJobsPerSandbox` jobs (`max_jobs`), it did not answer by a job's hard deadline (`hung`).
  */

@@ -5,8 +5,9 @@
  * away, `infra_error` when the pool drains or no sandbox can start.
  */
 import type { ExecResult } from '@sandfleet/protocol'
-import type { Job } from '../backends/contract.ts'
-import { messageOf, RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
+import { messageOf } from '@sandfleet/protocol/http'
+import type { Job } from '../sandbox/contract.ts'
+import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { poolFailure } from './job-results.ts'
 import { JobQueue, type Ticket } from './queue.ts'
 import { SignalGroups } from './signal-groups.ts'

@@ -5,9 +5,10 @@
  * closed, drivers closed.
  */
 import type { Language } from '@sandfleet/protocol'
-import type { Driver } from '../backends/contract.ts'
+import { messageOf } from '@sandfleet/protocol/http'
+import type { Driver } from '../sandbox/contract.ts'
 import type { RunnerConfig } from '../config.ts'
-import { messageOf } from '../errors.ts'
+
 import type { Logger } from '../logger.ts'
 import type { RunnerMetrics } from '../metrics.ts'
 import { Pool } from '../pool/pool.ts'

@@ -7,10 +7,11 @@
  * it whatever happens next; the reason for the Python backend goes there as soon as it is known.
  */
 import { LANGUAGES, type Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
-import type { Driver, DriverEvents, DriverOptions } from '../backends/contract.ts'
-import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS } from '../backends/registry.ts'
-import { messageOf, RunnerError } from '../errors.ts'
+import type { Driver, DriverEvents } from '../sandbox/contract.ts'
+import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS, type RunnerDriverOptions } from './driver-registry.ts'
+import { RunnerError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { SessionHostCommand } from '../sessions/session-host.ts'
 import type { RunnerParts } from './runner-parts.ts'
@@ -35,7 +36,7 @@ export interface PlanContext {
  */
 export async function planBackends (ctx: PlanContext): Promise<Array<[Language, Driver]>> {
   const { config, logger: log, runnerId, parts } = ctx
-  const options: DriverOptions = { config, logger: log, ...(ctx.events === undefined ? {} : { events: ctx.events }) }
+  const options: RunnerDriverOptions = { config, logger: log, ...(ctx.events === undefined ? {} : { events: ctx.events }) }
   const wanted = config.languages.length > 0 ? new Set<Language>(config.languages) : undefined
   const serve = new Map<Language, Driver>()
   let primary: Driver | undefined

@@ -3,7 +3,7 @@
  * (`GET /v1/runner/load`), what it runs (`GET /v1/info`), and each pool's isolation.
  */
 import type { Language, RunnerInfo, RunnerLoad, RunnerState } from '@sandfleet/protocol'
-import type { IsolationReport } from '../backends/contract.ts'
+import type { IsolationReport } from '../sandbox/contract.ts'
 import type { RunnerConfig } from '../config.ts'
 import type { RunnerParts } from './runner-parts.ts'
 

@@ -4,7 +4,7 @@
  * that fails releases what it had made), read by the reports.
  */
 import type { Language } from '@sandfleet/protocol'
-import type { Driver } from '../backends/contract.ts'
+import type { Driver } from '../sandbox/contract.ts'
 import type { Pool } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 

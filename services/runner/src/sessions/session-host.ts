@@ -24,37 +24,15 @@ import {
   encodeSessionId, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
   type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
 } from '@sandfleet/protocol'
-import { RegisteredError, type ErrorRegistry } from '@sandfleet/protocol/http'
-import type { ExecutorCommand } from '../backends/contract.ts'
+import type { ExecutorCommand } from '../sandbox/contract.ts'
 import { runnerConfig, type RunnerConfig } from '../config.ts'
-import { RunnerError } from '../errors.ts'
+import { RunnerError, SessionError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
 import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { outcomeResult } from '../pool/job-results.ts'
-import { prepareCall } from '../runner/prepared-call.ts'
-
-/** Session error codes, their HTTP status, protocol status and meaning (docs/errors.md). */
-export const SESSION_ERRORS = Object.freeze({
-  [SESSION_LOST]: { statusCode: 410, status: 'invalid_request', message: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
-  [SESSION_NOT_FOUND]: { statusCode: 404, status: 'invalid_request', message: 'No such session on this runner (never opened, closed or expired)' },
-  SF_ERR_SESSION_LIMIT: { statusCode: 429, status: 'overloaded', message: 'The runner, or the caller\'s key, holds its maximum of sessions' },
-  SF_ERR_SESSION_HOST: { statusCode: 503, status: 'infra_error', message: 'The session host process could not start or died' },
-  SF_ERR_SESSION_BUSY: { statusCode: 409, status: 'invalid_request', message: 'The session is running another cell; send cells one at a time' },
-  SF_ERR_SESSION_DISABLED: { statusCode: 501, status: 'invalid_request', message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
-} satisfies ErrorRegistry)
-
-/** A session error code. */
-export type SessionErrorCode = keyof typeof SESSION_ERRORS
-
-/** An error of the session API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
-export class SessionError extends RegisteredError<SessionErrorCode> {
-  constructor (code: SessionErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(SESSION_ERRORS, code, message, options)
-    this.name = 'SessionError'
-  }
-}
+import { prepareCall } from '../requests/prepared-call.ts'
 
 /** The program that runs `session_host.py` for a socket directory. */
 export type SessionHostCommand = (socketDir: string) => ExecutorCommand

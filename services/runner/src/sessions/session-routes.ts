@@ -19,7 +19,8 @@ import {
   type SessionCreateRequest, type SessionExecRequest
 } from '@sandfleet/protocol'
 import { RegisteredError } from '@sandfleet/protocol/http'
-import { SESSION_ERRORS, SessionError, type SessionHost } from './session-host.ts'
+import { SessionError } from '../errors.ts'
+import type { SessionHost } from './session-host.ts'
 
 /** Header that carries the caller's key (a digest, never the key itself) from the gateway. */
 export const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
@@ -43,7 +44,7 @@ async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Prom
 export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined): void {
   const host = (): SessionHost => {
     const s = sessions()
-    if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED', SESSION_ERRORS.SF_ERR_SESSION_DISABLED.message)
+    if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED')
     return s
   }
   const errors = { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { resolveExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/logger.ts'
-import { SANDBOX_MAX_FILE_MB, type Driver, type RunOutcome } from '../../src/backends/contract.ts'
+import { SANDBOX_MAX_FILE_MB, type Driver, type RunOutcome } from '../../src/sandbox/contract.ts'
 import { ProcessDriver } from '../../src/backends/process/process-driver.ts'
 import { PyodideDriver } from '../../src/backends/pyodide/pyodide-driver.ts'
 

@@ -6,8 +6,8 @@
  * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are scripted with `failStarts`; a
  * sandbox found tampered with (the job does not run) with `tamperNext`.
  */
-import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/backends/contract.ts'
-import type { RetireReason } from '../../src/backends/retire-reasons.ts'
+import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/sandbox/contract.ts'
+import type { RetireReason } from '../../src/sandbox/retire-reasons.ts'
 
 /** Options of {@link ScriptedDriver}. */
 export interface ScriptedOptions {

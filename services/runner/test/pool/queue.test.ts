@@ -2,6 +2,23 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { JobQueue } from '../../src/pool/queue.ts'
 
+/**
+ * Pushes each item with its deadline (ms from now) on a queue of its own, waits for its expiry
+ * timer to answer them all, with no shift, and says in what order it did and what was left.
+ */
+async function expireAll (deadlines: Array<[string, number]>): Promise<{ expired: string[], length: number, nextExpiryAt: number }> {
+  const expired: string[] = []
+  let done!: () => void
+  const all = new Promise<void>((resolve) => { done = resolve })
+  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === deadlines.length) done() } })
+  const t0 = performance.now()
+  for (const [item, ms] of deadlines) q.push(item, t0 + ms)
+  await all
+  const after = { expired, length: q.length, nextExpiryAt: q.nextExpiryAt }
+  q.close()
+  return after
+}
+
 test('queue: jobs leave in FIFO order, across growth of the ring', () => {
   const q = new JobQueue<number>({ limit: 1000, onExpire: () => assert.fail('nothing expires'), now: () => 0 })
   for (let i = 0; i < 300; i++) assert.notEqual(q.push(i, 100), undefined)
@@ -39,18 +56,7 @@ test('queue: a job past its deadline is expired, never returned', () => {
 })
 
 test('queue: the one expiry timer answers waiting jobs without a shift', async () => {
-  const expired: string[] = []
-  let done!: () => void
-  const all = new Promise<void>((resolve) => { done = resolve })
-  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === 2) done() } })
-  const t0 = performance.now()
-  q.push('a', t0 + 5)
-  q.push('b', t0 + 15)
-  await all
-  assert.deepEqual(expired, ['a', 'b'])
-  assert.equal(q.length, 0)
-  assert.equal(q.nextExpiryAt, Infinity, 'no timer left armed on an empty queue')
-  q.close()
+  assert.deepEqual(await expireAll([['a', 5], ['b', 15]]), { expired: ['a', 'b'], length: 0, nextExpiryAt: Infinity }, 'no timer left armed on an empty queue')
 })
 
 test('queue: cancel removes a job in place; drain hands out the rest in order', () => {
@@ -109,17 +115,7 @@ test('queue: with deadlines in any order, what has time left runs in FIFO order 
 })
 
 test('queue: the timer expires jobs in the order of their deadlines, whatever their order in the queue', async () => {
-  const expired: string[] = []
-  let done!: () => void
-  const all = new Promise<void>((resolve) => { done = resolve })
-  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === 4) done() } })
-  const t0 = performance.now()
-  q.push('c', t0 + 30)
-  q.push('a', t0 + 10)
-  q.push('d', t0 + 40)
-  q.push('b', t0 + 20)
-  await all
-  assert.deepEqual(expired, ['a', 'b', 'c', 'd'])
-  assert.equal(q.nextExpiryAt, Infinity)
-  q.close()
+  const after = await expireAll([['c', 30], ['a', 10], ['d', 40], ['b', 20]])
+  assert.deepEqual(after.expired, ['a', 'b', 'c', 'd'])
+  assert.equal(after.nextExpiryAt, Infinity)
 })

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Runner } from '../../src/runner.ts'
+import { Runner } from '../../src/runner/runner.ts'
 import { runnerConfig } from '../../src/config.ts'
 import { listenRunner } from '../../src/main.ts'
 import { silentLogger } from '../../src/logger.ts'

@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Duplex } from 'node:stream'
 import type Docker from 'dockerode'
+import { messageOf } from '@sandfleet/protocol/http'
 import { ExecutorChannel } from '../../kits/executor/executor-channel.ts'
 import { CHANNEL_SOCKET, type DockerDriverOptions, type DockerEngine } from './docker-engine.ts'
 
@@ -210,6 +211,3 @@ async function exitReason (container: Docker.Container): Promise<string> {
   return ` (container exited ${info.State.ExitCode}${info.State.OOMKilled ? ', OOM-killed' : ''}${info.State.Error !== '' ? `: ${info.State.Error}` : ''})`
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}

@@ -13,11 +13,11 @@
  */
 import Docker from 'dockerode'
 import type { IsolationLevel, SandboxManifest } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
-import { DEFAULT_MAX_JOBS_PER_SANDBOX } from '../../config.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
-import { SANDBOX_MAX_FILE_MB, type DriverEvents } from '../contract.ts'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX, SANDBOX_MAX_FILE_MB, type DriverEvents } from '../../sandbox/contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -297,6 +297,3 @@ function firstTarEntry (tar: Buffer): string {
   return tar.subarray(512, 512 + size).toString('utf8')
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}

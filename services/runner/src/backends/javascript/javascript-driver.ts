@@ -18,7 +18,7 @@
 import { availableParallelism } from 'node:os'
 import type { Language } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
-import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../contract.ts'
+import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../../kits/isolate/node-flags.ts'
 import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from './javascript-sandbox.ts'
 

@@ -7,9 +7,9 @@
  */
 import { readFileSync } from 'node:fs'
 import type IvmModule from 'isolated-vm'
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../sandbox/contract.ts'
 import { disposeAfter, isolateStats } from '../../kits/isolate/isolate-life.ts'
-import { failedOutcome } from '../failed-outcome.ts'
+import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { RunnerError } from '../../errors.ts'
 
 /** The isolated-vm module. */
@@ -296,8 +296,9 @@ export class JavascriptSandbox implements Sandbox {
   async close (): Promise<void> {
     if (this.current === 'closed') return
     this.current = 'closed'
-    await disposeAfter(this.isolate, this.next)
+    const { isolate, next } = this
     this.isolate = undefined
     this.next = undefined
+    await disposeAfter(isolate, next)
   }
 }

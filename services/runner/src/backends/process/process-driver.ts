@@ -8,10 +8,11 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import type { Language } from '@sandfleet/protocol'
-import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../contract.ts'
+import { SANDBOX_MAX_FILE_MB, type Driver, type DriverName, type DriverOptions, type ExecutorCommand, type IsolationReport, type Sandbox } from '../../sandbox/contract.ts'
 import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
-import { ExecutorSandbox } from '../../kits/executor/executor-sandbox.ts'
+import type { ProcessSettings } from './process-config.ts'
+import { ProcessSandbox } from './process-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
 
@@ -38,7 +39,7 @@ export class ProcessDriver implements Driver {
   /** The session host's: it makes each session's namespaces (unshare, and mount for its /proc). */
   private readonly sessionSeccomp = seccompFilter(SYSCALL_TABLES[process.arch], ['unshare', 'mount'])
 
-  constructor (private readonly options: DriverOptions) {
+  constructor (private readonly options: DriverOptions<ProcessSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
@@ -118,9 +119,9 @@ export class ProcessDriver implements Driver {
   createSandbox (id: string): Sandbox {
     const { config } = this.options
     const events = this.options.events
-    if (this.cgroups === undefined) return new ExecutorSandbox(id, this.command(), events)
+    if (this.cgroups === undefined) return new ProcessSandbox(id, this.command(), events)
     const cgroup = this.cgroups.create(id, { memoryBytes: this.sandboxMemoryMb() * 1024 * 1024, pids: config.sandboxPids })
-    return new CgroupSandbox(new ExecutorSandbox(id, cgroup.wrap(this.command()), events), cgroup)
+    return new CgroupSandbox(new ProcessSandbox(id, cgroup.wrap(this.command()), events), cgroup)
   }
 
   /** Memory of one whole sandbox: `sandboxMemoryMb`, or the largest job's plus room for the executor. */

@@ -8,5 +8,16 @@ export const PYODIDE_SETTINGS = {
   pyodideWarmup: Type.String({ description: 'Python run into the pyodide memory image after pyodidePreimport, e.g. a sympy.factor call so lazy imports and caches are warm for every job' })
 }
 
+/** What the pyodide driver reads of the runner's configuration. */
+export interface PyodideSettings {
+  readonly id: string
+  readonly poolSize: number
+  readonly maxMemoryMb: number
+  readonly sandboxMemoryMb: number
+  readonly pyodidePackages: string
+  readonly pyodidePreimport: readonly string[]
+  readonly pyodideWarmup: string
+}
+
 /** Their defaults. */
 export const PYODIDE_DEFAULTS = { pyodidePackages: '', pyodidePreimport: [] as string[], pyodideWarmup: '' }

@@ -17,14 +17,15 @@
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
 import { GRACES, type Language } from '@sandfleet/protocol'
-import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../contract.ts'
+import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import { CgroupHost, type SandboxCgroup } from '../../kits/linux/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
+import type { PyodideSettings } from './pyodide-config.ts'
 import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'
 import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'
 
 
-export interface PyodideDriverOptions extends DriverOptions {
+export interface PyodideDriverOptions extends DriverOptions<PyodideSettings> {
   /**
    * How long a job has after its soft stop (SIGTERM through the interrupt buffer, at
    * `timeout_ms`) before isolated-vm stops it hard and its sandbox is retired.
@@ -37,7 +38,7 @@ export interface PyodideDriverOptions extends DriverOptions {
 export class PyodideDriver implements Driver {
   readonly name: DriverName = 'pyodide'
   readonly languages: readonly Language[] = ['python']
-  readonly #options: DriverOptions
+  readonly #options: DriverOptions<PyodideSettings>
   readonly #softStopMs: number
   /**
    * The host's own stop: the interrupt at `timeout_ms`, isolated-vm's hard timeout `softStopMs`

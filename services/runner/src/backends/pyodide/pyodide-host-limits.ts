@@ -20,9 +20,9 @@
  *   make one): each sandbox's share (`sandboxMemoryMb`, or its largest job plus its isolate's
  *   heap and image) times the sandboxes it holds, plus the host's own heap.
  */
-import type { RunnerConfig } from '../../config.ts'
 import { NO_NODE_SNAPSHOT } from '../../kits/isolate/node-flags.ts'
 import { PYODIDE_ISOLATE_HEAP_MB } from './pyodide-assets.ts'
+import type { PyodideSettings } from './pyodide-config.ts'
 
 /** Room in each wasm memory for the interpreter's image (Pyodide's baseline is ~20 MB; preimported packages add to it). */
 export const IMAGE_HEADROOM_MB = 512
@@ -46,7 +46,7 @@ export interface HostLimits {
 }
 
 /** The limits of a host that holds at most `sandboxes` sandboxes at once. */
-export function hostLimits (config: Pick<RunnerConfig, 'maxMemoryMb' | 'sandboxMemoryMb'>, sandboxes: number): HostLimits {
+export function hostLimits (config: Pick<PyodideSettings, 'maxMemoryMb' | 'sandboxMemoryMb'>, sandboxes: number): HostLimits {
   const wasmMaxPages = Math.min(WASM32_PAGES, (config.maxMemoryMb + IMAGE_HEADROOM_MB) * 16)
   const shareMb = config.sandboxMemoryMb > 0 ? config.sandboxMemoryMb : config.maxMemoryMb + IMAGE_HEADROOM_MB + PYODIDE_ISOLATE_HEAP_MB
   return {

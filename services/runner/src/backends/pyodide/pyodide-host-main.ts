@@ -10,6 +10,7 @@
  * a process that used wasm isolates can hang at exit otherwise.
  */
 import { Socket } from 'node:net'
+import { messageOf } from '@sandfleet/protocol/http'
 import { FramePipe } from './frame-pipe.ts'
 import { PyodideAssets, type Ivm } from './pyodide-assets.ts'
 import type { FromHost, HostInit, HostReply, ToHost } from './pyodide-host-protocol.ts'
@@ -24,10 +25,6 @@ let init: HostInit | undefined
 let exiting = false
 
 const pipe = new FramePipe<ToHost, FromHost>(socket, socket, (frame) => { void onFrame(frame) }, () => { void exit(0) })
-
-function messageOf (err: unknown): string {
-  return (err as Error)?.message ?? String(err)
-}
 
 async function onFrame (frame: ToHost): Promise<void> {
   if (frame.op === 'init') { await boot(frame); return }

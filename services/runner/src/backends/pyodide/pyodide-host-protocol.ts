@@ -3,7 +3,7 @@
  * fd 3 ({@link FramePipe}). The runner sends `init` once, then requests numbered `n`; the host
  * answers `ready` (or `fatal`) to `init` and one `reply` per request, in any order.
  */
-import type { Job, RunOutcome } from '../contract.ts'
+import type { Job, RunOutcome } from '../../sandbox/contract.ts'
 
 /** How the host prepares Pyodide (the runner's pyodide* settings and the sandboxes' graces). */
 export interface HostInit {

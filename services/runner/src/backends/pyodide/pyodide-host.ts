@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Duplex } from 'node:stream'
 import type { Logger } from '../../logger.ts'
-import type { ExecutorCommand } from '../contract.ts'
+import type { ExecutorCommand } from '../../sandbox/contract.ts'
 import { FramePipe } from './frame-pipe.ts'
 import type { FromHost, HostInit, HostReady, HostReply, HostRequest, ToHost } from './pyodide-host-protocol.ts'
 import { RunnerError } from '../../errors.ts'

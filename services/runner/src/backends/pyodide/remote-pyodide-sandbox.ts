@@ -7,11 +7,11 @@
  * exits fails the job in flight with `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user
  * status) and tells the pool, through {@link onExit}, that an idle sandbox is gone.
  */
-import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../contract.ts'
+import type { Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../sandbox/contract.ts'
 import type { PyodideHost } from './pyodide-host.ts'
 import type { HostReply } from './pyodide-host-protocol.ts'
 import { RunnerError } from '../../errors.ts'
-import { retireReasonOf } from '../retire-reasons.ts'
+import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
 
 /** Options of a {@link RemotePyodideSandbox}. */
 export interface RemotePyodideSandboxOptions {

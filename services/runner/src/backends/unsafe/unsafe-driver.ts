@@ -4,9 +4,10 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Language } from '@sandfleet/protocol'
-import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../contract.ts'
+import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
-import { ExecutorSandbox } from '../../kits/executor/executor-sandbox.ts'
+import type { ExecutorSettings } from '../process/process-config.ts'
+import { ProcessSandbox } from '../process/process-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
 
 /** Python with no sandbox at all (development only). */
@@ -17,7 +18,7 @@ export class UnsafeDriver implements Driver {
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
   private readonly executor: string
 
-  constructor (private readonly options: DriverOptions) {
+  constructor (private readonly options: DriverOptions<ExecutorSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
@@ -31,7 +32,7 @@ export class UnsafeDriver implements Driver {
   /** A host-process sandbox, not started. */
   createSandbox (id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ExecutorSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
+    return new ProcessSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
   }
 
   /** The session host as a plain host process (no isolation either). */

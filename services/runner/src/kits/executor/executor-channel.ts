@@ -5,9 +5,9 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
-import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../backends/contract.ts'
-import { failedOutcome } from '../../backends/failed-outcome.ts'
-import { retireReasonOf } from '../../backends/retire-reasons.ts'
+import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
+import { failedOutcome } from '../../sandbox/failed-outcome.ts'
+import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
 
 /**

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Writable } from 'node:stream'
-import type { ExecutorCommand } from '../../backends/contract.ts'
+import type { ExecutorCommand } from '../../sandbox/contract.ts'
 
 /**
  * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,

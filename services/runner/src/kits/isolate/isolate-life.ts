@@ -1,6 +1,6 @@
 /** What the isolate sandboxes (javascript, pyodide) share about their isolate's life: its stats and its disposal. */
 import type IvmModule from 'isolated-vm'
-import type { SandboxStats } from '../../backends/contract.ts'
+import type { SandboxStats } from '../../sandbox/contract.ts'
 
 /** Jobs run and the isolate's memory (JavaScript heap plus what it holds outside, such as wasm memory). */
 export function isolateStats (isolate: IvmModule.Isolate | undefined, jobs: number): SandboxStats {

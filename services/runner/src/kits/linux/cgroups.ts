@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSy
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
+import type { ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../sandbox/contract.ts'
 
 /** Limits of one sandbox. */
 export interface CgroupLimits {

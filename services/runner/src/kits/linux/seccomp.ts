@@ -8,19 +8,30 @@
  * namespaces, no capabilities, uid 65534 and the cgroups.
  */
 
-/** The denied calls, by name (the same names as in the kernel's unistd headers, `__NR_<name>`). */
-export const DENIED_SYSCALLS = [
-  'acct', 'add_key', 'bpf', 'clock_adjtime', 'clock_settime', 'delete_module', 'fanotify_init', 'finit_module',
-  'fsconfig', 'fsmount', 'fsopen', 'fspick', 'init_module', 'io_uring_enter', 'io_uring_register', 'io_uring_setup',
-  'kcmp', 'kexec_file_load', 'kexec_load', 'keyctl', 'lookup_dcookie', 'mount', 'mount_setattr', 'move_mount',
-  'move_pages', 'name_to_handle_at', 'nfsservctl', 'open_by_handle_at', 'open_tree', 'perf_event_open', 'pidfd_getfd',
-  'pivot_root', 'process_vm_readv', 'process_vm_writev', 'ptrace', 'quotactl', 'reboot', 'request_key', 'setns',
-  'settimeofday', 'swapoff', 'swapon', 'syslog', 'umount2', 'unshare', 'userfaultfd', 'vhangup',
-  // x86-64 only
-  'create_module', 'get_kernel_syms', 'ioperm', 'iopl', 'query_module', 'sysfs', '_sysctl', 'uselib', 'ustat'
-] as const
+/**
+ * The denied calls, by name (the same names as in the kernel's unistd headers, `__NR_<name>`),
+ * with their numbers on x86-64 and on arm64 (one number: the call exists on x86-64 alone).
+ * Linux's numbers: arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64.
+ */
+const DENIED = {
+  acct: [163, 89], add_key: [248, 217], bpf: [321, 280], clock_adjtime: [305, 266], clock_settime: [227, 112],
+  delete_module: [176, 106], fanotify_init: [300, 262], finit_module: [313, 273], fsconfig: [431, 431],
+  fsmount: [432, 432], fsopen: [430, 430], fspick: [433, 433], init_module: [175, 105], io_uring_enter: [426, 426],
+  io_uring_register: [427, 427], io_uring_setup: [425, 425], kcmp: [312, 272], kexec_file_load: [320, 294],
+  kexec_load: [246, 104], keyctl: [250, 219], lookup_dcookie: [212, 18], mount: [165, 40], mount_setattr: [442, 442],
+  move_mount: [429, 429], move_pages: [279, 239], name_to_handle_at: [303, 264], nfsservctl: [180, 42],
+  open_by_handle_at: [304, 265], open_tree: [428, 428], perf_event_open: [298, 241], pidfd_getfd: [438, 438],
+  pivot_root: [155, 41], process_vm_readv: [310, 270], process_vm_writev: [311, 271], ptrace: [101, 117],
+  quotactl: [179, 60], reboot: [169, 142], request_key: [249, 218], setns: [308, 268], settimeofday: [164, 170],
+  swapoff: [168, 225], swapon: [167, 224], syslog: [103, 116], umount2: [166, 39], unshare: [272, 97],
+  userfaultfd: [323, 282], vhangup: [153, 58], create_module: [174], get_kernel_syms: [177], ioperm: [173],
+  iopl: [172], query_module: [178], sysfs: [139], _sysctl: [156], uselib: [134], ustat: [136]
+} as const satisfies Record<string, readonly [number, number?]>
 
-type Name = typeof DENIED_SYSCALLS[number]
+type Name = keyof typeof DENIED
+
+/** The denied calls, by name. */
+export const DENIED_SYSCALLS = Object.freeze(Object.keys(DENIED)) as readonly Name[]
 
 /** A CPU architecture's system call numbers of {@link DENIED_SYSCALLS} and its audit id. */
 export interface SyscallTable {
@@ -31,36 +42,20 @@ export interface SyscallTable {
   numbers: Partial<Record<Name, number>>
 }
 
-/** Linux's numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64). */
-export const SYSCALL_TABLES: Readonly<Record<string, SyscallTable>> = {
-  x64: {
-    auditArch: 0xC000003E,
-    abiLimit: 0x40000000,
-    numbers: {
-      acct: 163, add_key: 248, bpf: 321, clock_adjtime: 305, clock_settime: 227, delete_module: 176, fanotify_init: 300,
-      finit_module: 313, fsconfig: 431, fsmount: 432, fsopen: 430, fspick: 433, init_module: 175, io_uring_enter: 426,
-      io_uring_register: 427, io_uring_setup: 425, kcmp: 312, kexec_file_load: 320, kexec_load: 246, keyctl: 250,
-      lookup_dcookie: 212, mount: 165, mount_setattr: 442, move_mount: 429, move_pages: 279, name_to_handle_at: 303,
-      nfsservctl: 180, open_by_handle_at: 304, open_tree: 428, perf_event_open: 298, pidfd_getfd: 438, pivot_root: 155,
-      process_vm_readv: 310, process_vm_writev: 311, ptrace: 101, quotactl: 179, reboot: 169, request_key: 249,
-      setns: 308, settimeofday: 164, swapoff: 168, swapon: 167, syslog: 103, umount2: 166, unshare: 272, userfaultfd: 323,
-      vhangup: 153, create_module: 174, get_kernel_syms: 177, ioperm: 173, iopl: 172, query_module: 178, sysfs: 139,
-      _sysctl: 156, uselib: 134, ustat: 136
-    }
-  },
-  arm64: {
-    auditArch: 0xC00000B7,
-    numbers: {
-      acct: 89, add_key: 217, bpf: 280, clock_adjtime: 266, clock_settime: 112, delete_module: 106, fanotify_init: 262,
-      finit_module: 273, fsconfig: 431, fsmount: 432, fsopen: 430, fspick: 433, init_module: 105, io_uring_enter: 426,
-      io_uring_register: 427, io_uring_setup: 425, kcmp: 272, kexec_file_load: 294, kexec_load: 104, keyctl: 219,
-      lookup_dcookie: 18, mount: 40, mount_setattr: 442, move_mount: 429, move_pages: 239, name_to_handle_at: 264,
-      nfsservctl: 42, open_by_handle_at: 265, open_tree: 428, perf_event_open: 241, pidfd_getfd: 438, pivot_root: 41,
-      process_vm_readv: 270, process_vm_writev: 271, ptrace: 117, quotactl: 60, reboot: 142, request_key: 218,
-      setns: 268, settimeofday: 170, swapoff: 225, swapon: 224, syslog: 116, umount2: 39, unshare: 97, userfaultfd: 282,
-      vhangup: 58
-    }
+/** The numbers of {@link DENIED} in `column` (0: x86-64, 1: arm64), of the calls that exist there. */
+function numbersOf (column: 0 | 1): Partial<Record<Name, number>> {
+  const numbers: Partial<Record<Name, number>> = {}
+  for (const name of DENIED_SYSCALLS) {
+    const nr = (DENIED[name] as readonly number[])[column]
+    if (nr !== undefined) numbers[name] = nr
   }
+  return numbers
+}
+
+/** The tables of the architectures the runner knows, by Node's `process.arch`. */
+export const SYSCALL_TABLES: Readonly<Record<string, SyscallTable>> = {
+  x64: { auditArch: 0xC000003E, abiLimit: 0x40000000, numbers: numbersOf(0) },
+  arm64: { auditArch: 0xC00000B7, numbers: numbersOf(1) }
 }
 
 // Classic BPF, as seccomp runs it over struct seccomp_data { int nr; __u32 arch; ... }.

@@ -2,9 +2,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
-import { DockerDriver, type DockerSandbox } from '../../../src/backends/docker/docker-driver.ts'
+import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
+import type { DockerSandbox } from '../../../src/backends/docker/docker-sandbox.ts'
 import { REPO_EXECUTOR } from '../../helpers/docker.ts'
-import type { RunOutcome } from '../../../src/backends/contract.ts'
+import type { RunOutcome } from '../../../src/sandbox/contract.ts'
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64')
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveExecRequest } from '@sandfleet/protocol'
-import { DockerDriver, type DockerSandbox } from '../../../src/backends/docker/docker-driver.ts'
+import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
+import type { DockerSandbox } from '../../../src/backends/docker/docker-sandbox.ts'
 import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker/docker-engine.ts'
 import { REPO_EXECUTOR } from '../../helpers/docker.ts'
 

@@ -7,7 +7,7 @@ import { resolveExecRequest } from '@sandfleet/protocol'
 import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
 import { REPO_EXECUTOR } from '../../helpers/docker.ts'
 import { PTRACE_PROBE } from '../../helpers/ptrace-probe.ts'
-import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 
 test('inside a docker sandbox: no network, read-only root, uid 65534, CapEff 0, no-new-privileges; a fork bomb gives error or killed and the next job runs', async () => {
   const accepted: Socket[] = []

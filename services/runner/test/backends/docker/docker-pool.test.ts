@@ -2,7 +2,7 @@
 // once, and no job is handed to the dead one.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Runner } from '../../../src/runner.ts'
+import { Runner } from '../../../src/runner/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
 import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker/docker-engine.ts'
 import { REPO_EXECUTOR } from '../../helpers/docker.ts'

@@ -6,9 +6,9 @@ import { resolveExecRequest, type ExecRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { JavascriptDriver } from '../../../src/backends/javascript/javascript-driver.ts'
-import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 import { nodeSnapshotDisabled, setIsolateFlags } from '../../../src/kits/isolate/node-flags.ts'
-import { Runner } from '../../../src/runner.ts'
+import { Runner } from '../../../src/runner/runner.ts'
 
 async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
   const driver = new JavascriptDriver({ config: runnerConfig({}), logger: silentLogger })

@@ -4,7 +4,7 @@ import { ISOLATION_LEVELS, resolveExecRequest, type IsolationLevel } from '@sand
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
-import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 
 // Every test at each isolation level: the same results at both.
 let level: IsolationLevel = 'fork'

@@ -1,8 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { DRIVER_FACTORIES, registerDriver } from '../../../src/backends/registry.ts'
-import type { Driver, DriverName } from '../../../src/backends/contract.ts'
-import { Runner } from '../../../src/runner.ts'
+import { DRIVER_FACTORIES, registerDriver } from '../../../src/runner/driver-registry.ts'
+import type { Driver, DriverName } from '../../../src/sandbox/contract.ts'
+import { Runner } from '../../../src/runner/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
 
 /** A backend whose check() fails the way it does on a machine without it. */

@@ -6,7 +6,7 @@ import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
 import { PYODIDE_JOB_FILES_MB } from '../../../src/backends/pyodide/pyodide-assets.ts'
-import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 
 type Run = (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>
 

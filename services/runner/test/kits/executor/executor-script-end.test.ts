@@ -10,7 +10,7 @@ import { ISOLATION_LEVELS, resolveExecRequest, type IsolationLevel } from '@sand
 import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
-import type { RunOutcome, Sandbox } from '../../../src/backends/contract.ts'
+import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 
 // Every test at each isolation level, each level's own driver and sandbox: the same results at both.
 const sandboxes = new Map<IsolationLevel, { driver: ProcessDriver, sandbox: Sandbox }>()

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { Runner } from '../../../src/runner.ts'
+import { Runner } from '../../../src/runner/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
 import { CgroupHost } from '../../../src/kits/linux/cgroups.ts'
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chooseAutoDriver, choosePythonDriver, createDriver, DRIVER_FACTORIES, registerDriver } from '../../src/backends/registry.ts'
-import type { DriverName, DriverOptions } from '../../src/backends/contract.ts'
+import { chooseAutoDriver, choosePythonDriver, createDriver, DRIVER_FACTORIES, registerDriver, type RunnerDriverOptions } from '../../src/runner/driver-registry.ts'
+import type { DriverName } from '../../src/sandbox/contract.ts'
 import { runnerConfig } from '../../src/config.ts'
 import { ScriptedDriver } from '../helpers/scripted-driver.ts'
 
@@ -24,7 +24,7 @@ async function withFactories (entries: Partial<Record<DriverName, () => Scripted
 }
 
 const warnings: string[] = []
-const options: DriverOptions = {
+const options: RunnerDriverOptions = {
   config: runnerConfig(),
   logger: { debug () {}, info () {}, error () {}, warn (_f, m) { warnings.push(m ?? '') } }
 }

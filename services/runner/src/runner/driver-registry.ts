@@ -7,36 +7,28 @@
  * as soon as its factory is registered and its `check()` passes.
  */
 import type { Language } from '@sandfleet/protocol'
+import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
-import { messageOf, RunnerError } from '../errors.ts'
-import type { Driver, DriverName, DriverOptions } from './contract.ts'
+import { RunnerError } from '../errors.ts'
+import type { Driver, DriverName, DriverOptions } from '../sandbox/contract.ts'
+
+/** What a driver is made with here: the runner's whole configuration, of which each driver reads the keys its backend names. */
+export type RunnerDriverOptions = DriverOptions<RunnerConfig>
 
 /** Makes a driver (not checked yet). */
-export type DriverFactory = (options: DriverOptions) => Driver | Promise<Driver>
+export type DriverFactory = (options: RunnerDriverOptions) => Driver | Promise<Driver>
 
 /**
- * The drivers built into this runner. To add a backend: write `drivers/<name>.ts` exporting a
- * class that implements {@link Driver}, and register it here:
- * `javascript: async (o) => new (await import('./javascript/javascript-driver.ts')).JavascriptDriver(o)`.
+ * The drivers built into this runner, one line each, each imported when first used. To add a
+ * backend: a folder `backends/<name>/` whose driver implements {@link Driver} and reads the
+ * keys of the configuration its config file names, and its line here.
  */
 export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
-  process: async (o) => new (await import('./process/process-driver.ts')).ProcessDriver(o),
-  docker: async (o) => new (await import('./docker/docker-driver.ts')).DockerDriver({
-    runnerId: o.config.id,
-    logger: o.logger,
-    image: o.config.dockerImage,
-    executorPath: o.config.executorPath,
-    spares: o.config.dockerSpares,
-    jobsPerContainer: o.config.maxJobsPerSandbox,
-    isolation: o.config.isolation,
-    ...(o.events === undefined ? {} : { events: o.events }),
-    ...(o.config.dockerChannel === 'auto' ? {} : { channel: o.config.dockerChannel }),
-    ...(o.config.sandboxMemoryMb > 0 ? { memoryMb: o.config.sandboxMemoryMb } : {}),
-    ...(o.config.sandboxPids > 0 ? { pidsLimit: o.config.sandboxPids } : {})
-  }),
-  pyodide: async (o) => new (await import('./pyodide/pyodide-driver.ts')).PyodideDriver(o),
-  javascript: async (o) => new (await import('./javascript/javascript-driver.ts')).JavascriptDriver(o),
-  unsafe: async (o) => new (await import('./unsafe/unsafe-driver.ts')).UnsafeDriver(o)
+  process: async (o) => new (await import('../backends/process/process-driver.ts')).ProcessDriver(o),
+  docker: async (o) => (await import('../backends/docker/docker-driver.ts')).dockerDriver(o),
+  pyodide: async (o) => new (await import('../backends/pyodide/pyodide-driver.ts')).PyodideDriver(o),
+  javascript: async (o) => new (await import('../backends/javascript/javascript-driver.ts')).JavascriptDriver(o),
+  unsafe: async (o) => new (await import('../backends/unsafe/unsafe-driver.ts')).UnsafeDriver(o)
 }
 
 /** Registers (or replaces) a driver at run time, for embedders and tests. */
@@ -56,7 +48,7 @@ export function hasDriver (name: DriverName): boolean {
 }
 
 /** Makes the named driver; throws `SF_ERR_RUNNER_DRIVER_UNAVAILABLE` when this build lacks it. */
-export async function createDriver (name: DriverName, options: DriverOptions): Promise<Driver> {
+export async function createDriver (name: DriverName, options: RunnerDriverOptions): Promise<Driver> {
   const factory = DRIVER_FACTORIES[name]
   if (factory === undefined) {
     const have = Object.keys(DRIVER_FACTORIES)
@@ -77,7 +69,7 @@ export interface DriverChoice {
  * process if bubblewrap and python3 are there, else pyodide. Each candidate's own `check()`
  * decides. Throws `SF_ERR_RUNNER_NO_BACKEND` listing why each was refused.
  */
-export async function chooseAutoDriver (options: DriverOptions, order: readonly DriverName[] = AUTO_ORDER): Promise<DriverChoice> {
+export async function chooseAutoDriver (options: RunnerDriverOptions, order: readonly DriverName[] = AUTO_ORDER): Promise<DriverChoice> {
   const refused: string[] = []
   for (const name of order) {
     if (!hasDriver(name)) { refused.push(`${name}: not built into this runner`); continue }
@@ -99,7 +91,7 @@ export async function chooseAutoDriver (options: DriverOptions, order: readonly 
  * The driver of the Python pool for a configured backend, checked. `unsafe` is honoured only
  * when named explicitly, and logs a warning that nothing is isolated.
  */
-export async function choosePythonDriver (backend: RunnerConfig['backend'], options: DriverOptions): Promise<DriverChoice> {
+export async function choosePythonDriver (backend: RunnerConfig['backend'], options: RunnerDriverOptions): Promise<DriverChoice> {
   if (backend === 'auto') return await chooseAutoDriver(options)
   const driver = await createDriver(backend, options)
   try {

@@ -1,12 +1,12 @@
 /** A sandbox that is one executor.py process, spawned by a command; shared by the process and unsafe drivers. */
 import type { ChildProcess } from 'node:child_process'
-import type { DriverEvents, ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../backends/contract.ts'
-import { ExecutorChannel } from './executor-channel.ts'
-import { killGroup, spawnCommand } from './spawn.ts'
+import type { DriverEvents, ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../sandbox/contract.ts'
+import { ExecutorChannel } from '../../kits/executor/executor-channel.ts'
+import { killGroup, spawnCommand } from '../../kits/executor/spawn.ts'
 import { RunnerError } from '../../errors.ts'
 
 /** One executor process behind an {@link ExecutorChannel}. */
-export class ExecutorSandbox implements Sandbox {
+export class ProcessSandbox implements Sandbox {
   private current: SandboxState = 'starting'
   private child: ChildProcess | undefined
   private channel: ExecutorChannel | undefined

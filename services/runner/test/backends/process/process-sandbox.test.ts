@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runnerConfig } from '../../../src/config.ts'
 import { ProcessDriver } from '../../../src/backends/process/process-driver.ts'
-import type { ExecutorSandbox } from '../../../src/kits/executor/executor-sandbox.ts'
+import type { ProcessSandbox } from '../../../src/backends/process/process-sandbox.ts'
 import { silentLogger } from '../../../src/logger.ts'
 
 /** Live (not zombie) processes whose process group is `pgid`, from /proc. */
@@ -25,7 +25,7 @@ test('a bubblewrap sandbox closed while it is still starting leaves no process b
   const driver = new ProcessDriver({ config: runnerConfig({ backend: 'process' }), logger: silentLogger })
   const pids: number[] = []
   for (let i = 0; i < 20; i++) {
-    const sandbox = driver.createSandbox(`early-${i}`) as ExecutorSandbox
+    const sandbox = driver.createSandbox(`early-${i}`) as ProcessSandbox
     const starting = sandbox.start().catch(() => {})
     await sleep(i % 5) // close at different points of the set-up
     if (sandbox.pid !== undefined) pids.push(sandbox.pid)

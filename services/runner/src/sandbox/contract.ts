@@ -4,7 +4,8 @@
  * A {@link Driver} knows how to make {@link Sandbox}es of one backend (process, docker,
  * pyodide, javascript). The pool, the queue, deadlines, replacement and statistics are written
  * once in `pool/` and reused by every driver; a new backend is one new folder in `backends/`
- * and one line in `registry.ts`. This module imports no implementation.
+ * and one line in `runner/driver-registry.ts`. This module imports no implementation, and
+ * nothing above the sandbox layer (docs/ARCHITECTURE.md, "The runner's floors").
  *
  * Contract every driver keeps:
  * - `Sandbox.execute()` runs exactly one job at a time and resolves with a {@link RunOutcome}
@@ -29,7 +30,6 @@
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
 import type { ExecResult, IsolationLevel, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
-import type { RunnerConfig } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { RetireReason } from './retire-reasons.ts'
 
@@ -190,9 +190,22 @@ export interface ExecutorCommand {
   fds?: readonly Buffer[]
 }
 
-/** What a driver is made with: the runner's whole configuration (each driver reads its keys), a logger, and where its events go. */
-export interface DriverOptions {
-  config: RunnerConfig
+/**
+ * Jobs a sandbox runs before it is replaced, by default (`maxJobsPerSandbox`). A safety valve,
+ * not a cleaner (every job is a fresh fork; its files, IPC objects and processes go after it). A
+ * new sandbox costs seconds of CPU until its tiers are warm, so a small default would be paid by
+ * every job, in bursts (benchmarks/RESULTS.md, "Figures that were in code comments"). The
+ * runner's default and the docker driver's own.
+ */
+export const DEFAULT_MAX_JOBS_PER_SANDBOX = 100_000
+
+/**
+ * What a driver is made with: the runner's settings it reads (each backend names those keys in
+ * its folder's config file; the runner passes its whole configuration), a logger, and where its
+ * events go.
+ */
+export interface DriverOptions<Settings extends object = object> {
+  config: Settings
   logger: Logger
   events?: DriverEvents
 }

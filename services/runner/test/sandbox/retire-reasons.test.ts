@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { RETIRE_REASONS, retireReasonOf } from '../../src/backends/retire-reasons.ts'
+import { RETIRE_REASONS, retireReasonOf } from '../../src/sandbox/retire-reasons.ts'
 
 test('retire reasons: a known word is kept; anything else a sandbox sends is counted as other', () => {
   for (const reason of RETIRE_REASONS) assert.equal(retireReasonOf(reason), reason)

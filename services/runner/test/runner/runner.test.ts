@@ -1,15 +1,21 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { LIMITS } from '@sandfleet/protocol'
-import { Runner } from '../src/runner.ts'
-import { runnerConfig } from '../src/config.ts'
-import { ScriptedDriver } from './helpers/scripted-driver.ts'
+import { Runner } from '../../src/runner/runner.ts'
+import { runnerConfig } from '../../src/config.ts'
+import { ScriptedDriver } from '../helpers/scripted-driver.ts'
+
+/** Runs `body` on `runner` once it started, and closes it after, whatever `body` did. */
+async function started (runner: Runner, body: (runner: Runner) => Promise<void>): Promise<void> {
+  try {
+    await runner.start()
+    await body(runner)
+  } finally { await runner.close() }
+}
 
 test('runner: execute fills runner, sandbox, request_id; load reports the pool', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ id: 'r-test', poolSize: 2, languages: ['python'] }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ id: 'r-test', poolSize: 2, languages: ['python'] }), { driver }), async (runner) => {
     assert.equal(runner.state, 'ready')
     const res = await runner.execute({ code: 'echo hi', request_id: 'abc' })
     assert.equal(res.status, 'ok')
@@ -22,25 +28,21 @@ test('runner: execute fills runner, sandbox, request_id; load reports the pool',
     assert.equal(load.warm, 2)
     assert.deepEqual(load.languages, ['python'])
     assert.equal(runner.isolation().boundary, 'scripted test driver')
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: a pool holds no more sandboxes than its driver\'s maxPoolSize', async () => {
   const driver = new ScriptedDriver({ maxPoolSize: 2 })
-  const runner = new Runner(runnerConfig({ poolSize: 5, languages: ['python'] }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 5, languages: ['python'] }), { driver }), async (runner) => {
     assert.equal(runner.load().capacity, 2)
     assert.equal(driver.starts, 2)
     assert.equal((await runner.execute({ code: 'echo capped' })).stdout, 'capped\n')
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: requests over the configured limits are invalid_request, nothing runs', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10, languages: ['python'] }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxCodeBytes: 10, languages: ['python'] }), { driver }), async (runner) => {
     const slow = await runner.execute({ code: 'echo x', timeout_ms: 5000 })
     assert.equal(slow.status, 'invalid_request')
     assert.match(slow.error?.message ?? '', /^timeout_ms/)
@@ -50,26 +52,22 @@ test('runner: requests over the configured limits are invalid_request, nothing r
     assert.equal(js.status, 'invalid_request')
     assert.equal(js.error?.type, 'SF_ERR_RUNNER_LANGUAGE')
     assert.equal(driver.sandboxes[0].ran.length, 0)
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: executeBatch answers in request order and reports each result once', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 2 }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 2 }), { driver }), async (runner) => {
     const seen: number[] = []
     const results = await runner.executeBatch(['sleep 10', 'echo a', 'echo b'].map((code) => ({ code })), (i) => seen.push(i))
     assert.deepEqual(results.map((r) => r.stdout), ['slept 10\n', 'a\n', 'b\n'])
     assert.deepEqual([...seen].sort(), [0, 1, 2])
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: a batch mixing refused, queued and overloaded items answers each once, in request order, and metrics count every pool answer', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxQueuedJobs: 2, languages: ['python'] }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, maxQueuedJobs: 2, languages: ['python'] }), { driver }), async (runner) => {
     const seen: number[] = []
     const requests = [{ code: 'sleep 10' }, { code: 'echo too long', timeout_ms: 5000 }, { code: 'echo a' }, { code: 'echo b' }, { code: 'echo c', request_id: 'c' }]
     const results = await runner.executeBatch(requests, (i) => {
@@ -85,7 +83,7 @@ test('runner: a batch mixing refused, queued and overloaded items answers each o
     assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="ok"[^}]*\} 3\n/)
     assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="overloaded"[^}]*\} 1\n/)
     assert.equal(await runner.executeBatch([]).then((r) => r.length), 0)
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: close drains, closes the driver, is idempotent, then answers infra_error', async () => {
@@ -103,14 +101,12 @@ test('runner: close drains, closes the driver, is idempotent, then answers infra
 
 test('runner: metrics are in its own registry under sandfleet_runner_', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 1 }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 1 }), { driver }), async (runner) => {
     await runner.execute({ code: 'echo m' })
     const text = await runner.registry.metrics()
     assert.match(text, /sandfleet_runner_executions_total\{[^}]*status="ok"[^}]*\} 1\n/)
     assert.match(text, /sandfleet_runner_sandboxes_warm\{[^}]*language="python"[^}]*\} 1\n/)
-  } finally { await runner.close() }
+  })
 })
 
 test('runner: a job has one deadline for waiting, from when its call came in: a wait for the runner\'s start counts against it, with or without a budget of the caller\'s', async () => {
@@ -129,9 +125,7 @@ test('runner: a job has one deadline for waiting, from when its call came in: a 
 
 test('runner: a prepared call is checked once; run answers a refused one invalid_request naming the field, and the same call runs when it passes', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, languages: ['python'] }), { driver })
-  try {
-    await runner.start()
+  await started(new Runner(runnerConfig({ poolSize: 1, maxTimeoutMs: 1000, languages: ['python'] }), { driver }), async (runner) => {
     const refused = runner.prepare({ code: 'echo x', timeout_ms: 5000, request_id: 'r-9' })
     assert.deepEqual([refused.problem?.code, refused.problem?.field, refused.job], ['SF_ERR_RUNNER_LIMIT', 'timeout_ms', undefined])
     const answer = await runner.run(refused)
@@ -142,5 +136,5 @@ test('runner: a prepared call is checked once; run answers a refused one invalid
     assert.deepEqual([ok.problem, ok.job?.request.timeout_ms, ok.job?.request.stdin], [undefined, Math.min(LIMITS.defaultTimeoutMs, 1000), ''])
     assert.equal((await runner.run(ok)).stdout, 'y\n')
     assert.deepEqual(driver.sandboxes[0].ran, ['echo y'])
-  } finally { await runner.close() }
+  })
 })

@@ -4,9 +4,10 @@
  * runs, or refused with the reason. Nothing after this checks or defaults the request again.
  */
 import { resolveExecRequest, type ExecRequest, type Language } from '@sandfleet/protocol'
-import type { Job } from '../backends/contract.ts'
+import { messageOf } from '@sandfleet/protocol/http'
+import type { Job } from '../sandbox/contract.ts'
 import type { RunnerConfig } from '../config.ts'
-import { messageOf } from '../errors.ts'
+
 import { checkRequest, type RequestProblem } from './request-check.ts'
 
 /** A call checked and resolved: its job, or why it is refused (never both). */
