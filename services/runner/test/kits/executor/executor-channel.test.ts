@@ -1,10 +1,26 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { PassThrough } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { resolveExecRequest } from '@sandfleet/protocol'
 import { ExecutorChannel } from '../../../src/kits/executor/executor-channel.ts'
 import { SANDBOX_PATH } from '../../../src/backends/process/process-driver.ts'
+
+/**
+ * A channel over two streams this test writes and reads as the executor would: ready with
+ * `tiers`; `ids` collects the ids of the jobs sent to it, in order.
+ */
+async function scriptedChannel (tiers: Record<string, string[]>): Promise<{ channel: ExecutorChannel, fromExecutor: PassThrough, ids: string[] }> {
+  const fromExecutor = new PassThrough()
+  const toExecutor = new PassThrough()
+  const channel = new ExecutorChannel(fromExecutor, toExecutor)
+  const ids: string[] = []
+  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
+  fromExecutor.write(JSON.stringify({ op: 'ready', protocol: 1, pid: 1, python: '3', tiers, packages: {} }) + '\n')
+  await channel.ready(1000)
+  return { channel, fromExecutor, ids }
+}
 
 const executor = fileURLToPath(new URL('../../../../../sandbox-images/python/executor.py', import.meta.url))
 
@@ -84,14 +100,7 @@ test('executor: a job for a tier still warming waits at most its wait limit (the
 })
 
 test('the channel tells a job\'s watch when the executor says that job waits for a warming tier; it has no timer of its own', async () => {
-  const { PassThrough } = await import('node:stream')
-  const fromExecutor = new PassThrough()
-  const toExecutor = new PassThrough()
-  const channel = new ExecutorChannel(fromExecutor, toExecutor)
-  const ids: string[] = []
-  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
-  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[],"sci":["numpy"]},"packages":{}}\n')
-  await channel.ready(1000)
+  const { channel, fromExecutor, ids } = await scriptedChannel({"bare":[],"sci":["numpy"]})
   const job = { request: resolveExecRequest({ code: 'print(1)', timeout_ms: 50 }), maxOutputBytes: 100 }
   let waits = 0
   const waiting = channel.run(job, { waiting: () => { waits++ } })
@@ -110,7 +119,7 @@ test('the channel tells a job\'s watch when the executor says that job waits for
 })
 
 test('a frame larger than the stream buffer tells the job\'s watch when all of it is out; a small one does not', async () => {
-  const { PassThrough, Writable } = await import('node:stream')
+  const { Writable } = await import('node:stream')
   const input = new PassThrough()
   let release: (() => void) | undefined
   let frames = ''
@@ -145,14 +154,7 @@ test('a frame larger than the stream buffer tells the job\'s watch when all of i
 })
 
 test('the executor\'s fleet faults reach the caller as registered codes; a job\'s own exception of the same name stays its own', async () => {
-  const { PassThrough } = await import('node:stream')
-  const fromExecutor = new PassThrough()
-  const toExecutor = new PassThrough()
-  const channel = new ExecutorChannel(fromExecutor, toExecutor)
-  const ids: string[] = []
-  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
-  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[]},"packages":{}}\n')
-  await channel.ready(1000)
+  const { channel, fromExecutor, ids } = await scriptedChannel({"bare":[]})
   const answeredAs = async (status: string, type: string): Promise<[string, string | undefined, string | undefined]> => {
     const run = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 100 })
     const id = ids[ids.length - 1]
@@ -172,14 +174,7 @@ test('the executor\'s fleet faults reach the caller as registered codes; a job\'
 })
 
 test('the executor\'s word that a large job reached its process tells the job\'s watch once; another job\'s is ignored', async () => {
-  const { PassThrough } = await import('node:stream')
-  const fromExecutor = new PassThrough()
-  const toExecutor = new PassThrough()
-  const channel = new ExecutorChannel(fromExecutor, toExecutor)
-  const ids: string[] = []
-  toExecutor.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n')) if (line !== '') ids.push(JSON.parse(line).id) })
-  fromExecutor.write('{"op":"ready","protocol":1,"pid":1,"python":"3","tiers":{"bare":[]},"packages":{}}\n')
-  await channel.ready(1000)
+  const { channel, fromExecutor, ids } = await scriptedChannel({"bare":[]})
   const told: string[] = []
   const run = channel.run({ request: resolveExecRequest({ code: 'print(1)' }), maxOutputBytes: 100 }, { waiting: () => { told.push('waiting') }, delivered: () => { told.push('delivered') } })
   await new Promise((resolve) => setImmediate(resolve))
