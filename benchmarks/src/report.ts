@@ -38,6 +38,11 @@ export interface ScenarioResult {
   notes: string[]
 }
 
+/** A scenario's result, empty: it pushes its figures, runs and notes as it goes. */
+export function emptyResult (): ScenarioResult {
+  return { figures: [], runs: [], notes: [] }
+}
+
 /** `met`, `missed by 1.6×`, or `` without a target. */
 export function verdict (figure: Figure): string {
   const { target, value } = figure

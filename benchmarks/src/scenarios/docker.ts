@@ -20,7 +20,7 @@ import { promisify } from 'node:util'
 import { request } from 'undici'
 import { Runner, runnerConfig } from '@sandfleet/runner'
 import type { Server } from '../fleet.ts'
-import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
+import { emptyResult, type ScenarioResult } from '../report.ts'
 import { summarize } from '../stats.ts'
 import { fleetNote, type BenchContext, type Scenario } from './context.ts'
 import { replaceMetric } from './timeout-cost.ts'
@@ -133,9 +133,7 @@ export const dockerBench: Scenario = {
   async run (ctx: BenchContext): Promise<ScenarioResult> {
     const pool = ctx.options.poolSize ?? 8
     const rounds = ctx.options.repeats
-    const figures: Figure[] = []
-    const runs: LoadRun[] = []
-    const notes: string[] = []
+    const { figures, runs, notes } = emptyResult()
     const by: Record<string, Record<Backend, number>> = {}
     const put = (key: string, backend: Backend, value: number): void => { (by[key] ??= { docker: NaN, process: NaN })[backend] = value }
 

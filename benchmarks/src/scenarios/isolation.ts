@@ -5,7 +5,7 @@
  * rounds (this machine's pace moves within minutes); the reuse level's own counters (jobs by the
  * level they ran at, retirements by reason) are read from the fleet's /metrics around the runs.
  */
-import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
+import { emptyResult, type ScenarioResult } from '../report.ts'
 import { median } from '../stats.ts'
 import type { BenchContext, Scenario } from './context.ts'
 import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
@@ -16,9 +16,7 @@ const ROUNDS = 3
 export const isolationBench: Scenario = {
   summary: `reuse beside fork on one fleet, ${ROUNDS} rounds taking turns: print(1+1) and sympy.factor calls/s at concurrency 64 (targets: reuse ≥ 3× and ≥ 2× fork), print(1+1) p50 at concurrency 1 (target ≤ 1 ms)`,
   async run (ctx: BenchContext): Promise<ScenarioResult> {
-    const figures: Figure[] = []
-    const runs: LoadRun[] = []
-    const notes: string[] = []
+    const { figures, runs, notes } = emptyResult()
     const fleet = await ctx.fleet()
     const c = ctx.options.concurrency ?? 64
     const at = (w: Workload, isolation: 'fork' | 'reuse'): Workload => ({ ...w, isolation })

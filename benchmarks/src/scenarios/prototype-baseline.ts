@@ -9,7 +9,7 @@
  * A shared machine's pace moves by ×1.5 within minutes, so each ratio is the median of
  * `ROUNDS` rounds, each round sandfleet's run then the prototype's, back to back.
  */
-import type { Figure, LoadRun, ScenarioResult } from '../report.ts'
+import { emptyResult, type ScenarioResult } from '../report.ts'
 import { median } from '../stats.ts'
 import { peerUsefulShare } from '../load.ts'
 import type { BenchContext, Scenario } from './context.ts'
@@ -22,9 +22,7 @@ const ROUNDS = 3
 export const prototypeBaseline: Scenario = {
   summary: `print(1+1) (single calls and batches) and sympy.factor at concurrency 64 taking turns with issue 2's fork-on-demand prototype, ${ROUNDS} rounds, median ratios (targets: the issue's over its prototype's)`,
   async run (ctx: BenchContext): Promise<ScenarioResult> {
-    const figures: Figure[] = []
-    const runs: LoadRun[] = []
-    const notes: string[] = []
+    const { figures, runs, notes } = emptyResult()
     const fleet = await ctx.fleet()
     const c = ctx.options.concurrency ?? 64
     const name = (what: string): string => `sandfleet ÷ prototype, ${what}, median of ${ROUNDS} rounds`
