@@ -1,6 +1,6 @@
 /**
- * The gateway's APIs, registered in this order by app.ts: the native /v1 API and the compatible
- * ones (SandboxFusion, code-judge, MCP). Each is one folder here.
+ * The gateway's APIs, registered in this order by app.ts: the native /v1 API, then the compatible
+ * ones. Each is one folder here and one item of the list.
  */
 import type { Api } from './api.ts'
 import { codeJudgeApi } from './code-judge/code-judge.ts'
