@@ -116,10 +116,10 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   installAuth(app, new KeyTable(keys))
   const quotas = new TenantQuotas(tenants, metrics, config.retryAfterS)
   installPipeline(app, { limits: config, quotas, admission, retryAfterS: config.retryAfterS })
-  await app.register(swagger, openApiOptions(tenants.length > 0))
+  await app.register(swagger, openApiOptions(tenants.length > 0, APIS))
   const sessions = new FleetSessions(runners)
   const context: ApiContext = { config, router, runners, sessions, schemas }
-  for (const api of APIS) await app.register(api, context)
+  for (const api of APIS) await app.register(api.routes, context)
   healthRoutes(app, runners)
   infoRoute(app, runners, schemas)
   metricsRoute(app, [metrics.registry, ...(options.registries ?? [])])

@@ -4,7 +4,7 @@
  * mappings, schemas); each of its routes that runs code declares its calls (`config.calls`,
  * pipeline/route-calls.ts), so the one pipeline (pipeline/pipeline.ts) holds it to the limits,
  * the tenant's quota and admission as it holds every other API. Adding an API is a folder and
- * its line in the list.
+ * its line in the list; its OpenAPI tags come with it.
  */
 import type { FastifyPluginAsync } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
@@ -26,5 +26,18 @@ export interface ApiContext {
   schemas: RouteSchemas
 }
 
-/** An API of the gateway. */
-export type Api = FastifyPluginAsync<ApiContext>
+/** A heading of the OpenAPI document, under which an API's operations are listed. */
+export interface ApiTag {
+  name: string
+  description: string
+}
+
+/** An API of the gateway: its routes, and how the OpenAPI document lists them. */
+export interface Api {
+  /** Registers its routes (app.ts, once). */
+  routes: FastifyPluginAsync<ApiContext>
+  /** The tags its operations carry, with their descriptions, in the document's order. */
+  tags: readonly ApiTag[]
+  /** Whose API it speaks, as the document's description names it ("SandboxFusion's"); none for the native API. */
+  imitates?: string
+}

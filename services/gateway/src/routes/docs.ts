@@ -6,6 +6,7 @@
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import type { Api } from '../apis/api.ts'
 import { isOpenPath } from '../plugins/auth.ts'
 import { DOCS_PAGE } from './docs-page.ts'
 import { hoistTitledSchemas } from './openapi-components.ts'
@@ -29,12 +30,18 @@ function withRetryAfter (method: string | string[], response: ResponseMap | unde
   return { ...response, 429: { ...base, description, headers: RETRY_AFTER } }
 }
 
+/** The APIs that speak another service's, as the description names them: "A's, B's and C". */
+function spoken (apis: readonly Api[]): string {
+  const names = apis.flatMap((api) => api.imitates === undefined ? [] : [api.imitates])
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`
+}
+
 /**
  * `@fastify/swagger`'s options: the document's info, the two ways to present an API key, each
  * route's security (none on probes, metrics and the description; a key on every other route
  * when the gateway has keys, optional when it has none), and named schemas as components.
  */
-export function openApiOptions (apiKeysConfigured: boolean): FastifyDynamicSwaggerOptions {
+export function openApiOptions (apiKeysConfigured: boolean, apis: readonly Api[]): FastifyDynamicSwaggerOptions {
   const key = [{ bearer: [] }, { apiKey: [] }]
   const security = apiKeysConfigured ? key : [{}, ...key]
   return {
@@ -44,15 +51,11 @@ export function openApiOptions (apiKeysConfigured: boolean): FastifyDynamicSwagg
         title: 'sandfleet',
         version: '0.1.0',
         description: 'Sandboxed code execution for agentic RL: one tool call from HTTP to a warm, isolated sandbox and back. ' +
-          'Beside its own API (execute, sessions), the gateway speaks SandboxFusion\'s, code-judge\'s (with their field names and error shapes) and MCP.' +
+          `Beside its own API (execute, sessions), the gateway speaks ${spoken(apis)}, each with its own field names and error shapes.` +
           (apiKeysConfigured ? '' : ' This gateway has no API keys configured: calls need none.')
       },
       tags: [
-        { name: 'execute', description: 'Run code in fresh sandboxes: one call, or a batch' },
-        { name: 'sessions', description: 'Stateful sessions: cells run in one interpreter\'s state' },
-        { name: 'SandboxFusion', description: 'SandboxFusion\'s API (what verl\'s sandbox tool and SkyRL call)' },
-        { name: 'code-judge', description: 'code-judge\'s API (what rStar2-Agent\'s tool calls)' },
-        { name: 'MCP', description: 'Model Context Protocol over streamable HTTP' },
+        ...apis.flatMap((api) => api.tags),
         { name: 'operations', description: 'Probes, metrics, what the fleet runs, this description' }
       ],
       components: {

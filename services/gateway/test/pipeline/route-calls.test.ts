@@ -18,7 +18,7 @@ async function declaredCalls (): Promise<Map<string, RouteCalls>> {
   const config = loadGatewayConfig({ env: {} })
   // the routes are declared at registration; nothing here is called
   const context = { config, router: {}, runners: { members: [] }, sessions: {}, schemas: routeSchemas(config) } as unknown as ApiContext
-  for (const api of APIS) await app.register(api, context)
+  for (const api of APIS) await app.register(api.routes, context)
   await app.ready()
   await app.close()
   return declared

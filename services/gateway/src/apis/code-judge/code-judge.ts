@@ -143,7 +143,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
 }
 
 /** code-judge on the gateway's pipeline: its workers are the fleet's Python sandboxes. */
-export const codeJudgeApi: Api = async (app, context) => {
+const routes: Api['routes'] = async (app, context) => {
   const { execute, executeBatch } = compatPath(context)
   const { config, runners } = context
   // code-judge's workers run Python: the JavaScript pools are not counted
@@ -198,3 +198,6 @@ export async function mapPool<T, R> (items: readonly T[], limit: number, fn: (it
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return out
 }
+
+/** code-judge's API. */
+export const codeJudgeApi: Api = { routes, tags: [{ name: 'code-judge', description: 'code-judge\'s API (what rStar2-Agent\'s tool calls)' }], imitates: "code-judge's" }

@@ -104,7 +104,7 @@ const mcpCalls: RouteCalls<unknown> = {
 }
 
 /** MCP on the gateway's pipeline: a caller's sessions are those of its API key. */
-export const mcpApi: Api = async (app, context) => {
+const routes: Api['routes'] = async (app, context) => {
   const { execute, sessionsFor } = compatPath(context)
   await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsFor(callerKey(request)), limits: { maxTimeoutMs: context.config.maxTimeoutMs } })
 }
@@ -155,3 +155,6 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   app.get('/mcp', { schema: { operationId: 'mcpStream', summary: 'MCP server-to-client stream: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
   app.delete('/mcp', { schema: { operationId: 'mcpEndSession', summary: 'MCP session end: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
 }
+
+/** MCP, over streamable HTTP. */
+export const mcpApi: Api = { routes, tags: [{ name: 'MCP', description: 'Model Context Protocol over streamable HTTP' }], imitates: "MCP" }

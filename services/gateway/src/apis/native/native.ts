@@ -5,8 +5,11 @@ import { executeRoute } from './execute.ts'
 import { sessionRoutes } from './sessions.ts'
 
 /** Registers the native routes. */
-export const nativeApi: Api = async (app, { router, sessions, schemas }) => {
+const routes: Api['routes'] = async (app, { router, sessions, schemas }) => {
   executeRoute(app, router, schemas)
   batchRoute(app, router, schemas)
   sessionRoutes(app, sessions, schemas)
 }
+
+/** The native API (/v1): execute, batches, sessions. */
+export const nativeApi: Api = { routes, tags: [{ name: 'execute', description: 'Run code in fresh sandboxes: one call, or a batch' }, { name: 'sessions', description: 'Stateful sessions: cells run in one interpreter\'s state' }] }

@@ -111,7 +111,10 @@ export function fleetRuntimes (runners: Pick<RunnerSet, 'members'>): () => Promi
 }
 
 /** Piston on the gateway's pipeline. */
-export const pistonApi: Api = async (app, context) => {
+const routes: Api['routes'] = async (app, context) => {
   const { execute } = compatPath(context)
   await app.register(pistonCompat, { execute, runtimes: fleetRuntimes(context.runners), maxTimeoutMs: context.config.maxTimeoutMs })
 }
+
+/** Piston's execute API (v2). */
+export const pistonApi: Api = { routes, tags: [{ name: 'Piston', description: 'Piston\'s execute API (v2: what code-execution tools and agents built on Piston call)' }], imitates: "Piston's" }

@@ -108,7 +108,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
 }
 
 /** SandboxFusion on the gateway's pipeline. */
-export const sandboxFusionApi: Api = async (app, context) => {
+const routes: Api['routes'] = async (app, context) => {
   const { execute, sessionsFor } = compatPath(context)
   // /run_jupyter opens and closes its session within one request: no caller can reach it
   await app.register(sandboxFusionCompat, { execute, sessions: sessionsFor(''), maxTimeoutMs: context.config.maxTimeoutMs })
@@ -193,3 +193,6 @@ async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files
     files: last?.files ?? {}
   }
 }
+
+/** SandboxFusion's API. */
+export const sandboxFusionApi: Api = { routes, tags: [{ name: 'SandboxFusion', description: 'SandboxFusion\'s API (what verl\'s sandbox tool and SkyRL call)' }], imitates: "SandboxFusion's" }
