@@ -18,7 +18,7 @@ import type { ErrorBody } from '../errors.ts'
 import { RegisteredError, type ErrorRegistry } from './error-registry.ts'
 import { JSON_TOO_DEEP } from './json-body.ts'
 import { RouteMethods } from './route-methods.ts'
-import { schemaProblem, type SchemaError, type SchemaProblem } from './schema-problem.ts'
+import { schemaProblem, type SchemaError } from './schema-problem.ts'
 
 /** A kind of fault the edge answers before or around a route. */
 export type EdgeFault = 'invalidRequest' | 'invalidJson' | 'bodyTooLarge' | 'unsupportedMedia' | 'notFound' | 'methodNotAllowed' | 'internal'
@@ -56,8 +56,6 @@ export interface EdgeOptions<Code extends string = string> {
   readonly passThrough?: (err: unknown) => { readonly statusCode: number, readonly body: ErrorBody } | undefined
   /** Told the code of each error answered (the gateway counts them). */
   readonly onAnswer?: (code: string) => void
-  /** The field and line of a failed validation (default: {@link schemaProblem}). */
-  readonly schemaProblem?: (errors: readonly SchemaError[], dataVar: string) => SchemaProblem
 }
 
 /** The fault `err` is, by its code; else a 4xx is the request's and anything else the service's. */
@@ -86,7 +84,7 @@ export function edgeError<Code extends string> (err: unknown, options: EdgeOptio
       return new RegisteredError(registry, codes.internal, 'internal error', { cause: err })
   }
   if (Array.isArray(e.validation)) {
-    const problem = (options.schemaProblem ?? schemaProblem)(e.validation, e.validationContext ?? 'body')
+    const problem = schemaProblem(e.validation, e.validationContext ?? 'body')
     return new RegisteredError(registry, codes.invalidRequest, problem.message, { cause: err, field: problem.field })
   }
   return new RegisteredError(registry, codes[fault], message, { cause: err })
@@ -139,11 +137,10 @@ export function frameworkErrorHandler<Code extends string> (options: Pick<EdgeOp
  */
 export function installErrorShape<Code extends string> (app: ErrorShapeApp, options: EdgeOptions<Code>): void {
   const { registry, codes, onAnswer } = options
-  const describe = options.schemaProblem ?? schemaProblem
   const methods = new RouteMethods()
   app.addHook('onRoute', (route) => { methods.add(route.method, route.url) })
   app.setSchemaErrorFormatter((errors, dataVar) => {
-    const problem = describe(errors, dataVar)
+    const problem = schemaProblem(errors, dataVar)
     return new RegisteredError(registry, codes.invalidRequest, problem.message, { field: problem.field })
   })
   app.setErrorHandler((err, request, reply) => {

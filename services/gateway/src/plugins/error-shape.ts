@@ -3,11 +3,11 @@
  * (`{status, error: {code, message, field?}}`), whether it comes from schema validation, the
  * body parser, a 404, admission or an unexpected throw. The edge is `@sandfleet/protocol/http`'s,
  * the runner's too; the gateway gives it its codes, its runner refusals (forwarded as they are),
- * its count of refusals, and the message of a `code` over `maxCodeBytes`.
+ * and its count of refusals (a `code` over `maxCodeBytes` is the pipeline's, pipeline/call-limits.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import {
-  frameworkErrorHandler, installErrorShape as installEdge, schemaProblem, type EdgeOptions, type SchemaError, type SchemaProblem
+  frameworkErrorHandler, installErrorShape as installEdge, type EdgeOptions
 } from '@sandfleet/protocol/http'
 import { GATEWAY_ERRORS, RunnerRefusal, type GatewayErrorCode } from '../errors.ts'
 import type { GatewayMetrics } from '../metrics.ts'
@@ -23,23 +23,6 @@ const EDGE_CODES = Object.freeze({
   internal: 'SF_ERR_GATEWAY_INTERNAL'
 } as const satisfies EdgeOptions<GatewayErrorCode>['codes'])
 
-/** The message of a `code` over `maxCodeBytes`, the same from the schema and from a compatible API's check. */
-export function codeTooLong (limit: number, what: string): string {
-  return `code is ${what}, over this deployment's limit of ${limit} bytes (maxCodeBytes, --max-code-bytes)`
-}
-
-/** The edge's line for a failed validation, but for the one maxLength the deployment sets: `code`, held to maxCodeBytes. */
-function gatewaySchemaProblem (errors: readonly SchemaError[], dataVar: string): SchemaProblem {
-  const problem = schemaProblem(errors, dataVar)
-  const e = errors[0]
-  const limit = (e?.params as { limit?: number } | undefined)?.limit
-  // a string has at least as many UTF-8 bytes as characters, so more characters than the limit is over it in bytes
-  if (e?.keyword === 'maxLength' && /(^|\/)code$/.test(problem.field) && limit !== undefined) {
-    return { field: problem.field, message: codeTooLong(limit, `more than ${limit} characters`) }
-  }
-  return problem
-}
-
 /** Fastify's `frameworkErrors`: a URL the router cannot take is a 400 ErrorBody naming `url`. */
 export const frameworkError = frameworkErrorHandler({ registry: GATEWAY_ERRORS, codes: EDGE_CODES })
 
@@ -54,7 +37,6 @@ export function installErrorShape (app: FastifyInstance, metrics: GatewayMetrics
     service: 'gateway',
     maxBodyBytes: limits.maxBodyBytes,
     passThrough: (err) => err instanceof RunnerRefusal ? err : undefined,
-    onAnswer: (code) => { metrics.rejected.inc({ reason: code }) },
-    schemaProblem: gatewaySchemaProblem
+    onAnswer: (code) => { metrics.rejected.inc({ reason: code }) }
   })
 }
