@@ -1359,6 +1359,18 @@ class Reuser:
         except (OSError, ValueError, IndexError): pass
         return self.cpu_seen
 
+    def resting_cpu(self):
+        """Its CPU time once the kernel has counted the run that ended in its block or stop: the state letter changes a
+        little before the switch away is counted, and while it is still on a CPU the reading grows, so it is read until
+        two readings a yield apart agree."""
+        last = self.cpu_ns()
+        for _ in range(SPIN):
+            os.sched_yield()
+            now = self.cpu_ns()
+            if now == last: return now
+            last = now
+        return last
+
     def run_state(self):
         """Its state letter (R, S, D, T, t, Z, …), or None once it is gone."""
         try: return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
@@ -1398,7 +1410,7 @@ class Reuser:
                 if waited < SPIN: os.sched_yield()  # a few instructions from its read, as a rule
                 else: select.select((), (), (), 0.001)
                 waited += 1
-            self.idle_cpu = self.cpu_ns()
+            self.idle_cpu = self.resting_cpu()
         if self.cpu_ns() != self.idle_cpu: return False  # found blocked since: it ran no instruction, or it moved
         return not full or self.quiet()
 
@@ -1418,7 +1430,7 @@ class Reuser:
             if waited < SPIN: os.sched_yield()  # a context switch away, as a rule
             else: select.select((), (), (), 0.001)
             waited += 1
-        self.idle_cpu = self.cpu_ns()
+        self.idle_cpu = self.resting_cpu()
         return True
 
     def thaw(self):
