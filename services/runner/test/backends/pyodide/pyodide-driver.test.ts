@@ -111,6 +111,8 @@ test('pyodide: a timeout is a soft stop by interrupt: the job\'s output is kept 
     assert.ok((t.cpu_ms ?? 0) > 0, `the isolate's CPU over the job: ${t.cpu_ms}`)
     const after = await run('print("still here")')
     assert.deepEqual([after.status, after.stdout], ['ok', 'still here\n'])
+    const handled = await run('import signal, sys\ndef bye(*_):\n    print("Suicide from timeout.", flush=True)\n    sys.exit(1)\nsignal.signal(signal.SIGTERM, bye)\nprint("before", flush=True)\nwhile True:\n    pass', { timeout_ms: 1000 })
+    assert.deepEqual([handled.status, handled.stdout, handled.exit_code], ['timeout', 'before\nSuicide from timeout.\n', null], 'the job\'s own SIGTERM handler runs at the deadline (code-judge\'s test_python_timeout)')
     const nap = await run('import time; time.sleep(0.05); print("slept")')
     assert.deepEqual([nap.status, nap.stdout, nap.retire], ['ok', 'slept\n', undefined], 'time.sleep does not retire the sandbox')
     const long = await run('import time; time.sleep(60)', { timeout_ms: 200 })
