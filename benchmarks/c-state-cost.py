@@ -7,15 +7,25 @@ reads are loaded as in the sandbox; timeit, the best of --repeat rounds of --num
 (repeatable) it measures those checkouts' packages side by side, tier by tier (an older one: `git archive COMMIT
 sandbox-images/python | tar -x -C DIR`).
 
-Usage: python3 benchmarks/c-state-cost.py [--number 20000] [--repeat 5] [--tiers bare,std,sym,sci] [--python /usr/bin/python3]
+Usage: python3 benchmarks/c-state-cost.py [--number 20000] [--repeat 5] [--tiers bare,std,sym,sci] [--python
+/usr/bin/python3]
                                           [--package NAME=DIR ...]
 """
-import argparse, json, os, platform, subprocess, sys, tempfile, time
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ONE = r'''
-import json, sys, timeit
+import json
+import sys
+import timeit
 package, tier, number, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 sys.path.insert(0, package)
 from sandfleet_sandbox import controller, zygote
@@ -33,21 +43,47 @@ def main():
     ap.add_argument('--repeat', type=int, default=5)
     ap.add_argument('--tiers', default='bare,std,sym,sci')
     ap.add_argument('--python', default='/usr/bin/python3')
-    ap.add_argument('--package', action='append', default=[], help='NAME=DIR: a sandbox-images/python directory (default: this one)')
+    ap.add_argument(
+        '--package', action='append', default=[], help='NAME=DIR: a sandbox-images/python directory (default: this one)'
+    )
     a = ap.parse_args()
     packages = [p.split('=', 1) for p in a.package] or [('this', os.path.join(ROOT, 'sandbox-images/python'))]
-    commit = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
-    print(json.dumps({'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'commit': commit, 'machine': platform.machine(),
-                      'cpus': os.cpu_count(), 'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip(),
-                      'load': os.getloadavg()[0]}))
+    commit = subprocess.run(
+        ['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        json.dumps(
+            {
+                'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+                'commit': commit,
+                'machine': platform.machine(),
+                'cpus': os.cpu_count(),
+                'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip(),
+                'load': os.getloadavg()[0],
+            }
+        )
+    )
     for tier in a.tiers.split(','):
         for name, package in packages:
             with tempfile.TemporaryDirectory(prefix='c-state-cost-') as work:
-                env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'HOME': work, 'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1',
-                       'SANDFLEET_NO_HUGEPAGES': '1', 'SANDFLEET_WORKDIR': work}
-                r = subprocess.run([a.python, '-I', '-W', 'ignore', '-c', ONE, package, tier, str(a.number), str(a.repeat)],
-                                   capture_output=True, text=True, env=env, timeout=600)
-            if r.returncode != 0: sys.exit('%s %s: %s' % (name, tier, r.stderr))
+                env = {
+                    'PATH': '/usr/bin:/bin',
+                    'LANG': 'C.UTF-8',
+                    'HOME': work,
+                    'OPENBLAS_NUM_THREADS': '1',
+                    'OMP_NUM_THREADS': '1',
+                    'SANDFLEET_NO_HUGEPAGES': '1',
+                    'SANDFLEET_WORKDIR': work,
+                }
+                r = subprocess.run(
+                    [a.python, '-I', '-W', 'ignore', '-c', ONE, package, tier, str(a.number), str(a.repeat)],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=600,
+                )
+            if r.returncode != 0:
+                sys.exit('%s %s: %s' % (name, tier, r.stderr))
             print(json.dumps({'tier': tier, 'package': name, **json.loads(r.stdout)}), flush=True)
 
 

@@ -8,21 +8,31 @@ driver's own CPU. Executors are compared side by side in the same run, interleav
 
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
        [--rounds 2] [--workloads print,sympy] [--isolation fork,reuse] [EXECUTOR.py[@VAR=VALUE] ...]
-       (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std, empty-sym, empty-sci;
+       (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std,
+       empty-sym, empty-sci;
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
        Each result splits the executor's CPU and faults per job by role: the controller, the zygotes (their forks and
        loops) and the job processes. Each isolation level given runs beside the others (`reuse`: each job names it).
 """
-import argparse, itertools, json, os, platform, resource, subprocess, sys, threading, time
+import argparse
+import itertools
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import threading
+import time
 
 WORKLOADS = {
     'print': 'print(1+1)',
     'sympy': 'import sympy\nx = sympy.Symbol("x")\nprint(sympy.factor(x**4 - 1))',
     'fractions': 'from fractions import Fraction\nprint(Fraction(1, 3) + 1)',
-    'empty-bare': 'pass',          # the bare tier's own cost: fork, set-up, exit
+    'empty-bare': 'pass',  # the bare tier's own cost: fork, set-up, exit
     'empty-std': 'import fractions',  # the std tier's own cost (preloaded)
-    'empty-sym': 'import sympy',   # the sym tier's own cost (sympy is preloaded: nothing runs)
-    'empty-sci': 'import numpy',   # the sci tier's own cost (numpy is preloaded)
+    'empty-sym': 'import sympy',  # the sym tier's own cost (sympy is preloaded: nothing runs)
+    'empty-sci': 'import numpy',  # the sci tier's own cost (numpy is preloaded)
 }
 TICK = os.sysconf('SC_CLK_TCK')
 SEQ = itertools.count()
@@ -31,12 +41,18 @@ SEQ = itertools.count()
 def tree_cpu(pid):
     """(CPU seconds, minor page faults) of pid and its live children, each with its reaped descendants. The faults
     (nearly all copy-on-write) do not depend on what else the machine does: the figure to compare on a shared one."""
+
     def one(p):
-        try: f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
-        except OSError: return 0.0, 0
+        try:
+            f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
+        except OSError:
+            return 0.0, 0
         return sum(int(x) for x in f[11:15]) / TICK, int(f[7]) + int(f[8])
-    try: kids = [int(k) for k in open('/proc/%d/task/%d/children' % (pid, pid)).read().split()]
-    except OSError: kids = []
+
+    try:
+        kids = [int(k) for k in open('/proc/%d/task/%d/children' % (pid, pid)).read().split()]
+    except OSError:
+        kids = []
     parts = [one(pid)] + [tree_cpu(k) for k in kids]
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
@@ -44,20 +60,28 @@ def tree_cpu(pid):
 def split_cpu(pid):
     """{role: (CPU seconds, minor faults)} of an executor: the controller alone, its zygotes alone (their forks and
     loops), and the job processes (reaped by the zygotes, and the live spares)."""
+
     def one(p):
-        try: f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
-        except OSError: return (0.0, 0), (0.0, 0)
+        try:
+            f = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()
+        except OSError:
+            return (0.0, 0), (0.0, 0)
         return (sum(int(x) for x in f[11:13]) / TICK, int(f[7])), (sum(int(x) for x in f[13:15]) / TICK, int(f[8]))
+
     def kids(p):
-        try: return [int(k) for k in open('/proc/%d/task/%d/children' % (p, p)).read().split()]
-        except OSError: return []
+        try:
+            return [int(k) for k in open('/proc/%d/task/%d/children' % (p, p)).read().split()]
+        except OSError:
+            return []
+
     out = {'controller': one(pid)[0], 'zygotes': (0.0, 0), 'jobs': (0.0, 0)}
     add = lambda a, b: (a[0] + b[0], a[1] + b[1])
     for z in kids(pid):
         own, reaped = one(z)
         out['zygotes'] = add(out['zygotes'], own)
         out['jobs'] = add(out['jobs'], reaped)
-        for spare in kids(z): out['jobs'] = add(out['jobs'], tree_cpu(spare))
+        for spare in kids(z):
+            out['jobs'] = add(out['jobs'], tree_cpu(spare))
     return out
 
 
@@ -65,47 +89,73 @@ class Executor:
     def __init__(self, python, spec):
         path, _, var = spec.partition('@')
         # the work dir on tmpfs, as in every sandbox (on a disk file system each job's mkdir/rmdir waits for it)
-        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'SANDFLEET_WORKDIR': '/dev/shm/sandfleet-micro-%d-%d' % (os.getpid(), next(SEQ))}
-        if var: env[var.split('=', 1)[0]] = var.split('=', 1)[1]
+        env = {
+            'PATH': '/usr/bin:/bin',
+            'LANG': 'C.UTF-8',
+            'SANDFLEET_WORKDIR': '/dev/shm/sandfleet-micro-%d-%d' % (os.getpid(), next(SEQ)),
+        }
+        if var:
+            env[var.split('=', 1)[0]] = var.split('=', 1)[1]
         self.p = subprocess.Popen([python, '-I', path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.n = 0
         ready = self.recv('ready')
-        for _ in set(ready['tiers']) - {'bare'}: self.recv('tier')  # tiers warming in the background are not the jobs' cost
+        for _ in set(ready['tiers']) - {'bare'}:
+            self.recv('tier')  # tiers warming in the background are not the jobs' cost
 
     def recv(self, op):
         while True:
             f = json.loads(self.p.stdout.readline())
-            if f['op'] == op: return f
+            if f['op'] == op:
+                return f
 
     def run(self, code, isolation='fork'):
         self.n += 1
-        self.p.stdin.write(json.dumps({'op': 'exec', 'id': str(self.n), 'code': code, 'timeout_ms': 10000, 'memory_mb': 1024, 'isolation': isolation}).encode() + b'\n')
+        self.p.stdin.write(
+            json.dumps(
+                {
+                    'op': 'exec',
+                    'id': str(self.n),
+                    'code': code,
+                    'timeout_ms': 10000,
+                    'memory_mb': 1024,
+                    'isolation': isolation,
+                }
+            ).encode()
+            + b'\n'
+        )
         self.p.stdin.flush()
         r = self.recv('result')
-        if r['status'] != 'ok': raise RuntimeError('job failed: %r' % r)
+        if r['status'] != 'ok':
+            raise RuntimeError('job failed: %r' % r)
         return r
 
     def close(self):
-        self.p.stdin.write(b'{"op":"shutdown"}\n'); self.p.stdin.flush(); self.p.wait()
+        self.p.stdin.write(b'{"op":"shutdown"}\n')
+        self.p.stdin.flush()
+        self.p.wait()
 
 
 def measure(python, path, code, executors, jobs, isolation='fork'):
     exs = [Executor(python, path) for _ in range(executors)]
     try:
         for e in exs:
-            for _ in range(20): e.run(code, isolation)  # warm: the sci tier, caches, the tier's reuse process
+            for _ in range(20):
+                e.run(code, isolation)  # warm: the sci tier, caches, the tier's reuse process
         if isolation == 'reuse':
             for e in exs:
                 for _ in range(200):
-                    if e.run(code, isolation).get('isolation') == 'reuse': break
+                    if e.run(code, isolation).get('isolation') == 'reuse':
+                        break
                     time.sleep(0.05)
         t0s = [tree_cpu(e.p.pid) for e in exs]
         s0s = [split_cpu(e.p.pid) for e in exs]
         me0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         threads = [threading.Thread(target=lambda e=e: [e.run(code, isolation) for _ in range(jobs)]) for e in exs]
-        for t in threads: t.start()
-        for t in threads: t.join()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         wall = time.perf_counter() - t0
         t1s = [tree_cpu(e.p.pid) for e in exs]
         s1s = [split_cpu(e.p.pid) for e in exs]
@@ -114,13 +164,24 @@ def measure(python, path, code, executors, jobs, isolation='fork'):
         me1 = resource.getrusage(resource.RUSAGE_SELF)
         drv = (me1.ru_utime - me0.ru_utime) + (me1.ru_stime - me0.ru_stime)
         total = jobs * executors
-        split = {role: [round(sum(b[role][0] - a[role][0] for a, b in zip(s0s, s1s)) / total * 1000, 3),
-                        round(sum(b[role][1] - a[role][1] for a, b in zip(s0s, s1s)) / total, 1)] for role in s0s[0]}
-        return {'jobs_per_s': round(total / wall), 'executor_cpu_ms_per_job': round(cpu / total * 1000, 2),
-                'faults_per_job': round(faults / total, 1), 'split_cpu_ms_and_faults_per_job': split,
-                'driver_cpu_ms_per_job': round(drv / total * 1000, 2), 'tier': exs[0].run(code).get('tier')}
+        split = {
+            role: [
+                round(sum(b[role][0] - a[role][0] for a, b in zip(s0s, s1s)) / total * 1000, 3),
+                round(sum(b[role][1] - a[role][1] for a, b in zip(s0s, s1s)) / total, 1),
+            ]
+            for role in s0s[0]
+        }
+        return {
+            'jobs_per_s': round(total / wall),
+            'executor_cpu_ms_per_job': round(cpu / total * 1000, 2),
+            'faults_per_job': round(faults / total, 1),
+            'split_cpu_ms_and_faults_per_job': split,
+            'driver_cpu_ms_per_job': round(drv / total * 1000, 2),
+            'tier': exs[0].run(code).get('tier'),
+        }
     finally:
-        for e in exs: e.close()
+        for e in exs:
+            e.close()
 
 
 def main():
@@ -135,18 +196,42 @@ def main():
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = a.paths or [os.path.join(root, 'sandbox-images/python/executor.py')]
-    try: commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=root, capture_output=True, text=True).stdout.strip()
-    except OSError: commit = ''
-    print(json.dumps({'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'commit': commit,
-                      'machine': '%d cores, %s, load %s' % (os.cpu_count(), platform.machine(), ' '.join('%.1f' % x for x in os.getloadavg())),
-                      'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip()}))
+    try:
+        commit = subprocess.run(
+            ['git', 'rev-parse', '--short', 'HEAD'], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        commit = ''
+    print(
+        json.dumps(
+            {
+                'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+                'commit': commit,
+                'machine': '%d cores, %s, load %s'
+                % (os.cpu_count(), platform.machine(), ' '.join('%.1f' % x for x in os.getloadavg())),
+                'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip(),
+            }
+        )
+    )
     for w in a.workloads.split(','):
         for n in (int(x) for x in a.executors.split(',')):
             for rnd in range(a.rounds):
                 for path in paths:
                     for level in a.isolation.split(','):
                         r = measure(a.python, path, WORKLOADS[w], n, a.jobs, level)
-                        print(json.dumps({'workload': w, 'executors': n, 'round': rnd, 'isolation': level, 'executor': os.path.relpath(path, root) if '@' not in path else path, **r}), flush=True)
+                        print(
+                            json.dumps(
+                                {
+                                    'workload': w,
+                                    'executors': n,
+                                    'round': rnd,
+                                    'isolation': level,
+                                    'executor': os.path.relpath(path, root) if '@' not in path else path,
+                                    **r,
+                                }
+                            ),
+                            flush=True,
+                        )
 
 
 if __name__ == '__main__':

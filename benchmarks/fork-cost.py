@@ -10,7 +10,10 @@ the CPU of one fork, exit and wait (parent and reaped children). A job process i
 a zygote, so this is the floor under the process backend's CPU per call: the figures in
 benchmarks/RESULTS.md say how it scales.
 """
-import argparse, json, mmap, os
+import argparse
+import json
+import mmap
+import os
 
 HUGE = 2 << 20
 
@@ -46,9 +49,19 @@ def main():
     for mib in (int(x) for x in a.mib.split(',')):
         for touch in (int(x) for x in a.touch.split(',')):
             for huge in (False, True):
-                if huge and not mib: continue
-                print(json.dumps({'mib': mib, 'pages': '2 MiB' if huge else '4 KiB', 'child_writes': touch,
-                                  'cpu_us_per_fork': cost(mib, huge, touch, a.forks)}), flush=True)
+                if huge and not mib:
+                    continue
+                print(
+                    json.dumps(
+                        {
+                            'mib': mib,
+                            'pages': '2 MiB' if huge else '4 KiB',
+                            'child_writes': touch,
+                            'cpu_us_per_fork': cost(mib, huge, touch, a.forks),
+                        }
+                    ),
+                    flush=True,
+                )
 
 
 if __name__ == '__main__':

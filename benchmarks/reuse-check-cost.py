@@ -7,14 +7,27 @@ sandbox-images/python package, as the executor runs it).
 Usage: python3 benchmarks/reuse-check-cost.py [--rounds 500] [--tiers bare,std,sym,sci]
 Run each tier in a fresh interpreter (this script starts one per tier).
 """
-import argparse, json, os, subprocess, sys, time
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIER_MODULES = {'bare': [], 'std': ['fractions', 'decimal', 'statistics', 'random'], 'sym': ['sympy', 'mpmath'],
-                'sci': ['numpy', 'scipy', 'sympy', 'mpmath']}
+TIER_MODULES = {
+    'bare': [],
+    'std': ['fractions', 'decimal', 'statistics', 'random'],
+    'sym': ['sympy', 'mpmath'],
+    'sci': ['numpy', 'scipy', 'sympy', 'mpmath'],
+}
 
 ONE = r'''
-import gc, json, os, sys, time
+import gc
+import json
+import os
+import sys
+import time
 package, modules, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 os.environ.setdefault('SANDFLEET_WORKDIR', '/dev/shm/reuse-check-cost-%d' % os.getpid())
 os.makedirs(os.environ['SANDFLEET_WORKDIR'], exist_ok=True)
@@ -40,7 +53,8 @@ def each(f):
     t = time.process_time()
     for _ in range(rounds): f()
     return (time.process_time() - t) / rounds * 1e6
-out = {'dicts': len(base.dicts), 'empty_dicts': len(base.empties), 'lists': len(base.lists.lists), 'modules': len(base.modules),
+out = {'dicts': len(base.dicts), 'empty_dicts': len(base.empties), 'lists': len(base.lists.lists),
+       'modules': len(base.modules),
        'baseline_walk_ms': round(walk_ms, 1), 'baseline_mib': round((rss1 - rss0) / 2**20, 1),
        'put_back_us': round(each(base.put_back), 1), 'check_us': round(each(lambda: base.check(main, refs)), 1),
        'prepare_us': round(each(lambda: reuse.prepare(base, stdio, touched, False)), 1),
@@ -57,11 +71,25 @@ def main():
     a = ap.parse_args()
     package = os.path.join(ROOT, 'sandbox-images/python')
     env = {'PATH': '/usr/bin:/bin', 'OPENBLAS_NUM_THREADS': '1', 'LANG': 'C.UTF-8'}
-    print(json.dumps({'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip(),
-                      'load': os.getloadavg()[0]}))
+    print(
+        json.dumps(
+            {
+                'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+                'python': subprocess.run([a.python, '-V'], capture_output=True, text=True).stdout.strip(),
+                'load': os.getloadavg()[0],
+            }
+        )
+    )
     for tier in a.tiers.split(','):
-        r = subprocess.run([a.python, '-I', '-c', ONE, package, ','.join(TIER_MODULES[tier]), str(a.rounds)], capture_output=True, text=True, env=env, timeout=600)
-        if r.returncode != 0: sys.exit('%s: %s' % (tier, r.stderr))
+        r = subprocess.run(
+            [a.python, '-I', '-c', ONE, package, ','.join(TIER_MODULES[tier]), str(a.rounds)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        if r.returncode != 0:
+            sys.exit('%s: %s' % (tier, r.stderr))
         print(json.dumps({'tier': tier, **json.loads(r.stdout)}), flush=True)
 
 

@@ -17,8 +17,17 @@ import subprocess
 import tempfile
 import time
 
-FRAME = {"op": "exec", "id": "", "code": "x += 1", "stdin": "", "timeout_ms": 10000, "memory_mb": 512,
-         "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20}
+FRAME = {
+    "op": "exec",
+    "id": "",
+    "code": "x += 1",
+    "stdin": "",
+    "timeout_ms": 10000,
+    "memory_mb": 512,
+    "files": {},
+    "fetch_files": [],
+    "max_output_bytes": 1 << 20,
+}
 
 
 def reap():
@@ -38,7 +47,9 @@ def cpu_children():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cells", type=int, default=400)
-    ap.add_argument("--gap-ms", type=float, default=2.0, help="pause before each cell (an HTTP client is not instant either)")
+    ap.add_argument(
+        "--gap-ms", type=float, default=2.0, help="pause before each cell (an HTTP client is not instant either)"
+    )
     ap.add_argument("hosts", nargs="+")
     args = ap.parse_args()
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
@@ -73,11 +84,17 @@ def main():
             time.sleep(0.002)
             reap()
             cpu[i] += cpu_children() - c0
-    print("machine: %d cores, load average %.2f; %d cells each, %.1f ms gap" % (os.cpu_count(), os.getloadavg()[0], args.cells, args.gap_ms))
+    print(
+        "machine: %d cores, load average %.2f; %d cells each, %.1f ms gap"
+        % (os.cpu_count(), os.getloadavg()[0], args.cells, args.gap_ms)
+    )
     for host, xs, c in zip(args.hosts, times, cpu):
         xs.sort()
         n = len(xs)
-        print("%-50s p10 %.3f  p50 %.3f  p90 %.3f ms; CPU per cell %.3f ms" % (host, xs[n // 10], xs[n // 2], xs[int(n * 0.9)], c * 1000 / n))
+        print(
+            "%-50s p10 %.3f  p50 %.3f  p90 %.3f ms; CPU per cell %.3f ms"
+            % (host, xs[n // 10], xs[n // 2], xs[int(n * 0.9)], c * 1000 / n)
+        )
     for p in procs:
         p.stdin.write(b'{"op": "shutdown"}\n')
         p.stdin.flush()

@@ -23,16 +23,23 @@ const SOURCE_DIRS = ['cli/src', 'packages', 'services']
  * The bundle's entry points (output name → source): the CLI, and the pyodide backend's host
  * process, which the runner starts as a separate Node process. scripts/pack.mjs builds the same.
  */
-export const CLI_ENTRY_POINTS = Object.freeze({ main: 'cli/src/main.ts', 'pyodide-host': 'services/runner/src/backends/pyodide/pyodide-host-main.ts' })
+export const CLI_ENTRY_POINTS = Object.freeze({
+  main: 'cli/src/main.ts',
+  'pyodide-host': 'services/runner/src/backends/pyodide/pyodide-host-main.ts'
+})
 /** Builds kept besides the current one (a running server may still import its lazy chunks). */
 const KEEP = 5
 
 /** A digest of the sources (.ts files and the workspaces' package.json): path, size, mtime. */
-export function sourceKey (root = ROOT) {
+export function sourceKey(root = ROOT) {
   const lines = []
   const walk = (dir) => {
     let entries
-    try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return }
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
     for (const e of entries) {
       if (e.name === 'node_modules' || e.name === 'test' || e.name.startsWith('.')) continue
       const path = join(dir, e.name)
@@ -50,9 +57,12 @@ export function sourceKey (root = ROOT) {
 /** An esbuild plugin: `import.meta.url` in each source module becomes that file's URL. */
 const sourceUrls = {
   name: 'source-import-meta-url',
-  setup (build) {
+  setup(build) {
     build.onLoad({ filter: /\.ts$/ }, (args) => ({
-      contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+      contents: readFileSync(args.path, 'utf8').replaceAll(
+        'import.meta.url',
+        JSON.stringify(pathToFileURL(args.path).href)
+      ),
       loader: 'ts'
     }))
   }
@@ -61,7 +71,9 @@ const sourceUrls = {
 /** Every bare import but the workspace's own (`@sandfleet/…`) stays a runtime import. */
 const externalPackages = {
   name: 'external-packages',
-  setup (build) { build.onResolve({ filter: /^[^./]/ }, (a) => a.path.startsWith('@sandfleet/') ? undefined : { external: true }) }
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith('@sandfleet/') ? undefined : { external: true }))
+  }
 }
 
 /**
@@ -69,9 +81,11 @@ const externalPackages = {
  * source maps; the workspace's own packages bundled, every other package left an import.
  * `urls` is the plugin that gives each module its `import.meta.url`.
  */
-export function cliBuildOptions (root, outdir, urls) {
+export function cliBuildOptions(root, outdir, urls) {
   return {
-    entryPoints: Object.fromEntries(Object.entries(CLI_ENTRY_POINTS).map(([name, source]) => [name, join(root, source)])),
+    entryPoints: Object.fromEntries(
+      Object.entries(CLI_ENTRY_POINTS).map(([name, source]) => [name, join(root, source)])
+    ),
     outdir,
     bundle: true,
     splitting: true,
@@ -88,7 +102,7 @@ export function cliBuildOptions (root, outdir, urls) {
  * Bundles `cli/src/main.ts` into `dir` (made aside, then renamed into place), with the pyodide
  * host process's entry beside it (`pyodide-host.js`).
  */
-export async function buildCliBundle (dir, root = ROOT) {
+export async function buildCliBundle(dir, root = ROOT) {
   const { build } = await import('esbuild')
   const tmp = `${dir}.tmp-${process.pid}`
   rmSync(tmp, { recursive: true, force: true })
@@ -104,18 +118,19 @@ export async function buildCliBundle (dir, root = ROOT) {
 }
 
 /** Removes all but the newest `keep` builds in `cacheDir`, and builds abandoned over 10 min ago. */
-function prune (cacheDir, keep) {
+function prune(cacheDir, keep) {
   const entries = readdirSync(cacheDir).map((name) => ({ name, mtimeMs: statSync(join(cacheDir, name)).mtimeMs }))
   const abandoned = entries.filter((e) => e.name.includes('.tmp-') && e.mtimeMs < Date.now() - 600_000)
   const builds = entries.filter((e) => !e.name.includes('.tmp-')).sort((a, b) => b.mtimeMs - a.mtimeMs)
-  for (const { name } of [...abandoned, ...builds.slice(keep)]) rmSync(join(cacheDir, name), { recursive: true, force: true })
+  for (const { name } of [...abandoned, ...builds.slice(keep)])
+    rmSync(join(cacheDir, name), { recursive: true, force: true })
 }
 
 /**
  * The URL of the bundle of the current sources (built now when there is none), or undefined
  * when it cannot be had (esbuild missing, a build error).
  */
-export async function cliBundle (cacheDir = join(ROOT, '.cache/cli'), root = ROOT) {
+export async function cliBundle(cacheDir = join(ROOT, '.cache/cli'), root = ROOT) {
   try {
     const dir = join(cacheDir, sourceKey(root))
     if (!existsSync(join(dir, 'main.js'))) {

@@ -12,12 +12,20 @@ const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? 
 if (!hasFlag && process.env.SANDFLEET_NO_REEXEC !== '1') {
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' })
   // Ctrl-C in a terminal reaches the child through its process group; forward it only otherwise.
-  process.on('SIGINT', () => { if (process.stdin.isTTY !== true) child.kill('SIGINT') })
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => { child.kill(signal) })
-  child.on('exit', (code, signal) => { process.exit(code ?? (signal !== null ? 1 : 0)) })
+  process.on('SIGINT', () => {
+    if (process.stdin.isTTY !== true) child.kill('SIGINT')
+  })
+  for (const signal of ['SIGTERM', 'SIGHUP'])
+    process.on(signal, () => {
+      child.kill(signal)
+    })
+  child.on('exit', (code, signal) => {
+    process.exit(code ?? (signal !== null ? 1 : 0))
+  })
 } else {
   // The sources' bundle (cli-bundle.mjs: rebuilt when a source changed); tsx when there is none.
-  const bundle = process.env.SANDFLEET_NO_BUNDLE === '1' ? undefined : await (await import('./cli-bundle.mjs')).cliBundle()
+  const bundle =
+    process.env.SANDFLEET_NO_BUNDLE === '1' ? undefined : await (await import('./cli-bundle.mjs')).cliBundle()
   if (bundle !== undefined) {
     process.setSourceMapsEnabled(true)
     // The pyodide backend's host process starts from the same bundle (pyodide-host.ts). Set

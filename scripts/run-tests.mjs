@@ -10,9 +10,13 @@ import { spawnSync } from 'node:child_process'
 const root = new URL('..', import.meta.url).pathname
 const roots = ['packages', 'services', 'cli', 'clients', 'benchmarks', 'test']
 const files = []
-function walk (dir) {
+function walk(dir) {
   let entries
-  try { entries = readdirSync(dir) } catch { return }
+  try {
+    entries = readdirSync(dir)
+  } catch {
+    return
+  }
   for (const name of entries) {
     if (name === 'node_modules' || name.startsWith('.')) continue
     const path = join(dir, name)
@@ -27,6 +31,14 @@ if (selected.length === 0) {
   console.error('run-tests: no test files found')
   process.exit(1)
 }
-const args = ['--no-node-snapshot', '--import', 'tsx', '--test', '--test-concurrency=1', ...process.argv.slice(2), ...selected]
+const args = [
+  '--no-node-snapshot',
+  '--import',
+  'tsx',
+  '--test',
+  '--test-concurrency=1',
+  ...process.argv.slice(2),
+  ...selected
+]
 const { status, signal } = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
 process.exit(status ?? (signal ? 1 : 0))

@@ -22,29 +22,41 @@ let fleet: TestFleet
 before(async () => {
   // The mixed case queues 100 jobs on 2 sandboxes: a call may wait up to a minute for a sandbox
   // (the gateway's queue budget and the runner's queue timeout); the runner's grace stays small.
-  fleet = await startFleet([RUNNER], { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 }, { queueTimeoutMs: 60_000 })
+  fleet = await startFleet(
+    [RUNNER],
+    { poolSize: POOL, sandboxMemoryMb: 512, graceMs: 1000, queueTimeoutMs: 60_000 },
+    { queueTimeoutMs: 60_000 }
+  )
   // strays() reads the sandboxes' pids cgroups here: where the host has them, they must be where it looks
-  if (existsSync('/sys/fs/cgroup/pids/sandfleet')) assert.ok(existsSync(`/sys/fs/cgroup/pids/sandfleet/${RUNNER_CGROUP}`), RUNNER_CGROUP)
+  if (existsSync('/sys/fs/cgroup/pids/sandfleet'))
+    assert.ok(existsSync(`/sys/fs/cgroup/pids/sandfleet/${RUNNER_CGROUP}`), RUNNER_CGROUP)
 })
 after(async () => {
   await fleet?.close()
   // closed: every sandbox process is gone, and so are the runner's cgroups
-  for (const controller of ['pids', 'memory']) assert.equal(existsSync(`/sys/fs/cgroup/${controller}/sandfleet/${RUNNER_CGROUP}`), false, `${controller} cgroup of ${RUNNER} left behind`)
+  for (const controller of ['pids', 'memory'])
+    assert.equal(
+      existsSync(`/sys/fs/cgroup/${controller}/sandfleet/${RUNNER_CGROUP}`),
+      false,
+      `${controller} cgroup of ${RUNNER} left behind`
+    )
 })
 
 /** Runs one snippet through the gateway; answers the ExecResult. */
-async function run (code: string, extra: Record<string, unknown> = {}): Promise<any> {
+async function run(code: string, extra: Record<string, unknown> = {}): Promise<any> {
   const { status, body } = await post(`${fleet.url}/v1/execute`, { code, timeout_ms: 2000, memory_mb: 256, ...extra })
   assert.equal(status, 200, JSON.stringify(body))
   return body
 }
 
 /** `/proc/PID/stat`'s parent pid, or undefined when the process is gone. */
-function ppidOf (pid: number): number | undefined {
+function ppidOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch { return undefined }
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -53,15 +65,24 @@ function ppidOf (pid: number): number | undefined {
  * each; anything deeper, a second child of a zygote or a controller child that is not a zygote
  * is a process some job left behind. Where the host has no pids cgroup this cannot be checked.
  */
-function strays (): string[] {
+function strays(): string[] {
   const base = `/sys/fs/cgroup/pids/sandfleet/${RUNNER_CGROUP}`
   if (!existsSync(base)) return []
   const problems: string[] = []
-  const dirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)
+  const dirs = readdirSync(base, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
   if (dirs.length > POOL) problems.push(`${dirs.length} sandbox cgroups for a pool of ${POOL}: ${dirs.join(', ')}`)
   for (const dir of dirs) {
     let pids: number[]
-    try { pids = readFileSync(`${base}/${dir}/cgroup.procs`, 'utf8').split('\n').filter((s) => s !== '').map(Number) } catch { continue }
+    try {
+      pids = readFileSync(`${base}/${dir}/cgroup.procs`, 'utf8')
+        .split('\n')
+        .filter((s) => s !== '')
+        .map(Number)
+    } catch {
+      continue
+    }
     const set = new Set(pids)
     const depth = new Map<number, number>()
     const depthOf = (pid: number): number => {
@@ -82,7 +103,9 @@ function strays (): string[] {
       const kids = children.get(pid) ?? 0
       if (d > 3 || (d === 2 && kids > 1) || (d === 1 && kids > 4) || (d === 3 && kids > 0)) {
         let cmd = ''
-        try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') } catch {}
+        try {
+          cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')
+        } catch {}
         problems.push(`${dir}: pid ${pid} at depth ${d} with ${kids} children (${cmd.trim()})`)
       }
     }
@@ -91,9 +114,13 @@ function strays (): string[] {
 }
 
 /** The fleet after a hostile job: a plain job answers ok, the pool is full warm again and no process is left behind. */
-async function assertHealthy (label: string): Promise<void> {
+async function assertHealthy(label: string): Promise<void> {
   const plain = await run('print(6 * 7)')
-  assert.deepEqual([plain.status, plain.stdout], ['ok', '42\n'], `${label}: the next plain job: ${JSON.stringify(plain)}`)
+  assert.deepEqual(
+    [plain.status, plain.stdout],
+    ['ok', '42\n'],
+    `${label}: the next plain job: ${JSON.stringify(plain)}`
+  )
   const until = performance.now() + 3000
   let load: any
   let left: string[] = []
@@ -134,25 +161,33 @@ test('a memory bomb across several processes is memory', async () => {
 })
 
 test('an output flood of gigabytes is capped, marked truncated, and ends in time', async () => {
-  const code = 'import os\nb = b"x" * (1 << 20)\nfor _ in range(1024):\n    os.write(1, b); os.write(2, b)\nprint("end")'
+  const code =
+    'import os\nb = b"x" * (1 << 20)\nfor _ in range(1024):\n    os.write(1, b); os.write(2, b)\nprint("end")'
   const r = await run(code, { timeout_ms: 10_000 })
   assert.equal(r.status, 'ok', JSON.stringify(r.error))
   assert.deepEqual(r.truncated, { stdout: true, stderr: true })
   assert.equal(r.stdout.length, 65536)
   assert.equal(r.stderr.length, 65536)
-  const endless = await run('import os\nb = b"x" * (1 << 20)\nwhile True: os.write(1, b); os.write(2, b)', { timeout_ms: 500 })
-  assert.deepEqual([endless.status, endless.truncated, endless.stdout.length], ['timeout', { stdout: true, stderr: true }, 65536])
+  const endless = await run('import os\nb = b"x" * (1 << 20)\nwhile True: os.write(1, b); os.write(2, b)', {
+    timeout_ms: 500
+  })
+  assert.deepEqual(
+    [endless.status, endless.truncated, endless.stdout.length],
+    ['timeout', { stdout: true, stderr: true }, 65536]
+  )
   await assertHealthy('output flood')
 })
 
 test('text that looks like executor frames, on stdout, stderr and fds 1..10, forges no result', async () => {
   const code = [
-    'import os, sys', FORGED(100),
+    'import os, sys',
+    FORGED(100),
     'sys.stdout.buffer.write(FRAMES); sys.stdout.flush(); sys.stderr.buffer.write(FRAMES); sys.stderr.flush()',
     'for fd in range(1, 11):',
     '    try: os.write(fd, FRAMES)',
     '    except OSError: pass',
-    'print("real")', 'sys.exit(3)'
+    'print("real")',
+    'sys.exit(3)'
   ].join('\n')
   for (let i = 0; i < 3; i++) {
     const r = await run(code)
@@ -165,7 +200,8 @@ test('text that looks like executor frames, on stdout, stderr and fds 1..10, for
 
 test('frames written through /proc into every descriptor of every process forge no result', async () => {
   const code = [
-    'import os, sys', FORGED(100),
+    'import os, sys',
+    FORGED(100),
     'for pid in os.listdir("/proc"):',
     '    if not pid.isdigit(): continue',
     '    try: fds = os.listdir("/proc/%s/fd" % pid)',
@@ -175,7 +211,8 @@ test('frames written through /proc into every descriptor of every process forge 
     '            w = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_WRONLY | os.O_NONBLOCK)',
     '            os.write(w, FRAMES); os.close(w)',
     '        except OSError: pass',
-    'print("real")', 'sys.exit(4)'
+    'print("real")',
+    'sys.exit(4)'
   ].join('\n')
   const r = await run(code)
   assert.deepEqual([r.status, r.exit_code], ['error', 4], JSON.stringify(r).slice(0, 500))
@@ -185,7 +222,9 @@ test('frames written through /proc into every descriptor of every process forge 
 test('closing or dup2-ing fds 0..10 is harmless', async () => {
   const closed = await run('import os\nfor fd in range(11):\n    try: os.close(fd)\n    except OSError: pass')
   assert.deepEqual([closed.status, closed.stdout], ['ok', ''], JSON.stringify(closed))
-  const duped = await run('import os\nnull = os.open("/dev/null", os.O_RDWR)\nfor fd in range(11):\n    if fd != null: os.dup2(null, fd)\nprint("gone")')
+  const duped = await run(
+    'import os\nnull = os.open("/dev/null", os.O_RDWR)\nfor fd in range(11):\n    if fd != null: os.dup2(null, fd)\nprint("gone")'
+  )
   assert.deepEqual([duped.status, duped.stdout], ['ok', ''], JSON.stringify(duped))
   const swapped = await run('import os\nos.dup2(2, 1)\nos.dup2(1, 3)\nprint("to stderr")\nraise KeyError("k")')
   assert.equal(swapped.stdout, '')
@@ -214,7 +253,9 @@ test('a double-forked setsid grandchild is killed at the end of its job and writ
   const r = await run(code)
   assert.equal(r.status, 'ok')
   assert.ok(r.stdout.startsWith('parent done') || r.stdout.includes('parent done\n'))
-  const next = await run('import os, time\ntime.sleep(0.3)\nprint(sorted(n for n in os.listdir("/tmp") if n.startswith("leak")))')
+  const next = await run(
+    'import os, time\ntime.sleep(0.3)\nprint(sorted(n for n in os.listdir("/tmp") if n.startswith("leak")))'
+  )
   assert.equal(next.sandbox, r.sandbox, 'the next job runs in the same sandbox')
   assert.deepEqual([next.status, next.stdout, next.stderr], ['ok', '[]\n', ''])
   await assertHealthy('grandchild')
@@ -225,7 +266,10 @@ test('killing the zygote, pid 1, its own group or every process it can see is a 
     ['import os\nos.kill(os.getppid(), 9)\nimport time\ntime.sleep(0.2)\nprint("after")', ['killed', 'ok']],
     ['import os\nos.kill(1, 9)\nprint("pid 1 lives")', ['ok']],
     ['import os\nos.killpg(0, 9)', ['killed']],
-    ['import os\nfor p in os.listdir("/proc"):\n    if p.isdigit() and int(p) != os.getpid():\n        try: os.kill(int(p), 9)\n        except OSError: pass\nimport time\ntime.sleep(0.2)', ['killed']]
+    [
+      'import os\nfor p in os.listdir("/proc"):\n    if p.isdigit() and int(p) != os.getpid():\n        try: os.kill(int(p), 9)\n        except OSError: pass\nimport time\ntime.sleep(0.2)',
+      ['killed']
+    ]
   ]
   for (const [code, statuses] of cases) {
     const r = await run(code)
@@ -248,7 +292,10 @@ test('SIGSTOP to itself, its zygote or the controller is a timeout', async () =>
 })
 
 test('ignoring SIGTERM and SIGINT in an endless loop is a timeout', async () => {
-  const r = await run('import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):\n    signal.signal(s, signal.SIG_IGN)\nwhile True: pass', { timeout_ms: 500 })
+  const r = await run(
+    'import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):\n    signal.signal(s, signal.SIG_IGN)\nwhile True: pass',
+    { timeout_ms: 500 }
+  )
   assert.equal(r.status, 'timeout')
   await assertHealthy('signals ignored')
 })
@@ -278,13 +325,18 @@ test('a segfault through ctypes is killed', async () => {
 test('deep recursion is an error or a kill, never a lost result', async () => {
   const plain = await run('def f(n): return f(n + 1)\nf(0)')
   assert.deepEqual([plain.status, plain.error?.type], ['error', 'RecursionError'])
-  const deep = await run('import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n): return f(n + 1)\nf(0)', { timeout_ms: 1500, memory_mb: 64 })
+  const deep = await run('import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n): return f(n + 1)\nf(0)', {
+    timeout_ms: 1500,
+    memory_mb: 64
+  })
   assert.ok(['error', 'killed', 'memory', 'timeout'].includes(deep.status), JSON.stringify(deep))
   await assertHealthy('recursion')
 })
 
 test('a thousand threads fail to start past the limits: an error', async () => {
-  const r = await run('import threading, time\nts = [threading.Thread(target=time.sleep, args=(5,), daemon=True) for _ in range(1000)]\nfor t in ts: t.start()\nprint("all started")')
+  const r = await run(
+    'import threading, time\nts = [threading.Thread(target=time.sleep, args=(5,), daemon=True) for _ in range(1000)]\nfor t in ts: t.start()\nprint("all started")'
+  )
   assert.deepEqual([r.status, r.error?.type], ['error', 'RuntimeError'], JSON.stringify(r))
   await assertHealthy('threads')
 })
@@ -292,7 +344,10 @@ test('a thousand threads fail to start past the limits: an error', async () => {
 test('a huge file hits the file size limit; filling /tmp is an error and /tmp is empty for the next job', async () => {
   const big = await run('with open("big", "wb") as f: f.write(b"x" * (100 << 20))', { timeout_ms: 3000 })
   assert.deepEqual([big.status, big.error?.type], ['error', 'OSError'], JSON.stringify(big))
-  const fill = await run('import os\nchunk = b"x" * (32 << 20)\nfor i in range(1000):\n    with open("/tmp/fill-%d" % i, "wb") as f: f.write(chunk)', { timeout_ms: 5000 })
+  const fill = await run(
+    'import os\nchunk = b"x" * (32 << 20)\nfor i in range(1000):\n    with open("/tmp/fill-%d" % i, "wb") as f: f.write(chunk)',
+    { timeout_ms: 5000 }
+  )
   assert.ok(['error', 'memory', 'killed'].includes(fill.status), JSON.stringify(fill))
   const next = await run('import os\nprint(os.listdir("/tmp"))')
   assert.deepEqual([next.status, next.stdout], ['ok', "['work']\n"])
@@ -312,7 +367,10 @@ test('sys.stdout replaced or closed; os._exit with output still buffered', async
 
 test('a job sees nothing of the runner, the host or another sandbox', async () => {
   const marker = `marker-${process.pid}`
-  const holder = run(`import time\nopen("/tmp/${marker}", "w").write("secret")\nopen("${marker}", "w").write("secret")\ntime.sleep(1.5)\nprint("held")`, { timeout_ms: 4000 })
+  const holder = run(
+    `import time\nopen("/tmp/${marker}", "w").write("secret")\nopen("${marker}", "w").write("secret")\ntime.sleep(1.5)\nprint("held")`,
+    { timeout_ms: 4000 }
+  )
   await sleep(300)
   const code = [
     'import os, glob',
@@ -342,8 +400,12 @@ test('a job sees nothing of the runner, the host or another sandbox', async () =
 test('monkey-patched builtins, modules, env, cwd and IPC leave the next job clean', async () => {
   const dirty = [
     'import builtins, os, sys, json, ctypes',
-    'builtins.len = lambda x: -1', 'builtins.print = lambda *a, **k: None', 'json.dumps = lambda *a, **k: "patched"',
-    'os.environ["SANDFLEET_LEAK"] = "1"', 'sys.path.insert(0, "/tmp")', 'os.chdir("/")',
+    'builtins.len = lambda x: -1',
+    'builtins.print = lambda *a, **k: None',
+    'json.dumps = lambda *a, **k: "patched"',
+    'os.environ["SANDFLEET_LEAK"] = "1"',
+    'sys.path.insert(0, "/tmp")',
+    'os.chdir("/")',
     'sys.modules["leaky"] = type(sys)("leaky")',
     'open("/tmp/json.py", "w").write("dumps = lambda *a, **k: \'evil\'")',
     'for d in ("/dev/shm", "/dev/mqueue", "/tmp/work"):',
@@ -369,7 +431,12 @@ test('monkey-patched builtins, modules, env, cwd and IPC leave the next job clea
   const next = await run(check)
   assert.equal(next.sandbox, first.sandbox, 'the next job runs in the same sandbox')
   assert.equal(next.status, 'ok', JSON.stringify(next))
-  assert.deepEqual(next.stdout.split('\n'), ['2 1 None /tmp/work False False', '[]', '[False, False, False, False]', ''])
+  assert.deepEqual(next.stdout.split('\n'), [
+    '2 1 None /tmp/work False False',
+    '[]',
+    '[False, False, False, False]',
+    ''
+  ])
   await assertHealthy('monkeypatch')
 })
 
@@ -392,17 +459,28 @@ test('50 hostile jobs at once with 50 plain ones: every plain one answers correc
   })
   const results = await Promise.all(calls)
   results.forEach((r, i) => {
-    if (i % 2 === 1) assert.deepEqual([r.status, r.stdout], ['ok', `${i * 3}\n`], `plain call ${i}: ${JSON.stringify(r)}`)
-    else assert.ok(['timeout', 'killed', 'memory', 'error', 'ok'].includes(r.status), `hostile call ${i}: ${JSON.stringify(r)}`)
+    if (i % 2 === 1)
+      assert.deepEqual([r.status, r.stdout], ['ok', `${i * 3}\n`], `plain call ${i}: ${JSON.stringify(r)}`)
+    else
+      assert.ok(
+        ['timeout', 'killed', 'memory', 'error', 'ok'].includes(r.status),
+        `hostile call ${i}: ${JSON.stringify(r)}`
+      )
   })
   await assertHealthy('mixed')
 })
 
 test('a gateway batch larger than the pool waits for sandboxes: every item runs', async () => {
-  const requests = Array.from({ length: 8 }, (_, i) => ({ code: `import time\ntime.sleep(0.05)\nprint(${i})`, timeout_ms: 2000 }))
+  const requests = Array.from({ length: 8 }, (_, i) => ({
+    code: `import time\ntime.sleep(0.05)\nprint(${i})`,
+    timeout_ms: 2000
+  }))
   const { status, body } = await post(`${fleet.url}/v1/execute/batch`, { requests })
   assert.equal(status, 200)
-  assert.deepEqual(body.results.map((r: any) => [r.status, r.stdout]), requests.map((_, i) => ['ok', `${i}\n`]))
+  assert.deepEqual(
+    body.results.map((r: any) => [r.status, r.stdout]),
+    requests.map((_, i) => ['ok', `${i}\n`])
+  )
 })
 
 /** Python that finds this sandbox's zygotes and their spare children (the processes the next jobs run in). */
@@ -430,16 +508,25 @@ test('a job that kills, stops, renices or limits the spare job processes and zyg
     'for p in spares + zygotes: os.sched_setaffinity(p, {min(os.sched_getaffinity(0))})',
     'for p in spares + zygotes:\n    for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_STACK):\n        resource.prlimit(p, r, (16, 16) if r == resource.RLIMIT_NOFILE else (1 << 20, 1 << 20) if r != resource.RLIMIT_CPU else (1, 1))'
   ]
-  // The CPUs a job may use are the runner's (taskset may give it fewer than the machine's): as a fresh sandbox has them.
-  const probe = 'print(6 * 7, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)))'
+  // The CPUs a job may use are the runner's (taskset may give it fewer than the machine's): as a fresh sandbox has
+  // them.
+  const probe =
+    'print(6 * 7, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)))'
   const fresh = await run(`import os\n${probe}`)
   assert.equal(fresh.status, 'ok', JSON.stringify(fresh))
   for (const attack of attacks) {
     const r = await run(`${FIND_SPARES}\n${attack}\nprint("done")`)
     assert.deepEqual([r.status, r.stdout], ['ok', 'done\n'], `${attack}: ${JSON.stringify(r)}`)
     for (const code of [`import os\n${probe}`, `import numpy, os\n${probe}`]) {
-      const next = await run(`${code}\nx = [bytearray(1 << 20) for _ in range(64)]\nf = [open("/dev/null") for _ in range(100)]`, { timeout_ms: 10_000 })
-      assert.deepEqual([next.status, next.stdout], ['ok', fresh.stdout], `after ${attack}: ${code}: ${JSON.stringify(next)}`)
+      const next = await run(
+        `${code}\nx = [bytearray(1 << 20) for _ in range(64)]\nf = [open("/dev/null") for _ in range(100)]`,
+        { timeout_ms: 10_000 }
+      )
+      assert.deepEqual(
+        [next.status, next.stdout],
+        ['ok', fresh.stdout],
+        `after ${attack}: ${code}: ${JSON.stringify(next)}`
+      )
     }
     await assertHealthy(attack)
   }
@@ -453,7 +540,11 @@ test('a job that forges a "tampered" report about itself runs once and is its ow
   // Any other report a job writes is its own error with a well-formed `error` (an error without type and message
   // failed the response schema: the caller got infra_error).
   const odd = await run('import os\nos.write(3, b\'{"memory": 1, "message": {"a": 1}}\')\nos._exit(2)')
-  assert.deepEqual([odd.status, odd.exit_code, odd.error.type, odd.error.message], ['error', 2, 'ExitCode', '{\'a\': 1}'], JSON.stringify(odd))
+  assert.deepEqual(
+    [odd.status, odd.exit_code, odd.error.type, odd.error.message],
+    ['error', 2, 'ExitCode', "{'a': 1}"],
+    JSON.stringify(odd)
+  )
   await assertHealthy('forged tampered report')
 })
 
@@ -468,30 +559,56 @@ test('a job that locks its files or /tmp against removal leaves the next job a c
   for (const attack of attacks) {
     const r = await run(attack)
     assert.equal(r.status, 'ok', `${attack}: ${JSON.stringify(r)}`)
-    const next = await run('import os\nopen("mine", "w").write("x")\nprint(sorted(os.listdir(".")), sorted(os.listdir("/tmp")), os.listdir("/dev/shm"))')
-    assert.deepEqual([next.status, next.stdout], ['ok', "['mine'] ['work'] []\n"], `after ${attack}: ${JSON.stringify(next)}`)
+    const next = await run(
+      'import os\nopen("mine", "w").write("x")\nprint(sorted(os.listdir(".")), sorted(os.listdir("/tmp")), os.listdir("/dev/shm"))'
+    )
+    assert.deepEqual(
+      [next.status, next.stdout],
+      ['ok', "['mine'] ['work'] []\n"],
+      `after ${attack}: ${JSON.stringify(next)}`
+    )
     await assertHealthy(attack)
   }
 })
 
-test('fetch_files through links out of the work dir (into the controller\'s own /proc) returns nothing and crashes nothing', async () => {
-  const r = await run('import os\nos.symlink("/proc/self", "me")\nos.symlink("/proc/self/environ", "env")\nos.mkfifo("fifo")\nopen("real.txt", "w").write("mine")',
-    { fetch_files: ['me/mem', 'me/environ', 'env', 'me/maps', 'fifo', 'real.txt', 'missing'] })
+test("fetch_files through links out of the work dir (into the controller's own /proc) returns nothing and crashes nothing", async () => {
+  const r = await run(
+    'import os\nos.symlink("/proc/self", "me")\nos.symlink("/proc/self/environ", "env")\nos.mkfifo("fifo")\nopen("real.txt", "w").write("mine")',
+    { fetch_files: ['me/mem', 'me/environ', 'env', 'me/maps', 'fifo', 'real.txt', 'missing'] }
+  )
   assert.equal(r.status, 'ok', JSON.stringify(r))
   assert.deepEqual(Object.keys(r.files), ['real.txt'])
   assert.equal(Buffer.from(r.files['real.txt'], 'base64').toString(), 'mine')
-  assert.deepEqual(Object.keys(r.fetch_errors ?? {}).sort(), ['env', 'fifo', 'me/environ', 'me/maps', 'me/mem', 'missing'], JSON.stringify(r.fetch_errors))
+  assert.deepEqual(
+    Object.keys(r.fetch_errors ?? {}).sort(),
+    ['env', 'fifo', 'me/environ', 'me/maps', 'me/mem', 'missing'],
+    JSON.stringify(r.fetch_errors)
+  )
   await assertHealthy('fetch through links')
 })
 
 test('a job cannot make a user namespace of its own (every capability in it: mounts, netfilter)', async () => {
-  const r = await run('import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), ctypes.get_errno() != 0)\nimport os\nprint(os.system("unshare -U -r true 2>/dev/null") != 0)')
+  const r = await run(
+    'import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), ctypes.get_errno() != 0)\nimport os\nprint(os.system("unshare -U -r true 2>/dev/null") != 0)'
+  )
   assert.deepEqual([r.status, r.stdout], ['ok', '-1 True\nTrue\n'], JSON.stringify(r))
   await assertHealthy('userns')
 })
 
 test('the seccomp filter: keyrings, bpf, perf events, userfaultfd, io_uring, mounts, ptrace are EPERM; a call through another ABI is killed', async () => {
-  const names = ['bpf', 'keyctl', 'add_key', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'mount', 'unshare', 'ptrace', 'pidfd_getfd', 'process_vm_readv'] as const
+  const names = [
+    'bpf',
+    'keyctl',
+    'add_key',
+    'perf_event_open',
+    'userfaultfd',
+    'io_uring_setup',
+    'mount',
+    'unshare',
+    'ptrace',
+    'pidfd_getfd',
+    'process_vm_readv'
+  ] as const
   const table = SYSCALL_TABLES[process.arch]
   assert.ok(table !== undefined, `no system call table for ${process.arch}`)
   const calls = names.map((n) => `(${JSON.stringify(n)}, ${String(table.numbers[n])})`).join(', ')
@@ -503,7 +620,11 @@ for name, nr in (${calls},):
     print(name, libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno())
 print(os.getpid() > 0, os.listdir('.'))
 print(sorted(l.split()[1] for l in open('/proc/self/status') if l.startswith(('NoNewPrivs:', 'Seccomp:', 'CapBnd:'))))`)
-  assert.deepEqual([r.status, r.stdout], ['ok', `${names.map((n) => `${n} -1 1\n`).join('')}True []\n['0000000000000000', '1', '2']\n`], JSON.stringify(r))
+  assert.deepEqual(
+    [r.status, r.stdout],
+    ['ok', `${names.map((n) => `${n} -1 1\n`).join('')}True []\n['0000000000000000', '1', '2']\n`],
+    JSON.stringify(r)
+  )
   if (process.arch === 'x64') {
     // i386's getpid through int 0x80, from a page of machine code: another ABI's entry, killed (SIGSYS)
     const i386 = await run(`import ctypes, mmap
@@ -522,24 +643,46 @@ print(call())`)
 test('a job that replaces os._exit, os.write, json.dumps or traceback still gets its own status and error', async () => {
   const exited = await run('import os\nos._exit = None\nprint("hi")')
   assert.deepEqual([exited.status, exited.stdout, exited.exit_code], ['ok', 'hi\n', 0], JSON.stringify(exited))
-  const raised = await run('import os, json, traceback\nos.write = json.dumps = traceback.format_exception = None\nraise ValueError("mine")')
-  assert.deepEqual([raised.status, raised.error?.type, raised.error?.message], ['error', 'ValueError', 'mine'], JSON.stringify(raised))
+  const raised = await run(
+    'import os, json, traceback\nos.write = json.dumps = traceback.format_exception = None\nraise ValueError("mine")'
+  )
+  assert.deepEqual(
+    [raised.status, raised.error?.type, raised.error?.message],
+    ['error', 'ValueError', 'mine'],
+    JSON.stringify(raised)
+  )
   await assertHealthy('replaced os._exit')
 })
 
 test('a streamed batch of hostile and plain items answers every item, in order, each with its own status', async () => {
   const items = [
-    ['print("a")', 'ok'], ['while True: pass', 'timeout'], ['import os\nos.kill(os.getppid(), 9)', 'killed'], ['print("b")', 'ok'],
-    ['import ctypes\nctypes.string_at(0)', 'killed'], ['x = b"y" * (1 << 40)', 'memory'], ['print("c")', 'ok'], ['raise KeyError(1)', 'error']
+    ['print("a")', 'ok'],
+    ['while True: pass', 'timeout'],
+    ['import os\nos.kill(os.getppid(), 9)', 'killed'],
+    ['print("b")', 'ok'],
+    ['import ctypes\nctypes.string_at(0)', 'killed'],
+    ['x = b"y" * (1 << 40)', 'memory'],
+    ['print("c")', 'ok'],
+    ['raise KeyError(1)', 'error']
   ]
   const res = await fetch(`${fleet.url}/v1/execute/batch`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
     body: JSON.stringify({ requests: items.map(([code]) => ({ code, timeout_ms: 500, memory_mb: 128 })) })
   })
-  const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l))
+  const lines = (await res.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   const byIndex = new Map(lines.map((l) => [l.index, l.result]))
-  assert.deepEqual(items.map((_, i) => byIndex.get(i)?.status), items.map(([, status]) => status), JSON.stringify(lines.map((l) => [l.index, l.result.status, l.result.error])))
-  assert.deepEqual([0, 3, 6].map((i) => byIndex.get(i).stdout), ['a\n', 'b\n', 'c\n'])
+  assert.deepEqual(
+    items.map((_, i) => byIndex.get(i)?.status),
+    items.map(([, status]) => status),
+    JSON.stringify(lines.map((l) => [l.index, l.result.status, l.result.error]))
+  )
+  assert.deepEqual(
+    [0, 3, 6].map((i) => byIndex.get(i).stdout),
+    ['a\n', 'b\n', 'c\n']
+  )
   await assertHealthy('hostile batch')
 })

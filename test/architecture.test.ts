@@ -15,11 +15,17 @@ import { importGraph, type ImportGraph } from './helpers/import-graph.ts'
 const root = join(import.meta.dirname, '..')
 const SERVICES = ['services/runner/src', 'services/gateway/src']
 
-/** One service's floors: each listed place (a file, or a folder ending in `/`, relative to the service's src) and its floor. */
+/**
+ * One service's floors: each listed place (a file, or a folder ending in `/`, relative to the service's src) and its
+ * floor.
+ */
 type Floors = Map<string, number>
 
-/** The floors tables of `markdown`, by the folder each is about (`<!-- floors: services/runner/src -->` above a table whose rows are `| N | \`a.ts\` \`b/\` | … |`). */
-function floorTables (markdown: string): Map<string, Floors> {
+/**
+ * The floors tables of `markdown`, by the folder each is about (`<!-- floors: services/runner/src -->` above a table
+ * whose rows are `| N | \`a.ts\` \`b/\` | … |`).
+ */
+function floorTables(markdown: string): Map<string, Floors> {
   const tables = new Map<string, Floors>()
   for (const m of markdown.matchAll(/<!-- floors: (\S+) -->\n((?:\|.*\n)+)/g)) {
     const floors: Floors = new Map()
@@ -33,8 +39,11 @@ function floorTables (markdown: string): Map<string, Floors> {
   return tables
 }
 
-/** The floor of `file` (relative to its src): its own row, else its nearest listed folder's; undefined when none lists it. */
-function floorOf (file: string, floors: Floors): number | undefined {
+/**
+ * The floor of `file` (relative to its src): its own row, else its nearest listed folder's; undefined when none lists
+ * it.
+ */
+function floorOf(file: string, floors: Floors): number | undefined {
   if (floors.has(file)) return floors.get(file)
   const parts = file.split('/')
   for (let n = parts.length - 1; n > 0; n--) {
@@ -45,15 +54,18 @@ function floorOf (file: string, floors: Floors): number | undefined {
 }
 
 /** The imports inside `dir` that run from a lower floor to a higher one, and the files no row places, as lines. */
-function floorProblems (graph: ImportGraph, dir: string, floors: Floors): { backward: string[], unplaced: string[] } {
+function floorProblems(graph: ImportGraph, dir: string, floors: Floors): { backward: string[]; unplaced: string[] } {
   const backward: string[] = []
   const unplaced = new Set<string>()
-  const inside = (path: string): string | undefined => path.startsWith(dir + '/') ? relative(dir, path) : undefined
+  const inside = (path: string): string | undefined => (path.startsWith(dir + '/') ? relative(dir, path) : undefined)
   for (const [from, edges] of graph) {
     const f = inside(from)
     if (f === undefined) continue
     const fromFloor = floorOf(f, floors)
-    if (fromFloor === undefined) { unplaced.add(f); continue }
+    if (fromFloor === undefined) {
+      unplaced.add(f)
+      continue
+    }
     for (const to of edges) {
       const t = inside(to)
       if (t === undefined) continue
@@ -71,7 +83,8 @@ for (const service of SERVICES) {
   test(`${service}: every import runs down the floors of docs/ARCHITECTURE.md, and every file stands on one`, () => {
     const floors = tables.get(service)
     assert.ok(floors !== undefined && floors.size > 3, `docs/ARCHITECTURE.md has a floors table for ${service}`)
-    for (const place of floors.keys()) assert.ok(existsSync(join(root, service, place)), `${service}/${place}, listed on a floor, exists`)
+    for (const place of floors.keys())
+      assert.ok(existsSync(join(root, service, place)), `${service}/${place}, listed on a floor, exists`)
     const graph = importGraph(root, [service])
     assert.ok(graph.size > 20, `the walk found ${service}'s sources (${graph.size} files)`)
     const { backward, unplaced } = floorProblems(graph, join(root, service), floors)
@@ -80,21 +93,36 @@ for (const service of SERVICES) {
   })
 }
 
-test('every path docs/ARCHITECTURE.md names from the repository\'s root exists', () => {
+test("every path docs/ARCHITECTURE.md names from the repository's root exists", () => {
   const doc = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8')
-  const paths = [...new Set([...doc.matchAll(/`((?:services|packages|test|sandbox-images|benchmarks|helm|deploy|cli|clients|docs|scripts)\/[^`\s]*)`/g)].map((m) => m[1]))]
+  const paths = [
+    ...new Set(
+      [
+        ...doc.matchAll(
+          /`((?:services|packages|test|sandbox-images|benchmarks|helm|deploy|cli|clients|docs|scripts)\/[^`\s]*)`/g
+        )
+      ].map((m) => m[1])
+    )
+  ]
   assert.ok(paths.length > 30, `the scan found the paths (${paths.length})`)
-  assert.deepEqual(paths.filter((p) => !existsSync(join(root, p))), [])
+  assert.deepEqual(
+    paths.filter((p) => !existsSync(join(root, p))),
+    []
+  )
 })
 
-test('every file docs/ARCHITECTURE.md names by a path\'s end (`pipeline/quotas.ts`) is a file of the repository', () => {
-  const git = (...args: string[]): string[] => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean)
+test("every file docs/ARCHITECTURE.md names by a path's end (`pipeline/quotas.ts`) is a file of the repository", () => {
+  const git = (...args: string[]): string[] =>
+    execFileSync('git', args, { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean)
   const files = [...git('ls-files'), ...git('ls-files', '--others', '--exclude-standard')]
   const doc = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8')
   // a name in backticks ending in a source or config extension; one starting with / is a URL path
   const named = new Set([...doc.matchAll(/`([\w.-][\w./-]*\.(?:ts|py|mjs|js|json|sh|yaml))`/g)].map((m) => m[1]))
   assert.ok(named.size > 50, `the page names files (${named.size})`)
-  assert.deepEqual([...named].filter((name) => !files.some((f) => f === name || f.endsWith(`/${name}`))), [])
+  assert.deepEqual(
+    [...named].filter((name) => !files.some((f) => f === name || f.endsWith(`/${name}`))),
+    []
+  )
 })
 
 test('floorProblems: an import up a floor and a file on no floor are found; one down, or within a floor, is not', () => {
@@ -104,7 +132,12 @@ test('floorProblems: an import up a floor and a file on no floor are found; one 
     [`${dir}/pool/pool.ts`, new Set([`${dir}/pool/queue.ts`, `${dir}/app.ts`])],
     [`${dir}/pool/queue.ts`, new Set([`${dir}/stray.ts`])]
   ])
-  const floors = floorTables('<!-- floors: x/src -->\n| floor | files |\n| --- | --- |\n| 2 | `app.ts` |\n| 1 | `pool/` |\n').get('x/src')
+  const floors = floorTables(
+    '<!-- floors: x/src -->\n| floor | files |\n| --- | --- |\n| 2 | `app.ts` |\n| 1 | `pool/` |\n'
+  ).get('x/src')
   assert.ok(floors !== undefined)
-  assert.deepEqual(floorProblems(graph, dir, floors), { backward: ['pool/pool.ts (floor 1) -> app.ts (floor 2)'], unplaced: ['stray.ts'] })
+  assert.deepEqual(floorProblems(graph, dir, floors), {
+    backward: ['pool/pool.ts (floor 1) -> app.ts (floor 2)'],
+    unplaced: ['stray.ts']
+  })
 })

@@ -21,28 +21,52 @@ import { CASES, type Tier } from './contamination/cases.ts'
 import { probe } from './contamination/probe.ts'
 
 const BACKENDS: Record<string, (events: DriverEvents) => Driver> = {
-  process: (events) => new ProcessDriver({ config: runnerConfig({ isolation: 'reuse' }), logger: silentLogger, events }),
-  docker: (events) => new DockerDriver({ runnerId: `contamination-${process.pid}`, executorPath: REPO_EXECUTOR, isolation: 'reuse', spares: 0, events })
+  process: (events) =>
+    new ProcessDriver({ config: runnerConfig({ isolation: 'reuse' }), logger: silentLogger, events }),
+  docker: (events) =>
+    new DockerDriver({
+      runnerId: `contamination-${process.pid}`,
+      executorPath: REPO_EXECUTOR,
+      isolation: 'reuse',
+      spares: 0,
+      events
+    })
 }
 
 for (const [backend, make] of Object.entries(BACKENDS)) {
   describe(`contamination corpus on ${backend}`, () => {
-    /** Retirements of reuse processes counted so far, by reason (the driver's events, as the runner's metrics count them). */
+    /**
+     * Retirements of reuse processes counted so far, by reason (the driver's events, as the runner's metrics count
+     * them).
+     */
     const retired = new Map<string, number>()
-    const driver = make({ reuse: (e) => { if (e.kind === 'retired') retired.set(e.reason, (retired.get(e.reason) ?? 0) + 1) } })
+    const driver = make({
+      reuse: (e) => {
+        if (e.kind === 'retired') retired.set(e.reason, (retired.get(e.reason) ?? 0) + 1)
+      }
+    })
     let sandbox: Sandbox
     before(async () => {
       await driver.check()
       sandbox = driver.createSandbox(`contamination-${backend}`)
       await sandbox.start()
     })
-    after(async () => { await sandbox?.close(); await driver.close() })
+    after(async () => {
+      await sandbox?.close()
+      await driver.close()
+    })
 
     const run = async (code: string, extra: Partial<ExecRequest> = {}): Promise<RunOutcome> =>
-      await sandbox.execute({ request: resolveExecRequest({ code, timeout_ms: 20_000, ...extra }, { isolation: 'reuse' }), maxOutputBytes: 65536 })
+      await sandbox.execute({
+        request: resolveExecRequest({ code, timeout_ms: 20_000, ...extra }, { isolation: 'reuse' }),
+        maxOutputBytes: 65536
+      })
 
-    /** The tier's probe, run until it runs in the tier's reuse process (one is made after a retirement: a generous wait). */
-    async function probeReused (tier: Tier): Promise<{ facts: string, pid: string }> {
+    /**
+     * The tier's probe, run until it runs in the tier's reuse process (one is made after a retirement: a generous
+     * wait).
+     */
+    async function probeReused(tier: Tier): Promise<{ facts: string; pid: string }> {
       const until = Date.now() + 60_000
       for (;;) {
         const r = await run(probe(tier))
@@ -68,18 +92,29 @@ for (const [backend, make] of Object.entries(BACKENDS)) {
           const counted = new Map(retired)
           const r = await run(c.code, { stdin: c.stdin })
           if (c.fate === 'violated') {
-            assert.deepEqual([r.status, r.error?.type, r.isolation], ['infra_error', 'SF_ERR_RUNNER_REUSE_VIOLATION', 'reuse'], JSON.stringify(r))
+            assert.deepEqual(
+              [r.status, r.error?.type, r.isolation],
+              ['infra_error', 'SF_ERR_RUNNER_REUSE_VIOLATION', 'reuse'],
+              JSON.stringify(r)
+            )
           } else {
             assert.ok(['ok', 'error'].includes(r.status), JSON.stringify(r))
             assert.equal(r.tier, tier)
-            assert.equal(r.isolation, c.fate === 'forked' ? 'fork' : 'reuse', `the case ran at the level its fate says: ${JSON.stringify(r)}`)
+            assert.equal(
+              r.isolation,
+              c.fate === 'forked' ? 'fork' : 'reuse',
+              `the case ran at the level its fate says: ${JSON.stringify(r)}`
+            )
           }
           const next = await probeReused(tier)
           assert.equal(next.facts, fresh.get(tier), `after "${c.name}" the probe on ${tier} sees a fresh interpreter`)
           const moved = [...retired].filter(([reason, n]) => n > (counted.get(reason) ?? 0)).map(([reason]) => reason)
           if (c.fate === 'retired' || c.fate === 'violated') {
             assert.notEqual(next.pid, pid, 'the process retired')
-            assert.ok(moved.length === 1 && c.reasons?.includes(moved[0]), `retired for ${JSON.stringify(moved)}, expected one of ${JSON.stringify(c.reasons)}`)
+            assert.ok(
+              moved.length === 1 && c.reasons?.includes(moved[0]),
+              `retired for ${JSON.stringify(moved)}, expected one of ${JSON.stringify(c.reasons)}`
+            )
           } else {
             assert.equal(next.pid, pid, `the same process took the next job (retirements: ${JSON.stringify(moved)})`)
           }

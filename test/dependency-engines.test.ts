@@ -11,9 +11,14 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }
-const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string, engines?: { node?: string } | string[] }> }
+const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>
+}
 /** npm's own range logic (semver, which fastify brings): the same verdict as npm's engine check. */
-const semver = createRequire(join(root, 'package.json'))('semver') as { minVersion: (range: string) => { version: string } | null, satisfies: (version: string, range: string) => boolean }
+const semver = createRequire(join(root, 'package.json'))('semver') as {
+  minVersion: (range: string) => { version: string } | null
+  satisfies: (version: string, range: string) => boolean
+}
 
 /**
  * Packages whose manifest asks for a newer Node than the floor, each with the reason it is kept
@@ -21,7 +26,7 @@ const semver = createRequire(join(root, 'package.json'))('semver') as { minVersi
  */
 const ACCEPTED: Record<string, string> = {}
 
-test('every locked package that declares engines.node admits the project\'s oldest Node', () => {
+test("every locked package that declares engines.node admits the project's oldest Node", () => {
   const floor = semver.minVersion(manifest.engines.node)?.version
   assert.ok(floor !== undefined, `package.json engines.node ${manifest.engines.node} names a version`)
   const refused: string[] = []
@@ -31,7 +36,11 @@ test('every locked package that declares engines.node admits the project\'s olde
     if (range === undefined || path === '' || ACCEPTED[name] !== undefined) continue
     if (!semver.satisfies(floor, range)) refused.push(`${name}@${entry.version ?? '?'} wants node ${range}`)
   }
-  assert.deepEqual(refused, [], `node ${floor} (package.json) is refused by: pin a release that supports it, or raise the floor everywhere`)
+  assert.deepEqual(
+    refused,
+    [],
+    `node ${floor} (package.json) is refused by: pin a release that supports it, or raise the floor everywhere`
+  )
 })
 
 test('README names the Node floor of package.json', () => {

@@ -7,7 +7,7 @@ const root = join(import.meta.dirname, '..')
 const SOURCE_ROOTS = ['packages', 'services', 'cli', 'sandbox-images']
 
 /** Source files of the project (not tests, not dependencies). */
-function sources (dir: string, out: string[] = []): string[] {
+function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
     if (name === 'node_modules' || name === 'test' || name.startsWith('.')) continue
     const path = join(dir, name)
@@ -42,10 +42,16 @@ test('every error code is defined by exactly one registry', () => {
     }
   }
   assert.ok(definedIn.size >= 30, 'the scan found the registries')
-  const twice = [...definedIn].filter(([, where]) => where.length > 1).map(([code, where]) => `${code}: ${where.join(', ')}`)
+  const twice = [...definedIn]
+    .filter(([, where]) => where.length > 1)
+    .map(([code, where]) => `${code}: ${where.join(', ')}`)
   assert.deepEqual(twice, [])
   const rows = [...docs.matchAll(/^\| `(SF_ERR_[A-Z0-9_]+)` \|/gm)].map((m) => m[1])
-  assert.deepEqual(rows.filter((c, i) => rows.indexOf(c) !== i), [], 'a code has one row in docs/errors.md')
+  assert.deepEqual(
+    rows.filter((c, i) => rows.indexOf(c) !== i),
+    [],
+    'a code has one row in docs/errors.md'
+  )
 })
 
 test('every code the services answer or put in a result is a key of their registries', async () => {
@@ -53,7 +59,7 @@ test('every code the services answer or put in a result is a key of their regist
   const { GATEWAY_ERRORS } = await import('../services/gateway/src/errors.ts')
   const registered = new Set([...Object.keys(RUNNER_ERRORS), ...Object.keys(GATEWAY_ERRORS)])
   const service = files.filter((f) => /\/services\/[^/]+\/src\/|\/sandbox-images\/python\/sandfleet_sandbox\//.test(f))
-  assert.ok(service.length > 50, 'the scan found the services\' sources')
+  assert.ok(service.length > 50, "the scan found the services' sources")
   const outside: string[] = []
   for (const file of service) {
     for (const [, code] of readFileSync(file, 'utf8').matchAll(/['"`](SF_ERR_[A-Z0-9_]*[A-Z0-9])['"`]/g)) {
@@ -64,7 +70,14 @@ test('every code the services answer or put in a result is a key of their regist
 })
 
 test('no error is thrown with a code of its own beside the registries (Object.assign(new Error(…), { code }))', () => {
-  const adHoc = files.filter((f) => f.endsWith('.ts'))
-    .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/Object\.assign\(\s*new Error\((?:[^()]|\([^()]*\))*\)\s*,\s*\{[^}]*\bcode\s*:/g)].map(() => relative(root, file)))
+  const adHoc = files
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((file) =>
+      [
+        ...readFileSync(file, 'utf8').matchAll(
+          /Object\.assign\(\s*new Error\((?:[^()]|\([^()]*\))*\)\s*,\s*\{[^}]*\bcode\s*:/g
+        )
+      ].map(() => relative(root, file))
+    )
   assert.deepEqual(adHoc, [])
 })

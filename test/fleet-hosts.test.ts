@@ -27,18 +27,25 @@ const fleet = new DockerFleet({
 let gateways: string[] = []
 
 /** Calls that were not answered ok with their own right output, described for a failure message. */
-function failures (records: CallRecord[]): string[] {
-  return records.filter((r) => !r.correct).slice(0, 5).map((r) => `call ${r.index}: HTTP ${r.httpStatus} ${r.status} ${JSON.stringify(r.error)}`)
+function failures(records: CallRecord[]): string[] {
+  return records
+    .filter((r) => !r.correct)
+    .slice(0, 5)
+    .map((r) => `call ${r.index}: HTTP ${r.httpStatus} ${r.status} ${JSON.stringify(r.error)}`)
 }
 
 /** Waits until both gateways route to exactly `count` ready runners. */
-async function fleetReady (count: number): Promise<void> {
-  await waitFor(`${count} ready runners on both gateways`, async () =>
-    (await Promise.all(gateways.map(readyRunners))).every((ids) => ids.length === count), 180_000, 250)
+async function fleetReady(count: number): Promise<void> {
+  await waitFor(
+    `${count} ready runners on both gateways`,
+    async () => (await Promise.all(gateways.map(readyRunners))).every((ids) => ids.length === count),
+    180_000,
+    250
+  )
 }
 
 /** Waits until the runner at `url` answers ready, and answers when it did (performance.now()). */
-async function runnerReady (url: string): Promise<number> {
+async function runnerReady(url: string): Promise<number> {
   await waitFor(`${url}/readyz`, async () => (await get(`${url}/readyz`)).ok, 180_000, 50)
   return performance.now()
 }
@@ -49,13 +56,19 @@ before(async () => {
   await fleetReady(3)
 })
 
-after(async () => { await fleet.down() })
+after(async () => {
+  await fleet.down()
+})
 
-test('fleet hosts: a call without the fleet\'s secret is refused by a runner; the gateways, which carry it, are served', async () => {
+test("fleet hosts: a call without the fleet's secret is refused by a runner; the gateways, which carry it, are served", async () => {
   const [runner] = await fleet.runners()
   const body = JSON.stringify({ code: 'print("ran")' })
   for (const headers of [{}, { authorization: 'Bearer sfmh-not-the-fleet-secret' }] as Array<Record<string, string>>) {
-    const res = await fetch(`${runner.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+    const res = await fetch(`${runner.url}/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body
+    })
     assert.equal(res.status, 401)
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'SF_ERR_RUNNER_UNAUTHORIZED')
   }
@@ -66,12 +79,21 @@ test('fleet hosts: a call without the fleet\'s secret is refused by a runner; th
 test('fleet hosts: a session opened through one gateway is used through the other', async () => {
   const [a, b] = gateways
   const json = async (res: Response): Promise<any> => await res.json()
-  const open = await fetch(`${a}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+  const open = await fetch(`${a}/v1/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}'
+  })
   assert.equal(open.status, 201)
   const id = (await json(open)).session_id as string
-  const cell = async (gateway: string, code: string): Promise<any> => await json(await fetch(`${gateway}/v1/sessions/${encodeURIComponent(id)}/execute`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code })
-  }))
+  const cell = async (gateway: string, code: string): Promise<any> =>
+    await json(
+      await fetch(`${gateway}/v1/sessions/${encodeURIComponent(id)}/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code })
+      })
+    )
   const first = await cell(a, 'x = 41')
   assert.equal(first.status, 'ok', JSON.stringify(first))
   const through = await cell(b, 'print(x + 1)')
@@ -86,7 +108,9 @@ test('fleet hosts: 10,000 calls under load while one runner is SIGKILLed: every 
     gateways,
     concurrency: 32,
     calls: 10_000,
-    onAnswer: (_record, answered) => { if (answered === 2000) killed = fleet.kill(victim.container, 'KILL') }
+    onAnswer: (_record, answered) => {
+      if (answered === 2000) killed = fleet.kill(victim.container, 'KILL')
+    }
   })
   await killed
   assert.ok(killed !== undefined, 'the runner was killed under load')
@@ -106,7 +130,9 @@ test('fleet hosts: a runner added under load takes calls within one re-resolve p
     gateways,
     concurrency: 8,
     stop: () => stop,
-    onAnswer: (r) => { if (added !== '' && r.runner === added) served = true }
+    onAnswer: (r) => {
+      if (added !== '' && r.runner === added) served = true
+    }
   })
   let readyAt = Infinity
   try {
@@ -122,7 +148,10 @@ test('fleet hosts: a runner added under load takes calls within one re-resolve p
   // A gateway routes a call when it is sent (it queues nothing), so the first call the new runner
   // served was taken at its send time: within a re-resolve period and a load poll of readiness.
   const firstTakenAt = Math.min(...records.filter((r) => r.runner === added).map((r) => r.sentAt))
-  assert.ok(firstTakenAt - readyAt < DNS_REFRESH_MS + LOAD_POLL_MS, `first call taken ${Math.round(firstTakenAt - readyAt)} ms after ready`)
+  assert.ok(
+    firstTakenAt - readyAt < DNS_REFRESH_MS + LOAD_POLL_MS,
+    `first call taken ${Math.round(firstTakenAt - readyAt)} ms after ready`
+  )
   await fleetReady(3)
 })
 
@@ -130,7 +159,7 @@ test('fleet hosts: a rolling restart of every runner under load (SIGTERM: drain,
   const old = await fleet.runners()
   let stop = false
   const load = callLoad({ gateways, concurrency: 16, stop: () => stop, prelude: 'import time; time.sleep(0.02)' })
-  const exits: Array<{ exitCode: number, logs: string }> = []
+  const exits: Array<{ exitCode: number; logs: string }> = []
   try {
     for (const runner of old) {
       // surge one: the replacement is ready before the old runner goes
@@ -150,17 +179,26 @@ test('fleet hosts: a rolling restart of every runner under load (SIGTERM: drain,
     assert.match(logs, /"msg":"draining"[\s\S]*"msg":"runner stopped"/)
   }
   const now = (await fleet.runners()).map((r) => r.container)
-  assert.ok(old.every((r) => !now.includes(r.container)), 'every runner was replaced')
+  assert.ok(
+    old.every((r) => !now.includes(r.container)),
+    'every runner was replaced'
+  )
 })
 
 test('fleet hosts: deploy/compose.yaml is a valid Compose file for three runners behind one name and two gateways', () => {
   const out = execFileSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], {
-    encoding: 'utf8', env: { ...process.env, SANDFLEET_RUNNER_SECRET: SECRET }
+    encoding: 'utf8',
+    env: { ...process.env, SANDFLEET_RUNNER_SECRET: SECRET }
   })
   assert.match(out, /^ {2}runner:[\s\S]*?scale: 3/m)
   assert.match(out, /--runners-dns\n\s+- runner:8081/)
   assert.equal(out.match(/SANDFLEET_RUNNER_SECRET: /g)?.length, 3, 'every service has the secret')
-  assert.throws(() => execFileSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], {
-    stdio: 'pipe', env: { ...process.env, SANDFLEET_RUNNER_SECRET: '' }
-  }), 'without a secret the fleet does not start')
+  assert.throws(
+    () =>
+      execFileSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], {
+        stdio: 'pipe',
+        env: { ...process.env, SANDFLEET_RUNNER_SECRET: '' }
+      }),
+    'without a secret the fleet does not start'
+  )
 })

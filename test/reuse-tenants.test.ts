@@ -28,10 +28,14 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-interface Run { tenant: 'a' | 'b', pid: string, isolation: string }
+interface Run {
+  tenant: 'a' | 'b'
+  pid: string
+  isolation: string
+}
 
 /** One call as `tenant`: through /v1/execute, or SandboxFusion's /run_code (which says no level: the pid alone). */
-async function call (tenant: 'a' | 'b', compat: boolean): Promise<Run> {
+async function call(tenant: 'a' | 'b', compat: boolean): Promise<Run> {
   if (compat) {
     const r = await post(`${fleet.url}/run_code`, { code: PID, language: 'python' }, as(KEYS[tenant]))
     assert.equal(r.status, 200, JSON.stringify(r.body))
@@ -60,6 +64,9 @@ test('reuse: two tenants on one sandbox never share a reused process, through th
   for (const tenant of ['a', 'b']) {
     const reused = runs.filter((r) => r.tenant === tenant && r.isolation === 'reuse')
     assert.ok(reused.length >= 2, `tenant ${tenant} ran reused: ${JSON.stringify(runs)}`)
-    assert.ok(new Set(reused.map((r) => r.pid)).size < reused.length, `some process of tenant ${tenant} took more than one of its jobs`)
+    assert.ok(
+      new Set(reused.map((r) => r.pid)).size < reused.length,
+      `some process of tenant ${tenant} took more than one of its jobs`
+    )
   }
 })

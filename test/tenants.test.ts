@@ -28,7 +28,11 @@ let fleet: TestFleet
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sf-tenants-'))
   const file = join(dir, 'api-keys')
-  writeFileSync(file, `# tenants of this test\n${KEYS.a}  a  maxInFlight=2\n${KEYS.b}  b\n${KEYS.c}\tc\tratePerSecond=2\n`, { mode: 0o600 })
+  writeFileSync(
+    file,
+    `# tenants of this test\n${KEYS.a}  a  maxInFlight=2\n${KEYS.b}  b\n${KEYS.c}\tc\tratePerSecond=2\n`,
+    { mode: 0o600 }
+  )
   fleet = await startFleet(['tenants-a'], { poolSize: 3 }, { apiKeys: [KEYS.env], apiKeysFile: file })
 })
 after(async () => {
@@ -37,13 +41,20 @@ after(async () => {
 })
 
 test('tenants: past its in-flight quota a key gets 429 + Retry-After on every route that runs code, while another key is served', async () => {
-  const holding = [1, 2].map(async () => await post(`${fleet.url}/v1/execute`, { code: 'import time; time.sleep(1.5); print("held")' }, as(KEYS.a)))
+  const holding = [1, 2].map(
+    async () =>
+      await post(`${fleet.url}/v1/execute`, { code: 'import time; time.sleep(1.5); print("held")' }, as(KEYS.a))
+  )
   await sleep(300)
   const started = Date.now()
-  const refused = await fetch(`${fleet.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json', ...as(KEYS.a) }, body: JSON.stringify({ code: 'print(1)' }) })
+  const refused = await fetch(`${fleet.url}/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...as(KEYS.a) },
+    body: JSON.stringify({ code: 'print(1)' })
+  })
   assert.equal(refused.status, 429)
   assert.equal(refused.headers.get('retry-after'), '1')
-  const body = await refused.json() as { status: string, error: { code: string, message: string } }
+  const body = (await refused.json()) as { status: string; error: { code: string; message: string } }
   assert.deepEqual([body.status, body.error.code], ['overloaded', 'SF_ERR_GATEWAY_TENANT_IN_FLIGHT'])
   assert.match(body.error.message, /API key a holds 2 calls; it may hold 2/)
   assert.ok(Date.now() - started < 1000, 'refused at once, not queued behind its calls')
@@ -53,7 +64,10 @@ test('tenants: past its in-flight quota a key gets 429 + Retry-After on every ro
     post(`${fleet.url}/v1/execute/batch`, { requests: [{ code: 'print(1)' }] }, as(KEYS.a)),
     post(`${fleet.url}/v1/sessions`, {}, as(KEYS.a))
   ])
-  assert.deepEqual(native.map((r) => [r.status, r.body.error?.code]), Array(2).fill([429, 'SF_ERR_GATEWAY_TENANT_IN_FLIGHT']))
+  assert.deepEqual(
+    native.map((r) => [r.status, r.body.error?.code]),
+    Array(2).fill([429, 'SF_ERR_GATEWAY_TENANT_IN_FLIGHT'])
+  )
   const compat = await Promise.all([
     post(`${fleet.url}/run_code`, { code: 'print(1)', language: 'python' }, as(KEYS.a)),
     post(`${fleet.url}/run`, { type: 'python', solution: 'print(1)', expected_output: '1' }, as(KEYS.a))
@@ -72,14 +86,23 @@ test('tenants: past its in-flight quota a key gets 429 + Retry-After on every ro
 })
 
 test('tenants: past its rate quota a key gets 429 + Retry-After; the bucket refills with time', async () => {
-  const call = async (): Promise<Response> => await fetch(`${fleet.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json', ...as(KEYS.c) }, body: JSON.stringify({ code: 'print(3)' }) })
+  const call = async (): Promise<Response> =>
+    await fetch(`${fleet.url}/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...as(KEYS.c) },
+      body: JSON.stringify({ code: 'print(3)' })
+    })
   await sleep(1000) // a full bucket: 2 calls
   assert.deepEqual([(await call()).status, (await call()).status], [200, 200])
   const refused = await call()
   assert.equal(refused.status, 429)
   assert.equal(refused.headers.get('retry-after'), '1')
   assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'SF_ERR_GATEWAY_TENANT_RATE')
-  const b = await post(`${fleet.url}/v1/execute/batch`, { requests: [{ code: 'print(1)' }, { code: 'print(2)' }, { code: 'print(3)' }] }, as(KEYS.b))
+  const b = await post(
+    `${fleet.url}/v1/execute/batch`,
+    { requests: [{ code: 'print(1)' }, { code: 'print(2)' }, { code: 'print(3)' }] },
+    as(KEYS.b)
+  )
   assert.equal(b.status, 200, 'another key has no rate quota')
   await sleep(600) // one call refilled (2 a second)
   assert.equal((await call()).status, 200)
@@ -97,36 +120,72 @@ test('tenants: a wrong key is 401; the metrics are labelled by the configured te
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'a', reason: 'in_flight' }).value, 5)
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'c', reason: 'rate' }).value, 1)
   assert.equal(one(samples, 'sandfleet_gateway_tenant_rejected_total', { tenant: 'b', reason: 'rate' }).value, 0)
-  assert.equal(one(samples, 'sandfleet_gateway_tenant_calls_total', { tenant: 'b' }).value, 4, 'a batch counts its items; a POST no route takes counts nothing')
+  assert.equal(
+    one(samples, 'sandfleet_gateway_tenant_calls_total', { tenant: 'b' }).value,
+    4,
+    'a batch counts its items; a POST no route takes counts nothing'
+  )
   assert.equal(one(samples, 'sandfleet_gateway_tenant_in_flight', { tenant: 'a' }).value, 0)
 })
 
 /** A logger recording every line and every child's bindings. */
-function recorder (lines: Array<Record<string, unknown>>, bindings: Record<string, unknown> = {}): FastifyBaseLogger {
+function recorder(lines: Array<Record<string, unknown>>, bindings: Record<string, unknown> = {}): FastifyBaseLogger {
   const at = (level: string) => (obj: unknown, msg?: string) => {
-    lines.push(typeof obj === 'string' ? { ...bindings, level, msg: obj } : { ...bindings, ...(obj as object), level, msg })
+    lines.push(
+      typeof obj === 'string' ? { ...bindings, level, msg: obj } : { ...bindings, ...(obj as object), level, msg }
+    )
   }
   return {
     level: 'info',
-    info: at('info'), warn: at('warn'), error: at('error'), fatal: at('fatal'), debug: at('debug'), trace: at('trace'), silent: () => {},
-    child: (b: Record<string, unknown>) => { lines.push({ child: b }); return recorder(lines, { ...bindings, ...b }) }
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    fatal: at('fatal'),
+    debug: at('debug'),
+    trace: at('trace'),
+    silent: () => {},
+    child: (b: Record<string, unknown>) => {
+      lines.push({ child: b })
+      return recorder(lines, { ...bindings, ...b })
+    }
   } as unknown as FastifyBaseLogger
 }
 
-test('tenants: the gateway says at start who may call it, and names the tenant on its request\'s log lines', async () => {
+test("tenants: the gateway says at start who may call it, and names the tenant on its request's log lines", async () => {
   const lines: Array<Record<string, unknown>> = []
-  const base = (): Record<string, unknown> => ({ host: '127.0.0.1', port: 0, runners: ['http://127.0.0.1:9'], loadPollMs: 60_000 })
+  const base = (): Record<string, unknown> => ({
+    host: '127.0.0.1',
+    port: 0,
+    runners: ['http://127.0.0.1:9'],
+    loadPollMs: 60_000
+  })
   const open = await startGateway({ config: loadGatewayConfig({ env: {}, values: base() }), logger: recorder(lines) })
   await open.close()
-  assert.ok(lines.some((l) => l.msg === 'no API keys: serving without authentication on the loopback address 127.0.0.1 only'), JSON.stringify(lines))
+  assert.ok(
+    lines.some((l) => l.msg === 'no API keys: serving without authentication on the loopback address 127.0.0.1 only'),
+    JSON.stringify(lines)
+  )
   lines.length = 0
-  const keyed = await startGateway({ config: loadGatewayConfig({ env: {}, values: { ...base(), apiKeys: [KEYS.a, KEYS.b] } }), logger: recorder(lines) })
+  const keyed = await startGateway({
+    config: loadGatewayConfig({ env: {}, values: { ...base(), apiKeys: [KEYS.a, KEYS.b] } }),
+    logger: recorder(lines)
+  })
   try {
     const start = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('API keys: 2 tenant(s)'))
     assert.deepEqual(start?.tenants, ['key-1', 'key-2'])
-    const res = await keyed.app.inject({ method: 'POST', url: '/v1/execute', headers: as(KEYS.b), payload: { code: 'print(1)' } })
+    const res = await keyed.app.inject({
+      method: 'POST',
+      url: '/v1/execute',
+      headers: as(KEYS.b),
+      payload: { code: 'print(1)' }
+    })
     assert.notEqual(res.statusCode, 401)
-    assert.ok(lines.some((l) => (l.child as { tenant?: string } | undefined)?.tenant === 'key-2'), 'the request\'s logger names its tenant')
-  } finally { await keyed.close() }
+    assert.ok(
+      lines.some((l) => (l.child as { tenant?: string } | undefined)?.tenant === 'key-2'),
+      "the request's logger names its tenant"
+    )
+  } finally {
+    await keyed.close()
+  }
   assert.ok(!JSON.stringify(lines).includes(KEYS.a), 'a key is never logged')
 })

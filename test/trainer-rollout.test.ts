@@ -10,11 +10,24 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SandfleetClient } from '@sandfleet/client'
-import { CompletionsEngine, mathReward, modelText, rolloutCommand, runEpisode, type TrajectoryRecord } from '@sandfleet/trainer'
-import { ScriptedTokenizer, scriptedLogprob, startScriptedEngine, type Script } from '../packages/trainer/test/helpers/scripted-engine-server.ts'
+import {
+  CompletionsEngine,
+  mathReward,
+  modelText,
+  rolloutCommand,
+  runEpisode,
+  type TrajectoryRecord
+} from '@sandfleet/trainer'
+import {
+  ScriptedTokenizer,
+  scriptedLogprob,
+  startScriptedEngine,
+  type Script
+} from '../packages/trainer/test/helpers/scripted-engine-server.ts'
 import { startFleet } from './helpers/fleet.ts'
 
-const call = (code: string): string => `<tool_call>${JSON.stringify({ name: 'python', arguments: { code } })}</tool_call>`
+const call = (code: string): string =>
+  `<tool_call>${JSON.stringify({ name: 'python', arguments: { code } })}</tool_call>`
 
 /** A model that runs code from its prompt, then answers with what the tool printed. */
 const script: Script = (ctx) => {
@@ -25,7 +38,8 @@ const script: Script = (ctx) => {
     if (ctx.turn === 2) return '<tool_call>{"name": "python", "arguments": {"code": 1}}</tool_call>'
     return `<answer>\\boxed{${responses.length}}</answer>`
   }
-  if (ctx.turn === 0) return `Let me compute. ${call('import sympy\nprint(sum(range(101)), sympy.Rational(1, 3) + sympy.Rational(1, 6))')}`
+  if (ctx.turn === 0)
+    return `Let me compute. ${call('import sympy\nprint(sum(range(101)), sympy.Rational(1, 3) + sympy.Rational(1, 6))')}`
   const last = responses.at(-1) ?? ''
   const [total] = last.trim().split(/\s+/)
   return `The tool says ${last.trim()}. <answer>\\boxed{${total}}</answer>`
@@ -39,20 +53,37 @@ test('episodes against a real fleet: sandbox output comes back masked, code erro
   try {
     const t = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'Sum 0..100.' }] })
     assert.equal(t.stopReason, 'answer')
-    assert.deepEqual(t.toolCalls.map((c) => [c.status, c.result?.stdout]), [['ok', '5050 1/2\n']], 'the sandbox ran sympy')
+    assert.deepEqual(
+      t.toolCalls.map((c) => [c.status, c.result?.stdout]),
+      [['ok', '5050 1/2\n']],
+      'the sandbox ran sympy'
+    )
     assert.equal(mathReward(modelText(t), '5050').reward, 1)
     const masked = ScriptedTokenizer.decode(t.responseIds.filter((_, i) => t.lossMask[i] === 0))
     assert.match(masked, /<tool_response>\n5050 1\/2\n\n<\/tool_response>/)
     t.responseIds.forEach((id, i) => assert.equal(t.logprobs[i], t.lossMask[i] === 1 ? scriptedLogprob(id) : 0))
 
-    const chain = await runEpisode({ engine, fleet: client, prompt: [{ role: 'user', content: 'CHAIN' }], timeoutMs: 500 })
+    const chain = await runEpisode({
+      engine,
+      fleet: client,
+      prompt: [{ role: 'user', content: 'CHAIN' }],
+      timeoutMs: 500
+    })
     assert.equal(chain.stopReason, 'answer')
-    assert.deepEqual(chain.turns.map((x) => x.toolStatuses), [['error'], ['timeout'], ['parse_error'], []])
+    assert.deepEqual(
+      chain.turns.map((x) => x.toolStatuses),
+      [['error'], ['timeout'], ['parse_error'], []]
+    )
     assert.match(chain.toolCalls[0].text, /ZeroDivisionError/)
     assert.match(chain.toolCalls[1].text, /TimeoutError/)
     assert.match(chain.toolCalls[2].text, /arguments\.code/)
     assert.equal(chain.toolCalls[0].result?.runner, 'trainer-e2e-a', 'the call ran on the real runner')
-  } finally { await client.close(); await engine.close(); await server.close(); await fleet.close() }
+  } finally {
+    await client.close()
+    await engine.close()
+    await server.close()
+    await fleet.close()
+  }
 })
 
 test('sandfleet rollout against a real fleet writes trajectories and a summary', async () => {
@@ -61,13 +92,49 @@ test('sandfleet rollout against a real fleet writes trajectories and a summary',
   const server = await startScriptedEngine(script)
   try {
     const dataset = join(dir, 'math.jsonl')
-    writeFileSync(dataset, ['{"prompt": "Sum 0..100.", "answer": "5050"}', '{"prompt": "Sum 0..100 again.", "answer": "5051"}'].join('\n') + '\n')
+    writeFileSync(
+      dataset,
+      ['{"prompt": "Sum 0..100.", "answer": "5050"}', '{"prompt": "Sum 0..100 again.", "answer": "5051"}'].join('\n') +
+        '\n'
+    )
     const out = join(dir, 'traj.jsonl')
-    const summary = await rolloutCommand(['--engine', server.url, '--model', 'scripted', '--dataset', dataset, '--fleet', fleet.url, '--n', '4', '--keep', '2', '--out', out, '--no-progress'], { stdout: () => {}, stderr: { write: () => {} }, env: {} })
+    const summary = await rolloutCommand(
+      [
+        '--engine',
+        server.url,
+        '--model',
+        'scripted',
+        '--dataset',
+        dataset,
+        '--fleet',
+        fleet.url,
+        '--n',
+        '4',
+        '--keep',
+        '2',
+        '--out',
+        out,
+        '--no-progress'
+      ],
+      { stdout: () => {}, stderr: { write: () => {} }, env: {} }
+    )
     assert.ok(summary)
-    assert.deepEqual([summary.rollouts, summary.kept, summary.accuracy, summary.tool_calls, summary.tool_error_ratio, summary.tool_fleet_faults], [8, 4, 0.5, 8, 0, 0])
+    assert.deepEqual(
+      [
+        summary.rollouts,
+        summary.kept,
+        summary.accuracy,
+        summary.tool_calls,
+        summary.tool_error_ratio,
+        summary.tool_fleet_faults
+      ],
+      [8, 4, 0.5, 8, 0, 0]
+    )
     assert.deepEqual(summary.pass_at_k, { 1: 0.5, 4: 0.5 })
-    const records = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrajectoryRecord)
+    const records = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as TrajectoryRecord)
     assert.equal(records.length, 4)
     for (const r of records) {
       assert.equal(r.loss_mask.length, r.response_ids.length)
@@ -75,5 +142,9 @@ test('sandfleet rollout against a real fleet writes trajectories and a summary',
       assert.equal(r.answer, '5050')
       assert.equal(r.reward, r.reference === '5050' ? 1 : 0)
     }
-  } finally { await server.close(); await fleet.close(); rmSync(dir, { recursive: true, force: true }) }
+  } finally {
+    await server.close()
+    await fleet.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

@@ -12,7 +12,13 @@ import { parseArgs } from 'node:util'
 import { setFlagsFromString } from 'node:v8'
 import ivm from 'isolated-vm'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, isolates: { type: 'string' }, 'memory-mb': { type: 'string', default: '128' } } })
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    isolates: { type: 'string' },
+    'memory-mb': { type: 'string', default: '128' }
+  }
+})
 const seconds = Number(values.seconds)
 const count = values.isolates !== undefined ? Number(values.isolates) : availableParallelism() + 1
 // What the javascript driver sets before its first isolate (services/runner/src/kits/isolate/node-flags.ts).
@@ -40,7 +46,16 @@ const contexts = made
 stop = true
 await Promise.all(loops)
 const cpuMs = (used.user + used.system) / 1000
-console.log(JSON.stringify({ isolates: count, contexts, seconds: elapsedS, contextsPerS: contexts / elapsedS, cpuMsPerContext: cpuMs / contexts, cores: availableParallelism() }))
+console.log(
+  JSON.stringify({
+    isolates: count,
+    contexts,
+    seconds: elapsedS,
+    contextsPerS: contexts / elapsedS,
+    cpuMsPerContext: cpuMs / contexts,
+    cores: availableParallelism()
+  })
+)
 for (const isolate of isolates) isolate.dispose()
 // A process that used isolates can hang at exit otherwise (node-flags.ts).
 process.exit(0)

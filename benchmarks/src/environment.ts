@@ -32,12 +32,16 @@ export interface Environment {
   }
 }
 
-function git (...args: string[]): string {
-  try { return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() } catch { return '' }
+function git(...args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return ''
+  }
 }
 
 /** The commit (short id, `-dirty` when the worktree has uncommitted changes), or `unknown`. */
-export function gitCommit (): string {
+export function gitCommit(): string {
   const id = git('rev-parse', '--short', 'HEAD')
   if (id === '') return 'unknown'
   return git('status', '--porcelain', '--untracked-files=no') === '' ? id : `${id}-dirty`
@@ -48,10 +52,12 @@ export function gitCommit (): string {
  * ran as (`_SANDFLEET_BENCH_COMMAND`: `sandfleet bench`, `node bin/sandfleet.mjs bench`), else
  * `npm run bench --` under npm's `bench` script, else the harness's own entry point.
  */
-export function benchProgram (env: Readonly<Record<string, string | undefined>>): string {
+export function benchProgram(env: Readonly<Record<string, string | undefined>>): string {
   const told = env._SANDFLEET_BENCH_COMMAND
   if (told !== undefined && told !== '') return told
-  return env.npm_lifecycle_event === 'bench' ? 'npm run bench --' : 'node --no-node-snapshot --import tsx benchmarks/src/main.ts'
+  return env.npm_lifecycle_event === 'bench'
+    ? 'npm run bench --'
+    : 'node --no-node-snapshot --import tsx benchmarks/src/main.ts'
 }
 
 /**
@@ -59,12 +65,16 @@ export function benchProgram (env: Readonly<Record<string, string | undefined>>)
  * the `SANDFLEET_*` variables that were set (the harness reads `SANDFLEET_BENCH_*`; the fleets it
  * starts inherit the others), except the test runner's `SANDFLEET_TEST_*`.
  */
-export function commandLine (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, program = benchProgram(env)): string {
+export function commandLine(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  program = benchProgram(env)
+): string {
   const vars = Object.entries(env)
     .filter(([k, v]) => k.startsWith('SANDFLEET_') && !k.startsWith('SANDFLEET_TEST_') && v !== undefined && v !== '')
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${v ?? ''}`)
-  const quoted = argv.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)
+  const quoted = argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`))
   return [...vars, program, ...quoted].join(' ')
 }
 
@@ -85,20 +95,33 @@ print(round((cpu() - t0) / n * 1e6))
 /**
  * The CPU microseconds one fork of a bare python3 costs (parent's fork and wait, child's exit),
  * or undefined without python3. `python3` resolves on the process sandboxes' PATH, so it is the
- * interpreter the fleet forks (a pyenv build on a developer's PATH forked ×2.4 slower here). A sandboxed call is a fork, so this shared machine's speed at fork
- * moves every throughput figure: the probe says what state the machine was in, so that runs taken
- * at different times can be compared.
+ * interpreter the fleet forks (a pyenv build on a developer's PATH forked ×2.4 slower here). A sandboxed call is a
+ * fork, so this shared machine's speed at fork moves every throughput figure: the probe says what state the machine was
+ * in, so that runs taken at different times can be compared.
  */
-export function forkProbe (forks = 300, python = 'python3'): number | undefined {
+export function forkProbe(forks = 300, python = 'python3'): number | undefined {
   try {
-    const out = execFileSync(python, ['-I', '-c', FORK_PROBE, String(forks)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000, env: { PATH: SANDBOX_PATH } })
+    const out = execFileSync(python, ['-I', '-c', FORK_PROBE, String(forks)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 30_000,
+      env: { PATH: SANDBOX_PATH }
+    })
     const us = Number(out.trim())
     return Number.isFinite(us) && us > 0 ? us : undefined
-  } catch { return undefined }
+  } catch {
+    return undefined
+  }
 }
 
-/** Captures the environment now (taking one second to sample the background CPU); `program` as in {@link commandLine}. */
-export async function captureEnvironment (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, program = benchProgram(env)): Promise<Environment> {
+/**
+ * Captures the environment now (taking one second to sample the background CPU); `program` as in {@link commandLine}.
+ */
+export async function captureEnvironment(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  program = benchProgram(env)
+): Promise<Environment> {
   const meter = startCpuMeter()
   await sleep(1000)
   const background = meter.stop().machineBusyPct
@@ -109,7 +132,7 @@ export async function captureEnvironment (argv: readonly string[], env: Readonly
     machine: {
       cores: availableParallelism(),
       cpu: cpus()[0]?.model.trim() ?? 'unknown',
-      memoryGiB: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+      memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
       kernel: `${process.platform} ${release()}`,
       node: process.version,
       loadAverage1m: Math.round(loadavg()[0] * 100) / 100,

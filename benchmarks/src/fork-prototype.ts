@@ -13,10 +13,17 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { answer, serveBaseline } from './baseline-server.ts'
 
-const { values } = parseArgs({ options: { python: { type: 'string', default: 'python3' }, preload: { type: 'string', default: '' } } })
+const { values } = parseArgs({
+  options: { python: { type: 'string', default: 'python3' }, preload: { type: 'string', default: '' } }
+})
 const script = fileURLToPath(new URL('../fork-prototype.py', import.meta.url))
-const forker = spawn(values.python ?? 'python3', [script, '--preload', values.preload ?? ''], { stdio: ['pipe', 'pipe', 'inherit'] })
-forker.on('exit', (code, signal) => { console.error(`fork-prototype.py exited (${signal ?? code})`); process.exit(1) })
+const forker = spawn(values.python ?? 'python3', [script, '--preload', values.preload ?? ''], {
+  stdio: ['pipe', 'pipe', 'inherit']
+})
+forker.on('exit', (code, signal) => {
+  console.error(`fork-prototype.py exited (${signal ?? code})`)
+  process.exit(1)
+})
 
 const waiting = new Map<number, ServerResponse>()
 let nextId = 0
@@ -28,8 +35,13 @@ createInterface({ input: forker.stdout }).on('line', (line) => {
   if (res !== undefined) answer(res, 200, line)
 })
 
-serveBaseline(({ code, timeoutMs }, res) => {
-  const id = nextId++
-  waiting.set(id, res)
-  forker.stdin.write(JSON.stringify({ id, code, timeout_ms: timeoutMs }) + '\n')
-}, () => { forker.kill('SIGKILL') })
+serveBaseline(
+  ({ code, timeoutMs }, res) => {
+    const id = nextId++
+    waiting.set(id, res)
+    forker.stdin.write(JSON.stringify({ id, code, timeout_ms: timeoutMs }) + '\n')
+  },
+  () => {
+    forker.kill('SIGKILL')
+  }
+)

@@ -17,41 +17,83 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 /** What every job of an instant sandbox answers. */
-export const INSTANT_OUTCOME = { status: 'ok', stdout: '2\n', stderr: '', exit_code: 0, duration_ms: 0.05, truncated: { stdout: false, stderr: false }, error: null, files: {} } as const
+export const INSTANT_OUTCOME = {
+  status: 'ok',
+  stdout: '2\n',
+  stderr: '',
+  exit_code: 0,
+  duration_ms: 0.05,
+  truncated: { stdout: false, stderr: false },
+  error: null,
+  files: {}
+} as const
 
 /** A driver (the runner's `Driver` shape) whose sandboxes answer every job on the next turn of the event loop. */
-export function instantDriver (): object {
+export function instantDriver(): object {
   return {
     name: 'unsafe',
     languages: ['python', 'javascript'],
-    async check () {},
-    createSandbox (id: string) {
+    async check() {},
+    createSandbox(id: string) {
       let state = 'starting'
       return {
         id,
-        get state () { return state },
-        async start () { state = 'ready' },
-        execute: async () => await new Promise((resolve) => { setImmediate(() => { resolve({ ...INSTANT_OUTCOME, truncated: { ...INSTANT_OUTCOME.truncated }, files: {} }) }) }),
+        get state() {
+          return state
+        },
+        async start() {
+          state = 'ready'
+        },
+        execute: async () =>
+          await new Promise((resolve) => {
+            setImmediate(() => {
+              resolve({ ...INSTANT_OUTCOME, truncated: { ...INSTANT_OUTCOME.truncated }, files: {} })
+            })
+          }),
         stats: () => ({ jobs: 0 }),
-        async close () { state = 'closed' }
+        async close() {
+          state = 'closed'
+        }
       }
     },
-    describe: () => ({ driver: 'unsafe', boundary: 'none: instant sandboxes for measuring the node path', properties: [] }),
-    async close () {}
+    describe: () => ({
+      driver: 'unsafe',
+      boundary: 'none: instant sandboxes for measuring the node path',
+      properties: []
+    }),
+    async close() {}
   }
 }
 
 /** Starts the checkout's gateway and runner on `port` with instant sandboxes; resolves with the URL. */
-export async function startInstantFleet (checkout: string, port: number, poolSize = 3): Promise<{ url: string, close: () => Promise<void> }> {
+export async function startInstantFleet(
+  checkout: string,
+  port: number,
+  poolSize = 3
+): Promise<{ url: string; close: () => Promise<void> }> {
   const from = (path: string): string => pathToFileURL(resolve(checkout, path)).href
   const runnerPackage = await import(from('services/runner/src/index.ts'))
   const gatewayPackage = await import(from('services/gateway/src/index.ts'))
   const { config } = runnerPackage.readRunnerConfig({ argv: ['--pool-size', String(poolSize)], env: {} })
   const runner = new runnerPackage.Runner(config, { driver: instantDriver() })
   await runner.start()
-  const gatewayConfig = gatewayPackage.loadGatewayConfig({ values: { host: '127.0.0.1', port, logLevel: 'warn' }, env: {} })
-  const gateway = await gatewayPackage.startGateway({ config: gatewayConfig, clients: [new gatewayPackage.InProcessRunnerClient(runner)], registries: [runner.registry], logger: false })
-  return { url: gateway.url as string, close: async () => { await gateway.close(); await runner.close() } }
+  const gatewayConfig = gatewayPackage.loadGatewayConfig({
+    values: { host: '127.0.0.1', port, logLevel: 'warn' },
+    env: {}
+  })
+  const gateway = await gatewayPackage.startGateway({
+    config: gatewayConfig,
+    clients: [new gatewayPackage.InProcessRunnerClient(runner)],
+    registries: [runner.registry],
+    logger: false
+  })
+  return {
+    url: gateway.url as string,
+    close: async () => {
+      await gateway.close()
+      await runner.close()
+    }
+  }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -62,5 +104,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   }
   const fleet = await startInstantFleet(checkout, Number(port), poolSize === undefined ? undefined : Number(poolSize))
   console.log(JSON.stringify({ url: fleet.url, pid: process.pid }))
-  process.once('SIGTERM', () => { void fleet.close().then(() => process.exit(0)) })
+  process.once('SIGTERM', () => {
+    void fleet.close().then(() => process.exit(0))
+  })
 }

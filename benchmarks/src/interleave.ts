@@ -30,7 +30,11 @@ export interface InterleavedReport {
 }
 
 /** Runs the rounds; see the module comment. */
-export async function runInterleaved (url: string, calls: readonly InterleavedCall[], shape: { durationS: number, warmupS: number }): Promise<InterleavedReport> {
+export async function runInterleaved(
+  url: string,
+  calls: readonly InterleavedCall[],
+  shape: { durationS: number; warmupS: number }
+): Promise<InterleavedReport> {
   const pool = new Pool(url, { connections: 1, pipelining: 1, keepAliveTimeout: 60_000 })
   const times: number[][] = calls.map(() => [])
   const runMs: number[][] = calls.map(() => [])
@@ -49,9 +53,10 @@ export async function runInterleaved (url: string, calls: readonly InterleavedCa
         const c = calls[i]
         run[i] = { runMs: [], queueMs: [], cpuMs: [] }
         const t0 = performance.now()
-        const res = c.body === undefined
-          ? await pool.request({ origin: url, path: c.path, method: 'GET' })
-          : await pool.request({ origin: url, path: c.path, method: 'POST', headers, body: c.body })
+        const res =
+          c.body === undefined
+            ? await pool.request({ origin: url, path: c.path, method: 'GET' })
+            : await pool.request({ origin: url, path: c.path, method: 'POST', headers, body: c.body })
         const text = await res.body.text()
         sample[i] = performance.now() - t0
         outcomes[i] = c.classify(res.statusCode, text, run[i])[0] ?? 'bad_response'
@@ -64,7 +69,9 @@ export async function runInterleaved (url: string, calls: readonly InterleavedCa
         }
       }
     }
-  } finally { await pool.destroy() }
+  } finally {
+    await pool.destroy()
+  }
   return {
     times,
     latencyMs: times.map((xs) => summarize(xs)),
@@ -75,7 +82,7 @@ export async function runInterleaved (url: string, calls: readonly InterleavedCa
 }
 
 /** The median of the differences `a[j] - b[j]` (same round). */
-export function medianPairedDifference (a: readonly number[], b: readonly number[]): number {
+export function medianPairedDifference(a: readonly number[], b: readonly number[]): number {
   const d = a.map((x, j) => x - b[j]).sort((x, y) => x - y)
   return d.length === 0 ? NaN : d[Math.floor((d.length - 1) / 2)]
 }

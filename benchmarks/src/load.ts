@@ -70,9 +70,14 @@ export interface LoadReport {
   failures: number
   /** `ok` calls per second: the throughput figure. */
   okCallsPerS: number
-  /** The server's CPU (its whole process tree, user + kernel) per call completed, in ms; undefined when not measured. */
+  /**
+   * The server's CPU (its whole process tree, user + kernel) per call completed, in ms; undefined when not measured.
+   */
   serverCpuMsPerCall: number | undefined
-  /** The calls' own CPU: the sum of the `cpu_ms` the window's results carried, ms (0 for a server whose results carry none). */
+  /**
+   * The calls' own CPU: the sum of the `cpu_ms` the window's results carried, ms (0 for a server whose results carry
+   * none).
+   */
   callCpuMs: number
   /** Results in the window that carried a `cpu_ms`. */
   measuredCalls: number
@@ -94,7 +99,7 @@ export interface LoadReport {
  * Outcome of one `/v1/execute` response: its result `status` (an HTTP error is `http_NNN`), or
  * `wrong_output` when the status is `ok` but stdout is not `expectStdout`.
  */
-export function classifyExecute (expectStdout?: string): Classifier {
+export function classifyExecute(expectStdout?: string): Classifier {
   return (statusCode, body, times) => {
     if (statusCode !== 200) return [`http_${statusCode}`]
     return [outcomeOf(parse(body), expectStdout, times)]
@@ -102,12 +107,12 @@ export function classifyExecute (expectStdout?: string): Classifier {
 }
 
 /** Outcome of a plain endpoint (`GET /healthz`): `ok` for HTTP 200, else `http_NNN`. */
-export function classifyHttp (): Classifier {
+export function classifyHttp(): Classifier {
   return (statusCode) => [statusCode === 200 ? 'ok' : `http_${statusCode}`]
 }
 
 /** Outcomes of one `/v1/execute/batch` JSON response, one per item; `http_NNN` for each on an HTTP error. */
-export function classifyBatch (size: number, expectStdout?: string): Classifier {
+export function classifyBatch(size: number, expectStdout?: string): Classifier {
   return (statusCode, body, times) => {
     if (statusCode !== 200) return new Array<string>(size).fill(`http_${statusCode}`)
     const results = (parse(body) as { results?: unknown[] } | undefined)?.results
@@ -123,27 +128,33 @@ export function classifyBatch (size: number, expectStdout?: string): Classifier 
  * order), one per item in request order; an item without a line is `missing_result`, a line that
  * is not one `bad_response`.
  */
-export function classifyNdjsonBatch (size: number, expectStdout?: string): Classifier {
+export function classifyNdjsonBatch(size: number, expectStdout?: string): Classifier {
   return (statusCode, body, times) => {
     if (statusCode !== 200) return new Array<string>(size).fill(`http_${statusCode}`)
     const out = new Array<string>(size).fill('missing_result')
     for (const line of body.split('\n')) {
       if (line === '') continue
-      const item = parse(line) as { index?: unknown, result?: unknown } | undefined
+      const item = parse(line) as { index?: unknown; result?: unknown } | undefined
       const i = item?.index
-      if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= size || out[i] !== 'missing_result') return new Array<string>(size).fill('bad_response')
+      if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= size || out[i] !== 'missing_result')
+        return new Array<string>(size).fill('bad_response')
       out[i] = outcomeOf(item?.result, expectStdout, times)
     }
     return out
   }
 }
 
-function parse (body: string): unknown {
-  try { return JSON.parse(body) } catch { return undefined }
+function parse(body: string): unknown {
+  try {
+    return JSON.parse(body)
+  } catch {
+    return undefined
+  }
 }
 
-function outcomeOf (result: unknown, expectStdout: string | undefined, times: ResultTimes | undefined): string {
-  const r = result as { status?: unknown, stdout?: unknown, duration_ms?: unknown, queue_ms?: unknown, cpu_ms?: unknown } | undefined
+function outcomeOf(result: unknown, expectStdout: string | undefined, times: ResultTimes | undefined): string {
+  const r = result as
+    { status?: unknown; stdout?: unknown; duration_ms?: unknown; queue_ms?: unknown; cpu_ms?: unknown } | undefined
   if (typeof r?.status !== 'string') return 'bad_response'
   if (times !== undefined && typeof r.duration_ms === 'number') times.runMs.push(r.duration_ms)
   if (times !== undefined && typeof r.queue_ms === 'number') times.queueMs.push(r.queue_ms)
@@ -153,8 +164,12 @@ function outcomeOf (result: unknown, expectStdout: string | undefined, times: Re
 }
 
 /** Runs the closed loop; see the module comment. */
-export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<LoadReport> {
-  const pool = new Pool(target.url, { connections: shape.connections ?? shape.concurrency, pipelining: 1, keepAliveTimeout: 60_000 })
+export async function runLoad(target: LoadTarget, shape: LoadShape): Promise<LoadReport> {
+  const pool = new Pool(target.url, {
+    connections: shape.connections ?? shape.concurrency,
+    pipelining: 1,
+    keepAliveTimeout: 60_000
+  })
   const latencies: number[] = []
   const runMs: number[] = []
   const queueMs: number[] = []
@@ -165,26 +180,49 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
   const start = performance.now()
   const recordFrom = start + shape.warmupS * 1000
   const stopAt = recordFrom + shape.durationS * 1000
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(target.accept === undefined ? {} : { accept: target.accept }) }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(target.accept === undefined ? {} : { accept: target.accept })
+  }
   let cpu: CpuShare | undefined
   let meter: ReturnType<typeof startCpuMeter> | undefined
-  const meterStart = setTimeout(() => { meter = startCpuMeter(shape.serverPid) }, Math.max(0, recordFrom - performance.now()))
+  const meterStart = setTimeout(
+    () => {
+      meter = startCpuMeter(shape.serverPid)
+    },
+    Math.max(0, recordFrom - performance.now())
+  )
   // At the end of the window the requests still in flight are aborted, so the fleet's queue
   // drains (the gateway cancels a disconnected caller's queued jobs) before the next run.
   const abort = new AbortController()
   setMaxListeners(Math.max(100, 4 * shape.concurrency), abort.signal)
-  const meterStop = setTimeout(() => { cpu = meter?.stop(); abort.abort() }, Math.max(0, stopAt - performance.now()))
+  const meterStop = setTimeout(
+    () => {
+      cpu = meter?.stop()
+      abort.abort()
+    },
+    Math.max(0, stopAt - performance.now())
+  )
 
   const worker = async (_: unknown, i: number): Promise<void> => {
-    const path = target.paths === undefined || target.paths.length === 0 ? target.path : target.paths[i % target.paths.length]
+    const path =
+      target.paths === undefined || target.paths.length === 0 ? target.path : target.paths[i % target.paths.length]
     while (performance.now() < stopAt) {
       const t0 = performance.now()
       let outcomes: string[]
       const times: ResultTimes = { runMs: [], queueMs: [], cpuMs: [] }
       try {
-        const res = target.body === undefined
-          ? await pool.request({ origin: target.url, path, method: 'GET', signal: abort.signal })
-          : await pool.request({ origin: target.url, path, method: 'POST', headers, body: target.body, signal: abort.signal })
+        const res =
+          target.body === undefined
+            ? await pool.request({ origin: target.url, path, method: 'GET', signal: abort.signal })
+            : await pool.request({
+                origin: target.url,
+                path,
+                method: 'POST',
+                headers,
+                body: target.body,
+                signal: abort.signal
+              })
         outcomes = target.classify(res.statusCode, await res.body.text(), times)
       } catch (err) {
         if (abort.signal.aborted) break
@@ -198,7 +236,10 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
         for (const o of outcomes) counts.add(o)
         for (const x of times.runMs) runMs.push(x)
         for (const x of times.queueMs) queueMs.push(x)
-        for (const x of times.cpuMs) { callCpuMs += x; measuredCalls++ }
+        for (const x of times.cpuMs) {
+          callCpuMs += x
+          measuredCalls++
+        }
       }
     }
   }
@@ -221,9 +262,10 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
     okCalls,
     failures: counts.failures(),
     okCallsPerS: okCalls / windowS,
-    serverCpuMsPerCall: cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined || counts.total === 0
-      ? undefined
-      : (cpu.serverUserMs + cpu.serverKernelMs) / counts.total,
+    serverCpuMsPerCall:
+      cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined || counts.total === 0
+        ? undefined
+        : (cpu.serverUserMs + cpu.serverKernelMs) / counts.total,
     callCpuMs,
     measuredCalls,
     usefulShare: usefulShareOf(callCpuMs, measuredCalls, cpu),
@@ -239,8 +281,11 @@ export async function runLoad (target: LoadTarget, shape: LoadShape): Promise<Lo
  * The useful share of a window: the calls' own CPU over all the CPU the server's process tree
  * used; undefined when no result carried a `cpu_ms` or the tree was not measured.
  */
-export function usefulShareOf (callCpuMs: number, measuredCalls: number, cpu: CpuShare | undefined): number | undefined {
-  const serverMs = cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined ? undefined : cpu.serverUserMs + cpu.serverKernelMs
+export function usefulShareOf(callCpuMs: number, measuredCalls: number, cpu: CpuShare | undefined): number | undefined {
+  const serverMs =
+    cpu?.serverUserMs === undefined || cpu.serverKernelMs === undefined
+      ? undefined
+      : cpu.serverUserMs + cpu.serverKernelMs
   return measuredCalls === 0 || serverMs === undefined || serverMs <= 0 ? undefined : callCpuMs / serverMs
 }
 
@@ -249,7 +294,7 @@ export function usefulShareOf (callCpuMs: number, measuredCalls: number, cpu: Cp
  * sandfleet measured it for the same calls (`ours`: its `cpu_ms` a call) times the calls the peer
  * completed, over the peer's process tree's CPU; undefined when either is missing.
  */
-export function peerUsefulShare (ours: LoadReport, peer: LoadReport): number | undefined {
+export function peerUsefulShare(ours: LoadReport, peer: LoadReport): number | undefined {
   if (ours.measuredCalls === 0) return undefined
-  return usefulShareOf(ours.callCpuMs / ours.measuredCalls * peer.calls, peer.calls, peer.cpu)
+  return usefulShareOf((ours.callCpuMs / ours.measuredCalls) * peer.calls, peer.calls, peer.cpu)
 }

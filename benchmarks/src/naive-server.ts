@@ -17,13 +17,27 @@ serveBaseline(({ code, timeoutMs }, res) => {
   let stdout = ''
   let stderr = ''
   let timedOut = false
-  child.stdout.setEncoding('utf8').on('data', (s: string) => { stdout += s })
-  child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s })
-  const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, timeoutMs)
-  child.on('error', (err) => { clearTimeout(timer); answer(res, 200, JSON.stringify({ status: 'infra_error', stdout, stderr: err.message, exit_code: null })) })
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    stdout += s
+  })
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    stderr += s
+  })
+  const timer = setTimeout(() => {
+    timedOut = true
+    child.kill('SIGKILL')
+  }, timeoutMs)
+  child.on('error', (err) => {
+    clearTimeout(timer)
+    answer(res, 200, JSON.stringify({ status: 'infra_error', stdout, stderr: err.message, exit_code: null }))
+  })
   child.on('close', (code) => {
     clearTimeout(timer)
     const status = timedOut ? 'timeout' : code === 0 ? 'ok' : 'error'
-    answer(res, 200, JSON.stringify({ status, stdout, stderr, exit_code: code, duration_ms: performance.now() - started }))
+    answer(
+      res,
+      200,
+      JSON.stringify({ status, stdout, stderr, exit_code: code, duration_ms: performance.now() - started })
+    )
   })
 })

@@ -1,6 +1,7 @@
 /**
  * The harness's parameters, from flags (`--duration 5`) or `SANDFLEET_BENCH_*` variables
- * (`SANDFLEET_BENCH_DURATION=5`); flags win. Read by the CLI's one parser (@sandfleet/protocol). A bad value throws one error listing every problem.
+ * (`SANDFLEET_BENCH_DURATION=5`); flags win. Read by the CLI's one parser (@sandfleet/protocol). A bad value throws one
+ * error listing every problem.
  */
 import { existsSync } from 'node:fs'
 import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
@@ -77,50 +78,211 @@ const env = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_')
 export const BENCH_COMMAND = defineCommand({
   name: 'sandfleet bench',
   positionals: 'MODE|SCENARIO',
-  summary: 'The load-testing harness (also `npm run bench -- SCENARIO [flags]`): drives a real fleet and prints its figures beside machine, date and commit.',
+  summary:
+    'The load-testing harness (also `npm run bench -- SCENARIO [flags]`): drives a real fleet and prints its figures beside machine, date and commit.',
   flags: {
-    url: { type: 'string', env: env('url'), placeholder: 'URL', help: 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)' },
+    url: {
+      type: 'string',
+      env: env('url'),
+      placeholder: 'URL',
+      help: 'existing fleet to measure (default: start `sandfleet serve` on 127.0.0.1, a free port); refused by the scenarios that time fleets of their own (docker, pyodide, javascript, isolates, pool-size)'
+    },
     duration: { type: 'number', env: env('duration'), min: 0.01, default: 10, help: 'recorded seconds per load run' },
     warmup: { type: 'number', env: env('warmup'), min: 0, default: 2, help: 'seconds of load before recording' },
-    concurrency: { type: 'integer', env: env('concurrency'), min: 1, help: "requests in flight (default: the scenario's)" },
-    connections: { type: 'integer', env: env('connections'), min: 1, help: 'keep-alive connections (default: the concurrency)' },
+    concurrency: {
+      type: 'integer',
+      env: env('concurrency'),
+      min: 1,
+      help: "requests in flight (default: the scenario's)"
+    },
+    connections: {
+      type: 'integer',
+      env: env('connections'),
+      min: 1,
+      help: 'keep-alive connections (default: the concurrency)'
+    },
     'batch-size': { type: 'integer', env: env('batch-size'), min: 1, default: 64, help: 'calls per batch request' },
-    'pool-size': { type: 'integer', env: env('pool-size'), min: 1, help: "sandboxes of the started fleet (default: the runner's default)" },
-    backend: { type: 'string', env: env('backend'), default: 'process', help: 'backend of the started fleet (process: the one the targets are set for)' },
-    sizes: { type: 'list', items: 'integer', min: 1, env: env('sizes'), default: ['2', '4', '8'], help: 'pool sizes compared by the pool-size scenario' },
-    rounds: { type: 'integer', env: env('rounds'), min: 1, default: 3, help: 'interleaved rounds of the pool-size scenario' },
-    repeats: { type: 'integer', env: env('repeats'), min: 1, default: 10, help: 'timeouts provoked by timeout-cost (and rounds of the docker scenario\'s kills and timeouts)' },
-    sessions: { type: 'integer', env: env('sessions'), min: 1, default: 500, help: 'idle sessions opened by sessions-idle' },
-    python: { type: 'string', env: env('python'), placeholder: 'PATH', help: 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)' },
+    'pool-size': {
+      type: 'integer',
+      env: env('pool-size'),
+      min: 1,
+      help: "sandboxes of the started fleet (default: the runner's default)"
+    },
+    backend: {
+      type: 'string',
+      env: env('backend'),
+      default: 'process',
+      help: 'backend of the started fleet (process: the one the targets are set for)'
+    },
+    sizes: {
+      type: 'list',
+      items: 'integer',
+      min: 1,
+      env: env('sizes'),
+      default: ['2', '4', '8'],
+      help: 'pool sizes compared by the pool-size scenario'
+    },
+    rounds: {
+      type: 'integer',
+      env: env('rounds'),
+      min: 1,
+      default: 3,
+      help: 'interleaved rounds of the pool-size scenario'
+    },
+    repeats: {
+      type: 'integer',
+      env: env('repeats'),
+      min: 1,
+      default: 10,
+      help: "timeouts provoked by timeout-cost (and rounds of the docker scenario's kills and timeouts)"
+    },
+    sessions: {
+      type: 'integer',
+      env: env('sessions'),
+      min: 1,
+      default: 500,
+      help: 'idle sessions opened by sessions-idle'
+    },
+    python: {
+      type: 'string',
+      env: env('python'),
+      placeholder: 'PATH',
+      help: 'interpreter of the naive baseline and the fork prototype (default /usr/bin/python3 when present: no version-manager shim in front of it)'
+    },
     json: { type: 'boolean', env: env('json'), help: 'print one JSON document on stdout' },
-    engine: { type: 'string', env: env('engine'), choices: ['wrk', 'undici'], help: 'load generator: wrk (default when installed: apt-get install wrk) or undici' },
-    target: { type: 'string', env: env('target'), choices: TARGETS, default: 'single', help: `step/closed/open: the API called, ${TARGETS.join(' | ')}` },
-    workload: { type: 'string', env: env('workload'), choices: WORKLOADS, default: 'trivial', help: `step/closed/open: the calls, ${WORKLOADS.join(' | ')} (jsonl reads --file)` },
-    file: { type: 'string', env: env('file'), placeholder: 'PATH', help: 'step/closed/open: JSONL of {code, stdin?, timeout_ms?, expect?} (expect: a stdout string or {status?, stdout?})' },
+    engine: {
+      type: 'string',
+      env: env('engine'),
+      choices: ['wrk', 'undici'],
+      help: 'load generator: wrk (default when installed: apt-get install wrk) or undici'
+    },
+    target: {
+      type: 'string',
+      env: env('target'),
+      choices: TARGETS,
+      default: 'single',
+      help: `step/closed/open: the API called, ${TARGETS.join(' | ')}`
+    },
+    workload: {
+      type: 'string',
+      env: env('workload'),
+      choices: WORKLOADS,
+      default: 'trivial',
+      help: `step/closed/open: the calls, ${WORKLOADS.join(' | ')} (jsonl reads --file)`
+    },
+    file: {
+      type: 'string',
+      env: env('file'),
+      placeholder: 'PATH',
+      help: 'step/closed/open: JSONL of {code, stdin?, timeout_ms?, expect?} (expect: a stdout string or {status?, stdout?})'
+    },
     seed: { type: 'integer', env: env('seed'), min: 0, default: 1, help: 'step/closed/open: seed of the rl-mix draw' },
-    sleep: { type: 'number', env: env('sleep'), min: 0, default: 0.3, help: 'step/closed/open: seconds each call of the sleep workload sleeps' },
-    'hostile-share': { type: 'number', env: env('hostile-share'), min: 0, default: 0.05, help: 'step/closed/open/soak: share of the rl-hostile (rl-tamper) workload\'s calls that are hostile (tampering)' },
-    'timeout-share': { type: 'number', env: env('timeout-share'), min: 0, default: RL_STEP_DEFAULTS.timeoutShare, help: 'step/closed/open: share of the rl-step workload\'s calls that run until their deadline' },
-    'timeout-ms': { type: 'integer', env: env('timeout-ms'), min: 0, default: RL_STEP_DEFAULTS.timeoutMs, help: 'step/closed/open: timeout_ms of rl-step\'s time-outs (0: the runaway calls\' own, 300 ms)' },
-    'long-share': { type: 'number', env: env('long-share'), min: 0, default: RL_STEP_DEFAULTS.longShare, help: 'step/closed/open: share of the rl-step workload\'s calls that are long' },
-    'long-ms': { type: 'integer', env: env('long-ms'), min: 1, default: RL_STEP_DEFAULTS.longMs, help: 'step/closed/open: CPU milliseconds an rl-step long call computes' },
+    sleep: {
+      type: 'number',
+      env: env('sleep'),
+      min: 0,
+      default: 0.3,
+      help: 'step/closed/open: seconds each call of the sleep workload sleeps'
+    },
+    'hostile-share': {
+      type: 'number',
+      env: env('hostile-share'),
+      min: 0,
+      default: 0.05,
+      help: "step/closed/open/soak: share of the rl-hostile (rl-tamper) workload's calls that are hostile (tampering)"
+    },
+    'timeout-share': {
+      type: 'number',
+      env: env('timeout-share'),
+      min: 0,
+      default: RL_STEP_DEFAULTS.timeoutShare,
+      help: "step/closed/open: share of the rl-step workload's calls that run until their deadline"
+    },
+    'timeout-ms': {
+      type: 'integer',
+      env: env('timeout-ms'),
+      min: 0,
+      default: RL_STEP_DEFAULTS.timeoutMs,
+      help: "step/closed/open: timeout_ms of rl-step's time-outs (0: the runaway calls' own, 300 ms)"
+    },
+    'long-share': {
+      type: 'number',
+      env: env('long-share'),
+      min: 0,
+      default: RL_STEP_DEFAULTS.longShare,
+      help: "step/closed/open: share of the rl-step workload's calls that are long"
+    },
+    'long-ms': {
+      type: 'integer',
+      env: env('long-ms'),
+      min: 1,
+      default: RL_STEP_DEFAULTS.longMs,
+      help: 'step/closed/open: CPU milliseconds an rl-step long call computes'
+    },
     calls: { type: 'integer', env: env('calls'), min: 1, default: 1000, help: 'step: calls released at once' },
     rate: { type: 'number', env: env('rate'), min: 0.001, default: 100, help: 'open: calls per second' },
-    threshold: { type: 'list', env: env('threshold'), placeholder: 'EXPR', help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails" },
-    out: { type: 'string', env: env('out'), placeholder: 'PREFIX', default: 'sandfleet-bench-report', help: 'step/closed/open: the reports go to PREFIX.json, PREFIX.md, PREFIX.html' },
-    'runner-processes': { type: 'integer', env: env('runner-processes'), min: 0, default: 0, help: 'step/closed/open: start a sandfleet gateway and N sandfleet runner processes instead of one sandfleet serve (0: serve)' },
-    'gateway-args': { type: 'string', env: env('gateway-args'), placeholder: 'FLAGS', help: 'step/closed/open: extra flags of the started gateway (or serve), e.g. "--max-in-flight 4096"' },
-    'runner-args': { type: 'string', env: env('runner-args'), placeholder: 'FLAGS', help: 'step/closed/open: extra flags of the started runners (or serve), e.g. "--max-queued-jobs 100000"' },
-    progress: { type: 'string', env: env('progress'), choices: ['auto', 'tty', 'lines', 'none'], default: 'auto', help: 'step/closed/open: auto (a line rewritten on a terminal, else one every 10 s), tty, lines or none' },
-    'request-timeout': { type: 'number', env: env('request-timeout'), min: 1, default: 600, help: 'step/closed/open: seconds a request may wait for its response headers or next chunk' }
+    threshold: {
+      type: 'list',
+      env: env('threshold'),
+      placeholder: 'EXPR',
+      help: "step/closed/open: pass/fail, repeatable: 'p99<2000', 'wrong==0' (metrics: p50 p90 p99 max mean rate duration_s calls right wrong failed retriable lost duplicated misrouted); exit 1 when one fails"
+    },
+    out: {
+      type: 'string',
+      env: env('out'),
+      placeholder: 'PREFIX',
+      default: 'sandfleet-bench-report',
+      help: 'step/closed/open: the reports go to PREFIX.json, PREFIX.md, PREFIX.html'
+    },
+    'runner-processes': {
+      type: 'integer',
+      env: env('runner-processes'),
+      min: 0,
+      default: 0,
+      help: 'step/closed/open: start a sandfleet gateway and N sandfleet runner processes instead of one sandfleet serve (0: serve)'
+    },
+    'gateway-args': {
+      type: 'string',
+      env: env('gateway-args'),
+      placeholder: 'FLAGS',
+      help: 'step/closed/open: extra flags of the started gateway (or serve), e.g. "--max-in-flight 4096"'
+    },
+    'runner-args': {
+      type: 'string',
+      env: env('runner-args'),
+      placeholder: 'FLAGS',
+      help: 'step/closed/open: extra flags of the started runners (or serve), e.g. "--max-queued-jobs 100000"'
+    },
+    progress: {
+      type: 'string',
+      env: env('progress'),
+      choices: ['auto', 'tty', 'lines', 'none'],
+      default: 'auto',
+      help: 'step/closed/open: auto (a line rewritten on a terminal, else one every 10 s), tty, lines or none'
+    },
+    'request-timeout': {
+      type: 'number',
+      env: env('request-timeout'),
+      min: 1,
+      default: 600,
+      help: 'step/closed/open: seconds a request may wait for its response headers or next chunk'
+    }
   }
 })
 
-/** Parses `argv` (the scenario name among them) and `env`; returns the options and positionals (`help`: print the usage). */
-export function parseBenchArgs (argv: readonly string[], environment: Readonly<Record<string, string | undefined>>): { options: BenchOptions, positionals: string[], help: boolean } {
+/**
+ * Parses `argv` (the scenario name among them) and `env`; returns the options and positionals (`help`: print the
+ * usage).
+ */
+export function parseBenchArgs(
+  argv: readonly string[],
+  environment: Readonly<Record<string, string | undefined>>
+): { options: BenchOptions; positionals: string[]; help: boolean } {
   const problems: string[] = []
   let parsed
-  try { parsed = parseCommandLine(BENCH_COMMAND, argv, environment) } catch (err) {
+  try {
+    parsed = parseCommandLine(BENCH_COMMAND, argv, environment)
+  } catch (err) {
     if (!(err instanceof CommandLineError)) throw err
     problems.push(...err.problems)
   }
@@ -152,23 +314,31 @@ export function parseBenchArgs (argv: readonly string[], environment: Readonly<R
 }
 
 /** The product run's options from the parsed values; problems are added to `problems`. */
-function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): RunOptions {
+function runOptions(v: Partial<Record<string, unknown>>, problems: string[]): RunOptions {
   const thresholds: Threshold[] = []
   for (const text of (v.threshold as string[] | undefined) ?? []) {
-    try { thresholds.push(parseThreshold(text)) } catch (err) { problems.push((err as Error).message) }
+    try {
+      thresholds.push(parseThreshold(text))
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
   }
-  const words = (x: unknown): string[] => typeof x === 'string' ? x.split(/\s+/).filter((w) => w !== '') : []
+  const words = (x: unknown): string[] => (typeof x === 'string' ? x.split(/\s+/).filter((w) => w !== '') : [])
   const file = v.file as string | undefined
   const workload = (v.workload ?? 'trivial') as WorkloadName
   if (workload === 'jsonl' && file === undefined) problems.push('--workload jsonl: needs --file PATH')
-  if (((v.hostileShare ?? 0) as number) > 1) problems.push(`--hostile-share (${env('hostile-share')}): a share, at most 1`)
+  if (((v.hostileShare ?? 0) as number) > 1)
+    problems.push(`--hostile-share (${env('hostile-share')}): a share, at most 1`)
   const step: RlStepShape = {
     timeoutShare: (v.timeoutShare ?? RL_STEP_DEFAULTS.timeoutShare) as number,
     timeoutMs: (v.timeoutMs ?? RL_STEP_DEFAULTS.timeoutMs) as number,
     longShare: (v.longShare ?? RL_STEP_DEFAULTS.longShare) as number,
     longMs: (v.longMs ?? RL_STEP_DEFAULTS.longMs) as number
   }
-  if (step.timeoutShare + step.longShare > 1) problems.push(`--timeout-share and --long-share (${env('timeout-share')}, ${env('long-share')}): shares, at most 1 together`)
+  if (step.timeoutShare + step.longShare > 1)
+    problems.push(
+      `--timeout-share and --long-share (${env('timeout-share')}, ${env('long-share')}): shares, at most 1 together`
+    )
   if (file !== undefined && !existsSync(file)) problems.push(`--file (${env('file')}): ${file} does not exist`)
   return {
     target: (v.target ?? 'single') as TargetName,
@@ -191,6 +361,6 @@ function runOptions (v: Partial<Record<string, unknown>>, problems: string[]): R
 }
 
 /** One line per flag, for the usage message. */
-export function flagHelp (): string {
+export function flagHelp(): string {
   return commandHelp(BENCH_COMMAND).split('\nflags:\n')[1]
 }

@@ -7,10 +7,14 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
 /** Every live descendant of `root` (not `root` itself); empty without /proc. */
-export function descendants (root: number): Set<number> {
+export function descendants(root: number): Set<number> {
   const children = new Map<number, number[]>()
   let names: string[]
-  try { names = readdirSync('/proc') } catch { return new Set() }
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return new Set()
+  }
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue
     try {
@@ -20,13 +24,18 @@ export function descendants (root: number): Set<number> {
       const list = children.get(ppid) ?? []
       list.push(Number(name))
       children.set(ppid, list)
-    } catch { /* exited while listing */ }
+    } catch {
+      /* exited while listing */
+    }
   }
   const out = new Set<number>()
   const stack = [root]
   while (stack.length > 0) {
     for (const child of children.get(stack.pop() as number) ?? []) {
-      if (!out.has(child)) { out.add(child); stack.push(child) }
+      if (!out.has(child)) {
+        out.add(child)
+        stack.push(child)
+      }
     }
   }
   return out
@@ -43,12 +52,17 @@ export interface ProcMemory {
 }
 
 /** Sums Pss, private pages and Rss over `pids`. */
-export function memoryOf (pids: Iterable<number>): ProcMemory {
+export function memoryOf(pids: Iterable<number>): ProcMemory {
   const m: ProcMemory = { processes: 0, pssKiB: 0, privateKiB: 0, rssKiB: 0, unreadable: 0 }
   for (const pid of pids) {
     m.processes++
     let text: string
-    try { text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8') } catch { m.unreadable++; continue }
+    try {
+      text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    } catch {
+      m.unreadable++
+      continue
+    }
     const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0)
     m.pssKiB += field('Pss')
     m.rssKiB += field('Rss')
@@ -57,31 +71,42 @@ export function memoryOf (pids: Iterable<number>): ProcMemory {
   return m
 }
 
-/** A size line of /proc/PID/status (`VmRSS`, the resident set; `VmHWM`, its peak), MiB; undefined when the process is gone. */
-export function statusMiB (pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+/**
+ * A size line of /proc/PID/status (`VmRSS`, the resident set; `VmHWM`, its peak), MiB; undefined when the process is
+ * gone.
+ */
+export function statusMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m === null ? undefined : Number(m[1]) / 1024
-  } catch { return undefined }
+  } catch {
+    return undefined
+  }
 }
 
 /** The command name, state (`R`, `S`, `Z`, …) and parent of `pid`, from /proc/PID/stat; undefined when it is gone. */
-export function procStat (pid: number): { comm: string, state: string, ppid: number } | undefined {
+export function procStat(pid: number): { comm: string; state: string; ppid: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
     const close = stat.lastIndexOf(')')
     const [state, ppid] = stat.slice(close + 2).split(' ')
     return { comm: stat.slice(stat.indexOf('(') + 1, close), state, ppid: Number(ppid) }
-  } catch { return undefined }
+  } catch {
+    return undefined
+  }
 }
 
 /** The parent of `pid` (from /proc/PID/stat), or undefined when it is gone. */
-export function parentOf (pid: number): number | undefined {
+export function parentOf(pid: number): number | undefined {
   return procStat(pid)?.ppid
 }
 
 /** The command line of `pid` (NUL-separated arguments joined by spaces), or ''. */
-export function cmdline (pid: number): string {
-  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() } catch { return '' }
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+  } catch {
+    return ''
+  }
 }

@@ -39,15 +39,16 @@ export interface ScenarioResult {
 }
 
 /** A scenario's result, empty: it pushes its figures, runs and notes as it goes. */
-export function emptyResult (): ScenarioResult {
+export function emptyResult(): ScenarioResult {
   return { figures: [], runs: [], notes: [] }
 }
 
 /** `met`, `missed by 1.6×`, or `` without a target. */
-export function verdict (figure: Figure): string {
+export function verdict(figure: Figure): string {
   const { target, value } = figure
   if (target === undefined) return ''
-  if (!Number.isFinite(value) || value <= 0) return target.op === '>=' || !Number.isFinite(value) ? 'missed (no value)' : 'met'
+  if (!Number.isFinite(value) || value <= 0)
+    return target.op === '>=' || !Number.isFinite(value) ? 'missed (no value)' : 'met'
   const met = target.op === '<=' ? value <= target.value : value >= target.value
   if (met) return 'met'
   const factor = target.op === '<=' ? value / target.value : target.value / value
@@ -55,17 +56,21 @@ export function verdict (figure: Figure): string {
 }
 
 /** A number for a table: 3 significant digits under 100, whole numbers with separators above. */
-export function formatNumber (x: number): string {
+export function formatNumber(x: number): string {
   if (!Number.isFinite(x)) return 'n/a'
   if (Math.abs(x) >= 100) return Math.round(x).toLocaleString('en-US')
   return Number(x.toPrecision(3)).toString()
 }
 
-const formatValue = (value: number, unit: string): string => !Number.isFinite(value) ? 'n/a' : unit === '×' ? `${formatNumber(value)}×` : `${formatNumber(value)} ${unit}`
+const formatValue = (value: number, unit: string): string =>
+  !Number.isFinite(value) ? 'n/a' : unit === '×' ? `${formatNumber(value)}×` : `${formatNumber(value)} ${unit}`
 
 /** The figures as a markdown table: scenario, figure, measured, target, verdict. */
-export function figuresTable (figures: readonly Figure[]): string {
-  const rows = figures.map((f) => `| ${f.scenario} | ${f.name} | ${formatValue(f.value, f.unit)} | ${f.target === undefined ? '' : `${f.target.op === '<=' ? '≤' : '≥'} ${formatValue(f.target.value, f.unit)}`} | ${verdict(f)} |`)
+export function figuresTable(figures: readonly Figure[]): string {
+  const rows = figures.map(
+    (f) =>
+      `| ${f.scenario} | ${f.name} | ${formatValue(f.value, f.unit)} | ${f.target === undefined ? '' : `${f.target.op === '<=' ? '≤' : '≥'} ${formatValue(f.target.value, f.unit)}`} | ${verdict(f)} |`
+  )
   return ['| scenario | figure | measured | target | verdict |', '| --- | --- | --- | --- | --- |', ...rows].join('\n')
 }
 
@@ -79,14 +84,20 @@ export function figuresTable (figures: readonly Figure[]): string {
  * from sandfleet's `cpu_ms` for the same calls) and the
  * machine's CPU over the window (100 % = every core).
  */
-export function runsTable (runs: readonly LoadRun[]): string {
+export function runsTable(runs: readonly LoadRun[]): string {
   const rows = runs.map(({ scenario, server, report: r }) => {
-    const counts = Object.entries(r.counts).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
-    const cpu = r.cpu?.machineBusyPct === undefined ? 'n/a' : `${r.cpu.machineBusyPct} (${r.cpu.machineKernelPct ?? '?'} kernel), harness ${r.cpu.harnessPct}`
+    const counts =
+      Object.entries(r.counts)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    const cpu =
+      r.cpu?.machineBusyPct === undefined
+        ? 'n/a'
+        : `${r.cpu.machineBusyPct} (${r.cpu.machineKernelPct ?? '?'} kernel), harness ${r.cpu.harnessPct}`
     let fleetCpu = 'n/a'
     if (r.serverCpuMsPerCall !== undefined && r.cpu?.serverUserMs !== undefined && r.cpu.serverKernelMs !== undefined) {
       const total = Math.max(1, r.cpu.serverUserMs + r.cpu.serverKernelMs)
-      const share = (ms: number | undefined): number => Math.round(100 * (ms ?? 0) / total)
+      const share = (ms: number | undefined): number => Math.round((100 * (ms ?? 0)) / total)
       const root = share(r.cpu.serverRootMs)
       const reaped = share(r.cpu.serverReapedMs)
       const main = r.cpu.serverMainThreadMs === undefined ? '' : ` (main thread ${share(r.cpu.serverMainThreadMs)} %)`
@@ -95,11 +106,15 @@ export function runsTable (runs: readonly LoadRun[]): string {
     const useful = r.usefulShare === undefined ? 'n/a' : `${(Math.round(r.usefulShare * 1000) / 10).toFixed(1)} %`
     return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${useful} | ${cpu} |`
   })
-  return ['| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | useful share | machine CPU % |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n')
+  return [
+    '| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | useful share | machine CPU % |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows
+  ].join('\n')
 }
 
 /** The header printed above every set of figures. */
-export function environmentBlock (env: Environment): string {
+export function environmentBlock(env: Environment): string {
   const m = env.machine
   return [
     `- command: \`${env.command}\``,

@@ -10,14 +10,23 @@ import { parseArgs } from 'node:util'
 import { GatewayMetrics, type RunnerSet } from '@sandfleet/gateway'
 import { gitCommit } from './environment.ts'
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000000' }, rounds: { type: 'string', default: '5' } } })
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '2000000' }, rounds: { type: 'string', default: '5' } }
+})
 const calls = Number(values.calls)
 const rounds = Number(values.rounds)
-const ROUTES = [['/v1/execute', 'POST', 200], ['/v1/execute', 'POST', 400], ['/v1/execute/batch', 'POST', 200], ['/v1/sessions/:id', 'GET', 404], ['/healthz', 'GET', 200], ['unmatched', 'GET', 404]] as const
+const ROUTES = [
+  ['/v1/execute', 'POST', 200],
+  ['/v1/execute', 'POST', 400],
+  ['/v1/execute/batch', 'POST', 200],
+  ['/v1/sessions/:id', 'GET', 404],
+  ['/healthz', 'GET', 200],
+  ['unmatched', 'GET', 404]
+] as const
 // The collect callbacks read the runner set only when scraped: none here.
 const metrics = new GatewayMetrics({ members: [] } as unknown as RunnerSet)
 
-function cached (): number {
+function cached(): number {
   const started = process.hrtime.bigint()
   for (let i = 0; i < calls; i++) {
     const [route, method, status] = ROUTES[i % ROUTES.length]
@@ -26,7 +35,7 @@ function cached (): number {
   return Number(process.hrtime.bigint() - started) / calls
 }
 
-function labelled (): number {
+function labelled(): number {
   const started = process.hrtime.bigint()
   for (let i = 0; i < calls; i++) {
     const [route, method, status] = ROUTES[i % ROUTES.length]
@@ -41,4 +50,14 @@ for (let r = 0; r < rounds; r++) {
   best.cachedNs = Math.min(best.cachedNs, cached())
   best.labelledNs = Math.min(best.labelledNs, labelled())
 }
-console.log(JSON.stringify({ date: new Date().toISOString(), commit: gitCommit(), node: process.version, calls, rounds, cachedNs: Number(best.cachedNs.toFixed(1)), labelledNs: Number(best.labelledNs.toFixed(1)) }))
+console.log(
+  JSON.stringify({
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    node: process.version,
+    calls,
+    rounds,
+    cachedNs: Number(best.cachedNs.toFixed(1)),
+    labelledNs: Number(best.labelledNs.toFixed(1))
+  })
+)

@@ -30,8 +30,8 @@
  * calls in turn through the product run's engine (each answer checked against its call's own
  * status and stdout), batched by SANDFLEET_AB_BATCH. Per build then: right calls/s, the fleet's
  * CPU per call (its process tree, from the run's start until the tree is idle after it: the
- * answers of requests still out at its end and a replacement it set going included), the useful share (the results' `cpu_ms` over that CPU; n/a for a build whose
- * results carry none) and p50.
+ * answers of requests still out at its end and a replacement it set going included), the useful share (the results'
+ * `cpu_ms` over that CPU; n/a for a build whose results carry none) and p50.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -62,39 +62,73 @@ interface Build {
 }
 
 /** CPU ms of `pid`'s main thread so far. */
-function mainThreadMs (pid: number): number {
+function mainThreadMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(f[11]) + Number(f[12])) * 10
 }
 
 /** Node's arguments for `sandfleet serve` from checkout `dir` on 127.0.0.1:`port`, logging warnings only. */
-export function serveArgv (dir: string, port: number, args: readonly string[]): string[] {
-  return ['--no-node-snapshot', `${dir}/bin/sandfleet.mjs`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...args]
+export function serveArgv(dir: string, port: number, args: readonly string[]): string[] {
+  return [
+    '--no-node-snapshot',
+    `${dir}/bin/sandfleet.mjs`,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--log-level',
+    'warn',
+    ...args
+  ]
 }
 
-async function startBuild (name: string, dir: string, extraEnv: Record<string, string>, port: number, args: readonly string[], probe: string, instant: boolean): Promise<Build> {
+async function startBuild(
+  name: string,
+  dir: string,
+  extraEnv: Record<string, string>,
+  port: number,
+  args: readonly string[],
+  probe: string,
+  instant: boolean
+): Promise<Build> {
   const argv = instant
     ? ['--import', 'tsx', fileURLToPath(new URL('instant-fleet.ts', import.meta.url)), dir, String(port)]
     : serveArgv(dir, port, args)
-  const child = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...extraEnv } })
+  const child = spawn(process.execPath, argv, {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...extraEnv }
+  })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     try {
-      const res = await fetch(`${url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: probe })
+      const res = await fetch(`${url}/v1/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: probe
+      })
       if (res.status === 200) break
     } catch {}
-    if (i > 900 || child.exitCode !== null) { child.kill('SIGKILL'); throw new Error(`sandfleet serve from ${dir} did not start`) }
+    if (i > 900 || child.exitCode !== null) {
+      child.kill('SIGKILL')
+      throw new Error(`sandfleet serve from ${dir} did not start`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   return { name, dir, child, url, cpuMs: [], mainMs: [], harnessMs: [], callsPerS: [], p50Ms: [], useful: [], bad: [] }
 }
 
 /** One build of the comparison: `NAME=CHECKOUT`, then `@VAR=VALUE` for each variable its serve gets. */
-interface BuildSpec { name: string, dir: string, env: Record<string, string> }
+interface BuildSpec {
+  name: string
+  dir: string
+  env: Record<string, string>
+}
 
 /** Parses `NAME=CHECKOUT[@VAR=VALUE...]`; undefined when malformed. */
-export function parseBuild (arg: string): BuildSpec | undefined {
+export function parseBuild(arg: string): BuildSpec | undefined {
   const eq = arg.indexOf('=')
   if (eq <= 0) return undefined
   const [dir, ...assignments] = arg.slice(eq + 1).split('@')
@@ -113,26 +147,58 @@ export function parseBuild (arg: string): BuildSpec | undefined {
  * `batch` copies of it to `/v1/execute/batch` (streamed as NDJSON with `ndjson`), each item
  * checked for `stdout`.
  */
-export function batchTarget (url: string, call: string, batch: number, stdout: string, ndjson = false): LoadTarget {
-  if (batch === 0) return { url, path: '/v1/execute', body: call, callsPerRequest: 1, classify: classifyExecute(stdout) }
+export function batchTarget(url: string, call: string, batch: number, stdout: string, ndjson = false): LoadTarget {
+  if (batch === 0)
+    return { url, path: '/v1/execute', body: call, callsPerRequest: 1, classify: classifyExecute(stdout) }
   const item = JSON.parse(call) as object
   const body = JSON.stringify({ requests: Array.from({ length: batch }, () => item) })
-  if (ndjson) return { url, path: '/v1/execute/batch', body, accept: 'application/x-ndjson', callsPerRequest: batch, classify: classifyNdjsonBatch(batch, stdout) }
+  if (ndjson)
+    return {
+      url,
+      path: '/v1/execute/batch',
+      body,
+      accept: 'application/x-ndjson',
+      callsPerRequest: batch,
+      classify: classifyNdjsonBatch(batch, stdout)
+    }
   return { url, path: '/v1/execute/batch', body, callsPerRequest: batch, classify: classifyBatch(batch, stdout) }
 }
 
 /** A round of the workload mode, in a closed loop of `concurrency` requests for `seconds`. */
-export interface WorkloadRound { rightPerS: number, cpuMsPerCall: number, usefulShare: number, p50Ms: number, bad: number }
+export interface WorkloadRound {
+  rightPerS: number
+  cpuMsPerCall: number
+  usefulShare: number
+  p50Ms: number
+  bad: number
+}
 
 /**
  * One closed-loop run of `calls` (cycled from `offset`) against `url`, single calls or batches of
  * `batch`, the CPU of the process tree of `pid` measured around it.
  */
-export async function workloadRound (url: string, pid: number, calls: readonly BenchCall[], offset: number, concurrency: number, seconds: number, batch: number): Promise<WorkloadRound> {
+export async function workloadRound(
+  url: string,
+  pid: number,
+  calls: readonly BenchCall[],
+  offset: number,
+  concurrency: number,
+  seconds: number,
+  batch: number
+): Promise<WorkloadRound> {
   const meter = startFleetCpuMeter({ pids: [pid] })
   const r = await runPlan({
-    mode: 'closed', url, target: TARGET_TABLE[batch > 0 ? 'batch' : 'single'], callAt: (n) => calls[(offset + n) % calls.length],
-    calls: 0, batchSize: Math.max(1, batch), connections: concurrency, rate: 0, durationS: seconds, sampleMs: 1000, requestTimeoutMs: 600_000
+    mode: 'closed',
+    url,
+    target: TARGET_TABLE[batch > 0 ? 'batch' : 'single'],
+    callAt: (n) => calls[(offset + n) % calls.length],
+    calls: 0,
+    batchSize: Math.max(1, batch),
+    connections: concurrency,
+    rate: 0,
+    durationS: seconds,
+    sampleMs: 1000,
+    requestTimeoutMs: 600_000
   })
   // Until the tree is idle: what the run set going (a replaced sandbox warming) is its own.
   await settle(pid, 30_000, 5, false)
@@ -148,10 +214,15 @@ export async function workloadRound (url: string, pid: number, calls: readonly B
 }
 
 /** Runs the comparison; returns the exit code. */
-export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>
+): Promise<number> {
   const specs = argv.map(parseBuild)
   if (specs.length < 2 || specs.some((s) => s === undefined)) {
-    console.error('usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file\'s comment)')
+    console.error(
+      "usage: node --import tsx benchmarks/src/serve-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file's comment)"
+    )
     return 2
   }
   const workload = env.SANDFLEET_AB_WORKLOAD
@@ -160,12 +231,19 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     return 2
   }
   // A workload is Python's: its builds serve the process backend unless told, and are probed with print(1+1).
-  const args = (env.SANDFLEET_AB_ARGS ?? (workload === undefined ? '--languages javascript' : '--backend process')).split(' ').filter((a) => a !== '')
+  const args = (env.SANDFLEET_AB_ARGS ?? (workload === undefined ? '--languages javascript' : '--backend process'))
+    .split(' ')
+    .filter((a) => a !== '')
   const language = env.SANDFLEET_AB_LANGUAGE ?? (workload === undefined ? 'javascript' : 'python')
-  const body = JSON.stringify({ language, code: env.SANDFLEET_AB_CODE ?? (language === 'javascript' ? 'console.log(1+1)' : 'print(1+1)') })
+  const body = JSON.stringify({
+    language,
+    code: env.SANDFLEET_AB_CODE ?? (language === 'javascript' ? 'console.log(1+1)' : 'print(1+1)')
+  })
   const batch = Number(env.SANDFLEET_AB_BATCH ?? 0)
   if (!Number.isInteger(batch) || batch < 0) {
-    console.error(`SANDFLEET_AB_BATCH: expected a whole number of items per batch, got ${JSON.stringify(env.SANDFLEET_AB_BATCH)}`)
+    console.error(
+      `SANDFLEET_AB_BATCH: expected a whole number of items per batch, got ${JSON.stringify(env.SANDFLEET_AB_BATCH)}`
+    )
     return 2
   }
   const concurrency = Number(env.SANDFLEET_AB_CONCURRENCY ?? 16)
@@ -180,7 +258,16 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
   }
   let calls: BenchCall[] = []
   try {
-    if (workload !== undefined) calls = drawCalls({ name: workload as WorkloadName, seed: Number(env.SANDFLEET_AB_SEED ?? 1), sleepS: 0.3, ...(env.SANDFLEET_AB_FILE === undefined ? {} : { file: env.SANDFLEET_AB_FILE }) }, 10_000)
+    if (workload !== undefined)
+      calls = drawCalls(
+        {
+          name: workload as WorkloadName,
+          seed: Number(env.SANDFLEET_AB_SEED ?? 1),
+          sleepS: 0.3,
+          ...(env.SANDFLEET_AB_FILE === undefined ? {} : { file: env.SANDFLEET_AB_FILE })
+        },
+        10_000
+      )
   } catch (err) {
     console.error(`SANDFLEET_AB_WORKLOAD ${workload ?? ''}: ${(err as Error).message}`)
     return 2
@@ -209,14 +296,23 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
         offset += 997
       }
       const first = builds[0]
-      const cell = (xs: number[], base: number[], digits = 3): string => `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
-      const share = (xs: number[]): string => xs.some((x) => Number.isNaN(x)) ? 'n/a (no cpu_ms)' : `${(median(xs) * 100).toFixed(1)} %`
-      const shape = batch > 0 ? `in batches of ${batch}, ${concurrency} batches in flight` : `at concurrency ${concurrency}`
-      console.log(`# serve-ab: workload ${workload}${workload === 'jsonl' ? ` (${env.SANDFLEET_AB_FILE ?? '?'})` : ''} ${shape}, ${rounds} rounds of ${seconds} s, serve ${args.join(' ')}\n\n${environmentBlock(environment)}\n`)
-      console.log('| build | right calls/s | fleet CPU ms/call | useful share | p50 ms | wrong, failed or lost | right calls/s, each round |')
+      const cell = (xs: number[], base: number[], digits = 3): string =>
+        `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
+      const share = (xs: number[]): string =>
+        xs.some((x) => Number.isNaN(x)) ? 'n/a (no cpu_ms)' : `${(median(xs) * 100).toFixed(1)} %`
+      const shape =
+        batch > 0 ? `in batches of ${batch}, ${concurrency} batches in flight` : `at concurrency ${concurrency}`
+      console.log(
+        `# serve-ab: workload ${workload}${workload === 'jsonl' ? ` (${env.SANDFLEET_AB_FILE ?? '?'})` : ''} ${shape}, ${rounds} rounds of ${seconds} s, serve ${args.join(' ')}\n\n${environmentBlock(environment)}\n`
+      )
+      console.log(
+        '| build | right calls/s | fleet CPU ms/call | useful share | p50 ms | wrong, failed or lost | right calls/s, each round |'
+      )
       console.log('| --- | --- | --- | --- | --- | --- | --- |')
       for (const b of builds) {
-        console.log(`| ${b.name} (${b.dir}) | ${cell(b.callsPerS, first.callsPerS, 1)} | ${cell(b.cpuMs, first.cpuMs)} | ${share(b.useful)} | ${cell(b.p50Ms, first.p50Ms, 1)} | ${b.bad.reduce((x, y) => x + y, 0)} | ${b.callsPerS.map((x) => x.toFixed(1)).join(' ')} |`)
+        console.log(
+          `| ${b.name} (${b.dir}) | ${cell(b.callsPerS, first.callsPerS, 1)} | ${cell(b.cpuMs, first.cpuMs)} | ${share(b.useful)} | ${cell(b.p50Ms, first.p50Ms, 1)} | ${b.bad.reduce((x, y) => x + y, 0)} | ${b.callsPerS.map((x) => x.toFixed(1)).join(' ')} |`
+        )
       }
       return 0
     }
@@ -234,21 +330,31 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
         const scale = seconds / (seconds + 0.5)
         if (report.failures > 0) console.error(`${b.name}: ${JSON.stringify(report.counts)}`)
         b.cpuMs.push(report.serverCpuMsPerCall ?? NaN)
-        b.mainMs.push((mainThreadMs(pid) - main0) * scale / report.calls)
-        b.harnessMs.push((harness.user + harness.system) / 1000 * scale / report.calls)
+        b.mainMs.push(((mainThreadMs(pid) - main0) * scale) / report.calls)
+        b.harnessMs.push((((harness.user + harness.system) / 1000) * scale) / report.calls)
         b.callsPerS.push(report.okCallsPerS)
         b.p50Ms.push(report.latencyMs.p50)
       }
     }
     const first = builds[0]
-    const cell = (xs: number[], base: number[], digits = 3): string => `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
-    const shape = batch > 0 ? `in batches of ${batch} (/v1/execute/batch${ndjson ? ', NDJSON' : ''}), ${concurrency} batches in flight` : `at concurrency ${concurrency}`
+    const cell = (xs: number[], base: number[], digits = 3): string =>
+      `${median(xs).toFixed(digits)} (×${(median(xs) / median(base)).toFixed(2)})`
+    const shape =
+      batch > 0
+        ? `in batches of ${batch} (/v1/execute/batch${ndjson ? ', NDJSON' : ''}), ${concurrency} batches in flight`
+        : `at concurrency ${concurrency}`
     const fleet = instant ? 'instant sandboxes (instant-fleet.ts)' : `serve ${args.join(' ')}`
-    console.log(`# serve-ab: ${language} \`${body}\` ${shape}, ${rounds} rounds of ${seconds} s, ${fleet}\n\n${environmentBlock(environment)}\n`)
-    console.log('| build | server CPU ms/call | of which main thread | load generator ms/call | calls/s | p50 ms | server CPU ms/call, each round |')
+    console.log(
+      `# serve-ab: ${language} \`${body}\` ${shape}, ${rounds} rounds of ${seconds} s, ${fleet}\n\n${environmentBlock(environment)}\n`
+    )
+    console.log(
+      '| build | server CPU ms/call | of which main thread | load generator ms/call | calls/s | p50 ms | server CPU ms/call, each round |'
+    )
     console.log('| --- | --- | --- | --- | --- | --- | --- |')
     for (const b of builds) {
-      console.log(`| ${b.name} (${b.dir}) | ${cell(b.cpuMs, first.cpuMs)} | ${cell(b.mainMs, first.mainMs)} | ${cell(b.harnessMs, first.harnessMs)} | ${cell(b.callsPerS, first.callsPerS, 0)} | ${cell(b.p50Ms, first.p50Ms, 2)} | ${b.cpuMs.map((x) => x.toFixed(2)).join(' ')} |`)
+      console.log(
+        `| ${b.name} (${b.dir}) | ${cell(b.cpuMs, first.cpuMs)} | ${cell(b.mainMs, first.mainMs)} | ${cell(b.harnessMs, first.harnessMs)} | ${cell(b.callsPerS, first.callsPerS, 0)} | ${cell(b.p50Ms, first.p50Ms, 2)} | ${b.cpuMs.map((x) => x.toFixed(2)).join(' ')} |`
+      )
     }
     return 0
   } finally {

@@ -28,15 +28,25 @@ const PORT = 18_790
 const SETTLE_MS = 3000
 
 /** Milliseconds from spawning `sandfleet serve` in `dir` until its /readyz answers 200; then stops it. */
-export async function timeStart (dir: string, env: Record<string, string>, args: readonly string[], port = PORT): Promise<number> {
+export async function timeStart(
+  dir: string,
+  env: Record<string, string>,
+  args: readonly string[],
+  port = PORT
+): Promise<number> {
   const started = performance.now()
-  const child = spawn(process.execPath, serveArgv(dir, port, args), { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, serveArgv(dir, port, args), {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...env }
+  })
   try {
     for (;;) {
       try {
         if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return performance.now() - started
       } catch {}
-      if (child.exitCode !== null || performance.now() - started > 120_000) throw new Error(`sandfleet serve from ${dir} did not become ready`)
+      if (child.exitCode !== null || performance.now() - started > 120_000)
+        throw new Error(`sandfleet serve from ${dir} did not become ready`)
       await sleep(10)
     }
   } finally {
@@ -48,10 +58,15 @@ export async function timeStart (dir: string, env: Record<string, string>, args:
 }
 
 /** Runs the comparison, prints its table; returns the exit code. */
-export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>
+): Promise<number> {
   const specs = argv.map(parseBuild)
   if (specs.length < 2 || specs.some((s) => s === undefined)) {
-    console.error('usage: node --import tsx benchmarks/src/start-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file\'s comment)')
+    console.error(
+      "usage: node --import tsx benchmarks/src/start-ab.ts NAME=CHECKOUT[@VAR=VALUE...] NAME=CHECKOUT[@VAR=VALUE...] [...] (see the file's comment)"
+    )
     return 2
   }
   const builds = specs.map((s) => ({ ...(s as NonNullable<typeof s>), ms: [] as number[] }))
@@ -67,10 +82,15 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     }
   }
   const base = median(builds[0].ms)
-  console.log(`# start-ab: sandfleet serve ${args.join(' ')}, spawn to /readyz 200, ${rounds} rounds\n\n${environmentBlock(environment)}\n`)
+  console.log(
+    `# start-ab: sandfleet serve ${args.join(' ')}, spawn to /readyz 200, ${rounds} rounds\n\n${environmentBlock(environment)}\n`
+  )
   console.log('| build | spawn to ready, median ms | each round, ms |')
   console.log('| --- | --- | --- |')
-  for (const b of builds) console.log(`| ${b.name} (${b.dir}) | ${Math.round(median(b.ms))} (×${(median(b.ms) / base).toFixed(2)}) | ${b.ms.map((x) => Math.round(x)).join(' ')} |`)
+  for (const b of builds)
+    console.log(
+      `| ${b.name} (${b.dir}) | ${Math.round(median(b.ms))} (×${(median(b.ms) / base).toFixed(2)}) | ${b.ms.map((x) => Math.round(x)).join(' ')} |`
+    )
   return 0
 }
 

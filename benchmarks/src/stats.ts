@@ -19,7 +19,7 @@ export interface Summary {
  * `p` (0 < p ≤ 1) of the samples are ≤ it. p50 of [1, 2, 3, 4] is 2; p99 of 1..100 is 99.
  * NaN for no samples.
  */
-export function percentile (sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   if (!(p > 0 && p <= 1)) throw new RangeError(`percentile: p must be in (0, 1], got ${p}`)
   if (sorted.length === 0) return NaN
   const rank = Math.ceil(p * sorted.length)
@@ -27,12 +27,15 @@ export function percentile (sorted: readonly number[], p: number): number {
 }
 
 /** The nearest-rank median of `samples` (not modified): the lower middle one; NaN for none. */
-export function median (samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 0.5)
+export function median(samples: readonly number[]): number {
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    0.5
+  )
 }
 
 /** Summarises `samples` (not modified; a sorted copy is made). */
-export function summarize (samples: readonly number[]): Summary {
+export function summarize(samples: readonly number[]): Summary {
   const sorted = Float64Array.from(samples).sort()
   const xs = Array.from(sorted)
   const n = xs.length
@@ -55,28 +58,28 @@ export class OutcomeCounter {
   #total = 0
 
   /** Adds `n` occurrences of `key`. */
-  add (key: string, n = 1): void {
+  add(key: string, n = 1): void {
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + n)
     this.#total += n
   }
 
   /** Occurrences of `key` (0 when never added). */
-  get (key: string): number {
+  get(key: string): number {
     return this.#counts.get(key) ?? 0
   }
 
   /** Every occurrence counted. */
-  get total (): number {
+  get total(): number {
     return this.#total
   }
 
   /** Occurrences whose key is not `okKey`: each one is a failure. */
-  failures (okKey = 'ok'): number {
+  failures(okKey = 'ok'): number {
     return this.#total - this.get(okKey)
   }
 
   /** The counts as a plain object, keys sorted by count (largest first), then by name. */
-  toObject (): Record<string, number> {
+  toObject(): Record<string, number> {
     const entries = [...this.#counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     return Object.fromEntries(entries)
   }

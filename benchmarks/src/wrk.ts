@@ -35,9 +35,12 @@ export interface WrkTarget {
 let available: boolean | undefined
 
 /** Whether `wrk` runs here. */
-export function wrkAvailable (): boolean {
+export function wrkAvailable(): boolean {
   if (available === undefined) {
-    try { execFileSync('wrk', ['--version'], { stdio: 'ignore' }); available = true } catch (err) {
+    try {
+      execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+      available = true
+    } catch (err) {
       // wrk --version prints its version and exits 1
       available = (err as { status?: number }).status === 1
     }
@@ -46,7 +49,7 @@ export function wrkAvailable (): boolean {
 }
 
 /** The Lua script: the request, the per-response check, and a JSON summary printed by `done()`. */
-function script (target: WrkTarget): string {
+function script(target: WrkTarget): string {
   const lua = (s: string): string => JSON.stringify(s) // a JSON string literal is a valid Lua one for these bodies
   const stdoutField = target.stdout === undefined ? 'nil' : lua(`"stdout":${JSON.stringify(target.stdout)}`)
   return `
@@ -101,8 +104,8 @@ end
 interface WrkSummary {
   requests: number
   durationUs: number
-  errors: { connect: number, read: number, write: number, timeout: number }
-  latencyUs: { min: number, mean: number, p50: number, p90: number, p99: number, max: number }
+  errors: { connect: number; read: number; write: number; timeout: number }
+  latencyUs: { min: number; mean: number; p50: number; p90: number; p99: number; max: number }
   counts: Record<string, number>
   run: number[]
   queue: number[]
@@ -112,24 +115,46 @@ interface WrkSummary {
 }
 
 /** Runs wrk once; answers its summary and its own CPU (user + system, ms, from the shell's `times`). */
-async function wrk (target: WrkTarget, scriptPath: string, concurrency: number, seconds: number): Promise<{ summary: WrkSummary, cpuMs: number }> {
-  const args = ['-t1', `-c${concurrency}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '120s', '-s', scriptPath, `${target.url}${target.path}`]
+async function wrk(
+  target: WrkTarget,
+  scriptPath: string,
+  concurrency: number,
+  seconds: number
+): Promise<{ summary: WrkSummary; cpuMs: number }> {
+  const args = [
+    '-t1',
+    `-c${concurrency}`,
+    `-d${Math.max(1, Math.round(seconds))}s`,
+    '--timeout',
+    '120s',
+    '-s',
+    scriptPath,
+    `${target.url}${target.path}`
+  ]
   const child = spawn('sh', ['-c', 'wrk "$@"; times', 'sh', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
-  child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s })
-  child.stderr.setEncoding('utf8').on('data', (s: string) => { err += s })
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    out += s
+  })
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    err += s
+  })
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
   const line = out.split('\n').find((l) => l.startsWith('SANDFLEET_WRK '))
-  if (code !== 0 || line === undefined) throw new Error(`wrk failed (exit ${String(code)}): ${err.slice(0, 500)}${out.slice(-500)}`)
+  if (code !== 0 || line === undefined)
+    throw new Error(`wrk failed (exit ${String(code)}): ${err.slice(0, 500)}${out.slice(-500)}`)
   // `times`: the shell's own user and system time, then its children's (wrk's): "0m0.010s 0m0.420s"
   const children = out.trim().split('\n').at(-1) ?? ''
   const secs = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
-  return { summary: JSON.parse(line.slice('SANDFLEET_WRK '.length)) as WrkSummary, cpuMs: secs.reduce((a, b) => a + b, 0) * 1000 }
+  return {
+    summary: JSON.parse(line.slice('SANDFLEET_WRK '.length)) as WrkSummary,
+    cpuMs: secs.reduce((a, b) => a + b, 0) * 1000
+  }
 }
 
 /** Runs the closed loop through wrk; the same report as load.ts's `runLoad`. */
-export async function runWrk (target: WrkTarget, shape: LoadShape): Promise<LoadReport> {
+export async function runWrk(target: WrkTarget, shape: LoadShape): Promise<LoadReport> {
   const dir = mkdtempSync(join(tmpdir(), 'sandfleet-wrk-'))
   try {
     const scriptPath = join(dir, 'load.lua')
@@ -141,12 +166,21 @@ export async function runWrk (target: WrkTarget, shape: LoadShape): Promise<Load
     const windowS = summary.durationUs / 1e6
     const counts = new OutcomeCounter()
     for (const [k, v] of Object.entries(summary.counts)) counts.add(k, v)
-    for (const [k, v] of Object.entries(summary.errors)) if (v > 0) counts.add(`transport_${k}`, v * target.callsPerRequest)
+    for (const [k, v] of Object.entries(summary.errors))
+      if (v > 0) counts.add(`transport_${k}`, v * target.callsPerRequest)
     const okCalls = counts.get('ok')
-    const harnessPct = Math.round(cpuMs / (windowS * 1000 * availableParallelism()) * 1000) / 10
+    const harnessPct = Math.round((cpuMs / (windowS * 1000 * availableParallelism())) * 1000) / 10
     const ms = (us: number): number => us / 1000
     const lat = summary.latencyUs
-    const latencyMs: Summary = { n: summary.requests, min: ms(lat.min), mean: ms(lat.mean), p50: ms(lat.p50), p90: ms(lat.p90), p99: ms(lat.p99), max: ms(lat.max) }
+    const latencyMs: Summary = {
+      n: summary.requests,
+      min: ms(lat.min),
+      mean: ms(lat.mean),
+      p50: ms(lat.p50),
+      p90: ms(lat.p90),
+      p99: ms(lat.p99),
+      max: ms(lat.max)
+    }
     return {
       concurrency: shape.concurrency,
       callsPerRequest: target.callsPerRequest,
@@ -156,9 +190,10 @@ export async function runWrk (target: WrkTarget, shape: LoadShape): Promise<Load
       okCalls,
       failures: counts.failures(),
       okCallsPerS: okCalls / windowS,
-      serverCpuMsPerCall: share.serverUserMs === undefined || share.serverKernelMs === undefined || counts.total === 0
-        ? undefined
-        : (share.serverUserMs + share.serverKernelMs) / counts.total,
+      serverCpuMsPerCall:
+        share.serverUserMs === undefined || share.serverKernelMs === undefined || counts.total === 0
+          ? undefined
+          : (share.serverUserMs + share.serverKernelMs) / counts.total,
       callCpuMs: summary.cpuMs,
       measuredCalls: summary.cpuCalls,
       usefulShare: usefulShareOf(summary.cpuMs, summary.cpuCalls, share),
@@ -172,4 +207,3 @@ export async function runWrk (target: WrkTarget, shape: LoadShape): Promise<Load
     rmSync(dir, { recursive: true, force: true })
   }
 }
-

@@ -7,12 +7,22 @@ test('agreement counts the pairs judged as labelled and lists the others; a resp
   const pairs = [
     { kind: 'number' as const, candidate: '0.5', reference: '\\frac12', equal: true, why: 'equal' },
     { kind: 'number' as const, candidate: '2', reference: '3', equal: true, why: 'mislabelled on purpose' },
-    { kind: 'boxes' as const, candidate: 'first \\boxed{1}, last \\boxed{2}', reference: '2', equal: true, why: 'the last box', response: true }
+    {
+      kind: 'boxes' as const,
+      candidate: 'first \\boxed{1}, last \\boxed{2}',
+      reference: '2',
+      equal: true,
+      why: 'the last box',
+      response: true
+    }
   ]
   const r = agreement(pairs)
   assert.equal(r.agreed, 2)
   assert.equal(r.total, 3)
-  assert.deepEqual(r.misses.map((m) => m.pair.candidate), ['2'])
+  assert.deepEqual(
+    r.misses.map((m) => m.pair.candidate),
+    ['2']
+  )
   assert.equal(judge({ ...pairs[2], reference: '1' }).equal, false, 'an earlier box is not the answer')
 })
 

@@ -14,7 +14,16 @@ test('the environment block names the fork probe beside the load', () => {
     date: '2026-12-03T00:00:00.000Z',
     commit: 'abc1234',
     command: 'npm run bench -- suite',
-    machine: { cores: 2, cpu: 'AMD EPYC', memoryGiB: 23.5, kernel: 'linux 6.18', node: 'v20.20.2', loadAverage1m: 1.5, backgroundBusyPct: 3, forkProbeUs: 612 }
+    machine: {
+      cores: 2,
+      cpu: 'AMD EPYC',
+      memoryGiB: 23.5,
+      kernel: 'linux 6.18',
+      node: 'v20.20.2',
+      loadAverage1m: 1.5,
+      backgroundBusyPct: 3,
+      forkProbeUs: 612
+    }
   })
   assert.match(block, /load average 1\.5 at start, CPU 3 % busy/)
   assert.match(block, /fork probe 612 µs/)

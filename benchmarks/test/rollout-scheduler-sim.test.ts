@@ -4,7 +4,12 @@ import { DEFAULT_SCHEDULE_POLICY } from '@sandfleet/trainer'
 import { DEFAULT_SIM, DEFAULT_VARIANT, simulate, VARIANTS } from '../src/rollout-scheduler-sim.ts'
 
 test('the simulation: max-length KV reservation never preempts; least requests does when the KV is overcommitted', () => {
-  const p = { ...DEFAULT_SIM, engines: 2, engine: { ...DEFAULT_SIM.engine, capacityTokens: 32_768 }, workload: { ...DEFAULT_SIM.workload, trajectories: 96, seed: 5 } }
+  const p = {
+    ...DEFAULT_SIM,
+    engines: 2,
+    engine: { ...DEFAULT_SIM.engine, capacityTokens: 32_768 },
+    workload: { ...DEFAULT_SIM.workload, trajectories: 96, seed: 5 }
+  }
   const kv = simulate(p, VARIANTS[0])
   const lr = simulate(p, DEFAULT_VARIANT)
   assert.equal(kv.preemptions, 0)
@@ -14,7 +19,7 @@ test('the simulation: max-length KV reservation never preempts; least requests d
   assert.deepEqual(simulate(p, VARIANTS[0]), kv, 'deterministic per seed')
 })
 
-test('the simulation\'s default variant is the trainer\'s default policy', () => {
+test("the simulation's default variant is the trainer's default policy", () => {
   assert.equal(DEFAULT_VARIANT.policy, DEFAULT_SCHEDULE_POLICY)
   assert.equal(DEFAULT_VARIANT.reserveNewTokens, undefined)
 })

@@ -10,7 +10,11 @@ test('serve-ab refuses fewer than two NAME=CHECKOUT builds, or a malformed one, 
 })
 
 test('a build may give its serve variables: NAME=CHECKOUT@VAR=VALUE@...; a malformed one is refused', async () => {
-  assert.deepEqual(parseBuild('old=/repo@SANDFLEET_EXECUTOR_PATH=/tmp/x.py@A=b=c'), { name: 'old', dir: '/repo', env: { SANDFLEET_EXECUTOR_PATH: '/tmp/x.py', A: 'b=c' } })
+  assert.deepEqual(parseBuild('old=/repo@SANDFLEET_EXECUTOR_PATH=/tmp/x.py@A=b=c'), {
+    name: 'old',
+    dir: '/repo',
+    env: { SANDFLEET_EXECUTOR_PATH: '/tmp/x.py', A: 'b=c' }
+  })
   assert.deepEqual(parseBuild('new=/repo'), { name: 'new', dir: '/repo', env: {} })
   assert.equal(parseBuild('a=/repo@novalue'), undefined)
   assert.equal(parseBuild('a=@X=1'), undefined)
@@ -24,9 +28,14 @@ test('SANDFLEET_AB_BATCH makes each request a /v1/execute/batch of that many cop
   const batch = batchTarget('http://x', call, 3, '2\n')
   assert.equal(batch.path, '/v1/execute/batch')
   assert.equal(batch.callsPerRequest, 3)
-  assert.deepEqual(JSON.parse(batch.body as string), { requests: [JSON.parse(call), JSON.parse(call), JSON.parse(call)] })
+  assert.deepEqual(JSON.parse(batch.body as string), {
+    requests: [JSON.parse(call), JSON.parse(call), JSON.parse(call)]
+  })
   const ok = { status: 'ok', stdout: '2\n' }
-  assert.deepEqual(batch.classify(200, JSON.stringify({ results: [ok, { ...ok, stdout: '3\n' }, { status: 'queue_timeout' }] })), ['ok', 'wrong_output', 'queue_timeout'])
+  assert.deepEqual(
+    batch.classify(200, JSON.stringify({ results: [ok, { ...ok, stdout: '3\n' }, { status: 'queue_timeout' }] })),
+    ['ok', 'wrong_output', 'queue_timeout']
+  )
 })
 
 test('serve-ab refuses a SANDFLEET_AB_BATCH that is not a whole number, or an unknown SANDFLEET_AB_SANDBOX, before starting anything', async () => {
@@ -37,11 +46,24 @@ test('serve-ab refuses a SANDFLEET_AB_BATCH that is not a whole number, or an un
 
 test('with ndjson the batch is streamed: the accept header asks for it and the lines are classified by index', () => {
   const target = batchTarget('http://x', JSON.stringify({ code: 'print(1+1)' }), 2, '2\n', true)
-  assert.deepEqual([target.path, target.accept, target.callsPerRequest], ['/v1/execute/batch', 'application/x-ndjson', 2])
-  assert.deepEqual(target.classify(200, '{"index":1,"result":{"status":"ok","stdout":"2\\n"}}\n{"index":0,"result":{"status":"error","stdout":""}}\n'), ['error', 'ok'])
+  assert.deepEqual(
+    [target.path, target.accept, target.callsPerRequest],
+    ['/v1/execute/batch', 'application/x-ndjson', 2]
+  )
+  assert.deepEqual(
+    target.classify(
+      200,
+      '{"index":1,"result":{"status":"ok","stdout":"2\\n"}}\n{"index":0,"result":{"status":"error","stdout":""}}\n'
+    ),
+    ['error', 'ok']
+  )
 })
 
 test('serve-ab refuses an unknown SANDFLEET_AB_WORKLOAD before starting anything', async () => {
   assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_WORKLOAD: 'fizzbuzz' }), 2)
-  assert.equal(await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_WORKLOAD: 'jsonl' }), 2, 'jsonl without SANDFLEET_AB_FILE')
+  assert.equal(
+    await main(['a=/tmp', 'b=/tmp'], { SANDFLEET_AB_WORKLOAD: 'jsonl' }),
+    2,
+    'jsonl without SANDFLEET_AB_FILE'
+  )
 })

@@ -19,5 +19,8 @@ test('start-ab times a real sandfleet serve from spawn to ready, and stops it', 
 })
 
 test('a serve that cannot start is an error naming its checkout, not a hang', async () => {
-  await assert.rejects(timeStart(ROOT, {}, ['--backend', 'no-such-backend'], 18_792), /sandfleet serve from .* did not become ready/)
+  await assert.rejects(
+    timeStart(ROOT, {}, ['--backend', 'no-such-backend'], 18_792),
+    /sandfleet serve from .* did not become ready/
+  )
 })

@@ -35,7 +35,11 @@ test('OutcomeCounter counts by key, every key but ok is a failure, largest count
   assert.equal(c.get('ok'), 6)
   assert.equal(c.get('never'), 0)
   assert.equal(c.failures(), 4)
-  assert.deepEqual(Object.entries(c.toObject()), [['ok', 6], ['http_429', 3], ['timeout', 1]])
+  assert.deepEqual(Object.entries(c.toObject()), [
+    ['ok', 6],
+    ['http_429', 3],
+    ['timeout', 1]
+  ])
 })
 
 test('median is the nearest-rank middle (the lower one of an even count), unsorted input left as it is', () => {

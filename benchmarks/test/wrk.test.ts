@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { runWrk, wrkAvailable } from '../src/wrk.ts'
 
 /** A stand-in fleet on 127.0.0.1 whose answers cycle through `bodies` (status, body). */
-async function fakeFleet (answers: Array<[number, unknown]>): Promise<{ url: string, server: Server }> {
+async function fakeFleet(answers: Array<[number, unknown]>): Promise<{ url: string; server: Server }> {
   let i = 0
   const server = createServer((req, res) => {
     req.resume()
@@ -18,9 +18,17 @@ async function fakeFleet (answers: Array<[number, unknown]>): Promise<{ url: str
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
 }
 
-const ok = (stdout: string): Record<string, unknown> => ({ status: 'ok', stdout, stderr: '', exit_code: 0, duration_ms: 1.5, queue_ms: 0.25, error: null })
+const ok = (stdout: string): Record<string, unknown> => ({
+  status: 'ok',
+  stdout,
+  stderr: '',
+  exit_code: 0,
+  duration_ms: 1.5,
+  queue_ms: 0.25,
+  error: null
+})
 
-test('wrk is installed (.ci/run installs it): the harness\'s default load generator', () => {
+test("wrk is installed (.ci/run installs it): the harness's default load generator", () => {
   assert.equal(wrkAvailable(), true)
 })
 
@@ -33,7 +41,10 @@ test('wrk counts every call by outcome: ok, wrong_output, the result status, htt
     [200, ok('"stdout":"2\\n"')]
   ])
   try {
-    const r = await runWrk({ url, path: '/v1/execute', body: '{"code":"print(1+1)"}', callsPerRequest: 1, kind: 'execute', stdout: '2\n' }, { concurrency: 1, durationS: 1, warmupS: 0 })
+    const r = await runWrk(
+      { url, path: '/v1/execute', body: '{"code":"print(1+1)"}', callsPerRequest: 1, kind: 'execute', stdout: '2\n' },
+      { concurrency: 1, durationS: 1, warmupS: 0 }
+    )
     assert.ok(r.requests >= 10, `${r.requests} requests`)
     assert.equal(r.calls, r.requests)
     const c = r.counts
@@ -44,7 +55,9 @@ test('wrk counts every call by outcome: ok, wrong_output, the result status, htt
     assert.equal(r.runMs.p50, 1.5)
     assert.ok(r.latencyMs.p50 > 0 && r.latencyMs.p99 >= r.latencyMs.p50)
     assert.ok(r.cpu !== undefined && r.cpu.harnessPct >= 0)
-  } finally { server.close() }
+  } finally {
+    server.close()
+  }
 })
 
 test('wrk in batch mode counts each item, and missing ones', async () => {
@@ -53,10 +66,15 @@ test('wrk in batch mode counts each item, and missing ones', async () => {
     [200, { results: [ok('2\n')] }]
   ])
   try {
-    const r = await runWrk({ url, path: '/v1/execute/batch', body: '{"requests":[]}', callsPerRequest: 3, kind: 'batch', stdout: '2\n' }, { concurrency: 1, durationS: 1, warmupS: 0 })
+    const r = await runWrk(
+      { url, path: '/v1/execute/batch', body: '{"requests":[]}', callsPerRequest: 3, kind: 'batch', stdout: '2\n' },
+      { concurrency: 1, durationS: 1, warmupS: 0 }
+    )
     assert.equal(r.calls, 3 * r.requests)
     assert.ok(Math.abs(r.counts.ok - 1.5 * r.requests) <= 2, JSON.stringify(r.counts))
     assert.ok(Math.abs(r.counts.missing_result - r.requests) <= 2, JSON.stringify(r.counts))
     assert.ok(r.counts.timeout > 0)
-  } finally { server.close() }
+  } finally {
+    server.close()
+  }
 })

@@ -10,6 +10,6 @@ import { fileURLToPath } from 'node:url'
 export const BENCHMARKS_MAIN = fileURLToPath(new URL('../../benchmarks/src/main.ts', import.meta.url))
 
 /** True when the harness is in this installation. */
-export function benchmarksInstalled (): boolean {
+export function benchmarksInstalled(): boolean {
   return existsSync(BENCHMARKS_MAIN)
 }

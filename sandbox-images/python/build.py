@@ -7,17 +7,39 @@ backends run (executor.py, session_host.py, beside this script).
 
 Each program is its modules joined in the order ENTRIES gives: a module's docstring becomes a comment, its
 `from .name import ...` lines go (the names are one namespace in the joined file), the rest stays as written; the
-last module's docstring is the program's. Deterministic (the sources alone decide the output), standard library only. Refused, so that the joined file runs as the modules do: a relative import
+last module's docstring is the program's. Deterministic (the sources alone decide the output), standard library only.
+Refused, so that the joined file runs as the modules do: a relative import
 anywhere but at a module's top, of a module that does not come earlier in the program, or of a name that module
 does not define; a top-level name defined by two modules of one program; a top-level name of the builtins.
 """
-import ast, builtins, os, sys
+import ast
+import builtins
+import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = 'sandfleet_sandbox'
 # program file: its modules, each after those it imports from; the last one's `main()` runs the program
 ENTRIES = {
-    'executor.py': ('boot', 'libc', 'limits', 'files', 'tampering', 'seccomp', 'job', 'tiers', 'census', 'taint', 'reuse', 'reuser', 'zygote', 'cleanup', 'capture', 'results', 'controller'),
+    'executor.py': (
+        'boot',
+        'libc',
+        'limits',
+        'files',
+        'tampering',
+        'seccomp',
+        'job',
+        'tiers',
+        'census',
+        'taint',
+        'reuse',
+        'reuser',
+        'zygote',
+        'cleanup',
+        'capture',
+        'results',
+        'controller',
+    ),
     'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'host'),
 }
 
@@ -33,12 +55,18 @@ def defined(tree):
         stack = [node]
         while stack:
             n = stack.pop()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names.add(n.name)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(n.name)
             elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
                     names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
             elif isinstance(n, (ast.If, ast.Try, ast.With)):
-                stack.extend(n.body + getattr(n, 'orelse', []) + getattr(n, 'finalbody', []) + [s for h in getattr(n, 'handlers', []) for s in h.body])
+                stack.extend(
+                    n.body
+                    + getattr(n, 'orelse', [])
+                    + getattr(n, 'finalbody', [])
+                    + [s for h in getattr(n, 'handlers', []) for s in h.body]
+                )
     return names
 
 
@@ -48,43 +76,66 @@ def build(name, entries=ENTRIES, root=HERE):
     seen, parts = {}, []
     for mod in modules:
         path = os.path.join(root, PACKAGE, mod + '.py')
-        with open(path, encoding='utf-8') as f: source = f.read()
+        with open(path, encoding='utf-8') as f:
+            source = f.read()
         tree = ast.parse(source, path)
         lines = source.splitlines()
         drop = set()
         doc = ast.get_docstring(tree, clean=True)
-        if doc is not None: drop.update(range(tree.body[0].lineno - 1, tree.body[0].end_lineno))
+        if doc is not None:
+            drop.update(range(tree.body[0].lineno - 1, tree.body[0].end_lineno))
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.level:
                 if node.level != 1 or node.module not in seen or node.module == mod:
-                    raise BuildError('%s: %s.%s imports from .%s, which does not come before it' % (name, PACKAGE, mod, node.module))
+                    raise BuildError(
+                        '%s: %s.%s imports from .%s, which does not come before it' % (name, PACKAGE, mod, node.module)
+                    )
                 for a in node.names:
                     if a.asname or a.name not in seen[node.module]:
-                        raise BuildError('%s: %s.%s imports %s from .%s, which does not define it (or renames it)' % (name, PACKAGE, mod, a.name, node.module))
+                        raise BuildError(
+                            '%s: %s.%s imports %s from .%s, which does not define it (or renames it)'
+                            % (name, PACKAGE, mod, a.name, node.module)
+                        )
                 drop.update(range(node.lineno - 1, node.end_lineno))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level and node not in tree.body:
                 raise BuildError('%s: %s.%s imports from the package below its top level' % (name, PACKAGE, mod))
-            if isinstance(node, ast.Import) and any(a.name.split('.')[0] == PACKAGE for a in node.names) or \
-                    isinstance(node, ast.ImportFrom) and not node.level and (node.module or '').split('.')[0] == PACKAGE:
+            if (
+                isinstance(node, ast.Import)
+                and any(a.name.split('.')[0] == PACKAGE for a in node.names)
+                or isinstance(node, ast.ImportFrom)
+                and not node.level
+                and (node.module or '').split('.')[0] == PACKAGE
+            ):
                 raise BuildError('%s: %s.%s imports the package by name' % (name, PACKAGE, mod))
         names = defined(tree)
         for other, theirs in seen.items():
             both = names & theirs
-            if both: raise BuildError('%s: %s defined by both %s and %s' % (name, ', '.join(sorted(both)), other, mod))
+            if both:
+                raise BuildError('%s: %s defined by both %s and %s' % (name, ', '.join(sorted(both)), other, mod))
         shadowed = {n for n in names if hasattr(builtins, n) and not n.startswith('_')}
-        if shadowed: raise BuildError('%s: %s.%s defines %s, a name of the builtins' % (name, PACKAGE, mod, ', '.join(sorted(shadowed))))
+        if shadowed:
+            raise BuildError(
+                '%s: %s.%s defines %s, a name of the builtins' % (name, PACKAGE, mod, ', '.join(sorted(shadowed)))
+            )
         seen[mod] = names
         body = '\n'.join(line for i, line in enumerate(lines) if i not in drop).strip('\n')
         head = '# ' + '-' * 16 + ' %s/%s.py' % (PACKAGE, mod)
-        comment = ''.join('\n#' + (' ' + line if line else '') for line in (doc or '').splitlines()) if mod != modules[-1] else ''
+        comment = (
+            ''.join('\n#' + (' ' + line if line else '') for line in (doc or '').splitlines())
+            if mod != modules[-1]
+            else ''
+        )
         parts.append(head + comment + '\n\n' + body + '\n')
         last_doc = doc
-    if 'main' not in seen[modules[-1]]: raise BuildError('%s: %s.%s has no main()' % (name, PACKAGE, modules[-1]))
-    header = ('#!/usr/bin/env python3\n'
-              '# Built by sandbox-images/python/build.py from %s/: %s.\n'
-              '# Edit those and run the build; a test fails while this file is not what the build makes of them.\n'
-              % (PACKAGE, ', '.join(modules)))
+    if 'main' not in seen[modules[-1]]:
+        raise BuildError('%s: %s.%s has no main()' % (name, PACKAGE, modules[-1]))
+    header = (
+        '#!/usr/bin/env python3\n'
+        '# Built by sandbox-images/python/build.py from %s/: %s.\n'
+        '# Edit those and run the build; a test fails while this file is not what the build makes of them.\n'
+        % (PACKAGE, ', '.join(modules))
+    )
     return header + '"""' + last_doc + '\n"""\n\n' + '\n\n'.join(parts) + "\n\nif __name__ == '__main__':\n    main()\n"
 
 
@@ -96,12 +147,18 @@ def main(argv):
             text = build(name)
             path = os.path.join(HERE, name)
             try:
-                with open(path, encoding='utf-8') as f: current = f.read()
-            except FileNotFoundError: current = None
-            if current == text: continue
-            if check: stale.append(name); continue
+                with open(path, encoding='utf-8') as f:
+                    current = f.read()
+            except FileNotFoundError:
+                current = None
+            if current == text:
+                continue
+            if check:
+                stale.append(name)
+                continue
             tmp = path + '.tmp'
-            with open(tmp, 'w', encoding='utf-8') as f: f.write(text)
+            with open(tmp, 'w', encoding='utf-8') as f:
+                f.write(text)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
             print('build: wrote %s' % path)
@@ -109,7 +166,10 @@ def main(argv):
         print('build: %s' % e, file=sys.stderr)
         return 2
     if stale:
-        print('build: %s differ from their build: run python3 sandbox-images/python/build.py' % ', '.join(stale), file=sys.stderr)
+        print(
+            'build: %s differ from their build: run python3 sandbox-images/python/build.py' % ', '.join(stale),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

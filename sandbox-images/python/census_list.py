@@ -15,27 +15,61 @@ sets, modules): objects of C types whose state a job might change in place (f2py
 the census (docs/reuse-census.md) does not name in backquotes; a name there ending in `*` stands for every name it
 begins. Standard library only.
 """
-import json, os, re, subprocess, sys, tempfile
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CENSUS = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'docs', 'reuse-census.md')
 TIERS = ('bare', 'std', 'sym', 'sci')
 # A callable whose name says it changes something: set_x, _set_x, setx, register, reset, seed, ...
-SETTER = re.compile(r'(?:^|_)(?:set|reset|register|unregister|enable|disable|install|seed|bind|override|add_?doc|add_newdoc|'
-                    r'start|stop|interrupt|acquire|release|freeze|unfreeze|clear|putenv|unsetenv|init)')
-EXTRA_SETTERS = frozenset(('tzset', 'textdomain', 'umask', 'nice', 'chdir', 'fchdir', 'chroot', 'stack_size', 'fork', 'forkpty',
-                           'fork_exec', 'login_tty', 'tcsetpgrp', 'siginterrupt', 'signal', 'alarm', 'pthread_sigmask',
-                           'addaudithook', 'settrace', 'setprofile', 'kill', 'killpg', 'system'))
+SETTER = re.compile(
+    r'(?:^|_)(?:set|reset|register|unregister|enable|disable|install|seed|bind|override|add_?doc|add_newdoc|'
+    r'start|stop|interrupt|acquire|release|freeze|unfreeze|clear|putenv|unsetenv|init)'
+)
+EXTRA_SETTERS = frozenset(
+    (
+        'tzset',
+        'textdomain',
+        'umask',
+        'nice',
+        'chdir',
+        'fchdir',
+        'chroot',
+        'stack_size',
+        'fork',
+        'forkpty',
+        'fork_exec',
+        'login_tty',
+        'tcsetpgrp',
+        'siginterrupt',
+        'signal',
+        'alarm',
+        'pthread_sigmask',
+        'addaudithook',
+        'settrace',
+        'setprofile',
+        'kill',
+        'killpg',
+        'system',
+    )
+)
 
 ONE = r'''
-import json, os, sys, types
+import json
+import os
+import sys
+import types
 sys.path.insert(0, sys.argv[1])
 from sandfleet_sandbox import controller, zygote
 zygote.warm(sys.argv[2])
 SUFFIXES = tuple(__import__('importlib.machinery').machinery.EXTENSION_SUFFIXES)
 PLAIN = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range, type(sys.intern('').startswith),
-         type(__import__('re').compile('')), type(Ellipsis), type(NotImplemented), types.MappingProxyType, dict, list, set,
-         types.SimpleNamespace, types.ModuleType)
+         type(__import__('re').compile('')), type(Ellipsis), type(NotImplemented), types.MappingProxyType,
+         dict, list, set, types.SimpleNamespace, types.ModuleType)
 out = {}
 for name, m in sorted(sys.modules.items()):
     if m is None: continue
@@ -58,11 +92,24 @@ def tier_modules(tier):
     """Extension module name → {file, callables, objects}, as the zygote of `tier` has them after warming."""
     with tempfile.TemporaryDirectory(prefix='census-') as work:
         # as the process backend's sandbox has it (process-driver.ts), and the executor's thread caps
-        env = {'PATH': '/usr/bin:/bin', 'LANG': 'C.UTF-8', 'HOME': work, 'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1',
-               'SANDFLEET_NO_HUGEPAGES': '1', 'SANDFLEET_WORKDIR': work}
-        r = subprocess.run([sys.executable, '-I', '-W', 'ignore', '-c', ONE, HERE, tier], capture_output=True, text=True,
-                           env=env, timeout=300)
-    if r.returncode != 0: sys.exit('%s: %s' % (tier, r.stderr.strip()[-2000:]))
+        env = {
+            'PATH': '/usr/bin:/bin',
+            'LANG': 'C.UTF-8',
+            'HOME': work,
+            'OPENBLAS_NUM_THREADS': '1',
+            'OMP_NUM_THREADS': '1',
+            'SANDFLEET_NO_HUGEPAGES': '1',
+            'SANDFLEET_WORKDIR': work,
+        }
+        r = subprocess.run(
+            [sys.executable, '-I', '-W', 'ignore', '-c', ONE, HERE, tier],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    if r.returncode != 0:
+        sys.exit('%s: %s' % (tier, r.stderr.strip()[-2000:]))
     return json.loads(r.stdout)
 
 
@@ -93,11 +140,14 @@ def missing(listing, doc):
     out = []
     for tier, mods in listing.items():
         for name, m in mods.items():
-            if not covered(name): out.append((tier, name, 'the module'))
+            if not covered(name):
+                out.append((tier, name, 'the module'))
             for c in m['callables']:
-                if (SETTER.search(c) or c in EXTRA_SETTERS) and not covered(c): out.append((tier, name, c))
+                if (SETTER.search(c) or c in EXTRA_SETTERS) and not covered(c):
+                    out.append((tier, name, c))
             for o in m['objects']:
-                if not covered(o): out.append((tier, name, o))
+                if not covered(o):
+                    out.append((tier, name, o))
     return out
 
 
@@ -105,18 +155,23 @@ def main(argv):
     check = '--check' in argv
     tiers = [a for a in argv if a != '--check'] or list(TIERS)
     bad = [t for t in tiers if t not in TIERS]
-    if bad: sys.exit('unknown tier %s (tiers: %s)' % (', '.join(bad), ' '.join(TIERS)))
+    if bad:
+        sys.exit('unknown tier %s (tiers: %s)' % (', '.join(bad), ' '.join(TIERS)))
     listing = by_tier(tiers)
     if check:
-        with open(CENSUS, encoding='utf-8') as f: gaps = missing(listing, f.read())
-        for tier, module, what in gaps: print('%s: %s: %s is not in the census' % (tier, module, what))
+        with open(CENSUS, encoding='utf-8') as f:
+            gaps = missing(listing, f.read())
+        for tier, module, what in gaps:
+            print('%s: %s: %s is not in the census' % (tier, module, what))
         return 1 if gaps else 0
     for tier, mods in listing.items():
         print('# %s: %d extension modules it adds' % (tier, len(mods)))
         for name, m in mods.items():
             print('%s  (%s)' % (name, m['file']))
-            if m['callables']: print('    callables: ' + ' '.join(m['callables']))
-            if m['objects']: print('    objects: ' + ' '.join('%s (%s)' % kv for kv in m['objects'].items()))
+            if m['callables']:
+                print('    callables: ' + ' '.join(m['callables']))
+            if m['objects']:
+                print('    objects: ' + ' '.join('%s (%s)' % kv for kv in m['objects'].items()))
     return 0
 
 

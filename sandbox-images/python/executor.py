@@ -18,14 +18,20 @@ fd-level stdout/stderr.
 # The executor's start: it runs itself again, at once, in a fresh interpreter.
 #
 # A process that compiled the executor keeps the compiler's garbage in its heap, and each zygote
-# forked from it would copy the entries of those pages at every fork, once per job. So the executor starts again in a fresh interpreter that runs the program's code object,
+# forked from it would copy the entries of those pages at every fork, once per job. So the executor starts again in a
+# fresh interpreter that runs the program's code object,
 # unmarshalled from a memfd: nothing compiled there. First in `executor.py`, so that
 # `sys._getframe().f_code` is the whole program's code; as a module of the package it does nothing.
 
-import marshal, os, sys
+import marshal
+import os
+import sys
 
-_BOOT = ('import marshal, os, sys; fd = int(sys.argv.pop(1)); code = marshal.loads(os.pread(fd, os.fstat(fd).st_size, 0)); '
-         'os.close(fd); exec(code, {"__name__": "__main__", "__file__": code.co_filename, "__builtins__": __builtins__, "FROM_CODE": True})')
+_BOOT = (
+    'import marshal, os, sys; fd = int(sys.argv.pop(1)); code = marshal.loads(os.pread(fd, os.fstat(fd).st_size, 0)); '
+    'os.close(fd); exec(code, {"__name__": "__main__", "__file__": code.co_filename, '
+    '"__builtins__": __builtins__, "FROM_CODE": True})'
+)
 if __name__ == '__main__' and not globals().get('FROM_CODE'):
     try:
         _fd = os.memfd_create('executor', 0)  # inherited by the new program
@@ -40,12 +46,15 @@ if __name__ == '__main__' and not globals().get('FROM_CODE'):
 
 import ctypes
 
-try: LIBC = ctypes.CDLL(None, use_errno=True)
-except OSError: LIBC = None
+try:
+    LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    LIBC = None
 
 
 def prctl(option, arg):
-    if LIBC is not None: LIBC.prctl(option, arg, 0, 0, 0)
+    if LIBC is not None:
+        LIBC.prctl(option, arg, 0, 0, 0)
 
 
 # ---------------- sandfleet_sandbox/limits.py
@@ -58,7 +67,9 @@ import os
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
-NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(
+    os.environ.get('SANDFLEET_MAX_PROCS', '0')
+)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
@@ -82,7 +93,9 @@ def timeout_ms_of(frame):
 # dir or absolute; either way it must lie in one of the sandbox's writable places (the work dir, /tmp, /mnt, /dev/shm),
 # which the caller passes as `places`.
 
-import base64, os, stat
+import base64
+import os
+import stat
 
 FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a part of a file is not the file)
 
@@ -90,11 +103,13 @@ FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a p
 def place_of(base, path, places):
     """The real path of `path` (relative to directory `base`, or absolute), or ValueError naming it when that is not in
     one of `places`: a path outside them, or one that leads out of them through a link."""
-    if '\0' in path: raise ValueError('%r holds a NUL byte' % path)
+    if '\0' in path:
+        raise ValueError('%r holds a NUL byte' % path)
     asked = os.path.normpath(os.path.join(base, path))
     real = os.path.realpath(asked)
     roots = [os.path.realpath(p) for p in places]
-    if any(real == r or real.startswith(r + '/') for r in roots): return real
+    if any(real == r or real.startswith(r + '/') for r in roots):
+        return real
     if any(asked == p or asked.startswith(p + '/') for p in places):
         raise ValueError('%r: a link leads out of the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
     raise ValueError('%r is outside the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
@@ -105,7 +120,8 @@ def write_files(base, files, places):
     for path, b64 in files.items():
         real = place_of(base, path, places)
         os.makedirs(os.path.dirname(real), exist_ok=True)
-        with open(real, 'wb') as f: f.write(base64.b64decode(b64))
+        with open(real, 'wb') as f:
+            f.write(base64.b64decode(b64))
 
 
 def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
@@ -120,20 +136,33 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
             real = place_of(base, path, places)
             fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except ValueError as e:
-            errors[path] = str(e); continue
+            errors[path] = str(e)
+            continue
         except FileNotFoundError:
-            errors[path] = 'no such file'; continue
+            errors[path] = 'no such file'
+            continue
         except IsADirectoryError:
-            errors[path] = 'a directory'; continue
+            errors[path] = 'a directory'
+            continue
         except OSError as e:
-            errors[path] = 'not readable: %s' % (e.strerror or e); continue
+            errors[path] = 'not readable: %s' % (e.strerror or e)
+            continue
         try:
             st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode): errors[path] = 'a directory'; continue
-            if not stat.S_ISREG(st.st_mode): errors[path] = 'not a regular file'; continue
-            if st.st_size > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
-            with open(fd, 'rb', closefd=False) as f: data = f.read(limit + 1)  # the file may have grown since fstat
-            if len(data) > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            if stat.S_ISDIR(st.st_mode):
+                errors[path] = 'a directory'
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                errors[path] = 'not a regular file'
+                continue
+            if st.st_size > limit:
+                errors[path] = 'larger than %d bytes: not returned' % limit
+                continue
+            with open(fd, 'rb', closefd=False) as f:
+                data = f.read(limit + 1)  # the file may have grown since fstat
+            if len(data) > limit:
+                errors[path] = 'larger than %d bytes: not returned' % limit
+                continue
             files[path] = base64.b64encode(data).decode()
         except OSError as e:
             errors[path] = 'not readable: %s' % (e.strerror or e)
@@ -149,7 +178,9 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
 # job processes and the controller. The rlimits and scheduling each should have, taken at start-up
 # before any job ran, catch that.
 
-import itertools, os, resource
+import itertools
+import os
+import resource
 
 
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
@@ -168,8 +199,10 @@ def scheduling(pid=0):
 
 START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
 # A spare job process as its zygote forked it: the sandbox's start, with the limits every zygote sets on itself.
-SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
-                     for r, lim in zip(RLIMITS, START[0]))
+SPARE_LIMITS = tuple(
+    {resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
+    for r, lim in zip(RLIMITS, START[0])
+)
 
 
 # The limits the controller sets on a job process for each job: a reuse process holds the last job's, so only their hard
@@ -181,10 +214,15 @@ def tampered(pid, reused=False):
     """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
     earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
     (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
-    if scheduling(pid) != START[1]: return True
+    if scheduling(pid) != START[1]:
+        return True
     now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
-    if not reused: return now != SPARE_LIMITS
-    return any(n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e for r, n, e in zip(RLIMITS, now, SPARE_LIMITS))
+    if not reused:
+        return now != SPARE_LIMITS
+    return any(
+        n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e
+        for r, n, e in zip(RLIMITS, now, SPARE_LIMITS)
+    )
 
 
 def per_job_hard(r):
@@ -196,12 +234,16 @@ def signalled(pid):
     """True when a signal is pending for spare job process `pid` (its own or its process's set), or it is gone."""
     try:
         fd = os.open('/proc/%d/status' % pid, os.O_RDONLY)
-        try: status = os.read(fd, 4096)
-        finally: os.close(fd)
-    except OSError: return True
+        try:
+            status = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except OSError:
+        return True
     for key in (b'\nSigPnd:', b'\nShdPnd:'):
         at = status.find(key)
-        if at < 0 or int(status[at + len(key):status.index(b'\n', at + 1)], 16): return True
+        if at < 0 or int(status[at + len(key) : status.index(b'\n', at + 1)], 16):
+            return True
     return False
 
 
@@ -209,12 +251,20 @@ def zygote_tampered(z):
     """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
     is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
     a spare's (a spare gets its job's own from the controller)."""
-    try: return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
-    except (OSError, ValueError, IndexError): return True
+    try:
+        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
+    except (OSError, ValueError, IndexError):
+        return True
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
-CONTROLLER_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK)
+CONTROLLER_RLIMITS = (
+    resource.RLIMIT_AS,
+    resource.RLIMIT_CPU,
+    resource.RLIMIT_DATA,
+    resource.RLIMIT_NOFILE,
+    resource.RLIMIT_STACK,
+)
 CONTROLLER_START = tuple(map(resource.getrlimit, CONTROLLER_RLIMITS))
 
 
@@ -226,7 +276,8 @@ def controller_tampered():
 # ---------------- sandfleet_sandbox/seccomp.py
 # The runner's seccomp filter, added by the executor itself where the sandbox does not already have it.
 
-import ctypes, os
+import ctypes
+import os
 
 
 
@@ -240,7 +291,8 @@ def add_seccomp(program):
     does not already have it (a Docker container has Docker's default profile only). Raises when it cannot."""
     buf = ctypes.create_string_buffer(program, len(program))
     fprog = SockFprog(len(program) // 8, ctypes.addressof(buf))
-    if LIBC is None: raise OSError('no C library to add the seccomp filter with')
+    if LIBC is None:
+        raise OSError('no C library to add the seccomp filter with')
     # PR_SET_NO_NEW_PRIVS (the kernel's condition for an unprivileged filter), then PR_SET_SECCOMP, SECCOMP_MODE_FILTER
     if LIBC.prctl(38, 1, 0, 0, 0) != 0 or LIBC.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), 'the seccomp filter was refused: %s' % os.strerror(ctypes.get_errno()))
@@ -252,21 +304,37 @@ def add_seccomp(program):
 # Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
 # it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 
-import _signal, base64, gc, json, marshal, os, signal, sys, traceback
-import __future__, ast, atexit, io, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import _signal
+import base64
+import gc
+import json
+import marshal
+import os
+import signal
+import sys
+import traceback
+import __future__  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import ast  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import atexit  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import io  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import linecache  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 
-# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
-# or traceback.format_exception (its own modules) still gets its own exit status and error report.
+# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write,
+# json.dumps or traceback.format_exception (its own modules) still gets its own exit status and error report.
 _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
 # A job process sets its SIGTERM handler through the C function: `signal.signal` wraps it in Python that turns the old
 # handler into an enum member, which touches objects enough to cost each job dozens of copy-on-write faults
 # (benchmarks/RESULTS.md, issue 21's before and after).
 _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.SIG_DFL
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
-# job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
+# job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
+# checks.)
 import builtins
+
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
@@ -303,7 +371,8 @@ def fresh_stdin():
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
     sys.stdin.seekable()
     os.dup2(saved, 0)
-    for fd in (saved, r, w): os.close(fd)
+    for fd in (saved, r, w):
+        os.close(fd)
 
 
 def flush_and_die(signum, frame):
@@ -311,8 +380,10 @@ def flush_and_die(signum, frame):
     signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come (see
     handle_sigterm)."""
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try: s.flush()
-        except BaseException: pass
+        try:
+            s.flush()
+        except BaseException:
+            pass
     _set_handler(signum, _SIG_DFL)
     _kill(os.getpid(), signum)
 
@@ -335,8 +406,10 @@ def finish():
     atexit handlers (multiprocessing's joins its children there)."""
     threading = sys.modules.get('threading')
     if threading is not None:
-        try: threading._shutdown()
-        except BaseException: pass
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
     atexit._run_exitfuncs()
 
 
@@ -345,7 +418,8 @@ def read_job():
     stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
-    if payload is None: return None
+    if payload is None:
+        return None
     code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
     stdin = read_exactly(n)
     return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
@@ -357,7 +431,8 @@ def read_exactly(n):
     view, got = memoryview(buf), 0
     while got < n:
         k = os.readv(4, [view[got:]])
-        if not k: return None
+        if not k:
+            return None
         got += k
     return buf
 
@@ -368,62 +443,91 @@ def child():
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     job = read_job()
-    if job is None: _exit(0)  # the controller is gone
+    if job is None:
+        _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
         status, report = run_job(*job[:4])
-        if report: _write(3, _dumps(report).encode())
+        if report:
+            _write(3, _dumps(report).encode())
         end_as_script()
     except BaseException as e:
-        try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
-        except Exception: pass
+        try:
+            _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
+        except Exception:
+            pass
         status = 1
     _exit(status)
 
 
 def run_job(code, compiled, stdin, files, watch=None):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its exit
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
+    exit
     status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
     if stdin:
-        fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
+        fd = os.memfd_create('stdin', 0)
+        os.write(fd, stdin)
+        os.lseek(fd, 0, 0)
+        os.dup2(fd, 0)
+        os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
-    try: write_files(WORKDIR, files, PLACES)
+    try:
+        write_files(WORKDIR, files, PLACES)
     except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
         return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None
     try:
-        if watch is not None: watch.armed = True
+        if watch is not None:
+            watch.armed = True
         exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
     except SystemExit as e:
-        if watch is not None: watch.armed = False
+        if watch is not None:
+            watch.armed = False
         c = e.code
-        if c is None: status = 0
-        elif isinstance(c, int): status = c & 0xff
-        else: print(c, file=sys.stderr); status = 1
-        if status: report = {'type': 'SystemExit', 'message': str(c)[:8192]}
+        if c is None:
+            status = 0
+        elif isinstance(c, int):
+            status = c & 0xFF
+        else:
+            print(c, file=sys.stderr)
+            status = 1
+        if status:
+            report = {'type': 'SystemExit', 'message': str(c)[:8192]}
     except BaseException as e:
-        if watch is not None: watch.armed = False
+        if watch is not None:
+            watch.armed = False
         tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
         text = ''.join(_format_exception(type(e), e, tb))
-        try: sys.stderr.write(text)
-        except Exception: pass
-        report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
+        try:
+            sys.stderr.write(text)
+        except Exception:
+            pass
+        report = {
+            'type': type(e).__name__,
+            'message': str(e)[:8192],
+            'traceback': text[-8192:],
+            'memory': isinstance(e, MemoryError),
+        }
         status = 1
-    if watch is not None: watch.armed = False
+    if watch is not None:
+        watch.armed = False
     flush_std()  # before threads are joined: output of a job that then hangs is in its pipes
     return status, report
 
 
 def flush_std():
     for s in (sys.stdout, sys.stderr):
-        try: s.flush()
-        except Exception: pass
+        try:
+            s.flush()
+        except Exception:
+            pass
 
 
 def end_as_script():
@@ -439,37 +543,79 @@ def end_as_script():
 # `bare`: what the executor itself imports; `std`: plus the standard library jobs commonly import;
 # `sym`: plus sympy and mpmath; `sci`: plus numpy and scipy too.
 
-import re, sys
+import re
+import sys
 
 # Two scientific tiers: a zygote's size is paid at every job forked from it (page-table entries copied and torn down,
 # refcounts written), and numpy and scipy more than double sympy's (benchmarks/RESULTS.md, "Executor").
 SYM = ('sympy', 'mpmath')
 SCI = ('numpy', 'sympy', 'scipy', 'mpmath')
-# The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper one.
-FALLBACK = {'bare': ('bare',), 'std': ('std', 'bare'), 'sym': ('sym', 'sci', 'std', 'bare'), 'sci': ('sci', 'sym', 'std', 'bare')}
+# The tiers a job that wants the first one can run on, best first: one that preloads what it imports, else a cheaper
+# one.
+FALLBACK = {
+    'bare': ('bare',),
+    'std': ('std', 'bare'),
+    'sym': ('sym', 'sci', 'std', 'bare'),
+    'sci': ('sci', 'sym', 'std', 'bare'),
+}
 # The standard library a job commonly imports and bare lacks: preloaded in `std`, not in `bare`, where every job would
 # pay for them at its fork (benchmarks/RESULTS.md, "Executor").
-STD = ('random', 'fractions', 'decimal', 'statistics', 'typing', 'dataclasses', 'datetime', 'heapq', 'bisect', 'string', 'copy',
-       'itertools', 'functools', 'collections', 'math', 'operator', 'array', 'struct', 'hashlib', 'textwrap', 'pprint')
+STD = (
+    'random',
+    'fractions',
+    'decimal',
+    'statistics',
+    'typing',
+    'dataclasses',
+    'datetime',
+    'heapq',
+    'bisect',
+    'string',
+    'copy',
+    'itertools',
+    'functools',
+    'collections',
+    'math',
+    'operator',
+    'array',
+    'struct',
+    'hashlib',
+    'textwrap',
+    'pprint',
+)
 STDLIB = frozenset(sys.stdlib_module_names) | {'', '__main__'}
 STDLIB_AND_SYM = STDLIB | frozenset(SYM)
-# `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...` (group 2)
-IMPORT_RE = re.compile(r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)')
+# `from M import x` (group 1: M; its `import` is consumed, so x is not taken for a module) or `import M [as a], ...`
+# (group 2)
+IMPORT_RE = re.compile(
+    r'\bfrom\s+([\w.]+)\s+import\b|\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)'
+)
 
 
 def installed(name):
     """Whether package `name` can be imported here (found, not imported)."""
     import importlib.util
-    try: return importlib.util.find_spec(name) is not None
-    except Exception: return False
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except Exception:
+        return False
 
 
 def plan_tiers():
-    """Each tier this sandbox has and what it preloads: `sym` when sympy or mpmath is installed, `sci` when it would hold
+    """Each tier this sandbox has and what it preloads: `sym` when sympy or mpmath is installed, `sci` when it would
+    hold
     something `sym` lacks."""
-    planned = {'bare': [], 'std': list(STD), 'sym': [n for n in SYM if installed(n)], 'sci': [n for n in SCI if installed(n)]}
-    if not planned['sym']: del planned['sym']
-    if set(planned['sci']) <= set(planned.get('sym', [])): del planned['sci']
+    planned = {
+        'bare': [],
+        'std': list(STD),
+        'sym': [n for n in SYM if installed(n)],
+        'sci': [n for n in SCI if installed(n)],
+    }
+    if not planned['sym']:
+        del planned['sym']
+    if set(planned['sci']) <= set(planned.get('sym', [])):
+        del planned['sci']
     return planned
 
 
@@ -477,16 +623,22 @@ def pick_tier(code, tiers, loaded):
     """The cheapest of the live `tiers` with what `code` imports: `bare` when all of it is in `loaded` (the top-level
     modules the bare zygote has), `std` when it is the standard library, `sym` when it is that and sympy or mpmath,
     `sci` otherwise (a tier that is not there falls back as FALLBACK says)."""
-    if 'import' not in code: return 'bare'
+    if 'import' not in code:
+        return 'bare'
     names = set()
     for source, group in IMPORT_RE.findall(code):
-        if source: names.add(source.split('.')[0])
-        else: names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
-    if '__import__' in code or 'import_module' in code: names.update(n for n in SCI if n in code)
-    if 'lambdify' in code: names.add('numpy')  # sympy's lambdify imports numpy when it is installed
+        if source:
+            names.add(source.split('.')[0])
+        else:
+            names.update(part.split()[0].split('.')[0] for part in group.split(',') if part.strip())
+    if '__import__' in code or 'import_module' in code:
+        names.update(n for n in SCI if n in code)
+    if 'lambdify' in code:
+        names.add('numpy')  # sympy's lambdify imports numpy when it is installed
     want = 'bare' if names <= loaded else 'std' if names <= STDLIB else 'sym' if names <= STDLIB_AND_SYM else 'sci'
     for name in FALLBACK[want]:
-        if name in tiers: return name
+        if name in tiers:
+            return name
     return 'bare'
 
 
@@ -504,35 +656,50 @@ import sys
 REFUSED_NAMES = (
     # codecs: the interpreter's codec search functions and error handlers, which no getter lists ('register' is refused
     # already; `import codecs` too, but the module is an attribute of others: encodings.codecs)
-    'unregister', 'register_error',
+    'unregister',
+    'register_error',
     # abc: an ABC's registry and caches, emptied without moving the cache token that c_state reads
-    '_abc_init', '_abc_register', '_reset_registry', '_reset_caches',
+    '_abc_init',
+    '_abc_register',
+    '_reset_registry',
+    '_reset_caches',
     # the import machinery's C half: modules made outside sys.modules, the frozen-module override, code objects'
     # file names, the import lock
     '_imp',
     # subprocess's C half: a child forked without the audit event that taints
-    '_posixsubprocess', 'fork_exec', '_fork_exec', 'spawnv_passfds',
+    '_posixsubprocess',
+    'fork_exec',
+    '_fork_exec',
+    'spawnv_passfds',
     # the C library's gettext bindings, one a domain (c_state reads the current domain)
-    'bindtextdomain', 'bind_textdomain_codeset',
+    'bindtextdomain',
+    'bind_textdomain_codeset',
     # a descriptor's blocking mode, which the process's own (stdout, stderr, report and job pipes) keep from job to job:
     # reading it costs a system call a descriptor after every job
     'set_blocking',
     # numpy: its C-level settings that have no getter, the docstrings of its C objects, its test module's hooks
-    'set_string_function', 'set_numeric_ops', 'set_typeDict', 'set_legacy_print_mode', 'add_docstring', 'add_newdoc',
-    'add_newdoc_ufunc', '_add_newdoc_ufunc', '_multiarray_tests',
+    'set_string_function',
+    'set_numeric_ops',
+    'set_typeDict',
+    'set_legacy_print_mode',
+    'add_docstring',
+    'add_newdoc',
+    'add_newdoc_ufunc',
+    '_add_newdoc_ufunc',
+    '_multiarray_tests',
     # scipy: ARPACK's Fortran common blocks (the level and unit of its debug output), reached only by this module's name
     '_arpack',
 )
 
 # The C-level settings c_state reads: (module, its getter, the getter's arguments), each read when the module is loaded.
 READ = (
-    ('_abc', 'get_cache_token', ()),                                # moves at every ABC registration, by any path
-    ('_locale', 'textdomain', (None,)),                             # the C library's gettext domain
-    ('_socket', 'getdefaulttimeout', ()),                           # every new socket's timeout
+    ('_abc', 'get_cache_token', ()),  # moves at every ABC registration, by any path
+    ('_locale', 'textdomain', (None,)),  # the C library's gettext domain
+    ('_socket', 'getdefaulttimeout', ()),  # every new socket's timeout
     ('numpy.core._multiarray_umath', '_get_madvise_hugepage', ()),  # huge pages for big arrays
-    ('numpy.core._multiarray_umath', '_get_promotion_state', ()),   # NEP 50 type promotion
-    ('numpy.random.mtrand', 'get_bit_generator', ()),               # the legacy global generator's bit generator
-    ('scipy.special._ufuncs', 'geterr', ()),                        # what special functions do on an error
+    ('numpy.core._multiarray_umath', '_get_promotion_state', ()),  # NEP 50 type promotion
+    ('numpy.random.mtrand', 'get_bit_generator', ()),  # the legacy global generator's bit generator
+    ('scipy.special._ufuncs', 'geterr', ()),  # what special functions do on an error
 )
 
 
@@ -558,46 +725,221 @@ import re
 # executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but
 # those of ordinary classes and scripts; so is a private attribute, but on `self` or `cls`.
 SAFE_DUNDERS = (
-    'name', 'main', 'init', 'new', 'repr', 'str', 'format', 'bytes', 'bool', 'hash', 'len', 'iter', 'next', 'reversed',
-    'contains', 'getitem', 'setitem', 'delitem', 'missing', 'call', 'enter', 'exit', 'eq', 'ne', 'lt', 'le', 'gt', 'ge',
-    'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'divmod', 'pow', 'lshift', 'rshift', 'and', 'or',
-    'xor', 'radd', 'rsub', 'rmul', 'rmatmul', 'rtruediv', 'rfloordiv', 'rmod', 'rdivmod', 'rpow', 'rlshift',
-    'rrshift', 'rand', 'ror', 'rxor', 'iadd', 'isub', 'imul', 'imatmul', 'itruediv', 'ifloordiv', 'imod', 'ipow',
-    'ilshift', 'irshift', 'iand', 'ior', 'ixor', 'neg', 'pos', 'abs', 'invert', 'complex', 'int', 'float', 'index',
-    'round', 'trunc', 'floor', 'ceil', 'doc', 'slots', 'post_init', 'future', 'all', 'version', 'annotations',
-    'class_getitem', 'set_name', 'init_subclass', 'match_args', 'await', 'aiter', 'anext', 'aenter', 'aexit',
-    'copy', 'deepcopy', 'sizeof', 'getattr', 'file',
+    'name',
+    'main',
+    'init',
+    'new',
+    'repr',
+    'str',
+    'format',
+    'bytes',
+    'bool',
+    'hash',
+    'len',
+    'iter',
+    'next',
+    'reversed',
+    'contains',
+    'getitem',
+    'setitem',
+    'delitem',
+    'missing',
+    'call',
+    'enter',
+    'exit',
+    'eq',
+    'ne',
+    'lt',
+    'le',
+    'gt',
+    'ge',
+    'add',
+    'sub',
+    'mul',
+    'matmul',
+    'truediv',
+    'floordiv',
+    'mod',
+    'divmod',
+    'pow',
+    'lshift',
+    'rshift',
+    'and',
+    'or',
+    'xor',
+    'radd',
+    'rsub',
+    'rmul',
+    'rmatmul',
+    'rtruediv',
+    'rfloordiv',
+    'rmod',
+    'rdivmod',
+    'rpow',
+    'rlshift',
+    'rrshift',
+    'rand',
+    'ror',
+    'rxor',
+    'iadd',
+    'isub',
+    'imul',
+    'imatmul',
+    'itruediv',
+    'ifloordiv',
+    'imod',
+    'ipow',
+    'ilshift',
+    'irshift',
+    'iand',
+    'ior',
+    'ixor',
+    'neg',
+    'pos',
+    'abs',
+    'invert',
+    'complex',
+    'int',
+    'float',
+    'index',
+    'round',
+    'trunc',
+    'floor',
+    'ceil',
+    'doc',
+    'slots',
+    'post_init',
+    'future',
+    'all',
+    'version',
+    'annotations',
+    'class_getitem',
+    'set_name',
+    'init_subclass',
+    'match_args',
+    'await',
+    'aiter',
+    'anext',
+    'aenter',
+    'aexit',
+    'copy',
+    'deepcopy',
+    'sizeof',
+    'getattr',
+    'file',
 )
 # Modules whose import alone reaches what the check cannot follow (frames, objects by traversal, C memory, pickled
 # callables, C-level registries, the process's hard limits).
-STATIC_MODULES = frozenset((
-    'ctypes', '_ctypes', 'gc', 'inspect', 'dis', 'pdb', 'bdb', 'faulthandler', 'tracemalloc', 'code', 'codeop',
-    'importlib', 'pkgutil', 'runpy', 'builtins', 'imp', 'zipimport', 'site', 'pickle', 'cPickle', '_pickle', 'marshal',
-    'shelve', 'copyreg', 'dill', 'cloudpickle', 'weakref', '_weakref', 'resource', 'codecs', '_codecs',
-))
+STATIC_MODULES = frozenset(
+    (
+        'ctypes',
+        '_ctypes',
+        'gc',
+        'inspect',
+        'dis',
+        'pdb',
+        'bdb',
+        'faulthandler',
+        'tracemalloc',
+        'code',
+        'codeop',
+        'importlib',
+        'pkgutil',
+        'runpy',
+        'builtins',
+        'imp',
+        'zipimport',
+        'site',
+        'pickle',
+        'cPickle',
+        '_pickle',
+        'marshal',
+        'shelve',
+        'copyreg',
+        'dill',
+        'cloudpickle',
+        'weakref',
+        '_weakref',
+        'resource',
+        'codecs',
+        '_codecs',
+    )
+)
 # Names that reach it wherever they appear: attributes by computed name, dynamic code, frames and code objects,
 # functions and modules built by hand, finalizers, hooks, registries, limits and signals kept outside Python objects.
 STATIC_NAMES = (
-    'getattr', 'setattr', 'delattr', 'vars', 'globals', 'locals', 'eval', 'exec', 'breakpoint', 'attrgetter',
-    'methodcaller', 'Formatter', 'finalize', 'FunctionType', 'CodeType', 'LambdaType', 'MethodType', 'ModuleType',
-    'tb_frame', 'f_back', 'f_globals', 'f_locals', 'f_builtins', 'f_code', 'gi_frame', 'gi_code', 'cr_frame', 'cr_code',
-    'ag_frame', 'ag_code', 'co_code', 'settrace', 'setprofile', 'register', 'register_at_fork', 'setrlimit', 'prlimit',
-    'siginterrupt', 'set_wakeup_fd', 'pthread_kill', 'init_printing', 'init_session', 'set_global_settings',
+    'getattr',
+    'setattr',
+    'delattr',
+    'vars',
+    'globals',
+    'locals',
+    'eval',
+    'exec',
+    'breakpoint',
+    'attrgetter',
+    'methodcaller',
+    'Formatter',
+    'finalize',
+    'FunctionType',
+    'CodeType',
+    'LambdaType',
+    'MethodType',
+    'ModuleType',
+    'tb_frame',
+    'f_back',
+    'f_globals',
+    'f_locals',
+    'f_builtins',
+    'f_code',
+    'gi_frame',
+    'gi_code',
+    'cr_frame',
+    'cr_code',
+    'ag_frame',
+    'ag_code',
+    'co_code',
+    'settrace',
+    'setprofile',
+    'register',
+    'register_at_fork',
+    'setrlimit',
+    'prlimit',
+    'siginterrupt',
+    'set_wakeup_fd',
+    'pthread_kill',
+    'init_printing',
+    'init_session',
+    'set_global_settings',
     # Modules the check cannot follow reached without an import: by computed name in sys.modules, as another module's
     # attribute (numpy's ctypeslib, an array's ctypes), or through from-imports of them.
-    'modules', 'ctypes', 'ctypeslib', 'inspect', 'importlib', 'weakref',
+    'modules',
+    'ctypes',
+    'ctypeslib',
+    'inspect',
+    'importlib',
+    'weakref',
     # Memory outside an object's bounds through public numpy calls.
-    'as_strided', 'stride_tricks',
+    'as_strided',
+    'stride_tricks',
     # The frames of the callers, walked by the standard library (the audit hook sees them too: Watch).
-    'walk_stack', 'extract_stack', 'print_stack', 'format_stack', 'StackSummary', 'capture_locals', 'currentframe',
+    'walk_stack',
+    'extract_stack',
+    'print_stack',
+    'format_stack',
+    'StackSummary',
+    'capture_locals',
+    'currentframe',
 ) + REFUSED_NAMES
 # An attribute assigned or deleted: `x.y = …`, `x.y += …`, `del x.y`, but where x is `self` or `cls`, or decimal's
 # context (`getcontext().prec = 50`: the job's own, a context variable of its run).
 _ASSIGN_OP = r'\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)'
-STATIC = re.compile(r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
-                    r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
-                    r'|\bimport\s+\(?\s*(?:\w+(?:\s+as\s+\w+)?\s*,\s*)*_(?!_)\w'  # a private name in an import list
-                    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP))
+STATIC = re.compile(
+    r'(?<!\w)(?:%s)(?!\w)|(?<!\w)__(?!(?:%s)__)\w+__|(?<!\bself)(?<!\bcls)\.\s*_(?!_)\w'
+    r'|(?<!\bself)(?<!\bcls)(?<!getcontext\(\))\.\s*\w+%s|\bdel\s+(?!self\.|cls\.)[\w.]*\.\s*\w+'
+    r'|\bimport\s+\(?\s*(?:\w+(?:\s+as\s+\w+)?\s*,\s*)*_(?!_)\w'  # a private name in an import list
+    % ('|'.join(sorted(STATIC_NAMES, key=len, reverse=True)), '|'.join(SAFE_DUNDERS), _ASSIGN_OP)
+)
 # An attribute of `self` or `cls` assigned: the object may be one a cache handed out (a method called with it).
 OWN_ATTRIBUTES = re.compile(r'\b(?:self|cls)\.\s*\w+%s|\bdel\s+(?:self|cls)\.' % _ASSIGN_OP)
 
@@ -610,18 +952,22 @@ def assigns_attributes(code):
 
 def static_taint(code):
     """What in `code` keeps it from a reuse process (the text matched, or `import M`), or None: it may run there."""
-    if not isinstance(code, str): return None
+    if not isinstance(code, str):
+        return None
     m = STATIC.search(code)
-    if m is not None: return m.group(0)[:64]
+    if m is not None:
+        return m.group(0)[:64]
     if 'import' in code:
         for source, group in IMPORT_RE.findall(code):
             for name in [source] if source else [part.split()[0] for part in group.split(',') if part.strip()]:
-                if name.split('.')[0] in STATIC_MODULES: return 'import ' + name.split('.')[0]
+                if name.split('.')[0] in STATIC_MODULES:
+                    return 'import ' + name.split('.')[0]
     return None
 
 
 # ---------------- sandfleet_sandbox/reuse.py
-# The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no trace.
+# The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no
+# trace.
 #
 # A reuse process is forked by its zygote like a spare, and runs one job after another. Its Baseline is everything a job
 # could change: the interpreter's part (its settings, `sys.modules`, and the state reachable from every module within two
@@ -633,11 +979,25 @@ def static_taint(code):
 # and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
 # reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
 # and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
-# after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what a job in
+# after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what
+# a job in
 # another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
 # of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
 
-import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, gc, itertools, operator, os, resource, sys, types
+import _functools
+import _locale
+import _signal
+import _thread
+import collections
+import contextvars
+import ctypes
+import gc
+import itertools
+import operator
+import os
+import resource
+import sys
+import types
 
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
@@ -646,22 +1006,60 @@ import _functools, _locale, _signal, _thread, collections, contextvars, ctypes, 
 # when its object is one the baseline watches; libraries do it to the objects they make for a job (namedtuple,
 # dataclasses). Frames, code objects and functions built from them reach a job only through names static_taint refuses
 # (a library builds them for its own ends: sympy's lambdify).
-TAINTS = frozenset(('sys._current_frames', 'sys.settrace', 'sys.setprofile', 'sys.addaudithook', 'gc.get_objects',
-                    'gc.get_referrers', 'gc.get_referents', 'gc.freeze', 'gc.unfreeze', 'os.putenv', 'os.unsetenv',
-                    'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen',
-                    '_thread.start_new_thread', 'pickle.find_class', 'mmap.__new__', 'sys.set_asyncgen_hook_firstiter',
-                    'sys.set_asyncgen_hook_finalizer', 'os.register_at_fork', 'signal.pthread_kill', 'resource.setrlimit', 'resource.prlimit', 'os.kill', 'os.killpg'))
+TAINTS = frozenset(
+    (
+        'sys._current_frames',
+        'sys.settrace',
+        'sys.setprofile',
+        'sys.addaudithook',
+        'gc.get_objects',
+        'gc.get_referrers',
+        'gc.get_referents',
+        'gc.freeze',
+        'gc.unfreeze',
+        'os.putenv',
+        'os.unsetenv',
+        'os.fork',
+        'os.forkpty',
+        'os.system',
+        'os.exec',
+        'os.posix_spawn',
+        'os.spawn',
+        'subprocess.Popen',
+        '_thread.start_new_thread',
+        'pickle.find_class',
+        'mmap.__new__',
+        'sys.set_asyncgen_hook_firstiter',
+        'sys.set_asyncgen_hook_finalizer',
+        'os.register_at_fork',
+        'signal.pthread_kill',
+        'resource.setrlimit',
+        'resource.prlimit',
+        'os.kill',
+        'os.killpg',
+    )
+)
 TAINT_PREFIXES = ('ctypes.', 'fcntl.', 'socket.')
 
 # Caches a job changes by using a module as intended: put back after each job as they were (a forked job finds its
-# zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes it.
-RESET_DICTS = (('linecache', 'cache'), ('re', '_cache'), ('warnings', 'onceregistry'), ('sympy.polys.rings', '_ring_cache'),
-               ('sympy.polys.fields', '_field_cache'), ('typing', '_caches'))
+# zygote's). A job reaches them to poison them only through a private name or `linecache`'s API, and the reset undoes
+# it.
+RESET_DICTS = (
+    ('linecache', 'cache'),
+    ('re', '_cache'),
+    ('warnings', 'onceregistry'),
+    ('sympy.polys.rings', '_ring_cache'),
+    ('sympy.polys.fields', '_field_cache'),
+    ('typing', '_caches'),
+)
 # Counters a job moves by making objects, set back after each job: (module, class or None for the module's own, name).
-RESET_ATTRS = (('sympy.core.symbol', 'Dummy', '_count'), ('sympy.utilities.lambdify', None, '_lambdify_generated_counter'))
+RESET_ATTRS = (
+    ('sympy.core.symbol', 'Dummy', '_count'),
+    ('sympy.utilities.lambdify', None, '_lambdify_generated_counter'),
+)
 
-MAX_JOBS = 5000          # a process retires after this many jobs (fragmentation; caches that only grow)
-MAX_GROWTH = 96 << 20    # or once it holds this much more memory than at its baseline
+MAX_JOBS = 5000  # a process retires after this many jobs (fragmentation; caches that only grow)
+MAX_GROWTH = 96 << 20  # or once it holds this much more memory than at its baseline
 _MISSING = object()
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
 # PyDictObject: PyObject_HEAD, ma_used, then ma_version_tag, which every change of a dict moves (CPython 3.6-3.12;
@@ -703,23 +1101,33 @@ class ListWatch:
 
     @staticmethod
     def view(n, address):
-        return (ctypes.c_char * (n * ctypes.sizeof(ctypes.c_void_p))).from_address(address) if n else ctypes.create_string_buffer(0)
+        return (
+            (ctypes.c_char * (n * ctypes.sizeof(ctypes.c_void_p))).from_address(address)
+            if n
+            else ctypes.create_string_buffer(0)
+        )
 
     def cut_back(self):
-        """Lists that only grew (a cache filled, an entry appended) cut back to what they held: as a forked job finds them."""
-        if list(map(len, self.lists)) == self.lengths: return
+        """Lists that only grew (a cache filled, an entry appended) cut back to what they held: as a forked job finds
+        them."""
+        if list(map(len, self.lists)) == self.lengths:
+            return
         for v, n, snap in zip(self.lists, self.lengths, self.snaps):
-            if len(v) > n and all(a is b for a, b in zip(v, snap)): del v[n:]
+            if len(v) > n and all(a is b for a, b in zip(v, snap)):
+                del v[n:]
 
     def changed(self):
         """A list that no longer holds what it held, or None."""
         if list(map(len, self.lists)) != self.lengths:
             return next(v for v, n in zip(self.lists, self.lengths) if len(v) != n)
-        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items: return None
+        if list(map(_VALUE, self.arrays)) == self.at and list(map(_RAW, self.views)) == self.items:
+            return None
         for i, v in enumerate(self.lists):
             at = self.arrays[i].value
-            if at == self.at[i] and self.views[i].raw == self.items[i]: continue
-            if any(a is not b for a, b in zip(v, self.snaps[i])): return v
+            if at == self.at[i] and self.views[i].raw == self.items[i]:
+                continue
+            if any(a is not b for a, b in zip(v, self.snaps[i])):
+                return v
             self.at[i], self.views[i] = at, self.view(len(v), at)
         return None
 
@@ -733,8 +1141,13 @@ def slot_descriptors(t):
     subclass may hide the name behind a property (mpmath's constants do)."""
     found = _SLOTS.get(t)
     if found is None:
-        found = _SLOTS[t] = tuple(d for k in t.__mro__ if '__slots__' in k.__dict__ for d in k.__dict__.values()
-                                  if type(d) is types.MemberDescriptorType)
+        found = _SLOTS[t] = tuple(
+            d
+            for k in t.__mro__
+            if '__slots__' in k.__dict__
+            for d in k.__dict__.values()
+            if type(d) is types.MemberDescriptorType
+        )
     return found
 
 
@@ -754,16 +1167,21 @@ class SlotWatch:
     def put_back(self):
         try:
             now = list(_chain(list(map(d.__get__, objs)) for d, objs in self.groups))
-            if not any(map(_is_not, now, self.flat)): return
-        except AttributeError: pass  # a slot deleted
+            if not any(map(_is_not, now, self.flat)):
+                return
+        except AttributeError:
+            pass  # a slot deleted
         for (d, objs), snap in zip(self.groups, self.snaps):
             for o, was in zip(objs, snap):
-                if slot_value(d, o) is not was: d.__set__(o, was)
+                if slot_value(d, o) is not was:
+                    d.__set__(o, was)
 
 
 def slot_value(d, o):
-    try: return d.__get__(o)
-    except AttributeError: return _MISSING
+    try:
+        return d.__get__(o)
+    except AttributeError:
+        return _MISSING
 
 
 def tags_work():
@@ -771,10 +1189,14 @@ def tags_work():
     d = {'a': 0}
     t = tag_reader(d)
     seen = [t.value]
-    d['a'] = 1; seen.append(t.value)
-    d['b'] = 2; seen.append(t.value)
-    del d['a']; seen.append(t.value)
-    _ = d.get('b'); seen.append(t.value)
+    d['a'] = 1
+    seen.append(t.value)
+    d['b'] = 2
+    seen.append(t.value)
+    del d['a']
+    seen.append(t.value)
+    _ = d.get('b')
+    seen.append(t.value)
     return len(set(seen[:4])) == 4 and seen[4] == seen[3]
 
 
@@ -784,10 +1206,12 @@ TAGS_WORK = tags_work()
 def same(d, snap):
     """Whether dict `d` holds what `snap` held: the same keys, each bound to the same object (or an equal number or
     string, put back by the job)."""
-    if len(d) != len(snap): return False
+    if len(d) != len(snap):
+        return False
     for k, v in snap.items():
         now = d.get(k, _MISSING)
-        if now is not v and not (type(now) is type(v) and type(v) in _IMMUTABLE and now == v): return False
+        if now is not v and not (type(now) is type(v) and type(v) in _IMMUTABLE and now == v):
+            return False
     return True
 
 
@@ -795,8 +1219,10 @@ def proc_fds():
     """This process's descriptors: number → (device, inode); the listing's own is gone when it is compared."""
     fds = {}
     for name in os.listdir('/proc/self/fd'):
-        try: st = os.fstat(int(name))
-        except OSError: continue
+        try:
+            st = os.fstat(int(name))
+        except OSError:
+            continue
         fds[int(name)] = (st.st_dev, st.st_ino)
     return fds
 
@@ -804,30 +1230,51 @@ def proc_fds():
 def same_fds(fds):
     """Whether each descriptor of `fds` (number → (device, inode)) is still open on the same file."""
     for fd, was in fds.items():
-        try: st = os.fstat(fd)
-        except OSError: return False
-        if (st.st_dev, st.st_ino) != was: return False
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != was:
+            return False
     return True
 
 
 def rss():
-    with open('/proc/self/statm', 'rb') as f: return int(f.read().split()[1]) * PAGE
+    with open('/proc/self/statm', 'rb') as f:
+        return int(f.read().split()[1]) * PAGE
 
 
 def knobs():
     """The interpreter's settings a job can change without a dict: limits, hooks, the collector, the standard streams,
     the C locale, and those of decimal and numpy when loaded."""
-    out = [sys.getrecursionlimit(), sys.getswitchinterval(), sys.get_int_max_str_digits(), sys.getdlopenflags(),
-           sys.gettrace(), sys.getprofile(), tuple(sys.get_asyncgen_hooks()), sys.get_coroutine_origin_tracking_depth(),
-           gc.isenabled(), gc.get_threshold(), gc.get_debug(), _thread.stack_size(), _locale.setlocale(_locale.LC_ALL, None),
-           os.getpgrp(), os.getsid(0)]
+    out = [
+        sys.getrecursionlimit(),
+        sys.getswitchinterval(),
+        sys.get_int_max_str_digits(),
+        sys.getdlopenflags(),
+        sys.gettrace(),
+        sys.getprofile(),
+        tuple(sys.get_asyncgen_hooks()),
+        sys.get_coroutine_origin_tracking_depth(),
+        gc.isenabled(),
+        gc.get_threshold(),
+        gc.get_debug(),
+        _thread.stack_size(),
+        _locale.setlocale(_locale.LC_ALL, None),
+        os.getpgrp(),
+        os.getsid(0),
+    ]
     for s in (sys.stdin, sys.stdout, sys.stderr):
-        try: out.append((id(s), s.closed, s.encoding, s.errors, s.line_buffering, s.write_through))
-        except (AttributeError, ValueError): out.append((id(s), 'unreadable'))  # detached, or not a text stream
+        try:
+            out.append((id(s), s.closed, s.encoding, s.errors, s.line_buffering, s.write_through))
+        except (AttributeError, ValueError):
+            out.append((id(s), 'unreadable'))  # detached, or not a text stream
     decimal = sys.modules.get('decimal')
-    if decimal is not None: out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
+    if decimal is not None:
+        out += [repr(decimal.DefaultContext), repr(decimal.BasicContext), repr(decimal.ExtendedContext)]
     np = sys.modules.get('numpy')
-    if np is not None: out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
+    if np is not None:
+        out += [np.geterr(), np.getbufsize(), np.geterrcall(), np.get_printoptions()]
     out += c_state()
     return out
 
@@ -835,16 +1282,22 @@ def knobs():
 def reseed_at_fork():
     """What a fork does to the random generators: `random` reseeds its own, the zygotes reseed sympy's and numpy's."""
     random = sys.modules.get('random')
-    if random is not None: random.seed()
+    if random is not None:
+        random.seed()
     m = sys.modules.get('sympy.core.random')
-    if m is not None and hasattr(m, 'seed'): m.seed()
+    if m is not None and hasattr(m, 'seed'):
+        m.seed()
     m = sys.modules.get('numpy.random')
-    if m is not None: m.seed()
+    if m is not None:
+        m.seed()
 
 
 def reseeded_at_fork():
     """The generators reseed_at_fork reseeds (their state is not put back)."""
-    out = [getattr(sys.modules.get('random'), '_inst', None), getattr(sys.modules.get('sympy.core.random'), 'rng', None)]
+    out = [
+        getattr(sys.modules.get('random'), '_inst', None),
+        getattr(sys.modules.get('sympy.core.random'), 'rng', None),
+    ]
     return {id(g) for g in out if g is not None}
 
 
@@ -856,10 +1309,16 @@ class Baseline:
     def __init__(self):
         warnings = sys.modules.get('warnings')
         self.warnings = (warnings, list(warnings.filters)) if warnings is not None else None
-        self.reset_dicts = [d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict]
+        self.reset_dicts = [
+            d for d in (getattr(sys.modules.get(m), n, None) for m, n in RESET_DICTS) if type(d) is dict
+        ]
         self.reset_snaps = [dict(d) for d in self.reset_dicts]
-        owners = ((sys.modules.get(m) if c is None else getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS)
-        self.reset_attrs = [(o, n, o.__dict__[n]) for o, n in owners if isinstance(o, (type, types.ModuleType)) and n in o.__dict__]
+        owners = (
+            (sys.modules.get(m) if c is None else getattr(sys.modules.get(m), c, None), n) for m, c, n in RESET_ATTRS
+        )
+        self.reset_attrs = [
+            (o, n, o.__dict__[n]) for o, n in owners if isinstance(o, (type, types.ModuleType)) and n in o.__dict__
+        ]
         self.watch()
 
     def adopt(self):
@@ -869,7 +1328,8 @@ class Baseline:
         self.stat = os.open('/proc/self/stat', os.O_RDONLY)
         self.children = os.open('/proc/self/task/%d/children' % self.pid, os.O_RDONLY)
         self.fds = proc_fds()
-        self.umask = os.umask(0o077); os.umask(self.umask)
+        self.umask = os.umask(0o077)
+        os.umask(self.umask)
         self.rlimits = {r: resource.getrlimit(r) for r in RLIMITS}
         self.sched = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0))
         self.handlers = [_signal.getsignal(s) for s in SIGNALS]
@@ -891,7 +1351,9 @@ class Baseline:
         self.cache_dicts = []  # (a dict held as a cache, its contents at the baseline)
         ndarray = getattr(sys.modules.get('numpy'), 'ndarray', ())
         # every object visited: the modules, classes, functions and objects whose attributes the watch takes
-        self.owners = seen = {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
+        self.owners = seen = (
+            {id(d) for d in self.reset_dicts} | {id(sys.modules)} | {id(m) for m in sys.modules.values()}
+        )
         random = sys.modules.get('random')
         Random, skip = (random.Random if random is not None else ()), reseeded_at_fork()
 
@@ -900,7 +1362,8 @@ class Baseline:
         later = collections.deque()
 
         def visit(v, depth, name=None):
-            if id(v) in seen: return
+            if id(v) in seen:
+                return
             seen.add(id(v))
             t = type(v)
             if t is dict or (t not in _IMMUTABLE and isinstance(v, dict)):  # its subclasses too (defaultdict, …)
@@ -910,20 +1373,29 @@ class Baseline:
                 dicts.append(v)
                 if depth < 2:
                     later.extend((x, depth + 1, k) for k, x in list(v.items()))
-            elif t is list: self.lists.append(v)
-            elif t is set or t is bytearray: self.sets.append((v, t(v)))
+            elif t is list:
+                self.lists.append(v)
+            elif t is set or t is bytearray:
+                self.sets.append((v, t(v)))
             elif t in _LOCKS:  # one free at the baseline (a running thread's own is held by design)
-                if not (v.locked() if hasattr(v, 'locked') else v._is_owned()): self.locks.append(v)
-            elif t is _COUNT: self.counters.append((v, repr(v)))
+                if not (v.locked() if hasattr(v, 'locked') else v._is_owned()):
+                    self.locks.append(v)
+            elif t is _COUNT:
+                self.counters.append((v, repr(v)))
             elif t in _BOUND:
-                if type(getattr(v, '__self__', None)) is _COUNT: visit(v.__self__, depth)
+                if type(getattr(v, '__self__', None)) is _COUNT:
+                    visit(v.__self__, depth)
             elif isinstance(v, type):
                 real = gc.get_referents(v.__dict__)
-                if real and type(real[0]) is dict: visit(real[0], depth)
-            elif isinstance(v, types.ModuleType): pass  # watched as one of sys.modules
-            elif t is _LRU: self.caches[id(v)] = v.cache_clear
+                if real and type(real[0]) is dict:
+                    visit(real[0], depth)
+            elif isinstance(v, types.ModuleType):
+                pass  # watched as one of sys.modules
+            elif t is _LRU:
+                self.caches[id(v)] = v.cache_clear
             elif t is ndarray:  # a module's array: its bytes (a job writes into it in place)
-                if v.flags.writeable and v.nbytes <= 1 << 20: self.arrays.append((v, v.tobytes()))
+                if v.flags.writeable and v.nbytes <= 1 << 20:
+                    self.arrays.append((v, v.tobytes()))
             else:
                 descriptors = slot_descriptors(t)
                 if descriptors:
@@ -931,23 +1403,32 @@ class Baseline:
                     if depth < 2:
                         for d in descriptors:
                             x = slot_value(d, v)
-                            if x is not _MISSING: later.append((x, depth + 1, d.__name__))
-                if t is _functools.partial: later.append((v.keywords, depth + 1, 'keywords'))
+                            if x is not _MISSING:
+                                later.append((x, depth + 1, d.__name__))
+                if t is _functools.partial:
+                    later.append((v.keywords, depth + 1, 'keywords'))
                 if Random and isinstance(v, Random) and id(v) not in skip:
-                    try: self.generators.append((v, v.getstate()))
-                    except NotImplementedError: pass  # SystemRandom: no state
+                    try:
+                        self.generators.append((v, v.getstate()))
+                    except NotImplementedError:
+                        pass  # SystemRandom: no state
                 # A thread-local's attributes are in its thread's dict, which only its own lookup gives.
-                try: d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
-                except Exception: d = None
+                try:
+                    d = v.__dict__ if isinstance(v, _thread._local) else object.__getattribute__(v, '__dict__')
+                except Exception:
+                    d = None
                 if type(d) is dict:
-                    if callable(d.get('cache_clear')) and isinstance(v, types.FunctionType): self.caches[id(v)] = d['cache_clear']  # sympy's cacheit
+                    if callable(d.get('cache_clear')) and isinstance(v, types.FunctionType):
+                        self.caches[id(v)] = d['cache_clear']  # sympy's cacheit
                     visit(d, depth)
 
         self.modules = dict(sys.modules)
         for m in list(self.modules.values()):
             d = getattr(m, '__dict__', None)
-            if type(d) is dict: later.append((d, 0, None))
-        while later: visit(*later.popleft())
+            if type(d) is dict:
+                later.append((d, 0, None))
+        while later:
+            visit(*later.popleft())
         cached = getattr(sys.modules.get('sympy.core.cache'), 'CACHE', ())  # sympy's cacheit: every wrapper it made
         self.caches.update((id(w), w.cache_clear) for w in cached if callable(getattr(w, 'cache_clear', None)))
         self.lists = ListWatch(self.lists)
@@ -974,70 +1455,105 @@ class Baseline:
         for i, r in enumerate(self.reset_readers):
             if r.value != self.reset_tags[i]:
                 d = self.reset_dicts[i]
-                d.clear(); d.update(self.reset_snaps[i]); self.reset_tags[i] = r.value
+                d.clear()
+                d.update(self.reset_snaps[i])
+                self.reset_tags[i] = r.value
         for owner, name, value in self.reset_attrs:
-            if owner.__dict__.get(name, _MISSING) is not value: setattr(owner, name, value)
+            if owner.__dict__.get(name, _MISSING) is not value:
+                setattr(owner, name, value)
         if self.warnings is not None and self.warnings[0].filters != self.warnings[1]:
             self.warnings[0].filters[:] = self.warnings[1]
             self.warnings[0]._filters_mutated()
-        for gen, state in self.generators: gen.setstate(state)
+        for gen, state in self.generators:
+            gen.setstate(state)
         self.lists.cut_back()
         if assigned:
             self.slots.put_back()
-            for clear in self.caches: clear()  # what they handed out to the job is no later job's
+            for clear in self.caches:
+                clear()  # what they handed out to the job is no later job's
             for d, snap in self.cache_dicts:
-                if not same(d, snap): d.clear(); d.update(snap)
+                if not same(d, snap):
+                    d.clear()
+                    d.update(snap)
 
     def check(self, main, main_refs):
         """None when the process is as its baseline; else (what, detail): the first difference found."""
-        if threads(self.stat) != 1: return 'thread', 'a thread is left'
-        if os.pread(self.children, 64, 0).strip(): return 'child', 'a child process is left'
-        if proc_fds() != self.fds: return 'descriptors', 'the open descriptors changed'
-        if os.umask(self.umask) != self.umask: return 'umask', 'the umask changed'
+        if threads(self.stat) != 1:
+            return 'thread', 'a thread is left'
+        if os.pread(self.children, 64, 0).strip():
+            return 'child', 'a child process is left'
+        if proc_fds() != self.fds:
+            return 'descriptors', 'the open descriptors changed'
+        if os.umask(self.umask) != self.umask:
+            return 'umask', 'the umask changed'
         for r, (soft, hard) in self.rlimits.items():
             now = resource.getrlimit(r)
-            if r == resource.RLIMIT_NPROC and NPROC: hard = NPROC
-            if now[1] != hard or (r not in PER_JOB_RLIMITS and now[0] != soft): return 'rlimit', 'rlimit %d changed' % r
-        if (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)) != self.sched: return 'scheduling', 'the scheduling changed'
+            if r == resource.RLIMIT_NPROC and NPROC:
+                hard = NPROC
+            if now[1] != hard or (r not in PER_JOB_RLIMITS and now[0] != soft):
+                return 'rlimit', 'rlimit %d changed' % r
+        if (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), os.sched_getaffinity(0)) != self.sched:
+            return 'scheduling', 'the scheduling changed'
         for s, h in zip(SIGNALS, self.handlers):
-            if _signal.getsignal(s) is not h: return 'signal', 'the handler of signal %d changed' % s
-        if _signal.pthread_sigmask(_signal.SIG_BLOCK, []) != self.mask: return 'signal', 'the signal mask changed'
-        if any(_signal.getitimer(t) != (0.0, 0.0) for t in ITIMERS): return 'signal', 'a timer is set'
-        if __import__('atexit')._ncallbacks() != self.atexits: return 'atexit', 'an atexit handler is left'
+            if _signal.getsignal(s) is not h:
+                return 'signal', 'the handler of signal %d changed' % s
+        if _signal.pthread_sigmask(_signal.SIG_BLOCK, []) != self.mask:
+            return 'signal', 'the signal mask changed'
+        if any(_signal.getitimer(t) != (0.0, 0.0) for t in ITIMERS):
+            return 'signal', 'a timer is set'
+        if __import__('atexit')._ncallbacks() != self.atexits:
+            return 'atexit', 'an atexit handler is left'
         if self.modules_tag.value != self.modules_at:
             new = sys.modules.keys() - self.modules.keys()
-            if new: return 'import', 'imported ' + min(new)
-            if not same(sys.modules, self.modules): return 'modules', 'sys.modules changed'
+            if new:
+                return 'import', 'imported ' + min(new)
+            if not same(sys.modules, self.modules):
+                return 'modules', 'sys.modules changed'
             self.modules_at = self.modules_tag.value
-        if knobs() != self.knobs: return 'setting', 'an interpreter setting changed'
-        if any(map(len, self.empties)): return 'state', 'changed: ' + describe(next(d for d in self.empties if d))
+        if knobs() != self.knobs:
+            return 'setting', 'an interpreter setting changed'
+        if any(map(len, self.empties)):
+            return 'state', 'changed: ' + describe(next(d for d in self.empties if d))
         tags = list(map(_VALUE, self.readers))
         if tags != self.tags:
             for i, (now, then) in enumerate(zip(tags, self.tags)):
-                if now == then: continue
+                if now == then:
+                    continue
                 d, snap = self.dicts[i], self.snaps[i]
-                if '__warningregistry__' in d and '__warningregistry__' not in snap: del d['__warningregistry__']
-                if not same(d, snap): return 'state', 'changed: %s: %s' % (describe(d), ', '.join(map(str, changed_keys(d, snap)))[:80])
+                if '__warningregistry__' in d and '__warningregistry__' not in snap:
+                    del d['__warningregistry__']
+                if not same(d, snap):
+                    return 'state', 'changed: %s: %s' % (describe(d), ', '.join(map(str, changed_keys(d, snap)))[:80])
                 self.tags[i] = self.readers[i].value
         moved = self.lists.changed()
-        if moved is not None: return 'state', 'a list changed: ' + repr(moved[:3])[:80]
-        if any(v != snap for v, snap in self.sets): return 'state', 'a set or bytearray changed'
-        if any(a.tobytes() != b for a, b in self.arrays): return 'state', 'an array a module holds changed'
+        if moved is not None:
+            return 'state', 'a list changed: ' + repr(moved[:3])[:80]
+        if any(v != snap for v, snap in self.sets):
+            return 'state', 'a set or bytearray changed'
+        if any(a.tobytes() != b for a, b in self.arrays):
+            return 'state', 'an array a module holds changed'
         for lock in self.locks:
-            if lock.locked() if hasattr(lock, 'locked') else lock._is_owned(): return 'lock', 'a lock is held'
-        if any(repr(c) != r for c, r in self.counters): return 'counter', 'a counter moved'
-        if sys.getrefcount(main) - 1 != main_refs: return 'object', 'an object of the job is left'  # - 1: this frame's
+            if lock.locked() if hasattr(lock, 'locked') else lock._is_owned():
+                return 'lock', 'a lock is held'
+        if any(repr(c) != r for c, r in self.counters):
+            return 'counter', 'a counter moved'
+        if sys.getrefcount(main) - 1 != main_refs:
+            return 'object', 'an object of the job is left'  # - 1: this frame's
         self.jobs += 1
-        if self.jobs >= MAX_JOBS: return 'jobs', 'ran %d jobs' % self.jobs
-        if rss() - self.rss > MAX_GROWTH: return 'memory', 'grew by %d MiB' % ((rss() - self.rss) >> 20)
+        if self.jobs >= MAX_JOBS:
+            return 'jobs', 'ran %d jobs' % self.jobs
+        if rss() - self.rss > MAX_GROWTH:
+            return 'memory', 'grew by %d MiB' % ((rss() - self.rss) >> 20)
         return None
 
     def retake(self, touched):
         """After the process prepared its next job (which changes dicts of its own: sys, sys.modules, the caches), the
         tags of those it touched, `touched` being their indexes."""
         tags, readers = self.tags, self.readers
-        for i in touched: tags[i] = readers[i].value
-        for i, r in enumerate(self.reset_readers): self.reset_tags[i] = r.value
+        for i in touched:
+            tags[i] = readers[i].value
+        for i, r in enumerate(self.reset_readers):
+            self.reset_tags[i] = r.value
         self.modules_at = self.modules_tag.value
         self.knobs = knobs()
 
@@ -1047,7 +1563,9 @@ TAKEN = []  # the zygote's baseline, once taken
 
 # Standard library modules that compile code they generate from identifiers (dataclass fields, namedtuple fields, …),
 # never from a job's text: what they compile is not held to static_taint (it names dunders by design).
-GENERATORS = tuple(os.sep + p for p in ('dataclasses.py', os.path.join('collections', '__init__.py'), 'typing.py', 'enum.py'))
+GENERATORS = tuple(
+    os.sep + p for p in ('dataclasses.py', os.path.join('collections', '__init__.py'), 'typing.py', 'enum.py')
+)
 
 
 def compiled_by_generator():
@@ -1058,11 +1576,13 @@ def compiled_by_generator():
 
 
 def take_baseline():
-    """The baseline of this zygote's interpreter, taken as it warms (the runner's default level is reuse) or when a reuse
+    """The baseline of this zygote's interpreter, taken as it warms (the runner's default level is reuse) or when a
+    reuse
     process is first asked for; every reuse process forked after inherits it. Frozen, so that no collection walks it."""
     if not TAKEN:
         TAKEN.append(Baseline())
-        gc.collect(); gc.freeze()
+        gc.collect()
+        gc.freeze()
     return TAKEN[0]
 
 
@@ -1089,39 +1609,58 @@ class Watch:
         sys.addaudithook(self.hook)
 
     def hook(self, event, args):
-        if not self.armed or self.inside: return  # not the events its own work raises (its look at the compiler's caller)
+        if not self.armed or self.inside:
+            return  # not the events its own work raises (its look at the compiler's caller)
         self.inside = True
-        try: self.judge(event, args)
-        finally: self.inside = False
+        try:
+            self.judge(event, args)
+        finally:
+            self.inside = False
 
     def judge(self, event, args):
         if event in ('resource.setrlimit', 'resource.prlimit'):
             r, limits = args[-2:]
             if r in PER_JOB_RLIMITS[:2] and limits is not None:
                 soft = resource.getrlimit(r)[0]
-                if any(x < 0 or x > soft for x in limits): raise ValueError('not allowed to raise maximum limit')
-        if self.taint is not None: return
-        if event in TAINTS or event.startswith(TAINT_PREFIXES): self.mark(event)
+                if any(x < 0 or x > soft for x in limits):
+                    raise ValueError('not allowed to raise maximum limit')
+        if self.taint is not None:
+            return
+        if event in TAINTS or event.startswith(TAINT_PREFIXES):
+            self.mark(event)
         # A module imported (CPython raises the event only for one not in sys.modules): what it holds in C the check
         # does not read, and the job could take it out of sys.modules again.
-        elif event == 'import': self.mark('import of %s' % args[0])
-        elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners: self.mark(event)
-        elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))): self.mark('open of a descriptor')
+        elif event == 'import':
+            self.mark('import of %s' % args[0])
+        elif event in ('object.__setattr__', 'object.__delattr__') and id(args[0]) in self.owners:
+            self.mark(event)
+        elif event == 'open' and (type(args[0]) is int or str(args[0]).startswith(('/proc/', '/dev/fd'))):
+            self.mark('open of a descriptor')
         # A frame of the executor's own code reached: one a job's code asked for (sys._getframe deep enough), or one a
         # walk of the callers' frames read (the standard library's, traceback's with captured locals among them, read
         # each frame's code). Its locals hold the process's state: from here on, nothing it says is its loop's.
-        elif event == 'sys._getframe' and id(args[0].f_globals) in OWN_GLOBALS: self.mark('a frame of the executor')
-        elif event == 'object.__getattr__' and args[1] == 'f_code' and type(args[0]) is types.FrameType and id(args[0].f_globals) in OWN_GLOBALS:
+        elif event == 'sys._getframe' and id(args[0].f_globals) in OWN_GLOBALS:
+            self.mark('a frame of the executor')
+        elif (
+            event == 'object.__getattr__'
+            and args[1] == 'f_code'
+            and type(args[0]) is types.FrameType
+            and id(args[0].f_globals) in OWN_GLOBALS
+        ):
             self.mark('a frame of the executor')
         elif event == 'compile' and not compiled_by_generator():
             text = args[0].decode('utf-8', 'replace') if type(args[0]) is bytes else args[0]
-            if static_taint(text) is not None: self.mark('compile')
-            elif assigns_attributes(text): self.assigned = True
+            if static_taint(text) is not None:
+                self.mark('compile')
+            elif assigns_attributes(text):
+                self.assigned = True
 
     def mark(self, event):
         self.taint = event
-        try: _write(3, b'\nT%s\n' % event.encode())
-        except OSError: pass
+        try:
+            _write(3, b'\nT%s\n' % event.encode())
+        except OSError:
+            pass
 
 
 # The executor's own module namespaces (one in the built executor.py, one a module in the package): a frame whose
@@ -1145,41 +1684,55 @@ def reuse_child():
     watch = Watch()
     base = take_baseline().adopt()
     watch.owners = base.owners
-    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}  # the descriptors this process needs: a job may not take them
+    own = {
+        fd: base.fds[fd] for fd in (3, 4, null, *stdio)
+    }  # the descriptors this process needs: a job may not take them
     main, touched = prepare(base, stdio, None)
     main_refs = sys.getrefcount(main)
     context = contextvars.copy_context()
-    gc.collect(); gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
+    gc.collect()
+    gc.freeze()  # the baseline's own objects are never garbage: the collector skips them after each job
     _write(3, b'\nR\n')
     while True:
         job = read_job()
-        if job is None: _exit(0)  # the controller is gone
+        if job is None:
+            _exit(0)  # the controller is gone
         code, compiled, stdin, files, nonce, wait_files = job
         watch.assigned = assigns_attributes(code)
         status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
         if watch.taint is None:
-            if not same_fds(own): watch.mark('descriptors of its own closed or replaced')
-            elif threads(base.stat) > 1 or __import__('atexit')._ncallbacks() != base.atexits: watch.mark('a thread or an atexit handler to finish')
+            if not same_fds(own):
+                watch.mark('descriptors of its own closed or replaced')
+            elif threads(base.stat) > 1 or __import__('atexit')._ncallbacks() != base.atexits:
+                watch.mark('a thread or an atexit handler to finish')
         if watch.taint is not None:  # it ends as a forked job ends: threads joined, atexit handlers run, exit
             try:
-                if report: _write(3, b'\nE' + _dumps(report).encode() + b'\n')
-            except OSError: pass
+                if report:
+                    _write(3, b'\nE' + _dumps(report).encode() + b'\n')
+            except OSError:
+                pass
             end_as_script()
             _exit(status)
         os.dup2(stdio[0], 0)  # a job's stdin is its own
-        try: _write(3, b'\nD' + _dumps({'nonce': nonce, 'status': status, 'report': report}).encode() + b'\n')
-        except OSError: _exit(status)  # the controller reads its exit, as a forked job's
-        if wait_files and read_exactly(1) is None: _exit(0)  # the controller has read the job's files (or is gone)
+        try:
+            _write(3, b'\nD' + _dumps({'nonce': nonce, 'status': status, 'report': report}).encode() + b'\n')
+        except OSError:
+            _exit(status)  # the controller reads its exit, as a forked job's
+        if wait_files and read_exactly(1) is None:
+            _exit(0)  # the controller has read the job's files (or is gone)
         # After the answer (and its files), the job's objects go. Their finalizers (a generator's `finally`, a file's
         # flush) run here, as a forked job's never do: what they print goes to /dev/null, what they write to the work
         # dir is removed with it (the controller cleans it after the verdict), what else they do the watch and the
         # check see.
-        os.dup2(null, 1); os.dup2(null, 2)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
         watch.armed = True
-        main.clear(); gc.collect()
+        main.clear()
+        gc.collect()
         watch.armed = False
         flush_std()
-        os.dup2(stdio[1], 1); os.dup2(stdio[2], 2)
+        os.dup2(stdio[1], 1)
+        os.dup2(stdio[2], 2)
         base.put_back(watch.assigned)
         retire = ('taint', watch.taint) if watch.taint is not None else base.check(main, main_refs)
         if retire is None:
@@ -1187,14 +1740,16 @@ def reuse_child():
             main_refs = sys.getrefcount(main)
             gc.freeze()
         _write(3, b'\nV' + _dumps({'nonce': nonce, 'retire': retire}).encode() + b'\n')
-        if retire is not None: _exit(0)
+        if retire is not None:
+            _exit(0)
 
 
 def run_in_context(code, compiled, stdin, files, watch):
     """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
     one of them, made fresh as a forked job's first getcontext() makes it."""
     decimal = sys.modules.get('decimal')
-    if decimal is not None: decimal.setcontext(decimal.Context())
+    if decimal is not None:
+        decimal.setcontext(decimal.Context())
     return run_job(code, compiled, stdin, files, watch)
 
 
@@ -1206,7 +1761,8 @@ def prepare(base, stdio, touched, stdin=True):
     before = list(base.tags) if touched is None else None
     os.dup2(stdio[0], 0)
     main = fresh_main()
-    if stdin: fresh_stdin()
+    if stdin:
+        fresh_stdin()
     base.put_back()
     reseed_at_fork()
     if touched is None:
@@ -1235,7 +1791,13 @@ def prepare(base, stdio, touched, stdin=True):
 # over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
 # tenant only (`tenant`), so those are its own tenant's.
 
-import fcntl, json, os, select, sys, time, _signal
+import fcntl
+import json
+import os
+import select
+import sys
+import time
+import _signal
 
 
 # How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
@@ -1256,10 +1818,20 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = (
+            'warming',
+            b'',
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
         self.violation = None
         self.tenant = None  # the tenant whose jobs it runs, bound by its first job
-        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.drop_after = (
+            None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        )
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
@@ -1270,7 +1842,8 @@ class Reuser:
         self.stopped = False  # stopped by the controller (isolate): a job of another tenant runs
         self.jobs, self.since = 0, 0.0
         self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
-        for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
+        for fd in (self.out_r, self.err_r, self.rep_r):
+            self.outputs.register(fd, select.POLLIN)
         self.exit = select.poll()  # its pidfd: readable once it exited
         self.exit.register(self.pidfd, select.POLLIN)
 
@@ -1279,15 +1852,19 @@ class Reuser:
 
     def read(self):
         """Reads the report pipe; False at its end (the process is gone)."""
-        try: data = os.read(self.rep_r, 65536)
-        except BlockingIOError: return True
-        if not data: return False
+        try:
+            data = os.read(self.rep_r, 65536)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
         buf = self.buf + data
         if len(buf) > 1 << 20:  # no frame is this long
             self.violate('a report line of over 1 MiB')
             buf = b''
         *lines, self.buf = buf.split(b'\n')
-        for line in lines: self.on_line(line)
+        for line in lines:
+            self.on_line(line)
         return True
 
     def send(self, data, patience_s, limit_s=None):
@@ -1298,54 +1875,73 @@ class Reuser:
         until, end = now + patience_s, now + (patience_s if limit_s is None else limit_s)
         while view:
             try:
-                view = view[os.write(self.job_w, view):]
+                view = view[os.write(self.job_w, view) :]
                 until = min(time.perf_counter() + patience_s, end)  # it read: patience again
             except BlockingIOError:
                 left = until - time.perf_counter()
-                if left <= 0: return False
-                if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
+                if left <= 0:
+                    return False
+                if p is None:
+                    p = select.poll()
+                    p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
         return True
 
     def unread(self):
         """Bytes of its job still in its job pipe (a reuse process reads its job as soon as it is let run)."""
-        try: return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
-        except OSError: return 0
+        try:
+            return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
+        except OSError:
+            return 0
 
     def violate(self, what):
-        if self.violation is None: self.violation = what
+        if self.violation is None:
+            self.violation = what
 
     def on_line(self, line):
         """One line of the report pipe, held to the protocol's order (each frame is written after a newline: empty
         lines are the separators)."""
-        if not line: return
+        if not line:
+            return
         kind, rest = line[:1], line[1:]
         if kind == b'T':
-            if self.state != 'busy': return self.violate('a taint while no job ran')
-            if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
+            if self.state != 'busy':
+                return self.violate('a taint while no job ran')
+            if self.tainted is None:
+                self.tainted = rest.decode('utf-8', 'replace')[:64]
             return
         if self.tainted is not None:
-            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a forked
-            # job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or these).
+            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a
+            # forked job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or
+            # these).
             if kind == b'E':
-                try: self.error = json.loads(rest)
-                except ValueError: pass
-            elif kind in (b'D', b'V'): self.violate('an end or a verdict after a taint')
+                try:
+                    self.error = json.loads(rest)
+                except ValueError:
+                    pass
+            elif kind in (b'D', b'V'):
+                self.violate('an end or a verdict after a taint')
             return
         if kind == b'R':
-            if self.state != 'warming': return self.violate('a second ready line')
+            if self.state != 'warming':
+                return self.violate('a second ready line')
             self.state = 'idle'
             return
-        if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
-        try: frame = json.loads(rest)
-        except ValueError: return self.violate('a report line that is not JSON')
+        if kind not in (b'D', b'V'):
+            return self.violate('a report line of unknown kind %r' % kind)
+        try:
+            frame = json.loads(rest)
+        except ValueError:
+            return self.violate('a report line that is not JSON')
         if not isinstance(frame, dict) or frame.get('nonce') != self.nonce or self.nonce is None:
             return self.violate('a %s line with another nonce than its job\'s' % kind.decode())
         if kind == b'D':
-            if self.state != 'busy': return self.violate('a second end of its job')
+            if self.state != 'busy':
+                return self.violate('a second end of its job')
             self.done, self.state = frame, 'checking'  # its verdict may come in the same read
         else:
-            if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
+            if self.state != 'checking':
+                return self.violate('a verdict before its job\'s end, or a second one')
             self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
             self.state = 'idle' if self.retire is None else 'gone'
             self.idle_cpu = None  # taken once it is found blocked (settled)
@@ -1355,8 +1951,10 @@ class Reuser:
     def cpu_ns(self):
         """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread); its last reading
         once it is gone."""
-        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
-        except (OSError, ValueError, IndexError): pass
+        try:
+            self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
         return self.cpu_seen
 
     def resting_cpu(self):
@@ -1367,14 +1965,17 @@ class Reuser:
         for _ in range(SPIN):
             os.sched_yield()
             now = self.cpu_ns()
-            if now == last: return now
+            if now == last:
+                return now
             last = now
         return last
 
     def run_state(self):
         """Its state letter (R, S, D, T, t, Z, …), or None once it is gone."""
-        try: return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
-        except (OSError, IndexError): return None
+        try:
+            return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
+        except (OSError, IndexError):
+            return None
 
     def alone(self):
         """Whether it has one thread and no child."""
@@ -1385,33 +1986,44 @@ class Reuser:
         answers nothing more: its check failed and it exited, say)."""
         try:
             n, kids = threads(self.stat), os.pread(self.children, 256, 0).split()
-        except ProcessLookupError: return None
-        except (OSError, IndexError, ValueError) as e: return 'unreadable (%s)' % e
-        if n != 1: return '%d threads' % n
+        except ProcessLookupError:
+            return None
+        except (OSError, IndexError, ValueError) as e:
+            return 'unreadable (%s)' % e
+        if n != 1:
+            return '%d threads' % n
         return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
         """Whether nothing waits on its stdout, stderr and report pipes (one poll; what waits is read and dropped)."""
-        if not self.outputs.poll(0): return self.violation is None and not self.buf
+        if not self.outputs.poll(0):
+            return self.violation is None and not self.buf
         for fd in (self.out_r, self.err_r):
-            try: os.read(fd, 65536)
-            except OSError: pass
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
         self.read()
         return False
 
     def settled(self, full=True):
-        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved since
+        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved
+        since
         it was first found so after its verdict; `full`: and alone and silent. The first time, waits for it to block
         (at most FREEZE_WAIT_S: it is a few instructions from the read, as a rule) and takes its CPU time."""
         if self.idle_cpu is None:
             waited = 0
             while self.run_state() not in IDLE:
-                if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
-                if waited < SPIN: os.sched_yield()  # a few instructions from its read, as a rule
-                else: select.select((), (), (), 0.001)
+                if waited >= FREEZE_WAIT_S * 1000 + SPIN:
+                    return False
+                if waited < SPIN:
+                    os.sched_yield()  # a few instructions from its read, as a rule
+                else:
+                    select.select((), (), (), 0.001)
                 waited += 1
             self.idle_cpu = self.resting_cpu()
-        if self.cpu_ns() != self.idle_cpu: return False  # found blocked since: it ran no instruction, or it moved
+        if self.cpu_ns() != self.idle_cpu:
+            return False  # found blocked since: it ran no instruction, or it moved
         return not full or self.quiet()
 
     def quiet(self):
@@ -1421,14 +2033,20 @@ class Reuser:
     def isolate(self):
         """Stops it while a job of another tenant runs in the sandbox: nothing it could do then runs beside that job.
         Its CPU time is taken again once it is stopped (the stop itself is its CPU). False when it does not stop."""
-        if self.stopped: return True
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
-        except OSError: return False
+        if self.stopped:
+            return True
+        try:
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError:
+            return False
         self.stopped, waited = True, 0
         while self.run_state() not in STOPPED:
-            if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
-            if waited < SPIN: os.sched_yield()  # a context switch away, as a rule
-            else: select.select((), (), (), 0.001)
+            if waited >= FREEZE_WAIT_S * 1000 + SPIN:
+                return False
+            if waited < SPIN:
+                os.sched_yield()  # a context switch away, as a rule
+            else:
+                select.select((), (), (), 0.001)
             waited += 1
         self.idle_cpu = self.resting_cpu()
         return True
@@ -1448,13 +2066,27 @@ class Reuser:
         return bool(self.exit.poll(0))
 
     def kill(self):
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
-        except OSError: pass
+        try:
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
+        except OSError:
+            pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.children, self.pidfd):
-            try: os.close(fd)
-            except OSError: pass
+        for fd in (
+            self.job_w,
+            self.out_r,
+            self.err_r,
+            self.rep_r,
+            self.statm,
+            self.stat,
+            self.sched,
+            self.children,
+            self.pidfd,
+        ):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self.state = 'gone'
 
 
@@ -1464,7 +2096,17 @@ class Reuser:
 # The controller sends the next job process's pipes with each request; they arrive as fds 1-4 (the
 # lowest free ones: the zygote keeps 1-4 closed), where the job process needs them.
 
-import ctypes, gc, io, json, os, resource, select, signal, socket, sys, time
+import ctypes
+import gc
+import io
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
 
 
 # The runner's level for jobs that name none: with `reuse`, each zygote takes the reuse baseline as it warms (its reuse
@@ -1482,27 +2124,49 @@ def warm(tier):
     modules it got."""
     got = []
     for name in STD if tier != 'bare' else ():
-        try: __import__(name)
-        except Exception: pass
-    if tier == 'std': got = list(STD)
+        try:
+            __import__(name)
+        except Exception:
+            pass
+    if tier == 'std':
+        got = list(STD)
     if tier in ('sym', 'sci'):
         for name in SYM if tier == 'sym' else SCI:
-            try: __import__(name); got.append(name)
-            except Exception: pass
+            try:
+                __import__(name)
+                got.append(name)
+            except Exception:
+                pass
         if 'sympy' in got:
             try:
                 import sympy
+
                 x, y = sympy.symbols('x y')
-                sympy.factor(x**4 - 1); sympy.expand((x + y)**5); sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2)
-                sympy.solve(x**2 - 3*x + 2, x); sympy.diff(sympy.exp(x) * x, x); sympy.Rational(3, 4) + sympy.sqrt(8)
-                # What jobs commonly call imports more of sympy on first use; a job that did it would retire its reuse process.
+                sympy.factor(x**4 - 1)
+                sympy.expand((x + y) ** 5)
+                sympy.simplify(sympy.sin(x) ** 2 + sympy.cos(x) ** 2)
+                sympy.solve(x**2 - 3 * x + 2, x)
+                sympy.diff(sympy.exp(x) * x, x)
+                sympy.Rational(3, 4) + sympy.sqrt(8)
+                # What jobs commonly call imports more of sympy on first use; a job that did it would retire its reuse
+                # process.
                 k = sympy.symbols('k', integer=True, positive=True)
-                sympy.integrate(x * sympy.exp(x) + sympy.sin(x)**2, x); sympy.integrate(sympy.sin(x), (x, 0, sympy.pi))
-                sympy.summation(1 / k**2, (k, 1, sympy.oo)); sympy.limit(sympy.sin(x) / x, x, 0); sympy.series(sympy.exp(x), x, 0, 4)
-                sympy.N(sympy.pi, 15); sympy.Matrix([[2, 1], [1, 3]]).det(); sympy.factorint(360); sympy.isprime(2**31 - 1)
-                sympy.nsimplify(0.5); sympy.solve([x + y - 10, x - y - 2], [x, y]); sympy.totient(100)
-                if tier == 'sci': sympy.lambdify(x, x**2)(3)  # lambdify to numpy (and what scipy imports for it)
-            except Exception: pass
+                sympy.integrate(x * sympy.exp(x) + sympy.sin(x) ** 2, x)
+                sympy.integrate(sympy.sin(x), (x, 0, sympy.pi))
+                sympy.summation(1 / k**2, (k, 1, sympy.oo))
+                sympy.limit(sympy.sin(x) / x, x, 0)
+                sympy.series(sympy.exp(x), x, 0, 4)
+                sympy.N(sympy.pi, 15)
+                sympy.Matrix([[2, 1], [1, 3]]).det()
+                sympy.factorint(360)
+                sympy.isprime(2**31 - 1)
+                sympy.nsimplify(0.5)
+                sympy.solve([x + y - 10, x - y - 2], [x, y])
+                sympy.totient(100)
+                if tier == 'sci':
+                    sympy.lambdify(x, x**2)(3)  # lambdify to numpy (and what scipy imports for it)
+            except Exception:
+                pass
         os.register_at_fork(after_in_child=reseed)  # in the spare, ahead of its job
     std_streams()
     fresh_main()
@@ -1511,11 +2175,16 @@ def warm(tier):
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
-    if REUSE_AHEAD and TAGS_WORK: take_baseline()
-    gc.collect(); gc.freeze(); gc.disable()
-    if LIBC is not None: LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
+    if REUSE_AHEAD and TAGS_WORK:
+        take_baseline()
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    if LIBC is not None:
+        LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     copy_code_mappings()
-    if tier in ('sym', 'sci') and not os.environ.get('SANDFLEET_NO_HUGEPAGES'): collapse_huge_pages()
+    if tier in ('sym', 'sci') and not os.environ.get('SANDFLEET_NO_HUGEPAGES'):
+        collapse_huge_pages()
     return got
 
 
@@ -1523,47 +2192,67 @@ def reseed():
     """Fresh random state: every child of a zygote inherits the same generators. (`random` reseeds itself
     at fork, through os.register_at_fork; sympy's and numpy's global generators do not.)"""
     m = sys.modules.get('sympy.core.random')
-    if m is not None and hasattr(m, 'seed'): m.seed()
+    if m is not None and hasattr(m, 'seed'):
+        m.seed()
     m = sys.modules.get('numpy.random')
-    if m is not None: m.seed()
+    if m is not None:
+        m.seed()
 
 
 def unbuffer_c_stdio():
     """C-level stdout unbuffered (ctypes printf, C extensions): os._exit skips stdio's flush, and a job process
     would otherwise lose what sits in its buffer; unbuffered, nothing is left there and no job has to flush it."""
-    if LIBC is None: return
-    try: LIBC.setvbuf(ctypes.c_void_p.in_dll(LIBC, 'stdout'), None, 2, 0)  # _IONBF
-    except (AttributeError, ValueError): pass
+    if LIBC is None:
+        return
+    try:
+        LIBC.setvbuf(ctypes.c_void_p.in_dll(LIBC, 'stdout'), None, 2, 0)  # _IONBF
+    except (AttributeError, ValueError):
+        pass
 
 
 def std_streams():
     """sys.stdin/stdout/stderr on fds 0/1/2, made once in the zygote (made in each job process, they would cost
-    copy-on-write faults in each). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes are."""
+    copy-on-write faults in each). Made while fds 0-2 are a pipe, so they are the non-seekable streams a job's pipes
+    are.
+    """
     r, w = os.pipe()
     saved = [os.dup(fd) for fd in (0, 1, 2)]
-    os.dup2(r, 0); os.dup2(w, 1); os.dup2(w, 2)
+    os.dup2(r, 0)
+    os.dup2(w, 1)
+    os.dup2(w, 2)
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8')
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True)
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True
+    )
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
-    for s in (sys.stdin, sys.stdout, sys.stderr): s.seekable()
-    for fd, old in zip((0, 1, 2), saved): os.dup2(old, fd); os.close(old)
-    os.close(r); os.close(w)
+    for s in (sys.stdin, sys.stdout, sys.stderr):
+        s.seekable()
+    for fd, old in zip((0, 1, 2), saved):
+        os.dup2(old, fd)
+        os.close(old)
+    os.close(r)
+    os.close(w)
 
 
 def collapse_huge_pages():
     """Backs the big anonymous regions with transparent huge pages (MADV_COLLAPSE, Linux 6.1+): fewer page
     table entries to copy at each fork and to tear down at each exit. Failure is harmless."""
-    if LIBC is None: return
+    if LIBC is None:
+        return
     LIBC.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     huge = 1 << 21
-    try: maps = open('/proc/self/maps').read().splitlines()
-    except OSError: return
+    try:
+        maps = open('/proc/self/maps').read().splitlines()
+    except OSError:
+        return
     for line in maps:
         p = line.split()
-        if 'w' not in p[1] or (len(p) > 5 and p[5] != '[heap]'): continue
+        if 'w' not in p[1] or (len(p) > 5 and p[5] != '[heap]'):
+            continue
         a, b = (int(x, 16) for x in p[0].split('-'))
         a, b = (a + huge - 1) & ~(huge - 1), b & ~(huge - 1)
-        if b > a and LIBC.madvise(a, b - a, 14) == 0: LIBC.madvise(a, b - a, 25)  # MADV_HUGEPAGE, MADV_COLLAPSE
+        if b > a and LIBC.madvise(a, b - a, 14) == 0:
+            LIBC.madvise(a, b - a, 25)  # MADV_HUGEPAGE, MADV_COLLAPSE
 
 
 # The interpreter's own code and the C library's: what every job runs (see copy_code_mappings).
@@ -1575,17 +2264,23 @@ def copy_code_mappings():
     process faulting them in again (fork skips a file mapping's entries unless the mapping has private pages: one
     page of each is written, its own value back, under a brief PROT_WRITE). Failure (a
     kernel that refuses writable code) is harmless."""
-    if LIBC is None: return
+    if LIBC is None:
+        return
     LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    try: maps = open('/proc/self/maps').read().splitlines()
-    except OSError: return
+    try:
+        maps = open('/proc/self/maps').read().splitlines()
+    except OSError:
+        return
     for line in maps:
         p = line.split()
-        if len(p) < 6 or p[1][1] == 'w' or p[1][3] != 'p' or not os.path.basename(p[5]).startswith(CODE_FILES): continue
+        if len(p) < 6 or p[1][1] == 'w' or p[1][3] != 'p' or not os.path.basename(p[5]).startswith(CODE_FILES):
+            continue
         a, b = (int(x, 16) for x in p[0].split('-'))
         prot = (1 if p[1][0] == 'r' else 0) | (4 if p[1][2] == 'x' else 0)
-        if LIBC.mprotect(a, b - a, prot | 2) != 0: continue  # the whole mapping: a part would split it
-        byte = ctypes.c_char.from_address(a); byte.value = byte.value
+        if LIBC.mprotect(a, b - a, prot | 2) != 0:
+            continue  # the whole mapping: a part would split it
+        byte = ctypes.c_char.from_address(a)
+        byte.value = byte.value
         LIBC.mprotect(a, b - a, prot)
 
 
@@ -1594,50 +2289,78 @@ def zygote(sock, tier, controller):
     exit status and CPU time. The job process's pipes arrive with the request as fds 1-4, so it does not have to move
     them."""
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the controller
-    if os.getppid() != controller: os._exit(0)
+    if os.getppid() != controller:
+        os._exit(0)
     t0 = time.perf_counter()
     got = warm(tier)
     os.closerange(1, 5)
     sock.send(b'r %d %s' % ((time.perf_counter() - t0) * 1000, json.dumps(got).encode()))
-    poller = select.poll(); poller.register(sock, select.POLLIN)
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
     children, reusing = {}, set()  # pidfd → pid of each child; the pids of the reuse processes among them
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
-    fork, pidfd_open, closerange, killpg, wait4, close = os.fork, os.pidfd_open, os.closerange, os.killpg, os.wait4, os.close
+    fork, pidfd_open, closerange, killpg, wait4, close = (
+        os.fork,
+        os.pidfd_open,
+        os.closerange,
+        os.killpg,
+        os.wait4,
+        os.close,
+    )
     ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
         for fd, _ in poll():
             if fd == ZYGOTE_SOCKET:
-                try: msg, anc, _, _ = recvmsg(16, FDS_SPACE)
-                except OSError: os._exit(0)
-                if not msg: os._exit(0)
-                if not anc or anc[0][2] != FDS_1_TO_4: os._exit(71)  # a broken invariant: the controller finds this tier gone
+                try:
+                    msg, anc, _, _ = recvmsg(16, FDS_SPACE)
+                except OSError:
+                    os._exit(0)
+                if not msg:
+                    os._exit(0)
+                if not anc or anc[0][2] != FDS_1_TO_4:
+                    os._exit(71)  # a broken invariant: the controller finds this tier gone
                 reuse = msg[:1] == b'u'  # b't': a spare, forked for one job; b'u': a reuse process
-                if reuse: take_baseline()  # once: every reuse process shares it
-                try: pid = fork()
+                if reuse:
+                    take_baseline()  # once: every reuse process shares it
+                try:
+                    pid = fork()
                 except OSError:  # the sandbox's process limit (a job's fork bomb): asked again after that job
-                    closerange(1, 5); send(b'e u' if reuse else b'e t'); continue
+                    closerange(1, 5)
+                    send(b'e u' if reuse else b'e t')
+                    continue
                 if pid == 0:
-                    try: reuse_child() if reuse else child()
-                    finally: _exit(70)
+                    try:
+                        reuse_child() if reuse else child()
+                    finally:
+                        _exit(70)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
                 if reuse:
-                    reusing.add(pid); send(b'u %d' % pid)
+                    reusing.add(pid)
+                    send(b'u %d' % pid)
                 # While a spare runs a job, its end is the controller's next concern: the new spare is announced with
                 # it, in one message, so the controller wakes once.
-                elif len(children) > len(reusing): ready = b'\nc %d' % pid
-                else: send(b'c %d' % pid)
-                children[pidfd] = pid; register(pidfd, POLLIN)
+                elif len(children) > len(reusing):
+                    ready = b'\nc %d' % pid
+                else:
+                    send(b'c %d' % pid)
+                children[pidfd] = pid
+                register(pidfd, POLLIN)
             else:
-                pid = children.pop(fd); unregister(fd)
+                pid = children.pop(fd)
+                unregister(fd)
                 reusing.discard(pid)
-                try: killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
-                except OSError: pass
-                _, status, usage = wait4(pid, 0); close(fd)
+                try:
+                    killpg(pid, SIGKILL)  # the job's group, while its leader is a zombie (pid not reusable)
+                except OSError:
+                    pass
+                _, status, usage = wait4(pid, 0)
+                close(fd)
                 # its exit status and its CPU (user + system, its threads and the children it reaped), in microseconds
-                send(b'x %d %d %d%s' % (pid, status, (usage.ru_utime + usage.ru_stime) * 1e6, ready)); ready = b''
+                send(b'x %d %d %d%s' % (pid, status, (usage.ru_utime + usage.ru_stime) * 1e6, ready))
+                ready = b''
 
 
 class Zygote:
@@ -1647,15 +2370,21 @@ class Zygote:
     def __init__(self, name, others):
         self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
         self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
-        self.reuser, self.reuse_asked, self.forget = None, None, set()  # forget: reuse processes dropped before their exit came
+        self.reuser, self.reuse_asked, self.forget = (
+            None,
+            None,
+            set(),
+        )  # forget: reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                for s in [self.sock] + [z.sock for z in others]: s.detach()
+                for s in [self.sock] + [z.sock for z in others]:
+                    s.detach()
                 os.dup2(theirs.detach(), ZYGOTE_SOCKET)
-                os.closerange(3, ZYGOTE_SOCKET); os.closerange(ZYGOTE_SOCKET + 1, 1 << 20)  # the channel, the other zygotes' sockets
+                os.closerange(3, ZYGOTE_SOCKET)
+                os.closerange(ZYGOTE_SOCKET + 1, 1 << 20)  # the channel, the other zygotes' sockets
                 zygote(socket.socket(fileno=ZYGOTE_SOCKET), name, controller)
             finally:
                 os._exit(0)
@@ -1664,36 +2393,46 @@ class Zygote:
 
     def ask(self):
         """Asks the zygote for its next job process, forked ahead of its job."""
-        if self.asked is not None or self.spare is not None or self.dead or not self.warm: return
+        if self.asked is not None or self.spare is not None or self.dead or not self.warm:
+            return
         self.asked = self.request(b't')
 
     def ask_reuse(self):
         """Asks the zygote for a reuse process (it takes its baseline at once, then waits for a job)."""
-        if self.reuse_asked is not None or self.reuser is not None or self.dead or not self.warm: return
+        if self.reuse_asked is not None or self.reuser is not None or self.dead or not self.warm:
+            return
         self.reuse_asked = self.request(b'u')
 
     def request(self, kind):
         """Sends request `kind` with a new process's pipes (their other ends stay here, returned): job (read by it),
         stdout, stderr and report (written by it). None when the zygote is gone."""
         job, out, err, rep = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-        try: socket.send_fds(self.sock, [kind], [out[1], err[1], rep[1], job[0]])
+        try:
+            socket.send_fds(self.sock, [kind], [out[1], err[1], rep[1], job[0]])
         except OSError:
-            for fd in (job[1], out[0], err[0], rep[0]): os.close(fd)
+            for fd in (job[1], out[0], err[0], rep[0]):
+                os.close(fd)
             return None
         finally:
-            for fd in (out[1], err[1], rep[1], job[0]): os.close(fd)
-        for fd in (out[0], err[0], rep[0]): os.set_blocking(fd, False)
+            for fd in (out[1], err[1], rep[1], job[0]):
+                os.close(fd)
+        for fd in (out[0], err[0], rep[0]):
+            os.set_blocking(fd, False)
         return job[1], out[0], err[0], rep[0]
 
     def on_message(self):
         """Reads one message; answers its (first) kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
-        try: msg = self.sock.recv(4096)
-        except OSError: msg = b''
+        try:
+            msg = self.sock.recv(4096)
+        except OSError:
+            msg = b''
         if not msg:
             self.dead = True
             return None
         first = None
-        for part in msg.split(b'\n'):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+        for part in msg.split(
+            b'\n'
+        ):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
             kind = self.on_part(part)
             first = first or kind
         return first
@@ -1714,9 +2453,12 @@ class Zygote:
             self.cpu_us[int(pid)] = int(cpu_us)
         elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
             fds = self.reuse_asked if rest == b'u' else self.asked
-            for fd in fds or (): os.close(fd)
-            if rest == b'u': self.reuse_asked = None
-            else: self.asked = None
+            for fd in fds or ():
+                os.close(fd)
+            if rest == b'u':
+                self.reuse_asked = None
+            else:
+                self.asked = None
         return kind
 
 
@@ -1724,12 +2466,18 @@ class Zygote:
 # After each job: the processes it left behind killed, its work dir removed, the scratch dirs and System V IPC
 # objects back to what the sandbox started with; the next job must see none of it.
 
-import ctypes, os, signal, stat
+import ctypes
+import os
+import signal
+import stat
 
 
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
-SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
-            ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0
+SYSV_IPC = (
+    ('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)),
+    ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
+    ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)),
+)  # IPC_RMID is 0
 
 
 def remove_tree(path):
@@ -1740,31 +2488,45 @@ def remove_tree(path):
     ok = True
     try:
         os.chdir(os.path.dirname(path) or '/')
-        names = [[os.path.basename(path)]]  # names[i]: what is still to remove at depth i (the last one is being removed)
+        names = [
+            [os.path.basename(path)]
+        ]  # names[i]: what is still to remove at depth i (the last one is being removed)
         while names:
             if not names[-1]:  # everything below was removed (or could not be): go up, remove this directory
                 names.pop()
-                if not names: break
+                if not names:
+                    break
                 os.chdir('..')
-                try: os.rmdir(names[-1].pop())
-                except OSError: ok = False
+                try:
+                    os.rmdir(names[-1].pop())
+                except OSError:
+                    ok = False
                 continue
             n = names[-1][-1]
-            try: st = os.lstat(n)
-            except OSError:
-                names[-1].pop(); continue
-            if not stat.S_ISDIR(st.st_mode):
-                try: os.unlink(n)
-                except OSError: ok = False
-                names[-1].pop(); continue
             try:
-                os.chmod(n, 0o700); os.chdir(n)
+                st = os.lstat(n)
+            except OSError:
+                names[-1].pop()
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                try:
+                    os.unlink(n)
+                except OSError:
+                    ok = False
+                names[-1].pop()
+                continue
+            try:
+                os.chmod(n, 0o700)
+                os.chdir(n)
                 names.append(os.listdir('.'))
             except OSError:
-                ok = False; names[-1].pop()
-    except OSError: ok = False
+                ok = False
+                names[-1].pop()
+    except OSError:
+        ok = False
     finally:
-        os.fchdir(home); os.close(home)
+        os.fchdir(home)
+        os.close(home)
     return ok
 
 
@@ -1774,13 +2536,18 @@ IPC_INFO_BUF = ctypes.create_string_buffer(256)
 def sysv_in_use():
     """How many shm segments, message queues and semaphore sets exist (SHM_INFO, MSG_INFO, SEM_INFO: three syscalls,
     cheaper than reading /proc/sysvipc after each job); None without libc."""
-    if LIBC is None: return None
+    if LIBC is None:
+        return None
     b = IPC_INFO_BUF
     try:
-        LIBC.shmctl(0, 14, b); shm = ctypes.c_int.from_buffer(b, 0).value    # struct shm_info: used_ids
-        LIBC.msgctl(0, 12, b); msg = ctypes.c_int.from_buffer(b, 0).value    # struct msginfo: msgpool
-        LIBC.semctl(0, 0, 19, b); sem = ctypes.c_int.from_buffer(b, 28).value  # struct seminfo: semusz
-    except (AttributeError, OSError): return None
+        LIBC.shmctl(0, 14, b)
+        shm = ctypes.c_int.from_buffer(b, 0).value  # struct shm_info: used_ids
+        LIBC.msgctl(0, 12, b)
+        msg = ctypes.c_int.from_buffer(b, 0).value  # struct msginfo: msgpool
+        LIBC.semctl(0, 0, 19, b)
+        sem = ctypes.c_int.from_buffer(b, 28).value  # struct seminfo: semusz
+    except (AttributeError, OSError):
+        return None
     return shm, msg, sem
 
 
@@ -1788,9 +2555,12 @@ def sysv_ids(path):
     """The ids listed in one /proc/sysvipc file (empty when it is not readable)."""
     try:
         fd = os.open(path, os.O_RDONLY)
-        try: text = os.read(fd, 1 << 20)
-        finally: os.close(fd)
-    except OSError: return set()
+        try:
+            text = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+    except OSError:
+        return set()
     return {int(f[1]) for f in (line.split() for line in text.splitlines()[1:]) if len(f) > 1}
 
 
@@ -1804,7 +2574,9 @@ class Cleanup:
         os.mkdir(workdir, 0o700)  # the first job's (each job's is made fresh after the one before: see clean)
         self.scratch = {d: set(os.listdir(d)) for d in scratch if os.path.isdir(d)}
         # a job may chmod these (the sandbox's uid owns /tmp): set back after each job
-        self.modes = {d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(workdir)} if os.path.isdir(d)}
+        self.modes = {
+            d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(workdir)} if os.path.isdir(d)
+        }
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ipc_in_use = sysv_in_use()
 
@@ -1814,23 +2586,34 @@ class Cleanup:
         job must not see it)."""
         ok = True
         for d, mode in self.modes.items():
-            try: os.chmod(d, mode)
-            except OSError: pass
-        try: os.rmdir(self.workdir)
-        except FileNotFoundError: pass
-        except OSError: ok = remove_tree(self.workdir)
-        for d, base in self.scratch.items():
-            try: names = os.listdir(d)
+            try:
+                os.chmod(d, mode)
             except OSError:
-                ok = False; continue
+                pass
+        try:
+            os.rmdir(self.workdir)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            ok = remove_tree(self.workdir)
+        for d, base in self.scratch.items():
+            try:
+                names = os.listdir(d)
+            except OSError:
+                ok = False
+                continue
             for n in names:
-                if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
+                if n not in base:
+                    ok = remove_tree(os.path.join(d, n)) and ok
         if ipc and (self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use):
             for path, remove in SYSV_IPC:
                 if path in self.ipc:
-                    for i in sysv_ids(path) - self.ipc[path]: remove(i)
-        try: os.mkdir(self.workdir, 0o700)  # the next job's, fresh
-        except OSError: ok = False
+                    for i in sysv_ids(path) - self.ipc[path]:
+                        remove(i)
+        try:
+            os.mkdir(self.workdir, 0o700)  # the next job's, fresh
+        except OSError:
+            ok = False
         return ok
 
 
@@ -1840,15 +2623,22 @@ def sweep(children, keep):
     the processes it reaped used, in microseconds.)"""
     cpu_us = 0
     for _ in range(50):
-        try: pids = [p for p in map(int, os.pread(children, 1 << 16, 0).split()) if p not in keep]
-        except OSError: pids = []
-        if not pids: return True, cpu_us
+        try:
+            pids = [p for p in map(int, os.pread(children, 1 << 16, 0).split()) if p not in keep]
+        except OSError:
+            pids = []
+        if not pids:
+            return True, cpu_us
         for p in pids:
-            try: os.kill(p, signal.SIGKILL)
-            except OSError: pass
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
         for p in pids:
-            try: usage = os.wait4(p, 0)[2]
-            except OSError: continue
+            try:
+                usage = os.wait4(p, 0)[2]
+            except OSError:
+                continue
             cpu_us += int((usage.ru_utime + usage.ru_stime) * 1e6)
     return False, cpu_us
 
@@ -1858,7 +2648,8 @@ def sweep(children, keep):
 # report pipe, each kept up to the job's cap (what comes past it is read and dropped, and marked truncated): a job never
 # blocks on a full pipe once its pipes are watched, and nothing is buffered unbounded.
 
-import os, select
+import os
+import select
 
 # A job's cap on each of its stdout and stderr, for a frame that gives none.
 DEFAULT_OUTPUT_CAP = 65536
@@ -1872,25 +2663,32 @@ class Capture:
         self.out_r, self.err_r, self.rep_r = out_r, err_r, rep_r
         self.cap, self.poller, self.watching = cap, poller, False
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
-        if rep_r is not None: self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+        if rep_r is not None:
+            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
         self.truncated = dict.fromkeys(self.bufs, False)
         self.open = set(self.bufs)
 
     def watch(self):
         """From now on the controller's poll wakes for what the job writes."""
         self.watching = True
-        for fd in self.open: self.poller.register(fd, select.POLLIN)
+        for fd in self.open:
+            self.poller.register(fd, select.POLLIN)
 
     def drain(self, fd):
         """Reads what is there: False at EOF, None when nothing is, else True."""
-        try: data = os.read(fd, 65536)
-        except BlockingIOError: return None
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return None
         if not data:
             self.open.discard(fd)
-            if self.watching: self.poller.unregister(fd)
+            if self.watching:
+                self.poller.unregister(fd)
             return False
         room = self.cap - len(self.bufs[fd])
-        if len(data) > room: self.truncated[fd] = True; data = data[:max(room, 0)]
+        if len(data) > room:
+            self.truncated[fd] = True
+            data = data[: max(room, 0)]
         self.bufs[fd] += data
         return True
 
@@ -1898,17 +2696,21 @@ class Capture:
         """Reads each pipe to its end, once every writer is dead, dying or done (EOF, or nothing more will come), and
         leaves the poller."""
         for fd in list(self.open):
-            while self.drain(fd): pass
-            if fd in self.open and self.watching: self.poller.unregister(fd)
+            while self.drain(fd):
+                pass
+            if fd in self.open and self.watching:
+                self.poller.unregister(fd)
 
     def unwatch(self):
         """Leaves the poller without reading (the pipes are closed by their owner)."""
         if self.watching:
-            for fd in self.open: self.poller.unregister(fd)
+            for fd in self.open:
+                self.poller.unregister(fd)
         self.watching = False
 
     def close(self):
-        for fd in self.bufs: os.close(fd)
+        for fd in self.bufs:
+            os.close(fd)
 
     def text(self, fd):
         return self.bufs[fd].decode('utf-8', 'replace')
@@ -1918,47 +2720,95 @@ class Capture:
 # The result frames the controller answers jobs with: one of a job that did not run (`failed`), and the status, exit
 # code and error of one that did, from what the controller saw of its end (`ending`).
 
-import os, signal
+import os
+import signal
 
 
 def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need not."""
-    result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': None, 'stdout': '', 'stderr': '',
-              'duration_ms': 0, 'truncated': {'stdout': False, 'stderr': False}, 'error': {'type': type_, 'message': message},
-              'files': {}, 'retire': retire_reason is not None, 'tier': None}
-    if retire_reason is not None: result['retire_reason'] = retire_reason
+    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need
+    not."""
+    result = {
+        'op': 'result',
+        'id': job.get('id'),
+        'status': status,
+        'exit_code': None,
+        'stdout': '',
+        'stderr': '',
+        'duration_ms': 0,
+        'truncated': {'stdout': False, 'stderr': False},
+        'error': {'type': type_, 'message': message},
+        'files': {},
+        'retire': retire_reason is not None,
+        'tier': None,
+    }
+    if retire_reason is not None:
+        result['retire_reason'] = retire_reason
     return result
 
 
 def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
-    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its process's
+    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its
+    process's
     wait status as its zygote reported it, or `done` the end a reuse process reported (None both: its zygote is gone);
     `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()` whether the sandbox's memory
-    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then dropped)."""
+    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then
+    dropped).
+    """
     if timed_out:
-        return 'timeout', None, {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')}, False
+        return (
+            'timeout',
+            None,
+            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')},
+            False,
+        )
     if wstatus is None and done is None:
         return 'killed', None, {'type': 'ZygoteExited', 'message': 'the %s zygote is gone' % tier}, False
     if done is not None or os.WIFEXITED(wstatus):
         exit_code = int(done['status']) if done is not None else os.WEXITSTATUS(wstatus)
         status, error, memory = 'ok' if exit_code == 0 else 'error', None, False
         if exit_code and report:
-            error = {'type': str(report.get('type', 'ExitCode'))[:256], 'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192]}
-            if 'traceback' in report: error['traceback'] = str(report['traceback'])[-8192:]
-            if report.get('memory') is True: status, memory = 'memory', True
+            error = {
+                'type': str(report.get('type', 'ExitCode'))[:256],
+                'message': str(report.get('message', 'exited with code %d' % exit_code))[:8192],
+            }
+            if 'traceback' in report:
+                error['traceback'] = str(report['traceback'])[-8192:]
+            if report.get('memory') is True:
+                status, memory = 'memory', True
         elif exit_code:
             error = {'type': 'ExitCode', 'message': 'exited with code %d' % exit_code}
         return status, exit_code, error, memory
     sig = os.WTERMSIG(wstatus)
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
     if sig == signal.SIGKILL and oom_killed():  # the kernel killed the job (its oom_score_adj is 1000)
-        return 'memory', None, {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'}, False
-    return 'timeout' if sig == signal.SIGXCPU else 'killed', None, {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)}, False
+        return (
+            'memory',
+            None,
+            {'type': 'MemoryError', 'message': 'the sandbox ran out of memory: the kernel killed the job (cgroup OOM)'},
+            False,
+        )
+    return (
+        'timeout' if sig == signal.SIGXCPU else 'killed',
+        None,
+        {'type': name, 'message': 'killed by signal %d (%s)' % (sig, name)},
+        False,
+    )
 
 
 # ---------------- sandfleet_sandbox/controller.py
 
-import base64, fcntl, json, marshal, os, resource, select, signal, socket, stat, sys, time
+import base64
+import fcntl
+import json
+import marshal
+import os
+import resource
+import select
+import signal
+import socket
+import stat
+import sys
+import time
 
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
@@ -1984,8 +2834,10 @@ def oom_kills():
             with open(path) as f:
                 for line in f:
                     key, _, value = line.partition(' ')
-                    if key == 'oom_kill': return int(value)
-        except (OSError, ValueError): continue
+                    if key == 'oom_kill':
+                        return int(value)
+        except (OSError, ValueError):
+            continue
     return None
 
 
@@ -1994,9 +2846,12 @@ def oom_score_adj(value):
     prctl(4, 1)  # PR_SET_DUMPABLE
     try:
         fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
-        try: os.write(fd, b'%d' % value)
-        finally: os.close(fd)
-    except OSError: pass
+        try:
+            os.write(fd, b'%d' % value)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
     prctl(4, 0)
 
 
@@ -2007,11 +2862,14 @@ def channel():
     path = os.environ.get('SANDFLEET_CHANNEL')
     if not path:
         fds = os.dup(0), os.dup(1)
-        if stat.S_ISFIFO(os.fstat(fds[0]).st_mode): grow_pipe(fds[0], BIG_BUFFER)
+        if stat.S_ISFIFO(os.fstat(fds[0]).st_mode):
+            grow_pipe(fds[0], BIG_BUFFER)
         return fds
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try: sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BIG_BUFFER)  # the kernel caps it (net.core.rmem_max)
-    except OSError: pass
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BIG_BUFFER)  # the kernel caps it (net.core.rmem_max)
+    except OSError:
+        pass
     sock.connect(path)
     fd = sock.detach()
     return fd, fd
@@ -2020,8 +2878,10 @@ def channel():
 def grow_pipe(fd, size):
     """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
     /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
-    try: fcntl.fcntl(fd, F_SETPIPE_SZ, size)
-    except OSError: pass
+    try:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
+    except OSError:
+        pass
 
 
 def job_size(job):
@@ -2040,7 +2900,10 @@ class Taken:
         self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
         self.t0 = time.perf_counter()  # the job's time runs from here
         self.capture = None  # its output (watch_run)
-        self.duration, self.timed_out = 0.0, False  # its run time in ms; whether the controller stopped it at its deadline
+        self.duration, self.timed_out = (
+            0.0,
+            False,
+        )  # its run time in ms; whether the controller stopped it at its deadline
         # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
         # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
         # and why some were not, its error report
@@ -2052,9 +2915,11 @@ class Controller:
     def __init__(self):
         self.chan_in, self.chan = channel()
         null = os.open('/dev/null', os.O_RDWR)
-        for fd in (0, 1, 2): os.dup2(null, fd)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
         os.close(null)
-        os.set_inheritable(self.chan_in, False); os.set_inheritable(self.chan, False)
+        os.set_inheritable(self.chan_in, False)
+        os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
         self.running = None  # the reuse process running the job, if one is
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
@@ -2065,22 +2930,26 @@ class Controller:
         self.ooms = oom_kills()
         # what every tier has: the executor's own imports (a job importing only those runs on bare)
         self.loaded = frozenset(m.split('.')[0] for m in sys.modules)
-        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each fork)
+        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each
+        # fork)
         self.zygotes = {'bare': Zygote('bare', [])}
         self.planned = plan_tiers()
         for name in self.planned:
-            if name not in self.zygotes: self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
+            if name not in self.zygotes:
+                self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
         self.keep = {z.pid for z in self.zygotes.values()}
         # /proc files kept open and read again with pread (cheaper than open, read and close each time)
         self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
         self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
         self.poller = select.poll()
         self.poller.register(self.chan_in, select.POLLIN)
-        for fd in self.by_fd: self.poller.register(fd, select.POLLIN)
+        for fd in self.by_fd:
+            self.poller.register(fd, select.POLLIN)
         # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
         self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
-    def send(self, frame): os.write(self.chan, json.dumps(frame).encode() + b'\n')
+    def send(self, frame):
+        os.write(self.chan, json.dumps(frame).encode() + b'\n')
 
     def pump(self, timeout_ms):
         """One poll round: zygote messages and channel input. Returns the fds that were readable."""
@@ -2088,15 +2957,20 @@ class Controller:
         for fd, _ in events:
             z = self.by_fd.get(fd)
             if isinstance(z, Reuser):
-                if not z.read(): self.poller.unregister(fd); del self.by_fd[fd]
+                if not z.read():
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
             elif z is not None:
                 kind = z.on_message()
                 if kind is None:
-                    self.poller.unregister(fd); del self.by_fd[fd]
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
                     self.dead.append(z.pid)  # reaped once it has exited
                     self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
-                if kind is None or kind == b'r': self.tell()
-            elif fd == self.chan_in: self.read_channel()
+                if kind is None or kind == b'r':
+                    self.tell()
+            elif fd == self.chan_in:
+                self.read_channel()
         self.settle()
         return events
 
@@ -2115,43 +2989,63 @@ class Controller:
             if self.buf:
                 self.buf.append(data[start:nl])
                 line, self.buf = b''.join(self.buf), []
-            else: line = data[start:nl]
+            else:
+                line = data[start:nl]
             self.take(line)
             start, nl = nl + 1, data.find(b'\n', nl + 1)
-        if start < n: self.buf.append(data[start:] if start else data)
+        if start < n:
+            self.buf.append(data[start:] if start else data)
 
     def take(self, line):
         """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
-        if not line.strip(): return
-        try: frame = json.loads(line)
+        if not line.strip():
+            return
+        try:
+            frame = json.loads(line)
         except ValueError:
             self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
             return
-        if frame.get('op') == 'shutdown': self.closing = True
-        elif frame.get('op') == 'exec': self.frames.append(frame)
+        if frame.get('op') == 'shutdown':
+            self.closing = True
+        elif frame.get('op') == 'exec':
+            self.frames.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
-        if self.told is None: return
+        if self.told is None:
+            return
         for z in self.zygotes.values():
             state = 'dead' if z.dead else 'warm' if z.warm else None
-            if state is None or self.told.get(z.name) == state: continue
+            if state is None or self.told.get(z.name) == state:
+                continue
             self.told[z.name] = state
             if z.name != 'bare' or z.dead:
                 self.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
 
     def serve(self):
         bare = self.zygotes['bare']
-        while not bare.ready and not bare.dead: self.pump(-1)
-        if bare.dead: sys.exit(1)
-        self.send({'op': 'ready', 'protocol': 1, 'pid': os.getpid(), 'python': sys.version.split()[0],
-                   'tiers': self.planned, 'packages': {}, 'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork']})
+        while not bare.ready and not bare.dead:
+            self.pump(-1)
+        if bare.dead:
+            sys.exit(1)
+        self.send(
+            {
+                'op': 'ready',
+                'protocol': 1,
+                'pid': os.getpid(),
+                'python': sys.version.split()[0],
+                'tiers': self.planned,
+                'packages': {},
+                'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork'],
+            }
+        )
         self.told = {}
         self.tell()
         while not self.closing:
             if self.frames:
                 self.send(self.run(self.frames.pop(0)))
-                if self.after_reuse is not None: self.clean_after_reuse()
+                if self.after_reuse is not None:
+                    self.clean_after_reuse()
                 self.settle()  # a reuse process whose verdict came with its job's end
             else:
                 self.pump(-1)
@@ -2162,29 +3056,38 @@ class Controller:
         """The job's zygote, once it has a spare child; a cheaper one when the job's tier died; None when the job's
         `wait_ms` (what is left of its queue timeout) ran out while its tier warmed."""
         while True:
-            z = self.zygotes[pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
+            z = self.zygotes[
+                pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)
+            ]
             if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
                 self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
                 t0 = time.perf_counter()
                 limit = frame.get('wait_ms')
                 end = t0 + limit / 1000 if isinstance(limit, (int, float)) else None
                 while not z.ready and not z.dead and not self.closing:
-                    if end is None: self.pump(-1); continue
+                    if end is None:
+                        self.pump(-1)
+                        continue
                     left = end - time.perf_counter()
-                    if left <= 0: return None
+                    if left <= 0:
+                        return None
                     self.pump(max(1, int(left * 1000)))
                 frame['waited_ms'] = (time.perf_counter() - t0) * 1000
-            while not z.ready and not z.dead and not self.closing: self.pump(-1)
-            if not z.dead or z.name == 'bare': return z
+            while not z.ready and not z.dead and not self.closing:
+                self.pump(-1)
+            if not z.dead or z.name == 'bare':
+                return z
 
     def run(self, job):
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
-        if self.broken is not None: return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
+        if self.broken is not None:
+            return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
         self.check_idle(job.get('tenant'))
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         taken = self.take_process(job)
-        if isinstance(taken, dict): return taken  # the job did not run: its result
+        if isinstance(taken, dict):
+            return taken  # the job did not run: its result
         self.watch_run(job, taken)
         r = taken.reuser
         if r is not None and r.violation is not None:
@@ -2196,7 +3099,8 @@ class Controller:
     def reuse_refusal(self, job):
         """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
         when it may run reused; None too for a job that asks for `fork`."""
-        if job.get('isolation') != 'reuse': return None
+        if job.get('isolation') != 'reuse':
+            return None
         return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
 
     def take_process(self, job):
@@ -2208,7 +3112,12 @@ class Controller:
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
             z = self.tier_for(job)
             if z is None:
-                result = failed(job, 'queue_timeout', 'TierWarming', 'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'])
+                result = failed(
+                    job,
+                    'queue_timeout',
+                    'TierWarming',
+                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'],
+                )
                 result['waited_ms'] = job['wait_ms']
                 return result
             taken = None
@@ -2220,21 +3129,27 @@ class Controller:
             if taken is None:
                 if z.dead or self.closing or z.spare is None:
                     return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-                if reuse: z.ask_reuse()  # for the next reuse job of this tier
+                if reuse:
+                    z.ask_reuse()  # for the next reuse job of this tier
                 taken = self.take_spare(z, job, refused)
-                if taken is None: continue
-                if isinstance(taken, dict): return taken
+                if taken is None:
+                    continue
+                if isinstance(taken, dict):
+                    return taken
             # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
             # here, as the job's own does (Taken.t0).
-            if job_size(job) > PIPE_BYTES: self.send({'op': 'started', 'id': job.get('id')})
+            if job_size(job) > PIPE_BYTES:
+                self.send({'op': 'started', 'id': job.get('id')})
             return taken
         return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
 
     def take_spare(self, z, job, refused):
         """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
         job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
-        try: os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-        except OSError: pass
+        try:
+            os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError:
+            pass
         pid, fds = z.spare
         z.spare = None
         z.ready = False
@@ -2242,9 +3157,18 @@ class Controller:
         try:
             if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
                 os.kill(pid, signal.SIGKILL)
-                for fd in fds: os.close(fd)
-                return failed(job, 'infra_error', 'SandboxTampered', 'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced', 'tampered')
-            if signalled(pid):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                for fd in fds:
+                    os.close(fd)
+                return failed(
+                    job,
+                    'infra_error',
+                    'SandboxTampered',
+                    'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
+                    'tampered',
+                )
+            if signalled(
+                pid
+            ):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
                 os.kill(pid, signal.SIGKILL)
                 raise OSError('a signal is pending for the spare job process')
             self.limit(z, pid, job)
@@ -2252,13 +3176,15 @@ class Controller:
             self.hand_over(pid, fds[0], self.job_bytes(job, None))
             return Taken(z, pid, fds, None, refused)  # its time runs from here
         except OSError:
-            for fd in fds: os.close(fd)
+            for fd in fds:
+                os.close(fd)
             return None
 
     def hand_over(self, pid, job_w, data):
         """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
         pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
-        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed)."""
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed).
+        """
         if len(data) <= PIPE_BYTES:
             os.write(job_w, data)  # an empty pipe takes it whole
             return
@@ -2268,7 +3194,8 @@ class Controller:
         self.poller.register(job_w, select.POLLOUT)
         try:
             while view:
-                try: view = view[os.write(job_w, view):]
+                try:
+                    view = view[os.write(job_w, view) :]
                 except BlockingIOError:
                     left = until - time.perf_counter()
                     if left <= 0:
@@ -2279,13 +3206,21 @@ class Controller:
             self.poller.unregister(job_w)
 
     def watch_run(self, job, taken):
-        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its end
+        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its
+        end
         or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
         SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
         z, pid, r = taken.z, taken.pid, taken.reuser
         _, out_r, err_r, rep_r = taken.fds
-        if r is None: os.close(taken.fds[0])
-        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP), self.poller)
+        if r is None:
+            os.close(taken.fds[0])
+        capture = taken.capture = Capture(
+            out_r,
+            err_r,
+            rep_r if r is None else None,
+            int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP),
+            self.poller,
+        )
         deadline = taken.t0 + timeout_ms_of(job) / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
@@ -2299,27 +3234,40 @@ class Controller:
                 if r is not None and not timed_out and r.unread():
                     r.violate('it did not take its job')  # the job never started: another sandbox runs it
                     break
-                if not self.closing and not timed_out:  # the deadline: the soft stop first (the executor's handler flushes
+                if (
+                    not self.closing and not timed_out
+                ):  # the deadline: the soft stop first (the executor's handler flushes
                     # what Python holds of the job's output; a handler of the job's own runs instead)
                     timed_out = True
-                    if r is not None: r.cpu_seen = r.cpu_ns()
-                    try: os.killpg(pid, signal.SIGTERM)
-                    except OSError: pass
+                    if r is not None:
+                        r.cpu_seen = r.cpu_ns()
+                    try:
+                        os.killpg(pid, signal.SIGTERM)
+                    except OSError:
+                        pass
                     deadline = now + SOFT_STOP_S
                     continue
                 killed = True
-                if r is not None: r.cpu_seen = r.cpu_ns()  # its CPU as it is killed (once reaped, it is read no more)
-                try: os.killpg(pid, signal.SIGKILL)
-                except OSError: pass
+                if r is not None:
+                    r.cpu_seen = r.cpu_ns()  # its CPU as it is killed (once reaped, it is read no more)
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
                 deadline = time.perf_counter() + 1  # the zygote reports the exit; past this, give up on it
-            elif left <= 0: break
-            if not capture.watching and now >= watch_from: capture.watch()
+            elif left <= 0:
+                break
+            if not capture.watching and now >= watch_from:
+                capture.watch()
             wait = left if capture.watching else min(left, watch_from - now)
             for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
-                if fd in capture.open: capture.drain(fd)
+                if fd in capture.open:
+                    capture.drain(fd)
         taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
-            r.violate('not alone at its end: %s' % r.company())  # a job that left a thread or child ends as a forked one: no D comes
+            r.violate(
+                'not alone at its end: %s' % r.company()
+            )  # a job that left a thread or child ends as a forked one: no D comes
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
 
@@ -2334,78 +3282,125 @@ class Controller:
         z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
         done = taken.done = r.done if r is not None else None
         wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
-        if r is not None: cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
-        else: cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
+        if r is not None:
+            cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
+        else:
+            cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
         clean = done is not None
         swept, orphans_us = sweep(self.children, self.keep)
-        if cpu_ns is not None: cpu_ns += orphans_us * 1000
+        if cpu_ns is not None:
+            cpu_ns += orphans_us * 1000
         taken.cpu_ns = cpu_ns
         unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
         for other in alive:
             if not other.dead:
                 if not clean:
-                    try: os.kill(other.pid, signal.SIGCONT)
-                    except OSError: pass
+                    try:
+                        os.kill(other.pid, signal.SIGCONT)
+                    except OSError:
+                        pass
                 other.ask()  # when its fork failed during the job (the sandbox's process limit)
-            if not clean and unswept is None and (other.dead or zygote_tampered(other)): unswept = 'zygote'
-        if controller_tampered(): unswept = 'tampered'  # the job reniced or prlimited the controller
+            if not clean and unswept is None and (other.dead or zygote_tampered(other)):
+                unswept = 'zygote'
+        if controller_tampered():
+            unswept = 'tampered'  # the job reniced or prlimited the controller
         self.last_clean = None
         capture.finish()
         if r is None:
             z.exits.pop(pid, None)
             capture.close()
         elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(z, r, 'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit', r.tainted or 'the process ended with its job')
-        else: r.since, r.jobs = time.perf_counter(), r.jobs + 1
+            self.drop(
+                z,
+                r,
+                'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit',
+                r.tainted or 'the process ended with its job',
+            )
+        else:
+            r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
         wanted = job.get('fetch_files') or ()
-        if wstatus is not None or done is not None: taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
-        else: taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
-        if done is not None:  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
+        if wstatus is not None or done is not None:
+            taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+        else:
+            taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if (
+            done is not None
+        ):  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
             if wanted:
                 r.send(b'g', 0)
             self.after_reuse, cleaned = (z, r), True
-        else: cleaned = self.cleanup.clean()
-        if r is not None: report = done['report'] if done is not None else r.error
         else:
-            try: report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
-            except ValueError: report = None
+            cleaned = self.cleanup.clean()
+        if r is not None:
+            report = done['report'] if done is not None else r.error
+        else:
+            try:
+                report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
+            except ValueError:
+                report = None
         taken.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        taken.retire = unswept or (None if cleaned else 'cleanup') or ('zygote' if z.dead or (wstatus is None and done is None) else None)
+        taken.retire = (
+            unswept
+            or (None if cleaned else 'cleanup')
+            or ('zygote' if z.dead or (wstatus is None and done is None) else None)
+        )
 
     def result_of(self, job, taken):
         """The result frame of a job that ran, from its Taken once after_run filled it in."""
         z, r, capture = taken.z, taken.reuser, taken.capture
-        status, exit_code, error, out_of_memory = ending(job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed)
-        if out_of_memory and taken.done is not None: r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
+        status, exit_code, error, out_of_memory = ending(
+            job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
+        )
+        if out_of_memory and taken.done is not None:
+            r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
         out, err = capture.out_r, capture.err_r
-        result = {'op': 'result', 'id': job.get('id'), 'status': status, 'exit_code': exit_code,
-                  'stdout': capture.text(out), 'stderr': capture.text(err),
-                  'duration_ms': taken.duration, 'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
-                  'error': error, 'files': taken.files, 'retire': taken.retire is not None, 'tier': z.name,
-                  'isolation': 'reuse' if r is not None else 'fork'}
-        if taken.retire is not None: result['retire_reason'] = taken.retire
-        if taken.cpu_ns is not None: result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
-        if taken.fetch_errors: result['fetch_errors'] = taken.fetch_errors
-        if taken.refused is not None: result['reuse_refused'] = taken.refused
-        if 'waited_ms' in job: result['waited_ms'] = job['waited_ms']
+        result = {
+            'op': 'result',
+            'id': job.get('id'),
+            'status': status,
+            'exit_code': exit_code,
+            'stdout': capture.text(out),
+            'stderr': capture.text(err),
+            'duration_ms': taken.duration,
+            'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
+            'error': error,
+            'files': taken.files,
+            'retire': taken.retire is not None,
+            'tier': z.name,
+            'isolation': 'reuse' if r is not None else 'fork',
+        }
+        if taken.retire is not None:
+            result['retire_reason'] = taken.retire
+        if taken.cpu_ns is not None:
+            result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
+        if taken.fetch_errors:
+            result['fetch_errors'] = taken.fetch_errors
+        if taken.refused is not None:
+            result['reuse_refused'] = taken.refused
+        if 'waited_ms' in job:
+            result['waited_ms'] = job['waited_ms']
         return result
 
     def oom_killed(self):
-        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no cgroup
+        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no
+        cgroup
         file is visible)."""
         ooms = oom_kills() if self.ooms is not None else None
-        if ooms is None or ooms <= self.ooms: return False
+        if ooms is None or ooms <= self.ooms:
+            return False
         self.ooms = ooms
         return True
 
     def hand_to_reuser(self, z, job):
         """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
         and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
-        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked."""
+        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked.
+        """
         r = self.reuser_for(z)
-        if r is None: return None, 'warming'
+        if r is None:
+            return None, 'warming'
         if r.gone():  # killed while idle (a job of another tier can)
             self.drop(z, r, 'exit', 'the process ended between jobs')
             return None, 'warming'
@@ -2431,7 +3426,8 @@ class Controller:
             self.limit_reuse(r, job)
             r.thaw()
             data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
-            if len(data) > PIPE_BYTES: grow_pipe(r.job_w, BIG_BUFFER)
+            if len(data) > PIPE_BYTES:
+                grow_pipe(r.job_w, BIG_BUFFER)
             taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
@@ -2449,10 +3445,14 @@ class Controller:
         runs (a job of its own tenant may run beside it: what it could do to that job is its tenant's own doing)."""
         for z in self.zygotes.values():
             r = z.reuser
-            if r is None or r.state != 'idle': continue
-            if r is self.last_clean and r.tenant == tenant: continue  # it just gave its verdict; a job of its tenant comes
-            if not r.settled(full=False): self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
-            elif r.jobs > 0 and r.tenant != tenant and not r.isolate(): self.drop(z, r, 'tampered', 'it did not stop')
+            if r is None or r.state != 'idle':
+                continue
+            if r is self.last_clean and r.tenant == tenant:
+                continue  # it just gave its verdict; a job of its tenant comes
+            if not r.settled(full=False):
+                self.drop(z, r, 'tampered', r.violation or 'it ran between its jobs')
+            elif r.jobs > 0 and r.tenant != tenant and not r.isolate():
+                self.drop(z, r, 'tampered', 'it did not stop')
 
     def violated(self, job, z, r, duration, alive, ran=True):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
@@ -2462,22 +3462,42 @@ class Controller:
         what = r.violation
         r.kill()
         until = time.perf_counter() + 1
-        while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
+            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
         self.drop(z, r, 'violation', what)
         self.running = None
         swept, _ = sweep(self.children, self.keep)
         reason = None if swept else 'unswept'
         for other in alive:
             if not other.dead:
-                try: os.kill(other.pid, signal.SIGCONT)
-                except OSError: pass
+                try:
+                    os.kill(other.pid, signal.SIGCONT)
+                except OSError:
+                    pass
                 other.ask()
-            if reason is None and (other.dead or zygote_tampered(other)): reason = 'zygote'
-        if controller_tampered(): reason = 'tampered'
-        if not self.cleanup.clean(): reason = reason or 'cleanup'
+            if reason is None and (other.dead or zygote_tampered(other)):
+                reason = 'zygote'
+        if controller_tampered():
+            reason = 'tampered'
+        if not self.cleanup.clean():
+            reason = reason or 'cleanup'
         self.last_clean = None
-        if not ran: return failed(job, 'infra_error', 'SandboxTampered', 'the reuse process given this job did not take it (an earlier job took it over); the job did not run', reason or 'tampered')
-        result = failed(job, 'infra_error', 'ReuseViolation', 'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, and nothing it said answers the job' % what, reason)
+        if not ran:
+            return failed(
+                job,
+                'infra_error',
+                'SandboxTampered',
+                'the reuse process given this job did not take it (an earlier job took it over); the job did not run',
+                reason or 'tampered',
+            )
+        result = failed(
+            job,
+            'infra_error',
+            'ReuseViolation',
+            'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, '
+            'and nothing it said answers the job' % what,
+            reason,
+        )
         result.update({'duration_ms': duration, 'tier': z.name, 'isolation': 'reuse'})
         return result
 
@@ -2500,65 +3520,97 @@ class Controller:
         z, r = self.after_reuse
         self.after_reuse = None
         self.await_verdict(z, r)
-        if r.state == 'gone' and z.reuser is r:  # retired: it exits; the next job finds it reaped, as a forked job's process
+        if (
+            r.state == 'gone' and z.reuser is r
+        ):  # retired: it exits; the next job finds it reaped, as a forked job's process
             until = time.perf_counter() + 1
-            while r.pid not in z.exits and not z.dead and time.perf_counter() < until: self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+            while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
+                self.pump(max(1, int((until - time.perf_counter()) * 1000)))
             self.settle()
-        if not self.cleanup.clean(ipc=False): self.broken = 'what a job left could not be removed'
+        if not self.cleanup.clean(ipc=False):
+            self.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
-            if r.drop_after is not None: self.drop(z, r, r.drop_after, 'its job ran out of memory')
-            else: self.last_clean = r  # found blocked, its CPU time taken, before the next job (check_idle)
-        elif r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
+            if r.drop_after is not None:
+                self.drop(z, r, r.drop_after, 'its job ran out of memory')
+            else:
+                self.last_clean = r  # found blocked, its CPU time taken, before the next job (check_idle)
+        elif r.violation is not None and z.reuser is r:
+            self.drop(z, r, 'violation', r.violation)
 
     def await_verdict(self, z, r):
-        """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as stuck."""
+        """Waits for reuse process `r` of tier `z` to end its check, at most CHECK_WAIT_S; past it, drops it as
+        stuck."""
         until = r.since + CHECK_WAIT_S
-        while r.state == 'checking' and r.violation is None and r.pid not in z.exits and z.reuser is r and time.perf_counter() < until:
+        while (
+            r.state == 'checking'
+            and r.violation is None
+            and r.pid not in z.exits
+            and z.reuser is r
+            and time.perf_counter() < until
+        ):
             self.pump(max(1, int((until - time.perf_counter()) * 1000)))
-        if r.violation is not None and z.reuser is r: self.drop(z, r, 'violation', r.violation)
-        elif r.state == 'checking' and z.reuser is r: self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
+        if r.violation is not None and z.reuser is r:
+            self.drop(z, r, 'violation', r.violation)
+        elif r.state == 'checking' and z.reuser is r:
+            self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
 
     def reuser_for(self, z):
         """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
         ready (one is asked for)."""
         r = z.reuser
-        if r is not None and r.state == 'checking': self.await_verdict(z, r)
-        if z.reuser is not None and z.reuser.pid in z.exits: self.settle()
+        if r is not None and r.state == 'checking':
+            self.await_verdict(z, r)
+        if z.reuser is not None and z.reuser.pid in z.exits:
+            self.settle()
         r = z.reuser
-        if r is None: z.ask_reuse()
+        if r is None:
+            z.ask_reuse()
         return r if r is not None and r.state == 'idle' else None
 
     def drop(self, z, r, what, detail):
         """Retires reuse process `r` of tier `z` and tells the runner why."""
         r.kill()
-        try: self.poller.unregister(r.rep_r)
-        except (KeyError, ValueError): pass
+        try:
+            self.poller.unregister(r.rep_r)
+        except (KeyError, ValueError):
+            pass
         self.by_fd.pop(r.rep_r, None)
         r.close()
-        if z.reuser is r: z.reuser = None
+        if z.reuser is r:
+            z.reuser = None
         z.cpu_us.pop(r.pid, None)
-        if z.exits.pop(r.pid, None) is None: z.forget.add(r.pid)
+        if z.exits.pop(r.pid, None) is None:
+            z.forget.add(r.pid)
         self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
     def settle(self):
-        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the zygotes
+        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the
+        zygotes
         that died (an OOM kill, a job's kill)."""
         for pid in list(self.dead):
-            try: reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
-            except ChildProcessError: reaped = True
-            if reaped: self.dead.remove(pid)
+            try:
+                reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError:
+                reaped = True
+            if reaped:
+                self.dead.remove(pid)
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
-                z.forget.discard(pid); del z.exits[pid]; z.cpu_us.pop(pid, None)
+                z.forget.discard(pid)
+                del z.exits[pid]
+                z.cpu_us.pop(pid, None)
             r = z.reuser
-            if r is None or r is self.running: continue
+            if r is None or r is self.running:
+                continue
             if r.rep_r not in self.by_fd:
                 self.by_fd[r.rep_r] = r
                 self.poller.register(r.rep_r, select.POLLIN)
             if r.violation is not None and r.state != 'checking':  # while it checks, await_verdict answers for it
                 self.drop(z, r, 'violation', r.violation)
             elif r.state == 'gone':
-                what, detail = r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
+                what, detail = (
+                    r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
+                )
                 self.drop(z, r, str(what), str(detail))
             elif r.pid in z.exits:
                 self.drop(z, r, 'exit', 'the process ended between jobs')
@@ -2566,20 +3618,29 @@ class Controller:
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
         memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
-        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job)  # the zygote's size: the spare's, forked from it
+        mem = address_space(
+            int(os.pread(z.statm, 256, 0).split()[0]), job
+        )  # the zygote's size: the spare's, forked from it
         resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
         cpu = timeout_ms_of(job) // 1000 + 2
         resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if NPROC: resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+        if NPROC:
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
 
     def limit_reuse(self, r, job):
         """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
         plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
-        for limit, value in ((resource.RLIMIT_AS, address_space(r.pages(), job)), (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2)):
-            hard = SPARE_LIMITS[RLIMITS.index(limit)][1]  # as the zygote left it: the check, inside and from here, holds it
+        for limit, value in (
+            (resource.RLIMIT_AS, address_space(r.pages(), job)),
+            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2),
+        ):
+            hard = SPARE_LIMITS[RLIMITS.index(limit)][
+                1
+            ]  # as the zygote left it: the check, inside and from here, holds it
             resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
-        if NPROC and r.jobs == 0: resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+        if NPROC and r.jobs == 0:
+            resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
 
 
 # How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
@@ -2593,15 +3654,19 @@ def precompile(code):
     """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
     in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
     that; the code object travels to the job process marshalled."""
-    try: return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
-    except BaseException: return None
+    try:
+        return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
+    except BaseException:
+        return None
 
 
 def main():
-    if os.environ.get('SANDFLEET_SECCOMP'): add_seccomp(base64.b64decode(os.environ.pop('SANDFLEET_SECCOMP')))
+    if os.environ.get('SANDFLEET_SECCOMP'):
+        add_seccomp(base64.b64decode(os.environ.pop('SANDFLEET_SECCOMP')))
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
-    prctl(4, 0)   # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
-    for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ[k] = '1'
+    prctl(4, 0)  # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
+    for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+        os.environ[k] = '1'
     # matplotlib: Agg, and a writable cache dir beside the work dir (a scratch dir's new entry: removed after each job),
     # so a job that imports it builds its font cache there instead of warning on stderr about a read-only home.
     os.environ.setdefault('MPLBACKEND', 'Agg')

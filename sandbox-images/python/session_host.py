@@ -45,12 +45,15 @@ Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, 
 
 import ctypes
 
-try: LIBC = ctypes.CDLL(None, use_errno=True)
-except OSError: LIBC = None
+try:
+    LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    LIBC = None
 
 
 def prctl(option, arg):
-    if LIBC is not None: LIBC.prctl(option, arg, 0, 0, 0)
+    if LIBC is not None:
+        LIBC.prctl(option, arg, 0, 0, 0)
 
 
 # ---------------- sandfleet_sandbox/limits.py
@@ -63,7 +66,9 @@ import os
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
-NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(
+    os.environ.get('SANDFLEET_MAX_PROCS', '0')
+)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
@@ -87,7 +92,9 @@ def timeout_ms_of(frame):
 # dir or absolute; either way it must lie in one of the sandbox's writable places (the work dir, /tmp, /mnt, /dev/shm),
 # which the caller passes as `places`.
 
-import base64, os, stat
+import base64
+import os
+import stat
 
 FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a part of a file is not the file)
 
@@ -95,11 +102,13 @@ FETCH_MAX_BYTES = 16 << 20  # a larger file is not returned (not cut either: a p
 def place_of(base, path, places):
     """The real path of `path` (relative to directory `base`, or absolute), or ValueError naming it when that is not in
     one of `places`: a path outside them, or one that leads out of them through a link."""
-    if '\0' in path: raise ValueError('%r holds a NUL byte' % path)
+    if '\0' in path:
+        raise ValueError('%r holds a NUL byte' % path)
     asked = os.path.normpath(os.path.join(base, path))
     real = os.path.realpath(asked)
     roots = [os.path.realpath(p) for p in places]
-    if any(real == r or real.startswith(r + '/') for r in roots): return real
+    if any(real == r or real.startswith(r + '/') for r in roots):
+        return real
     if any(asked == p or asked.startswith(p + '/') for p in places):
         raise ValueError('%r: a link leads out of the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
     raise ValueError('%r is outside the sandbox\'s writable places (%s)' % (path, ', '.join(places)))
@@ -110,7 +119,8 @@ def write_files(base, files, places):
     for path, b64 in files.items():
         real = place_of(base, path, places)
         os.makedirs(os.path.dirname(real), exist_ok=True)
-        with open(real, 'wb') as f: f.write(base64.b64decode(b64))
+        with open(real, 'wb') as f:
+            f.write(base64.b64decode(b64))
 
 
 def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
@@ -125,20 +135,33 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
             real = place_of(base, path, places)
             fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except ValueError as e:
-            errors[path] = str(e); continue
+            errors[path] = str(e)
+            continue
         except FileNotFoundError:
-            errors[path] = 'no such file'; continue
+            errors[path] = 'no such file'
+            continue
         except IsADirectoryError:
-            errors[path] = 'a directory'; continue
+            errors[path] = 'a directory'
+            continue
         except OSError as e:
-            errors[path] = 'not readable: %s' % (e.strerror or e); continue
+            errors[path] = 'not readable: %s' % (e.strerror or e)
+            continue
         try:
             st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode): errors[path] = 'a directory'; continue
-            if not stat.S_ISREG(st.st_mode): errors[path] = 'not a regular file'; continue
-            if st.st_size > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
-            with open(fd, 'rb', closefd=False) as f: data = f.read(limit + 1)  # the file may have grown since fstat
-            if len(data) > limit: errors[path] = 'larger than %d bytes: not returned' % limit; continue
+            if stat.S_ISDIR(st.st_mode):
+                errors[path] = 'a directory'
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                errors[path] = 'not a regular file'
+                continue
+            if st.st_size > limit:
+                errors[path] = 'larger than %d bytes: not returned' % limit
+                continue
+            with open(fd, 'rb', closefd=False) as f:
+                data = f.read(limit + 1)  # the file may have grown since fstat
+            if len(data) > limit:
+                errors[path] = 'larger than %d bytes: not returned' % limit
+                continue
             files[path] = base64.b64encode(data).decode()
         except OSError as e:
             errors[path] = 'not readable: %s' % (e.strerror or e)
@@ -151,7 +174,15 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
 # A session's cell: its files written, its code run in the session's globals (a Jupyter kernel's display of its value
 # and figures), its files read back; the result written to the session process.
 
-import ast, base64, io, json, linecache, os, resource, sys, traceback
+import ast
+import base64
+import io
+import json
+import linecache
+import os
+import resource
+import sys
+import traceback
 
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)
@@ -162,13 +193,19 @@ _loads = json.loads
 def write_all(fd, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 # A value's rich forms, as a Jupyter kernel's display formatter asks for them: MIME type, method.
-REPR_METHODS = (("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"), ("text/latex", "_repr_latex_"),
-                ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
-                ("application/json", "_repr_json_"))
+REPR_METHODS = (
+    ("text/html", "_repr_html_"),
+    ("text/markdown", "_repr_markdown_"),
+    ("text/latex", "_repr_latex_"),
+    ("image/svg+xml", "_repr_svg_"),
+    ("image/png", "_repr_png_"),
+    ("image/jpeg", "_repr_jpeg_"),
+    ("application/json", "_repr_json_"),
+)
 
 
 def mime_bundle(value):
@@ -283,12 +320,28 @@ def run_cell(frame, g, n, res_w, workdir, places):
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
     try:
-        result = {"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files}
+        result = {
+            "id": frame.get("id"),
+            "status": status,
+            "exit_code": code,
+            "error": error,
+            "display": display,
+            "files": files,
+        }
         if fetch_errors:
             result["fetch_errors"] = fetch_errors
         body = _dumps(result)
     except (TypeError, ValueError) as e:
-        body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
+        body = _dumps(
+            {
+                "id": frame.get("id"),
+                "status": "error",
+                "exit_code": 1,
+                "error": {"type": type(e).__name__, "message": str(e)},
+                "display": [],
+                "files": {},
+            }
+        )
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
     # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
     write_all(res_w, body.encode())
@@ -298,7 +351,18 @@ def run_cell(frame, g, n, res_w, workdir, places):
     os.dup2(DEVNULL, 2)
 
 
-WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
+WARM_FRAME = _dumps(
+    {
+        "op": "exec",
+        "id": "",
+        "code": "_ = 0",
+        "stdin": "",
+        "timeout_ms": 10000,
+        "files": {},
+        "fetch_files": [],
+        "max_output_bytes": 1 << 20,
+    }
+)
 
 
 def warm_cell():
@@ -321,7 +385,10 @@ def warm_cell():
 # One session's processes: S holds the state and the connection, R (forked ahead of time) runs the next cell; a cell
 # that ends hands the session over to R, one that times out or dies is killed and S stays the session.
 
-import os, select, signal, time
+import os
+import select
+import signal
+import time
 
 
 PR_SET_PDEATHSIG = 1
@@ -365,7 +432,6 @@ def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
             if len(chunk) > room:
                 cut[fd] = True
     return bufs, cut, False
-
 
 
 class Session:
@@ -418,7 +484,12 @@ class Session:
         frame = _loads(line)
         if frame.get("op") != "exec":
             os._exit(0)
-        write_all(ctl_w, (_dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
+        write_all(
+            ctl_w,
+            (
+                _dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n"
+            ).encode(),
+        )
         self.n += 1
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
@@ -475,9 +546,19 @@ class Session:
         os.close(ctl_r)
         status = "timeout" if timed_out else "killed"
         sig = os.WTERMSIG(st) if os.WIFSIGNALED(st) else None
-        rest = {"id": frame_id, "status": status, "exit_code": None if sig else os.WEXITSTATUS(st), "display": [], "files": {},
-                "error": {"type": status, "message": "the cell passed its timeout; the session keeps its state from before the cell"
-                          if timed_out else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig}}
+        rest = {
+            "id": frame_id,
+            "status": status,
+            "exit_code": None if sig else os.WEXITSTATUS(st),
+            "display": [],
+            "files": {},
+            "error": {
+                "type": status,
+                "message": "the cell passed its timeout; the session keeps its state from before the cell"
+                if timed_out
+                else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig,
+            },
+        }
         if not self.isolated:
             rest["pid"] = os.getpid()
         self.wfile.write(("%s, %s\n" % (head, _dumps(rest)[1:])).encode())
@@ -486,9 +567,16 @@ class Session:
 
 def result_head(out, err, cut_out, cut_err, started):
     """The opening of a result frame: the output S read and the time the cell took."""
-    return '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}' % (
-        _dumps(out.decode("utf-8", "replace")), _dumps(err.decode("utf-8", "replace")),
-        repr((time.monotonic() - started) * 1000), "true" if cut_out else "false", "true" if cut_err else "false")
+    return (
+        '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}'
+        % (
+            _dumps(out.decode("utf-8", "replace")),
+            _dumps(err.decode("utf-8", "replace")),
+            repr((time.monotonic() - started) * 1000),
+            "true" if cut_out else "false",
+            "true" if cut_err else "false",
+        )
+    )
 
 
 def result_line(head, pid_part, raw):
@@ -518,7 +606,16 @@ def warm_supervisor():
 
 # ---------------- sandfleet_sandbox/host.py
 
-import ctypes, gc, io, json, os, signal, socket, sys, tempfile, warnings
+import ctypes
+import gc
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import warnings
 
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -552,8 +649,16 @@ def unshare_session():
 
 
 def mount(source, target, fstype, flags=0, data=None):
-    if _mount(source.encode(), target.encode(), None if fstype is None else fstype.encode(), flags,
-                  None if data is None else data.encode()) != 0:
+    if (
+        _mount(
+            source.encode(),
+            target.encode(),
+            None if fstype is None else fstype.encode(),
+            flags,
+            None if data is None else data.encode(),
+        )
+        != 0
+    ):
         raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
 
 
@@ -732,7 +837,9 @@ def main():
                 continue
             if isolated != 1:
                 plain.add(pid)
-            send(channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1})
+            send(
+                channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
+            )
 
 
 if __name__ == '__main__':

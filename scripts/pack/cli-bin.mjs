@@ -11,9 +11,16 @@ const hasFlag = process.execArgv.includes(FLAG) || (process.env.NODE_OPTIONS ?? 
 if (!hasFlag) {
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' })
   // Ctrl-C in a terminal reaches the child through its process group; forward it only otherwise.
-  process.on('SIGINT', () => { if (process.stdin.isTTY !== true) child.kill('SIGINT') })
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => { child.kill(signal) })
-  child.on('exit', (code, signal) => { process.exit(code ?? (signal !== null ? 1 : 0)) })
+  process.on('SIGINT', () => {
+    if (process.stdin.isTTY !== true) child.kill('SIGINT')
+  })
+  for (const signal of ['SIGTERM', 'SIGHUP'])
+    process.on(signal, () => {
+      child.kill(signal)
+    })
+  child.on('exit', (code, signal) => {
+    process.exit(code ?? (signal !== null ? 1 : 0))
+  })
 } else {
   process.setSourceMapsEnabled(true)
   // The pyodide backend's host process starts from the bundle's own entry.

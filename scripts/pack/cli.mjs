@@ -22,12 +22,15 @@ const OPTIONAL = new Set(['isolated-vm'])
 const posix = (path) => path.split(sep).join('/')
 
 /** An esbuild plugin: each source module's `import.meta.url` names its place in dist/'s mirror of the repository. */
-function mirroredUrls (root) {
+function mirroredUrls(root) {
   return {
     name: 'mirrored-import-meta-url',
-    setup (build) {
+    setup(build) {
       build.onLoad({ filter: /\.ts$/ }, (args) => ({
-        contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `new URL(${JSON.stringify(posix(relative(root, args.path)))}, import.meta.url).href`),
+        contents: readFileSync(args.path, 'utf8').replaceAll(
+          'import.meta.url',
+          `new URL(${JSON.stringify(posix(relative(root, args.path)))}, import.meta.url).href`
+        ),
         loader: 'ts'
       }))
     }
@@ -35,18 +38,30 @@ function mirroredUrls (root) {
 }
 
 /** The package a bare specifier names (`@scope/name/sub` → `@scope/name`). */
-const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
 
 /** The lowest version a range allows, as numbers (`^7.16.0` → [7, 16, 0]), to pick the strictest of two. */
 const floorOf = (range) => (/(\d+)\.(\d+)\.(\d+)/.exec(range) ?? [0, 0, 0, 0]).slice(1).map(Number)
-const newer = (a, b) => { const x = floorOf(a); const y = floorOf(b); for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i] ? a : b; return a }
+const newer = (a, b) => {
+  const x = floorOf(a)
+  const y = floorOf(b)
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i] ? a : b
+  return a
+}
 
 /** Copies each file of `from` that `keep` accepts (not in tests) to the same relative place under `to`. */
-function copyAssets (from, to, keep = (name) => !name.endsWith('.ts')) {
+function copyAssets(from, to, keep = (name) => !name.endsWith('.ts')) {
   for (const e of readdirSync(from, { withFileTypes: true })) {
     if (e.name === 'node_modules' || e.name === 'test' || e.name === '__pycache__' || e.name.startsWith('.')) continue
     if (e.isDirectory()) copyAssets(join(from, e.name), join(to, e.name), keep)
-    else if (keep(e.name)) { mkdirSync(to, { recursive: true }); cpSync(join(from, e.name), join(to, e.name)) }
+    else if (keep(e.name)) {
+      mkdirSync(to, { recursive: true })
+      cpSync(join(from, e.name), join(to, e.name))
+    }
   }
 }
 
@@ -54,12 +69,16 @@ function copyAssets (from, to, keep = (name) => !name.endsWith('.ts')) {
  * Bundles the CLI into `work/cli/` (dist/, bin/sandfleet.mjs, package.json, README) and returns
  * that folder. `commit` is the commit the bundle was built from (`sandfleet_build_info`).
  */
-export async function stageCli (root, work, common, commit) {
+export async function stageCli(root, work, common, commit) {
   const { build } = await import('esbuild')
   const stage = join(work, 'cli')
   const dist = join(stage, 'dist')
   rmSync(stage, { recursive: true, force: true })
-  const result = await build({ ...cliBuildOptions(root, dist, mirroredUrls(root)), absWorkingDir: root, metafile: true })
+  const result = await build({
+    ...cliBuildOptions(root, dist, mirroredUrls(root)),
+    absWorkingDir: root,
+    metafile: true
+  })
   // The workspaces bundled, read from the inputs' paths (cli/src/…, services/runner/src/…).
   const workspaces = new Set()
   for (const input of Object.keys(result.metafile.inputs)) {
@@ -70,11 +89,15 @@ export async function stageCli (root, work, common, commit) {
   for (const ws of workspaces) {
     const manifest = JSON.parse(readFileSync(join(root, ws, 'package.json'), 'utf8'))
     for (const [name, range] of Object.entries(manifest.dependencies ?? {})) {
-      if (!name.startsWith('@sandfleet/')) declared[name] = declared[name] === undefined ? range : newer(declared[name], range)
+      if (!name.startsWith('@sandfleet/'))
+        declared[name] = declared[name] === undefined ? range : newer(declared[name], range)
     }
     copyAssets(join(root, ws, 'src'), join(dist, ws, 'src'))
     mkdirSync(join(dist, ws), { recursive: true })
-    writeFileSync(join(dist, ws, 'package.json'), JSON.stringify({ name: manifest.name, version: manifest.version }) + '\n')
+    writeFileSync(
+      join(dist, ws, 'package.json'),
+      JSON.stringify({ name: manifest.name, version: manifest.version }) + '\n'
+    )
   }
   copyAssets(join(root, PYTHON_DIR), join(dist, PYTHON_DIR), (name) => PYTHON_PROGRAMS.includes(name))
   // Every package the bundle imports must be one a bundled workspace declares.
@@ -82,7 +105,8 @@ export async function stageCli (root, work, common, commit) {
   for (const output of Object.values(result.metafile.outputs)) {
     for (const { path, external } of output.imports) {
       if (!external || path.startsWith('node:') || builtins.has(path)) continue
-      if (declared[packageOf(path)] === undefined) throw new Error(`pack: the CLI's bundle imports ${path}, which no bundled workspace declares as a dependency`)
+      if (declared[packageOf(path)] === undefined)
+        throw new Error(`pack: the CLI's bundle imports ${path}, which no bundled workspace declares as a dependency`)
     }
   }
   const names = Object.keys(declared).sort()

@@ -13,14 +13,14 @@ export const LIBRARIES = Object.freeze(['packages/protocol', 'packages/client', 
 const EXTRAS = ['README.md', 'python']
 
 /** An export target in the sources (`./src/x/index.ts`) and its built files in dist/. */
-function builtTarget (source) {
+function builtTarget(source) {
   const m = /^\.\/src\/(.+)\.ts$/.exec(source)
   if (m === null) throw new Error(`pack: export target ${source} is not a ./src/….ts file`)
   return { types: `./dist/${m[1]}.d.ts`, default: `./dist/${m[1]}.js` }
 }
 
 /** The manifest of the staged package: the workspace's, its exports pointing at dist/; `extras` are shipped too. */
-export function stagedLibraryManifest (manifest, common, extras) {
+export function stagedLibraryManifest(manifest, common, extras) {
   const exports = typeof manifest.exports === 'string' ? { '.': manifest.exports } : manifest.exports
   const { scripts, devDependencies, ...kept } = manifest
   const built = Object.fromEntries(Object.entries(exports).map(([key, source]) => [key, builtTarget(source)]))
@@ -39,23 +39,30 @@ export function stagedLibraryManifest (manifest, common, extras) {
  * Compiles LIBRARIES once with tsc into `work/build`, then stages each in `work/NAME/` (dist/,
  * package.json, README and extras). Returns the staged folders.
  */
-export function stageLibraries (root, work, common) {
+export function stageLibraries(root, work, common) {
   const build = join(work, 'build')
   rmSync(build, { recursive: true, force: true })
   const tsconfig = join(work, 'tsconfig.json')
-  writeFileSync(tsconfig, JSON.stringify({
-    extends: relative(work, join(root, 'tsconfig.json')),
-    compilerOptions: {
-      noEmit: false,
-      declaration: true,
-      rewriteRelativeImportExtensions: true,
-      rootDir: relative(work, join(root, 'packages')),
-      outDir: 'build',
-      // Node's own types come from the repository's node_modules.
-      typeRoots: [relative(work, join(root, 'node_modules/@types'))]
-    },
-    include: LIBRARIES.map((dir) => relative(work, join(root, dir, 'src')))
-  }, null, 2))
+  writeFileSync(
+    tsconfig,
+    JSON.stringify(
+      {
+        extends: relative(work, join(root, 'tsconfig.json')),
+        compilerOptions: {
+          noEmit: false,
+          declaration: true,
+          rewriteRelativeImportExtensions: true,
+          rootDir: relative(work, join(root, 'packages')),
+          outDir: 'build',
+          // Node's own types come from the repository's node_modules.
+          typeRoots: [relative(work, join(root, 'node_modules/@types'))]
+        },
+        include: LIBRARIES.map((dir) => relative(work, join(root, dir, 'src')))
+      },
+      null,
+      2
+    )
+  )
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc')
   const run = spawnSync(process.execPath, [tsc, '-p', tsconfig], { cwd: root, encoding: 'utf8' })
   if (run.status !== 0) throw new Error(`pack: tsc failed\n${run.stdout}${run.stderr}`)
@@ -65,10 +72,16 @@ export function stageLibraries (root, work, common) {
     const stage = join(work, dir.split('/').pop())
     rmSync(stage, { recursive: true, force: true })
     mkdirSync(stage, { recursive: true })
-    cpSync(join(build, relative(join(root, 'packages'), join(root, dir)), 'src'), join(stage, 'dist'), { recursive: true })
+    cpSync(join(build, relative(join(root, 'packages'), join(root, dir)), 'src'), join(stage, 'dist'), {
+      recursive: true
+    })
     const extras = EXTRAS.filter((extra) => existsSync(join(root, dir, extra)))
-    for (const extra of extras) cpSync(join(root, dir, extra), join(stage, extra), { recursive: true, filter: (p) => !p.includes('__pycache__') })
-    writeFileSync(join(stage, 'package.json'), JSON.stringify(stagedLibraryManifest(manifest, common, extras), null, 2) + '\n')
+    for (const extra of extras)
+      cpSync(join(root, dir, extra), join(stage, extra), { recursive: true, filter: (p) => !p.includes('__pycache__') })
+    writeFileSync(
+      join(stage, 'package.json'),
+      JSON.stringify(stagedLibraryManifest(manifest, common, extras), null, 2) + '\n'
+    )
     staged.push(stage)
   }
   return staged

@@ -38,9 +38,14 @@ const SCI = [
   'facts += [np.get_printoptions()["precision"], sorted(np.geterr().items()), str(np.array([1 / 3]))]'
 ]
 
-const LINES: Record<Tier, string[][]> = { bare: [BARE], std: [BARE, STD], sym: [BARE, STD, SYM], sci: [BARE, STD, SYM, SCI] }
+const LINES: Record<Tier, string[][]> = {
+  bare: [BARE],
+  std: [BARE, STD],
+  sym: [BARE, STD, SYM],
+  sci: [BARE, STD, SYM, SCI]
+}
 
 /** The probe of `tier`: its facts as one line of JSON, then its pid. */
-export function probe (tier: Tier): string {
+export function probe(tier: Tier): string {
   return [...LINES[tier].flat(), 'print(json.dumps([str(f) for f in facts]))', 'print(os.getpid())'].join('\n')
 }

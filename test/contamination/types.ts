@@ -23,7 +23,17 @@ export interface ContaminationCase {
   stdin?: string
 }
 
-export const retired = (name: string, code: string, ...reasons: string[]): ContaminationCase => ({ name, code, fate: 'retired', reasons })
+export const retired = (name: string, code: string, ...reasons: string[]): ContaminationCase => ({
+  name,
+  code,
+  fate: 'retired',
+  reasons
+})
 export const reused = (name: string, code: string): ContaminationCase => ({ name, code, fate: 'reused' })
 export const forked = (name: string, code: string): ContaminationCase => ({ name, code, fate: 'forked' })
-export const violated = (name: string, code: string): ContaminationCase => ({ name, code, fate: 'violated', reasons: ['violation'] })
+export const violated = (name: string, code: string): ContaminationCase => ({
+  name,
+  code,
+  fate: 'violated',
+  reasons: ['violation']
+})

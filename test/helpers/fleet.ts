@@ -15,13 +15,24 @@ export interface TestFleet {
 }
 
 /** Starts `ids.length` runners (process backend unless overridden) and a gateway routing to them. */
-export async function startFleet (ids: string[], runner: RunnerConfigInput = {}, gateway: Record<string, unknown> = {}): Promise<TestFleet> {
+export async function startFleet(
+  ids: string[],
+  runner: RunnerConfigInput = {},
+  gateway: Record<string, unknown> = {}
+): Promise<TestFleet> {
   const runners: RunnerServer[] = []
   try {
     for (const id of ids) {
-      runners.push(await listenRunner(runnerConfig({ backend: 'process', poolSize: 2, host: '127.0.0.1', port: 0, id, ...runner }), { logger: silentLogger }))
+      runners.push(
+        await listenRunner(
+          runnerConfig({ backend: 'process', poolSize: 2, host: '127.0.0.1', port: 0, id, ...runner }),
+          { logger: silentLogger }
+        )
+      )
     }
-    const config = loadGatewayConfig({ values: { host: '127.0.0.1', port: 0, runners: runners.map((r) => r.url), loadPollMs: 50, ...gateway } })
+    const config = loadGatewayConfig({
+      values: { host: '127.0.0.1', port: 0, runners: runners.map((r) => r.url), loadPollMs: 50, ...gateway }
+    })
     const gw = await startGateway({ config, logger: false })
     return {
       runners,
@@ -29,24 +40,40 @@ export async function startFleet (ids: string[], runner: RunnerConfigInput = {},
       url: gw.url,
       close: async () => {
         await gw.close()
-        await Promise.all(runners.map(async (r) => { await r.close() }))
+        await Promise.all(
+          runners.map(async (r) => {
+            await r.close()
+          })
+        )
       }
     }
   } catch (err) {
-    await Promise.all(runners.map(async (r) => { await r.close() }))
+    await Promise.all(
+      runners.map(async (r) => {
+        await r.close()
+      })
+    )
     throw err
   }
 }
 
 /** POSTs JSON and answers the status code and parsed body. */
-export async function post (url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number, body: any }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {}
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body)
+  })
   const text = await res.text()
   return { status: res.status, body: text === '' ? null : JSON.parse(text) }
 }
 
 /** GETs (or DELETEs) and answers the status code and parsed body. */
-export async function call (method: 'GET' | 'DELETE', url: string): Promise<{ status: number, body: any }> {
+export async function call(method: 'GET' | 'DELETE', url: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { method })
   const text = await res.text()
   return { status: res.status, body: text === '' ? null : JSON.parse(text) }

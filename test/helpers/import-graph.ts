@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 export type ImportGraph = Map<string, Set<string>>
 
 /** `source` with its comments blanked out; strings and template literals kept as they are. */
-export function stripComments (source: string): string {
+export function stripComments(source: string): string {
   let out = ''
   let i = 0
   while (i < source.length) {
@@ -26,7 +26,7 @@ export function stripComments (source: string): string {
       const end = source.indexOf('*/', i + 2)
       i = end === -1 ? source.length : end + 2
       out += ' '
-    } else if (c === '\'' || c === '"' || c === '`') {
+    } else if (c === "'" || c === '"' || c === '`') {
       let j = i + 1
       while (j < source.length && source[j] !== c) j += source[j] === '\\' ? 2 : 1
       out += source.slice(i, j + 1)
@@ -46,26 +46,30 @@ const SPECIFIERS = [
 ]
 
 /** The module specifiers `source` imports, in order of appearance per kind. */
-export function importSpecifiers (source: string): string[] {
+export function importSpecifiers(source: string): string[] {
   const text = stripComments(source)
   return SPECIFIERS.flatMap((re) => [...text.matchAll(re)].map((m) => m[1]))
 }
 
 /** Workspace packages by name: their directory and `exports` map (`.` or subpaths → file). */
-function workspacePackages (root: string): Map<string, { dir: string, exports: Record<string, string> }> {
-  const packages = new Map<string, { dir: string, exports: Record<string, string> }>()
+function workspacePackages(root: string): Map<string, { dir: string; exports: Record<string, string> }> {
+  const packages = new Map<string, { dir: string; exports: Record<string, string> }>()
   const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces?: string[] }
   for (const ws of rootManifest.workspaces ?? []) {
     const manifestPath = join(root, ws, 'package.json')
     if (!existsSync(manifestPath)) continue
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string, exports?: unknown }
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string; exports?: unknown }
     const exports: Record<string, string> = {}
     const add = (key: string, target: unknown): void => {
       if (typeof target === 'string') exports[key] = target
       else if (target !== null && typeof target === 'object') {
         // Conditions: the first that names TypeScript source (a `source`, `types` or `import` one).
         const conditions = Object.values(target as Record<string, unknown>)
-        add(key, conditions.find((t) => typeof t === 'string' && t.endsWith('.ts') && !t.endsWith('.d.ts')) ?? conditions.find((t) => typeof t === 'object'))
+        add(
+          key,
+          conditions.find((t) => typeof t === 'string' && t.endsWith('.ts') && !t.endsWith('.d.ts')) ??
+            conditions.find((t) => typeof t === 'object')
+        )
       }
     }
     if (typeof manifest.exports === 'string') add('.', manifest.exports)
@@ -80,9 +84,13 @@ function workspacePackages (root: string): Map<string, { dir: string, exports: R
 }
 
 /** Every `.ts` file under `dir`, skipping node_modules and dot-directories. */
-function tsFiles (dir: string, out: string[] = []): string[] {
+function tsFiles(dir: string, out: string[] = []): string[] {
   let names: string[]
-  try { names = readdirSync(dir) } catch { return out }
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return out
+  }
   for (const name of names) {
     if (name === 'node_modules' || name.startsWith('.')) continue
     const path = join(dir, name)
@@ -98,7 +106,7 @@ function tsFiles (dir: string, out: string[] = []): string[] {
  * through them is found only when their own imports are walked too: walk every root a cycle
  * may pass through.
  */
-export function importGraph (root: string, roots: readonly string[]): ImportGraph {
+export function importGraph(root: string, roots: readonly string[]): ImportGraph {
   const packages = workspacePackages(root)
   const resolveSpecifier = (from: string, spec: string): string | undefined => {
     if (spec.startsWith('.')) {
@@ -128,7 +136,7 @@ export function importGraph (root: string, roots: readonly string[]): ImportGrap
  * a file importing itself), each as the files of one closed path through it, starting and ending
  * with the same file, relative to `root`.
  */
-export function importCycles (graph: ImportGraph, root = '/'): string[][] {
+export function importCycles(graph: ImportGraph, root = '/'): string[][] {
   // Tarjan's strongly connected components, iterative.
   let counter = 0
   const index = new Map<string, number>()
@@ -138,10 +146,13 @@ export function importCycles (graph: ImportGraph, root = '/'): string[][] {
   const components: string[][] = []
   for (const start of graph.keys()) {
     if (index.has(start)) continue
-    const work: Array<{ node: string, edges: Iterator<string> }> = []
+    const work: Array<{ node: string; edges: Iterator<string> }> = []
     const visit = (node: string): void => {
-      index.set(node, counter); low.set(node, counter); counter++
-      stack.push(node); onStack.add(node)
+      index.set(node, counter)
+      low.set(node, counter)
+      counter++
+      stack.push(node)
+      onStack.add(node)
       work.push({ node, edges: (graph.get(node) ?? new Set<string>()).values() })
     }
     visit(start)
@@ -162,7 +173,11 @@ export function importCycles (graph: ImportGraph, root = '/'): string[][] {
       if (low.get(top.node) === index.get(top.node)) {
         const component: string[] = []
         let member: string
-        do { member = stack.pop()!; onStack.delete(member); component.push(member) } while (member !== top.node)
+        do {
+          member = stack.pop()!
+          onStack.delete(member)
+          component.push(member)
+        } while (member !== top.node)
         if (component.length > 1 || graph.get(top.node)?.has(top.node) === true) components.push(component)
       }
     }
@@ -171,7 +186,7 @@ export function importCycles (graph: ImportGraph, root = '/'): string[][] {
 }
 
 /** One closed path through the strongly connected `members`, from their first file (sorted) back to it. */
-function closedPath (graph: ImportGraph, members: Set<string>): string[] {
+function closedPath(graph: ImportGraph, members: Set<string>): string[] {
   const first = [...members].sort()[0]
   // Breadth-first from `first` inside the component, until an edge leads back to it.
   const previous = new Map<string, string>()
@@ -185,7 +200,10 @@ function closedPath (graph: ImportGraph, members: Set<string>): string[] {
         while (path[0] !== first) path.unshift(previous.get(path[0])!)
         return [...path, first]
       }
-      if (!previous.has(next)) { previous.set(next, node); queue.push(next) }
+      if (!previous.has(next)) {
+        previous.set(next, node)
+        queue.push(next)
+      }
     }
   }
   return [first, first]
@@ -197,17 +215,26 @@ function closedPath (graph: ImportGraph, members: Set<string>): string[] {
  * to another module of the package, wherever it stands (in a function or under TYPE_CHECKING too:
  * such an import is a cycle deferred, not removed).
  */
-export function pythonImportGraph (pkg: string, name: string): ImportGraph {
+export function pythonImportGraph(pkg: string, name: string): ImportGraph {
   const moduleFile = (mod: string): string | undefined => {
     const base = join(pkg, ...mod.split('.'))
     return [`${base}.py`, join(base, '__init__.py')].find((p) => mod !== '' && existsSync(p))
   }
   const graph: ImportGraph = new Map()
-  for (const file of readdirSync(pkg).filter((f) => f.endsWith('.py')).map((f) => join(pkg, f))) {
+  for (const file of readdirSync(pkg)
+    .filter((f) => f.endsWith('.py'))
+    .map((f) => join(pkg, f))) {
     const edges = new Set<string>()
-    const source = readFileSync(file, 'utf8').replace(/("""|''')[\s\S]*?\1/g, '').replace(/#.*$/gm, '')
-    const add = (mod: string): void => { const target = moduleFile(mod); if (target !== undefined && target !== file) edges.add(target) }
-    for (const m of source.matchAll(new RegExp(`^\\s*from\\s+(\\.+|${name}\\.?)([\\w.]*)\\s+import\\s+\\(?([\\w\\s,]+)`, 'gm'))) {
+    const source = readFileSync(file, 'utf8')
+      .replace(/("""|''')[\s\S]*?\1/g, '')
+      .replace(/#.*$/gm, '')
+    const add = (mod: string): void => {
+      const target = moduleFile(mod)
+      if (target !== undefined && target !== file) edges.add(target)
+    }
+    for (const m of source.matchAll(
+      new RegExp(`^\\s*from\\s+(\\.+|${name}\\.?)([\\w.]*)\\s+import\\s+\\(?([\\w\\s,]+)`, 'gm')
+    )) {
       if (m[2] !== '') add(m[2])
       else for (const n of m[3].split(',')) add(n.trim().split(/\s+/)[0])
     }

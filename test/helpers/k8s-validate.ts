@@ -13,7 +13,9 @@ import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 /** A generated validator: true when valid, its errors on itself otherwise. */
-type Validate = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string, message?: string, keyword: string, params: unknown }> | null }
+type Validate = ((data: unknown) => boolean) & {
+  errors?: Array<{ instancePath: string; message?: string; keyword: string; params: unknown }> | null
+}
 
 const require = createRequire(import.meta.url)
 
@@ -29,30 +31,38 @@ const SCHEMAS: Record<string, [string, string]> = {
   'networking.k8s.io/v1/NetworkPolicy': ['kubernetes-models', 'IoK8sApiNetworkingV1NetworkPolicy'],
   'autoscaling/v2/HorizontalPodAutoscaler': ['kubernetes-models', 'IoK8sApiAutoscalingV2HorizontalPodAutoscaler'],
   'keda.sh/v1alpha1/ScaledObject': ['@kubernetes-models/keda', 'KedaShV1alpha1ScaledObject'],
-  'monitoring.coreos.com/v1/ServiceMonitor': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1ServiceMonitor'],
-  'monitoring.coreos.com/v1/PrometheusRule': ['@kubernetes-models/prometheus-operator', 'MonitoringCoreosComV1PrometheusRule']
+  'monitoring.coreos.com/v1/ServiceMonitor': [
+    '@kubernetes-models/prometheus-operator',
+    'MonitoringCoreosComV1ServiceMonitor'
+  ],
+  'monitoring.coreos.com/v1/PrometheusRule': [
+    '@kubernetes-models/prometheus-operator',
+    'MonitoringCoreosComV1PrometheusRule'
+  ]
 }
 
 const loaded = new Map<string, Validate>()
 
-async function validatorOf (key: string): Promise<Validate> {
+async function validatorOf(key: string): Promise<Validate> {
   const known = loaded.get(key)
   if (known !== undefined) return known
   const entry = SCHEMAS[key]
   if (entry === undefined) throw new Error(`no schema for ${key}: add it to test/helpers/k8s-validate.ts`)
   // The CRD packages do not export their _schemas: loaded by file (the package's own imports resolve as usual).
   const root = dirname(require.resolve(`${entry[0]}/package.json`))
-  const validate = ((await import(pathToFileURL(join(root, '_schemas', `${entry[1]}.js`)).href)) as { validate: Validate }).validate
+  const validate = (
+    (await import(pathToFileURL(join(root, '_schemas', `${entry[1]}.js`)).href)) as { validate: Validate }
+  ).validate
   loaded.set(key, validate)
   return validate
 }
 
 /** `value` behind proxies that add to `read` the path of every property a reader gets or enumerates. */
-function watched (value: unknown, path: string, read: Set<string>): unknown {
+function watched(value: unknown, path: string, read: Set<string>): unknown {
   if (value === null || typeof value !== 'object') return value
   const cache = new Map<PropertyKey, unknown>()
   return new Proxy(value, {
-    get (target, key, receiver) {
+    get(target, key, receiver) {
       if (typeof key !== 'string') return Reflect.get(target, key, receiver)
       if (!Object.hasOwn(target, key)) return Reflect.get(target, key, receiver)
       read.add(`${path}/${key}`)
@@ -63,7 +73,7 @@ function watched (value: unknown, path: string, read: Set<string>): unknown {
 }
 
 /** Every path of a property in `value` (array indexes included). */
-function paths (value: unknown, path: string, out: string[]): string[] {
+function paths(value: unknown, path: string, out: string[]): string[] {
   if (value === null || typeof value !== 'object') return out
   for (const [key, child] of Object.entries(value)) {
     out.push(`${path}/${key}`)
@@ -73,12 +83,13 @@ function paths (value: unknown, path: string, out: string[]): string[] {
 }
 
 /** The problems of one object: schema errors, then fields its schema does not know. Empty: valid. */
-export async function validateK8s (object: { apiVersion?: unknown, kind?: unknown }): Promise<string[]> {
+export async function validateK8s(object: { apiVersion?: unknown; kind?: unknown }): Promise<string[]> {
   const validate = await validatorOf(`${String(object.apiVersion)}/${String(object.kind)}`)
   const read = new Set<string>()
   const problems: string[] = []
   if (!validate(watched(object, '', read))) {
-    for (const e of validate.errors ?? []) problems.push(`${e.instancePath || '/'}: ${e.keyword} ${JSON.stringify(e.params)}`)
+    for (const e of validate.errors ?? [])
+      problems.push(`${e.instancePath || '/'}: ${e.keyword} ${JSON.stringify(e.params)}`)
   }
   // An array's elements are read by index: an element counts as read with its array.
   for (const p of paths(object, '', [])) {

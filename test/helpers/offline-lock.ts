@@ -18,12 +18,12 @@ type LockEntry = Record<string, unknown> & {
 
 /** A packed package: its manifest and how the project names it (`file:tarballs/x.tgz`). */
 export interface PackedPackage {
-  manifest: LockEntry & { name: string, version: string, main?: string, types?: string, bin?: Record<string, string> }
+  manifest: LockEntry & { name: string; version: string; main?: string; types?: string; bin?: Record<string, string> }
   spec: string
 }
 
 /** Where Node would find `name` from the package at lock path `from` ('' is the project). */
-function resolveIn (packages: Record<string, LockEntry>, from: string, name: string): string | undefined {
+function resolveIn(packages: Record<string, LockEntry>, from: string, name: string): string | undefined {
   let base = from
   for (;;) {
     const candidate = base === '' ? `node_modules/${name}` : `${base}/node_modules/${name}`
@@ -35,7 +35,11 @@ function resolveIn (packages: Record<string, LockEntry>, from: string, name: str
 }
 
 /** The lockfile (v3) of a project named `name` depending on `packed`, from the repository's `repoLock`. */
-export function offlineLock (repoLock: { packages: Record<string, LockEntry> }, name: string, packed: PackedPackage[]): object {
+export function offlineLock(
+  repoLock: { packages: Record<string, LockEntry> },
+  name: string,
+  packed: PackedPackage[]
+): object {
   const source = repoLock.packages
   const packages: Record<string, LockEntry> = {
     '': { name, dependencies: Object.fromEntries(packed.map((p) => [p.manifest.name, p.spec])) }
@@ -43,25 +47,53 @@ export function offlineLock (repoLock: { packages: Record<string, LockEntry> }, 
   const queue: string[] = []
   /** Locks the dependencies of the entry at `path` that are not locked yet. */
   const follow = (path: string, entry: LockEntry): void => {
-    const optional = new Set([...Object.keys(entry.optionalDependencies ?? {}), ...Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional === true).map(([n]) => n)])
-    for (const dep of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) {
+    const optional = new Set([
+      ...Object.keys(entry.optionalDependencies ?? {}),
+      ...Object.entries(entry.peerDependenciesMeta ?? {})
+        .filter(([, m]) => m.optional === true)
+        .map(([n]) => n)
+    ])
+    for (const dep of Object.keys({
+      ...entry.dependencies,
+      ...entry.optionalDependencies,
+      ...entry.peerDependencies
+    })) {
       if (dep.startsWith('@sandfleet/') && packed.some((p) => p.manifest.name === dep)) continue
       const at = resolveIn(source, path, dep)
       if (at === undefined) {
         if (optional.has(dep)) continue
         throw new Error(`offlineLock: ${dep} (needed by ${path === '' ? name : path}) is not in the repository's lock`)
       }
-      if (source[at]?.link === true) throw new Error(`offlineLock: ${dep} is a workspace of the repository, not a packed package`)
+      if (source[at]?.link === true)
+        throw new Error(`offlineLock: ${dep} is a workspace of the repository, not a packed package`)
       if (packages[at] === undefined) {
-        const { dev, devOptional, ...kept } = source[at] as LockEntry & { dev?: boolean, devOptional?: boolean }
+        const { dev, devOptional, ...kept } = source[at] as LockEntry & { dev?: boolean; devOptional?: boolean }
         packages[at] = kept
         queue.push(at)
       }
     }
   }
   for (const { manifest, spec } of packed) {
-    const { name: pkgName, version, dependencies, optionalDependencies, peerDependencies, bin, engines, license } = manifest
-    const entry: LockEntry = { version, resolved: spec, license, dependencies, optionalDependencies, peerDependencies, bin, engines }
+    const {
+      name: pkgName,
+      version,
+      dependencies,
+      optionalDependencies,
+      peerDependencies,
+      bin,
+      engines,
+      license
+    } = manifest
+    const entry: LockEntry = {
+      version,
+      resolved: spec,
+      license,
+      dependencies,
+      optionalDependencies,
+      peerDependencies,
+      bin,
+      engines
+    }
     packages[`node_modules/${pkgName}`] = JSON.parse(JSON.stringify(entry)) as LockEntry
     follow('', entry)
   }

@@ -15,7 +15,11 @@ test('a runner process that used pyodide and javascript isolates exits with its 
     process.stdout.write(r.map((x) => x.stdout).join(''))
     process.exit(7)`
   for (let i = 0; i < 3; i++) {
-    const child = spawnSync(process.execPath, ['--no-node-snapshot', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 90_000 })
+    const child = spawnSync(
+      process.execPath,
+      ['--no-node-snapshot', '--import', 'tsx', '--input-type=module', '-e', script],
+      { encoding: 'utf8', timeout: 90_000 }
+    )
     assert.equal(child.signal, null, `run ${i}: the process hung at exit and was killed`)
     assert.equal(child.status, 7, child.stderr)
     assert.equal(child.stdout, '1\n2\n')

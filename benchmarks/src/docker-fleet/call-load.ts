@@ -31,12 +31,12 @@ export interface CallLoadOptions {
 }
 
 /** Runs the load; resolves with one record per call, in call order. */
-export async function callLoad (options: CallLoadOptions): Promise<CallRecord[]> {
+export async function callLoad(options: CallLoadOptions): Promise<CallRecord[]> {
   const records: CallRecord[] = []
   const salt = Math.floor(Math.random() * 1_000_000)
   let next = 0
   let answered = 0
-  const more = (): boolean => options.calls !== undefined ? next < options.calls : options.stop?.() !== true
+  const more = (): boolean => (options.calls !== undefined ? next < options.calls : options.stop?.() !== true)
   const worker = async (): Promise<void> => {
     while (more()) {
       const index = next++
@@ -46,16 +46,42 @@ export async function callLoad (options: CallLoadOptions): Promise<CallRecord[]>
       let record: CallRecord
       try {
         const res = await fetch(`${gateway}/v1/execute`, {
-          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, request_id: `call-${index}` })
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code, request_id: `call-${index}` })
         })
-        const body = await res.json() as { status: string, stdout: string, request_id?: string, runner?: string, error?: unknown }
+        const body = (await res.json()) as {
+          status: string
+          stdout: string
+          request_id?: string
+          runner?: string
+          error?: unknown
+        }
         record = {
-          index, sentAt, latencyMs: performance.now() - sentAt, httpStatus: res.status, status: body.status,
-          correct: res.status === 200 && body.status === 'ok' && body.stdout === `${index * index + salt}\n` && body.request_id === `call-${index}`,
-          runner: body.runner ?? '', error: body.error
+          index,
+          sentAt,
+          latencyMs: performance.now() - sentAt,
+          httpStatus: res.status,
+          status: body.status,
+          correct:
+            res.status === 200 &&
+            body.status === 'ok' &&
+            body.stdout === `${index * index + salt}\n` &&
+            body.request_id === `call-${index}`,
+          runner: body.runner ?? '',
+          error: body.error
         }
       } catch (err) {
-        record = { index, sentAt, latencyMs: performance.now() - sentAt, httpStatus: 0, status: 'no_answer', correct: false, runner: '', error: String(err) }
+        record = {
+          index,
+          sentAt,
+          latencyMs: performance.now() - sentAt,
+          httpStatus: 0,
+          status: 'no_answer',
+          correct: false,
+          runner: '',
+          error: String(err)
+        }
       }
       records[index] = record
       options.onAnswer?.(record, ++answered)
@@ -66,16 +92,17 @@ export async function callLoad (options: CallLoadOptions): Promise<CallRecord[]>
 }
 
 /** The q-quantile (0..1) of `values`, ms. */
-export function quantile (values: readonly number[], q: number): number {
+export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return NaN
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 }
 
 /** A sum of `sandfleet_gateway_retries_total` over statuses, from a gateway's /metrics. */
-export async function gatewayRetries (gateway: string): Promise<number> {
+export async function gatewayRetries(gateway: string): Promise<number> {
   const text = await (await fetch(`${gateway}/metrics`)).text()
   let sum = 0
-  for (const m of text.matchAll(/^sandfleet_gateway_retries_total(?:\{[^}]*\})? (\d+(?:\.\d+)?)$/gm)) sum += Number(m[1])
+  for (const m of text.matchAll(/^sandfleet_gateway_retries_total(?:\{[^}]*\})? (\d+(?:\.\d+)?)$/gm))
+    sum += Number(m[1])
   return sum
 }

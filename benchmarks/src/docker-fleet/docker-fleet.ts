@@ -35,11 +35,11 @@ export interface RunnerContainer {
 export class DockerFleet {
   readonly options: DockerFleetOptions
 
-  constructor (options: DockerFleetOptions) {
+  constructor(options: DockerFleetOptions) {
     this.options = options
   }
 
-  #env (): NodeJS.ProcessEnv {
+  #env(): NodeJS.ProcessEnv {
     const o = this.options
     return {
       ...process.env,
@@ -52,42 +52,61 @@ export class DockerFleet {
     }
   }
 
-  async #script (...args: string[]): Promise<string[]> {
+  async #script(...args: string[]): Promise<string[]> {
     const { stdout } = await run('bash', [SCRIPT, ...args], { env: this.#env(), maxBuffer: 1 << 20 })
-    return stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('build-fleet-image:'))
+    return stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('build-fleet-image:'))
   }
 
   /** Builds the image when needed, starts `runners` runners and `gateways` gateways; answers the gateways' URLs. */
-  async up (runners: number, gateways: number): Promise<string[]> {
+  async up(runners: number, gateways: number): Promise<string[]> {
     const lines = await this.#script('up', String(runners), String(gateways))
     return lines.filter((l) => l.startsWith('http://'))
   }
 
   /** Starts one more runner behind the alias. */
-  async addRunner (): Promise<RunnerContainer> {
+  async addRunner(): Promise<RunnerContainer> {
     const [container] = await this.#script('add-runner')
     return { container, url: await this.urlOf(container) }
   }
 
   /** The runner containers running now, in name order. */
-  async runners (): Promise<RunnerContainer[]> {
-    const { stdout } = await run('docker', ['ps', '--filter', `label=org.sandfleet.fleet=${this.options.name}`, '--filter', `name=^${this.options.name}-runner-`, '--format', '{{.Names}}'])
-    const names = stdout.split('\n').filter((n) => n !== '').sort()
+  async runners(): Promise<RunnerContainer[]> {
+    const { stdout } = await run('docker', [
+      'ps',
+      '--filter',
+      `label=org.sandfleet.fleet=${this.options.name}`,
+      '--filter',
+      `name=^${this.options.name}-runner-`,
+      '--format',
+      '{{.Names}}'
+    ])
+    const names = stdout
+      .split('\n')
+      .filter((n) => n !== '')
+      .sort()
     return await Promise.all(names.map(async (container) => ({ container, url: await this.urlOf(container) })))
   }
 
-  async urlOf (container: string): Promise<string> {
-    const { stdout } = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', container])
+  async urlOf(container: string): Promise<string> {
+    const { stdout } = await run('docker', [
+      'inspect',
+      '-f',
+      '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+      container
+    ])
     return `http://${stdout.trim()}:8081`
   }
 
   /** Sends `signal` to the container's init, which passes it on to the runner. */
-  async kill (container: string, signal: 'KILL' | 'TERM'): Promise<void> {
+  async kill(container: string, signal: 'KILL' | 'TERM'): Promise<void> {
     await run('docker', ['kill', '-s', signal, container])
   }
 
   /** `docker stop` (SIGTERM, then SIGKILL after `timeoutS`); answers the exit code and the runner's last log lines. */
-  async stop (container: string, timeoutS = 40): Promise<{ exitCode: number, logs: string }> {
+  async stop(container: string, timeoutS = 40): Promise<{ exitCode: number; logs: string }> {
     await run('docker', ['stop', '-t', String(timeoutS), container])
     const { stdout } = await run('docker', ['inspect', '-f', '{{.State.ExitCode}}', container])
     const logs = await run('docker', ['logs', '--tail', '20', container])
@@ -95,12 +114,12 @@ export class DockerFleet {
   }
 
   /** Removes a stopped (or killed) container. */
-  async remove (container: string): Promise<void> {
+  async remove(container: string): Promise<void> {
     await run('docker', ['rm', '-f', container])
   }
 
   /** Removes every container and the network of this fleet. */
-  async down (): Promise<void> {
+  async down(): Promise<void> {
     await this.#script('down').catch(() => {})
   }
 }
@@ -110,14 +129,25 @@ export class DockerFleet {
  * that docker's port proxy accepted before the server listened can hang with nothing else
  * holding it, and the suite would end with a promise still pending.
  */
-export async function get (url: string, timeoutMs = 2000): Promise<Response> {
+export async function get(url: string, timeoutMs = 2000): Promise<Response> {
   const aborter = new AbortController()
-  const timer = setTimeout(() => { aborter.abort() }, timeoutMs)
-  try { return await fetch(url, { signal: aborter.signal }) } finally { clearTimeout(timer) }
+  const timer = setTimeout(() => {
+    aborter.abort()
+  }, timeoutMs)
+  try {
+    return await fetch(url, { signal: aborter.signal })
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** Waits until `probe` resolves true, polling every `everyMs`; rejects with `what` after `timeoutMs`. */
-export async function waitFor (what: string, probe: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+export async function waitFor(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 100
+): Promise<void> {
   const end = Date.now() + timeoutMs
   for (;;) {
     if (await probe().catch(() => false)) return
@@ -127,8 +157,8 @@ export async function waitFor (what: string, probe: () => Promise<boolean>, time
 }
 
 /** The runner ids a gateway's /readyz lists as up and ready. */
-export async function readyRunners (gateway: string): Promise<string[]> {
+export async function readyRunners(gateway: string): Promise<string[]> {
   const res = await get(`${gateway}/readyz`)
-  const body = await res.json() as { runners: Array<{ runner: string, up: boolean, state: string }> }
+  const body = (await res.json()) as { runners: Array<{ runner: string; up: boolean; state: string }> }
   return body.runners.filter((r) => r.up && r.state === 'ready').map((r) => r.runner)
 }

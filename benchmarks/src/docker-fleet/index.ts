@@ -8,4 +8,11 @@
  * ```
  */
 export { callLoad, gatewayRetries, quantile, type CallLoadOptions, type CallRecord } from './call-load.ts'
-export { DockerFleet, get, readyRunners, waitFor, type DockerFleetOptions, type RunnerContainer } from './docker-fleet.ts'
+export {
+  DockerFleet,
+  get,
+  readyRunners,
+  waitFor,
+  type DockerFleetOptions,
+  type RunnerContainer
+} from './docker-fleet.ts'

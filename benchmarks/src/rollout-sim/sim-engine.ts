@@ -112,23 +112,33 @@ export class SimEngine {
   readonly waiting: SimSeq[] = []
   /** KV tokens held by running sequences. */
   used = 0
-  readonly counters: EngineCounters = { preemptions: 0, recomputedTokens: 0, promptTokens: 0, cachedTokens: 0, busyMs: 0 }
+  readonly counters: EngineCounters = {
+    preemptions: 0,
+    recomputedTokens: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    busyMs: 0
+  }
   /** Trajectory → tokens of its KV kept in free space, least recently used first. */
   private readonly cache = new Map<object, number>()
   private cached = 0
-  private planned: Array<{ seq: SimSeq, tokens: number }> = []
+  private planned: Array<{ seq: SimSeq; tokens: number }> = []
 
   /** An engine of `model`. */
-  constructor (readonly model: EngineModel) {}
+  constructor(readonly model: EngineModel) {}
 
   /** True while a step is planned and not yet finished. */
-  get busy (): boolean { return this.planned.length > 0 }
+  get busy(): boolean {
+    return this.planned.length > 0
+  }
 
   /** Queues a request. */
-  submit (seq: SimSeq): void { this.waiting.push(seq) }
+  submit(seq: SimSeq): void {
+    this.waiting.push(seq)
+  }
 
   /** Frees cached KV, oldest first, until `tokens` more fit beside what is held and cached. */
-  private fit (tokens: number): boolean {
+  private fit(tokens: number): boolean {
     for (const [owner, n] of this.cache) {
       if (this.used + this.cached + tokens <= this.model.capacityTokens) break
       this.cache.delete(owner)
@@ -137,16 +147,19 @@ export class SimEngine {
     return this.used + this.cached + tokens <= this.model.capacityTokens
   }
 
-  private keep (seq: SimSeq): void {
+  private keep(seq: SimSeq): void {
     if (!this.model.prefixCache || seq.computed === 0) return
     const old = this.cache.get(seq.owner)
-    if (old !== undefined) { this.cache.delete(seq.owner); this.cached -= old }
+    if (old !== undefined) {
+      this.cache.delete(seq.owner)
+      this.cached -= old
+    }
     this.cache.set(seq.owner, seq.computed)
     this.cached += seq.computed
     this.fit(0)
   }
 
-  private preempt (victim: SimSeq): void {
+  private preempt(victim: SimSeq): void {
     this.used -= victim.computed
     this.keep(victim)
     victim.lost = Math.max(victim.lost, victim.computed)
@@ -156,12 +169,12 @@ export class SimEngine {
   }
 
   /** Plans the next step; returns its cost in ms, or undefined when there is nothing to run. */
-  step (): number | undefined {
+  step(): number | undefined {
     const cost = this.model.cost
     let budget = this.model.maxBatchedTokens
     let ms = cost.baseMs
     let preempted = false
-    const plan: Array<{ seq: SimSeq, tokens: number }> = []
+    const plan: Array<{ seq: SimSeq; tokens: number }> = []
     const take = (seq: SimSeq, tokens: number): void => {
       const start = seq.computed
       if (seq.context + seq.generated - start === 1) ms += cost.kvReadMsPerToken * start
@@ -197,7 +210,10 @@ export class SimEngine {
       this.cached -= held
       // an engine with nothing running takes the head whatever its size, so nothing waits forever
       if (!this.fit(hit + tokens) && this.running.length > 0) {
-        if (held > 0) { this.cache.set(seq.owner, held); this.cached += held }
+        if (held > 0) {
+          this.cache.set(seq.owner, held)
+          this.cached += held
+        }
         break
       }
       this.waiting.shift()
@@ -215,7 +231,7 @@ export class SimEngine {
   }
 
   /** Ends the planned step: each sequence whose tokens are all computed samples one; finished ones leave. */
-  finishStep (): StepOutcome {
+  finishStep(): StepOutcome {
     const finished: SimSeq[] = []
     let generated = 0
     for (const { seq } of this.planned) {

@@ -18,11 +18,25 @@ export interface Workload {
   turnSigma: number
 }
 
-/** rStar2-Agent-like defaults: turns of median 400 tokens (σ 1.2, so ~10% past 1,800), at most 4,096 a turn and 8,192 a trajectory. */
-export const DEFAULT_WORKLOAD: Workload = Object.freeze({ trajectories: 512, seed: 1, maxTokensPerTurn: 4096, budget: 8192, turnMedian: 400, turnSigma: 1.2 })
+/**
+ * rStar2-Agent-like defaults: turns of median 400 tokens (σ 1.2, so ~10% past 1,800), at most 4,096 a turn and 8,192 a
+ * trajectory.
+ */
+export const DEFAULT_WORKLOAD: Workload = Object.freeze({
+  trajectories: 512,
+  seed: 1,
+  maxTokensPerTurn: 4096,
+  budget: 8192,
+  turnMedian: 400,
+  turnSigma: 1.2
+})
 
 /** One turn as the model will play it: tokens it generates (before limits), tool tokens and latency after it. */
-export interface PlannedTurn { length: number, toolTokens: number, toolMs: number }
+export interface PlannedTurn {
+  length: number
+  toolTokens: number
+  toolMs: number
+}
 
 /** A trajectory: its prompt, its turns, and where it is. */
 export interface Trajectory {
@@ -41,14 +55,17 @@ export interface Trajectory {
   lastEngine: number
 }
 
-function lognormal (random: () => number, median: number, sigma: number): number {
+function lognormal(random: () => number, median: number, sigma: number): number {
   const u = Math.max(1e-12, random())
   const v = random()
   return median * Math.exp(sigma * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v))
 }
 
-/** The trajectories of `w.seed`: prompts of 200–800 tokens, 1–8 turns (geometric, mean ~2.5), 20–300 tool tokens and a lognormal tool latency (median 100 ms, at most 10 s) after each turn. */
-export function makeTrajectories (w: Workload): Trajectory[] {
+/**
+ * The trajectories of `w.seed`: prompts of 200–800 tokens, 1–8 turns (geometric, mean ~2.5), 20–300 tool tokens and a
+ * lognormal tool latency (median 100 ms, at most 10 s) after each turn.
+ */
+export function makeTrajectories(w: Workload): Trajectory[] {
   const random = seededRandom(w.seed)
   return Array.from({ length: w.trajectories }, () => {
     const nTurns = Math.min(8, 1 + Math.floor(-Math.log(Math.max(1e-12, random())) * 2))

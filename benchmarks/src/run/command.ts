@@ -26,7 +26,16 @@ import { runCpu } from './efficiency.ts'
 import { replacementCounters, replacementsMoved } from './replacement-counters.ts'
 
 /** A soak's verdict when no --threshold is given: issue 18's bar. */
-export const SOAK_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0', 'rss_growth_pct<=10', 'fd_growth<=8', 'zombies==0', 'leaked_sandboxes==0']
+export const SOAK_THRESHOLDS = [
+  'wrong==0',
+  'lost==0',
+  'duplicated==0',
+  'misrouted==0',
+  'rss_growth_pct<=10',
+  'fd_growth<=8',
+  'zombies==0',
+  'leaked_sandboxes==0'
+]
 
 /** The realistic RL step's verdict when no --threshold is given: every call answered, once, right. */
 export const RL_STEP_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misrouted==0']
@@ -35,43 +44,75 @@ export const RL_STEP_THRESHOLDS = ['wrong==0', 'lost==0', 'duplicated==0', 'misr
 export const MODES = {
   step: 'N calls released at once (--calls, --batch-size for a batched --target, over --connections)',
   closed: 'closed loop: --concurrency requests in flight for --duration s',
-  open: 'open loop: --rate calls/s for --duration s; latency from each call\'s scheduled send time',
+  open: "open loop: --rate calls/s for --duration s; latency from each call's scheduled send time",
   soak: '--calls through one runner process (--connections in flight), its processes watched: RSS and descriptor growth, zombies, leaked sandboxes (with --workload rl-hostile: 5 % hostile calls)'
 } as const
 
 /** A mode's name. */
 export type Mode = keyof typeof MODES
 
-async function startFleet (options: BenchOptions, log: (line: string) => void): Promise<Server> {
+async function startFleet(options: BenchOptions, log: (line: string) => void): Promise<Server> {
   const { run } = options
   if (options.url !== undefined) return existingServer(options.url)
   const pool = options.poolSize === undefined ? [] : ['--pool-size', String(options.poolSize)]
   if (run.runnerProcesses > 0) {
     log(`starting sandfleet gateway and ${run.runnerProcesses} sandfleet runner processes`)
-    return await startSplitFleet(run.runnerProcesses, ['--backend', options.backend, ...pool, ...run.runnerArgs], run.gatewayArgs)
+    return await startSplitFleet(
+      run.runnerProcesses,
+      ['--backend', options.backend, ...pool, ...run.runnerArgs],
+      run.gatewayArgs
+    )
   }
   const args = ['--backend', options.backend, ...pool, ...run.gatewayArgs, ...run.runnerArgs]
   log(`starting sandfleet serve ${args.join(' ')}`)
   return await startServe(args)
 }
 
-/** Runs one product run (`track` sees the fleet it starts, to stop it on a signal); returns the report and the exit code (1 when a threshold failed). */
-export async function runProduct (mode: Mode, options: BenchOptions, environment: Environment, log: (line: string) => void, track: (server: Server) => void = () => {}): Promise<{ report: ProductReport, code: number }> {
+/**
+ * Runs one product run (`track` sees the fleet it starts, to stop it on a signal); returns the report and the exit code
+ * (1 when a threshold failed).
+ */
+export async function runProduct(
+  mode: Mode,
+  options: BenchOptions,
+  environment: Environment,
+  log: (line: string) => void,
+  track: (server: Server) => void = () => {}
+): Promise<{ report: ProductReport; code: number }> {
   const { run } = options
   const target = TARGET_TABLE[run.target]
-  const spec = { name: run.workload, seed: run.seed, sleepS: run.sleepS, hostileShare: run.hostileShare, step: run.step, ...(run.file === undefined ? {} : { file: run.file }) }
+  const spec = {
+    name: run.workload,
+    seed: run.seed,
+    sleepS: run.sleepS,
+    hostileShare: run.hostileShare,
+    step: run.step,
+    ...(run.file === undefined ? {} : { file: run.file })
+  }
   const soak = mode === 'soak'
-  const connections = mode === 'closed' || soak ? options.concurrency ?? options.connections ?? (soak ? 16 : 64) : options.connections ?? 64
+  const connections =
+    mode === 'closed' || soak
+      ? (options.concurrency ?? options.connections ?? (soak ? 16 : 64))
+      : (options.connections ?? 64)
   const pool = drawCalls(spec, mode === 'step' || soak ? run.calls : 10_000)
-  if (soak && options.url !== undefined) throw new Error('soak watches the processes of the fleet it starts: drop --url')
+  if (soak && options.url !== undefined)
+    throw new Error('soak watches the processes of the fleet it starts: drop --url')
   const server = await startFleet(soak ? { ...options, run: { ...run, runnerProcesses: 1 } } : options, log)
   track(server)
   try {
-    const watch = soak ? await startWatch(server, options.backend === 'docker', run.calls, longestJobS(pool), log) : undefined
+    const watch = soak
+      ? await startWatch(server, options.backend === 'docker', run.calls, longestJobS(pool), log)
+      : undefined
     // An existing fleet's description is its URL already; a fleet started here is told where it listens.
     log(`  ${options.url !== undefined ? server.description : `${server.description} at ${server.url}`}`)
     const tty = run.progress === 'tty' || (run.progress === 'auto' && process.stderr.isTTY)
-    const progress = run.progress === 'none' ? undefined : progressReporter({ write: (t) => process.stderr.write(t), isTTY: tty }, mode === 'step' || soak ? run.calls : undefined)
+    const progress =
+      run.progress === 'none'
+        ? undefined
+        : progressReporter(
+            { write: (t) => process.stderr.write(t), isTTY: tty },
+            mode === 'step' || soak ? run.calls : undefined
+          )
     const durationS = options.durationS
     // A fleet just started warms its tiers in the background: the run's CPU is measured from when it is idle.
     if (options.url === undefined && !soak) for (const p of server.processes ?? []) await settle(p.pid)
@@ -79,7 +120,9 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
     const metricsAt = server.runnerUrls ?? [server.url]
     const replacedBefore = await replacementCounters(metricsAt)
     const cpuMeter = await fleetCpuMeter(server, options.backend === 'docker')
-    const onSample = (sample: Sample): void => { progress?.sample(sample) }
+    const onSample = (sample: Sample): void => {
+      progress?.sample(sample)
+    }
     const result = await runPlan({
       mode: soak ? 'closed' : mode,
       url: server.url,
@@ -97,7 +140,8 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       ...(watch === undefined ? {} : { onAnswer: watch.answered })
     })
     progress?.end()
-    const fleetCpu = cpuMeter === undefined ? 'the fleet is not one this harness started (--url)' : await cpuMeter.stop()
+    const fleetCpu =
+      cpuMeter === undefined ? 'the fleet is not one this harness started (--url)' : await cpuMeter.stop()
     const replacedAfter = await replacementCounters(metricsAt)
     const reuse = countersMoved(counted, await reuseCounters(server.url))
     const health = await watch?.finish()
@@ -105,20 +149,36 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
       const peak = statusMiB(p.pid, 'VmHWM')
       return peak === undefined ? [] : [{ name: p.name, pid: p.pid, peakRssMiB: peak }]
     })
-    const report = buildReport(environment, {
-      mode,
-      target: target.name,
-      path: target.path,
-      workload: describeWorkload(spec),
-      fleet: server.description,
-      connections,
-      ...(target.batched ? { batchSize: options.batchSize } : {}),
-      ...(mode === 'step' || soak ? { calls: run.calls } : { durationS }),
-      ...(mode === 'open' ? { rate: run.rate } : {})
-    }, result, memory, run.thresholds.length > 0 ? run.thresholds : soak ? SOAK_THRESHOLDS.map(parseThreshold) : run.workload === 'rl-step' ? RL_STEP_THRESHOLDS.map(parseThreshold) : [], health, {
-      cpu: runCpu(result.callCpuMs, result.measuredCalls, fleetCpu),
-      ...(replacedBefore === undefined || replacedAfter === undefined ? {} : { replacements: replacementsMoved(replacedBefore, replacedAfter) })
-    })
+    const report = buildReport(
+      environment,
+      {
+        mode,
+        target: target.name,
+        path: target.path,
+        workload: describeWorkload(spec),
+        fleet: server.description,
+        connections,
+        ...(target.batched ? { batchSize: options.batchSize } : {}),
+        ...(mode === 'step' || soak ? { calls: run.calls } : { durationS }),
+        ...(mode === 'open' ? { rate: run.rate } : {})
+      },
+      result,
+      memory,
+      run.thresholds.length > 0
+        ? run.thresholds
+        : soak
+          ? SOAK_THRESHOLDS.map(parseThreshold)
+          : run.workload === 'rl-step'
+            ? RL_STEP_THRESHOLDS.map(parseThreshold)
+            : [],
+      health,
+      {
+        cpu: runCpu(result.callCpuMs, result.measuredCalls, fleetCpu),
+        ...(replacedBefore === undefined || replacedAfter === undefined
+          ? {}
+          : { replacements: replacementsMoved(replacedBefore, replacedAfter) })
+      }
+    )
     if (reuse !== 'none') report.reuse = reuse
     writeFileSync(`${run.out}.json`, JSON.stringify(report, null, 2) + '\n')
     writeFileSync(`${run.out}.md`, markdownReport(report))
@@ -135,19 +195,19 @@ export async function runProduct (mode: Mode, options: BenchOptions, environment
  * docker backend, the containers of its runners (their ids from the gateway's /readyz); undefined
  * for a fleet it did not start.
  */
-async function fleetCpuMeter (server: Server, docker: boolean): Promise<FleetCpuMeter | undefined> {
+async function fleetCpuMeter(server: Server, docker: boolean): Promise<FleetCpuMeter | undefined> {
   const pids = (server.processes ?? []).map((p) => p.pid)
   if (pids.length === 0) return undefined
   let runners: string[] = []
   if (docker) {
-    const ready = await (await fetch(`${server.url}/readyz`)).json() as { runners?: Array<{ runner?: string }> }
-    runners = (ready.runners ?? []).flatMap((r) => typeof r.runner === 'string' ? [r.runner] : [])
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { runners?: Array<{ runner?: string }> }
+    runners = (ready.runners ?? []).flatMap((r) => (typeof r.runner === 'string' ? [r.runner] : []))
   }
   return startFleetCpuMeter({ pids, containersOf: runners })
 }
 
 /** Seconds the longest of `calls` may last in its sandbox: its `timeout_ms` and the runner's grace. */
-function longestJobS (calls: readonly BenchCall[]): number {
+function longestJobS(calls: readonly BenchCall[]): number {
   return calls.reduce((most, c) => Math.max(most, c.timeoutMs ?? timeoutMsOf({})), 0) / 1000 + GRACES.sandboxMs / 1000
 }
 
@@ -156,13 +216,20 @@ function longestJobS (calls: readonly BenchCall[]): number {
  * state at rest before the run, then samples by time and by progress (`answered`, told each
  * answer); `finish` waits for the runner to be at rest again and measures.
  */
-async function startWatch (server: Server, docker: boolean, calls: number, leftAfterS: number, log: (line: string) => void): Promise<{ answered: (done: number) => void, finish: () => Promise<SoakHealth> }> {
+async function startWatch(
+  server: Server,
+  docker: boolean,
+  calls: number,
+  leftAfterS: number,
+  log: (line: string) => void
+): Promise<{ answered: (done: number) => void; finish: () => Promise<SoakHealth> }> {
   const runnerPid = server.processes?.find((p) => p.name.startsWith('runner'))?.pid
   const gatewayPid = server.processes?.find((p) => p.name === 'gateway')?.pid
-  if (runnerPid === undefined || gatewayPid === undefined) throw new Error('soak: the fleet started has no runner or gateway process')
+  if (runnerPid === undefined || gatewayPid === undefined)
+    throw new Error('soak: the fleet started has no runner or gateway process')
   let runnerId: string | undefined
   if (docker) {
-    const ready = await (await fetch(`${server.url}/readyz`)).json() as { runners?: Array<{ runner?: string }> }
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { runners?: Array<{ runner?: string }> }
     runnerId = ready.runners?.[0]?.runner
   }
   const before = await steadyState(runnerPid, runnerId)
@@ -173,7 +240,13 @@ async function startWatch (server: Server, docker: boolean, calls: number, leftA
     finish: async () => {
       const { samples, lingering } = watcher.stop()
       const after = await settleTo(before, runnerPid, runnerId)
-      return { figures: healthFigures(samples, calls, lingering, leftAfterS, before, after), before, after, samples, lingering }
+      return {
+        figures: healthFigures(samples, calls, lingering, leftAfterS, before, after),
+        before,
+        after,
+        samples,
+        lingering
+      }
     }
   }
 }

@@ -26,9 +26,15 @@ export interface RunCpu {
 }
 
 /** The run's CPU figures from the calls' sum and the fleet's measurement (or why there is none). */
-export function runCpu (callsMs: number, measuredCalls: number, fleet: FleetCpuUsed | string): RunCpu {
+export function runCpu(callsMs: number, measuredCalls: number, fleet: FleetCpuUsed | string): RunCpu {
   if (typeof fleet === 'string') return { callsMs, measuredCalls, fleetMs: null, usefulShare: null, unmeasured: fleet }
-  const out: RunCpu = { callsMs, measuredCalls, fleetMs: fleet.totalMs, processesMs: fleet.processesMs, usefulShare: measuredCalls > 0 && fleet.totalMs > 0 ? callsMs / fleet.totalMs : null }
+  const out: RunCpu = {
+    callsMs,
+    measuredCalls,
+    fleetMs: fleet.totalMs,
+    processesMs: fleet.processesMs,
+    usefulShare: measuredCalls > 0 && fleet.totalMs > 0 ? callsMs / fleet.totalMs : null
+  }
   if (fleet.containersMs !== undefined) out.containersMs = fleet.containersMs
   return out
 }
@@ -44,52 +50,78 @@ export interface ClassLatency {
 const CLASS_ORDER = ['short', 'long', 'timeout']
 
 /** Each class's calls and p50/p99 (ms), in the order short, long, timeout. */
-export function classLatencies (byClass: ReadonlyMap<string, readonly number[]>): ClassLatency[] {
-  const rank = (c: string): number => { const i = CLASS_ORDER.indexOf(c); return i === -1 ? CLASS_ORDER.length : i }
-  return [...byClass].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0])).map(([kind, latencies]) => {
-    const s = summarize(latencies)
-    return { class: kind, calls: latencies.length, p50: s.p50, p99: s.p99 }
-  })
+export function classLatencies(byClass: ReadonlyMap<string, readonly number[]>): ClassLatency[] {
+  const rank = (c: string): number => {
+    const i = CLASS_ORDER.indexOf(c)
+    return i === -1 ? CLASS_ORDER.length : i
+  }
+  return [...byClass]
+    .sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]))
+    .map(([kind, latencies]) => {
+      const s = summarize(latencies)
+      return { class: kind, calls: latencies.length, p50: s.p50, p99: s.p99 }
+    })
 }
 
 /** What a report holds of these. */
 export interface Efficiency {
   cpu?: RunCpu
   classes?: ClassLatency[]
-  /** Sandboxes replaced over the run, by reason (from the runners' /metrics); absent when the fleet has none to read. */
+  /**
+   * Sandboxes replaced over the run, by reason (from the runners' /metrics); absent when the fleet has none to read.
+   */
   replacements?: Record<string, number>
 }
 
 /** The share as a percentage with one decimal. */
-export function percent (share: number): string {
+export function percent(share: number): string {
   return `${(Math.round(share * 1000) / 10).toFixed(1)} %`
 }
 
 /** The report's rows for these figures. */
-export function efficiencyRows (r: Efficiency): Array<[string, string]> {
+export function efficiencyRows(r: Efficiency): Array<[string, string]> {
   const rows: Array<[string, string]> = []
   const c = r.cpu
   if (c !== undefined) {
-    rows.push(['the calls\' own CPU (sum of cpu_ms)', `${formatNumber(c.callsMs)} ms over ${c.measuredCalls.toLocaleString('en-US')} calls`])
-    if (c.fleetMs === null) rows.push(['the fleet\'s CPU', `not measured: ${c.unmeasured ?? 'unknown'}`])
+    rows.push([
+      "the calls' own CPU (sum of cpu_ms)",
+      `${formatNumber(c.callsMs)} ms over ${c.measuredCalls.toLocaleString('en-US')} calls`
+    ])
+    if (c.fleetMs === null) rows.push(["the fleet's CPU", `not measured: ${c.unmeasured ?? 'unknown'}`])
     else {
-      const parts = c.containersMs === undefined ? '' : ` (processes ${formatNumber(c.processesMs ?? 0)} ms, containers ${formatNumber(c.containersMs)} ms)`
-      rows.push(['the fleet\'s CPU (gateway, runner, sandboxes, zygotes, replacements)', `${formatNumber(c.fleetMs)} ms${parts}`])
+      const parts =
+        c.containersMs === undefined
+          ? ''
+          : ` (processes ${formatNumber(c.processesMs ?? 0)} ms, containers ${formatNumber(c.containersMs)} ms)`
+      rows.push([
+        "the fleet's CPU (gateway, runner, sandboxes, zygotes, replacements)",
+        `${formatNumber(c.fleetMs)} ms${parts}`
+      ])
     }
-    rows.push(['useful share (the calls\' CPU ÷ the fleet\'s)', c.usefulShare === null ? 'n/a' : percent(c.usefulShare)])
+    rows.push(["useful share (the calls' CPU ÷ the fleet's)", c.usefulShare === null ? 'n/a' : percent(c.usefulShare)])
   }
   if (r.replacements !== undefined) {
     const moved = Object.entries(r.replacements)
-    rows.push(['sandboxes replaced, by reason', moved.length === 0 ? 'none' : moved.map(([k, n]) => `${k} ${n}`).join(', ')])
+    rows.push([
+      'sandboxes replaced, by reason',
+      moved.length === 0 ? 'none' : moved.map(([k, n]) => `${k} ${n}`).join(', ')
+    ])
   }
   if (r.classes !== undefined && r.classes.length > 1) {
-    rows.push(['latency p50 / p99 by class', r.classes.map((k) => `${k.class} (${k.calls.toLocaleString('en-US')}) ${formatNumber(k.p50)} / ${formatNumber(k.p99)} ms`).join('; ')])
+    rows.push([
+      'latency p50 / p99 by class',
+      r.classes
+        .map(
+          (k) => `${k.class} (${k.calls.toLocaleString('en-US')}) ${formatNumber(k.p50)} / ${formatNumber(k.p99)} ms`
+        )
+        .join('; ')
+    ])
   }
   return rows
 }
 
 /** The figures a threshold may name: `useful_share_pct`, `replacements` (null when not measured). */
-export function efficiencyFigures (r: Efficiency): Record<string, number | null> {
+export function efficiencyFigures(r: Efficiency): Record<string, number | null> {
   return {
     useful_share_pct: r.cpu?.usefulShare === undefined || r.cpu.usefulShare === null ? null : r.cpu.usefulShare * 100,
     replacements: r.replacements === undefined ? null : Object.values(r.replacements).reduce((a, b) => a + b, 0)

@@ -81,7 +81,7 @@ export interface RunResult {
 }
 
 /** Runs `plan`; resolves when every request sent has been answered or has failed. */
-export async function runPlan (plan: Plan): Promise<RunResult> {
+export async function runPlan(plan: Plan): Promise<RunResult> {
   const { target } = plan
   const perRequest = target.batched ? Math.max(1, plan.batchSize) : 1
   const ledger = new Ledger(randomBytes(4).toString('hex'))
@@ -94,7 +94,10 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     // A patient caller: a connect waits in the listen backlog as long as a request may wait.
     connectTimeout: plan.requestTimeoutMs
   })
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(target.accept === undefined ? {} : { accept: target.accept }) }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(target.accept === undefined ? {} : { accept: target.accept })
+  }
   const start = performance.now()
   let outstanding = 0
   let requests = 0
@@ -121,37 +124,62 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
   const every = plan.mode === 'step' ? Math.max(1, Math.ceil(plan.calls / SAMPLES_BY_PROGRESS)) : Infinity
   let nextAt = every
   const answered = (): void => {
-    if (ledger.answered >= nextAt) { nextAt = (Math.floor(ledger.answered / every) + 1) * every; sample() }
+    if (ledger.answered >= nextAt) {
+      nextAt = (Math.floor(ledger.answered / every) + 1) * every
+      sample()
+    }
     plan.onAnswer?.(ledger.answered)
   }
 
   let sent = 0
   /** The next request's calls, registered in the ledger. */
-  const nextGroup = (count: number): Array<{ index: number, tagged: TaggedCall }> => Array.from({ length: count }, () => {
-    const call = plan.callAt(sent++)
-    const { index, nonce } = ledger.add(call)
-    return { index, tagged: { call, nonce } }
-  })
+  const nextGroup = (count: number): Array<{ index: number; tagged: TaggedCall }> =>
+    Array.from({ length: count }, () => {
+      const call = plan.callAt(sent++)
+      const { index, nonce } = ledger.add(call)
+      return { index, tagged: { call, nonce } }
+    })
 
-  /** Sends one request; `from` is when its calls count from; `counted`: its calls are already in `outstanding` (a step's are from the release). */
-  const send = async (group: Array<{ index: number, tagged: TaggedCall }>, from: number, counted = false): Promise<void> => {
+  /**
+   * Sends one request; `from` is when its calls count from; `counted`: its calls are already in `outstanding` (a step's
+   * are from the release).
+   */
+  const send = async (
+    group: Array<{ index: number; tagged: TaggedCall }>,
+    from: number,
+    counted = false
+  ): Promise<void> => {
     if (!counted) outstanding += group.length
     requests++
     const seen = new Uint8Array(group.length)
     const take = (a: Answer): void => {
       const at = group[a.position]
-      if (at !== undefined && !seen[a.position] && (a.nonce === undefined || a.nonce === at.tagged.nonce)) { seen[a.position] = 1; outstanding-- }
+      if (at !== undefined && !seen[a.position] && (a.nonce === undefined || a.nonce === at.tagged.nonce)) {
+        seen[a.position] = 1
+        outstanding--
+      }
       ledger.answer(at?.index, a, performance.now() - from)
       lastAnswer = performance.now()
       answered()
     }
     const failRest = (status: string): void => {
-      group.forEach((g, i) => { if (!seen[i]) { seen[i] = 1; outstanding--; ledger.fail(g.index, status, performance.now() - from) } })
+      group.forEach((g, i) => {
+        if (!seen[i]) {
+          seen[i] = 1
+          outstanding--
+          ledger.fail(g.index, status, performance.now() - from)
+        }
+      })
       lastAnswer = performance.now()
       answered()
     }
     try {
-      const res = await pool.request({ path: target.path, method: 'POST', headers, body: target.body(group.map((g) => g.tagged)) })
+      const res = await pool.request({
+        path: target.path,
+        method: 'POST',
+        headers,
+        body: target.body(group.map((g) => g.tagged))
+      })
       if (res.statusCode === 200 && target.line !== undefined) {
         res.body.setEncoding('utf8')
         let buf = ''
@@ -163,17 +191,28 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
             buf = buf.slice(nl + 1)
             if (line === '') continue
             const answer = target.line(line)
-            if (answer === undefined) { failRest('bad_response'); return }
+            if (answer === undefined) {
+              failRest('bad_response')
+              return
+            }
             take(answer)
           }
         }
       } else {
         const reading = target.read(res.statusCode, await res.body.text())
-        if ('failed' in reading) { failRest(reading.failed); return }
+        if ('failed' in reading) {
+          failRest(reading.failed)
+          return
+        }
         for (const a of reading.answers) take(a)
       }
       // Calls the response left out are lost: not answered, so the ledger counts them so.
-      group.forEach((_, i) => { if (!seen[i]) { seen[i] = 1; outstanding-- } })
+      group.forEach((_, i) => {
+        if (!seen[i]) {
+          seen[i] = 1
+          outstanding--
+        }
+      })
     } catch (err) {
       failRest(`transport_${(err as { code?: string }).code ?? (err as Error).name}`)
     }
@@ -186,7 +225,7 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
       // connection, take the next request as each answer comes, so the rest wait their turn in
       // the harness, as a trainer's queue would, and their wait is in their latency.
       const t0 = performance.now()
-      const groups: Array<Array<{ index: number, tagged: TaggedCall }>> = []
+      const groups: Array<Array<{ index: number; tagged: TaggedCall }>> = []
       for (let left = plan.calls; left > 0; left -= perRequest) groups.push(nextGroup(Math.min(perRequest, left)))
       outstanding += plan.calls
       let next = 0
@@ -197,7 +236,11 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     } else if (plan.mode === 'closed') {
       const stopAt = start + plan.durationS * 1000
       const worker = async (): Promise<void> => {
-        while (performance.now() < stopAt && (plan.callLimit !== true || sent < plan.calls)) await send(nextGroup(Math.min(perRequest, plan.callLimit === true ? plan.calls - sent : perRequest)), performance.now())
+        while (performance.now() < stopAt && (plan.callLimit !== true || sent < plan.calls))
+          await send(
+            nextGroup(Math.min(perRequest, plan.callLimit === true ? plan.calls - sent : perRequest)),
+            performance.now()
+          )
       }
       for (let i = 0; i < plan.connections; i++) inFlight.push(worker())
     } else {
@@ -207,8 +250,12 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
       await new Promise<void>((resolve) => {
         const tick = (): void => {
           const now = performance.now()
-          while (k < total && start + (k / perS) * 1000 <= now) inFlight.push(send(nextGroup(perRequest), start + (k++ / perS) * 1000))
-          if (k >= total) { resolve(); return }
+          while (k < total && start + (k / perS) * 1000 <= now)
+            inFlight.push(send(nextGroup(perRequest), start + (k++ / perS) * 1000))
+          if (k >= total) {
+            resolve()
+            return
+          }
           setTimeout(tick, Math.max(0, Math.min(5, start + (k / perS) * 1000 - performance.now())))
         }
         tick()
@@ -220,5 +267,14 @@ export async function runPlan (plan: Plan): Promise<RunResult> {
     sample()
     await pool.destroy()
   }
-  return { accounting: ledger.accounting(), latencyMs: ledger.latencyMs, latencyByClass: ledger.latencyByClass, callCpuMs: ledger.callCpuMs, measuredCalls: ledger.measuredCalls, elapsedS: (lastAnswer - start) / 1000, requests, samples }
+  return {
+    accounting: ledger.accounting(),
+    latencyMs: ledger.latencyMs,
+    latencyByClass: ledger.latencyByClass,
+    callCpuMs: ledger.callCpuMs,
+    measuredCalls: ledger.measuredCalls,
+    elapsedS: (lastAnswer - start) / 1000,
+    requests,
+    samples
+  }
 }

@@ -40,7 +40,10 @@ export interface RestState {
 /** A process seen as a zombie in every sample for a second or more: where it was and for how long. */
 export interface LingeringZombie {
   pid: number
-  /** Command names from the runner's child down to the zombie, `bwrap>python3>python3>python3`: its depth says what it was. */
+  /**
+   * Command names from the runner's child down to the zombie, `bwrap>python3>python3>python3`: its depth says what it
+   * was.
+   */
   chain: string
   /** State of its parent when first seen lingering (`S`, `R`, `T` stopped, …). */
   parentState: string
@@ -81,59 +84,86 @@ export interface SoakHealth {
   lingering: LingeringZombie[]
 }
 
-// The runner's RUNNER_LABEL (backends/docker/docker-engine.ts): not imported, which would load the whole runner for a string.
+// The runner's RUNNER_LABEL (backends/docker/docker-engine.ts): not imported, which would load the whole runner for a
+// string.
 const RUNNER_LABEL = 'org.sandfleet.runner'
 
-function fdCount (pid: number): number {
-  try { return readdirSync(`/proc/${pid}/fd`).length } catch { return NaN }
+function fdCount(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length
+  } catch {
+    return NaN
+  }
 }
 
-function zombiesAmong (pids: Iterable<number>): number[] {
+function zombiesAmong(pids: Iterable<number>): number[] {
   const out: number[] = []
   for (const pid of pids) if (procStat(pid)?.state === 'Z') out.push(pid)
   return out
 }
 
 /** Where zombie `pid` hangs below `root`: its chain of command names, and its parent's state. */
-function placeOf (pid: number, root: number): { chain: string, parentState: string } {
+function placeOf(pid: number, root: number): { chain: string; parentState: string } {
   const names: string[] = []
   let parent: number | undefined
   for (let at = pid, hops = 0; at !== root && hops < 64; hops++) {
     const s = procStat(at)
-    if (s === undefined) { names.push('?'); break }
+    if (s === undefined) {
+      names.push('?')
+      break
+    }
     names.push(s.comm)
     parent ??= s.ppid
     at = s.ppid
   }
-  return { chain: names.reverse().join('>'), parentState: (parent === undefined ? undefined : procStat(parent)?.state) ?? '?' }
+  return {
+    chain: names.reverse().join('>'),
+    parentState: (parent === undefined ? undefined : procStat(parent)?.state) ?? '?'
+  }
 }
 
-async function labelledContainers (runnerId: string | undefined): Promise<number> {
+async function labelledContainers(runnerId: string | undefined): Promise<number> {
   if (runnerId === undefined) return 0
   const { stdout } = await promisify(execFile)('docker', ['ps', '-aq', '--filter', `label=${RUNNER_LABEL}=${runnerId}`])
   return stdout.split('\n').filter((l) => l.trim() !== '').length
 }
 
 /** The runner at rest; `runnerId` names its Docker containers (undefined: no Docker). */
-export async function restState (runnerPid: number, runnerId?: string): Promise<RestState> {
+export async function restState(runnerPid: number, runnerId?: string): Promise<RestState> {
   const tree = descendants(runnerPid)
   const dead = new Set(zombiesAmong(tree))
   const sandboxes = [...tree].filter((pid) => !dead.has(pid) && parentOf(pid) === runnerPid).length
-  return { processes: tree.size - dead.size, sandboxes, containers: await labelledContainers(runnerId), zombies: dead.size }
+  return {
+    processes: tree.size - dead.size,
+    sandboxes,
+    containers: await labelledContainers(runnerId),
+    zombies: dead.size
+  }
 }
 
 /**
  * The runner at rest once its sandboxes have finished starting (a runner is ready before every
  * zygote of every sandbox has forked): the state once it has not changed for `quietMs`.
  */
-export async function steadyState (runnerPid: number, runnerId: string | undefined, quietMs = 3000, maxMs = 60_000): Promise<RestState> {
+export async function steadyState(
+  runnerPid: number,
+  runnerId: string | undefined,
+  quietMs = 3000,
+  maxMs = 60_000
+): Promise<RestState> {
   const until = performance.now() + maxMs
   let state = await restState(runnerPid, runnerId)
   let since = performance.now()
   while (performance.now() < until && performance.now() - since < quietMs) {
     await new Promise((resolve) => setTimeout(resolve, 250))
     const next = await restState(runnerPid, runnerId)
-    if (next.processes !== state.processes || next.sandboxes !== state.sandboxes || next.containers !== state.containers || next.zombies !== state.zombies) since = performance.now()
+    if (
+      next.processes !== state.processes ||
+      next.sandboxes !== state.sandboxes ||
+      next.containers !== state.containers ||
+      next.zombies !== state.zombies
+    )
+      since = performance.now()
     state = next
   }
   return state
@@ -143,10 +173,18 @@ export async function steadyState (runnerPid: number, runnerId: string | undefin
  * Waits until the runner's sandboxes are back to `target` (its pool refills after the run's last
  * replacements, the retired ones are gone), up to `maxMs`; answers the last state seen.
  */
-export async function settleTo (target: RestState, runnerPid: number, runnerId: string | undefined, maxMs = 60_000): Promise<RestState> {
+export async function settleTo(
+  target: RestState,
+  runnerPid: number,
+  runnerId: string | undefined,
+  maxMs = 60_000
+): Promise<RestState> {
   const until = performance.now() + maxMs
   let state = await restState(runnerPid, runnerId)
-  while (performance.now() < until && (state.sandboxes !== target.sandboxes || state.containers !== target.containers || state.zombies > 0)) {
+  while (
+    performance.now() < until &&
+    (state.sandboxes !== target.sandboxes || state.containers !== target.containers || state.zombies > 0)
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 500))
     state = await restState(runnerPid, runnerId)
   }
@@ -166,14 +204,14 @@ const LINGER_S = 1
 export interface HealthWatch {
   /** Called with the count of calls answered after each answer; samples at each step of progress. */
   answered: (done: number) => void
-  stop: () => { samples: HealthSample[], lingering: LingeringZombie[] }
+  stop: () => { samples: HealthSample[]; lingering: LingeringZombie[] }
 }
 
 /**
  * Samples the fleet's processes every `everyMs` (zombies are told apart by time) and at each
  * `calls / SAMPLES_BY_PROGRESS` calls answered (the growth windows are by calls) until stopped.
  */
-export function watchHealth (runnerPid: number, gatewayPid: number, calls: number, everyMs = 1000): HealthWatch {
+export function watchHealth(runnerPid: number, gatewayPid: number, calls: number, everyMs = 1000): HealthWatch {
   const step = Math.max(1, Math.ceil(calls / SAMPLES_BY_PROGRESS))
   let done = 0
   let nextStep = step
@@ -216,12 +254,16 @@ export function watchHealth (runnerPid: number, gatewayPid: number, calls: numbe
       nextStep = (Math.floor(n / step) + 1) * step
       take()
     },
-    stop: () => { clearInterval(timer); take(); return { samples, lingering: [...lingering.values()] } }
+    stop: () => {
+      clearInterval(timer)
+      take()
+      return { samples, lingering: [...lingering.values()] }
+    }
   }
 }
 
 /** The median of the finite `xs`; null when there is none. */
-function median (xs: readonly number[]): number | null {
+function median(xs: readonly number[]): number | null {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b)
   return s.length === 0 ? null : s[Math.floor(s.length / 2)]
 }
@@ -231,8 +273,16 @@ function median (xs: readonly number[]): number | null {
  * answered in the run's second tenth) and the last tenth, zombies and leaked sandboxes.
  * `leftAfterS`: how long a zombie may wait for its reaper (the longest job's deadline and grace).
  */
-export function healthFigures (samples: readonly HealthSample[], calls: number, lingering: readonly LingeringZombie[], leftAfterS: number, before: RestState, after: RestState): HealthFigures {
-  const window = (lo: number, hi: number): HealthSample[] => samples.filter((s) => s.done >= lo * calls && s.done < hi * calls)
+export function healthFigures(
+  samples: readonly HealthSample[],
+  calls: number,
+  lingering: readonly LingeringZombie[],
+  leftAfterS: number,
+  before: RestState,
+  after: RestState
+): HealthFigures {
+  const window = (lo: number, hi: number): HealthSample[] =>
+    samples.filter((s) => s.done >= lo * calls && s.done < hi * calls)
   const early = window(0.1, 0.2)
   const late = window(0.9, 1)
   const medians = (pick: (s: HealthSample) => number): [number, number] | null => {
@@ -242,7 +292,7 @@ export function healthFigures (samples: readonly HealthSample[], calls: number, 
   }
   const growthPct = (pick: (s: HealthSample) => number): number | null => {
     const m = medians(pick)
-    return m === null ? null : (m[1] - m[0]) / m[0] * 100
+    return m === null ? null : ((m[1] - m[0]) / m[0]) * 100
   }
   const fds = medians((s) => s.runnerFds)
   return {
@@ -253,6 +303,6 @@ export function healthFigures (samples: readonly HealthSample[], calls: number, 
     late_reaps: lingering.filter((z) => z.seenS <= leftAfterS).length,
     // Counted by sandbox, not by process: a sandbox's process count moves as its tiers warm, which
     // may take longer than any quiet spell on a slow machine.
-    leaked_sandboxes: (after.sandboxes - before.sandboxes) + (after.containers - before.containers)
+    leaked_sandboxes: after.sandboxes - before.sandboxes + (after.containers - before.containers)
   }
 }

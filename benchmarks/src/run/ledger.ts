@@ -17,7 +17,14 @@ import type { Answer } from './targets.ts'
 /** Statuses the code itself produces: an answer with one of these was run. */
 export const CODE_STATUSES: ReadonlySet<string> = new Set(['ok', 'error', 'timeout', 'memory', 'killed'])
 /** Answers a caller should retry. */
-export const RETRIABLE: ReadonlySet<string> = new Set(['overloaded', 'queue_timeout', 'infra_error', 'sandbox_error', 'http_429', 'http_503'])
+export const RETRIABLE: ReadonlySet<string> = new Set([
+  'overloaded',
+  'queue_timeout',
+  'infra_error',
+  'sandbox_error',
+  'http_429',
+  'http_503'
+])
 
 /** What the ledger counted. */
 export interface Accounting {
@@ -62,24 +69,24 @@ export class Ledger {
   misrouted = 0
   answered = 0
 
-  constructor (runId: string) {
+  constructor(runId: string) {
     this.#prefix = `${runId}-`
   }
 
   /** Registers a call; answers its index and nonce. */
-  add (call: BenchCall): { index: number, nonce: string } {
+  add(call: BenchCall): { index: number; nonce: string } {
     const index = this.#calls.push(call) - 1
     this.#answers.push(0)
     return { index, nonce: this.#prefix + index }
   }
 
   /** Calls registered. */
-  get calls (): number {
+  get calls(): number {
     return this.#calls.length
   }
 
   /** The index a nonce names, or -1. */
-  #indexOf (nonce: string): number {
+  #indexOf(nonce: string): number {
     if (!nonce.startsWith(this.#prefix)) return -1
     const i = Number(nonce.slice(this.#prefix.length))
     return Number.isInteger(i) && i >= 0 && i < this.#calls.length ? i : -1
@@ -89,21 +96,37 @@ export class Ledger {
    * Records one answer for the call at `index` (the call its request carried at the answer's
    * position); when the answer carries a nonce, it must name that call. Returns the verdict.
    */
-  answer (index: number | undefined, answer: Pick<Answer, 'nonce' | 'status' | 'stdout' | 'cpuMs'>, latencyMs: number): 'right' | 'wrong' | 'failed' | 'duplicated' | 'misrouted' {
+  answer(
+    index: number | undefined,
+    answer: Pick<Answer, 'nonce' | 'status' | 'stdout' | 'cpuMs'>,
+    latencyMs: number
+  ): 'right' | 'wrong' | 'failed' | 'duplicated' | 'misrouted' {
     const named = answer.nonce === undefined ? index : this.#indexOf(answer.nonce)
-    if (named === undefined || named < 0 || named !== index) { this.misrouted++; return 'misrouted' }
-    if (this.#answers[named]++ > 0) { this.duplicated++; return 'duplicated' }
-    if (answer.cpuMs !== undefined) { this.callCpuMs += answer.cpuMs; this.measuredCalls++ }
+    if (named === undefined || named < 0 || named !== index) {
+      this.misrouted++
+      return 'misrouted'
+    }
+    if (this.#answers[named]++ > 0) {
+      this.duplicated++
+      return 'duplicated'
+    }
+    if (answer.cpuMs !== undefined) {
+      this.callCpuMs += answer.cpuMs
+      this.measuredCalls++
+    }
     return this.#first(named, answer.status, answer.stdout, latencyMs)
   }
 
   /** Records that the request of the call at `index` failed as a whole (`http_429`, a transport error). */
-  fail (index: number, status: string, latencyMs: number): 'failed' | 'duplicated' {
-    if (this.#answers[index]++ > 0) { this.duplicated++; return 'duplicated' }
+  fail(index: number, status: string, latencyMs: number): 'failed' | 'duplicated' {
+    if (this.#answers[index]++ > 0) {
+      this.duplicated++
+      return 'duplicated'
+    }
     return this.#first(index, status, '', latencyMs) as 'failed'
   }
 
-  #first (index: number, status: string, stdout: string, latencyMs: number): 'right' | 'wrong' | 'failed' {
+  #first(index: number, status: string, stdout: string, latencyMs: number): 'right' | 'wrong' | 'failed' {
     this.answered++
     this.latencyMs.push(latencyMs)
     const kind = classOf(this.#calls[index])
@@ -120,15 +143,19 @@ export class Ledger {
     let why: string | undefined
     if (status !== call.status && call.accept?.includes(status) !== true) why = `expected ${call.status}, got ${status}`
     else if (call.stdout !== undefined && stdout !== call.stdout) why = 'stdout'
-    if (why === undefined) { this.right++; return 'right' }
+    if (why === undefined) {
+      this.right++
+      return 'right'
+    }
     this.wrong++
     this.#wrongBy.set(why, (this.#wrongBy.get(why) ?? 0) + 1)
     return 'wrong'
   }
 
   /** The counts so far; calls not answered yet count as lost. */
-  accounting (): Accounting {
-    const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])))
+  accounting(): Accounting {
+    const sorted = (m: Map<string, number>): Record<string, number> =>
+      Object.fromEntries([...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])))
     return {
       calls: this.#calls.length,
       answered: this.answered,

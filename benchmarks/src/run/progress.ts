@@ -13,7 +13,11 @@ export interface ProgressSink {
 }
 
 /** A progress reporter: feed it samples, then `end()`. */
-export function progressReporter (sink: ProgressSink, total: number | undefined, everyS = 10): { sample: (s: Sample) => void, end: () => void } {
+export function progressReporter(
+  sink: ProgressSink,
+  total: number | undefined,
+  everyS = 10
+): { sample: (s: Sample) => void; end: () => void } {
   let previous: Sample | undefined
   let lastLine = -Infinity
   let quarter = -1
@@ -22,11 +26,14 @@ export function progressReporter (sink: ProgressSink, total: number | undefined,
   const line = (s: Sample): string => {
     const dt = previous === undefined ? 0 : s.tS - previous.tS
     const rate = dt > 0 && previous !== undefined ? (s.done - previous.done) / dt : 0
-    const done = total === undefined ? `${s.done}` : `${s.done}/${total} (${total === 0 ? 100 : Math.floor(100 * s.done / total)} %)`
+    const done =
+      total === undefined
+        ? `${s.done}`
+        : `${s.done}/${total} (${total === 0 ? 100 : Math.floor((100 * s.done) / total)} %)`
     return `${s.tS.toFixed(1)} s  done ${done}  in flight ${s.outstanding}  right ${s.right}  wrong ${s.wrong}  failed ${s.failed}  ${Math.round(rate)} calls/s`
   }
   return {
-    sample (s) {
+    sample(s) {
       if (sink.isTTY) {
         sink.write(`\r\x1b[2K${line(s)}`)
         open = true
@@ -34,7 +41,7 @@ export function progressReporter (sink: ProgressSink, total: number | undefined,
         return
       }
       last = s
-      const reached = total === undefined || total === 0 ? quarter : Math.floor(4 * s.done / total)
+      const reached = total === undefined || total === 0 ? quarter : Math.floor((4 * s.done) / total)
       if (s.tS - lastLine >= everyS || reached > quarter) {
         sink.write(line(s) + '\n')
         lastLine = s.tS
@@ -42,7 +49,7 @@ export function progressReporter (sink: ProgressSink, total: number | undefined,
         previous = s
       }
     },
-    end () {
+    end() {
       if (open) sink.write('\n')
       else if (last !== undefined && last.done !== previous?.done) sink.write(line(last) + '\n')
     }

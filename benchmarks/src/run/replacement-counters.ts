@@ -5,7 +5,7 @@
  */
 
 /** Replacements by reason (`unswept` → 2); undefined when no URL answers /metrics with a runner's metrics. */
-export async function replacementCounters (urls: readonly string[]): Promise<Map<string, number> | undefined> {
+export async function replacementCounters(urls: readonly string[]): Promise<Map<string, number> | undefined> {
   let out: Map<string, number> | undefined
   for (const url of urls) {
     let text: string
@@ -13,7 +13,9 @@ export async function replacementCounters (urls: readonly string[]): Promise<Map
       const res = await fetch(`${url}/metrics`)
       text = await res.text()
       if (!res.ok || !text.includes('sandfleet_runner_')) continue
-    } catch { continue }
+    } catch {
+      continue
+    }
     out ??= new Map()
     for (const line of text.split('\n')) {
       const m = /^sandfleet_runner_sandbox_replacements_total\{[^}]*reason="(\w+)"[^}]*\} (\S+)$/.exec(line)
@@ -24,7 +26,10 @@ export async function replacementCounters (urls: readonly string[]): Promise<Map
 }
 
 /** What moved between two reads, by reason (only reasons that moved). */
-export function replacementsMoved (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Record<string, number> {
+export function replacementsMoved(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>
+): Record<string, number> {
   const moved: Record<string, number> = {}
   for (const [reason, n] of after) {
     const d = n - (before.get(reason) ?? 0)

@@ -4,11 +4,18 @@
  * reads them before and after itself; what moved is its own.
  */
 
-/** The counters: `ran reuse`, `ran fork (static)`, … → jobs; `retired: reason` → processes. Empty when the fleet has no /metrics. */
-export async function reuseCounters (url: string): Promise<Map<string, number>> {
+/**
+ * The counters: `ran reuse`, `ran fork (static)`, … → jobs; `retired: reason` → processes. Empty when the fleet has no
+ * /metrics.
+ */
+export async function reuseCounters(url: string): Promise<Map<string, number>> {
   const out = new Map<string, number>()
   let text: string
-  try { text = await (await fetch(`${url}/metrics`)).text() } catch { return out }
+  try {
+    text = await (await fetch(`${url}/metrics`)).text()
+  } catch {
+    return out
+  }
   for (const line of text.split('\n')) {
     const jobs = /^sandfleet_runner_reuse_jobs_total\{[^}]*level="(\w+)",refused="(\w*)"[^}]*\} (\S+)$/.exec(line)
     if (jobs !== null) out.set(`ran ${jobs[1]}${jobs[2] === '' ? '' : ` (${jobs[2]})`}`, Number(jobs[3]))
@@ -19,7 +26,7 @@ export async function reuseCounters (url: string): Promise<Map<string, number>> 
 }
 
 /** What moved between two reads, as one line (`ran reuse 9817, ran fork (static) 310, retired: import 12`); `none`. */
-export function countersMoved (before: Map<string, number>, after: Map<string, number>): string {
+export function countersMoved(before: Map<string, number>, after: Map<string, number>): string {
   const moved = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, d]) => d > 0)
   return moved.length === 0 ? 'none' : moved.map(([k, d]) => `${k} ${d}`).join(', ')
 }

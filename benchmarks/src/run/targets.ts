@@ -39,20 +39,27 @@ export interface Target {
   accept?: string
   body: (calls: readonly TaggedCall[]) => string
   read: (statusCode: number, body: string) => Reading
-  /** For a streamed response (NDJSON): one line → its answer (undefined: not a line of the stream), read as each arrives. */
+  /**
+   * For a streamed response (NDJSON): one line → its answer (undefined: not a line of the stream), read as each
+   * arrives.
+   */
   line?: (line: string) => Answer | undefined
 }
 
 /** The targets' names. */
 export const TARGETS = ['single', 'batch', 'ndjson', 'run-code', 'long-batch'] as const
 /** A target's name. */
-export type TargetName = typeof TARGETS[number]
+export type TargetName = (typeof TARGETS)[number]
 
-function parse (text: string): any {
-  try { return JSON.parse(text) } catch { return undefined }
+function parse(text: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
 }
 
-function execRequest ({ call, nonce }: TaggedCall): Record<string, unknown> {
+function execRequest({ call, nonce }: TaggedCall): Record<string, unknown> {
   return {
     code: call.code,
     request_id: nonce,
@@ -61,7 +68,7 @@ function execRequest ({ call, nonce }: TaggedCall): Record<string, unknown> {
   }
 }
 
-function nativeAnswer (r: any, position: number): Answer {
+function nativeAnswer(r: any, position: number): Answer {
   if (typeof r?.status !== 'string') return { position, status: 'bad_response', stdout: '' }
   const answer: Answer = { position, status: r.status, stdout: typeof r.stdout === 'string' ? r.stdout : '' }
   if (typeof r.request_id === 'string') answer.nonce = r.request_id
@@ -69,8 +76,10 @@ function nativeAnswer (r: any, position: number): Answer {
   return answer
 }
 
-/** An HTTP error names the call's outcome, unless its JSON body carries a sandfleet status (a 429 says `overloaded`). */
-function httpFailure (statusCode: number): Reading {
+/**
+ * An HTTP error names the call's outcome, unless its JSON body carries a sandfleet status (a 429 says `overloaded`).
+ */
+function httpFailure(statusCode: number): Reading {
   return { failed: `http_${statusCode}` }
 }
 
@@ -80,7 +89,8 @@ const single: Target = {
   batched: false,
   echoesNonce: true,
   body: ([c]) => JSON.stringify(execRequest(c)),
-  read: (statusCode, body) => statusCode === 200 ? { answers: [nativeAnswer(parse(body), 0)] } : httpFailure(statusCode)
+  read: (statusCode, body) =>
+    statusCode === 200 ? { answers: [nativeAnswer(parse(body), 0)] } : httpFailure(statusCode)
 }
 
 const batch: Target = {
@@ -97,7 +107,7 @@ const batch: Target = {
   }
 }
 
-function ndjsonLine (line: string): Answer | undefined {
+function ndjsonLine(line: string): Answer | undefined {
   const item = parse(line)
   return Number.isInteger(item?.index) ? nativeAnswer(item.result, item.index) : undefined
 }
@@ -121,7 +131,7 @@ const ndjson: Target = {
 }
 
 /** SandboxFusion's answer in sandfleet's statuses (the table in sandbox-fusion-map.ts, read backwards). */
-function runCodeStatus (r: any): string {
+function runCodeStatus(r: any): string {
   if (r?.status === 'Success') return 'ok'
   if (r?.status === 'SandboxError') return 'sandbox_error'
   if (r?.status !== 'Failed') return 'bad_response'
@@ -133,29 +143,44 @@ const runCode: Target = {
   path: '/run_code',
   batched: false,
   echoesNonce: false,
-  body: ([{ call }]) => JSON.stringify({
-    code: call.code,
-    language: 'python',
-    ...(call.stdin === undefined ? {} : { stdin: call.stdin }),
-    ...(call.timeoutMs === undefined ? {} : { run_timeout: call.timeoutMs / 1000 })
-  }),
+  body: ([{ call }]) =>
+    JSON.stringify({
+      code: call.code,
+      language: 'python',
+      ...(call.stdin === undefined ? {} : { stdin: call.stdin }),
+      ...(call.timeoutMs === undefined ? {} : { run_timeout: call.timeoutMs / 1000 })
+    }),
   read: (statusCode, body) => {
     if (statusCode !== 200) return httpFailure(statusCode)
     const r = parse(body)
-    return { answers: [{ position: 0, status: runCodeStatus(r), stdout: typeof r?.run_result?.stdout === 'string' ? r.run_result.stdout : '' }] }
+    return {
+      answers: [
+        {
+          position: 0,
+          status: runCodeStatus(r),
+          stdout: typeof r?.run_result?.stdout === 'string' ? r.run_result.stdout : ''
+        }
+      ]
+    }
   }
 }
 
 /** code-judge's answer in sandfleet's statuses (code-judge-map.ts's table, read backwards). */
-function judgeStatus (r: any): string {
+function judgeStatus(r: any): string {
   if (r?.run_success === true) return 'ok'
   switch (r?.reason) {
-    case '': return 'error'
-    case 'worker_timeout': return 'timeout'
-    case 'queue_timeout': return 'queue_timeout'
-    case 'internal_error': return 'infra_error'
-    case 'invalid_input': return 'invalid_request'
-    default: return 'bad_response'
+    case '':
+      return 'error'
+    case 'worker_timeout':
+      return 'timeout'
+    case 'queue_timeout':
+      return 'queue_timeout'
+    case 'internal_error':
+      return 'infra_error'
+    case 'invalid_input':
+      return 'invalid_request'
+    default:
+      return 'bad_response'
   }
 }
 
@@ -164,10 +189,16 @@ const longBatch: Target = {
   path: '/run/long-batch',
   batched: true,
   echoesNonce: true,
-  body: (calls) => JSON.stringify({
-    type: 'batch',
-    submissions: calls.map(({ call, nonce }) => ({ type: 'python', solution: call.code, input: call.stdin ?? '', sub_id: nonce }))
-  }),
+  body: (calls) =>
+    JSON.stringify({
+      type: 'batch',
+      submissions: calls.map(({ call, nonce }) => ({
+        type: 'python',
+        solution: call.code,
+        input: call.stdin ?? '',
+        sub_id: nonce
+      }))
+    }),
   read: (statusCode, body) => {
     if (statusCode !== 200) return httpFailure(statusCode)
     const results = parse(body)?.results
@@ -184,4 +215,10 @@ const longBatch: Target = {
 }
 
 /** Every target by name. */
-export const TARGET_TABLE: Readonly<Record<TargetName, Target>> = { single, batch, ndjson, 'run-code': runCode, 'long-batch': longBatch }
+export const TARGET_TABLE: Readonly<Record<TargetName, Target>> = {
+  single,
+  batch,
+  ndjson,
+  'run-code': runCode,
+  'long-batch': longBatch
+}

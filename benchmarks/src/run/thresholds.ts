@@ -26,12 +26,12 @@ export const METRICS: Readonly<Record<string, string>> = {
   gateway_rss_growth_pct: "soak: the gateway's RSS, the same, in %",
   fd_growth: "soak: the runner's open descriptors, last tenth less just after warm-up",
   zombies: 'soak: processes left unreaped (zombies for longer than the longest job may last, or at rest after the run)',
-  late_reaps: 'soak: zombies seen in two samples a second apart, reaped within the longest job\'s time',
-  leaked_sandboxes: 'soak: sandboxes (the runner\'s child processes) and containers at rest after the run less before it'
+  late_reaps: "soak: zombies seen in two samples a second apart, reaped within the longest job's time",
+  leaked_sandboxes: "soak: sandboxes (the runner's child processes) and containers at rest after the run less before it"
 }
 
 const OPS = ['<=', '>=', '==', '!=', '<', '>'] as const
-type Op = typeof OPS[number]
+type Op = (typeof OPS)[number]
 
 /** One parsed threshold. */
 export interface Threshold {
@@ -49,26 +49,39 @@ export interface ThresholdResult extends Threshold {
 }
 
 /** Parses `p99<2000`; throws naming the problem. */
-export function parseThreshold (text: string): Threshold {
+export function parseThreshold(text: string): Threshold {
   const m = /^\s*([a-z0-9_]+)\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text)
-  if (m === null) throw new Error(`--threshold ${JSON.stringify(text)}: expected METRIC OP NUMBER, e.g. 'p99<2000' or 'wrong==0'`)
-  if (METRICS[m[1]] === undefined) throw new Error(`--threshold ${JSON.stringify(text)}: unknown metric ${m[1]} (known: ${Object.keys(METRICS).join(', ')})`)
+  if (m === null)
+    throw new Error(`--threshold ${JSON.stringify(text)}: expected METRIC OP NUMBER, e.g. 'p99<2000' or 'wrong==0'`)
+  if (METRICS[m[1]] === undefined)
+    throw new Error(
+      `--threshold ${JSON.stringify(text)}: unknown metric ${m[1]} (known: ${Object.keys(METRICS).join(', ')})`
+    )
   return { text: text.trim(), metric: m[1], op: m[2] as Op, value: Number(m[3]) }
 }
 
-function holds (actual: number, op: Op, value: number): boolean {
+function holds(actual: number, op: Op, value: number): boolean {
   switch (op) {
-    case '<': return actual < value
-    case '<=': return actual <= value
-    case '>': return actual > value
-    case '>=': return actual >= value
-    case '==': return actual === value
-    case '!=': return actual !== value
+    case '<':
+      return actual < value
+    case '<=':
+      return actual <= value
+    case '>':
+      return actual > value
+    case '>=':
+      return actual >= value
+    case '==':
+      return actual === value
+    case '!=':
+      return actual !== value
   }
 }
 
 /** Checks each threshold against the run's figures (a missing figure, null or NaN, fails). */
-export function checkThresholds (thresholds: readonly Threshold[], figures: Readonly<Record<string, number | null>>): ThresholdResult[] {
+export function checkThresholds(
+  thresholds: readonly Threshold[],
+  figures: Readonly<Record<string, number | null>>
+): ThresholdResult[] {
   return thresholds.map((t) => {
     const figure = figures[t.metric]
     const actual = figure === undefined || figure === null || !Number.isFinite(figure) ? null : figure

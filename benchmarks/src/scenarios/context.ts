@@ -30,12 +30,13 @@ export interface Scenario {
 }
 
 /** `--backend`, and `--pool-size` when given: the flags of every fleet the harness starts. */
-export function serveArgs (options: BenchOptions, poolSize = options.poolSize): string[] {
+export function serveArgs(options: BenchOptions, poolSize = options.poolSize): string[] {
   return ['--backend', options.backend, ...(poolSize === undefined ? [] : ['--pool-size', String(poolSize)])]
 }
 
 /** A note naming the fleet a run used. */
-export function fleetNote (server: Server): string {
-  const pool = server.poolSize === undefined ? '' : `, ${server.poolSize} Python sandbox${server.poolSize === 1 ? '' : 'es'}`
+export function fleetNote(server: Server): string {
+  const pool =
+    server.poolSize === undefined ? '' : `, ${server.poolSize} Python sandbox${server.poolSize === 1 ? '' : 'es'}`
   return `fleet: \`${server.description}\`${server.isolation === undefined ? '' : ` (${server.isolation}${pool})`}`
 }

@@ -8,8 +8,9 @@
  * - replacement: an idle container killed from outside (`docker kill`) until its replacement is
  *   warm (the runner's `sandfleet_runner_sandbox_replace_seconds`, and as the harness sees it on
  *   `/metrics`, the `docker kill` command's own time included); and a `timeout` result until the
- *   next call is answered on a pool of one (by the same container: a timeout keeps it). The docker driver keeps one warm spare container;
- *   rounds are GAP_S apart, so it has re-booted in between (a burst of kills meets cold boots).
+ *   next call is answered on a pool of one (by the same container: a timeout keeps it). The docker
+ *   driver keeps one warm spare container; rounds are GAP_S apart, so it has re-booted in between
+ *   (a burst of kills meets cold boots).
  * - where a docker call's CPU goes outside the fleet's tree: the engine (the attached stream) and
  *   the containers, at concurrency 64.
  */
@@ -36,13 +37,30 @@ const SETTLE_S = 20
 const GAP_S = 3
 
 /** This checkout's executor for both backends (the image on a shared engine may hold another's). */
-function backendArgs (backend: Backend, id: string, pool: number): string[] {
-  return ['--backend', backend, '--pool-size', String(pool), '--id', id, '--max-sessions', '0', '--languages', 'python', '--executor-path', EXECUTOR]
+function backendArgs(backend: Backend, id: string, pool: number): string[] {
+  return [
+    '--backend',
+    backend,
+    '--pool-size',
+    String(pool),
+    '--id',
+    id,
+    '--max-sessions',
+    '0',
+    '--languages',
+    'python',
+    '--executor-path',
+    EXECUTOR
+  ]
 }
 
-async function execute (url: string, body: unknown): Promise<{ status?: string, stdout?: string, sandbox?: string }> {
-  const res = await request(`${url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  return JSON.parse(await res.body.text()) as { status?: string, stdout?: string, sandbox?: string }
+async function execute(url: string, body: unknown): Promise<{ status?: string; stdout?: string; sandbox?: string }> {
+  const res = await request(`${url}/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
+  return JSON.parse(await res.body.text()) as { status?: string; stdout?: string; sandbox?: string }
 }
 
 /**
@@ -50,7 +68,7 @@ async function execute (url: string, body: unknown): Promise<{ status?: string, 
  * (dockerd, containerd and the shims, which copy the attached stream) by /proc, and every
  * container (cgroup v1 cpuacct of /docker). Other work on the same engine is counted too.
  */
-function engineCpuMs (): { engine: number, containers: number } {
+function engineCpuMs(): { engine: number; containers: number } {
   let ticks = 0
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
@@ -63,15 +81,26 @@ function engineCpuMs (): { engine: number, containers: number } {
     } catch {}
   }
   let containers = NaN
-  try { containers = Number(readFileSync('/sys/fs/cgroup/cpuacct/docker/cpuacct.usage', 'utf8')) / 1e6 } catch {}
+  try {
+    containers = Number(readFileSync('/sys/fs/cgroup/cpuacct/docker/cpuacct.usage', 'utf8')) / 1e6
+  } catch {}
   return { engine: ticks * 10, containers }
 }
 
 /** In-process: until a Runner's pool of `pool` has every sandbox warm, median of `rounds`. */
-async function poolStart (backend: Backend, pool: number, rounds: number): Promise<number[]> {
+async function poolStart(backend: Backend, pool: number, rounds: number): Promise<number[]> {
   const times: number[] = []
   for (let i = 0; i < rounds; i++) {
-    const runner = new Runner(runnerConfig({ id: `bench-start-${backend}-${process.pid}-${i}`, backend, poolSize: pool, languages: ['python'], maxSessions: 0, executorPath: EXECUTOR }))
+    const runner = new Runner(
+      runnerConfig({
+        id: `bench-start-${backend}-${process.pid}-${i}`,
+        backend,
+        poolSize: pool,
+        languages: ['python'],
+        maxSessions: 0,
+        executorPath: EXECUTOR
+      })
+    )
     const t0 = performance.now()
     try {
       await runner.start()
@@ -85,7 +114,12 @@ async function poolStart (backend: Backend, pool: number, rounds: number): Promi
 }
 
 /** `docker kill` an idle container of runner `id`, until /metrics counts its replacement; `rounds` times. */
-async function killReplace (ctx: BenchContext, server: Server, id: string, rounds: number): Promise<{ seen: number[], runner: number }> {
+async function killReplace(
+  ctx: BenchContext,
+  server: Server,
+  id: string,
+  rounds: number
+): Promise<{ seen: number[]; runner: number }> {
   const before = await replaceMetric(server.url)
   const seen: number[] = []
   for (let i = 0; i < rounds; i++) {
@@ -111,8 +145,11 @@ async function killReplace (ctx: BenchContext, server: Server, id: string, round
   return { seen, runner: (after.sum - before.sum) / Math.max(1, after.count - before.count) }
 }
 
-/** A `timeout` result until the next call is answered, on a fleet of one sandbox (the same one: a timeout keeps its sandbox). */
-async function afterTimeout (server: Server, rounds: number): Promise<number[]> {
+/**
+ * A `timeout` result until the next call is answered, on a fleet of one sandbox (the same one: a timeout keeps its
+ * sandbox).
+ */
+async function afterTimeout(server: Server, rounds: number): Promise<number[]> {
   const gaps: number[] = []
   for (let i = 0; i < rounds; i++) {
     await new Promise((resolve) => setTimeout(resolve, GAP_S * 1000))
@@ -121,7 +158,10 @@ async function afterTimeout (server: Server, rounds: number): Promise<number[]> 
     const t0 = performance.now()
     if (spin.status !== 'timeout') throw new Error(`the spin answered ${spin.status ?? '?'}`)
     const next = await execute(server.url, { code: 'print(1+1)' })
-    if (next.status !== 'ok' || next.sandbox !== spin.sandbox) throw new Error(`after the timeout: ${next.status ?? '?'} on ${next.sandbox ?? '?'}, not on ${spin.sandbox ?? '?'}, the sandbox that timed out`)
+    if (next.status !== 'ok' || next.sandbox !== spin.sandbox)
+      throw new Error(
+        `after the timeout: ${next.status ?? '?'} on ${next.sandbox ?? '?'}, not on ${spin.sandbox ?? '?'}, the sandbox that timed out`
+      )
     gaps.push((performance.now() - t0) / 1000)
   }
   return gaps
@@ -129,27 +169,41 @@ async function afterTimeout (server: Server, rounds: number): Promise<number[]> 
 
 /** The scenario. */
 export const dockerBench: Scenario = {
-  summary: 'docker backend beside process: pool of 8 warm (≤ 3 s), print(1+1) p50 at 1 (≤ 5 ms) and calls/s at 64 (≥ 800), replaced after a kill (≤ 0.5 s)',
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
+  summary:
+    'docker backend beside process: pool of 8 warm (≤ 3 s), print(1+1) p50 at 1 (≤ 5 ms) and calls/s at 64 (≥ 800), replaced after a kill (≤ 0.5 s)',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
     const pool = ctx.options.poolSize ?? 8
     const rounds = ctx.options.repeats
     const { figures, runs, notes } = emptyResult()
     const by: Record<string, Record<Backend, number>> = {}
-    const put = (key: string, backend: Backend, value: number): void => { (by[key] ??= { docker: NaN, process: NaN })[backend] = value }
+    const put = (key: string, backend: Backend, value: number): void => {
+      ;(by[key] ??= { docker: NaN, process: NaN })[backend] = value
+    }
 
     for (const backend of BACKENDS) {
       const times = await poolStart(backend, pool, 3)
       ctx.log(`  ${backend}: pool of ${pool} warm after ${times.map((t) => t.toFixed(2)).join(', ')} s`)
       const s = summarize(times)
       put('start', backend, s.p50)
-      figures.push({ scenario: `docker`, name: `${backend}: Runner.start() until ${pool} sandboxes warm, median of ${s.n}`, value: s.p50, unit: 's', ...(backend === 'docker' ? { target: { op: '<=' as const, value: 3 } } : {}) })
+      figures.push({
+        scenario: `docker`,
+        name: `${backend}: Runner.start() until ${pool} sandboxes warm, median of ${s.n}`,
+        value: s.p50,
+        unit: 's',
+        ...(backend === 'docker' ? { target: { op: '<=' as const, value: 3 } } : {})
+      })
     }
 
     const servers: Partial<Record<Backend, Server>> = {}
     for (const backend of BACKENDS) {
       const t0 = performance.now()
       servers[backend] = await ctx.startFleet(backendArgs(backend, `bench-${backend}-${process.pid}`, pool))
-      figures.push({ scenario: 'docker', name: `${backend}: sandfleet serve --pool-size ${pool}, spawn to serving (Node start-up included)`, value: (performance.now() - t0) / 1000, unit: 's' })
+      figures.push({
+        scenario: 'docker',
+        name: `${backend}: sandfleet serve --pool-size ${pool}, spawn to serving (Node start-up included)`,
+        value: (performance.now() - t0) / 1000,
+        unit: 's'
+      })
     }
     // Each sandbox warms its sci tier (numpy, sympy, scipy imported) in the background after the
     // pool is up; let both fleets finish that before measuring.
@@ -164,50 +218,114 @@ export const dockerBench: Scenario = {
         // loadExecute records after its warm-up; the CPU deltas span warm-up and window, so divide by both.
         const calls = report.okCallsPerS * (ctx.options.durationS + ctx.options.warmupS)
         if (backend === 'docker' && c === 64 && calls > 0) {
-          figures.push({ scenario: 'docker', name: 'docker: engine CPU per call (dockerd, containerd, shims: the attached stream), approx.', value: (cpu1.engine - cpu0.engine) / calls, unit: 'ms' })
-          if (Number.isFinite(cpu1.containers)) figures.push({ scenario: 'docker', name: 'docker: containers\' CPU per call (the executor and its job), approx.', value: (cpu1.containers - cpu0.containers) / calls, unit: 'ms' })
+          figures.push({
+            scenario: 'docker',
+            name: 'docker: engine CPU per call (dockerd, containerd, shims: the attached stream), approx.',
+            value: (cpu1.engine - cpu0.engine) / calls,
+            unit: 'ms'
+          })
+          if (Number.isFinite(cpu1.containers))
+            figures.push({
+              scenario: 'docker',
+              name: "docker: containers' CPU per call (the executor and its job), approx.",
+              value: (cpu1.containers - cpu0.containers) / calls,
+              unit: 'ms'
+            })
         }
         runs.push({ scenario: `docker c${c}`, server: `sandfleet --backend ${backend}`, report })
         if (c === 1) {
           put('p50', backend, report.latencyMs.p50)
-          figures.push({ scenario: 'docker', name: `${backend}: print(1+1) p50, concurrency 1`, value: report.latencyMs.p50, unit: 'ms', ...(backend === 'docker' ? { target: { op: '<=' as const, value: 5 } } : {}) })
-          figures.push({ scenario: 'docker', name: `${backend}: of which the run in the sandbox (duration_ms) p50`, value: report.runMs.p50, unit: 'ms' })
+          figures.push({
+            scenario: 'docker',
+            name: `${backend}: print(1+1) p50, concurrency 1`,
+            value: report.latencyMs.p50,
+            unit: 'ms',
+            ...(backend === 'docker' ? { target: { op: '<=' as const, value: 5 } } : {})
+          })
+          figures.push({
+            scenario: 'docker',
+            name: `${backend}: of which the run in the sandbox (duration_ms) p50`,
+            value: report.runMs.p50,
+            unit: 'ms'
+          })
         } else {
           put('c64', backend, report.okCallsPerS)
-          figures.push({ scenario: 'docker', name: `${backend}: print(1+1) ok calls/s, concurrency 64`, value: report.okCallsPerS, unit: 'calls/s', ...(backend === 'docker' ? { target: { op: '>=' as const, value: 800 } } : {}) })
-          if (report.serverCpuMsPerCall !== undefined) figures.push({ scenario: 'docker', name: `${backend}: fleet CPU per call (whole process tree, containers not included for docker)`, value: report.serverCpuMsPerCall, unit: 'ms' })
+          figures.push({
+            scenario: 'docker',
+            name: `${backend}: print(1+1) ok calls/s, concurrency 64`,
+            value: report.okCallsPerS,
+            unit: 'calls/s',
+            ...(backend === 'docker' ? { target: { op: '>=' as const, value: 800 } } : {})
+          })
+          if (report.serverCpuMsPerCall !== undefined)
+            figures.push({
+              scenario: 'docker',
+              name: `${backend}: fleet CPU per call (whole process tree, containers not included for docker)`,
+              value: report.serverCpuMsPerCall,
+              unit: 'ms'
+            })
         }
       }
     }
     const kill = await killReplace(ctx, servers.docker as Server, `bench-docker-${process.pid}`, rounds)
     const k = summarize(kill.seen)
     figures.push(
-      { scenario: 'docker', name: `docker: docker kill of an idle container → replacement warm (seen on /metrics), max of ${k.n}`, value: k.max, unit: 's', target: { op: '<=', value: 0.5 } },
+      {
+        scenario: 'docker',
+        name: `docker: docker kill of an idle container → replacement warm (seen on /metrics), max of ${k.n}`,
+        value: k.max,
+        unit: 's',
+        target: { op: '<=', value: 0.5 }
+      },
       { scenario: 'docker', name: `docker: docker kill → replacement warm, p50 of ${k.n}`, value: k.p50, unit: 's' },
-      { scenario: 'docker', name: 'docker: runner: out of service → replacement ready, mean', value: kill.runner, unit: 's' }
+      {
+        scenario: 'docker',
+        name: 'docker: runner: out of service → replacement ready, mean',
+        value: kill.runner,
+        unit: 's'
+      }
     )
     for (const backend of BACKENDS) notes.push(fleetNote(servers[backend] as Server))
     for (const backend of BACKENDS) await servers[backend]?.close()
 
     for (const backend of BACKENDS) {
       const server = await ctx.startFleet(backendArgs(backend, `bench-one-${backend}-${process.pid}`, 1))
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000 / 2))
+      await new Promise((resolve) => setTimeout(resolve, (SETTLE_S * 1000) / 2))
       const gaps = summarize(await afterTimeout(server, rounds))
       await server.close()
       put('timeout', backend, gaps.p50)
-      figures.push({ scenario: 'docker', name: `${backend}: timeout result → next call answered (pool of 1), p50 of ${gaps.n}`, value: gaps.p50, unit: 's' })
-      figures.push({ scenario: 'docker', name: `${backend}: timeout result → next call answered (pool of 1), max of ${gaps.n}`, value: gaps.max, unit: 's', ...(backend === 'docker' ? { target: { op: '<=' as const, value: 0.5 } } : {}) })
+      figures.push({
+        scenario: 'docker',
+        name: `${backend}: timeout result → next call answered (pool of 1), p50 of ${gaps.n}`,
+        value: gaps.p50,
+        unit: 's'
+      })
+      figures.push({
+        scenario: 'docker',
+        name: `${backend}: timeout result → next call answered (pool of 1), max of ${gaps.n}`,
+        value: gaps.max,
+        unit: 's',
+        ...(backend === 'docker' ? { target: { op: '<=' as const, value: 0.5 } } : {})
+      })
     }
 
     const ratio = (key: string, name: string): void => {
       const r = by[key]
-      if (r !== undefined) figures.push({ scenario: 'docker', name: `ratio docker / process: ${name}`, value: r.docker / r.process, unit: '×' })
+      if (r !== undefined)
+        figures.push({
+          scenario: 'docker',
+          name: `ratio docker / process: ${name}`,
+          value: r.docker / r.process,
+          unit: '×'
+        })
     }
     ratio('start', `pool of ${pool} warm`)
     ratio('p50', 'print(1+1) p50 at 1')
     ratio('c64', 'calls/s at 64')
     ratio('timeout', 'timeout → next call answered')
-    notes.push('both backends run this checkout\'s executor (--executor-path); docker: sandfleet/python:1 from the offline debootstrap build (Debian bookworm Python), process: the host\'s Python under bubblewrap')
+    notes.push(
+      "both backends run this checkout's executor (--executor-path); docker: sandfleet/python:1 from the offline debootstrap build (Debian bookworm Python), process: the host's Python under bubblewrap"
+    )
     return { figures, runs, notes }
   }
 }

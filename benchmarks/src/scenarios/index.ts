@@ -16,10 +16,10 @@ import { isolationBench } from './isolation.ts'
 export const SESSIONS_SUITE = ['session-c1', 'session-c16', 'sessions-idle', 'compat-overhead'] as const
 
 /** Runs `names` in order and gathers their figures, runs and notes as one result. */
-function group (names: readonly string[], summary: string): Scenario {
+function group(names: readonly string[], summary: string): Scenario {
   return {
     summary,
-    async run (ctx: BenchContext): Promise<ScenarioResult> {
+    async run(ctx: BenchContext): Promise<ScenarioResult> {
       const figures: Figure[] = []
       const runs: LoadRun[] = []
       const notes = new Set<string>()
@@ -35,7 +35,15 @@ function group (names: readonly string[], summary: string): Scenario {
 }
 
 /** What `suite` runs, in this order (each baseline right after the runs it divides). */
-export const SUITE = ['trivial-c1', 'trivial-c64', 'naive-baseline', 'batch64', 'sympy-c64', 'prototype-baseline', 'timeout-cost'] as const
+export const SUITE = [
+  'trivial-c1',
+  'trivial-c64',
+  'naive-baseline',
+  'batch64',
+  'sympy-c64',
+  'prototype-baseline',
+  'timeout-cost'
+] as const
 
 const suite = group(SUITE, `every target in one invocation (${SUITE.join(', ')}), as markdown for RESULTS.md`)
 

@@ -11,11 +11,11 @@ import { median } from '../stats.ts'
 import { fleetNote, serveArgs, type BenchContext, type Scenario } from './context.ts'
 import { SYMPY, TRIVIAL, loadExecute, type Workload } from './workloads.ts'
 
-
 /** The scenario. */
 export const poolSize: Scenario = {
-  summary: 'print(1+1) and sympy.factor at concurrency 64 for each pool size of --sizes (2,4,8), --rounds (3) interleaved rounds',
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
+  summary:
+    'print(1+1) and sympy.factor at concurrency 64 for each pool size of --sizes (2,4,8), --rounds (3) interleaved rounds',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
     const c = ctx.options.concurrency ?? 64
     const { sizes, rounds } = ctx.options
     const fleets: Server[] = []
@@ -29,7 +29,11 @@ export const poolSize: Scenario = {
           for (const [i, size] of sizes.entries()) {
             ctx.log(`round ${round}/${rounds}, pool size ${size}`)
             const report = await loadExecute(ctx, fleets[i], workload, c)
-            runs.push({ scenario: `pool-size ${workload === TRIVIAL ? 'trivial' : 'sympy'}-c${c} round ${round}`, server: `sandfleet poolSize=${size}`, report })
+            runs.push({
+              scenario: `pool-size ${workload === TRIVIAL ? 'trivial' : 'sympy'}-c${c} round ${round}`,
+              server: `sandfleet poolSize=${size}`,
+              report
+            })
             const k = key(workload, size)
             rates.set(k, [...(rates.get(k) ?? []), report.okCallsPerS])
           }
@@ -44,8 +48,19 @@ export const poolSize: Scenario = {
       for (const size of sizes) {
         const xs = rates.get(key(workload, size)) ?? []
         const m = median(xs)
-        figures.push({ scenario: 'pool-size', name: `${workload.name}, poolSize=${size}: median ok calls/s of ${xs.length} (range ${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`, value: m, unit: 'calls/s' })
-        if (size !== sizes[0]) figures.push({ scenario: 'pool-size', name: `${workload.name}, poolSize=${size} ÷ poolSize=${sizes[0]}`, value: m / base, unit: '×' })
+        figures.push({
+          scenario: 'pool-size',
+          name: `${workload.name}, poolSize=${size}: median ok calls/s of ${xs.length} (range ${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`,
+          value: m,
+          unit: 'calls/s'
+        })
+        if (size !== sizes[0])
+          figures.push({
+            scenario: 'pool-size',
+            name: `${workload.name}, poolSize=${size} ÷ poolSize=${sizes[0]}`,
+            value: m / base,
+            unit: '×'
+          })
       }
     }
     return { figures, runs, notes: fleets.map(fleetNote) }

@@ -21,12 +21,15 @@ const ROUNDS = 3
 
 export const prototypeBaseline: Scenario = {
   summary: `print(1+1) (single calls and batches) and sympy.factor at concurrency 64 taking turns with issue 2's fork-on-demand prototype, ${ROUNDS} rounds, median ratios (targets: the issue's over its prototype's)`,
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
     const { figures, runs, notes } = emptyResult()
     const fleet = await ctx.fleet()
     const c = ctx.options.concurrency ?? 64
     const name = (what: string): string => `sandfleet ÷ prototype, ${what}, median of ${ROUNDS} rounds`
-    for (const [key, workload, preload, target] of [['trivial', TRIVIAL, '', 1000], ['sympy', SYMPY, 'sympy', 150]] as const) {
+    for (const [key, workload, preload, target] of [
+      ['trivial', TRIVIAL, '', 1000],
+      ['sympy', SYMPY, 'sympy', 150]
+    ] as const) {
       const prototype = await ctx.prototype(preload)
       notes.push(`prototype: \`${prototype.description}\``)
       const ratios: number[] = []
@@ -46,17 +49,55 @@ export const prototypeBaseline: Scenario = {
         if (oursShare !== undefined) shares.sandfleet.push(oursShare * 100)
         if (protoShare !== undefined) shares.prototype.push(protoShare * 100)
         runs.push({ scenario: `prototype-baseline ${round}`, server: 'sandfleet', report: ours })
-        if (batch !== undefined) runs.push({ scenario: `prototype-baseline ${round}`, server: `sandfleet, batches of ${ctx.options.batchSize}`, report: batch })
-        runs.push({ scenario: `prototype-baseline ${round}`, server: `prototype${preload === '' ? '' : ` (${preload})`}`, report: proto })
+        if (batch !== undefined)
+          runs.push({
+            scenario: `prototype-baseline ${round}`,
+            server: `sandfleet, batches of ${ctx.options.batchSize}`,
+            report: batch
+          })
+        runs.push({
+          scenario: `prototype-baseline ${round}`,
+          server: `prototype${preload === '' ? '' : ` (${preload})`}`,
+          report: proto
+        })
       }
       figures.push(
-        { scenario: 'prototype-baseline', name: `prototype ${workload.name} ok calls/s, concurrency ${c}, median (issue 2: ${ISSUE[key]})`, value: median(theirs), unit: 'calls/s' },
-        { scenario: 'prototype-baseline', name: name(`${workload.name} calls/s at concurrency ${c}`), value: median(ratios), unit: '×', target: { op: '>=', value: target / ISSUE[key] } }
+        {
+          scenario: 'prototype-baseline',
+          name: `prototype ${workload.name} ok calls/s, concurrency ${c}, median (issue 2: ${ISSUE[key]})`,
+          value: median(theirs),
+          unit: 'calls/s'
+        },
+        {
+          scenario: 'prototype-baseline',
+          name: name(`${workload.name} calls/s at concurrency ${c}`),
+          value: median(ratios),
+          unit: '×',
+          target: { op: '>=', value: target / ISSUE[key] }
+        }
       )
-      if (shares.sandfleet.length > 0) figures.push({ scenario: 'prototype-baseline', name: `sandfleet useful share (the calls' cpu_ms ÷ the fleet's CPU), ${workload.name} at concurrency ${c}, median`, value: median(shares.sandfleet), unit: '%' })
-      if (shares.prototype.length > 0) figures.push({ scenario: 'prototype-baseline', name: `prototype useful share (sandfleet's cpu_ms a call × its calls ÷ its processes' CPU), ${workload.name} at concurrency ${c}, median`, value: median(shares.prototype), unit: '%' })
+      if (shares.sandfleet.length > 0)
+        figures.push({
+          scenario: 'prototype-baseline',
+          name: `sandfleet useful share (the calls' cpu_ms ÷ the fleet's CPU), ${workload.name} at concurrency ${c}, median`,
+          value: median(shares.sandfleet),
+          unit: '%'
+        })
+      if (shares.prototype.length > 0)
+        figures.push({
+          scenario: 'prototype-baseline',
+          name: `prototype useful share (sandfleet's cpu_ms a call × its calls ÷ its processes' CPU), ${workload.name} at concurrency ${c}, median`,
+          value: median(shares.prototype),
+          unit: '%'
+        })
       if (batchRatios.length > 0) {
-        figures.push({ scenario: 'prototype-baseline', name: name(`${workload.name} calls/s, sandfleet in batches of ${ctx.options.batchSize}`), value: median(batchRatios), unit: '×', target: { op: '>=', value: 1200 / ISSUE[key] } })
+        figures.push({
+          scenario: 'prototype-baseline',
+          name: name(`${workload.name} calls/s, sandfleet in batches of ${ctx.options.batchSize}`),
+          value: median(batchRatios),
+          unit: '×',
+          target: { op: '>=', value: 1200 / ISSUE[key] }
+        })
       }
     }
     return { figures, runs, notes }

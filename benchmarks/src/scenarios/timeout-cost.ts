@@ -21,17 +21,26 @@ import { replacementCounters, replacementsMoved } from '../run/replacement-count
 import { summarize } from '../stats.ts'
 import { fleetNote, serveArgs, type BenchContext, type Scenario } from './context.ts'
 
-interface Result { status?: string, stdout?: string, sandbox?: string, cpu_ms?: number }
+interface Result {
+  status?: string
+  stdout?: string
+  sandbox?: string
+  cpu_ms?: number
+}
 
-async function execute (url: string, body: unknown): Promise<Result> {
-  const res = await request(`${url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+async function execute(url: string, body: unknown): Promise<Result> {
+  const res = await request(`${url}/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
   const text = await res.body.text()
   if (res.statusCode !== 200) throw new Error(`/v1/execute answered HTTP ${res.statusCode}: ${text.slice(0, 200)}`)
   return JSON.parse(text) as Result
 }
 
 /** Sum and count of the replacement-time histogram over every label set. */
-export async function replaceMetric (url: string): Promise<{ sum: number, count: number }> {
+export async function replaceMetric(url: string): Promise<{ sum: number; count: number }> {
   const res = await request(`${url}/metrics`)
   const text = await res.body.text()
   let sum = 0
@@ -50,7 +59,10 @@ const RUN_MS = 300
 /** Runs until its deadline. */
 const SPIN = { code: 'while True: pass', timeout_ms: RUN_MS }
 /** Computes as long, and ends by itself. */
-const BUSY = { code: `import time\nend = time.time() + ${RUN_MS / 1000}\nwhile time.time() < end:\n    pass\nprint('done')`, timeout_ms: 10 * RUN_MS }
+const BUSY = {
+  code: `import time\nend = time.time() + ${RUN_MS / 1000}\nwhile time.time() < end:\n    pass\nprint('done')`,
+  timeout_ms: 10 * RUN_MS
+}
 const PROBE = { code: 'print(1+1)' }
 
 /** What a block of rounds measured. */
@@ -67,7 +79,13 @@ interface Block {
 }
 
 /** `rounds` rounds of `first` then the probe; the fleet's CPU measured when `pid` is known. */
-async function block (url: string, pid: number | undefined, rounds: number, first: typeof SPIN, status: string): Promise<Block> {
+async function block(
+  url: string,
+  pid: number | undefined,
+  rounds: number,
+  first: typeof SPIN,
+  status: string
+): Promise<Block> {
   const meter = pid === undefined ? undefined : startFleetCpuMeter({ pids: [pid] })
   const out: Block = { gaps: [], kept: 0, fleetMs: undefined, ownMs: 0, problems: [] }
   for (let i = 0; i < rounds; i++) {
@@ -76,8 +94,14 @@ async function block (url: string, pid: number | undefined, rounds: number, firs
     const b = await execute(url, PROBE)
     const gap = (performance.now() - t0) / 1000
     out.ownMs += (a.cpu_ms ?? 0) + (b.cpu_ms ?? 0)
-    if (a.status !== status) { out.problems.push(`round ${i}: ${first.code.split('\n')[0]} answered ${a.status ?? '?'}, not ${status}`); continue }
-    if (b.status !== 'ok' || b.stdout !== '2\n') { out.problems.push(`round ${i}: the call after it answered ${b.status ?? '?'}`); continue }
+    if (a.status !== status) {
+      out.problems.push(`round ${i}: ${first.code.split('\n')[0]} answered ${a.status ?? '?'}, not ${status}`)
+      continue
+    }
+    if (b.status !== 'ok' || b.stdout !== '2\n') {
+      out.problems.push(`round ${i}: the call after it answered ${b.status ?? '?'}`)
+      continue
+    }
     out.gaps.push(gap)
     if (b.sandbox === a.sandbox) out.kept++
   }
@@ -91,38 +115,93 @@ async function block (url: string, pid: number | undefined, rounds: number, firs
 
 /** The scenario. */
 export const timeoutCost: Scenario = {
-  summary: 'what a timeout costs on a pool of one: its sandbox kept, the next call answered ≤ 0.5 s after it, ≤ 20 ms of CPU beyond its own run',
-  async run (ctx: BenchContext): Promise<ScenarioResult> {
+  summary:
+    'what a timeout costs on a pool of one: its sandbox kept, the next call answered ≤ 0.5 s after it, ≤ 20 ms of CPU beyond its own run',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
     const own = ctx.options.url === undefined
-    const server: Server = own ? await ctx.startFleet(serveArgs(ctx.options, 1)) : existingServer(ctx.options.url as string)
+    const server: Server = own
+      ? await ctx.startFleet(serveArgs(ctx.options, 1))
+      : existingServer(ctx.options.url as string)
     const rounds = ctx.options.repeats
     const pid = own ? server.pid : undefined
     try {
       if (pid !== undefined) ctx.log(`  settled after ${await settle(pid)} ms`)
-      ctx.log(`  ${rounds} timeouts, then ${rounds} calls that end by themselves, on ${server.url}${own ? ' (pool size 1)' : ''}`)
+      ctx.log(
+        `  ${rounds} timeouts, then ${rounds} calls that end by themselves, on ${server.url}${own ? ' (pool size 1)' : ''}`
+      )
       const before = await replacementCounters([server.url])
       const spins = await block(server.url, pid, rounds, SPIN, 'timeout')
-      const replaced = before === undefined ? undefined : replacementsMoved(before, await replacementCounters([server.url]) ?? new Map())
+      const replaced =
+        before === undefined
+          ? undefined
+          : replacementsMoved(before, (await replacementCounters([server.url])) ?? new Map())
       const busy = await block(server.url, pid, rounds, BUSY, 'ok')
       const s = summarize(spins.gaps)
       const figures: Figure[] = [
-        { scenario: 'timeout-cost', name: `timeout result → next call answered, max of ${s.n}`, value: s.max, unit: 's', target: { op: '<=', value: 0.5 } },
-        { scenario: 'timeout-cost', name: `timeout result → next call answered, p50 of ${s.n}`, value: s.p50, unit: 's' },
-        { scenario: 'timeout-cost', name: `rounds whose next call the sandbox that timed out answered, of ${rounds}`, value: spins.kept, unit: 'rounds', target: { op: '>=', value: rounds } }
+        {
+          scenario: 'timeout-cost',
+          name: `timeout result → next call answered, max of ${s.n}`,
+          value: s.max,
+          unit: 's',
+          target: { op: '<=', value: 0.5 }
+        },
+        {
+          scenario: 'timeout-cost',
+          name: `timeout result → next call answered, p50 of ${s.n}`,
+          value: s.p50,
+          unit: 's'
+        },
+        {
+          scenario: 'timeout-cost',
+          name: `rounds whose next call the sandbox that timed out answered, of ${rounds}`,
+          value: spins.kept,
+          unit: 'rounds',
+          target: { op: '>=', value: rounds }
+        }
       ]
       if (spins.fleetMs !== undefined && busy.fleetMs !== undefined) {
         figures.push(
-          { scenario: 'timeout-cost', name: 'CPU a timeout costs beyond its own run (fleet CPU less the calls\' own, a timeout\'s round less a round of a call that ends by itself)', value: ((spins.fleetMs - spins.ownMs) - (busy.fleetMs - busy.ownMs)) / rounds, unit: 'ms', target: { op: '<=', value: 20 } },
-          { scenario: 'timeout-cost', name: 'the same, the calls\' own CPU not taken out (fleet CPU of a timeout\'s round less a round of a call that ends by itself)', value: (spins.fleetMs - busy.fleetMs) / rounds, unit: 'ms' },
-          { scenario: 'timeout-cost', name: 'fleet CPU of a round: a timeout and the next call', value: spins.fleetMs / rounds, unit: 'ms' },
-          { scenario: 'timeout-cost', name: 'of which the calls\' own (cpu_ms)', value: spins.ownMs / rounds, unit: 'ms' }
+          {
+            scenario: 'timeout-cost',
+            name: "CPU a timeout costs beyond its own run (fleet CPU less the calls' own, a timeout's round less a round of a call that ends by itself)",
+            value: (spins.fleetMs - spins.ownMs - (busy.fleetMs - busy.ownMs)) / rounds,
+            unit: 'ms',
+            target: { op: '<=', value: 20 }
+          },
+          {
+            scenario: 'timeout-cost',
+            name: "the same, the calls' own CPU not taken out (fleet CPU of a timeout's round less a round of a call that ends by itself)",
+            value: (spins.fleetMs - busy.fleetMs) / rounds,
+            unit: 'ms'
+          },
+          {
+            scenario: 'timeout-cost',
+            name: 'fleet CPU of a round: a timeout and the next call',
+            value: spins.fleetMs / rounds,
+            unit: 'ms'
+          },
+          {
+            scenario: 'timeout-cost',
+            name: "of which the calls' own (cpu_ms)",
+            value: spins.ownMs / rounds,
+            unit: 'ms'
+          }
         )
       }
-      const moved = replaced === undefined ? 'not read (no /metrics)' : Object.entries(replaced).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
+      const moved =
+        replaced === undefined
+          ? 'not read (no /metrics)'
+          : Object.entries(replaced)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ') || 'none'
       return {
         figures,
         runs: [],
-        notes: [fleetNote(server), `timeout-cost: sandboxes replaced over the ${rounds} timeouts, by reason: ${moved}`, ...[...spins.problems, ...busy.problems].map((p) => `timeout-cost: ${p}`)]
+        notes: [
+          fleetNote(server),
+          `timeout-cost: sandboxes replaced over the ${rounds} timeouts, by reason: ${moved}`,
+          ...[...spins.problems, ...busy.problems].map((p) => `timeout-cost: ${p}`)
+        ]
       }
     } finally {
       if (own) await server.close()

@@ -8,10 +8,18 @@ import { runWrk, type WrkTarget } from '../wrk.ts'
 import type { BenchContext } from './context.ts'
 
 /** One closed-loop run on the harness's load generator (`--engine`: wrk when installed, else undici). */
-export async function drive (ctx: BenchContext, target: WrkTarget, shape: LoadShape): Promise<LoadReport> {
+export async function drive(ctx: BenchContext, target: WrkTarget, shape: LoadShape): Promise<LoadReport> {
   if (ctx.options.engine === 'wrk') return await runWrk(target, shape)
-  const classify = target.kind === 'http' ? classifyHttp() : target.kind === 'batch' ? classifyBatch(target.callsPerRequest, target.stdout) : classifyExecute(target.stdout)
-  return await runLoad({ url: target.url, path: target.path, body: target.body, callsPerRequest: target.callsPerRequest, classify }, shape)
+  const classify =
+    target.kind === 'http'
+      ? classifyHttp()
+      : target.kind === 'batch'
+        ? classifyBatch(target.callsPerRequest, target.stdout)
+        : classifyExecute(target.stdout)
+  return await runLoad(
+    { url: target.url, path: target.path, body: target.body, callsPerRequest: target.callsPerRequest, classify },
+    shape
+  )
 }
 
 /** A snippet and the stdout it must print. */
@@ -26,7 +34,7 @@ export interface Workload {
 }
 
 /** The request body of one call of `workload`. */
-function call (workload: Workload): { code: string, language?: string, isolation?: string } {
+function call(workload: Workload): { code: string; language?: string; isolation?: string } {
   return {
     ...(workload.language === undefined ? {} : { language: workload.language }),
     code: workload.code,
@@ -45,23 +53,62 @@ export const SYMPY: Workload = {
 }
 
 /** A closed loop of single calls (`/v1/execute`) at `concurrency`. */
-export async function loadExecute (ctx: BenchContext, server: Server, workload: Workload, concurrency: number): Promise<LoadReport> {
+export async function loadExecute(
+  ctx: BenchContext,
+  server: Server,
+  workload: Workload,
+  concurrency: number
+): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
-  ctx.log(`  ${workload.name} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await drive(ctx, { url: server.url, path: '/v1/execute', body: JSON.stringify(call(workload)), callsPerRequest: 1, kind: 'execute', stdout: workload.stdout },
-    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
-  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  ctx.log(
+    `  ${workload.name} → ${server.url}/v1/execute at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`
+  )
+  const report = await drive(
+    ctx,
+    {
+      url: server.url,
+      path: '/v1/execute',
+      body: JSON.stringify(call(workload)),
+      callsPerRequest: 1,
+      kind: 'execute',
+      stdout: workload.stdout
+    },
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid }
+  )
+  ctx.log(
+    `  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`
+  )
   return report
 }
 
 /** A closed loop of batches (`/v1/execute/batch`, JSON) of `size` calls, `concurrency` batches in flight. */
-export async function loadBatch (ctx: BenchContext, server: Server, workload: Workload, size: number, concurrency: number): Promise<LoadReport> {
+export async function loadBatch(
+  ctx: BenchContext,
+  server: Server,
+  workload: Workload,
+  size: number,
+  concurrency: number
+): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
-  ctx.log(`  ${workload.name} × ${size} → ${server.url}/v1/execute/batch, ${concurrency} batches in flight, ${warmupS} s warm-up + ${durationS} s`)
+  ctx.log(
+    `  ${workload.name} × ${size} → ${server.url}/v1/execute/batch, ${concurrency} batches in flight, ${warmupS} s warm-up + ${durationS} s`
+  )
   const requests = Array.from({ length: size }, () => call(workload))
-  const report = await drive(ctx, { url: server.url, path: '/v1/execute/batch', body: JSON.stringify({ requests }), callsPerRequest: size, kind: 'batch', stdout: workload.stdout },
-    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
-  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  const report = await drive(
+    ctx,
+    {
+      url: server.url,
+      path: '/v1/execute/batch',
+      body: JSON.stringify({ requests }),
+      callsPerRequest: size,
+      kind: 'batch',
+      stdout: workload.stdout
+    },
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid }
+  )
+  ctx.log(
+    `  ${Math.round(report.okCallsPerS)} ok calls/s, batch p50 ${report.latencyMs.p50.toFixed(1)} ms, outcomes ${JSON.stringify(report.counts)}`
+  )
   return report
 }
 
@@ -69,11 +116,16 @@ export async function loadBatch (ctx: BenchContext, server: Server, workload: Wo
  * A closed loop of `GET /healthz` at `concurrency`: the HTTP floor of the path (client, Fastify,
  * keep-alive), with no runner and no sandbox in it.
  */
-export async function loadHealthz (ctx: BenchContext, server: Server, concurrency: number): Promise<LoadReport> {
+export async function loadHealthz(ctx: BenchContext, server: Server, concurrency: number): Promise<LoadReport> {
   const { durationS, warmupS, connections } = ctx.options
   ctx.log(`  GET ${server.url}/healthz at concurrency ${concurrency}, ${warmupS} s warm-up + ${durationS} s`)
-  const report = await drive(ctx, { url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, kind: 'http' },
-    { concurrency, durationS, warmupS, connections, serverPid: server.pid })
-  ctx.log(`  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`)
+  const report = await drive(
+    ctx,
+    { url: server.url, path: '/healthz', body: undefined, callsPerRequest: 1, kind: 'http' },
+    { concurrency, durationS, warmupS, connections, serverPid: server.pid }
+  )
+  ctx.log(
+    `  ${Math.round(report.okCallsPerS)} ok calls/s, p50 ${report.latencyMs.p50.toFixed(2)} ms, outcomes ${JSON.stringify(report.counts)}`
+  )
   return report
 }

@@ -10,7 +10,21 @@
 
 /** One labelled pair. */
 export interface AnswerPair {
-  kind: 'interval' | 'set' | 'unit' | 'equation' | 'pm' | 'matrix' | 'thousands' | 'number' | 'tuple' | 'choice' | 'complex' | 'expression' | 'boxes' | 'inequality'
+  kind:
+    | 'interval'
+    | 'set'
+    | 'unit'
+    | 'equation'
+    | 'pm'
+    | 'matrix'
+    | 'thousands'
+    | 'number'
+    | 'tuple'
+    | 'choice'
+    | 'complex'
+    | 'expression'
+    | 'boxes'
+    | 'inequality'
   candidate: string
   reference: string
   equal: boolean
@@ -19,7 +33,14 @@ export interface AnswerPair {
   response?: boolean
 }
 
-const p = (kind: AnswerPair['kind'], candidate: string, reference: string, equal: boolean, why: string, response?: true): AnswerPair =>
+const p = (
+  kind: AnswerPair['kind'],
+  candidate: string,
+  reference: string,
+  equal: boolean,
+  why: string,
+  response?: true
+): AnswerPair =>
   response ? { kind, candidate, reference, equal, why, response } : { kind, candidate, reference, equal, why }
 
 /** The held-out pairs. */
@@ -67,16 +88,58 @@ export const HELD_OUT_PAIRS: readonly AnswerPair[] = Object.freeze([
   p('pm', 'x = \\pm 2', '2, -2', true, '± after the variable'),
   p('pm', '\\pm 2', '2', false, 'two answers for one'),
   p('pm', '2 \\pm i', '2+i, 2-i', true, 'conjugate roots'),
-  p('pm', '\\frac{-1 \\pm \\sqrt{5}}{2}', '\\frac{-1+\\sqrt5}{2}, \\frac{-1-\\sqrt5}{2}', true, 'the quadratic formula written out'),
+  p(
+    'pm',
+    '\\frac{-1 \\pm \\sqrt{5}}{2}',
+    '\\frac{-1+\\sqrt5}{2}, \\frac{-1-\\sqrt5}{2}',
+    true,
+    'the quadratic formula written out'
+  ),
   p('pm', '\\pm\\frac{1}{2}', '\\frac{1}{2}, -\\frac{1}{2}', true, '± before a fraction'),
   p('pm', '3 \\pm 1', '2, 4', true, '3 + 1 and 3 − 1'),
   p('pm', '\\pm 4', '4, -3', false, '−4 is not −3'),
-  p('matrix', '\\begin{pmatrix} 2 & 0 \\\\ 0 & 2 \\end{pmatrix}', '\\begin{pmatrix}2&0\\\\0&2\\end{pmatrix}', true, 'spacing only'),
-  p('matrix', '\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}', '\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}', true, 'brackets or parentheses, the same matrix'),
-  p('matrix', '\\begin{pmatrix} \\frac{1}{2} \\\\ 1 \\end{pmatrix}', '\\begin{pmatrix} 0.5 \\\\ 1 \\end{pmatrix}', true, 'equal entries written two ways'),
-  p('matrix', '\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}', '\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}', false, 'the transpose'),
-  p('matrix', '\\begin{pmatrix} -1 \\\\ 2 \\\\ 0 \\end{pmatrix}', '\\begin{pmatrix} -1 \\\\ 2 \\end{pmatrix}', false, 'different sizes'),
-  p('matrix', '\\begin{pmatrix} 2 \\\\ 4 \\end{pmatrix}', '\\begin{pmatrix} 1+1 \\\\ 2^2 \\end{pmatrix}', true, 'entries equal in value'),
+  p(
+    'matrix',
+    '\\begin{pmatrix} 2 & 0 \\\\ 0 & 2 \\end{pmatrix}',
+    '\\begin{pmatrix}2&0\\\\0&2\\end{pmatrix}',
+    true,
+    'spacing only'
+  ),
+  p(
+    'matrix',
+    '\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}',
+    '\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}',
+    true,
+    'brackets or parentheses, the same matrix'
+  ),
+  p(
+    'matrix',
+    '\\begin{pmatrix} \\frac{1}{2} \\\\ 1 \\end{pmatrix}',
+    '\\begin{pmatrix} 0.5 \\\\ 1 \\end{pmatrix}',
+    true,
+    'equal entries written two ways'
+  ),
+  p(
+    'matrix',
+    '\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}',
+    '\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}',
+    false,
+    'the transpose'
+  ),
+  p(
+    'matrix',
+    '\\begin{pmatrix} -1 \\\\ 2 \\\\ 0 \\end{pmatrix}',
+    '\\begin{pmatrix} -1 \\\\ 2 \\end{pmatrix}',
+    false,
+    'different sizes'
+  ),
+  p(
+    'matrix',
+    '\\begin{pmatrix} 2 \\\\ 4 \\end{pmatrix}',
+    '\\begin{pmatrix} 1+1 \\\\ 2^2 \\end{pmatrix}',
+    true,
+    'entries equal in value'
+  ),
   p('thousands', '1,234,567', '1234567', true, 'thousands separators'),
   p('thousands', '12{,}500', '12500', true, 'LaTeX thousands separator'),
   p('thousands', '1\\,000', '1000', true, 'a thin space as separator'),
@@ -102,7 +165,13 @@ export const HELD_OUT_PAIRS: readonly AnswerPair[] = Object.freeze([
   p('number', '45°', '45', true, 'the degree sign'),
   p('tuple', '(3, -1)', '(3,-1)', true, 'the same point'),
   p('tuple', '(-1, 3)', '(3, -1)', false, 'coordinates are ordered'),
-  p('tuple', '\\left( \\frac{1}{2}, \\frac{\\sqrt{3}}{2} \\right)', '(0.5, \\frac{\\sqrt3}{2})', true, 'equal coordinates written two ways'),
+  p(
+    'tuple',
+    '\\left( \\frac{1}{2}, \\frac{\\sqrt{3}}{2} \\right)',
+    '(0.5, \\frac{\\sqrt3}{2})',
+    true,
+    'equal coordinates written two ways'
+  ),
   p('tuple', '(1, 2, 3)', '(1, 2)', false, 'different lengths'),
   p('choice', '\\text{(D)}', 'D', true, 'a choice letter in text'),
   p('choice', '\\textbf{(A)}\\ 12', 'A', true, 'the letter with its value'),
@@ -118,12 +187,33 @@ export const HELD_OUT_PAIRS: readonly AnswerPair[] = Object.freeze([
   p('expression', '\\ln(e^3)', '3', true, 'a logarithm evaluated'),
   p('expression', 'a^2 - b^2', '(a-b)(a+b)', true, 'factored'),
   p('boxes', 'So $x=\\boxed{2}$ or $x=\\boxed{5}$.', '2, 5', true, 'two roots, each boxed', true),
-  p('boxes', 'The roots are \\boxed{-1} and \\boxed{4}.', '4, -1', true, 'two roots, each boxed, in another order', true),
+  p(
+    'boxes',
+    'The roots are \\boxed{-1} and \\boxed{4}.',
+    '4, -1',
+    true,
+    'two roots, each boxed, in another order',
+    true
+  ),
   p('boxes', 'First \\boxed{3}; the answer is \\boxed{7}.', '7', true, 'one answer: the last box', true),
   p('boxes', 'We get \\boxed{2} and \\boxed{6}.', '2, 5', false, 'one of the two roots is wrong', true),
-  p('boxes', '<answer>x = \\boxed{1} or x = \\boxed{-1}</answer>', '\\pm 1', true, 'both roots boxed in the answer block', true),
+  p(
+    'boxes',
+    '<answer>x = \\boxed{1} or x = \\boxed{-1}</answer>',
+    '\\pm 1',
+    true,
+    'both roots boxed in the answer block',
+    true
+  ),
   p('boxes', 'Thus \\boxed{2}.', '2, 5', false, 'one root of two', true),
-  p('boxes', 'An intermediate \\boxed{10}. Solutions: \\boxed{2}, \\boxed{5}', '2, 5', true, 'the last two boxes are the two roots', true),
+  p(
+    'boxes',
+    'An intermediate \\boxed{10}. Solutions: \\boxed{2}, \\boxed{5}',
+    '2, 5',
+    true,
+    'the last two boxes are the two roots',
+    true
+  ),
   p('inequality', 'x < 2', '(-\\infty, 2)', true, 'an inequality and its interval'),
   p('inequality', 'x \\geq 3', '[3, \\infty)', true, 'an inequality and its interval'),
   p('inequality', '-1 < x \\le 4', '(-1, 4]', true, 'a double inequality and its interval'),
@@ -145,7 +235,13 @@ export const HELD_OUT_PAIRS_B: readonly AnswerPair[] = Object.freeze([
   p('pm', '\\pm 6', '6, -6', true, '± names both'),
   p('pm', '5 \\pm 2\\sqrt{3}', '5 - 2\\sqrt3, 5 + 2\\sqrt3', true, 'both, in the other order'),
   p('pm', '\\pm 3', '\\pm 4', false, 'different magnitudes'),
-  p('pm', 'x = \\frac{3 \\pm \\sqrt{5}}{2}', '\\frac{3+\\sqrt5}{2}, \\frac{3-\\sqrt5}{2}', true, 'the quadratic formula written out'),
+  p(
+    'pm',
+    'x = \\frac{3 \\pm \\sqrt{5}}{2}',
+    '\\frac{3+\\sqrt5}{2}, \\frac{3-\\sqrt5}{2}',
+    true,
+    'the quadratic formula written out'
+  ),
   p('interval', '(0, 1]', '(0,1]', true, 'spacing'),
   p('interval', '(-5, 5)', '(-5, 5]', false, '5 is in one only'),
   p('interval', '[2, 3] \\cup [5, 6]', '[2,3]\\cup[5,6]', true, 'the same union'),
@@ -164,9 +260,27 @@ export const HELD_OUT_PAIRS_B: readonly AnswerPair[] = Object.freeze([
   p('unit', '30 \\text{ seconds}', '0.5', false, 'the number differs, whatever the unit'),
   p('unit', '75\\%', '75', true, 'the percent sign'),
   p('matrix', '\\begin{pmatrix} 3 \\\\ -2 \\end{pmatrix}', '\\begin{pmatrix}3\\\\-2\\end{pmatrix}', true, 'spacing'),
-  p('matrix', '\\begin{pmatrix} 1 & 1 \\\\ 0 & 1 \\end{pmatrix}', '\\begin{pmatrix} 1 & 0 \\\\ 1 & 1 \\end{pmatrix}', false, 'the transpose'),
-  p('matrix', '\\begin{pmatrix} 0.5 & 0 \\\\ 0 & 0.5 \\end{pmatrix}', '\\begin{pmatrix} \\frac12 & 0 \\\\ 0 & \\frac12 \\end{pmatrix}', true, 'entries written two ways'),
-  p('matrix', '\\begin{bmatrix} 4 \\\\ 5 \\\\ 6 \\end{bmatrix}', '\\begin{pmatrix} 4 \\\\ 5 \\\\ 6 \\end{pmatrix}', true, 'brackets or parentheses'),
+  p(
+    'matrix',
+    '\\begin{pmatrix} 1 & 1 \\\\ 0 & 1 \\end{pmatrix}',
+    '\\begin{pmatrix} 1 & 0 \\\\ 1 & 1 \\end{pmatrix}',
+    false,
+    'the transpose'
+  ),
+  p(
+    'matrix',
+    '\\begin{pmatrix} 0.5 & 0 \\\\ 0 & 0.5 \\end{pmatrix}',
+    '\\begin{pmatrix} \\frac12 & 0 \\\\ 0 & \\frac12 \\end{pmatrix}',
+    true,
+    'entries written two ways'
+  ),
+  p(
+    'matrix',
+    '\\begin{bmatrix} 4 \\\\ 5 \\\\ 6 \\end{bmatrix}',
+    '\\begin{pmatrix} 4 \\\\ 5 \\\\ 6 \\end{pmatrix}',
+    true,
+    'brackets or parentheses'
+  ),
   p('thousands', '100,000', '100000', true, 'a separator'),
   p('thousands', '9{,}999', '9999', true, 'the LaTeX separator'),
   p('thousands', '1,000,001', '1000001', true, 'two separators'),
@@ -191,6 +305,13 @@ export const HELD_OUT_PAIRS_B: readonly AnswerPair[] = Object.freeze([
   p('boxes', 'The solutions are $\\boxed{0}$ and $\\boxed{1}$.', '0, 1', true, 'two roots, each boxed', true),
   p('boxes', '\\boxed{-2} or \\boxed{2}', '\\pm 2', true, 'the two roots of ±, each boxed', true),
   p('boxes', '\\boxed{7}', '7, -7', false, 'one root of two', true),
-  p('boxes', 'Check: \\boxed{1}. Roots: \\boxed{3}, \\boxed{4}', '\\{3, 4\\}', true, 'the last two boxes, for a set of two', true),
+  p(
+    'boxes',
+    'Check: \\boxed{1}. Roots: \\boxed{3}, \\boxed{4}',
+    '\\{3, 4\\}',
+    true,
+    'the last two boxes, for a set of two',
+    true
+  ),
   p('boxes', '<answer>\\boxed{5}</answer>', '5', true, 'one box in the answer block', true)
 ])

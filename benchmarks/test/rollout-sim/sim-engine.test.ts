@@ -3,31 +3,55 @@ import assert from 'node:assert/strict'
 import { H100_QWEN3_14B, SimEngine, type EngineModel, type SimSeq } from '../../src/rollout-sim/sim-engine.ts'
 
 const close = (a: number, b: number): boolean => Math.abs(a - b) < 1e-9
-const seq = (context: number, target: number, owner: object = {}): SimSeq => ({ owner, context, target, generated: 0, computed: 0, lost: 0 })
+const seq = (context: number, target: number, owner: object = {}): SimSeq => ({
+  owner,
+  context,
+  target,
+  generated: 0,
+  computed: 0,
+  lost: 0
+})
 const model = (over: Partial<EngineModel> = {}): EngineModel => ({ ...H100_QWEN3_14B, ...over })
 
 /** Runs the engine until nothing is left; returns the sum of step costs and the finish order. */
-function drain (e: SimEngine): { ms: number, finished: SimSeq[] } {
+function drain(e: SimEngine): { ms: number; finished: SimSeq[] } {
   let ms = 0
   const finished: SimSeq[] = []
-  for (let step = e.step(); step !== undefined; step = e.step()) { ms += step; finished.push(...e.finishStep().finished) }
+  for (let step = e.step(); step !== undefined; step = e.step()) {
+    ms += step
+    finished.push(...e.finishStep().finished)
+  }
   return { ms, finished }
 }
 
 test('a prefill costs the weights once, its tokens and their attention: superlinear in its length', () => {
   const { baseMs, perTokenMs, attentionMsPerTokenPair } = H100_QWEN3_14B.cost
-  const prefill = (n: number): number => { const e = new SimEngine(model()); e.submit(seq(n, 1)); return e.step() as number }
+  const prefill = (n: number): number => {
+    const e = new SimEngine(model())
+    e.submit(seq(n, 1))
+    return e.step() as number
+  }
   assert.ok(close(prefill(1000), baseMs + perTokenMs * 1000 + attentionMsPerTokenPair * 1000 * 500))
-  assert.ok(prefill(8000) - baseMs > 8 * (prefill(1000) - baseMs), 'eight times the tokens cost more than eight times as much')
+  assert.ok(
+    prefill(8000) - baseMs > 8 * (prefill(1000) - baseMs),
+    'eight times the tokens cost more than eight times as much'
+  )
 })
 
-test('a decode step reads every running sequence\'s KV; prefill is chunked to the token budget', () => {
+test("a decode step reads every running sequence's KV; prefill is chunked to the token budget", () => {
   const { baseMs, perTokenMs, kvReadMsPerToken } = H100_QWEN3_14B.cost
   const e = new SimEngine(model({ maxBatchedTokens: 4096 }))
   e.submit(seq(10_000, 3))
   const steps: number[] = []
-  for (let s = e.step(); s !== undefined; s = e.step()) { steps.push(s); e.finishStep() }
-  assert.equal(steps.length, 3 + 2, 'three chunks of at most 4,096 (the third samples the first token), then two decode steps')
+  for (let s = e.step(); s !== undefined; s = e.step()) {
+    steps.push(s)
+    e.finishStep()
+  }
+  assert.equal(
+    steps.length,
+    3 + 2,
+    'three chunks of at most 4,096 (the third samples the first token), then two decode steps'
+  )
   // the token fed in attends to the KV of every token before it
   assert.ok(close(steps[3], baseMs + perTokenMs + kvReadMsPerToken * 10_000))
   assert.ok(close(steps[4], baseMs + perTokenMs + kvReadMsPerToken * 10_001))

@@ -14,14 +14,22 @@ export const GATEWAY_COMMAND = defineCommand({
 })
 
 /** Runs the command until SIGINT/SIGTERM. */
-export async function gateway (argv: string[]): Promise<void> {
+export async function gateway(argv: string[]): Promise<void> {
   const { values, help } = parseCommandLine(GATEWAY_COMMAND, argv)
-  if (help) { console.log(commandHelp(GATEWAY_COMMAND)); return }
+  if (help) {
+    console.log(commandHelp(GATEWAY_COMMAND))
+    return
+  }
   const config = loadGatewayConfig({ values })
   if (config.runners.length === 0 && config.runnersDns === '') {
-    throw new Error('no runners: pass --runners http://HOST:PORT,… or --runners-dns HOST:PORT (or run `sandfleet serve` for gateway and runner in one process)')
+    throw new Error(
+      'no runners: pass --runners http://HOST:PORT,… or --runners-dns HOST:PORT (or run `sandfleet serve` for gateway and runner in one process)'
+    )
   }
   const running = await startGateway({ config })
-  running.app.log.info({ url: running.url, runners: config.runners, runnersDns: config.runnersDns }, 'sandfleet gateway serving')
+  running.app.log.info(
+    { url: running.url, runners: config.runners, runnersDns: config.runnersDns },
+    'sandfleet gateway serving'
+  )
   closeOnSignals(() => running.close(), { info: (msg) => running.app.log.info(msg) })
 }

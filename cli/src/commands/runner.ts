@@ -6,6 +6,6 @@
 import { runnerMain } from '@sandfleet/runner'
 
 /** Runs the command until SIGINT/SIGTERM. */
-export async function runner (argv: string[]): Promise<void> {
+export async function runner(argv: string[]): Promise<void> {
   await runnerMain(argv, process.env)
 }

@@ -1,5 +1,11 @@
 /** `sandfleet serve`: the gateway and a local runner in one process (the embedded default). */
-import { GatewayConfigSchema, InProcessRunnerClient, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
+import {
+  GatewayConfigSchema,
+  InProcessRunnerClient,
+  closeOnSignals,
+  loadGatewayConfig,
+  startGateway
+} from '@sandfleet/gateway'
 import { pino } from 'pino'
 import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/protocol'
 import { RUNNER_COMMAND, Runner, RunnerConfigSchema, readRunnerConfig } from '@sandfleet/runner'
@@ -17,7 +23,8 @@ const RUNNER_KEYS = Object.keys(RunnerConfigSchema.properties)
 /** The command's flags: the gateway's --host and --port, the runner's settings, then the gateway's others. */
 export const SERVE_COMMAND = defineCommand({
   name: 'sandfleet serve',
-  summary: 'The gateway and a local runner in one process (the default command). A setting both halves have goes to the runner, except --host and --port (the gateway\'s), --queue-timeout-ms, --log-level, --max-body-bytes and --max-code-bytes (both).',
+  summary:
+    "The gateway and a local runner in one process (the default command). A setting both halves have goes to the runner, except --host and --port (the gateway's), --queue-timeout-ms, --log-level, --max-body-bytes and --max-code-bytes (both).",
   flags: {
     ...configFlags(GatewayConfigSchema, { only: GATEWAY_ONLY }),
     ...Object.fromEntries(Object.entries(RUNNER_COMMAND.flags).filter(([name]) => !['host', 'port'].includes(name))),
@@ -25,8 +32,14 @@ export const SERVE_COMMAND = defineCommand({
   }
 })
 
-/** Splits read values between the halves: --host/--port to the gateway, the keys of BOTH to both, a runner setting to the runner, the rest to the gateway. */
-export function splitServeValues (values: Readonly<Record<string, unknown>>): { gateway: Record<string, unknown>, runner: Record<string, unknown> } {
+/**
+ * Splits read values between the halves: --host/--port to the gateway, the keys of BOTH to both, a runner setting to
+ * the runner, the rest to the gateway.
+ */
+export function splitServeValues(values: Readonly<Record<string, unknown>>): {
+  gateway: Record<string, unknown>
+  runner: Record<string, unknown>
+} {
   const gateway: Record<string, unknown> = {}
   const runner: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(values)) {
@@ -37,9 +50,12 @@ export function splitServeValues (values: Readonly<Record<string, unknown>>): { 
 }
 
 /** Runs the command. */
-export async function serve (argv: string[]): Promise<void> {
+export async function serve(argv: string[]): Promise<void> {
   const { values, help } = parseCommandLine(SERVE_COMMAND, argv)
-  if (help) { console.log(commandHelp(SERVE_COMMAND)); return }
+  if (help) {
+    console.log(commandHelp(SERVE_COMMAND))
+    return
+  }
   const split = splitServeValues(values)
   const { config: runnerConfig } = readRunnerConfig({ values: split.runner, env: process.env })
   const config = loadGatewayConfig({ values: split.gateway })
@@ -48,8 +64,24 @@ export async function serve (argv: string[]): Promise<void> {
   const runner = new Runner(runnerConfig, { logger })
   // The gateway's app is built while the sandboxes warm; it listens once the runner is ready.
   const started = runner.start()
-  const gateway = await startGateway({ config, logger, clients: [new InProcessRunnerClient(runner)], registries: [runner.registry], component: 'serve', after: started })
-    .catch(async (err: unknown) => { await started.catch(() => {}); await runner.close(); throw err })
-  gateway.app.log.info({ url: gateway.url, languages: runner.languages, isolation: runner.isolation() }, `sandfleet serving on ${gateway.url}; ${runner.backendReason}`)
-  closeOnSignals(async () => { await gateway.close(); await runner.close() })
+  const gateway = await startGateway({
+    config,
+    logger,
+    clients: [new InProcessRunnerClient(runner)],
+    registries: [runner.registry],
+    component: 'serve',
+    after: started
+  }).catch(async (err: unknown) => {
+    await started.catch(() => {})
+    await runner.close()
+    throw err
+  })
+  gateway.app.log.info(
+    { url: gateway.url, languages: runner.languages, isolation: runner.isolation() },
+    `sandfleet serving on ${gateway.url}; ${runner.backendReason}`
+  )
+  closeOnSignals(async () => {
+    await gateway.close()
+    await runner.close()
+  })
 }

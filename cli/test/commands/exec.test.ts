@@ -10,12 +10,18 @@ const run = (args: string[], input: string): ReturnType<typeof spawnSync> =>
 
 test('exec arguments: request fields, --url, runner flags; a bad value names its flag', () => {
   const a = parseExecArgs(['solve.py', '--timeout-ms', '5000', '--memory-mb=256', '--json', '--backend', 'process'])
-  assert.deepEqual([a.source, a.request, a.json, a.runner], ['solve.py', { timeout_ms: 5000, memory_mb: 256 }, true, { backend: 'process' }])
+  assert.deepEqual(
+    [a.source, a.request, a.json, a.runner],
+    ['solve.py', { timeout_ms: 5000, memory_mb: 256 }, true, { backend: 'process' }]
+  )
   assert.equal(parseExecArgs(['-', '--url', 'http://127.0.0.1:9']).url, 'http://127.0.0.1:9')
   assert.throws(() => parseExecArgs(['-', '--timeout-ms', 'soon']), /--timeout-ms: needs a whole number/)
   assert.throws(() => parseExecArgs(['-', '--language', 'cobol']), /--language: must be one of/)
   assert.throws(() => parseExecArgs([]), /pass a file, or -/)
-  assert.throws(() => parseExecArgs(['-', '--url', 'http://x', '--backend', 'process']), /runner flags only apply without --url/)
+  assert.throws(
+    () => parseExecArgs(['-', '--url', 'http://x', '--backend', 'process']),
+    /runner flags only apply without --url/
+  )
 })
 
 test('sandfleet exec - runs stdin in a real local sandbox: output printed, exit code passed on', () => {

@@ -36,8 +36,14 @@ def _name_version() -> str:
 def _metadata() -> str:
     """Core metadata 2.1 from ``[project]``: the lines pip reads (dependencies, Python, extras)."""
     p = _project()
-    lines = ['Metadata-Version: 2.1', f"Name: {p['name']}", f"Version: {p['version']}", f"Summary: {p['description']}",
-             f"License: {p['license']['text']}", f"Requires-Python: {p['requires-python']}"]
+    lines = [
+        'Metadata-Version: 2.1',
+        f"Name: {p['name']}",
+        f"Version: {p['version']}",
+        f"Summary: {p['description']}",
+        f"License: {p['license']['text']}",
+        f"Requires-Python: {p['requires-python']}",
+    ]
     lines += [f'Requires-Dist: {d}' for d in p.get('dependencies', [])]
     for extra, deps in p.get('optional-dependencies', {}).items():
         lines.append(f'Provides-Extra: {extra}')
@@ -54,9 +60,14 @@ def _record_line(path: str, data: bytes) -> str:
 def _write_wheel(wheel_directory: str, files: dict[str, bytes]) -> str:
     """A wheel of ``files`` (path → bytes) plus the dist-info; returns its file name."""
     dist_info = f"{_name_version()}.dist-info"
-    files = {**files, f'{dist_info}/METADATA': _metadata().encode(),
-             f'{dist_info}/WHEEL': f'Wheel-Version: 1.0\nGenerator: sandfleet_build\nRoot-Is-Purelib: true\nTag: {TAG}\n'.encode(),
-             f'{dist_info}/top_level.txt': f'{PACKAGE}\n'.encode()}
+    files = {
+        **files,
+        f'{dist_info}/METADATA': _metadata().encode(),
+        f'{dist_info}/WHEEL': (
+            f'Wheel-Version: 1.0\nGenerator: sandfleet_build\nRoot-Is-Purelib: true\nTag: {TAG}\n'
+        ).encode(),
+        f'{dist_info}/top_level.txt': f'{PACKAGE}\n'.encode(),
+    }
     record = [_record_line(path, data) for path, data in files.items()] + [f'{dist_info}/RECORD,,']
     name = f'{_name_version()}-{TAG}.whl'
     with zipfile.ZipFile(pathlib.Path(wheel_directory) / name, 'w', zipfile.ZIP_DEFLATED) as wheel:
@@ -67,8 +78,11 @@ def _write_wheel(wheel_directory: str, files: dict[str, bytes]) -> str:
 
 
 def _package_files() -> dict[str, bytes]:
-    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted((ROOT / PACKAGE).rglob('*'))
-            if p.is_file() and '__pycache__' not in p.parts}
+    return {
+        p.relative_to(ROOT).as_posix(): p.read_bytes()
+        for p in sorted((ROOT / PACKAGE).rglob('*'))
+        if p.is_file() and '__pycache__' not in p.parts
+    }
 
 
 def get_requires_for_build_wheel(config_settings: Optional[dict] = None) -> list[str]:
@@ -86,12 +100,16 @@ def get_requires_for_build_editable(config_settings: Optional[dict] = None) -> l
     return []
 
 
-def build_wheel(wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None) -> str:
+def build_wheel(
+    wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None
+) -> str:
     """PEP 517: the wheel of the package."""
     return _write_wheel(wheel_directory, _package_files())
 
 
-def build_editable(wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None) -> str:
+def build_editable(
+    wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None
+) -> str:
     """PEP 660: a wheel whose ``.pth`` puts this folder on ``sys.path``, so edits take effect at once."""
     return _write_wheel(wheel_directory, {f'_{PACKAGE}_editable.pth': f'{ROOT}\n'.encode()})
 
@@ -100,7 +118,11 @@ def build_sdist(sdist_directory: str, config_settings: Optional[dict] = None) ->
     """PEP 517: the sources (package, pyproject.toml, README, this backend) and PKG-INFO."""
     base = _name_version()
     name = f'{base}.tar.gz'
-    members = {**{path: (ROOT / path).read_bytes() for path in SDIST_FILES}, **_package_files(), 'PKG-INFO': _metadata().encode()}
+    members = {
+        **{path: (ROOT / path).read_bytes() for path in SDIST_FILES},
+        **_package_files(),
+        'PKG-INFO': _metadata().encode(),
+    }
     with tarfile.open(pathlib.Path(sdist_directory) / name, 'w:gz', format=tarfile.PAX_FORMAT) as sdist:
         for path, data in members.items():
             info = tarfile.TarInfo(f'{base}/{path}')

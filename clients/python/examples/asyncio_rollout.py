@@ -52,7 +52,10 @@ async def main(url: str, episodes: int) -> int:
         done = await asyncio.gather(*(rollout(client, e) for e in batch))
     scored = [e for e in done if not e.fleet_fault]
     accuracy = sum(e.reward for e in scored) / max(1, len(scored))
-    print(f'{len(scored)}/{len(done)} episodes scored, accuracy {accuracy:.3f}, {len(done) - len(scored)} dropped for fleet faults')
+    print(
+        f'{len(scored)}/{len(done)} episodes scored, accuracy {accuracy:.3f}, '
+        f'{len(done) - len(scored)} dropped for fleet faults'
+    )
     return 0 if accuracy == 1.0 else 1
 
 

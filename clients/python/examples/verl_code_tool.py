@@ -34,7 +34,9 @@ class SandfleetCodeTool:
         },
     }
 
-    def __init__(self, client: AsyncClient, *, timeout_ms: int = 5000, stateful: bool = True, max_output_chars: int = 2000) -> None:
+    def __init__(
+        self, client: AsyncClient, *, timeout_ms: int = 5000, stateful: bool = True, max_output_chars: int = 2000
+    ) -> None:
         self.client = client
         self.timeout_ms = timeout_ms
         self.stateful = stateful
@@ -46,14 +48,24 @@ class SandfleetCodeTool:
         self.sessions[instance_id] = await self.client.create_session(ttl_s=600) if self.stateful else None
         return instance_id
 
-    async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any) -> tuple[str, float, dict[str, Any]]:
+    async def execute(
+        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
+    ) -> tuple[str, float, dict[str, Any]]:
         code = str(parameters.get('code', ''))
         session = self.sessions.get(instance_id)
         try:
-            result = await (session.execute(code, timeout_ms=self.timeout_ms) if session else self.client.execute(code, timeout_ms=self.timeout_ms))
+            result = await (
+                session.execute(code, timeout_ms=self.timeout_ms)
+                if session
+                else self.client.execute(code, timeout_ms=self.timeout_ms)
+            )
         except SessionLostError:  # the fleet lost the sandbox: say so, start the state afresh
             self.sessions[instance_id] = await self.client.create_session(ttl_s=600)
-            return 'The interpreter restarted; its state was lost. Run your code again.', 0.0, {'status': 'session_lost'}
+            return (
+                'The interpreter restarted; its state was lost. Run your code again.',
+                0.0,
+                {'status': 'session_lost'},
+            )
         text = result.stdout + result.stderr
         if result.display:
             text += ''.join(d.get('text/plain', '') + '\n' for d in result.display)
@@ -61,7 +73,7 @@ class SandfleetCodeTool:
             text += f'[{result.status}]'
         # A fleet fault (retriable, after the client's own retries) is not the model's fault:
         # report it in the metrics so the trainer can mask the sample instead of penalising it.
-        return text[-self.max_output_chars:], 0.0, {'status': result.status, 'fleet_fault': result.retriable}
+        return text[-self.max_output_chars :], 0.0, {'status': result.status, 'fleet_fault': result.retriable}
 
     async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
         return 0.0

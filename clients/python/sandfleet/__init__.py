@@ -13,14 +13,51 @@ from .client import Client, Session
 from .errors import ClientClosedError, SandfleetError, SessionClosedError, SessionLostError, SessionRequestError
 from .retry import RetryPolicy
 from .session import AsyncSession
-from .types import (FLEET_STATUSES, REQUEST_STATUSES, STATUSES, USER_STATUSES, ExecError, ExecRequest, ExecResult, Isolation, SessionInfo, Status,
-                    Truncated, exec_request, is_retriable, is_tool_error, is_user_status)
+from .types import (
+    FLEET_STATUSES,
+    REQUEST_STATUSES,
+    STATUSES,
+    USER_STATUSES,
+    ExecError,
+    ExecRequest,
+    ExecResult,
+    Isolation,
+    SessionInfo,
+    Status,
+    Truncated,
+    exec_request,
+    is_retriable,
+    is_tool_error,
+    is_user_status,
+)
 
 __version__ = '0.1.0'
 
 __all__ = [
-    'AsyncClient', 'AsyncSession', 'Client', 'ClientClosedError', 'ExecError', 'ExecRequest', 'ExecResult', 'FLEET_STATUSES', 'Isolation',
-    'REQUEST_STATUSES', 'RetryPolicy', 'RetryStats', 'STATUSES', 'SandfleetError', 'Session', 'SessionClosedError', 'SessionInfo',
-    'SessionLostError', 'SessionRequestError', 'Status', 'Truncated', 'USER_STATUSES', 'exec_request', 'is_retriable', 'is_tool_error',
+    'AsyncClient',
+    'AsyncSession',
+    'Client',
+    'ClientClosedError',
+    'ExecError',
+    'ExecRequest',
+    'ExecResult',
+    'FLEET_STATUSES',
+    'Isolation',
+    'REQUEST_STATUSES',
+    'RetryPolicy',
+    'RetryStats',
+    'STATUSES',
+    'SandfleetError',
+    'Session',
+    'SessionClosedError',
+    'SessionInfo',
+    'SessionLostError',
+    'SessionRequestError',
+    'Status',
+    'Truncated',
+    'USER_STATUSES',
+    'exec_request',
+    'is_retriable',
+    'is_tool_error',
     'is_user_status',
 ]

@@ -15,6 +15,7 @@ DEADLINE = 'SF_ERR_CLIENT_DEADLINE'
 @dataclass(frozen=True)
 class Attempt:
     """One HTTP try of a call: its result, the fleet's ``Retry-After`` and the HTTP status (0: no answer)."""
+
     result: ExecResult
     retry_after_s: float
     http_status: int
@@ -23,6 +24,7 @@ class Attempt:
 @dataclass(frozen=True)
 class Answer:
     """A JSON answer; ``result`` is set when it is no 2xx (what the failure stands for)."""
+
     http_status: int
     body: Any
     retry_after_s: float
@@ -32,25 +34,39 @@ class Answer:
 class Transport(Protocol):
     """What the batching and the sessions use of a client (:class:`~sandfleet.aio.AsyncClient` is one): its
     requests, deadlines and retries."""
+
     slack_s: float
     closed: bool
 
-    def deadline(self, requests: Sequence[Any], deadline_s: Optional[float]) -> float: ...
+    def deadline(self, requests: Sequence[Any], deadline_s: Optional[float]) -> float:
+        ...
 
-    async def _request(self, method: str, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None) -> Answer: ...
+    async def _request(
+        self, method: str, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None
+    ) -> Answer:
+        ...
 
-    async def _post_json(self, path: str, body: Any, deadline: float) -> Answer: ...
+    async def _post_json(self, path: str, body: Any, deadline: float) -> Answer:
+        ...
 
-    async def _post_exec(self, path: str, body: Any, deadline: float) -> Attempt: ...
+    async def _post_exec(self, path: str, body: Any, deadline: float) -> Attempt:
+        ...
 
-    async def with_retries(self, attempt: Callable[[], Awaitable[Attempt]], deadline: float,
-                           retriable: Callable[[Attempt], bool] = ...) -> Attempt: ...
+    async def with_retries(
+        self, attempt: Callable[[], Awaitable[Attempt]], deadline: float, retriable: Callable[[Attempt], bool] = ...
+    ) -> Attempt:
+        ...
 
 
 def is_error_body(body: Any) -> bool:
     """True for the protocol's ErrorBody: ``{"status": …, "error": {"code", "message"}}``."""
-    return isinstance(body, dict) and body.get('status') in STATUSES and isinstance(body.get('error'), dict) \
-        and isinstance(body['error'].get('code'), str) and isinstance(body['error'].get('message'), str)
+    return (
+        isinstance(body, dict)
+        and body.get('status') in STATUSES
+        and isinstance(body.get('error'), dict)
+        and isinstance(body['error'].get('code'), str)
+        and isinstance(body['error'].get('message'), str)
+    )
 
 
 def result_from_error(http_status: int, body: Any) -> ExecResult:
@@ -59,7 +75,9 @@ def result_from_error(http_status: int, body: Any) -> ExecResult:
         error = body['error']
         message = error['message'] if error.get('field') is None else f"{error['message']} (field: {error['field']})"
         return ExecResult.failed(body['status'], error['code'], message)
-    return ExecResult.failed('overloaded' if http_status == 429 else 'infra_error', BAD_RESPONSE, f'HTTP {http_status} without an ErrorBody')
+    return ExecResult.failed(
+        'overloaded' if http_status == 429 else 'infra_error', BAD_RESPONSE, f'HTTP {http_status} without an ErrorBody'
+    )
 
 
 def result_from_failure(err: Optional[BaseException], deadline_passed: bool) -> ExecResult:

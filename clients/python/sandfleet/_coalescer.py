@@ -50,8 +50,8 @@ class Coalescer:
             self._timer.cancel()
             self._timer = None
         while self._queue:
-            items = [i for i in self._queue[:self._max_batch] if not i.future.done()]
-            del self._queue[:self._max_batch]
+            items = [i for i in self._queue[: self._max_batch] if not i.future.done()]
+            del self._queue[: self._max_batch]
             if items:
                 task = asyncio.get_running_loop().create_task(self._send(items))
                 self._tasks.add(task)
@@ -81,6 +81,17 @@ class Coalescer:
             return [Attempt(answer.result, answer.retry_after_s, answer.http_status) for _ in items]
         results = answer.body.get('results') if isinstance(answer.body, dict) else None
         if not isinstance(results, list) or len(results) != len(items):
-            failed = ExecResult.failed('infra_error', BAD_RESPONSE, 'the batch answer does not hold one result per request')
+            failed = ExecResult.failed(
+                'infra_error', BAD_RESPONSE, 'the batch answer does not hold one result per request'
+            )
             return [Attempt(failed, 0.0, answer.http_status) for _ in items]
-        return [Attempt(ExecResult.from_json(r) if is_exec_result(r) else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult'), answer.retry_after_s, answer.http_status) for r in results]
+        return [
+            Attempt(
+                ExecResult.from_json(r)
+                if is_exec_result(r)
+                else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult'),
+                answer.retry_after_s,
+                answer.http_status,
+            )
+            for r in results
+        ]

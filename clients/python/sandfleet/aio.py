@@ -20,8 +20,10 @@ try:
 except ModuleNotFoundError as missing:  # the one dependency: say how to get it
     if missing.name != 'httpx':
         raise
-    raise ImportError('the sandfleet client needs httpx: apt-get install python3-httpx (Debian, Ubuntu) or pip install httpx',
-                      name='httpx') from missing
+    raise ImportError(
+        'the sandfleet client needs httpx: apt-get install python3-httpx (Debian, Ubuntu) or pip install httpx',
+        name='httpx',
+    ) from missing
 
 from ._answers import BAD_RESPONSE, Answer, Attempt, result_from_error, result_from_failure
 from ._coalescer import Coalescer
@@ -42,6 +44,7 @@ RequestLike = Union[str, ExecRequest]
 @dataclass
 class RetryStats:
     """Counters of a client: calls made, HTTP attempts, retries."""
+
     calls: int = 0
     attempts: int = 0
     retries: int = 0
@@ -64,15 +67,30 @@ class AsyncClient:
         it above the gateway's ``queueTimeoutMs`` + ``callGraceMs`` (25 s by default)
     """
 
-    def __init__(self, url: str = 'http://127.0.0.1:8080', *, api_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
-                 max_connections: int = 32, batch_window_s: float = 0.002, max_batch: int = 64,
-                 retry: RetryPolicy = RetryPolicy(), deadline_slack_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str = 'http://127.0.0.1:8080',
+        *,
+        api_key: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        max_connections: int = 32,
+        batch_window_s: float = 0.002,
+        max_batch: int = 64,
+        retry: RetryPolicy = RetryPolicy(),
+        deadline_slack_s: float = 30.0,
+    ) -> None:
         all_headers = dict(headers or {})
         if api_key:
             all_headers['authorization'] = f'Bearer {api_key}'
-        self._http = httpx.AsyncClient(base_url=url.rstrip('/'), headers=all_headers, timeout=None,
-                                       limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections))
-        self._coalescer = Coalescer(self, batch_window_s, min(max_batch, MAX_BATCH_ITEMS)) if batch_window_s > 0 else None
+        self._http = httpx.AsyncClient(
+            base_url=url.rstrip('/'),
+            headers=all_headers,
+            timeout=None,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        )
+        self._coalescer = (
+            Coalescer(self, batch_window_s, min(max_batch, MAX_BATCH_ITEMS)) if batch_window_s > 0 else None
+        )
         self.policy = retry
         self.slack_s = deadline_slack_s
         self.stats = RetryStats()
@@ -81,7 +99,11 @@ class AsyncClient:
     @property
     def coalesced(self) -> dict[str, int]:
         """Automatic batches and single requests sent so far."""
-        return {'batches': self._coalescer.batches, 'singles': self._coalescer.singles} if self._coalescer else {'batches': 0, 'singles': 0}
+        return (
+            {'batches': self._coalescer.batches, 'singles': self._coalescer.singles}
+            if self._coalescer
+            else {'batches': 0, 'singles': 0}
+        )
 
     async def __aenter__(self) -> 'AsyncClient':
         return self
@@ -101,21 +123,26 @@ class AsyncClient:
             raise ClientClosedError('the client is closed')
 
     def deadline(self, requests: Sequence[Mapping[str, Any]], deadline_s: Optional[float]) -> float:
-        """The loop time by which a call must be over: ``deadline_s``, else its longest ``timeout_ms`` plus the slack."""
+        """The loop time by which a call must be over: ``deadline_s``, else its longest ``timeout_ms`` plus the
+        slack."""
         if deadline_s is None:
             deadline_s = max(r.get('timeout_ms', DEFAULT_TIMEOUT_MS) for r in requests) / 1000 + self.slack_s
         return asyncio.get_running_loop().time() + deadline_s
 
     # -- HTTP ---------------------------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None) -> Answer:
+    async def _request(
+        self, method: str, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None
+    ) -> Answer:
         remaining = deadline - asyncio.get_running_loop().time()
         if remaining <= 0:
             return Answer(0, None, 0.0, result_from_failure(None, True))
         # httpx's timeouts (each phase bounded by what is left), not asyncio.timeout; and the
         # request in a task of its own: httpcore's anyio reads re-cancel the task they run in,
         # which would turn a caller's asyncio.timeout into a bare CancelledError.
-        request = asyncio.ensure_future(self._http.request(method, path, json=body, headers=headers, timeout=httpx.Timeout(remaining)))
+        request = asyncio.ensure_future(
+            self._http.request(method, path, json=body, headers=headers, timeout=httpx.Timeout(remaining))
+        )
         try:
             res = await request
         except httpx.TimeoutException:
@@ -137,12 +164,21 @@ class AsyncClient:
         answer = await self._request('POST', path, body, deadline)
         if answer.result is not None:
             return Attempt(answer.result, answer.retry_after_s, answer.http_status)
-        result = ExecResult.from_json(answer.body) if is_exec_result(answer.body) else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult')
+        result = (
+            ExecResult.from_json(answer.body)
+            if is_exec_result(answer.body)
+            else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult')
+        )
         return Attempt(result, answer.retry_after_s, answer.http_status)
 
-    async def with_retries(self, attempt: Callable[[], Awaitable[Attempt]], deadline: float,
-                           retriable: Callable[[Attempt], bool] = lambda a: is_retriable(a.result.status)) -> Attempt:
-        """Runs ``attempt`` until it is not retriable, the attempts run out, or the next try would start past ``deadline``."""
+    async def with_retries(
+        self,
+        attempt: Callable[[], Awaitable[Attempt]],
+        deadline: float,
+        retriable: Callable[[Attempt], bool] = lambda a: is_retriable(a.result.status),
+    ) -> Attempt:
+        """Runs ``attempt`` until it is not retriable, the attempts run out, or the next try would start past
+        ``deadline``."""
         loop = asyncio.get_running_loop()
         self.stats.calls += 1
         last: Optional[Attempt] = None
@@ -163,16 +199,34 @@ class AsyncClient:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def execute(self, code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None,
-                      timeout_ms: Optional[int] = None, memory_mb: Optional[int] = None,
-                      files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                      isolation: Optional[Isolation] = None, request_id: Optional[str] = None,
-                      deadline_s: Optional[float] = None) -> ExecResult:
+    async def execute(
+        self,
+        code: str,
+        *,
+        language: Optional[Language] = None,
+        stdin: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+        files: Optional[Mapping[str, FileContent]] = None,
+        fetch_files: Optional[list[str]] = None,
+        isolation: Optional[Isolation] = None,
+        request_id: Optional[str] = None,
+        deadline_s: Optional[float] = None,
+    ) -> ExecResult:
         """Runs one call (batched with the calls made at the same moment); ``files`` are written
         before it runs, ``fetch_files`` read back into ``result.files`` (bytes); ``isolation``:
         ``fork`` or ``reuse`` (the runner's default when not given)."""
-        request = exec_request(code, language=language, stdin=stdin, timeout_ms=timeout_ms, memory_mb=memory_mb,
-                               files=files, fetch_files=fetch_files, isolation=isolation, request_id=request_id)
+        request = exec_request(
+            code,
+            language=language,
+            stdin=stdin,
+            timeout_ms=timeout_ms,
+            memory_mb=memory_mb,
+            files=files,
+            fetch_files=fetch_files,
+            isolation=isolation,
+            request_id=request_id,
+        )
         return await self.execute_request(request, deadline_s=deadline_s)
 
     async def execute_request(self, request: ExecRequest, *, deadline_s: Optional[float] = None) -> ExecResult:
@@ -185,9 +239,12 @@ class AsyncClient:
             if coalescer is not None:
                 return await coalescer.submit(request, deadline)
             return await self._post_exec('/v1/execute', request, deadline)
+
         return (await self.with_retries(attempt, deadline)).result
 
-    async def execute_batch(self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None) -> list[ExecResult]:
+    async def execute_batch(
+        self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None
+    ) -> list[ExecResult]:
         """Runs many calls as explicit batches (chunks of 1024); results in request order; items
         that come back retriable are sent again together."""
         self._check_open()
@@ -195,7 +252,7 @@ class AsyncClient:
         if not reqs:
             return []
         deadline = self.deadline(reqs, deadline_s)
-        chunks = [reqs[i:i + MAX_BATCH_ITEMS] for i in range(0, len(reqs), MAX_BATCH_ITEMS)]
+        chunks = [reqs[i : i + MAX_BATCH_ITEMS] for i in range(0, len(reqs), MAX_BATCH_ITEMS)]
         parts = await asyncio.gather(*(self._batch_rounds(chunk, deadline) for chunk in chunks))
         return [r for part in parts for r in part]
 
@@ -227,10 +284,19 @@ class AsyncClient:
             return [answer.result] * count
         results = answer.body.get('results') if isinstance(answer.body, dict) else None
         if not isinstance(results, list) or len(results) != count:
-            return [ExecResult.failed('infra_error', BAD_RESPONSE, 'the batch answer does not hold one result per request')] * count
-        return [ExecResult.from_json(r) if is_exec_result(r) else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult') for r in results]
+            return [
+                ExecResult.failed('infra_error', BAD_RESPONSE, 'the batch answer does not hold one result per request')
+            ] * count
+        return [
+            ExecResult.from_json(r)
+            if is_exec_result(r)
+            else ExecResult.failed('infra_error', BAD_RESPONSE, 'not an ExecResult')
+            for r in results
+        ]
 
-    async def stream_batch(self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None) -> AsyncIterator[tuple[int, ExecResult]]:
+    async def stream_batch(
+        self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None
+    ) -> AsyncIterator[tuple[int, ExecResult]]:
         """Runs a batch with a streamed answer (NDJSON): yields ``(index, result)`` as each item
         finishes (completion order). Retriable items are sent again after the stream ends."""
         self._check_open()
@@ -253,9 +319,13 @@ class AsyncClient:
             # A per-read timeout (what is left of the deadline), not asyncio.timeout: this
             # generator yields inside the stream, and a timeout armed here would cancel the caller.
             try:
-                async with self._http.stream('POST', '/v1/execute/batch', json={'requests': [reqs[i] for i in pending]},
-                                             headers={'accept': 'application/x-ndjson'},
-                                             timeout=httpx.Timeout(max(0.001, deadline - loop.time()))) as res:
+                async with self._http.stream(
+                    'POST',
+                    '/v1/execute/batch',
+                    json={'requests': [reqs[i] for i in pending]},
+                    headers={'accept': 'application/x-ndjson'},
+                    timeout=httpx.Timeout(max(0.001, deadline - loop.time())),
+                ) as res:
                     retry_after_s = parse_retry_after_s(res.headers.get('retry-after'))
                     if res.status_code >= 300:
                         body = await res.aread()
@@ -312,13 +382,17 @@ class AsyncClient:
 
     # -- sessions -----------------------------------------------------------------------------
 
-    def session(self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None) -> AsyncSession:
+    def session(
+        self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None
+    ) -> AsyncSession:
         """A session (interpreter state kept across calls), opened by ``async with`` (or ``await s.open()``)
         and closed at the block's end."""
         self._check_open()
         return AsyncSession(self, language=language, ttl_s=ttl_s, memory_mb=memory_mb)
 
-    async def create_session(self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None) -> AsyncSession:
+    async def create_session(
+        self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None
+    ) -> AsyncSession:
         """Opens a session now; close it with ``await session.close()``."""
         session = self.session(language=language, ttl_s=ttl_s, memory_mb=memory_mb)
         await session.open()

@@ -27,7 +27,8 @@ T = TypeVar('T')
 
 
 class Client:
-    """The client of a fleet's public HTTP API, for plain (threaded) Python; same options as :class:`~sandfleet.aio.AsyncClient`."""
+    """The client of a fleet's public HTTP API, for plain (threaded) Python; same options as
+    :class:`~sandfleet.aio.AsyncClient`."""
 
     def __init__(self, url: str = 'http://127.0.0.1:8080', **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
@@ -56,15 +57,35 @@ class Client:
         """Automatic batches and single requests sent."""
         return self._async.coalesced
 
-    def execute(self, code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None,
-                timeout_ms: Optional[int] = None, memory_mb: Optional[int] = None,
-                files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                isolation: Optional[Isolation] = None, request_id: Optional[str] = None,
-                deadline_s: Optional[float] = None) -> ExecResult:
+    def execute(
+        self,
+        code: str,
+        *,
+        language: Optional[Language] = None,
+        stdin: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+        files: Optional[Mapping[str, FileContent]] = None,
+        fetch_files: Optional[list[str]] = None,
+        isolation: Optional[Isolation] = None,
+        request_id: Optional[str] = None,
+        deadline_s: Optional[float] = None,
+    ) -> ExecResult:
         """Runs one call; see :meth:`AsyncClient.execute`."""
-        return self._run(self._async.execute(code, language=language, stdin=stdin, timeout_ms=timeout_ms, memory_mb=memory_mb,
-                                             files=files, fetch_files=fetch_files, isolation=isolation, request_id=request_id,
-                                             deadline_s=deadline_s))
+        return self._run(
+            self._async.execute(
+                code,
+                language=language,
+                stdin=stdin,
+                timeout_ms=timeout_ms,
+                memory_mb=memory_mb,
+                files=files,
+                fetch_files=fetch_files,
+                isolation=isolation,
+                request_id=request_id,
+                deadline_s=deadline_s,
+            )
+        )
 
     def execute_request(self, request: ExecRequest, *, deadline_s: Optional[float] = None) -> ExecResult:
         """Runs one call from an :class:`ExecRequest`."""
@@ -74,7 +95,9 @@ class Client:
         """Runs many calls as explicit batches; results in request order."""
         return self._run(self._async.execute_batch(requests, deadline_s=deadline_s))
 
-    def stream_batch(self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None) -> Iterator[tuple[int, ExecResult]]:
+    def stream_batch(
+        self, requests: Sequence[RequestLike], *, deadline_s: Optional[float] = None
+    ) -> Iterator[tuple[int, ExecResult]]:
         """Yields ``(index, result)`` as each item of a streamed batch finishes."""
         stream = self._async.stream_batch(requests, deadline_s=deadline_s)
         try:
@@ -86,7 +109,9 @@ class Client:
         finally:
             self._run(stream.aclose())
 
-    def session(self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None) -> 'Session':
+    def session(
+        self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None
+    ) -> 'Session':
         """A session, opened by ``with`` (or ``open()``) and closed at the block's end."""
         return Session(self, self._async.session(language=language, ttl_s=ttl_s, memory_mb=memory_mb))
 
@@ -133,12 +158,29 @@ class Session:
         self._client._run(self._session.open())
         return self
 
-    def execute(self, code: str, *, stdin: Optional[str] = None, timeout_ms: Optional[int] = None,
-                files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                request_id: Optional[str] = None, deadline_s: Optional[float] = None) -> ExecResult:
+    def execute(
+        self,
+        code: str,
+        *,
+        stdin: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+        files: Optional[Mapping[str, FileContent]] = None,
+        fetch_files: Optional[list[str]] = None,
+        request_id: Optional[str] = None,
+        deadline_s: Optional[float] = None,
+    ) -> ExecResult:
         """Runs a cell in the session's state; see :meth:`AsyncSession.execute`."""
-        return self._client._run(self._session.execute(code, stdin=stdin, timeout_ms=timeout_ms, files=files, fetch_files=fetch_files,
-                                                       request_id=request_id, deadline_s=deadline_s))
+        return self._client._run(
+            self._session.execute(
+                code,
+                stdin=stdin,
+                timeout_ms=timeout_ms,
+                files=files,
+                fetch_files=fetch_files,
+                request_id=request_id,
+                deadline_s=deadline_s,
+            )
+        )
 
     def describe(self) -> SessionInfo:
         """The session as the fleet sees it now."""

@@ -9,6 +9,7 @@ from .types import ExecResult
 
 class SandfleetError(Exception):
     """Base of the client's errors; ``code`` is stable, ``result`` the last result seen, if any."""
+
     code = 'SF_ERR_CLIENT'
 
     def __init__(self, message: str, result: Optional[ExecResult] = None) -> None:
@@ -18,19 +19,23 @@ class SandfleetError(Exception):
 
 class ClientClosedError(SandfleetError):
     """The client was closed; it takes no new call."""
+
     code = 'SF_ERR_CLIENT_CLOSED'
 
 
 class SessionLostError(SandfleetError):
     """The fleet answered HTTP 410: the session's runner or sandbox died and its state is gone."""
+
     code = 'SF_ERR_CLIENT_SESSION_LOST'
 
 
 class SessionClosedError(SandfleetError):
     """The session was closed by this program (``close()`` or the end of its ``with`` block)."""
+
     code = 'SF_ERR_CLIENT_SESSION_CLOSED'
 
 
 class SessionRequestError(SandfleetError):
     """A session could not be created or described; ``result`` carries the fleet's answer."""
+
     code = 'SF_ERR_CLIENT_SESSION_REQUEST'

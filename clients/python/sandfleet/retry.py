@@ -12,13 +12,17 @@ from typing import Callable, Optional
 @dataclass(frozen=True)
 class RetryPolicy:
     """Attempts per call (the first included) and the delays between them, in seconds."""
+
     max_attempts: int = 6
     base_delay_s: float = 0.05
     max_delay_s: float = 2.0
 
 
-def backoff_delay_s(policy: RetryPolicy, retry: int, retry_after_s: float = 0.0, draw: Callable[[], float] = random.random) -> float:
-    """Delay before retry number ``retry`` (1 for the first): uniform in [0, min(max, base·2^(retry-1))], at least ``retry_after_s``."""
+def backoff_delay_s(
+    policy: RetryPolicy, retry: int, retry_after_s: float = 0.0, draw: Callable[[], float] = random.random
+) -> float:
+    """Delay before retry number ``retry`` (1 for the first): uniform in [0, min(max, base·2^(retry-1))], at least
+    ``retry_after_s``."""
     cap = min(policy.max_delay_s, policy.base_delay_s * 2 ** max(0, retry - 1))
     return max(retry_after_s, draw() * cap)
 

@@ -18,9 +18,15 @@ SessionState = Literal['new', 'open', 'lost', 'closed']
 class AsyncSession:
     """A fleet session for asyncio; ``async with client.session() as s: await s.execute('x = 1')``."""
 
-    def __init__(self, client: Transport, *, language: Language, ttl_s: Optional[int], memory_mb: Optional[int]) -> None:
+    def __init__(
+        self, client: Transport, *, language: Language, ttl_s: Optional[int], memory_mb: Optional[int]
+    ) -> None:
         self._client = client
-        self._create = {'language': language, **({'ttl_s': ttl_s} if ttl_s is not None else {}), **({'memory_mb': memory_mb} if memory_mb is not None else {})}
+        self._create = {
+            'language': language,
+            **({'ttl_s': ttl_s} if ttl_s is not None else {}),
+            **({'memory_mb': memory_mb} if memory_mb is not None else {}),
+        }
         self.state: SessionState = 'new'
         self.info: Optional[SessionInfo] = None
         """What the fleet said when it opened the session."""
@@ -45,10 +51,13 @@ class AsyncSession:
         async def attempt() -> Attempt:
             answer = await client._request('POST', '/v1/sessions', self._create, deadline)
             result = answer.result or ExecResult(status='ok')
-            if answer.result is None and not (isinstance(answer.body, dict) and isinstance(answer.body.get('session_id'), str)):
+            if answer.result is None and not (
+                isinstance(answer.body, dict) and isinstance(answer.body.get('session_id'), str)
+            ):
                 result = ExecResult.failed('infra_error', BAD_RESPONSE, 'not a SessionInfo')
             self._answer = answer.body
             return Attempt(result, answer.retry_after_s, answer.http_status)
+
         outcome = await client.with_retries(attempt, deadline)
         if not outcome.result.ok:
             message = outcome.result.error.message if outcome.result.error else ''
@@ -57,29 +66,51 @@ class AsyncSession:
         self.state = 'open'
         return self
 
-    async def execute(self, code: str, *, stdin: Optional[str] = None, timeout_ms: Optional[int] = None,
-                      files: Optional[Mapping[str, FileContent]] = None, fetch_files: Optional[list[str]] = None,
-                      request_id: Optional[str] = None, deadline_s: Optional[float] = None) -> ExecResult:
+    async def execute(
+        self,
+        code: str,
+        *,
+        stdin: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+        files: Optional[Mapping[str, FileContent]] = None,
+        fetch_files: Optional[list[str]] = None,
+        request_id: Optional[str] = None,
+        deadline_s: Optional[float] = None,
+    ) -> ExecResult:
         """Runs a cell in the session's state. Only ``overloaded`` and ``queue_timeout`` are retried
         (an ``infra_error`` may have run half a cell). Raises :class:`SessionLostError` on HTTP 410,
         :class:`SessionClosedError` after ``close()``."""
         if self.state == 'closed':
-            raise SessionClosedError(f'session {self.info.session_id if self.info else "(never opened)"} was closed by this program; open a new one')
+            raise SessionClosedError(
+                f'session {self.info.session_id if self.info else "(never opened)"} was closed by this program; '
+                'open a new one'
+            )
         if self.state == 'lost':
             raise SessionLostError(f'session {self.id} is lost (HTTP 410): its state is gone, open a new session')
         if self.state == 'new':
             await self.open()
         body: dict[str, object] = {'code': code}
-        for name, value in (('stdin', stdin), ('timeout_ms', timeout_ms), ('files', encode_files(files)), ('fetch_files', fetch_files), ('request_id', request_id)):
+        for name, value in (
+            ('stdin', stdin),
+            ('timeout_ms', timeout_ms),
+            ('files', encode_files(files)),
+            ('fetch_files', fetch_files),
+            ('request_id', request_id),
+        ):
             if value is not None:
                 body[name] = value
         client = self._client
         deadline = client.deadline([body], deadline_s)
-        outcome = await client.with_retries(lambda: client._post_exec(self._path('/execute'), body, deadline), deadline,
-                                            retriable=lambda a: a.http_status != 410 and a.result.status in ('overloaded', 'queue_timeout'))
+        outcome = await client.with_retries(
+            lambda: client._post_exec(self._path('/execute'), body, deadline),
+            deadline,
+            retriable=lambda a: a.http_status != 410 and a.result.status in ('overloaded', 'queue_timeout'),
+        )
         if outcome.http_status == 410:
             self.state = 'lost'
-            raise SessionLostError(f'session {self.id} is lost (HTTP 410): its state is gone, open a new session', outcome.result)
+            raise SessionLostError(
+                f'session {self.id} is lost (HTTP 410): its state is gone, open a new session', outcome.result
+            )
         return outcome.result
 
     async def describe(self) -> SessionInfo:

@@ -11,7 +11,9 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Required, TypedDict, Union
 
-Status = Literal['ok', 'error', 'timeout', 'memory', 'killed', 'overloaded', 'queue_timeout', 'infra_error', 'invalid_request']
+Status = Literal[
+    'ok', 'error', 'timeout', 'memory', 'killed', 'overloaded', 'queue_timeout', 'infra_error', 'invalid_request'
+]
 """A result status: the code's doing, the fleet's (retriable), or the request's."""
 
 USER_STATUSES: tuple[Status, ...] = ('ok', 'error', 'timeout', 'memory', 'killed')
@@ -49,6 +51,7 @@ FileContent = Union[bytes, str]
 
 class ExecRequest(TypedDict, total=False):
     """One tool call, as ``POST /v1/execute`` takes it (``files`` base64-encoded)."""
+
     code: Required[str]
     language: Language
     stdin: str
@@ -65,13 +68,24 @@ def encode_files(files: Optional[Mapping[str, FileContent]]) -> Optional[dict[st
     """Paths → base64 contents, as the protocol carries files."""
     if files is None:
         return None
-    return {path: base64.b64encode(data.encode() if isinstance(data, str) else data).decode('ascii') for path, data in files.items()}
+    return {
+        path: base64.b64encode(data.encode() if isinstance(data, str) else data).decode('ascii')
+        for path, data in files.items()
+    }
 
 
-def exec_request(code: str, *, language: Optional[Language] = None, stdin: Optional[str] = None, timeout_ms: Optional[int] = None,
-                 memory_mb: Optional[int] = None, files: Optional[Mapping[str, FileContent]] = None,
-                 fetch_files: Optional[list[str]] = None, isolation: Optional[Isolation] = None,
-                 request_id: Optional[str] = None) -> ExecRequest:
+def exec_request(
+    code: str,
+    *,
+    language: Optional[Language] = None,
+    stdin: Optional[str] = None,
+    timeout_ms: Optional[int] = None,
+    memory_mb: Optional[int] = None,
+    files: Optional[Mapping[str, FileContent]] = None,
+    fetch_files: Optional[list[str]] = None,
+    isolation: Optional[Isolation] = None,
+    request_id: Optional[str] = None,
+) -> ExecRequest:
     """Builds an :class:`ExecRequest`, leaving out what is not given (the fleet's defaults apply)."""
     req: ExecRequest = {'code': code}
     if language is not None:
@@ -97,6 +111,7 @@ def exec_request(code: str, *, language: Optional[Language] = None, stdin: Optio
 @dataclass(frozen=True)
 class ExecError:
     """Why a run did not end ``ok``: the exception class (``ValueError``) or a stable ``SF_ERR_…`` code."""
+
     type: str
     message: str
     traceback: Optional[str] = None
@@ -105,6 +120,7 @@ class ExecError:
 @dataclass(frozen=True)
 class Truncated:
     """Whether stdout / stderr were cut at the fleet's cap."""
+
     stdout: bool = False
     stderr: bool = False
 
@@ -113,6 +129,7 @@ class Truncated:
 class ExecResult:
     """The outcome of one tool call. ``files`` holds the fetched files, decoded to bytes;
     ``fetch_errors`` says why each other requested file was not returned."""
+
     status: Status
     stdout: str = ''
     stderr: str = ''
@@ -158,7 +175,9 @@ class ExecResult:
             queue_ms=body.get('queue_ms', 0),
             cpu_ms=None if body.get('cpu_ms') is None else float(body['cpu_ms']),
             truncated=Truncated(stdout=bool(truncated.get('stdout')), stderr=bool(truncated.get('stderr'))),
-            error=None if error is None else ExecError(type=error['type'], message=error['message'], traceback=error.get('traceback')),
+            error=None
+            if error is None
+            else ExecError(type=error['type'], message=error['message'], traceback=error.get('traceback')),
             files={path: base64.b64decode(data) for path, data in (body.get('files') or {}).items()},
             fetch_errors=dict(body.get('fetch_errors') or {}),
             runner=body.get('runner', ''),
@@ -176,12 +195,18 @@ class ExecResult:
 
 def is_exec_result(body: Any) -> bool:
     """True when ``body`` has the shape of the protocol's ExecResult."""
-    return isinstance(body, dict) and body.get('status') in STATUSES and isinstance(body.get('stdout'), str) and isinstance(body.get('stderr'), str)
+    return (
+        isinstance(body, dict)
+        and body.get('status') in STATUSES
+        and isinstance(body.get('stdout'), str)
+        and isinstance(body.get('stderr'), str)
+    )
 
 
 @dataclass(frozen=True)
 class SessionInfo:
     """A session as ``POST /v1/sessions`` and ``GET /v1/sessions/{id}`` describe it."""
+
     session_id: str
     language: Language
     runner: str

@@ -16,17 +16,29 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
 
 test('the Python client passes its pytest suite against a real fleet', () => {
   const run = spawnSync(PYTHON, ['-m', 'pytest', 'tests', '-q', '-p', 'no:cacheprovider'], {
-    cwd: PACKAGE, encoding: 'utf8', timeout: 240_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', SANDFLEET_NODE: process.execPath }
+    cwd: PACKAGE,
+    encoding: 'utf8',
+    timeout: 240_000,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', SANDFLEET_NODE: process.execPath }
   })
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`)
   assert.match(run.stdout, /\d+ passed/)
   assert.doesNotMatch(run.stdout, /skipped|xfail/)
 })
 
-test('the Python client\'s defaults are the contract\'s: timeout_ms and the deadline slack', () => {
-  const run = spawnSync(PYTHON, ['-c', 'import inspect, json, sandfleet.aio as a\nprint(json.dumps([a.DEFAULT_TIMEOUT_MS, inspect.signature(a.AsyncClient).parameters["deadline_slack_s"].default]))'], {
-    cwd: PACKAGE, encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }
-  })
+test("the Python client's defaults are the contract's: timeout_ms and the deadline slack", () => {
+  const run = spawnSync(
+    PYTHON,
+    [
+      '-c',
+      'import inspect, json, sandfleet.aio as a\nprint(json.dumps([a.DEFAULT_TIMEOUT_MS, inspect.signature(a.AsyncClient).parameters["deadline_slack_s"].default]))'
+    ],
+    {
+      cwd: PACKAGE,
+      encoding: 'utf8',
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }
+    }
+  )
   assert.equal(run.status, 0, run.stderr)
   assert.deepEqual(JSON.parse(run.stdout), [LIMITS.defaultTimeoutMs, GRACES.clientSlackMs / 1000])
 })

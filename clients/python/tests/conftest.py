@@ -25,9 +25,31 @@ class Fleet:
     """A running ``sandfleet serve``."""
 
     def __init__(self, *flags: str) -> None:
-        self.process = subprocess.Popen([NODE, '--no-node-snapshot', str(BIN), 'serve', '--host', '127.0.0.1', '--port', '0',
-                                         '--backend', 'process', '--languages', 'python', '--pool-size', '2', '--drain-timeout-ms', '1000', *flags],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+        self.process = subprocess.Popen(
+            [
+                NODE,
+                '--no-node-snapshot',
+                str(BIN),
+                'serve',
+                '--host',
+                '127.0.0.1',
+                '--port',
+                '0',
+                '--backend',
+                'process',
+                '--languages',
+                'python',
+                '--pool-size',
+                '2',
+                '--drain-timeout-ms',
+                '1000',
+                *flags,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+        )
         self.log: list[str] = []
         self.url = ''
 

@@ -19,7 +19,10 @@ def test_concurrent_calls_are_batched_automatically_and_each_gets_its_own_result
         async with AsyncClient(fleet.url) as client:
             results = await asyncio.gather(*(client.execute(f'print({i} + 1)') for i in range(48)))
             assert [r.stdout for r in results] == [f'{i + 1}\n' for i in range(48)]
-            assert client.coalesced['batches'] >= 1 and client.coalesced['batches'] + client.coalesced['singles'] <= 4, client.coalesced
+            assert (
+                client.coalesced['batches'] >= 1 and client.coalesced['batches'] + client.coalesced['singles'] <= 4
+            ), client.coalesced
+
     run(main())
 
 
@@ -37,6 +40,7 @@ def test_a_cancelled_call_raises_cancelled_error_and_the_client_goes_on(fleet):
                 async with asyncio.timeout(0.3):
                     await client.execute('import time; time.sleep(3)', timeout_ms=800)
             assert (await client.execute('print("still here")')).stdout == 'still here\n'
+
     run(main())
 
 
@@ -44,9 +48,12 @@ def test_a_streamed_batch_yields_each_result_as_it_finishes(fleet):
     async def main():
         async with AsyncClient(fleet.url) as client:
             seen = []
-            async for index, result in client.stream_batch([exec_request('import time; time.sleep(0.6); print("a")'), 'print("b")', 'print(1/0)']):
+            async for index, result in client.stream_batch(
+                [exec_request('import time; time.sleep(0.6); print("a")'), 'print("b")', 'print(1/0)']
+            ):
                 seen.append((index, result.status))
             assert seen[-1] == (0, 'ok') and sorted(seen) == [(0, 'ok'), (1, 'ok'), (2, 'error')]
+
     run(main())
 
 
@@ -60,6 +67,7 @@ def test_an_async_session_keeps_state_and_is_closed_at_the_end_of_its_block(flee
                 assert session.info is not None and session.info.ttl_s == 60
             with pytest.raises(SessionClosedError):
                 await session.execute('print(r)')
+
     run(main())
 
 

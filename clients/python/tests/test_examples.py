@@ -11,7 +11,13 @@ PACKAGE = str(EXAMPLES.parent)
 
 
 def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120, env={**os.environ, 'PYTHONPATH': PACKAGE})
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, 'PYTHONPATH': PACKAGE},
+    )
 
 
 def test_the_verl_style_code_tool_keeps_each_trajectorys_state(fleet):

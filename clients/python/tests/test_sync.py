@@ -6,7 +6,15 @@ import time
 
 import pytest
 
-from sandfleet import Client, ClientClosedError, RetryPolicy, SessionClosedError, SessionLostError, is_retriable, STATUSES
+from sandfleet import (
+    Client,
+    ClientClosedError,
+    RetryPolicy,
+    SessionClosedError,
+    SessionLostError,
+    is_retriable,
+    STATUSES,
+)
 
 
 def test_a_call_returns_a_typed_result_whose_status_says_what_the_code_did(fleet):
@@ -41,8 +49,12 @@ def test_a_bad_request_is_invalid_request_naming_the_field_and_is_not_retried(fl
 
 def test_files_go_in_as_bytes_or_text_and_come_back_as_bytes(fleet):
     with Client(fleet.url) as client:
-        r = client.execute('data = open("in.bin", "rb").read()\nopen("/mnt/out.txt", "w").write(open("note.txt").read().upper() + str(len(data)))',
-                           files={'in.bin': bytes(range(256)), 'note.txt': 'héllo'}, fetch_files=['/mnt/out.txt', 'missing.txt'])
+        r = client.execute(
+            'data = open("in.bin", "rb").read()\n'
+            'open("/mnt/out.txt", "w").write(open("note.txt").read().upper() + str(len(data)))',
+            files={'in.bin': bytes(range(256)), 'note.txt': 'héllo'},
+            fetch_files=['/mnt/out.txt', 'missing.txt'],
+        )
         assert r.status == 'ok', r
         assert r.files == {'/mnt/out.txt': 'HÉLLO256'.encode()}
         assert r.fetch_errors == {'missing.txt': 'no such file'}
@@ -59,7 +71,9 @@ def test_calls_from_many_threads_at_once_travel_as_batches(fleet):
 
 def test_an_explicit_batch_keeps_request_order_and_a_streamed_one_yields_in_completion_order(fleet):
     with Client(fleet.url) as client:
-        results = client.execute_batch([f'print({i})' for i in range(10)] + [{'code': 'print("js")', 'language': 'python', 'timeout_ms': 2000}])
+        results = client.execute_batch(
+            [f'print({i})' for i in range(10)] + [{'code': 'print("js")', 'language': 'python', 'timeout_ms': 2000}]
+        )
         assert [r.stdout for r in results] == [f'{i}\n' for i in range(10)] + ['js\n']
         lines = list(client.stream_batch(['import time; time.sleep(1.0); print("slow")', 'print("fast")']))
         assert [index for index, _ in lines] == [1, 0]
@@ -130,7 +144,9 @@ def test_a_deadline_ends_the_wait_with_a_retriable_infra_error(fleet):
 def test_an_unreachable_fleet_is_a_retriable_infra_error_and_a_closed_client_refuses_calls():
     client = Client('http://127.0.0.1:9', retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
     r = client.execute('print(1)')
-    assert r.status == 'infra_error' and r.retriable and r.error is not None and r.error.type == 'SF_ERR_CLIENT_CONNECTION'
+    assert (
+        r.status == 'infra_error' and r.retriable and r.error is not None and r.error.type == 'SF_ERR_CLIENT_CONNECTION'
+    )
     assert client.stats.attempts == 2
     client.close()
     client.close()

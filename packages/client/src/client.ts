@@ -3,7 +3,17 @@
  * Single calls are coalesced into batches, retriable statuses retried within the deadline,
  * and every call resolves with an {@link ExecResult} whose `status` says what happened.
  */
-import { GRACES, LIMITS, failedResult, timeoutMsOf, isRetriable, type BatchStreamLine, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import {
+  GRACES,
+  LIMITS,
+  failedResult,
+  timeoutMsOf,
+  isRetriable,
+  type BatchStreamLine,
+  type ExecRequest,
+  type ExecResult,
+  type Language
+} from '@sandfleet/protocol'
 import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backoff.ts'
 import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
@@ -61,7 +71,7 @@ export class SandfleetClient {
   private stateValue: ClientState = 'open'
 
   /** A client; it connects lazily. Call {@link close} when done. */
-  constructor (options: ClientOptions) {
+  constructor(options: ClientOptions) {
     const headers: Record<string, string> = { ...(options.headers ?? {}) }
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
     this.transport = new Transport({
@@ -71,25 +81,31 @@ export class SandfleetClient {
       headers
     })
     const windowMs = options.batchWindowMs ?? 2
-    if (windowMs > 0) this.coalescer = new Coalescer(this.transport, { windowMs, maxBatch: Math.min(options.maxBatch ?? 64, LIMITS.maxBatchItems) })
+    if (windowMs > 0)
+      this.coalescer = new Coalescer(this.transport, {
+        windowMs,
+        maxBatch: Math.min(options.maxBatch ?? 64, LIMITS.maxBatchItems)
+      })
     this.policy = { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
     this.slackMs = options.deadlineSlackMs ?? GRACES.clientSlackMs
   }
 
   /** `open` or `closed`. */
-  get state (): ClientState { return this.stateValue }
+  get state(): ClientState {
+    return this.stateValue
+  }
 
   /** Batches and single requests the coalescer has sent. */
-  get coalesced (): { batches: number, singles: number } {
+  get coalesced(): { batches: number; singles: number } {
     return this.coalescer ? { ...this.coalescer.sent } : { batches: 0, singles: 0 }
   }
 
-  private deadlineFor (reqs: ExecRequest[], options: CallOptions): number {
+  private deadlineFor(reqs: ExecRequest[], options: CallOptions): number {
     const longest = Math.max(...reqs.map(timeoutMsOf))
     return Date.now() + (options.deadlineMs ?? longest + this.slackMs)
   }
 
-  private checkOpen (): void {
+  private checkOpen(): void {
     if (this.stateValue !== 'open') throw closedError()
   }
 
@@ -97,50 +113,73 @@ export class SandfleetClient {
    * Runs one tool call. Resolves with its result whatever the status (a fleet status left after
    * the retries is returned, not thrown); rejects only on abort or a closed client.
    */
-  async execute (req: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
+  async execute(req: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
     this.checkOpen()
     const deadline = this.deadlineFor([req], options)
     const signal = options.signal
-    return await withRetries(async (attemptSignal) => {
-      if (this.coalescer && req.session_id === undefined) return await this.coalescer.submit(req, deadline, signal)
-      return await this.transport.execAttempt('/v1/execute', req, attemptSignal, signal)
-    }, { policy: this.policy, deadline, stats: this.stats, ...(signal ? { signal } : {}) })
+    return await withRetries(
+      async (attemptSignal) => {
+        if (this.coalescer && req.session_id === undefined) return await this.coalescer.submit(req, deadline, signal)
+        return await this.transport.execAttempt('/v1/execute', req, attemptSignal, signal)
+      },
+      { policy: this.policy, deadline, stats: this.stats, ...(signal ? { signal } : {}) }
+    )
   }
 
   /**
    * Runs many calls as explicit batches (`POST /v1/execute/batch`, chunks of at most 1024);
    * results in request order. Items that come back retriable are re-sent together.
    */
-  async executeBatch (reqs: ExecRequest[], options: CallOptions = {}): Promise<ExecResult[]> {
+  async executeBatch(reqs: ExecRequest[], options: CallOptions = {}): Promise<ExecResult[]> {
     this.checkOpen()
     if (reqs.length === 0) return []
     const chunks: ExecRequest[][] = []
     for (let i = 0; i < reqs.length; i += LIMITS.maxBatchItems) chunks.push(reqs.slice(i, i + LIMITS.maxBatchItems))
     const deadline = this.deadlineFor(reqs, options)
-    const parts = await Promise.all(chunks.map(async (chunk) => await this.batchRounds(chunk, deadline, options.signal)))
+    const parts = await Promise.all(
+      chunks.map(async (chunk) => await this.batchRounds(chunk, deadline, options.signal))
+    )
     return parts.flat()
   }
 
-  private async batchRounds (reqs: ExecRequest[], deadline: number, signal?: AbortSignal): Promise<ExecResult[]> {
+  private async batchRounds(reqs: ExecRequest[], deadline: number, signal?: AbortSignal): Promise<ExecResult[]> {
     const results: ExecResult[] = new Array(reqs.length)
     let pending = reqs.map((_, i) => i)
     this.stats.calls += reqs.length
     for (let round = 1; pending.length > 0; round++) {
       if (signal?.aborted) throw abortedError(signal.reason)
       const remaining = deadline - Date.now()
-      if (remaining <= 0) { for (const i of pending) results[i] ??= resultFromFailure(undefined, true); break }
+      if (remaining <= 0) {
+        for (const i of pending) results[i] ??= resultFromFailure(undefined, true)
+        break
+      }
       const timeout = AbortSignal.timeout(remaining)
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
       this.stats.attempts += pending.length
       let retryAfterMs = 0
       let got: ExecResult[]
       try {
-        const ans = await this.transport.json('POST', '/v1/execute/batch', { requests: pending.map((i) => reqs[i]) }, combined)
+        const ans = await this.transport.json(
+          'POST',
+          '/v1/execute/batch',
+          { requests: pending.map((i) => reqs[i]) },
+          combined
+        )
         retryAfterMs = ans.retryAfterMs
         const list = (ans.body as { results?: unknown[] } | null)?.results
         if (ans.httpStatus >= 300) got = pending.map(() => resultFromError(ans.httpStatus, ans.body))
-        else if (!Array.isArray(list) || list.length !== pending.length) got = pending.map(() => failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the batch answer does not hold one result per request'))
-        else got = list.map((r) => isExecResult(r) ? r : failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'not an ExecResult'))
+        else if (!Array.isArray(list) || list.length !== pending.length)
+          got = pending.map(() =>
+            failedResult(
+              'infra_error',
+              CLIENT_ERROR_CODES.BAD_RESPONSE,
+              'the batch answer does not hold one result per request'
+            )
+          )
+        else
+          got = list.map((r) =>
+            isExecResult(r) ? r : failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'not an ExecResult')
+          )
       } catch (err) {
         if (signal?.aborted) throw abortedError(err)
         got = pending.map(() => resultFromFailure(err, timeout.aborted))
@@ -153,7 +192,11 @@ export class SandfleetClient {
       if (again.length === 0) break
       const delay = backoffDelayMs(this.policy, round, retryAfterMs)
       if (Date.now() + delay >= deadline) break
-      try { await sleep(delay, signal) } catch (err) { throw abortedError(err) }
+      try {
+        await sleep(delay, signal)
+      } catch (err) {
+        throw abortedError(err)
+      }
       this.stats.retries += again.length
       pending = again
     }
@@ -165,10 +208,11 @@ export class SandfleetClient {
    * soon as it has its final result (completion order). Retriable items are re-sent after the
    * stream ends and yielded when they settle.
    */
-  async * streamBatch (reqs: ExecRequest[], options: CallOptions = {}): AsyncGenerator<BatchStreamLine> {
+  async *streamBatch(reqs: ExecRequest[], options: CallOptions = {}): AsyncGenerator<BatchStreamLine> {
     this.checkOpen()
     if (reqs.length === 0) return
-    if (reqs.length > LIMITS.maxBatchItems) throw new RangeError(`a streamed batch holds at most ${LIMITS.maxBatchItems} requests`)
+    if (reqs.length > LIMITS.maxBatchItems)
+      throw new RangeError(`a streamed batch holds at most ${LIMITS.maxBatchItems} requests`)
     const deadline = this.deadlineFor(reqs, options)
     const signal = options.signal
     let pending = reqs.map((_, i) => i)
@@ -176,7 +220,10 @@ export class SandfleetClient {
     for (let round = 1; pending.length > 0; round++) {
       if (signal?.aborted) throw abortedError(signal.reason)
       const remaining = deadline - Date.now()
-      if (remaining <= 0) { for (const index of pending) yield { index, result: resultFromFailure(undefined, true) }; return }
+      if (remaining <= 0) {
+        for (const index of pending) yield { index, result: resultFromFailure(undefined, true) }
+        return
+      }
       const last = round >= this.policy.maxAttempts
       const timeout = AbortSignal.timeout(remaining)
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
@@ -198,29 +245,41 @@ export class SandfleetClient {
       let done = false
       let failure: ExecResult | undefined
       let retryAfterMs = 0
-      const stream = this.transport.ndjson('/v1/execute/batch', { requests: pending.map((i) => reqs[i]) }, onLine, combined)
-        .then((ans) => {
-          retryAfterMs = ans.retryAfterMs
-          if (ans.httpStatus >= 300) failure = resultFromError(ans.httpStatus, ans.body)
-          else if (ans.body !== null) { // a server that ignored Accept and answered plain JSON
-            const list = (ans.body as { results?: unknown[] }).results
-            if (Array.isArray(list)) list.forEach((result, index) => onLine({ index, result }))
+      const stream = this.transport
+        .ndjson('/v1/execute/batch', { requests: pending.map((i) => reqs[i]) }, onLine, combined)
+        .then(
+          (ans) => {
+            retryAfterMs = ans.retryAfterMs
+            if (ans.httpStatus >= 300) failure = resultFromError(ans.httpStatus, ans.body)
+            else if (ans.body !== null) {
+              // a server that ignored Accept and answered plain JSON
+              const list = (ans.body as { results?: unknown[] }).results
+              if (Array.isArray(list)) list.forEach((result, index) => onLine({ index, result }))
+            }
+          },
+          (err) => {
+            if (!signal?.aborted) failure = resultFromFailure(err, timeout.aborted)
           }
-        }, (err) => {
-          if (!signal?.aborted) failure = resultFromFailure(err, timeout.aborted)
+        )
+        .finally(() => {
+          done = true
+          wake?.()
         })
-        .finally(() => { done = true; wake?.() })
       while (true) {
         while (ready.length > 0) yield ready.shift() as BatchStreamLine
         if (done) break
-        await new Promise<void>((resolve) => { wake = resolve })
+        await new Promise<void>((resolve) => {
+          wake = resolve
+        })
         wake = undefined
       }
       await stream
       if (signal?.aborted) throw abortedError(signal.reason)
-      order.forEach((index, k) => { // items the stream never answered
+      order.forEach((index, k) => {
+        // items the stream never answered
         if (seen.has(k)) return
-        const result = failure ?? failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the stream ended without this item')
+        const result =
+          failure ?? failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the stream ended without this item')
         if (isRetriable(result.status) && !last) again.push(index)
         else ready.push({ index, result })
       })
@@ -231,41 +290,68 @@ export class SandfleetClient {
         for (const index of again) yield { index, result: failure ?? resultFromFailure(undefined, true) }
         return
       }
-      try { await sleep(delay, signal) } catch (err) { throw abortedError(err) }
+      try {
+        await sleep(delay, signal)
+      } catch (err) {
+        throw abortedError(err)
+      }
       this.stats.retries += again.length
       pending = again
     }
   }
 
   /** Opens a session (`POST /v1/sessions`), retrying `overloaded` like any call. */
-  async createSession (options: SessionOptions = {}, call: CallOptions = {}): Promise<Session> {
+  async createSession(options: SessionOptions = {}, call: CallOptions = {}): Promise<Session> {
     this.checkOpen()
     const deadline = Date.now() + (call.deadlineMs ?? this.slackMs)
-    const body = { language: options.language ?? 'python', ...(options.ttl_s !== undefined ? { ttl_s: options.ttl_s } : {}), ...(options.memory_mb !== undefined ? { memory_mb: options.memory_mb } : {}) }
+    const body = {
+      language: options.language ?? 'python',
+      ...(options.ttl_s !== undefined ? { ttl_s: options.ttl_s } : {}),
+      ...(options.memory_mb !== undefined ? { memory_mb: options.memory_mb } : {})
+    }
     for (let n = 1; ; n++) {
       if (call.signal?.aborted) throw abortedError(call.signal.reason)
       let ans
       try {
-        ans = await this.transport.json('POST', '/v1/sessions', body, call.signal ? AbortSignal.any([call.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]) : AbortSignal.timeout(Math.max(1, deadline - Date.now())))
+        ans = await this.transport.json(
+          'POST',
+          '/v1/sessions',
+          body,
+          call.signal
+            ? AbortSignal.any([call.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))])
+            : AbortSignal.timeout(Math.max(1, deadline - Date.now()))
+        )
       } catch (err) {
         if (call.signal?.aborted) throw abortedError(err)
         ans = { httpStatus: 0, retryAfterMs: 0, body: null, err }
       }
       const id = (ans.body as { session_id?: unknown } | null)?.session_id
       if (ans.httpStatus >= 200 && ans.httpStatus < 300 && typeof id === 'string') {
-        return new Session(id, this.transport, { policy: this.policy, stats: this.stats, deadlineSlackMs: this.slackMs })
+        return new Session(id, this.transport, {
+          policy: this.policy,
+          stats: this.stats,
+          deadlineSlackMs: this.slackMs
+        })
       }
-      const result = ans.httpStatus === 0 ? resultFromFailure((ans as { err?: unknown }).err, false) : resultFromError(ans.httpStatus, ans.body)
+      const result =
+        ans.httpStatus === 0
+          ? resultFromFailure((ans as { err?: unknown }).err, false)
+          : resultFromError(ans.httpStatus, ans.body)
       const delay = backoffDelayMs(this.policy, n, ans.retryAfterMs)
       if (!isRetriable(result.status) || n >= this.policy.maxAttempts || Date.now() + delay >= deadline) {
-        throw new ClientError(CLIENT_ERROR_CODES.SESSION_REQUEST, `could not create a session: ${result.status}: ${result.error?.message ?? ''}`, ans.httpStatus || 502, { result })
+        throw new ClientError(
+          CLIENT_ERROR_CODES.SESSION_REQUEST,
+          `could not create a session: ${result.status}: ${result.error?.message ?? ''}`,
+          ans.httpStatus || 502,
+          { result }
+        )
       }
       await sleep(delay, call.signal)
     }
   }
 
   /** Closes the client: queued coalesced calls reject, connections close. Safe to call twice. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.stateValue === 'closed') return
     this.stateValue = 'closed'
     this.coalescer?.drain(closedError())

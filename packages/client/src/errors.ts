@@ -38,7 +38,12 @@ export class ClientError extends Error {
   readonly result?: ExecResult
 
   /** Builds an error; `cause` keeps the underlying failure. */
-  constructor (code: ClientErrorCode, message: string, statusCode: number, options: { cause?: unknown, result?: ExecResult } = {}) {
+  constructor(
+    code: ClientErrorCode,
+    message: string,
+    statusCode: number,
+    options: { cause?: unknown; result?: ExecResult } = {}
+  ) {
     super(message, { cause: options.cause })
     this.name = 'ClientError'
     this.code = code
@@ -48,24 +53,33 @@ export class ClientError extends Error {
 }
 
 /** The caller aborted the call. */
-export function abortedError (cause?: unknown): ClientError {
+export function abortedError(cause?: unknown): ClientError {
   return new ClientError(CLIENT_ERROR_CODES.ABORTED, 'the call was aborted by its AbortSignal', 499, { cause })
 }
 
 /** The session is gone (HTTP 410); its state cannot be recovered, create a new one. */
-export function sessionLostError (sessionId: string, result?: ExecResult): ClientError {
-  return new ClientError(CLIENT_ERROR_CODES.SESSION_LOST, `session ${sessionId} is lost (HTTP 410): its state is gone, create a new session`, 410, result ? { result } : {})
+export function sessionLostError(sessionId: string, result?: ExecResult): ClientError {
+  return new ClientError(
+    CLIENT_ERROR_CODES.SESSION_LOST,
+    `session ${sessionId} is lost (HTTP 410): its state is gone, create a new session`,
+    410,
+    result ? { result } : {}
+  )
 }
 
 /**
  * The caller closed the session and then used it. Nothing was sent; 404 is what the fleet
  * answers for a session it no longer holds (`SF_ERR_SESSION_NOT_FOUND`), not a loss (410).
  */
-export function sessionClosedError (sessionId: string): ClientError {
-  return new ClientError(CLIENT_ERROR_CODES.SESSION_CLOSED, `session ${sessionId} was closed by this program (session.close()); create a new session`, 404)
+export function sessionClosedError(sessionId: string): ClientError {
+  return new ClientError(
+    CLIENT_ERROR_CODES.SESSION_CLOSED,
+    `session ${sessionId} was closed by this program (session.close()); create a new session`,
+    404
+  )
 }
 
 /** The client was closed. */
-export function closedError (): ClientError {
+export function closedError(): ClientError {
   return new ClientError(CLIENT_ERROR_CODES.CLOSED, 'the client is closed', 503)
 }

@@ -25,9 +25,16 @@ export type RetryPredicate = (status: Status) => boolean
  * Runs `attempt` until its result is not retriable, the attempts run out, or the next retry
  * would start past `deadline`; returns the last result. Rejects only when `signal` aborts.
  */
-export async function withRetries (
+export async function withRetries(
   attempt: (signal: AbortSignal) => Promise<Attempt>,
-  options: { policy: RetryPolicy, deadline: number, signal?: AbortSignal, stats?: RetryStats, retriable?: RetryPredicate, random?: () => number }
+  options: {
+    policy: RetryPolicy
+    deadline: number
+    signal?: AbortSignal
+    stats?: RetryStats
+    retriable?: RetryPredicate
+    random?: () => number
+  }
 ): Promise<ExecResult> {
   const { policy, deadline, signal, stats } = options
   const retriable = options.retriable ?? isRetriable

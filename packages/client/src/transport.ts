@@ -40,26 +40,38 @@ export interface TransportOptions {
 const statusSet: ReadonlySet<string> = new Set(STATUSES)
 
 /** True when `body` has the {@link ErrorBody} shape. */
-export function isErrorBody (body: unknown): body is ErrorBody {
+export function isErrorBody(body: unknown): body is ErrorBody {
   if (typeof body !== 'object' || body === null) return false
   const b = body as Record<string, unknown>
   const e = b.error as Record<string, unknown> | undefined
-  return typeof b.status === 'string' && statusSet.has(b.status) && typeof e === 'object' && e !== null &&
-    typeof e.code === 'string' && typeof e.message === 'string'
+  return (
+    typeof b.status === 'string' &&
+    statusSet.has(b.status) &&
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.code === 'string' &&
+    typeof e.message === 'string'
+  )
 }
 
 /** True when `body` looks like an {@link ExecResult} (status from the closed set, output strings). */
-export function isExecResult (body: unknown): body is ExecResult {
+export function isExecResult(body: unknown): body is ExecResult {
   if (typeof body !== 'object' || body === null) return false
   const b = body as Record<string, unknown>
-  return typeof b.status === 'string' && statusSet.has(b.status) && typeof b.stdout === 'string' && typeof b.stderr === 'string'
+  return (
+    typeof b.status === 'string' &&
+    statusSet.has(b.status) &&
+    typeof b.stdout === 'string' &&
+    typeof b.stderr === 'string'
+  )
 }
 
 /** The result standing for a non-2xx answer: the ErrorBody's status and code, or infra_error. */
-export function resultFromError (httpStatus: number, body: unknown): ExecResult {
+export function resultFromError(httpStatus: number, body: unknown): ExecResult {
   if (isErrorBody(body)) {
     const extra: Partial<ExecResult> = {}
-    if (body.error.field !== undefined) extra.error = { type: body.error.code, message: `${body.error.message} (field: ${body.error.field})` }
+    if (body.error.field !== undefined)
+      extra.error = { type: body.error.code, message: `${body.error.message} (field: ${body.error.field})` }
     return failedResult(body.status, body.error.code, body.error.message, extra)
   }
   const status: Status = httpStatus === 429 ? 'overloaded' : 'infra_error'
@@ -67,8 +79,13 @@ export function resultFromError (httpStatus: number, body: unknown): ExecResult 
 }
 
 /** The result of a call whose connection failed or whose deadline passed in flight. */
-export function resultFromFailure (err: unknown, deadlinePassed: boolean): ExecResult {
-  if (deadlinePassed) return failedResult('infra_error', CLIENT_ERROR_CODES.DEADLINE, 'the call\'s deadline passed before the fleet answered')
+export function resultFromFailure(err: unknown, deadlinePassed: boolean): ExecResult {
+  if (deadlinePassed)
+    return failedResult(
+      'infra_error',
+      CLIENT_ERROR_CODES.DEADLINE,
+      "the call's deadline passed before the fleet answered"
+    )
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
   return failedResult('infra_error', CLIENT_ERROR_CODES.CONNECTION, message)
 }
@@ -81,16 +98,21 @@ export class Transport {
   private readonly basePath: string
 
   /** Opens nothing yet: connections are made on demand and kept alive. */
-  constructor (options: TransportOptions) {
+  constructor(options: TransportOptions) {
     const url = new URL(options.url)
     this.basePath = url.pathname.replace(/\/$/, '')
-    this.pool = new Pool(url.origin, { connections: options.connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 })
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      headersTimeout: 0,
+      bodyTimeout: 0
+    })
     this.limiter = new Limiter(options.maxConcurrency)
     this.headers = options.headers
   }
 
   /** HTTP requests in flight and waiting for a slot. */
-  get load (): { active: number, pending: number } {
+  get load(): { active: number; pending: number } {
     return { active: this.limiter.active, pending: this.limiter.pending }
   }
 
@@ -98,19 +120,32 @@ export class Transport {
    * Sends one request and reads a JSON answer. Rejects with the undici error when no answer
    * arrived (connection refused, reset, aborted), so callers decide how to classify it.
    */
-  async json (method: 'POST' | 'DELETE' | 'GET', path: string, body: unknown, signal?: AbortSignal): Promise<JsonAnswer> {
+  async json(
+    method: 'POST' | 'DELETE' | 'GET',
+    path: string,
+    body: unknown,
+    signal?: AbortSignal
+  ): Promise<JsonAnswer> {
     return await this.limiter.run(async () => {
       const res = await this.pool.request({
         method,
         path: this.basePath + path,
-        headers: { ...this.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }), accept: 'application/json' },
+        headers: {
+          ...this.headers,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          accept: 'application/json'
+        },
         body: body === undefined ? null : JSON.stringify(body),
         signal: signal ?? null
       })
       const text = await res.body.text()
       let parsed: unknown = null
       if (text.length > 0) {
-        try { parsed = JSON.parse(text) } catch { parsed = text }
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = text
+        }
       }
       return { httpStatus: res.statusCode, retryAfterMs: parseRetryAfterMs(res.headers['retry-after']), body: parsed }
     })
@@ -120,7 +155,12 @@ export class Transport {
    * Sends one request whose answer is NDJSON and hands each parsed line to `onLine` as it
    * arrives. A non-2xx answer is read as JSON and returned instead.
    */
-  async ndjson (path: string, body: unknown, onLine: (line: unknown) => void, signal?: AbortSignal): Promise<JsonAnswer> {
+  async ndjson(
+    path: string,
+    body: unknown,
+    onLine: (line: unknown) => void,
+    signal?: AbortSignal
+  ): Promise<JsonAnswer> {
     return await this.limiter.run(async () => {
       const res = await this.pool.request({
         method: 'POST',
@@ -134,7 +174,9 @@ export class Transport {
       if (res.statusCode >= 300 || !type.includes('ndjson')) {
         const text = await res.body.text()
         let parsed: unknown = text
-        try { parsed = JSON.parse(text) } catch {}
+        try {
+          parsed = JSON.parse(text)
+        } catch {}
         return { httpStatus: res.statusCode, retryAfterMs, body: parsed }
       }
       await readNdjson(res.body, onLine)
@@ -146,14 +188,27 @@ export class Transport {
    * Posts an {@link ExecRequest}-shaped body and maps whatever happens to an {@link Attempt}:
    * it never rejects except when `callerSignal` aborted.
    */
-  async execAttempt (path: string, body: unknown, signal: AbortSignal, callerSignal?: AbortSignal): Promise<Attempt> {
+  async execAttempt(path: string, body: unknown, signal: AbortSignal, callerSignal?: AbortSignal): Promise<Attempt> {
     try {
       const ans = await this.json('POST', path, body, signal)
       if (ans.httpStatus >= 200 && ans.httpStatus < 300) {
-        if (isExecResult(ans.body)) return { result: ans.body, retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }
-        return { result: failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the fleet answered 2xx with a body that is not an ExecResult'), retryAfterMs: 0, httpStatus: ans.httpStatus }
+        if (isExecResult(ans.body))
+          return { result: ans.body, retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }
+        return {
+          result: failedResult(
+            'infra_error',
+            CLIENT_ERROR_CODES.BAD_RESPONSE,
+            'the fleet answered 2xx with a body that is not an ExecResult'
+          ),
+          retryAfterMs: 0,
+          httpStatus: ans.httpStatus
+        }
       }
-      return { result: resultFromError(ans.httpStatus, ans.body), retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }
+      return {
+        result: resultFromError(ans.httpStatus, ans.body),
+        retryAfterMs: ans.retryAfterMs,
+        httpStatus: ans.httpStatus
+      }
     } catch (err) {
       if (callerSignal?.aborted) throw abortedError(err)
       return { result: resultFromFailure(err, signal.aborted), retryAfterMs: 0, httpStatus: 0 }
@@ -161,7 +216,7 @@ export class Transport {
   }
 
   /** Closes every connection; safe to call twice. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.pool.closed || this.pool.destroyed) return
     await this.pool.close()
   }

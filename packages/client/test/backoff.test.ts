@@ -4,14 +4,29 @@ import { backoffDelayMs, parseRetryAfterMs, DEFAULT_RETRY } from '@sandfleet/cli
 
 test('backoff grows exponentially under full jitter and is capped', () => {
   const policy = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1000 }
-  assert.equal(backoffDelayMs(policy, 1, 0, () => 0.999), 99)
-  assert.equal(backoffDelayMs(policy, 3, 0, () => 0.5), 200)
-  assert.equal(backoffDelayMs(policy, 10, 0, () => 0.999), 999)
-  assert.equal(backoffDelayMs(policy, 1, 0, () => 0), 0)
+  assert.equal(
+    backoffDelayMs(policy, 1, 0, () => 0.999),
+    99
+  )
+  assert.equal(
+    backoffDelayMs(policy, 3, 0, () => 0.5),
+    200
+  )
+  assert.equal(
+    backoffDelayMs(policy, 10, 0, () => 0.999),
+    999
+  )
+  assert.equal(
+    backoffDelayMs(policy, 1, 0, () => 0),
+    0
+  )
 })
 
 test('Retry-After is a floor on the delay', () => {
-  assert.equal(backoffDelayMs(DEFAULT_RETRY, 1, 1500, () => 0), 1500)
+  assert.equal(
+    backoffDelayMs(DEFAULT_RETRY, 1, 1500, () => 0),
+    1500
+  )
 })
 
 test('Retry-After parses seconds and HTTP dates, ignores garbage', () => {

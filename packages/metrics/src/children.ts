@@ -26,20 +26,39 @@ export interface HistogramChild {
   observe(value: number): void
 }
 
-interface CounterSeries { labels: object, value: number }
-interface HistogramSeries { labels: object, sum: number, count: number, bucketValues: Record<string, number> }
+interface CounterSeries {
+  labels: object
+  value: number
+}
+interface HistogramSeries {
+  labels: object
+  sum: number
+  count: number
+  bucketValues: Record<string, number>
+}
 /** What prom-client 15 keeps per metric (not part of its typed API). */
-interface Storage<S> { hashMap?: Record<string, S | undefined>, enableExemplars?: boolean, upperBounds?: readonly number[] }
+interface Storage<S> {
+  hashMap?: Record<string, S | undefined>
+  enableExemplars?: boolean
+  upperBounds?: readonly number[]
+}
 
-function sameLabels (a: object, b: Readonly<Record<string, unknown>>): boolean {
+function sameLabels(a: object, b: Readonly<Record<string, unknown>>): boolean {
   const ka = Object.keys(a)
   if (ka.length !== Object.keys(b).length) return false
   for (const k of ka) if (String((a as Record<string, unknown>)[k]) !== String(b[k])) return false
   return true
 }
 
-/** The key of the series labelled `labels` in `storage`, once the metric's own method made it; undefined when the storage is not prom-client 15's. */
-function seriesKey<S extends { labels: object }> (storage: Storage<S>, labels: Readonly<Record<string, unknown>>, looksRight: (s: S) => boolean): string | undefined {
+/**
+ * The key of the series labelled `labels` in `storage`, once the metric's own method made it; undefined when the
+ * storage is not prom-client 15's.
+ */
+function seriesKey<S extends { labels: object }>(
+  storage: Storage<S>,
+  labels: Readonly<Record<string, unknown>>,
+  looksRight: (s: S) => boolean
+): string | undefined {
   const map = storage.hashMap
   if (map === undefined || map === null || typeof map !== 'object') return undefined
   for (const key of Object.keys(map)) {
@@ -53,12 +72,12 @@ function seriesKey<S extends { labels: object }> (storage: Storage<S>, labels: R
  * A child of `counter` for `labels` (every label name of the counter, no other). Invalid labels
  * throw at the first `inc`, as prom-client's own would.
  */
-export function counterChild<T extends string> (counter: Counter<T>, labels: LabelValues<T>): CounterChild {
+export function counterChild<T extends string>(counter: Counter<T>, labels: LabelValues<T>): CounterChild {
   const storage = counter as unknown as Storage<CounterSeries>
   let key: string | undefined
   let fast = storage.enableExemplars !== true
   return {
-    inc (value = 1): void {
+    inc(value = 1): void {
       const series = key === undefined ? undefined : storage.hashMap?.[key]
       if (series === undefined || !fast) {
         counter.inc(labels, value)
@@ -79,7 +98,7 @@ export function counterChild<T extends string> (counter: Counter<T>, labels: Lab
  * A child of `histogram` for `labels` (every label name of the histogram, no other). Invalid
  * labels throw at the first `observe`, as prom-client's own would.
  */
-export function histogramChild<T extends string> (histogram: Histogram<T>, labels: LabelValues<T>): HistogramChild {
+export function histogramChild<T extends string>(histogram: Histogram<T>, labels: LabelValues<T>): HistogramChild {
   const storage = histogram as unknown as Storage<HistogramSeries>
   const bounds = Array.isArray(storage.upperBounds) ? storage.upperBounds : []
   // The bucket keys as prom-client writes them (String(bound)), made once rather than per observation.
@@ -87,12 +106,20 @@ export function histogramChild<T extends string> (histogram: Histogram<T>, label
   let key: string | undefined
   let fast = storage.enableExemplars !== true && bounds.length > 0
   return {
-    observe (value: number): void {
+    observe(value: number): void {
       const series = key === undefined ? undefined : storage.hashMap?.[key]
       if (series === undefined || !fast) {
         histogram.observe(labels, value)
         if (fast) {
-          key = seriesKey(storage, labels, (s) => typeof s.sum === 'number' && typeof s.count === 'number' && typeof s.bucketValues === 'object' && keys.every((k) => typeof s.bucketValues[k] === 'number'))
+          key = seriesKey(
+            storage,
+            labels,
+            (s) =>
+              typeof s.sum === 'number' &&
+              typeof s.count === 'number' &&
+              typeof s.bucketValues === 'object' &&
+              keys.every((k) => typeof s.bucketValues[k] === 'number')
+          )
           fast = key !== undefined
         }
         return
@@ -101,7 +128,10 @@ export function histogramChild<T extends string> (histogram: Histogram<T>, label
       series.sum += value
       series.count += 1
       for (let i = 0; i < bounds.length; i++) {
-        if (value <= bounds[i]) { series.bucketValues[keys[i]] += 1; return }
+        if (value <= bounds[i]) {
+          series.bucketValues[keys[i]] += 1
+          return
+        }
       }
     }
   }

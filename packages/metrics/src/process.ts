@@ -26,7 +26,7 @@ export interface BuildInfo {
 }
 
 /** Registers `sandfleet_build_info` and the default process/Node.js metrics in `registry`. */
-export function registerProcessMetrics (registry: Registry, info: BuildInfo): void {
+export function registerProcessMetrics(registry: Registry, info: BuildInfo): void {
   const commit = info.commit === undefined || info.commit === '' ? 'unknown' : info.commit
   new Gauge({
     name: 'sandfleet_build_info',
@@ -42,7 +42,7 @@ export function registerProcessMetrics (registry: Registry, info: BuildInfo): vo
  * time), else the HEAD of the git checkout holding `from` (a file or directory), else ''.
  * Reads the repository's files; never runs git.
  */
-export function buildCommit (from: string, env: NodeJS.ProcessEnv = process.env): string {
+export function buildCommit(from: string, env: NodeJS.ProcessEnv = process.env): string {
   const given = env.SANDFLEET_COMMIT?.trim() ?? ''
   if (given !== '') return given
   try {
@@ -60,7 +60,7 @@ export function buildCommit (from: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** The commit HEAD names in the repository at `dotGit` (a directory, or a worktree's `gitdir:` file). */
-function headOf (dotGit: string): string {
+function headOf(dotGit: string): string {
   let gitDir = dotGit
   if (!statSync(dotGit).isDirectory()) {
     const pointer = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim()
@@ -71,7 +71,9 @@ function headOf (dotGit: string): string {
   const ref = /^ref: (.+)$/.exec(head)?.[1]
   if (ref === undefined) return /^[0-9a-f]{40}$/.test(head) ? head : ''
   // A worktree keeps its HEAD; branches live in the common directory.
-  const common = existsSync(join(gitDir, 'commondir')) ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir
+  const common = existsSync(join(gitDir, 'commondir'))
+    ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
+    : gitDir
   for (const base of [gitDir, common]) {
     const file = join(base, ref)
     if (existsSync(file)) return readFileSync(file, 'utf8').trim()

@@ -44,7 +44,13 @@ test('registerProcessMetrics: build info (commit unknown when not known) and the
   const registry = new Registry()
   registerProcessMetrics(registry, { component: 'runner', version: '1.2.3' })
   const text = await registry.metrics()
-  assert.match(text, new RegExp(`^sandfleet_build_info\\{component="runner",version="1\\.2\\.3",commit="unknown",node_version="${process.version.replace(/\./g, '\\.')}"\\} 1$`, 'm'))
+  assert.match(
+    text,
+    new RegExp(
+      `^sandfleet_build_info\\{component="runner",version="1\\.2\\.3",commit="unknown",node_version="${process.version.replace(/\./g, '\\.')}"\\} 1$`,
+      'm'
+    )
+  )
   assert.match(text, /^sandfleet_process_resident_memory_bytes \d+/m)
   assert.match(text, /^sandfleet_nodejs_eventloop_lag_p99_seconds /m)
   for (const [, name] of text.matchAll(/^# TYPE (\S+)/gm)) assert.match(name, /^sandfleet_/)

@@ -25,7 +25,10 @@ export const QUEUE_TIMEOUT_MS = 20_000
 
 /** The graces added to a call's `timeout_ms` by each layer, ms (the defaults of the settings named). */
 export const GRACES = Object.freeze({
-  /** Beyond `timeout_ms` and its driver's own stop time, how long a sandbox may take to answer before the runner's pool answers `timeout` and kills it (the runner's `graceMs`). */
+  /**
+   * Beyond `timeout_ms` and its driver's own stop time, how long a sandbox may take to answer before the runner's pool
+   * answers `timeout` and kills it (the runner's `graceMs`).
+   */
   sandboxMs: 2000,
   /**
    * The soft stop: at `timeout_ms` a job gets SIGTERM (a Python handler of its own may run, print
@@ -33,10 +36,19 @@ export const GRACES = Object.freeze({
    * it wrote comes back, with status `timeout`.
    */
   softStopMs: 500,
-  /** Pyodide: past its hard stop, how long the host may take to read what a stopped job wrote and answer (part of its driver's `stopMs`). */
+  /**
+   * Pyodide: past its hard stop, how long the host may take to read what a stopped job wrote and answer (part of its
+   * driver's `stopMs`).
+   */
   pyodideHostSlackMs: 1000,
-  /** Beyond the queue budget left plus `timeout_ms`, how long a gateway waits for a runner's answer (the gateway's `callGraceMs`). */
+  /**
+   * Beyond the queue budget left plus `timeout_ms`, how long a gateway waits for a runner's answer (the gateway's
+   * `callGraceMs`).
+   */
   callMs: 5000,
-  /** Beyond `timeout_ms`, how long the client lets a call take, queueing and retries included (the client's `deadlineSlackMs`). */
+  /**
+   * Beyond `timeout_ms`, how long the client lets a call take, queueing and retries included (the client's
+   * `deadlineSlackMs`).
+   */
   clientSlackMs: 30_000
 })

@@ -3,14 +3,21 @@ import { Type, type Static } from '@sinclair/typebox'
 import { StatusSchema } from './status.ts'
 
 /** Schema of {@link ErrorBody}. */
-export const ErrorBodySchema = Type.Object({
-  status: StatusSchema,
-  error: Type.Object({
-    code: Type.String({ description: 'Stable SF_ERR_… code (docs/errors.md)' }),
-    message: Type.String(),
-    field: Type.Optional(Type.String({ description: 'The request field at fault, as a JSON path without the leading slash (requests/3/timeout_ms)' }))
-  })
-}, { $id: 'ErrorBody' })
+export const ErrorBodySchema = Type.Object(
+  {
+    status: StatusSchema,
+    error: Type.Object({
+      code: Type.String({ description: 'Stable SF_ERR_… code (docs/errors.md)' }),
+      message: Type.String(),
+      field: Type.Optional(
+        Type.String({
+          description: 'The request field at fault, as a JSON path without the leading slash (requests/3/timeout_ms)'
+        })
+      )
+    })
+  },
+  { $id: 'ErrorBody' }
+)
 
 /**
  * Body of every non-2xx response: `status` is the same closed set as in results

@@ -21,7 +21,11 @@ export const ISOLATION_LEVELS = ['fork', 'reuse'] as const
 /** An isolation level. */
 export type IsolationLevel = (typeof ISOLATION_LEVELS)[number]
 
-const IsolationSchema = (description: string) => Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description })
+const IsolationSchema = (description: string) =>
+  Type.Union(
+    ISOLATION_LEVELS.map((l) => Type.Literal(l)),
+    { description }
+  )
 
 /**
  * Static bounds of the contract. A deployment may configure tighter limits (the gateway and the
@@ -60,27 +64,62 @@ export const LIMITS = Object.freeze({
 export const FILE_PLACES: readonly string[] = Object.freeze(['/tmp', '/mnt', '/dev/shm'])
 
 /** Schema of {@link ExecRequest}. */
-export const ExecRequestSchema = Type.Object({
-  language: Type.Optional(Type.Union(LANGUAGES.map((l) => Type.Literal(l)), {
-    default: 'python', description: 'python (default) or javascript'
-  })),
-  code: Type.String({ description: 'The program to run' }),
-  stdin: Type.Optional(Type.String({ description: 'Text given to the program on standard input', default: '' })),
-  timeout_ms: boundedInteger(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, LIMITS.defaultTimeoutMs, 'Wall-clock limit for the run, in milliseconds'),
-  memory_mb: boundedInteger(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, LIMITS.defaultMemoryMb, 'Memory the program may allocate beyond the warm interpreter, in MiB'),
-  files: Type.Optional(Type.Record(
-    Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
-    Type.String({ contentEncoding: 'base64' }),
-    { description: 'Files written before the job runs: path → base64 content. A path is relative to the job\'s working directory, or absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory); a path outside them fails the run with a ValueError naming it' }
-  )),
-  fetch_files: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
-    maxItems: LIMITS.maxFiles,
-    description: 'Paths read back after the run (relative to the working directory, or absolute in a writable place), returned in `files`; each one not returned is in `fetch_errors` with the reason'
-  })),
-  isolation: Type.Optional(IsolationSchema('How the job is kept from the jobs its sandbox runs before and after it (Python on the process and docker backends): fork, a fresh process forked for it; reuse, a warm process a check proved clean after its last job, or a fork when the code uses what the check cannot follow. Default: the runner\'s isolation setting')),
-  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })),
-  request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Caller\'s id, echoed in the result and the logs' }))
-}, { $id: 'ExecRequest', additionalProperties: false })
+export const ExecRequestSchema = Type.Object(
+  {
+    language: Type.Optional(
+      Type.Union(
+        LANGUAGES.map((l) => Type.Literal(l)),
+        {
+          default: 'python',
+          description: 'python (default) or javascript'
+        }
+      )
+    ),
+    code: Type.String({ description: 'The program to run' }),
+    stdin: Type.Optional(Type.String({ description: 'Text given to the program on standard input', default: '' })),
+    timeout_ms: boundedInteger(
+      LIMITS.minTimeoutMs,
+      LIMITS.maxTimeoutMs,
+      LIMITS.defaultTimeoutMs,
+      'Wall-clock limit for the run, in milliseconds'
+    ),
+    memory_mb: boundedInteger(
+      LIMITS.minMemoryMb,
+      LIMITS.maxMemoryMb,
+      LIMITS.defaultMemoryMb,
+      'Memory the program may allocate beyond the warm interpreter, in MiB'
+    ),
+    files: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }),
+        Type.String({ contentEncoding: 'base64' }),
+        {
+          description:
+            "Files written before the job runs: path → base64 content. A path is relative to the job's working directory, or absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory); a path outside them fails the run with a ValueError naming it"
+        }
+      )
+    ),
+    fetch_files: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.maxPathLength }), {
+        maxItems: LIMITS.maxFiles,
+        description:
+          'Paths read back after the run (relative to the working directory, or absolute in a writable place), returned in `files`; each one not returned is in `fetch_errors` with the reason'
+      })
+    ),
+    isolation: Type.Optional(
+      IsolationSchema(
+        "How the job is kept from the jobs its sandbox runs before and after it (Python on the process and docker backends): fork, a fresh process forked for it; reuse, a warm process a check proved clean after its last job, or a fork when the code uses what the check cannot follow. Default: the runner's isolation setting"
+      )
+    ),
+    session_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })
+    ),
+    request_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: "Caller's id, echoed in the result and the logs" })
+    )
+  },
+  { $id: 'ExecRequest', additionalProperties: false }
+)
 
 /** A tool call as the caller sends it. */
 export type ExecRequest = Static<typeof ExecRequestSchema>
@@ -104,7 +143,10 @@ export interface ResolvedExecRequest {
  * `timeout_ms` the service takes (`maxTimeoutMs`, a deployment's limit). Every layer resolves it
  * here: the one default of `timeout_ms`.
  */
-export function timeoutMsOf (request: Pick<ExecRequest, 'timeout_ms'>, maxTimeoutMs: number = LIMITS.maxTimeoutMs): number {
+export function timeoutMsOf(
+  request: Pick<ExecRequest, 'timeout_ms'>,
+  maxTimeoutMs: number = LIMITS.maxTimeoutMs
+): number {
   return request.timeout_ms ?? Math.min(LIMITS.defaultTimeoutMs, maxTimeoutMs)
 }
 
@@ -117,7 +159,7 @@ export interface RunnerDefaults {
 }
 
 /** Applies the contract's defaults, and the runner's `defaults`, to a validated request. */
-export function resolveExecRequest (req: ExecRequest, defaults: RunnerDefaults = {}): ResolvedExecRequest {
+export function resolveExecRequest(req: ExecRequest, defaults: RunnerDefaults = {}): ResolvedExecRequest {
   const resolved: ResolvedExecRequest = {
     language: req.language ?? 'python',
     code: req.code,
@@ -134,11 +176,16 @@ export function resolveExecRequest (req: ExecRequest, defaults: RunnerDefaults =
 }
 
 /** Schema of {@link ExecErrorInfo}. */
-export const ExecErrorInfoSchema = Type.Object({
-  type: Type.String({ description: 'Exception class for user errors (ValueError), or a stable SF_ERR_… code for the fleet\'s' }),
-  message: Type.String(),
-  traceback: Type.Optional(Type.String({ description: 'The user\'s frames only' }))
-}, { $id: 'ExecErrorInfo' })
+export const ExecErrorInfoSchema = Type.Object(
+  {
+    type: Type.String({
+      description: "Exception class for user errors (ValueError), or a stable SF_ERR_… code for the fleet's"
+    }),
+    message: Type.String(),
+    traceback: Type.Optional(Type.String({ description: "The user's frames only" }))
+  },
+  { $id: 'ExecErrorInfo' }
+)
 
 /** Why a run did not end `ok`. */
 export type ExecErrorInfo = Static<typeof ExecErrorInfoSchema>
@@ -153,31 +200,51 @@ export const DisplayDataSchema = Type.Record(Type.String(), Type.String(), {
 export type DisplayData = Static<typeof DisplayDataSchema>
 
 /** Schema of {@link ExecResult}. */
-export const ExecResultSchema = Type.Object({
-  status: StatusSchema,
-  stdout: Type.String(),
-  stderr: Type.String(),
-  exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Process exit code; null when the process was killed or never ran' }),
-  duration_ms: Type.Number({ description: 'Run time of the code' }),
-  queue_ms: Type.Number({ description: 'Time spent waiting for a sandbox' }),
-  cpu_ms: Type.Optional(Type.Number({
-    minimum: 0,
-    description: 'The job\'s own CPU time, user + system, in milliseconds, as the kernel counts it: its processes and the children they reaped (process, docker); the isolate\'s CPU from the job\'s start to its end (javascript, pyodide). The fleet\'s own work around the job (HTTP, queueing, the sandbox\'s set-up and clean-up) is not in it. Absent when the sandbox could not measure it (a job it never ran, or one stopped by the runner\'s hard deadline)'
-  })),
-  truncated: Type.Object({ stdout: Type.Boolean(), stderr: Type.Boolean() }),
-  error: Type.Union([ExecErrorInfoSchema, Type.Null()]),
-  files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), { description: 'The requested `fetch_files` that were read: path as asked → base64 content' }),
-  fetch_errors: Type.Optional(Type.Record(Type.String(), Type.String(), {
-    description: 'The requested `fetch_files` not returned: path as asked → why (no such file, a directory, not a regular file, larger than 16 MiB, outside the sandbox\'s writable places, a link out of them). Absent when every one was returned'
-  })),
-  runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
-  sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
-  isolation: Type.Optional(IsolationSchema('The level the job ran at, on a backend with levels (process, docker): reuse only when it ran in a reused warm process')),
-  request_id: Type.Optional(Type.String()),
-  display: Type.Optional(Type.Array(DisplayDataSchema, {
-    description: 'Session cells only: rich results, as a Jupyter kernel gives them. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)} and each form its _repr_*_ methods give (text/html, text/latex, image/png base64, …); then one {"text/plain", "image/png"} item per matplotlib figure the cell left open'
-  }))
-}, { $id: 'ExecResult', additionalProperties: false })
+export const ExecResultSchema = Type.Object(
+  {
+    status: StatusSchema,
+    stdout: Type.String(),
+    stderr: Type.String(),
+    exit_code: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Process exit code; null when the process was killed or never ran'
+    }),
+    duration_ms: Type.Number({ description: 'Run time of the code' }),
+    queue_ms: Type.Number({ description: 'Time spent waiting for a sandbox' }),
+    cpu_ms: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description:
+          "The job's own CPU time, user + system, in milliseconds, as the kernel counts it: its processes and the children they reaped (process, docker); the isolate's CPU from the job's start to its end (javascript, pyodide). The fleet's own work around the job (HTTP, queueing, the sandbox's set-up and clean-up) is not in it. Absent when the sandbox could not measure it (a job it never ran, or one stopped by the runner's hard deadline)"
+      })
+    ),
+    truncated: Type.Object({ stdout: Type.Boolean(), stderr: Type.Boolean() }),
+    error: Type.Union([ExecErrorInfoSchema, Type.Null()]),
+    files: Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), {
+      description: 'The requested `fetch_files` that were read: path as asked → base64 content'
+    }),
+    fetch_errors: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          "The requested `fetch_files` not returned: path as asked → why (no such file, a directory, not a regular file, larger than 16 MiB, outside the sandbox's writable places, a link out of them). Absent when every one was returned"
+      })
+    ),
+    runner: Type.String({ description: 'Runner that ran it ("" when none did)' }),
+    sandbox: Type.String({ description: 'Sandbox that ran it ("" when none did)' }),
+    isolation: Type.Optional(
+      IsolationSchema(
+        'The level the job ran at, on a backend with levels (process, docker): reuse only when it ran in a reused warm process'
+      )
+    ),
+    request_id: Type.Optional(Type.String()),
+    display: Type.Optional(
+      Type.Array(DisplayDataSchema, {
+        description:
+          'Session cells only: rich results, as a Jupyter kernel gives them. A cell whose last statement is an expression (not None) gives one item, {"text/plain": repr(value)} and each form its _repr_*_ methods give (text/html, text/latex, image/png base64, …); then one {"text/plain", "image/png"} item per matplotlib figure the cell left open'
+      })
+    )
+  },
+  { $id: 'ExecResult', additionalProperties: false }
+)
 
 /** The outcome of one tool call. */
 export type ExecResult = Static<typeof ExecResultSchema>
@@ -186,7 +253,12 @@ export type ExecResult = Static<typeof ExecResultSchema>
  * Builds the result of a call that never reached user code (a fleet or request status).
  * `type` is the stable SF_ERR_… code.
  */
-export function failedResult (status: ExecResult['status'], type: string, message: string, extra: Partial<ExecResult> = {}): ExecResult {
+export function failedResult(
+  status: ExecResult['status'],
+  type: string,
+  message: string,
+  extra: Partial<ExecResult> = {}
+): ExecResult {
   return {
     status,
     stdout: '',

@@ -12,56 +12,80 @@ import { LANGUAGES } from './exec.ts'
 import { RUNNER_STATES } from './runner.ts'
 
 /** Schema of {@link IsolationReport}. */
-export const IsolationReportSchema = Type.Object({
-  driver: Type.String({ description: 'The backend: process | docker | pyodide | javascript | unsafe' }),
-  boundary: Type.String({ description: 'The sandbox boundary, one line' }),
-  properties: Type.Array(Type.String(), { description: 'What the boundary does and does not protect against, one item a property' })
-}, { $id: 'IsolationReport' })
+export const IsolationReportSchema = Type.Object(
+  {
+    driver: Type.String({ description: 'The backend: process | docker | pyodide | javascript | unsafe' }),
+    boundary: Type.String({ description: 'The sandbox boundary, one line' }),
+    properties: Type.Array(Type.String(), {
+      description: 'What the boundary does and does not protect against, one item a property'
+    })
+  },
+  { $id: 'IsolationReport' }
+)
 
 /** What one backend protects against. */
 export type IsolationReport = Static<typeof IsolationReportSchema>
 
 /** Schema of {@link SandboxManifest}. */
-export const SandboxManifestSchema = Type.Object({
-  image: Type.String({ description: 'Image name without tag, e.g. sandfleet/python' }),
-  build: Type.String({ description: 'How the environment was built: dockerfile | debootstrap' }),
-  os: Type.String({ description: 'Base system, e.g. "Debian GNU/Linux 12 (bookworm)" or "python:3.12-slim"' }),
-  python: Type.String({ description: 'Python version, e.g. 3.11.2' }),
-  executor: Type.String({ description: 'Path of the executor inside the sandbox' }),
-  packages: Type.Record(Type.String(), Type.String(), { description: 'Package → version' }),
-  image_id: Type.Optional(Type.String({ description: 'Content id of the image the manifest was read from' })),
-  image_ref: Type.Optional(Type.String({ description: 'The image reference the runner runs, e.g. sandfleet/python:1' }))
-}, { $id: 'SandboxManifest' })
+export const SandboxManifestSchema = Type.Object(
+  {
+    image: Type.String({ description: 'Image name without tag, e.g. sandfleet/python' }),
+    build: Type.String({ description: 'How the environment was built: dockerfile | debootstrap' }),
+    os: Type.String({ description: 'Base system, e.g. "Debian GNU/Linux 12 (bookworm)" or "python:3.12-slim"' }),
+    python: Type.String({ description: 'Python version, e.g. 3.11.2' }),
+    executor: Type.String({ description: 'Path of the executor inside the sandbox' }),
+    packages: Type.Record(Type.String(), Type.String(), { description: 'Package → version' }),
+    image_id: Type.Optional(Type.String({ description: 'Content id of the image the manifest was read from' })),
+    image_ref: Type.Optional(
+      Type.String({ description: 'The image reference the runner runs, e.g. sandfleet/python:1' })
+    )
+  },
+  { $id: 'SandboxManifest' }
+)
 
 /** The sandbox environment: Python and package versions (sandbox-images/python writes it). */
 export type SandboxManifest = Static<typeof SandboxManifestSchema>
 
 /** Schema of {@link RunnerInfo}. */
-export const RunnerInfoSchema = Type.Object({
-  runner: Type.String({ description: 'The runner\'s id' }),
-  state: Type.Union(RUNNER_STATES.map((s) => Type.Literal(s))),
-  backend: Type.String({ description: 'Driver of its Python pool' }),
-  backend_reason: Type.String({ description: 'Why that backend (configured, or what `auto` refused)' }),
-  languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l)))),
-  pool_size: Type.Integer({ description: 'Sandboxes per language' }),
-  isolation: Type.Record(Type.String(), IsolationReportSchema, { description: 'Language → what its backend protects against' }),
-  manifest: Type.Union([SandboxManifestSchema, Type.Null()], { description: 'The Python sandbox environment, null when the backend has no manifest' })
-}, { $id: 'RunnerInfo' })
+export const RunnerInfoSchema = Type.Object(
+  {
+    runner: Type.String({ description: "The runner's id" }),
+    state: Type.Union(RUNNER_STATES.map((s) => Type.Literal(s))),
+    backend: Type.String({ description: 'Driver of its Python pool' }),
+    backend_reason: Type.String({ description: 'Why that backend (configured, or what `auto` refused)' }),
+    languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l)))),
+    pool_size: Type.Integer({ description: 'Sandboxes per language' }),
+    isolation: Type.Record(Type.String(), IsolationReportSchema, {
+      description: 'Language → what its backend protects against'
+    }),
+    manifest: Type.Union([SandboxManifestSchema, Type.Null()], {
+      description: 'The Python sandbox environment, null when the backend has no manifest'
+    })
+  },
+  { $id: 'RunnerInfo' }
+)
 
 /** A runner's `GET /v1/info`. */
 export type RunnerInfo = Static<typeof RunnerInfoSchema>
 
 /** Schema of {@link GatewayInfo}. */
-export const GatewayInfoSchema = Type.Object({
-  runners: Type.Array(Type.Object({
-    member: Type.String({ description: 'The runner as the gateway knows it: its URL, or local:ID' }),
-    up: Type.Boolean({ description: 'Whether it answered' }),
-    info: Type.Union([RunnerInfoSchema, Type.Null()]),
-    error: Type.Optional(Type.String({ description: 'Why there is no info' }))
-  })),
-  backends: Type.Array(Type.String(), { description: 'Distinct backends of the runners that answered' }),
-  pythons: Type.Array(Type.String(), { description: 'Distinct Python versions of the runners that answered (a mixed fleet shows more than one)' })
-}, { $id: 'GatewayInfo' })
+export const GatewayInfoSchema = Type.Object(
+  {
+    runners: Type.Array(
+      Type.Object({
+        member: Type.String({ description: 'The runner as the gateway knows it: its URL, or local:ID' }),
+        up: Type.Boolean({ description: 'Whether it answered' }),
+        info: Type.Union([RunnerInfoSchema, Type.Null()]),
+        error: Type.Optional(Type.String({ description: 'Why there is no info' }))
+      })
+    ),
+    backends: Type.Array(Type.String(), { description: 'Distinct backends of the runners that answered' }),
+    pythons: Type.Array(Type.String(), {
+      description: 'Distinct Python versions of the runners that answered (a mixed fleet shows more than one)'
+    })
+  },
+  { $id: 'GatewayInfo' }
+)
 
 /** A gateway's `GET /v1/info`: each runner's info. */
 export type GatewayInfo = Static<typeof GatewayInfoSchema>

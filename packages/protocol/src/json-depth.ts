@@ -4,7 +4,7 @@
  * True when `value` nests arrays or objects more than `limit` levels deep (`[]` and `{}` are one
  * level, `[[1]]` two). Stops at the first branch past the limit; visits each value at most once.
  */
-export function nestsDeeperThan (value: unknown, limit: number): boolean {
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]]
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const [v, depth] = top

@@ -23,13 +23,13 @@ export type BatchResultListener = (index: number, result: ExecResult) => void
  */
 export interface RunnerSessionsApi {
   /** Opens a session for `key`. */
-  create (request: SessionCreateRequest, key: string): Promise<SessionInfo>
+  create(request: SessionCreateRequest, key: string): Promise<SessionInfo>
   /** The session's info. */
-  get (id: string, key: string): Awaitable<SessionInfo>
+  get(id: string, key: string): Awaitable<SessionInfo>
   /** Runs one cell; resolves with its result for every outcome of the code. */
-  execute (id: string, request: SessionExecRequest, key: string, options?: RunnerCallOptions): Promise<ExecResult>
+  execute(id: string, request: SessionExecRequest, key: string, options?: RunnerCallOptions): Promise<ExecResult>
   /** Closes the session. */
-  close (id: string, key: string): Promise<void>
+  close(id: string, key: string): Promise<void>
 }
 
 /**
@@ -40,16 +40,20 @@ export interface RunnerSessionsApi {
  */
 export interface RunnerApi {
   /** Runs one request. */
-  execute (request: ExecRequest, options?: RunnerCallOptions): Promise<ExecResult>
+  execute(request: ExecRequest, options?: RunnerCallOptions): Promise<ExecResult>
   /**
    * Runs many, one queue budget for all; resolves with the results in request order, and
    * `onResult` sees each as it finishes.
    */
-  executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options?: RunnerCallOptions): Promise<ExecResult[]>
+  executeBatch(
+    requests: ExecRequest[],
+    onResult?: BatchResultListener,
+    options?: RunnerCallOptions
+  ): Promise<ExecResult[]>
   /** Capacity, load and lifecycle state, to route by (`GET /v1/runner/load`). */
-  load (): Awaitable<RunnerLoad>
+  load(): Awaitable<RunnerLoad>
   /** What it runs: backend, isolation, environment manifest (`GET /v1/info`). */
-  info (): Awaitable<RunnerInfo>
+  info(): Awaitable<RunnerInfo>
   /** Its sessions; undefined when it holds none (or, for a client, cannot reach them). */
   readonly sessions?: RunnerSessionsApi | undefined
 }

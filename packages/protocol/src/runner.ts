@@ -14,25 +14,43 @@ const PoolLoadSchema = Type.Object({
 })
 
 /** Schema of {@link RunnerLoad}. */
-export const RunnerLoadSchema = Type.Object({
-  runner: Type.String({ description: 'The runner\'s id, unique in the fleet' }),
-  state: Type.Union(RUNNER_STATES.map((s) => Type.Literal(s))),
-  backend: Type.String({ description: 'Driver of its Python pool: process | docker | pyodide | unsafe' }),
-  languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l)))),
-  capacity: Type.Integer({ description: 'Sandboxes that can run at once' }),
-  in_flight: Type.Integer({ description: 'Jobs running now' }),
-  queued: Type.Integer({ description: 'Jobs waiting for a sandbox' }),
-  queue_limit: Type.Integer({ description: 'Most jobs it will queue before answering overloaded' }),
-  warm: Type.Integer({ description: 'Sandboxes idle and ready' }),
-  busy: Type.Integer({ description: 'Sandboxes running a job' }),
-  sessions: Type.Integer({ description: 'Sessions held' }),
-  grace_ms: Type.Optional(Type.Integer({ description: 'Its graceMs: past timeout_ms and its backends\' stop, how long a sandbox may take to answer before the runner answers timeout' })),
-  stop_ms: Type.Optional(Type.Integer({ description: 'The longest its backends take past timeout_ms to stop a job (their stopMs); a job is answered by timeout_ms + stop_ms + grace_ms' })),
-  pools: Type.Optional(Type.Object({
-    python: Type.Optional(PoolLoadSchema),
-    javascript: Type.Optional(PoolLoadSchema)
-  }, { description: 'Capacity and queue per language (the totals above add them up)' }))
-}, { $id: 'RunnerLoad' })
+export const RunnerLoadSchema = Type.Object(
+  {
+    runner: Type.String({ description: "The runner's id, unique in the fleet" }),
+    state: Type.Union(RUNNER_STATES.map((s) => Type.Literal(s))),
+    backend: Type.String({ description: 'Driver of its Python pool: process | docker | pyodide | unsafe' }),
+    languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l)))),
+    capacity: Type.Integer({ description: 'Sandboxes that can run at once' }),
+    in_flight: Type.Integer({ description: 'Jobs running now' }),
+    queued: Type.Integer({ description: 'Jobs waiting for a sandbox' }),
+    queue_limit: Type.Integer({ description: 'Most jobs it will queue before answering overloaded' }),
+    warm: Type.Integer({ description: 'Sandboxes idle and ready' }),
+    busy: Type.Integer({ description: 'Sandboxes running a job' }),
+    sessions: Type.Integer({ description: 'Sessions held' }),
+    grace_ms: Type.Optional(
+      Type.Integer({
+        description:
+          "Its graceMs: past timeout_ms and its backends' stop, how long a sandbox may take to answer before the runner answers timeout"
+      })
+    ),
+    stop_ms: Type.Optional(
+      Type.Integer({
+        description:
+          'The longest its backends take past timeout_ms to stop a job (their stopMs); a job is answered by timeout_ms + stop_ms + grace_ms'
+      })
+    ),
+    pools: Type.Optional(
+      Type.Object(
+        {
+          python: Type.Optional(PoolLoadSchema),
+          javascript: Type.Optional(PoolLoadSchema)
+        },
+        { description: 'Capacity and queue per language (the totals above add them up)' }
+      )
+    )
+  },
+  { $id: 'RunnerLoad' }
+)
 
 /** A runner's load report (`GET /v1/runner/load`). */
 export type RunnerLoad = Static<typeof RunnerLoadSchema>

@@ -22,45 +22,78 @@ export const SESSION_LIMITS = Object.freeze({
 })
 
 /** Schema of {@link SessionCreateRequest}. */
-export const SessionCreateRequestSchema = Type.Object({
-  language: Type.Optional(Type.Union(LANGUAGES.map((l) => Type.Literal(l)), { default: 'python' })),
-  ttl_s: boundedInteger(SESSION_LIMITS.minTtlS, SESSION_LIMITS.maxTtlS, SESSION_LIMITS.defaultTtlS, 'Idle time after which the session is closed, in seconds'),
-  memory_mb: boundedInteger(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, SESSION_LIMITS.defaultMemoryMb, 'Memory each cell may allocate beyond the session\'s state, in MiB')
-}, { $id: 'SessionCreateRequest', additionalProperties: false })
+export const SessionCreateRequestSchema = Type.Object(
+  {
+    language: Type.Optional(
+      Type.Union(
+        LANGUAGES.map((l) => Type.Literal(l)),
+        { default: 'python' }
+      )
+    ),
+    ttl_s: boundedInteger(
+      SESSION_LIMITS.minTtlS,
+      SESSION_LIMITS.maxTtlS,
+      SESSION_LIMITS.defaultTtlS,
+      'Idle time after which the session is closed, in seconds'
+    ),
+    memory_mb: boundedInteger(
+      LIMITS.minMemoryMb,
+      LIMITS.maxMemoryMb,
+      SESSION_LIMITS.defaultMemoryMb,
+      "Memory each cell may allocate beyond the session's state, in MiB"
+    )
+  },
+  { $id: 'SessionCreateRequest', additionalProperties: false }
+)
 /** `POST /v1/sessions` body. */
 export type SessionCreateRequest = Static<typeof SessionCreateRequestSchema>
 
 /** Schema of {@link SessionInfo}. */
-export const SessionInfoSchema = Type.Object({
-  session_id: Type.String(),
-  language: Type.Union(LANGUAGES.map((l) => Type.Literal(l))),
-  runner: Type.String({ description: 'Runner holding the session' }),
-  ttl_s: Type.Integer(),
-  memory_mb: Type.Integer(),
-  created_at: Type.String({ description: 'ISO 8601' }),
-  last_used_at: Type.String({ description: 'ISO 8601' }),
-  expires_at: Type.String({ description: 'ISO 8601: last use plus ttl_s' }),
-  cells: Type.Integer({ description: 'Cells run so far' })
-}, { $id: 'SessionInfo', additionalProperties: false })
+export const SessionInfoSchema = Type.Object(
+  {
+    session_id: Type.String(),
+    language: Type.Union(LANGUAGES.map((l) => Type.Literal(l))),
+    runner: Type.String({ description: 'Runner holding the session' }),
+    ttl_s: Type.Integer(),
+    memory_mb: Type.Integer(),
+    created_at: Type.String({ description: 'ISO 8601' }),
+    last_used_at: Type.String({ description: 'ISO 8601' }),
+    expires_at: Type.String({ description: 'ISO 8601: last use plus ttl_s' }),
+    cells: Type.Integer({ description: 'Cells run so far' })
+  },
+  { $id: 'SessionInfo', additionalProperties: false }
+)
 /** `POST /v1/sessions` and `GET /v1/sessions/:id` answer. */
 export type SessionInfo = Static<typeof SessionInfoSchema>
 
 /** An `ExecRequest` field's schema (its bounds, its default), described as a session cell has it. */
-function described<T extends TSchema> (schema: T, description: string): T {
+function described<T extends TSchema>(schema: T, description: string): T {
   return { ...schema, description }
 }
 
 const exec = ExecRequestSchema.properties
 
 /** Schema of {@link SessionExecRequest}: the fields of an `ExecRequest` a cell has, with their bounds. */
-export const SessionExecRequestSchema = Type.Object({
-  code: described(exec.code, 'The cell to run in the session\'s state'),
-  stdin: exec.stdin,
-  timeout_ms: described(exec.timeout_ms, 'Wall-clock limit of this cell; a cell that passes it is killed and the session keeps the state it had before the cell'),
-  files: described(exec.files, 'Files written before the cell runs: path → base64 content, relative to the session\'s working directory (or absolute in its writable places: the working directory, and /tmp, /mnt, /dev/shm where the session has namespaces of its own)'),
-  fetch_files: described(exec.fetch_files, 'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'),
-  request_id: exec.request_id
-}, { $id: 'SessionExecRequest', additionalProperties: false })
+export const SessionExecRequestSchema = Type.Object(
+  {
+    code: described(exec.code, "The cell to run in the session's state"),
+    stdin: exec.stdin,
+    timeout_ms: described(
+      exec.timeout_ms,
+      'Wall-clock limit of this cell; a cell that passes it is killed and the session keeps the state it had before the cell'
+    ),
+    files: described(
+      exec.files,
+      "Files written before the cell runs: path → base64 content, relative to the session's working directory (or absolute in its writable places: the working directory, and /tmp, /mnt, /dev/shm where the session has namespaces of its own)"
+    ),
+    fetch_files: described(
+      exec.fetch_files,
+      'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'
+    ),
+    request_id: exec.request_id
+  },
+  { $id: 'SessionExecRequest', additionalProperties: false }
+)
 /** `POST /v1/sessions/:id/execute` body; the answer is an `ExecResult` (with `display`). */
 export type SessionExecRequest = Static<typeof SessionExecRequestSchema>
 
@@ -76,12 +109,12 @@ const SEPARATOR = '.'
  * the runner back with {@link decodeSessionId}; the nonce (random, at least 16 hex digits)
  * makes ids unguessable.
  */
-export function encodeSessionId (runner: string, nonce: string): string {
+export function encodeSessionId(runner: string, nonce: string): string {
   return Buffer.from(runner, 'utf8').toString('base64url') + SEPARATOR + nonce
 }
 
 /** Reads the runner out of a session id; `undefined` when the id is not one sandfleet made. */
-export function decodeSessionId (sessionId: string): { runner: string, nonce: string } | undefined {
+export function decodeSessionId(sessionId: string): { runner: string; nonce: string } | undefined {
   const at = sessionId.indexOf(SEPARATOR)
   if (at <= 0 || at === sessionId.length - 1) return undefined
   const head = sessionId.slice(0, at)

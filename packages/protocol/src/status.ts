@@ -20,10 +20,14 @@ export const REQUEST_STATUSES = ['invalid_request'] as const
 export const STATUSES = [...USER_STATUSES, ...FLEET_STATUSES, ...REQUEST_STATUSES] as const
 
 /** Schema of {@link Status}. */
-export const StatusSchema = Type.Union(STATUSES.map((s) => Type.Literal(s)), {
-  $id: 'Status',
-  description: 'ok | error | timeout | memory | killed (the code) · overloaded | queue_timeout | infra_error (the fleet, retriable) · invalid_request (refused, nothing ran: HTTP 400, 404, 405, 413, …)'
-})
+export const StatusSchema = Type.Union(
+  STATUSES.map((s) => Type.Literal(s)),
+  {
+    $id: 'Status',
+    description:
+      'ok | error | timeout | memory | killed (the code) · overloaded | queue_timeout | infra_error (the fleet, retriable) · invalid_request (refused, nothing ran: HTTP 400, 404, 405, 413, …)'
+  }
+)
 
 /** A result status. */
 export type Status = (typeof STATUSES)[number]
@@ -40,16 +44,16 @@ const retriable: ReadonlySet<string> = new Set(FLEET_STATUSES)
 const user: ReadonlySet<string> = new Set(USER_STATUSES)
 
 /** True for `overloaded`, `queue_timeout` and `infra_error`: the fleet's fault, safe to retry. */
-export function isRetriable (status: Status): status is FleetStatus {
+export function isRetriable(status: Status): status is FleetStatus {
   return retriable.has(status)
 }
 
 /** True when the status describes what the user's code did (it ran). */
-export function isUserStatus (status: Status): status is UserStatus {
+export function isUserStatus(status: Status): status is UserStatus {
   return user.has(status)
 }
 
 /** True when the code ran and the status counts as a tool error for reward shaping. */
-export function isToolError (status: Status): boolean {
+export function isToolError(status: Status): boolean {
   return status !== 'ok' && user.has(status)
 }

@@ -8,11 +8,25 @@ const result = TypeCompiler.Compile(ExecResultSchema)
 
 test('resolveExecRequest applies the documented defaults', () => {
   assert.deepEqual(resolveExecRequest({ code: 'print(1)' }), {
-    language: 'python', code: 'print(1)', stdin: '', timeout_ms: LIMITS.defaultTimeoutMs,
-    memory_mb: LIMITS.defaultMemoryMb, files: {}, fetch_files: [], isolation: 'fork'
+    language: 'python',
+    code: 'print(1)',
+    stdin: '',
+    timeout_ms: LIMITS.defaultTimeoutMs,
+    memory_mb: LIMITS.defaultMemoryMb,
+    files: {},
+    fetch_files: [],
+    isolation: 'fork'
   })
-  assert.equal(resolveExecRequest({ code: 'x' }, { isolation: 'reuse' }).isolation, 'reuse', 'the runner\'s default level')
-  assert.equal(resolveExecRequest({ code: 'x', isolation: 'fork' }, { isolation: 'reuse' }).isolation, 'fork', 'the call\'s own level')
+  assert.equal(
+    resolveExecRequest({ code: 'x' }, { isolation: 'reuse' }).isolation,
+    'reuse',
+    "the runner's default level"
+  )
+  assert.equal(
+    resolveExecRequest({ code: 'x', isolation: 'fork' }, { isolation: 'reuse' }).isolation,
+    'fork',
+    "the call's own level"
+  )
 })
 
 test('the request schema rejects what the contract forbids, naming the field', () => {
@@ -26,7 +40,10 @@ test('the request schema rejects what the contract forbids, naming the field', (
   ]
   for (const [body, path] of cases) {
     const errors = [...request.Errors(body)]
-    assert.ok(errors.some((e) => e.path === path), `${JSON.stringify(body)} should fail at ${path}`)
+    assert.ok(
+      errors.some((e) => e.path === path),
+      `${JSON.stringify(body)} should fail at ${path}`
+    )
   }
 })
 

@@ -41,18 +41,50 @@ export interface ExampleRun {
   tensors: string
 }
 
-/** Runs the example into `dir` (the first `problems` of the two); `fleetUrl` names a running fleet, else a fake one runs `behavior`. */
-export async function runRstar2Example (dir: string, options: { fleetUrl?: string, behavior?: FakeBehavior, problems?: number, stderr?: (t: string) => void } = {}): Promise<ExampleRun> {
+/**
+ * Runs the example into `dir` (the first `problems` of the two); `fleetUrl` names a running fleet, else a fake one runs
+ * `behavior`.
+ */
+export async function runRstar2Example(
+  dir: string,
+  options: { fleetUrl?: string; behavior?: FakeBehavior; problems?: number; stderr?: (t: string) => void } = {}
+): Promise<ExampleRun> {
   mkdirSync(dir, { recursive: true })
   const dataset = join(dir, 'train.jsonl')
-  writeFileSync(dataset, '{"problem": "What is 12 squared?", "answer": "144"}\n{"problem": "What is 7 squared?", "answer": "49"}\n')
+  writeFileSync(
+    dataset,
+    '{"problem": "What is 12 squared?", "answer": "144"}\n{"problem": "What is 7 squared?", "answer": "49"}\n'
+  )
   const engine = await startScriptedEngine(RSTAR2_SCRIPT)
   const fake = options.fleetUrl === undefined ? await startFakeFleet(options.behavior) : undefined
   try {
-    const summary = await rolloutCommand(['--preset', 'rstar2', '--engine', engine.url, '--model', 'scripted', '--dataset', dataset,
-      '--fleet', options.fleetUrl ?? (fake as { url: string }).url, '--seed', '1', '--concurrency', '16', '--tool-timeout-ms', '20000', '--out', join(dir, 'rollouts.jsonl'), '--tensors', join(dir, 'rollouts.npz'), '--no-progress',
-      ...(options.problems === undefined ? [] : ['--limit', String(options.problems)])],
-    { stdout: () => {}, stderr: { write: options.stderr ?? (() => {}) }, env: {} }) as RolloutSummary
+    const summary = (await rolloutCommand(
+      [
+        '--preset',
+        'rstar2',
+        '--engine',
+        engine.url,
+        '--model',
+        'scripted',
+        '--dataset',
+        dataset,
+        '--fleet',
+        options.fleetUrl ?? (fake as { url: string }).url,
+        '--seed',
+        '1',
+        '--concurrency',
+        '16',
+        '--tool-timeout-ms',
+        '20000',
+        '--out',
+        join(dir, 'rollouts.jsonl'),
+        '--tensors',
+        join(dir, 'rollouts.npz'),
+        '--no-progress',
+        ...(options.problems === undefined ? [] : ['--limit', String(options.problems)])
+      ],
+      { stdout: () => {}, stderr: { write: options.stderr ?? (() => {}) }, env: {} }
+    )) as RolloutSummary
     const reader = new URL('../python/sandfleet_tensors.py', import.meta.url).pathname
     const tensors = execFileSync('python3', [reader, join(dir, 'rollouts.npz')], { encoding: 'utf8' })
     return { summary, dir, engineLog: engine.log, tensors }
@@ -69,6 +101,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const dir = args[0] ?? mkdtempSync(join(tmpdir(), 'sf-rstar2-'))
   const run = await runRstar2Example(dir, fleetUrl === undefined ? {} : { fleetUrl })
   const { summary } = run
-  console.log(`${dir}: ${summary.rollouts} rollouts, ${summary.kept} kept, accuracy ${summary.accuracy}, pass@1 ${summary.pass_at_k[1]}, tool calls ${summary.tool_calls} (error ratio ${summary.tool_error_ratio}), turns ${summary.turns_mean}, stops ${JSON.stringify(summary.stop_reasons)}`)
+  console.log(
+    `${dir}: ${summary.rollouts} rollouts, ${summary.kept} kept, accuracy ${summary.accuracy}, pass@1 ${summary.pass_at_k[1]}, tool calls ${summary.tool_calls} (error ratio ${summary.tool_error_ratio}), turns ${summary.turns_mean}, stops ${JSON.stringify(summary.stop_reasons)}`
+  )
   process.stdout.write(run.tensors)
 }

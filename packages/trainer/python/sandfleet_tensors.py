@@ -56,7 +56,7 @@ def load_rollout_tensors(path):
     for key in ("attention_mask", "response_mask"):
         if not np.isin(arrays[key], (0, 1)).all():
             raise RolloutTensorsError(f"{path}: {key} holds values other than 0 and 1")
-    response_attention = arrays["attention_mask"][:, size["P"]:]
+    response_attention = arrays["attention_mask"][:, size["P"] :]
     if (arrays["response_mask"] > response_attention).any():
         raise RolloutTensorsError(f"{path}: response_mask is 1 on padding")
     return arrays
@@ -73,8 +73,10 @@ def main(argv):
     b, t = arrays["input_ids"].shape
     r = arrays["responses"].shape[1]
     tokens = int(arrays["response_mask"].sum())
-    print(f"{b} rollouts, prompts padded to {t - r}, responses to {r}; {tokens} policy tokens; "
-          f"mean score {float(arrays['scores'].mean()) if b else 0:.3f}")
+    print(
+        f"{b} rollouts, prompts padded to {t - r}, responses to {r}; {tokens} policy tokens; "
+        f"mean score {float(arrays['scores'].mean()) if b else 0:.3f}"
+    )
     return 0
 
 

@@ -30,7 +30,7 @@ export class TrainerError extends Error {
   readonly statusCode: number
 
   /** Builds an error; `cause` keeps the underlying failure. */
-  constructor (code: TrainerErrorCode, message: string, statusCode: number, options: { cause?: unknown } = {}) {
+  constructor(code: TrainerErrorCode, message: string, statusCode: number, options: { cause?: unknown } = {}) {
     super(message, { cause: options.cause })
     this.name = 'TrainerError'
     this.code = code

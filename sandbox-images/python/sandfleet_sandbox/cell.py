@@ -1,6 +1,14 @@
 """A session's cell: its files written, its code run in the session's globals (a Jupyter kernel's display of its value
 and figures), its files read back; the result written to the session process."""
-import ast, base64, io, json, linecache, os, resource, sys, traceback
+import ast
+import base64
+import io
+import json
+import linecache
+import os
+import resource
+import sys
+import traceback
 
 from .limits import PAGE, address_space
 from .files import fetch_files, write_files
@@ -13,13 +21,19 @@ _loads = json.loads
 def write_all(fd, data):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 # A value's rich forms, as a Jupyter kernel's display formatter asks for them: MIME type, method.
-REPR_METHODS = (("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"), ("text/latex", "_repr_latex_"),
-                ("image/svg+xml", "_repr_svg_"), ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
-                ("application/json", "_repr_json_"))
+REPR_METHODS = (
+    ("text/html", "_repr_html_"),
+    ("text/markdown", "_repr_markdown_"),
+    ("text/latex", "_repr_latex_"),
+    ("image/svg+xml", "_repr_svg_"),
+    ("image/png", "_repr_png_"),
+    ("image/jpeg", "_repr_jpeg_"),
+    ("application/json", "_repr_json_"),
+)
 
 
 def mime_bundle(value):
@@ -134,12 +148,28 @@ def run_cell(frame, g, n, res_w, workdir, places):
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
     try:
-        result = {"id": frame.get("id"), "status": status, "exit_code": code, "error": error, "display": display, "files": files}
+        result = {
+            "id": frame.get("id"),
+            "status": status,
+            "exit_code": code,
+            "error": error,
+            "display": display,
+            "files": files,
+        }
         if fetch_errors:
             result["fetch_errors"] = fetch_errors
         body = _dumps(result)
     except (TypeError, ValueError) as e:
-        body = _dumps({"id": frame.get("id"), "status": "error", "exit_code": 1, "error": {"type": type(e).__name__, "message": str(e)}, "display": [], "files": {}})
+        body = _dumps(
+            {
+                "id": frame.get("id"),
+                "status": "error",
+                "exit_code": 1,
+                "error": {"type": type(e).__name__, "message": str(e)},
+                "display": [],
+                "files": {},
+            }
+        )
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
     # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
     write_all(res_w, body.encode())
@@ -149,7 +179,18 @@ def run_cell(frame, g, n, res_w, workdir, places):
     os.dup2(DEVNULL, 2)
 
 
-WARM_FRAME = _dumps({"op": "exec", "id": "", "code": "_ = 0", "stdin": "", "timeout_ms": 10000, "files": {}, "fetch_files": [], "max_output_bytes": 1 << 20})
+WARM_FRAME = _dumps(
+    {
+        "op": "exec",
+        "id": "",
+        "code": "_ = 0",
+        "stdin": "",
+        "timeout_ms": 10000,
+        "files": {},
+        "fetch_files": [],
+        "max_output_bytes": 1 << 20,
+    }
+)
 
 
 def warm_cell():

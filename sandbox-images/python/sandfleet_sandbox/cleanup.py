@@ -1,12 +1,18 @@
 """After each job: the processes it left behind killed, its work dir removed, the scratch dirs and System V IPC
 objects back to what the sandbox started with; the next job must see none of it."""
-import ctypes, os, signal, stat
+import ctypes
+import os
+import signal
+import stat
 
 from .libc import LIBC
 
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
-SYSV_IPC = (('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)), ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
-            ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)))  # IPC_RMID is 0
+SYSV_IPC = (
+    ('/proc/sysvipc/shm', lambda i: LIBC.shmctl(i, 0, None)),
+    ('/proc/sysvipc/msg', lambda i: LIBC.msgctl(i, 0, None)),
+    ('/proc/sysvipc/sem', lambda i: LIBC.semctl(i, 0, 0)),
+)  # IPC_RMID is 0
 
 
 def remove_tree(path):
@@ -17,31 +23,45 @@ def remove_tree(path):
     ok = True
     try:
         os.chdir(os.path.dirname(path) or '/')
-        names = [[os.path.basename(path)]]  # names[i]: what is still to remove at depth i (the last one is being removed)
+        names = [
+            [os.path.basename(path)]
+        ]  # names[i]: what is still to remove at depth i (the last one is being removed)
         while names:
             if not names[-1]:  # everything below was removed (or could not be): go up, remove this directory
                 names.pop()
-                if not names: break
+                if not names:
+                    break
                 os.chdir('..')
-                try: os.rmdir(names[-1].pop())
-                except OSError: ok = False
+                try:
+                    os.rmdir(names[-1].pop())
+                except OSError:
+                    ok = False
                 continue
             n = names[-1][-1]
-            try: st = os.lstat(n)
-            except OSError:
-                names[-1].pop(); continue
-            if not stat.S_ISDIR(st.st_mode):
-                try: os.unlink(n)
-                except OSError: ok = False
-                names[-1].pop(); continue
             try:
-                os.chmod(n, 0o700); os.chdir(n)
+                st = os.lstat(n)
+            except OSError:
+                names[-1].pop()
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                try:
+                    os.unlink(n)
+                except OSError:
+                    ok = False
+                names[-1].pop()
+                continue
+            try:
+                os.chmod(n, 0o700)
+                os.chdir(n)
                 names.append(os.listdir('.'))
             except OSError:
-                ok = False; names[-1].pop()
-    except OSError: ok = False
+                ok = False
+                names[-1].pop()
+    except OSError:
+        ok = False
     finally:
-        os.fchdir(home); os.close(home)
+        os.fchdir(home)
+        os.close(home)
     return ok
 
 
@@ -51,13 +71,18 @@ IPC_INFO_BUF = ctypes.create_string_buffer(256)
 def sysv_in_use():
     """How many shm segments, message queues and semaphore sets exist (SHM_INFO, MSG_INFO, SEM_INFO: three syscalls,
     cheaper than reading /proc/sysvipc after each job); None without libc."""
-    if LIBC is None: return None
+    if LIBC is None:
+        return None
     b = IPC_INFO_BUF
     try:
-        LIBC.shmctl(0, 14, b); shm = ctypes.c_int.from_buffer(b, 0).value    # struct shm_info: used_ids
-        LIBC.msgctl(0, 12, b); msg = ctypes.c_int.from_buffer(b, 0).value    # struct msginfo: msgpool
-        LIBC.semctl(0, 0, 19, b); sem = ctypes.c_int.from_buffer(b, 28).value  # struct seminfo: semusz
-    except (AttributeError, OSError): return None
+        LIBC.shmctl(0, 14, b)
+        shm = ctypes.c_int.from_buffer(b, 0).value  # struct shm_info: used_ids
+        LIBC.msgctl(0, 12, b)
+        msg = ctypes.c_int.from_buffer(b, 0).value  # struct msginfo: msgpool
+        LIBC.semctl(0, 0, 19, b)
+        sem = ctypes.c_int.from_buffer(b, 28).value  # struct seminfo: semusz
+    except (AttributeError, OSError):
+        return None
     return shm, msg, sem
 
 
@@ -65,9 +90,12 @@ def sysv_ids(path):
     """The ids listed in one /proc/sysvipc file (empty when it is not readable)."""
     try:
         fd = os.open(path, os.O_RDONLY)
-        try: text = os.read(fd, 1 << 20)
-        finally: os.close(fd)
-    except OSError: return set()
+        try:
+            text = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+    except OSError:
+        return set()
     return {int(f[1]) for f in (line.split() for line in text.splitlines()[1:]) if len(f) > 1}
 
 
@@ -81,7 +109,9 @@ class Cleanup:
         os.mkdir(workdir, 0o700)  # the first job's (each job's is made fresh after the one before: see clean)
         self.scratch = {d: set(os.listdir(d)) for d in scratch if os.path.isdir(d)}
         # a job may chmod these (the sandbox's uid owns /tmp): set back after each job
-        self.modes = {d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(workdir)} if os.path.isdir(d)}
+        self.modes = {
+            d: stat.S_IMODE(os.stat(d).st_mode) for d in {*self.scratch, os.path.dirname(workdir)} if os.path.isdir(d)
+        }
         self.ipc = {path: sysv_ids(path) for path, _ in SYSV_IPC} if LIBC is not None else {}
         self.ipc_in_use = sysv_in_use()
 
@@ -91,23 +121,34 @@ class Cleanup:
         job must not see it)."""
         ok = True
         for d, mode in self.modes.items():
-            try: os.chmod(d, mode)
-            except OSError: pass
-        try: os.rmdir(self.workdir)
-        except FileNotFoundError: pass
-        except OSError: ok = remove_tree(self.workdir)
-        for d, base in self.scratch.items():
-            try: names = os.listdir(d)
+            try:
+                os.chmod(d, mode)
             except OSError:
-                ok = False; continue
+                pass
+        try:
+            os.rmdir(self.workdir)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            ok = remove_tree(self.workdir)
+        for d, base in self.scratch.items():
+            try:
+                names = os.listdir(d)
+            except OSError:
+                ok = False
+                continue
             for n in names:
-                if n not in base: ok = remove_tree(os.path.join(d, n)) and ok
+                if n not in base:
+                    ok = remove_tree(os.path.join(d, n)) and ok
         if ipc and (self.ipc_in_use is None or sysv_in_use() != self.ipc_in_use):
             for path, remove in SYSV_IPC:
                 if path in self.ipc:
-                    for i in sysv_ids(path) - self.ipc[path]: remove(i)
-        try: os.mkdir(self.workdir, 0o700)  # the next job's, fresh
-        except OSError: ok = False
+                    for i in sysv_ids(path) - self.ipc[path]:
+                        remove(i)
+        try:
+            os.mkdir(self.workdir, 0o700)  # the next job's, fresh
+        except OSError:
+            ok = False
         return ok
 
 
@@ -117,14 +158,21 @@ def sweep(children, keep):
     the processes it reaped used, in microseconds.)"""
     cpu_us = 0
     for _ in range(50):
-        try: pids = [p for p in map(int, os.pread(children, 1 << 16, 0).split()) if p not in keep]
-        except OSError: pids = []
-        if not pids: return True, cpu_us
+        try:
+            pids = [p for p in map(int, os.pread(children, 1 << 16, 0).split()) if p not in keep]
+        except OSError:
+            pids = []
+        if not pids:
+            return True, cpu_us
         for p in pids:
-            try: os.kill(p, signal.SIGKILL)
-            except OSError: pass
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
         for p in pids:
-            try: usage = os.wait4(p, 0)[2]
-            except OSError: continue
+            try:
+                usage = os.wait4(p, 0)[2]
+            except OSError:
+                continue
             cpu_us += int((usage.ru_utime + usage.ru_stime) * 1e6)
     return False, cpu_us

@@ -36,7 +36,16 @@ frame comes (that cell then pays for the fork).
 
 Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, this module last.
 """
-import ctypes, gc, io, json, os, signal, socket, sys, tempfile, warnings
+import ctypes
+import gc
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import warnings
 
 from .libc import LIBC, prctl
 from .cell import DEVNULL, _dumps, write_all
@@ -73,8 +82,16 @@ def unshare_session():
 
 
 def mount(source, target, fstype, flags=0, data=None):
-    if _mount(source.encode(), target.encode(), None if fstype is None else fstype.encode(), flags,
-                  None if data is None else data.encode()) != 0:
+    if (
+        _mount(
+            source.encode(),
+            target.encode(),
+            None if fstype is None else fstype.encode(),
+            flags,
+            None if data is None else data.encode(),
+        )
+        != 0
+    ):
         raise OSError(ctypes.get_errno(), "mount %s on %s" % (fstype, target))
 
 
@@ -253,4 +270,6 @@ def main():
                 continue
             if isolated != 1:
                 plain.add(pid)
-            send(channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1})
+            send(
+                channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
+            )

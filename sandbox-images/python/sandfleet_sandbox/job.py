@@ -3,22 +3,38 @@
 Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
 it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 """
-import _signal, base64, gc, json, marshal, os, signal, sys, traceback
-import __future__, ast, atexit, io, linecache, types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import _signal
+import base64
+import gc
+import json
+import marshal
+import os
+import signal
+import sys
+import traceback
+import __future__  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import ast  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import atexit  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import io  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import linecache  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 from .files import write_files
 
-# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write, json.dumps
-# or traceback.format_exception (its own modules) still gets its own exit status and error report.
+# What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write,
+# json.dumps or traceback.format_exception (its own modules) still gets its own exit status and error report.
 _exit, _write, _dumps, _format_exception, _kill = os._exit, os.write, json.dumps, traceback.format_exception, os.kill
 # A job process sets its SIGTERM handler through the C function: `signal.signal` wraps it in Python that turns the old
 # handler into an enum member, which touches objects enough to cost each job dozens of copy-on-write faults
 # (benchmarks/RESULTS.md, issue 21's before and after).
 _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.SIG_DFL
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
-# job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py checks.)
+# job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
+# checks.)
 import builtins
+
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
@@ -55,7 +71,8 @@ def fresh_stdin():
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, 'r', closefd=False), encoding='utf-8')
     sys.stdin.seekable()
     os.dup2(saved, 0)
-    for fd in (saved, r, w): os.close(fd)
+    for fd in (saved, r, w):
+        os.close(fd)
 
 
 def flush_and_die(signum, frame):
@@ -63,8 +80,10 @@ def flush_and_die(signum, frame):
     signal, so a job that timed out keeps what it printed. Installed by each job process once its job has come (see
     handle_sigterm)."""
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try: s.flush()
-        except BaseException: pass
+        try:
+            s.flush()
+        except BaseException:
+            pass
     _set_handler(signum, _SIG_DFL)
     _kill(os.getpid(), signum)
 
@@ -87,8 +106,10 @@ def finish():
     atexit handlers (multiprocessing's joins its children there)."""
     threading = sys.modules.get('threading')
     if threading is not None:
-        try: threading._shutdown()
-        except BaseException: pass
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
     atexit._run_exitfuncs()
 
 
@@ -97,7 +118,8 @@ def read_job():
     stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
-    if payload is None: return None
+    if payload is None:
+        return None
     code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
     stdin = read_exactly(n)
     return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
@@ -109,7 +131,8 @@ def read_exactly(n):
     view, got = memoryview(buf), 0
     while got < n:
         k = os.readv(4, [view[got:]])
-        if not k: return None
+        if not k:
+            return None
         got += k
     return buf
 
@@ -120,62 +143,91 @@ def child():
     os.setsid()
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     job = read_job()
-    if job is None: _exit(0)  # the controller is gone
+    if job is None:
+        _exit(0)  # the controller is gone
     os.close(4)
     # Only now: a spare waiting for its job keeps SIGTERM's default, so one sent to it kills it at once, and the
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
         status, report = run_job(*job[:4])
-        if report: _write(3, _dumps(report).encode())
+        if report:
+            _write(3, _dumps(report).encode())
         end_as_script()
     except BaseException as e:
-        try: _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
-        except Exception: pass
+        try:
+            _write(3, _dumps({'type': type(e).__name__, 'message': str(e)}).encode())
+        except Exception:
+            pass
         status = 1
     _exit(status)
 
 
 def run_job(code, compiled, stdin, files, watch=None):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its exit
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
+    exit
     status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
     if stdin:
-        fd = os.memfd_create('stdin', 0); os.write(fd, stdin); os.lseek(fd, 0, 0); os.dup2(fd, 0); os.close(fd)
+        fd = os.memfd_create('stdin', 0)
+        os.write(fd, stdin)
+        os.lseek(fd, 0, 0)
+        os.dup2(fd, 0)
+        os.close(fd)
     os.chdir(WORKDIR)  # made empty by the controller after the last job
-    try: write_files(WORKDIR, files, PLACES)
+    try:
+        write_files(WORKDIR, files, PLACES)
     except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
         return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None
     try:
-        if watch is not None: watch.armed = True
+        if watch is not None:
+            watch.armed = True
         exec(compiled or compile(code, MAIN_FILE, 'exec'), MAIN)
     except SystemExit as e:
-        if watch is not None: watch.armed = False
+        if watch is not None:
+            watch.armed = False
         c = e.code
-        if c is None: status = 0
-        elif isinstance(c, int): status = c & 0xff
-        else: print(c, file=sys.stderr); status = 1
-        if status: report = {'type': 'SystemExit', 'message': str(c)[:8192]}
+        if c is None:
+            status = 0
+        elif isinstance(c, int):
+            status = c & 0xFF
+        else:
+            print(c, file=sys.stderr)
+            status = 1
+        if status:
+            report = {'type': 'SystemExit', 'message': str(c)[:8192]}
     except BaseException as e:
-        if watch is not None: watch.armed = False
+        if watch is not None:
+            watch.armed = False
         tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == __file__: tb = tb.tb_next
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
         text = ''.join(_format_exception(type(e), e, tb))
-        try: sys.stderr.write(text)
-        except Exception: pass
-        report = {'type': type(e).__name__, 'message': str(e)[:8192], 'traceback': text[-8192:], 'memory': isinstance(e, MemoryError)}
+        try:
+            sys.stderr.write(text)
+        except Exception:
+            pass
+        report = {
+            'type': type(e).__name__,
+            'message': str(e)[:8192],
+            'traceback': text[-8192:],
+            'memory': isinstance(e, MemoryError),
+        }
         status = 1
-    if watch is not None: watch.armed = False
+    if watch is not None:
+        watch.armed = False
     flush_std()  # before threads are joined: output of a job that then hangs is in its pipes
     return status, report
 
 
 def flush_std():
     for s in (sys.stdout, sys.stderr):
-        try: s.flush()
-        except Exception: pass
+        try:
+            s.flush()
+        except Exception:
+            pass
 
 
 def end_as_script():

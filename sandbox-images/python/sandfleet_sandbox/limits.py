@@ -6,7 +6,9 @@ import os
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
-NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(
+    os.environ.get('SANDFLEET_MAX_PROCS', '0')
+)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A

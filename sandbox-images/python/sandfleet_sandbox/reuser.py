@@ -17,7 +17,13 @@ A violation kills the process, and the job in flight on it is answered `infra_er
 over on purpose can still answer the later jobs of that process: the controller gives a reuse process the jobs of one
 tenant only (`tenant`), so those are its own tenant's.
 """
-import fcntl, json, os, select, sys, time, _signal
+import fcntl
+import json
+import os
+import select
+import sys
+import time
+import _signal
 
 from .tampering import threads
 
@@ -39,10 +45,20 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = 'warming', b'', None, None, None, None, None
+        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = (
+            'warming',
+            b'',
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
         self.violation = None
         self.tenant = None  # the tenant whose jobs it runs, bound by its first job
-        self.drop_after = None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.drop_after = (
+            None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        )
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
@@ -53,7 +69,8 @@ class Reuser:
         self.stopped = False  # stopped by the controller (isolate): a job of another tenant runs
         self.jobs, self.since = 0, 0.0
         self.outputs = select.poll()  # its stdout, stderr and report pipes, at once
-        for fd in (self.out_r, self.err_r, self.rep_r): self.outputs.register(fd, select.POLLIN)
+        for fd in (self.out_r, self.err_r, self.rep_r):
+            self.outputs.register(fd, select.POLLIN)
         self.exit = select.poll()  # its pidfd: readable once it exited
         self.exit.register(self.pidfd, select.POLLIN)
 
@@ -62,15 +79,19 @@ class Reuser:
 
     def read(self):
         """Reads the report pipe; False at its end (the process is gone)."""
-        try: data = os.read(self.rep_r, 65536)
-        except BlockingIOError: return True
-        if not data: return False
+        try:
+            data = os.read(self.rep_r, 65536)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
         buf = self.buf + data
         if len(buf) > 1 << 20:  # no frame is this long
             self.violate('a report line of over 1 MiB')
             buf = b''
         *lines, self.buf = buf.split(b'\n')
-        for line in lines: self.on_line(line)
+        for line in lines:
+            self.on_line(line)
         return True
 
     def send(self, data, patience_s, limit_s=None):
@@ -81,54 +102,73 @@ class Reuser:
         until, end = now + patience_s, now + (patience_s if limit_s is None else limit_s)
         while view:
             try:
-                view = view[os.write(self.job_w, view):]
+                view = view[os.write(self.job_w, view) :]
                 until = min(time.perf_counter() + patience_s, end)  # it read: patience again
             except BlockingIOError:
                 left = until - time.perf_counter()
-                if left <= 0: return False
-                if p is None: p = select.poll(); p.register(self.job_w, select.POLLOUT)
+                if left <= 0:
+                    return False
+                if p is None:
+                    p = select.poll()
+                    p.register(self.job_w, select.POLLOUT)
                 p.poll(max(1, int(left * 1000)))
         return True
 
     def unread(self):
         """Bytes of its job still in its job pipe (a reuse process reads its job as soon as it is let run)."""
-        try: return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
-        except OSError: return 0
+        try:
+            return int.from_bytes(fcntl.ioctl(self.job_w, FIONREAD, b'\0\0\0\0'), sys.byteorder)
+        except OSError:
+            return 0
 
     def violate(self, what):
-        if self.violation is None: self.violation = what
+        if self.violation is None:
+            self.violation = what
 
     def on_line(self, line):
         """One line of the report pipe, held to the protocol's order (each frame is written after a newline: empty
         lines are the separators)."""
-        if not line: return
+        if not line:
+            return
         kind, rest = line[:1], line[1:]
         if kind == b'T':
-            if self.state != 'busy': return self.violate('a taint while no job ran')
-            if self.tainted is None: self.tainted = rest.decode('utf-8', 'replace')[:64]
+            if self.state != 'busy':
+                return self.violate('a taint while no job ran')
+            if self.tainted is None:
+                self.tainted = rest.decode('utf-8', 'replace')[:64]
             return
         if self.tainted is not None:
-            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a forked
-            # job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or these).
+            # After a taint the job ends as a forked one, by its exit, with at most an error report `E` (read as a
+            # forked job's report is): an end or a verdict is the job's own writing (it wrote the taint itself, or
+            # these).
             if kind == b'E':
-                try: self.error = json.loads(rest)
-                except ValueError: pass
-            elif kind in (b'D', b'V'): self.violate('an end or a verdict after a taint')
+                try:
+                    self.error = json.loads(rest)
+                except ValueError:
+                    pass
+            elif kind in (b'D', b'V'):
+                self.violate('an end or a verdict after a taint')
             return
         if kind == b'R':
-            if self.state != 'warming': return self.violate('a second ready line')
+            if self.state != 'warming':
+                return self.violate('a second ready line')
             self.state = 'idle'
             return
-        if kind not in (b'D', b'V'): return self.violate('a report line of unknown kind %r' % kind)
-        try: frame = json.loads(rest)
-        except ValueError: return self.violate('a report line that is not JSON')
+        if kind not in (b'D', b'V'):
+            return self.violate('a report line of unknown kind %r' % kind)
+        try:
+            frame = json.loads(rest)
+        except ValueError:
+            return self.violate('a report line that is not JSON')
         if not isinstance(frame, dict) or frame.get('nonce') != self.nonce or self.nonce is None:
             return self.violate('a %s line with another nonce than its job\'s' % kind.decode())
         if kind == b'D':
-            if self.state != 'busy': return self.violate('a second end of its job')
+            if self.state != 'busy':
+                return self.violate('a second end of its job')
             self.done, self.state = frame, 'checking'  # its verdict may come in the same read
         else:
-            if self.state != 'checking': return self.violate('a verdict before its job\'s end, or a second one')
+            if self.state != 'checking':
+                return self.violate('a verdict before its job\'s end, or a second one')
             self.retire, self.nonce = frame.get('retire'), None  # a nonce answers once
             self.state = 'idle' if self.retire is None else 'gone'
             self.idle_cpu = None  # taken once it is found blocked (settled)
@@ -138,8 +178,10 @@ class Reuser:
     def cpu_ns(self):
         """CPU time the process used so far, in nanoseconds (the kernel's count for its one thread); its last reading
         once it is gone."""
-        try: self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
-        except (OSError, ValueError, IndexError): pass
+        try:
+            self.cpu_seen = int(os.pread(self.sched, 64, 0).split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
         return self.cpu_seen
 
     def resting_cpu(self):
@@ -150,14 +192,17 @@ class Reuser:
         for _ in range(SPIN):
             os.sched_yield()
             now = self.cpu_ns()
-            if now == last: return now
+            if now == last:
+                return now
             last = now
         return last
 
     def run_state(self):
         """Its state letter (R, S, D, T, t, Z, …), or None once it is gone."""
-        try: return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
-        except (OSError, IndexError): return None
+        try:
+            return os.pread(self.stat, 1024, 0).rsplit(b')', 1)[1].split()[0]
+        except (OSError, IndexError):
+            return None
 
     def alone(self):
         """Whether it has one thread and no child."""
@@ -168,33 +213,44 @@ class Reuser:
         answers nothing more: its check failed and it exited, say)."""
         try:
             n, kids = threads(self.stat), os.pread(self.children, 256, 0).split()
-        except ProcessLookupError: return None
-        except (OSError, IndexError, ValueError) as e: return 'unreadable (%s)' % e
-        if n != 1: return '%d threads' % n
+        except ProcessLookupError:
+            return None
+        except (OSError, IndexError, ValueError) as e:
+            return 'unreadable (%s)' % e
+        if n != 1:
+            return '%d threads' % n
         return 'children %s' % b' '.join(kids).decode() if kids else None
 
     def silent(self):
         """Whether nothing waits on its stdout, stderr and report pipes (one poll; what waits is read and dropped)."""
-        if not self.outputs.poll(0): return self.violation is None and not self.buf
+        if not self.outputs.poll(0):
+            return self.violation is None and not self.buf
         for fd in (self.out_r, self.err_r):
-            try: os.read(fd, 65536)
-            except OSError: pass
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
         self.read()
         return False
 
     def settled(self, full=True):
-        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved since
+        """Whether it runs nothing between its jobs: blocked reading its next job (or stopped), its CPU time unmoved
+        since
         it was first found so after its verdict; `full`: and alone and silent. The first time, waits for it to block
         (at most FREEZE_WAIT_S: it is a few instructions from the read, as a rule) and takes its CPU time."""
         if self.idle_cpu is None:
             waited = 0
             while self.run_state() not in IDLE:
-                if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
-                if waited < SPIN: os.sched_yield()  # a few instructions from its read, as a rule
-                else: select.select((), (), (), 0.001)
+                if waited >= FREEZE_WAIT_S * 1000 + SPIN:
+                    return False
+                if waited < SPIN:
+                    os.sched_yield()  # a few instructions from its read, as a rule
+                else:
+                    select.select((), (), (), 0.001)
                 waited += 1
             self.idle_cpu = self.resting_cpu()
-        if self.cpu_ns() != self.idle_cpu: return False  # found blocked since: it ran no instruction, or it moved
+        if self.cpu_ns() != self.idle_cpu:
+            return False  # found blocked since: it ran no instruction, or it moved
         return not full or self.quiet()
 
     def quiet(self):
@@ -204,14 +260,20 @@ class Reuser:
     def isolate(self):
         """Stops it while a job of another tenant runs in the sandbox: nothing it could do then runs beside that job.
         Its CPU time is taken again once it is stopped (the stop itself is its CPU). False when it does not stop."""
-        if self.stopped: return True
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
-        except OSError: return False
+        if self.stopped:
+            return True
+        try:
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGSTOP)
+        except OSError:
+            return False
         self.stopped, waited = True, 0
         while self.run_state() not in STOPPED:
-            if waited >= FREEZE_WAIT_S * 1000 + SPIN: return False
-            if waited < SPIN: os.sched_yield()  # a context switch away, as a rule
-            else: select.select((), (), (), 0.001)
+            if waited >= FREEZE_WAIT_S * 1000 + SPIN:
+                return False
+            if waited < SPIN:
+                os.sched_yield()  # a context switch away, as a rule
+            else:
+                select.select((), (), (), 0.001)
             waited += 1
         self.idle_cpu = self.resting_cpu()
         return True
@@ -231,11 +293,25 @@ class Reuser:
         return bool(self.exit.poll(0))
 
     def kill(self):
-        try: _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
-        except OSError: pass
+        try:
+            _signal.pidfd_send_signal(self.pidfd, _signal.SIGKILL)
+        except OSError:
+            pass
 
     def close(self):
-        for fd in (self.job_w, self.out_r, self.err_r, self.rep_r, self.statm, self.stat, self.sched, self.children, self.pidfd):
-            try: os.close(fd)
-            except OSError: pass
+        for fd in (
+            self.job_w,
+            self.out_r,
+            self.err_r,
+            self.rep_r,
+            self.statm,
+            self.stat,
+            self.sched,
+            self.children,
+            self.pidfd,
+        ):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self.state = 'gone'

@@ -1,5 +1,6 @@
 """The runner's seccomp filter, added by the executor itself where the sandbox does not already have it."""
-import ctypes, os
+import ctypes
+import os
 
 from .libc import LIBC
 
@@ -14,7 +15,8 @@ def add_seccomp(program):
     does not already have it (a Docker container has Docker's default profile only). Raises when it cannot."""
     buf = ctypes.create_string_buffer(program, len(program))
     fprog = SockFprog(len(program) // 8, ctypes.addressof(buf))
-    if LIBC is None: raise OSError('no C library to add the seccomp filter with')
+    if LIBC is None:
+        raise OSError('no C library to add the seccomp filter with')
     # PR_SET_NO_NEW_PRIVS (the kernel's condition for an unprivileged filter), then PR_SET_SECCOMP, SECCOMP_MODE_FILTER
     if LIBC.prctl(38, 1, 0, 0, 0) != 0 or LIBC.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), 'the seccomp filter was refused: %s' % os.strerror(ctypes.get_errno()))

@@ -1,6 +1,9 @@
 """One session's processes: S holds the state and the connection, R (forked ahead of time) runs the next cell; a cell
 that ends hands the session over to R, one that times out or dies is killed and S stays the session."""
-import os, select, signal, time
+import os
+import select
+import signal
+import time
 
 from .libc import LIBC
 from .limits import SOFT_STOP_S, timeout_ms_of
@@ -47,7 +50,6 @@ def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
             if len(chunk) > room:
                 cut[fd] = True
     return bufs, cut, False
-
 
 
 class Session:
@@ -100,7 +102,12 @@ class Session:
         frame = _loads(line)
         if frame.get("op") != "exec":
             os._exit(0)
-        write_all(ctl_w, (_dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n").encode())
+        write_all(
+            ctl_w,
+            (
+                _dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n"
+            ).encode(),
+        )
         self.n += 1
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
@@ -157,9 +164,19 @@ class Session:
         os.close(ctl_r)
         status = "timeout" if timed_out else "killed"
         sig = os.WTERMSIG(st) if os.WIFSIGNALED(st) else None
-        rest = {"id": frame_id, "status": status, "exit_code": None if sig else os.WEXITSTATUS(st), "display": [], "files": {},
-                "error": {"type": status, "message": "the cell passed its timeout; the session keeps its state from before the cell"
-                          if timed_out else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig}}
+        rest = {
+            "id": frame_id,
+            "status": status,
+            "exit_code": None if sig else os.WEXITSTATUS(st),
+            "display": [],
+            "files": {},
+            "error": {
+                "type": status,
+                "message": "the cell passed its timeout; the session keeps its state from before the cell"
+                if timed_out
+                else "the cell's process died (signal %s); the session keeps its state from before the cell" % sig,
+            },
+        }
         if not self.isolated:
             rest["pid"] = os.getpid()
         self.wfile.write(("%s, %s\n" % (head, _dumps(rest)[1:])).encode())
@@ -168,9 +185,16 @@ class Session:
 
 def result_head(out, err, cut_out, cut_err, started):
     """The opening of a result frame: the output S read and the time the cell took."""
-    return '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}' % (
-        _dumps(out.decode("utf-8", "replace")), _dumps(err.decode("utf-8", "replace")),
-        repr((time.monotonic() - started) * 1000), "true" if cut_out else "false", "true" if cut_err else "false")
+    return (
+        '{"op": "result", "stdout": %s, "stderr": %s, "duration_ms": %s, "truncated": {"stdout": %s, "stderr": %s}'
+        % (
+            _dumps(out.decode("utf-8", "replace")),
+            _dumps(err.decode("utf-8", "replace")),
+            repr((time.monotonic() - started) * 1000),
+            "true" if cut_out else "false",
+            "true" if cut_err else "false",
+        )
+    )
 
 
 def result_line(head, pid_part, raw):

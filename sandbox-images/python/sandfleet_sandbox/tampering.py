@@ -4,7 +4,9 @@ Every process of a sandbox has one uid: a job can signal, renice or prlimit the 
 job processes and the controller. The rlimits and scheduling each should have, taken at start-up
 before any job ran, catch that.
 """
-import itertools, os, resource
+import itertools
+import os
+import resource
 
 from .limits import FSIZE, NOFILE, NPROC
 
@@ -24,8 +26,10 @@ def scheduling(pid=0):
 
 START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
 # A spare job process as its zygote forked it: the sandbox's start, with the limits every zygote sets on itself.
-SPARE_LIMITS = tuple({resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
-                     for r, lim in zip(RLIMITS, START[0]))
+SPARE_LIMITS = tuple(
+    {resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
+    for r, lim in zip(RLIMITS, START[0])
+)
 
 
 # The limits the controller sets on a job process for each job: a reuse process holds the last job's, so only their hard
@@ -37,10 +41,15 @@ def tampered(pid, reused=False):
     """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
     earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
     (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
-    if scheduling(pid) != START[1]: return True
+    if scheduling(pid) != START[1]:
+        return True
     now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
-    if not reused: return now != SPARE_LIMITS
-    return any(n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e for r, n, e in zip(RLIMITS, now, SPARE_LIMITS))
+    if not reused:
+        return now != SPARE_LIMITS
+    return any(
+        n[1] not in (e[1], per_job_hard(r)) if r in PER_JOB_RLIMITS else n != e
+        for r, n, e in zip(RLIMITS, now, SPARE_LIMITS)
+    )
 
 
 def per_job_hard(r):
@@ -52,12 +61,16 @@ def signalled(pid):
     """True when a signal is pending for spare job process `pid` (its own or its process's set), or it is gone."""
     try:
         fd = os.open('/proc/%d/status' % pid, os.O_RDONLY)
-        try: status = os.read(fd, 4096)
-        finally: os.close(fd)
-    except OSError: return True
+        try:
+            status = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except OSError:
+        return True
     for key in (b'\nSigPnd:', b'\nShdPnd:'):
         at = status.find(key)
-        if at < 0 or int(status[at + len(key):status.index(b'\n', at + 1)], 16): return True
+        if at < 0 or int(status[at + len(key) : status.index(b'\n', at + 1)], 16):
+            return True
     return False
 
 
@@ -65,12 +78,20 @@ def zygote_tampered(z):
     """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
     is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
     a spare's (a spare gets its job's own from the controller)."""
-    try: return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
-    except (OSError, ValueError, IndexError): return True
+    try:
+        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
+    except (OSError, ValueError, IndexError):
+        return True
 
 
 # What a job could lower in the controller to break it (a job runs nothing else in it: the other limits do not matter).
-CONTROLLER_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_DATA, resource.RLIMIT_NOFILE, resource.RLIMIT_STACK)
+CONTROLLER_RLIMITS = (
+    resource.RLIMIT_AS,
+    resource.RLIMIT_CPU,
+    resource.RLIMIT_DATA,
+    resource.RLIMIT_NOFILE,
+    resource.RLIMIT_STACK,
+)
 CONTROLLER_START = tuple(map(resource.getrlimit, CONTROLLER_RLIMITS))
 
 

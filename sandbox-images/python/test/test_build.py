@@ -1,5 +1,8 @@
 """build.py: the programs on disk are the build of the package; the build refuses what would not run joined."""
-import os, shutil, subprocess, sys
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -32,14 +35,17 @@ def package(tmp_path, modules):
     return str(root)
 
 
-@pytest.mark.parametrize('modules, error', [
-    ({'a': 'X = 1\n', 'b': 'X = 2\ndef main(): pass\n'}, 'X defined by both a and b'),
-    ({'a': 'def open(): pass\n', 'b': 'def main(): pass\n'}, 'a name of the builtins'),
-    ({'a': 'from .b import main\n', 'b': 'def main(): pass\n'}, 'does not come before it'),
-    ({'a': 'Y = 1\n', 'b': 'from .a import Z\ndef main(): pass\n'}, 'does not define it'),
-    ({'a': 'Y = 1\n', 'b': 'def main():\n    from .a import Y\n'}, 'below its top level'),
-    ({'a': 'Y = 1\n', 'b': 'def run(): pass\n'}, 'has no main()'),
-])
+@pytest.mark.parametrize(
+    'modules, error',
+    [
+        ({'a': 'X = 1\n', 'b': 'X = 2\ndef main(): pass\n'}, 'X defined by both a and b'),
+        ({'a': 'def open(): pass\n', 'b': 'def main(): pass\n'}, 'a name of the builtins'),
+        ({'a': 'from .b import main\n', 'b': 'def main(): pass\n'}, 'does not come before it'),
+        ({'a': 'Y = 1\n', 'b': 'from .a import Z\ndef main(): pass\n'}, 'does not define it'),
+        ({'a': 'Y = 1\n', 'b': 'def main():\n    from .a import Y\n'}, 'below its top level'),
+        ({'a': 'Y = 1\n', 'b': 'def run(): pass\n'}, 'has no main()'),
+    ],
+)
 def test_the_build_refuses_what_would_not_run_joined(tmp_path, modules, error):
     root = package(tmp_path, modules)
     with pytest.raises(build.BuildError, match=error):
@@ -47,9 +53,13 @@ def test_the_build_refuses_what_would_not_run_joined(tmp_path, modules, error):
 
 
 def test_a_joined_program_runs_as_its_modules_do(tmp_path):
-    root = package(tmp_path, {
-        'a': '"""Module a."""\nimport os\nN = 2\n',
-        'b': '"""The program."""\nimport os\nfrom .a import N\ndef main():\n    print(N * 21)\n'})
+    root = package(
+        tmp_path,
+        {
+            'a': '"""Module a."""\nimport os\nN = 2\n',
+            'b': '"""The program."""\nimport os\nfrom .a import N\ndef main():\n    print(N * 21)\n',
+        },
+    )
     out = tmp_path / 'p.py'
     out.write_text(build.build('p.py', {'p.py': ('a', 'b')}, root))
     run = subprocess.run([sys.executable, str(out)], capture_output=True, text=True)

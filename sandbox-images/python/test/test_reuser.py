@@ -5,7 +5,11 @@ that reached its process's state would), so every frame it writes is one the rea
 it away is what the controller reads from outside it: it keeps running past its verdict, it does not read its next job,
 it runs while it should be idle, it writes after its end, it has a thread at its end.
 """
-import marshal, os, signal, threading, time
+import marshal
+import os
+import signal
+import threading
+import time
 
 import pytest
 
@@ -21,22 +25,30 @@ def read_job(fd):
     head = os.read(fd, 8)
     n = int.from_bytes(head, 'little')
     data = b''
-    while len(data) < n: data += os.read(fd, n - len(data))
+    while len(data) < n:
+        data += os.read(fd, n - len(data))
     return marshal.loads(data)
 
 
 def forger(behaviour):
     """A process that speaks the protocol with its job's nonce, then does `behaviour`; and the controller's handle."""
-    job_r, job_w = os.pipe(); out_r, out_w = os.pipe(); err_r, err_w = os.pipe(); rep_r, rep_w = os.pipe()
+    job_r, job_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            for fd in (job_w, out_r, err_r, rep_r): os.close(fd)
+            for fd in (job_w, out_r, err_r, rep_r):
+                os.close(fd)
             os.write(rep_w, b'\nR\n')
             behaviour(job_r, out_w, rep_w)
-        finally: os._exit(0)
-    for fd in (job_r, out_w, err_w, rep_w): os.close(fd)
-    for fd in (out_r, err_r, rep_r): os.set_blocking(fd, False)
+        finally:
+            os._exit(0)
+    for fd in (job_r, out_w, err_w, rep_w):
+        os.close(fd)
+    for fd in (out_r, err_r, rep_r):
+        os.set_blocking(fd, False)
     return pid, Reuser(pid, (job_w, out_r, err_r, rep_r))
 
 
@@ -55,7 +67,8 @@ def ended(job_r, rep_w):
 
 
 def spin():
-    while True: pass
+    while True:
+        pass
 
 
 @pytest.fixture
@@ -63,8 +76,11 @@ def cleanup():
     pids = []
     yield pids.append
     for pid in pids:
-        try: os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
-        except OSError: pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 def start(behaviour, cleanup):
@@ -85,13 +101,15 @@ def test_a_process_that_forges_its_end_and_keeps_running_is_found_running_and_st
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
         spin()  # its job's code goes on: the next job is never read
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')  # its end and its verdict, with the right nonce: accepted
     assert r.violation is None
     assert not r.settled(full=False), 'it runs after its verdict: it takes no next job'
     assert r.isolate(), 'for a job of another tenant it is stopped'
-    cpu = r.cpu_ns(); time.sleep(0.1)
+    cpu = r.cpu_ns()
+    time.sleep(0.1)
     assert r.cpu_ns() == cpu and r.settled(full=False), 'stopped, it runs nothing beside that job'
 
 
@@ -99,24 +117,29 @@ def test_a_process_that_forges_its_end_and_sleeps_never_takes_its_next_job(clean
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
         time.sleep(60)  # blocked, as the reuse loop blocks: but not reading its job pipe
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
     assert r.settled()
     hand(r, 'n2')
     time.sleep(0.3)
-    assert r.unread() > 0, 'its next job is still in its pipe: what runs is not the reuse loop (the job is run elsewhere)'
+    assert (
+        r.unread() > 0
+    ), 'its next job is still in its pipe: what runs is not the reuse loop (the job is run elsewhere)'
 
 
 def test_a_job_larger_than_its_pipe_is_taken_by_a_process_that_reads_on_and_not_by_one_that_stops(cleanup):
     big = job('n1', 'x = %r' % ('y' * (8 << 20)))  # 8 MiB: 128 pipe-fulls
 
     def reads_slowly(job_r, out_w, rep_w):  # a pipe-full every 25 ms: 3 s in all, longer than the patience
-        while os.read(job_r, 65536): time.sleep(0.025)
+        while os.read(job_r, 65536):
+            time.sleep(0.025)
 
     def stops(job_r, out_w, rep_w):
         os.read(job_r, 65536)
         time.sleep(60)
+
     _, slow = start(reads_slowly, cleanup)
     slow.thaw()
     t0 = time.perf_counter()
@@ -132,8 +155,11 @@ def test_a_stale_end_after_the_next_job_is_handed_over_is_a_violation(cleanup):
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
         os.kill(os.getpid(), signal.SIGSTOP)  # its job's code ends later (here: once let run again),
-        os.write(rep_w, b'\nD{"nonce": "n1", "status": 0, "report": null}\n')  # and the real loop reports the job it read
+        os.write(
+            rep_w, b'\nD{"nonce": "n1", "status": 0, "report": null}\n'
+        )  # and the real loop reports the job it read
         spin()
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
@@ -148,6 +174,7 @@ def test_a_process_let_run_between_jobs_is_found_moved(cleanup):
     def behaviour(job_r, out_w, rep_w):
         ended(job_r, rep_w)
         spin()
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
@@ -164,6 +191,7 @@ def test_output_after_its_end_is_seen(cleanup):
         ended(job_r, rep_w)
         os.write(out_w, b'FORGED for the next job\n')
         spin()
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.state)[1] == 'idle')
@@ -176,6 +204,7 @@ def test_a_thread_at_its_end_is_seen_from_outside(cleanup):
         threading.Thread(target=spin, daemon=True).start()
         ended(job_r, rep_w)
         spin()
+
     pid, r = forger(behaviour)
     cleanup(pid)
     wait(lambda: (r.read(), r.state)[1] == 'idle')
@@ -184,21 +213,32 @@ def test_a_thread_at_its_end_is_seen_from_outside(cleanup):
     assert r.company() == '2 threads'
 
 
-@pytest.mark.parametrize('lines, what', [
-    ([b'\nD{"nonce": "other", "status": 0, "report": null}\n'], 'nonce'),
-    ([b'\nV{"nonce": "n1", "retire": null}\n'], 'verdict before'),
-    ([b'\nR\n'], 'second ready'),
-    ([b'\nhello\n'], 'unknown kind'),
-    ([b'\nD{not json\n'], 'not JSON'),
-    ([b'\nD{"nonce": "n1", "status": 0, "report": null}\n', b'\nD{"nonce": "n1", "status": 0, "report": null}\n'], 'second end'),
-    ([b'\nTtaint\n', b'\nD{"nonce": "n1", "status": 0, "report": null}\n'], 'after a taint'),
-    ([b'x' * (1 << 21)], 'over 1 MiB'),
-])
+@pytest.mark.parametrize(
+    'lines, what',
+    [
+        ([b'\nD{"nonce": "other", "status": 0, "report": null}\n'], 'nonce'),
+        ([b'\nV{"nonce": "n1", "retire": null}\n'], 'verdict before'),
+        ([b'\nR\n'], 'second ready'),
+        ([b'\nhello\n'], 'unknown kind'),
+        ([b'\nD{not json\n'], 'not JSON'),
+        (
+            [
+                b'\nD{"nonce": "n1", "status": 0, "report": null}\n',
+                b'\nD{"nonce": "n1", "status": 0, "report": null}\n',
+            ],
+            'second end',
+        ),
+        ([b'\nTtaint\n', b'\nD{"nonce": "n1", "status": 0, "report": null}\n'], 'after a taint'),
+        ([b'x' * (1 << 21)], 'over 1 MiB'),
+    ],
+)
 def test_frames_out_of_order_are_violations(lines, what, cleanup):
     def behaviour(job_r, out_w, rep_w):
         read_job(job_r)
-        for line in lines: os.write(rep_w, line)
+        for line in lines:
+            os.write(rep_w, line)
         spin()
+
     pid, r = start(behaviour, cleanup)
     hand(r, 'n1')
     wait(lambda: (r.read(), r.violation)[1] is not None)

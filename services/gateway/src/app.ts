@@ -69,14 +69,16 @@ export interface GatewayApp {
  * Builds the app; `app.ready()` discovers the runners and polls their load once. Reads
  * `apiKeysFile` now: a bad one throws `SF_ERR_GATEWAY_CONFIG`.
  */
-export async function buildGatewayApp (options: GatewayOptions): Promise<GatewayApp> {
+export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayApp> {
   const { config } = options
   const keys = loadTenants(config)
   const tenants = keys.map(([, tenant]) => tenant)
   const app: FastifyInstance = Fastify({
     ...(options.logger === undefined
       ? { logger: { level: config.logLevel } }
-      : options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
+      : options.logger === false
+        ? { logger: false }
+        : { loggerInstance: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxBodyBytes,
     return503OnClosing: true,
@@ -103,7 +105,10 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
   })
   const metrics = new GatewayMetrics(runners, options.component === undefined ? {} : { component: options.component })
   router.observe(metrics.record)
-  const admission = new Admission(config.maxInFlight, config.admissionMemoryMb > 0 ? config.admissionMemoryMb * 2 ** 20 : undefined)
+  const admission = new Admission(
+    config.maxInFlight,
+    config.admissionMemoryMb > 0 ? config.admissionMemoryMb * 2 ** 20 : undefined
+  )
   metrics.watchAdmission(admission)
   const schemas = routeSchemas(config)
 
@@ -129,7 +134,8 @@ export async function buildGatewayApp (options: GatewayOptions): Promise<Gateway
     await runners.start()
     // a gateway whose wait cannot cover the runners it starts with does not start; one met later is refused alone
     const refusals = runners.refusals()
-    if (refusals.length > 0) throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${refusals.join('\n  - ')}`)
+    if (refusals.length > 0)
+      throw new GatewayError('SF_ERR_GATEWAY_CONFIG', `invalid gateway configuration:\n  - ${refusals.join('\n  - ')}`)
   })
   app.addHook('onClose', () => runners.close())
   return { app, runners, router, admission, metrics, sessions, tenants, quotas: quotas.byName }

@@ -24,9 +24,12 @@ export interface StartOptions extends GatewayOptions {
 }
 
 /** Builds and starts a gateway on `config.host:config.port`. */
-export async function startGateway (options: StartOptions): Promise<RunningGateway> {
+export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   // Observed from the start: a rejection during the build is not an unhandled one.
-  const after = options.after?.then(() => undefined, (err: unknown) => err ?? new Error('start aborted'))
+  const after = options.after?.then(
+    () => undefined,
+    (err: unknown) => err ?? new Error('start aborted')
+  )
   const gateway = await buildGatewayApp(options)
   const { app } = gateway
   try {
@@ -48,22 +51,28 @@ export async function startGateway (options: StartOptions): Promise<RunningGatew
 }
 
 /** Closes `close()` on the first SIGINT or SIGTERM, then exits; a second signal exits at once. */
-export function closeOnSignals (close: () => Promise<void>, log: { info(msg: string): void } = console): void {
+export function closeOnSignals(close: () => Promise<void>, log: { info(msg: string): void } = console): void {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1)
     stopping = true
     log.info(`${signal}: shutting down`)
-    close().then(() => process.exit(0), () => process.exit(1))
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1)
+    )
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
 }
 
 /** Says at start who may call: the tenants of the API keys, or, without keys, that anyone who reaches `host` may. */
-function logAuth ({ app, tenants }: GatewayApp, host: string): void {
+function logAuth({ app, tenants }: GatewayApp, host: string): void {
   if (tenants.length > 0) {
-    app.log.info({ tenants: tenants.map((t) => t.name) }, `API keys: ${tenants.length} tenant(s), each with its own quotas`)
+    app.log.info(
+      { tenants: tenants.map((t) => t.name) },
+      `API keys: ${tenants.length} tenant(s), each with its own quotas`
+    )
   } else if (isLoopbackHost(host)) {
     app.log.info(`no API keys: serving without authentication on the loopback address ${host} only`)
   } else {

@@ -8,7 +8,14 @@
  */
 import { fileURLToPath } from 'node:url'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import {
+  buildCommit,
+  counterChild,
+  histogramChild,
+  registerProcessMetrics,
+  type CounterChild,
+  type HistogramChild
+} from '@sandfleet/metrics'
 import gatewayPackage from '../package.json' with { type: 'json' }
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
 import type { QuotaReason, TenantQuota } from './tenants/tenant-quota.ts'
@@ -74,9 +81,13 @@ export class GatewayMetrics {
   /** Route template → method → its children. */
   readonly #routes = new Map<string, Map<string, RouteChildren>>()
 
-  constructor (set: RunnerSet, options: GatewayMetricsOptions = {}) {
+  constructor(set: RunnerSet, options: GatewayMetricsOptions = {}) {
     const registers = [this.registry]
-    registerProcessMetrics(this.registry, { component: options.component ?? 'gateway', version: gatewayPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
+    registerProcessMetrics(this.registry, {
+      component: options.component ?? 'gateway',
+      version: gatewayPackage.version,
+      commit: buildCommit(fileURLToPath(import.meta.url))
+    })
     this.httpRequests = new Counter({
       name: 'sandfleet_gateway_http_requests_total',
       help: 'HTTP requests answered, by route template, method and status code (route "unmatched": no route)',
@@ -85,7 +96,7 @@ export class GatewayMetrics {
     })
     this.httpDuration = new Histogram({
       name: 'sandfleet_gateway_http_request_duration_seconds',
-      help: 'Time from a request\'s arrival to the end of its response (a stream: its last line), by route template and method',
+      help: "Time from a request's arrival to the end of its response (a stream: its last line), by route template and method",
       labelNames: ['route', 'method'] as const,
       buckets: SECONDS,
       registers
@@ -127,18 +138,20 @@ export class GatewayMetrics {
       name: 'sandfleet_gateway_in_flight',
       help: 'Calls admitted and not yet answered (a batch counts its items)',
       registers,
-      collect () { this.set(self.inFlightNow()) }
+      collect() {
+        this.set(self.inFlightNow())
+      }
     })
     // Tenant series are labelled with the configured names only (made at start, bounded).
     this.tenantCalls = new Counter({
       name: 'sandfleet_gateway_tenant_calls_total',
-      help: 'Calls each API key\'s tenant was admitted (a batch counts its items), by tenant name',
+      help: "Calls each API key's tenant was admitted (a batch counts its items), by tenant name",
       labelNames: ['tenant'] as const,
       registers
     })
     this.tenantRejected = new Counter({
       name: 'sandfleet_gateway_tenant_rejected_total',
-      help: 'Requests refused 429 by a tenant\'s own quota, by tenant name and reason (in_flight, rate)',
+      help: "Requests refused 429 by a tenant's own quota, by tenant name and reason (in_flight, rate)",
       labelNames: ['tenant', 'reason'] as const,
       registers
     })
@@ -147,20 +160,41 @@ export class GatewayMetrics {
       help: 'Calls each tenant holds now (a batch counts its items)',
       labelNames: ['tenant'] as const,
       registers,
-      collect () { for (const [tenant, quota] of self.#tenants) this.set({ tenant }, quota.inFlight) }
+      collect() {
+        for (const [tenant, quota] of self.#tenants) this.set({ tenant }, quota.inFlight)
+      }
     })
     const admissionGauge = (name: string, help: string, read: (a: AdmissionGauges) => number): void => {
-      void new Gauge({ name, help, registers, collect () { if (self.#admission !== undefined) this.set(read(self.#admission)) } })
+      void new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          if (self.#admission !== undefined) this.set(read(self.#admission))
+        }
+      })
     }
-    admissionGauge('sandfleet_gateway_admission_limit', 'Calls admission holds at most (maxInFlight, or what admissionMemoryMb holds)', (a) => a.limit)
-    admissionGauge('sandfleet_gateway_admitted_bytes', 'Memory the calls held weigh by admission\'s count (32 KiB a call plus its request body)', (a) => a.bytes)
-    admissionGauge('sandfleet_gateway_admission_limit_bytes', 'Memory the calls held may weigh (admissionMemoryMb); past it 429', (a) => a.memoryBytes)
+    admissionGauge(
+      'sandfleet_gateway_admission_limit',
+      'Calls admission holds at most (maxInFlight, or what admissionMemoryMb holds)',
+      (a) => a.limit
+    )
+    admissionGauge(
+      'sandfleet_gateway_admitted_bytes',
+      "Memory the calls held weigh by admission's count (32 KiB a call plus its request body)",
+      (a) => a.bytes
+    )
+    admissionGauge(
+      'sandfleet_gateway_admission_limit_bytes',
+      'Memory the calls held may weigh (admissionMemoryMb); past it 429',
+      (a) => a.memoryBytes
+    )
     new Gauge({
       name: 'sandfleet_gateway_runner_sandboxes',
       help: 'Sandboxes of each runner by state, from its last load report',
       labelNames: ['runner', 'state'] as const,
       registers,
-      collect () {
+      collect() {
         this.reset()
         for (const m of set.members) {
           if (m.load === null) continue
@@ -171,10 +205,10 @@ export class GatewayMetrics {
     })
     new Gauge({
       name: 'sandfleet_gateway_runner_load',
-      help: 'Each runner\'s (in flight + queued) / capacity as this gateway estimates it',
+      help: "Each runner's (in flight + queued) / capacity as this gateway estimates it",
       labelNames: ['runner'] as const,
       registers,
-      collect () {
+      collect() {
         this.reset()
         for (const m of set.members) this.set({ runner: m.id }, m.score())
       }
@@ -183,19 +217,30 @@ export class GatewayMetrics {
       name: 'sandfleet_gateway_runners_up',
       help: 'Runners that answered their last load poll',
       registers,
-      collect () { this.set(set.members.filter((m) => m.up).length) }
+      collect() {
+        this.set(set.members.filter((m) => m.up).length)
+      }
     })
   }
 
   /** Router observer: counts one runner answer. */
-  readonly record = (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void => {
+  readonly record = (
+    result: ExecResult,
+    request: ExecRequest,
+    member: RunnerMember | undefined,
+    attempt: number
+  ): void => {
     const language = request.language ?? 'python'
     const children = this.#childrenOf(language)
     const backend = member?.load?.backend ?? 'none'
     let byStatus = children.executions.get(backend)
-    if (byStatus === undefined) children.executions.set(backend, byStatus = new Map())
+    if (byStatus === undefined) children.executions.set(backend, (byStatus = new Map()))
     let executions = byStatus.get(result.status)
-    if (executions === undefined) byStatus.set(result.status, executions = counterChild(this.executions, { status: result.status, language, backend }))
+    if (executions === undefined)
+      byStatus.set(
+        result.status,
+        (executions = counterChild(this.executions, { status: result.status, language, backend }))
+      )
     executions.inc()
     if (attempt > 1) this.retries.inc({ status: result.status })
     if (result.runner !== '') {
@@ -205,42 +250,57 @@ export class GatewayMetrics {
   }
 
   /** Reports `admission`'s in-flight count, limits and weight when scraped. */
-  watchAdmission (admission: AdmissionGauges): void {
+  watchAdmission(admission: AdmissionGauges): void {
     this.#admission = admission
     this.inFlightNow = () => admission.inFlight
   }
 
   /** The counter children of tenant `name`, its series made at zero. */
-  tenantChildren (name: string): { calls: CounterChild, rejected: Record<QuotaReason, CounterChild> } {
+  tenantChildren(name: string): { calls: CounterChild; rejected: Record<QuotaReason, CounterChild> } {
     this.tenantCalls.inc({ tenant: name }, 0)
     for (const reason of ['in_flight', 'rate'] as const) this.tenantRejected.inc({ tenant: name, reason }, 0)
     return {
       calls: counterChild(this.tenantCalls, { tenant: name }),
-      rejected: { in_flight: counterChild(this.tenantRejected, { tenant: name, reason: 'in_flight' }), rate: counterChild(this.tenantRejected, { tenant: name, reason: 'rate' }) }
+      rejected: {
+        in_flight: counterChild(this.tenantRejected, { tenant: name, reason: 'in_flight' }),
+        rate: counterChild(this.tenantRejected, { tenant: name, reason: 'rate' })
+      }
     }
   }
 
   /** Reports each tenant's calls in flight when scraped. */
-  watchTenants (quotas: ReadonlyMap<string, TenantQuota>): void {
+  watchTenants(quotas: ReadonlyMap<string, TenantQuota>): void {
     this.#tenants = quotas
   }
 
   /** Counts one answered HTTP request; `route` is the route template (or {@link UNMATCHED_ROUTE}). */
-  observeRequest (route: string, method: string, statusCode: number, seconds: number): void {
+  observeRequest(route: string, method: string, statusCode: number, seconds: number): void {
     let byMethod = this.#routes.get(route)
-    if (byMethod === undefined) this.#routes.set(route, byMethod = new Map())
+    if (byMethod === undefined) this.#routes.set(route, (byMethod = new Map()))
     let children = byMethod.get(method)
-    if (children === undefined) byMethod.set(method, children = { duration: histogramChild(this.httpDuration, { route, method }), byStatus: new Map() })
+    if (children === undefined)
+      byMethod.set(
+        method,
+        (children = { duration: histogramChild(this.httpDuration, { route, method }), byStatus: new Map() })
+      )
     let requests = children.byStatus.get(statusCode)
-    if (requests === undefined) children.byStatus.set(statusCode, requests = counterChild(this.httpRequests, { route, method, status_code: String(statusCode) }))
+    if (requests === undefined)
+      children.byStatus.set(
+        statusCode,
+        (requests = counterChild(this.httpRequests, { route, method, status_code: String(statusCode) }))
+      )
     requests.inc()
     children.duration.observe(seconds)
   }
 
-  #childrenOf (language: string): LanguageChildren {
+  #childrenOf(language: string): LanguageChildren {
     let children = this.#children.get(language)
     if (children === undefined) {
-      children = { runDuration: histogramChild(this.runDuration, { language }), queueWait: histogramChild(this.queueWait, { language }), executions: new Map() }
+      children = {
+        runDuration: histogramChild(this.runDuration, { language }),
+        queueWait: histogramChild(this.queueWait, { language }),
+        executions: new Map()
+      }
       this.#children.set(language, children)
     }
     return children

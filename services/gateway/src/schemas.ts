@@ -6,8 +6,18 @@
  * out takes the deployment's default.
  */
 import {
-  BatchRequestSchema, BatchResponseSchema, BatchStreamLineSchema, ErrorBodySchema, ExecRequestSchema,
-  ExecResultSchema, GatewayInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema, timeoutMsOf
+  BatchRequestSchema,
+  BatchResponseSchema,
+  BatchStreamLineSchema,
+  ErrorBodySchema,
+  ExecRequestSchema,
+  ExecResultSchema,
+  GatewayInfoSchema,
+  RunnerLoadSchema,
+  SessionCreateRequestSchema,
+  SessionExecRequestSchema,
+  SessionInfoSchema,
+  timeoutMsOf
 } from '@sandfleet/protocol'
 import type { GatewayConfig } from './config.ts'
 
@@ -17,12 +27,14 @@ type Json = Record<string, unknown>
  * Deep copy with each `$id` turned into a `title`, so one schema can sit inside many routes and
  * the API document still names it (routes/openapi-components.ts).
  */
-export function plain<T> (schema: T): Json {
-  return JSON.parse(JSON.stringify(schema, (_key, value: unknown) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !('$id' in value)) return value
-    const { $id, ...rest } = value as Json
-    return typeof rest.title === 'string' ? rest : { title: $id, ...rest }
-  })) as Json
+export function plain<T>(schema: T): Json {
+  return JSON.parse(
+    JSON.stringify(schema, (_key, value: unknown) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value) || !('$id' in value)) return value
+      const { $id, ...rest } = value as Json
+      return typeof rest.title === 'string' ? rest : { title: $id, ...rest }
+    })
+  ) as Json
 }
 
 /** The deployment's limits the route schemas describe (`maxTimeoutMs` also gives the default of `timeout_ms`). */
@@ -44,22 +56,32 @@ export interface RouteSchemas {
 }
 
 /** `field` with the deployment's limit on it said in its description. */
-function said (field: Json, limit: string): Json {
+function said(field: Json, limit: string): Json {
   const limited = `at most ${limit} on this deployment`
-  return { ...field, description: typeof field.description === 'string' ? `${field.description}; ${limited}` : limited.replace('a', 'A') }
+  return {
+    ...field,
+    description: typeof field.description === 'string' ? `${field.description}; ${limited}` : limited.replace('a', 'A')
+  }
 }
 
-/** `schema` (a request's) with the deployment's limits said on its fields, and its `timeout_ms` defaulting to the deployment's default. */
-function deploymentFields (schema: Json, limits: RouteLimits): Json {
+/**
+ * `schema` (a request's) with the deployment's limits said on its fields, and its `timeout_ms` defaulting to the
+ * deployment's default.
+ */
+function deploymentFields(schema: Json, limits: RouteLimits): Json {
   const props = schema.properties as Record<string, Json>
   if (props.code !== undefined) props.code = said(props.code, `${limits.maxCodeBytes} UTF-8 bytes (maxCodeBytes)`)
-  if (props.timeout_ms !== undefined) props.timeout_ms = { ...said(props.timeout_ms, `${limits.maxTimeoutMs} (maxTimeoutMs)`), default: timeoutMsOf({}, limits.maxTimeoutMs) }
+  if (props.timeout_ms !== undefined)
+    props.timeout_ms = {
+      ...said(props.timeout_ms, `${limits.maxTimeoutMs} (maxTimeoutMs)`),
+      default: timeoutMsOf({}, limits.maxTimeoutMs)
+    }
   if (props.memory_mb !== undefined) props.memory_mb = said(props.memory_mb, `${limits.maxMemoryMb} (maxMemoryMb)`)
   return schema
 }
 
 /** Builds the route schemas for these settings. */
-export function routeSchemas (limits: RouteLimits): RouteSchemas {
+export function routeSchemas(limits: RouteLimits): RouteSchemas {
   const execRequest = deploymentFields(plain(ExecRequestSchema), limits)
   const batchRequest = plain(BatchRequestSchema)
   const props = batchRequest.properties as Record<string, Json>

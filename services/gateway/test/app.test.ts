@@ -4,23 +4,62 @@ import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandflee
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
 import { fakeInfo } from './helpers/fake-runner.ts'
 
-function fakeClient (name: string, answer: (r: ExecRequest) => ExecResult): RunnerClient & { calls: number } {
-  const load: RunnerLoad = { runner: name, state: 'ready', backend: 'process', languages: ['python'], capacity: 2, in_flight: 0, queued: 0, queue_limit: 10, warm: 2, busy: 0, sessions: 0 }
+function fakeClient(name: string, answer: (r: ExecRequest) => ExecResult): RunnerClient & { calls: number } {
+  const load: RunnerLoad = {
+    runner: name,
+    state: 'ready',
+    backend: 'process',
+    languages: ['python'],
+    capacity: 2,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 10,
+    warm: 2,
+    busy: 0,
+    sessions: 0
+  }
   const c = {
     name,
     calls: 0,
-    async execute (r: ExecRequest) { c.calls++; return answer(r) },
-    async executeBatch (rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) { const out = rs.map((r) => { c.calls++; return answer(r) }); out.forEach((r, i) => on?.(i, r)); return out },
-    async load () { return load },
-    async info () { return fakeInfo(load) },
-    async close () {}
+    async execute(r: ExecRequest) {
+      c.calls++
+      return answer(r)
+    },
+    async executeBatch(rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) {
+      const out = rs.map((r) => {
+        c.calls++
+        return answer(r)
+      })
+      out.forEach((r, i) => on?.(i, r))
+      return out
+    },
+    async load() {
+      return load
+    },
+    async info() {
+      return fakeInfo(load)
+    },
+    async close() {}
   }
   return c
 }
-const ok = (name: string) => (r: ExecRequest): ExecResult => ({ ...failedResult('ok', 'x', ''), error: null, exit_code: 0, stdout: r.code, runner: name, sandbox: 's1' })
+const ok =
+  (name: string) =>
+  (r: ExecRequest): ExecResult => ({
+    ...failedResult('ok', 'x', ''),
+    error: null,
+    exit_code: 0,
+    stdout: r.code,
+    runner: name,
+    sandbox: 's1'
+  })
 
 test('bad input is answered 400 with the error body naming the field', async () => {
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [fakeClient('a', ok('a'))], logger: false })
+  const { app } = await buildGatewayApp({
+    config: loadGatewayConfig({ env: {} }),
+    clients: [fakeClient('a', ok('a'))],
+    logger: false
+  })
   try {
     await app.ready()
     const cases: Array<[string, unknown, string | undefined]> = [
@@ -37,20 +76,34 @@ test('bad input is answered 400 with the error body naming the field', async () 
       assert.equal(r.json().status, 'invalid_request')
       assert.equal(r.json().error.field, field)
     }
-    const bad = await app.inject({ method: 'POST', url: '/v1/execute', payload: '{bad', headers: { 'content-type': 'application/json' } })
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/v1/execute',
+      payload: '{bad',
+      headers: { 'content-type': 'application/json' }
+    })
     assert.equal(bad.statusCode, 400)
     assert.equal(bad.json().error.code, 'SF_ERR_GATEWAY_INVALID_JSON')
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })
 
 test('a wrong method on a known path is a 405 whose Allow lists the methods it takes; an unknown path a 404', async () => {
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [fakeClient('a', ok('a'))], logger: false })
+  const { app } = await buildGatewayApp({
+    config: loadGatewayConfig({ env: {} }),
+    clients: [fakeClient('a', ok('a'))],
+    logger: false
+  })
   try {
     await app.ready()
     const get = await app.inject({ method: 'GET', url: '/v1/execute' })
     assert.equal(get.statusCode, 405)
     assert.equal(get.headers.allow, 'POST')
-    assert.deepEqual(get.json(), { status: 'invalid_request', error: { code: 'SF_ERR_GATEWAY_METHOD_NOT_ALLOWED', message: '/v1/execute does not take GET; it takes POST' } })
+    assert.deepEqual(get.json(), {
+      status: 'invalid_request',
+      error: { code: 'SF_ERR_GATEWAY_METHOD_NOT_ALLOWED', message: '/v1/execute does not take GET; it takes POST' }
+    })
     // a path with a parameter, and the query left out of the match
     const put = await app.inject({ method: 'PUT', url: '/v1/sessions/abc?x=1' })
     assert.equal(put.statusCode, 405)
@@ -60,13 +113,21 @@ test('a wrong method on a known path is a 405 whose Allow lists the methods it t
     assert.equal(missing.statusCode, 404)
     assert.equal(missing.headers.allow, undefined)
     assert.equal(missing.json().error.code, 'SF_ERR_GATEWAY_NOT_FOUND')
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })
 
 test('an infra_error is retried on another runner, a user error is not', async () => {
-  const broken = fakeClient('broken', (r) => failedResult('infra_error', 'SF_ERR_X', 'boom', { runner: 'broken', request_id: r.request_id }))
+  const broken = fakeClient('broken', (r) =>
+    failedResult('infra_error', 'SF_ERR_X', 'boom', { runner: 'broken', request_id: r.request_id })
+  )
   const good = fakeClient('good', ok('good'))
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [broken, good], logger: false })
+  const { app } = await buildGatewayApp({
+    config: loadGatewayConfig({ env: {} }),
+    clients: [broken, good],
+    logger: false
+  })
   try {
     await app.ready()
     for (let i = 0; i < 4; i++) {
@@ -74,11 +135,21 @@ test('an infra_error is retried on another runner, a user error is not', async (
       assert.equal(r.json().status, 'ok')
       assert.equal(r.json().runner, 'good')
     }
-    const nd = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: { accept: 'application/x-ndjson' }, payload: { requests: [{ code: 'a' }, { code: 'b' }, { code: 'c' }] } })
-    const lines = nd.body.trim().split('\n').map((l) => JSON.parse(l))
+    const nd = await app.inject({
+      method: 'POST',
+      url: '/v1/execute/batch',
+      headers: { accept: 'application/x-ndjson' },
+      payload: { requests: [{ code: 'a' }, { code: 'b' }, { code: 'c' }] }
+    })
+    const lines = nd.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     assert.deepEqual(lines.map((l) => l.index).sort(), [0, 1, 2])
     assert.ok(lines.every((l) => l.result.status === 'ok'))
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
   const userErr = fakeClient('u', (r) => ({ ...ok('u')(r), status: 'error', exit_code: 1 }))
   const other = fakeClient('o', (r) => ({ ...ok('o')(r), status: 'error', exit_code: 1 }))
   const g2 = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [userErr, other], logger: false })
@@ -87,5 +158,7 @@ test('an infra_error is retried on another runner, a user error is not', async (
     const r = await g2.app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'raise' } })
     assert.equal(r.json().status, 'error')
     assert.equal(userErr.calls + other.calls, 1)
-  } finally { await g2.app.close() }
+  } finally {
+    await g2.app.close()
+  }
 })

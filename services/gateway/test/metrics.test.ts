@@ -4,19 +4,53 @@ import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandflee
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
 import { fakeInfo } from './helpers/fake-runner.ts'
 
-/** A runner answering `error` for code `raise`, `queue_timeout` (it never ran) for `late`, else `ok`, taking 2 ms and waiting 3. */
-function runner (name: string, backend: string): RunnerClient {
-  const load: RunnerLoad = { runner: name, state: 'ready', backend, languages: ['python', 'javascript'], capacity: 8, in_flight: 0, queued: 0, queue_limit: 100, warm: 8, busy: 0, sessions: 0 }
-  const answer = (r: ExecRequest): ExecResult => r.code === 'late'
-    ? failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'late', { runner: name, queue_ms: 3 })
-    : { ...failedResult(r.code === 'raise' ? 'error' : 'ok', 'x', ''), error: null, exit_code: r.code === 'raise' ? 1 : 0, duration_ms: 2, queue_ms: 3, runner: name, sandbox: 's1' }
+/**
+ * A runner answering `error` for code `raise`, `queue_timeout` (it never ran) for `late`, else `ok`, taking 2 ms and
+ * waiting 3.
+ */
+function runner(name: string, backend: string): RunnerClient {
+  const load: RunnerLoad = {
+    runner: name,
+    state: 'ready',
+    backend,
+    languages: ['python', 'javascript'],
+    capacity: 8,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 100,
+    warm: 8,
+    busy: 0,
+    sessions: 0
+  }
+  const answer = (r: ExecRequest): ExecResult =>
+    r.code === 'late'
+      ? failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'late', { runner: name, queue_ms: 3 })
+      : {
+          ...failedResult(r.code === 'raise' ? 'error' : 'ok', 'x', ''),
+          error: null,
+          exit_code: r.code === 'raise' ? 1 : 0,
+          duration_ms: 2,
+          queue_ms: 3,
+          runner: name,
+          sandbox: 's1'
+        }
   return {
     name,
-    async execute (r) { return answer(r) },
-    async executeBatch (rs, on) { const out = rs.map(answer); out.forEach((r, i) => on?.(i, r)); return out },
-    async load () { return load },
-    async info () { return fakeInfo(load) },
-    async close () {}
+    async execute(r) {
+      return answer(r)
+    },
+    async executeBatch(rs, on) {
+      const out = rs.map(answer)
+      out.forEach((r, i) => on?.(i, r))
+      return out
+    },
+    async load() {
+      return load
+    },
+    async info() {
+      return fakeInfo(load)
+    },
+    async close() {}
   }
 }
 
@@ -32,26 +66,56 @@ const series = (text: string, name: string, labels: string): number => {
 }
 
 test('gateway metrics count every item of a batch once, by status, language and backend, and the run and queue times of every runner answer', async () => {
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [runner('r1', 'process')], logger: false })
+  const { app } = await buildGatewayApp({
+    config: loadGatewayConfig({ env: {} }),
+    clients: [runner('r1', 'process')],
+    logger: false
+  })
   try {
     await app.ready()
-    const requests = [{ code: 'a' }, { code: 'b' }, { code: 'raise' }, { code: 'late' }, { code: 'c', language: 'javascript' }]
+    const requests = [
+      { code: 'a' },
+      { code: 'b' },
+      { code: 'raise' },
+      { code: 'late' },
+      { code: 'c', language: 'javascript' }
+    ]
     for (const accept of ['application/json', 'application/x-ndjson']) {
-      const r = await app.inject({ method: 'POST', url: '/v1/execute/batch', headers: { accept }, payload: { requests } })
+      const r = await app.inject({
+        method: 'POST',
+        url: '/v1/execute/batch',
+        headers: { accept },
+        payload: { requests }
+      })
       assert.equal(r.statusCode, 200)
     }
     await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'd' } })
     const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
-    const executions = (status: string, language: string): number => series(text, 'sandfleet_gateway_executions_total', `status="${status}",language="${language}",backend="process"`)
-    assert.deepEqual([executions('ok', 'python'), executions('error', 'python'), executions('queue_timeout', 'python'), executions('ok', 'javascript')], [5, 2, 2, 2])
+    const executions = (status: string, language: string): number =>
+      series(text, 'sandfleet_gateway_executions_total', `status="${status}",language="${language}",backend="process"`)
+    assert.deepEqual(
+      [
+        executions('ok', 'python'),
+        executions('error', 'python'),
+        executions('queue_timeout', 'python'),
+        executions('ok', 'javascript')
+      ],
+      [5, 2, 2, 2]
+    )
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_count', 'language="python"'), 9)
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.0025",language="python"'), 9)
-    assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.001",language="python"'), 2, 'the queue_timeouts, which ran 0 ms')
+    assert.equal(
+      series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.001",language="python"'),
+      2,
+      'the queue_timeouts, which ran 0 ms'
+    )
     assert.equal(series(text, 'sandfleet_gateway_queue_wait_seconds_sum', 'language="javascript"'), 0.006)
     // No attempt was retried: the counter is declared and has no series yet.
     assert.match(text, /^# TYPE sandfleet_gateway_retries_total counter$/m)
     assert.deepEqual(samples(text, 'sandfleet_gateway_retries_total'), [])
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })
 
 test('gateway metrics count a retried attempt by the status it ended with', async () => {
@@ -59,12 +123,31 @@ test('gateway metrics count a retried attempt by the status it ended with', asyn
   /** Runners of which the fleet's first answer is a retriable infra_error, every later one `ok`. */
   const flaky = (name: string): RunnerClient => {
     const base = runner(name, 'process')
-    const answer = (r: ExecRequest): ExecResult => ++calls === 1
-      ? failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died', { runner: name })
-      : { ...failedResult('ok', 'x', ''), error: null, exit_code: 0, duration_ms: 2, queue_ms: 3, runner: name, sandbox: 's1', stdout: r.code }
-    return { ...base, async execute (r) { return answer(r) } }
+    const answer = (r: ExecRequest): ExecResult =>
+      ++calls === 1
+        ? failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died', { runner: name })
+        : {
+            ...failedResult('ok', 'x', ''),
+            error: null,
+            exit_code: 0,
+            duration_ms: 2,
+            queue_ms: 3,
+            runner: name,
+            sandbox: 's1',
+            stdout: r.code
+          }
+    return {
+      ...base,
+      async execute(r) {
+        return answer(r)
+      }
+    }
   }
-  const { app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [flaky('r1'), flaky('r2')], logger: false })
+  const { app } = await buildGatewayApp({
+    config: loadGatewayConfig({ env: {} }),
+    clients: [flaky('r1'), flaky('r2')],
+    logger: false
+  })
   try {
     await app.ready()
     const r = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'again' } })
@@ -72,5 +155,7 @@ test('gateway metrics count a retried attempt by the status it ended with', asyn
     const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
     assert.equal(series(text, 'sandfleet_gateway_retries_total', 'status="ok"'), 1)
     assert.equal(series(text, 'sandfleet_gateway_executions_total', 'status="infra_error",language="python"'), 1)
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })

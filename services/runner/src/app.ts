@@ -7,7 +7,8 @@
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
  *   On both, `x-sandfleet-queue-timeout-ms` (`RUNNER_HEADERS.queueTimeoutMs`) is how long the
  *   caller lets the jobs wait for a sandbox; the runner's `queueTimeoutMs` caps it.
- * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET /readyz`, `GET /metrics`.
+ * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET
+ *   /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
  *
  * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
@@ -15,11 +16,32 @@
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import {
-  BatchRequestSchema, BatchResponseSchema, ErrorBodySchema, ExecRequestSchema, ExecResultSchema, NDJSON,
-  RUNNER_HEADERS, RUNNER_PATHS, RunnerInfoSchema, RunnerLoadSchema, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
-  type BatchRequest, type ErrorBody, type ExecRequest
+  BatchRequestSchema,
+  BatchResponseSchema,
+  ErrorBodySchema,
+  ExecRequestSchema,
+  ExecResultSchema,
+  NDJSON,
+  RUNNER_HEADERS,
+  RUNNER_PATHS,
+  RunnerInfoSchema,
+  RunnerLoadSchema,
+  SessionCreateRequestSchema,
+  SessionExecRequestSchema,
+  SessionInfoSchema,
+  type BatchRequest,
+  type ErrorBody,
+  type ExecRequest
 } from '@sandfleet/protocol'
-import { NdjsonWriter, callerSignal, errorBody as registryBody, frameworkErrorHandler, installErrorShape, installJsonBody, type EdgeOptions } from '@sandfleet/protocol/http'
+import {
+  NdjsonWriter,
+  callerSignal,
+  errorBody as registryBody,
+  frameworkErrorHandler,
+  installErrorShape,
+  installJsonBody,
+  type EdgeOptions
+} from '@sandfleet/protocol/http'
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner/runner.ts'
@@ -34,29 +56,38 @@ export interface RunnerAppOptions {
 }
 
 /** The ErrorBody of one of the runner's codes. */
-function errorBody (code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
+function errorBody(code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
   return registryBody(RUNNER_ERRORS, code, message, field)
 }
 
 /** The caller's queue budget from its header: undefined when absent, NaN when it is not whole milliseconds. */
-function queueTimeoutOf (headers: Record<string, string | string[] | undefined>): number | undefined {
+function queueTimeoutOf(headers: Record<string, string | string[] | undefined>): number | undefined {
   const raw = headers[RUNNER_HEADERS.queueTimeoutMs]
   if (raw === undefined) return undefined
   return typeof raw === 'string' && /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN
 }
 
 /** The tenant a gateway runs the call for (`RUNNER_HEADERS.tenant`), if it said. */
-function tenantOf (headers: Record<string, string | string[] | undefined>): string | undefined {
+function tenantOf(headers: Record<string, string | string[] | undefined>): string | undefined {
   const raw = headers[RUNNER_HEADERS.tenant]
   return typeof raw === 'string' && raw !== '' ? raw : undefined
 }
 
-const BAD_QUEUE_TIMEOUT = errorBody('SF_ERR_RUNNER_INVALID_REQUEST', `${RUNNER_HEADERS.queueTimeoutMs} must be a whole number of milliseconds`, RUNNER_HEADERS.queueTimeoutMs)
+const BAD_QUEUE_TIMEOUT = errorBody(
+  'SF_ERR_RUNNER_INVALID_REQUEST',
+  `${RUNNER_HEADERS.queueTimeoutMs} must be a whole number of milliseconds`,
+  RUNNER_HEADERS.queueTimeoutMs
+)
 
 /** The runner's internal API on `runner`; see the module comment. */
-export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
+export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): FastifyInstance {
   const logger = options.logger as { child?: unknown } | undefined
-  const edge: EdgeOptions<RunnerErrorCode> = { registry: RUNNER_ERRORS, codes: RUNNER_EDGE_CODES, service: 'runner', maxBodyBytes: options.maxBodyBytes ?? runner.config.maxBodyBytes }
+  const edge: EdgeOptions<RunnerErrorCode> = {
+    registry: RUNNER_ERRORS,
+    codes: RUNNER_EDGE_CODES,
+    service: 'runner',
+    maxBodyBytes: options.maxBodyBytes ?? runner.config.maxBodyBytes
+  }
   const app = Fastify({
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: edge.maxBodyBytes,
@@ -84,36 +115,68 @@ export function buildRunnerApp (runner: Runner, options: RunnerAppOptions = {}):
 
   const errorResponses = { 400: ErrorBodySchema, 503: ErrorBodySchema }
 
-  app.post<{ Body: ExecRequest }>(RUNNER_PATHS.execute, {
-    schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
-  }, async (request, reply) => {
-    const call = runner.prepare(request.body)
-    if (call.problem !== undefined) return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
-    const queueTimeoutMs = queueTimeoutOf(request.headers)
-    if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-    // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
-    return await runner.run(call, { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) })
-  })
-
-  app.post<{ Body: BatchRequest }>(RUNNER_PATHS.batch, {
-    schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
-  }, async (request, reply) => {
-    const calls = request.body.requests.map((r) => runner.prepare(r))
-    for (let i = 0; i < calls.length; i++) {
-      const problem = calls[i].problem
-      if (problem !== undefined) return await reply.code(400).send(errorBody(problem.code, `requests/${i}/${problem.field}: ${problem.message}`, `requests/${i}/${problem.field}`))
+  app.post<{ Body: ExecRequest }>(
+    RUNNER_PATHS.execute,
+    {
+      schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
+    },
+    async (request, reply) => {
+      const call = runner.prepare(request.body)
+      if (call.problem !== undefined)
+        return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
+      const queueTimeoutMs = queueTimeoutOf(request.headers)
+      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
+      return await runner.run(call, {
+        signal: callerSignal(reply.raw),
+        queueTimeoutMs,
+        tenant: tenantOf(request.headers)
+      })
     }
-    const queueTimeoutMs = queueTimeoutOf(request.headers)
-    if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-    // A client that goes away cancels what still waits.
-    const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
-    const accept = request.headers.accept ?? ''
-    if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
-    // Streaming: one line per result as it finishes, the lines ready in one turn written together.
-    const lines = new NdjsonWriter()
-    void runner.runBatch(calls, (index, result) => { lines.push({ index, result }) }, options).then(() => { lines.end() })
-    return await reply.header('content-type', NDJSON).send(lines.stream)
-  })
+  )
+
+  app.post<{ Body: BatchRequest }>(
+    RUNNER_PATHS.batch,
+    {
+      schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
+    },
+    async (request, reply) => {
+      const calls = request.body.requests.map((r) => runner.prepare(r))
+      for (let i = 0; i < calls.length; i++) {
+        const problem = calls[i].problem
+        if (problem !== undefined)
+          return await reply
+            .code(400)
+            .send(
+              errorBody(
+                problem.code,
+                `requests/${i}/${problem.field}: ${problem.message}`,
+                `requests/${i}/${problem.field}`
+              )
+            )
+      }
+      const queueTimeoutMs = queueTimeoutOf(request.headers)
+      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      // A client that goes away cancels what still waits.
+      const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
+      const accept = request.headers.accept ?? ''
+      if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
+      // Streaming: one line per result as it finishes, the lines ready in one turn written together.
+      const lines = new NdjsonWriter()
+      void runner
+        .runBatch(
+          calls,
+          (index, result) => {
+            lines.push({ index, result })
+          },
+          options
+        )
+        .then(() => {
+          lines.end()
+        })
+      return await reply.header('content-type', NDJSON).send(lines.stream)
+    }
+  )
 
   sessionRoutes(app, () => runner.sessions)
 

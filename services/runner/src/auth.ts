@@ -15,7 +15,7 @@ const BEARER = 'bearer '
  * A check of `Authorization` headers against `secret`, in constant time: both sides are hashed
  * to 32 bytes first, so neither the secret's length nor a matching prefix shows in the timing.
  */
-export function bearerCheck (secret: string): (authorization: string | string[] | undefined) => boolean {
+export function bearerCheck(secret: string): (authorization: string | string[] | undefined) => boolean {
   const want = createHash('sha256').update(secret).digest()
   return (authorization) => {
     if (typeof authorization !== 'string' || authorization.length <= BEARER.length) return false

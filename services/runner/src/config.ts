@@ -7,7 +7,21 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
-import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, QUEUE_TIMEOUT_MS, configEnvName, configFlagName, configFlags, defineCommand, parseCommandLine, CommandLineError, type FlagSpec, schemaErrorMessage } from '@sandfleet/protocol'
+import {
+  GRACES,
+  ISOLATION_LEVELS,
+  LANGUAGES,
+  LIMITS,
+  QUEUE_TIMEOUT_MS,
+  configEnvName,
+  configFlagName,
+  configFlags,
+  defineCommand,
+  parseCommandLine,
+  CommandLineError,
+  type FlagSpec,
+  schemaErrorMessage
+} from '@sandfleet/protocol'
 import { ConfigError } from './errors.ts'
 import { DOCKER_DEFAULTS, DOCKER_SETTINGS } from './backends/docker/docker-config.ts'
 import { PYODIDE_DEFAULTS, PYODIDE_SETTINGS } from './backends/pyodide/pyodide-config.ts'
@@ -22,38 +36,96 @@ const int = (minimum: number, maximum: number, description: string): TInteger =>
   Type.Integer({ minimum, maximum, description })
 
 /** Schema of {@link RunnerConfig}: every key, its bounds and its meaning. */
-export const RunnerConfigSchema = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 128, description: 'Runner id, unique in the fleet (default runner-<host>-<pid>)' }),
-  host: Type.String({ minLength: 1, description: 'Address the internal API listens on' }),
-  port: int(0, 65_535, 'Port the internal API listens on (0: any free port)'),
-  backend: Type.Union(BACKENDS.map((b) => Type.Literal(b)), { description: 'Driver of the Python pool; auto = strongest isolation available; unsafe = no isolation (prints a warning)' }),
-  languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l))), { uniqueItems: true, description: 'Languages served (empty: every language with an available driver)' }),
-  poolSize: int(1, 4096, 'Pre-warmed sandboxes per language (default: twice the number of cores; a driver may keep fewer: javascript at most cores + 1)'),
-  maxJobsPerSandbox: int(0, Number.MAX_SAFE_INTEGER, 'Jobs a sandbox runs before it is replaced (0: no limit)'),
-  maxQueuedJobs: int(0, 1_000_000, 'Jobs waiting for a sandbox before new ones are answered overloaded'),
-  queueTimeoutMs: int(1, LIMITS.maxTimeoutMs, 'Longest a job waits for a sandbox before it is answered queue_timeout'),
-  drainTimeoutMs: int(0, LIMITS.maxTimeoutMs, 'On shutdown, how long queued and running jobs may finish'),
-  replaceBackoffMs: int(1, 60_000, 'First delay before retrying a sandbox that failed to start (doubles)'),
-  replaceBackoffMaxMs: int(1, 600_000, 'Longest delay between retries of a sandbox that fails to start'),
-  maxTimeoutMs: int(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, 'Largest timeout_ms accepted'),
-  maxMemoryMb: int(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, 'Largest memory_mb accepted'),
-  maxCodeBytes: int(1, 64 * 1024 * 1024, 'Largest code accepted, in UTF-8 bytes'),
-  maxBodyBytes: int(1024, 1024 * 1024 * 1024, 'Largest HTTP request body, in bytes; a larger one is refused with 413'),
-  maxOutputBytes: int(0, 64 * 1024 * 1024, 'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'),
-  graceMs: int(0, 600_000, 'Beyond timeout_ms and the backend\'s own stop time, how long a sandbox may take to answer before its job is answered timeout and the sandbox killed'),
-  isolation: Type.Union(ISOLATION_LEVELS.map((l) => Type.Literal(l)), { description: 'Isolation level of Python jobs that name none (process and docker backends): fork (a fresh process per job) or reuse (a warm process reused while a check after each job proves it clean; a job may still ask for fork)' }),
-  allowReuse: Type.Boolean({ description: 'Whether a job may run at the reuse isolation level (false: every job runs at fork, whatever it or isolation asks)' }),
-  pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
-  executorPath: Type.String({ description: 'Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image\'s when set, else the image\'s own)' }),
-  ...DOCKER_SETTINGS,
-  sandboxMemoryMb: int(0, LIMITS.maxMemoryMb * 2, 'Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024; pyodide: each sandbox\'s share of its host process\'s ceiling, 0: maxMemoryMb + 1024)'),
-  sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
-  ...PYODIDE_SETTINGS,
-  runnerSecret: Type.String({ description: 'Shared secret of the fleet: every call but /healthz and /readyz must carry it as Authorization: Bearer SECRET (at least 16 characters; empty: no secret asked, for a runner only gateways can reach)' }),
-  maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
-  maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { description: 'Log level of `sandfleet runner`' })
-}, { additionalProperties: false })
+export const RunnerConfigSchema = Type.Object(
+  {
+    id: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'Runner id, unique in the fleet (default runner-<host>-<pid>)'
+    }),
+    host: Type.String({ minLength: 1, description: 'Address the internal API listens on' }),
+    port: int(0, 65_535, 'Port the internal API listens on (0: any free port)'),
+    backend: Type.Union(
+      BACKENDS.map((b) => Type.Literal(b)),
+      {
+        description:
+          'Driver of the Python pool; auto = strongest isolation available; unsafe = no isolation (prints a warning)'
+      }
+    ),
+    languages: Type.Array(Type.Union(LANGUAGES.map((l) => Type.Literal(l))), {
+      uniqueItems: true,
+      description: 'Languages served (empty: every language with an available driver)'
+    }),
+    poolSize: int(
+      1,
+      4096,
+      'Pre-warmed sandboxes per language (default: twice the number of cores; a driver may keep fewer: javascript at most cores + 1)'
+    ),
+    maxJobsPerSandbox: int(0, Number.MAX_SAFE_INTEGER, 'Jobs a sandbox runs before it is replaced (0: no limit)'),
+    maxQueuedJobs: int(0, 1_000_000, 'Jobs waiting for a sandbox before new ones are answered overloaded'),
+    queueTimeoutMs: int(
+      1,
+      LIMITS.maxTimeoutMs,
+      'Longest a job waits for a sandbox before it is answered queue_timeout'
+    ),
+    drainTimeoutMs: int(0, LIMITS.maxTimeoutMs, 'On shutdown, how long queued and running jobs may finish'),
+    replaceBackoffMs: int(1, 60_000, 'First delay before retrying a sandbox that failed to start (doubles)'),
+    replaceBackoffMaxMs: int(1, 600_000, 'Longest delay between retries of a sandbox that fails to start'),
+    maxTimeoutMs: int(LIMITS.minTimeoutMs, LIMITS.maxTimeoutMs, 'Largest timeout_ms accepted'),
+    maxMemoryMb: int(LIMITS.minMemoryMb, LIMITS.maxMemoryMb, 'Largest memory_mb accepted'),
+    maxCodeBytes: int(1, 64 * 1024 * 1024, 'Largest code accepted, in UTF-8 bytes'),
+    maxBodyBytes: int(
+      1024,
+      1024 * 1024 * 1024,
+      'Largest HTTP request body, in bytes; a larger one is refused with 413'
+    ),
+    maxOutputBytes: int(
+      0,
+      64 * 1024 * 1024,
+      'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'
+    ),
+    graceMs: int(
+      0,
+      600_000,
+      "Beyond timeout_ms and the backend's own stop time, how long a sandbox may take to answer before its job is answered timeout and the sandbox killed"
+    ),
+    isolation: Type.Union(
+      ISOLATION_LEVELS.map((l) => Type.Literal(l)),
+      {
+        description:
+          'Isolation level of Python jobs that name none (process and docker backends): fork (a fresh process per job) or reuse (a warm process reused while a check after each job proves it clean; a job may still ask for fork)'
+      }
+    ),
+    allowReuse: Type.Boolean({
+      description:
+        'Whether a job may run at the reuse isolation level (false: every job runs at fork, whatever it or isolation asks)'
+    }),
+    pythonPath: Type.String({ minLength: 1, description: 'Python interpreter of the process and unsafe backends' }),
+    executorPath: Type.String({
+      description:
+        "Path of executor.py (empty: the one shipped in sandbox-images/python; docker backend: bound over the image's when set, else the image's own)"
+    }),
+    ...DOCKER_SETTINGS,
+    sandboxMemoryMb: int(
+      0,
+      LIMITS.maxMemoryMb * 2,
+      "Memory limit of one whole sandbox through cgroups (0: maxMemoryMb + 512; docker backend: 1024; pyodide: each sandbox's share of its host process's ceiling, 0: maxMemoryMb + 1024)"
+    ),
+    sandboxPids: int(0, 1_000_000, 'Process limit of one whole sandbox through cgroups (0: none; docker backend: 128)'),
+    ...PYODIDE_SETTINGS,
+    runnerSecret: Type.String({
+      description:
+        'Shared secret of the fleet: every call but /healthz and /readyz must carry it as Authorization: Bearer SECRET (at least 16 characters; empty: no secret asked, for a runner only gateways can reach)'
+    }),
+    maxSessions: int(0, 100_000, 'Stateful sessions held at once (0: sessions disabled)'),
+    maxSessionsPerKey: int(1, 100_000, 'Sessions one API key may hold at once on this runner'),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { description: 'Log level of `sandfleet runner`' }
+    )
+  },
+  { additionalProperties: false }
+)
 
 /** The runner's configuration, frozen. Build it with {@link parseRunnerConfig} or {@link runnerConfig}. */
 export type RunnerConfig = Readonly<Static<typeof RunnerConfigSchema>>
@@ -62,7 +134,7 @@ export type RunnerConfigInput = Partial<Static<typeof RunnerConfigSchema>>
 
 /** The defaults, computed on this host. */
 
-export function runnerConfigDefaults (): Static<typeof RunnerConfigSchema> {
+export function runnerConfigDefaults(): Static<typeof RunnerConfigSchema> {
   return {
     id: `runner-${hostname()}-${process.pid}`,
     host: '127.0.0.1',
@@ -114,18 +186,21 @@ export const RUNNER_ENV: ReadonlyMap<string, Key> = new Map(KEYS.map((k) => [con
 /** `sandfleet runner`: every key of the config is a flag and a `SANDFLEET_*` variable. */
 export const RUNNER_COMMAND = defineCommand({
   name: 'sandfleet runner',
-  summary: 'One runner and its internal API (for gateways); it says at start-up which backend it chose, and drains on SIGTERM.',
+  summary:
+    'One runner and its internal API (for gateways); it says at start-up which backend it chose, and drains on SIGTERM.',
   flags: withDefaults(configFlags(RunnerConfigSchema))
 })
 
 /** The flags' help with this host's defaults. */
-function withDefaults (flags: Record<string, FlagSpec>): Record<string, FlagSpec> {
+function withDefaults(flags: Record<string, FlagSpec>): Record<string, FlagSpec> {
   const defaults = runnerConfigDefaults() as Record<string, unknown>
-  return Object.fromEntries(Object.entries(flags).map(([name, flag]) => {
-    const d = defaults[name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]
-    const shown = Array.isArray(d) ? d.join(',') : String(d)
-    return [name, shown === '' || name === 'id' ? flag : { ...flag, help: `${flag.help} (default ${shown})` }]
-  }))
+  return Object.fromEntries(
+    Object.entries(flags).map(([name, flag]) => {
+      const d = defaults[name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]
+      const shown = Array.isArray(d) ? d.join(',') : String(d)
+      return [name, shown === '' || name === 'id' ? flag : { ...flag, help: `${flag.help} (default ${shown})` }]
+    })
+  )
 }
 
 /** Where the configuration comes from. */
@@ -134,7 +209,10 @@ export interface ConfigSources {
   argv?: readonly string[]
   /** Environment; only the `SANDFLEET_*` names of this schema are read. */
   env?: Readonly<Record<string, string | undefined>>
-  /** Flags already read (by a command that takes more than the runner's), keyed like the config; text is converted like a flag's. */
+  /**
+   * Flags already read (by a command that takes more than the runner's), keyed like the config; text is converted like
+   * a flag's.
+   */
   values?: Readonly<Record<string, unknown>>
   /** Values set by code; they win over flags and environment. */
   overrides?: RunnerConfigInput
@@ -142,11 +220,16 @@ export interface ConfigSources {
   allowUnknownFlags?: boolean
 }
 
-function coerce (key: Key, raw: string): unknown {
+function coerce(key: Key, raw: string): unknown {
   const schema = RunnerConfigSchema.properties[key] as TSchema & { type?: string }
   if (schema.type === 'integer') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw
-  if (schema.type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  if (schema.type === 'boolean') return raw === '' || raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
+  if (schema.type === 'array')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+  if (schema.type === 'boolean')
+    return raw === '' || raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
   return raw
 }
 
@@ -154,7 +237,7 @@ function coerce (key: Key, raw: string): unknown {
  * Reads flags, environment and overrides into a frozen {@link RunnerConfig}.
  * Throws a {@link ConfigError} listing every problem (unknown flag, wrong type, out of range).
  */
-export function parseRunnerConfig (sources: ConfigSources = {}): RunnerConfig {
+export function parseRunnerConfig(sources: ConfigSources = {}): RunnerConfig {
   return readRunnerConfig(sources).config
 }
 
@@ -162,11 +245,11 @@ export function parseRunnerConfig (sources: ConfigSources = {}): RunnerConfig {
  * Like {@link parseRunnerConfig}, and also returns the arguments it did not take (with
  * `allowUnknownFlags`), for a command line that mixes the runner's flags with others.
  */
-export function readRunnerConfig (sources: ConfigSources = {}): { config: RunnerConfig, rest: string[] } {
+export function readRunnerConfig(sources: ConfigSources = {}): { config: RunnerConfig; rest: string[] } {
   return parseWithRest(sources)
 }
 
-function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: string[] } {
+function parseWithRest(sources: ConfigSources): { config: RunnerConfig; rest: string[] } {
   const problems: string[] = []
   const values: Record<string, unknown> = runnerConfigDefaults()
   const origin: Record<string, string> = {}
@@ -186,37 +269,52 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
   if (sources.allowUnknownFlags !== true) {
     for (let i = 0; i < parsed.rest.length; i++) {
       const arg = parsed.rest[i]
-      if (!arg.startsWith('--')) { problems.push(`unexpected argument "${arg}"`); continue }
+      if (!arg.startsWith('--')) {
+        problems.push(`unexpected argument "${arg}"`)
+        continue
+      }
       problems.push(`unknown flag ${arg.split('=')[0]}`)
       if (!arg.includes('=') && parsed.rest[i + 1] !== undefined && !parsed.rest[i + 1].startsWith('--')) i++
     }
   }
   for (const [key, value] of Object.entries({ ...parsed.values, ...sources.values })) {
     if (value === undefined) continue
-    if (!KEYS.includes(key as Key)) { problems.push(`--${configFlagName(key)}: unknown flag`); continue }
+    if (!KEYS.includes(key as Key)) {
+      problems.push(`--${configFlagName(key)}: unknown flag`)
+      continue
+    }
     values[key] = typeof value === 'string' ? coerce(key as Key, value) : value
     origin[key] = `--${configFlagName(key)}`
   }
   for (const [key, value] of Object.entries(sources.overrides ?? {})) {
     if (value === undefined) continue
-    if (!KEYS.includes(key as Key)) { problems.push(`unknown key "${key}"`); continue }
+    if (!KEYS.includes(key as Key)) {
+      problems.push(`unknown key "${key}"`)
+      continue
+    }
     values[key] = value
     origin[key] = 'overrides'
   }
   for (const error of Value.Errors(RunnerConfigSchema, values)) {
     const key = error.path.split('/')[1] ?? ''
     const where = origin[key] === undefined ? key : `${key} (${origin[key]})`
-    problems.push(`${where}: ${schemaErrorMessage(error)} (got ${JSON.stringify(ValuePointer.Get(values, error.path))})`)
+    problems.push(
+      `${where}: ${schemaErrorMessage(error)} (got ${JSON.stringify(ValuePointer.Get(values, error.path))})`
+    )
   }
   if (problems.length === 0 && (values.replaceBackoffMaxMs as number) < (values.replaceBackoffMs as number)) {
     problems.push('replaceBackoffMaxMs: must be ≥ replaceBackoffMs')
   }
   if (problems.length === 0 && values.isolation === 'reuse' && values.allowReuse === false) {
-    problems.push(`isolation${origin.isolation === undefined ? '' : ` (${origin.isolation})`}: reuse, but allowReuse is false`)
+    problems.push(
+      `isolation${origin.isolation === undefined ? '' : ` (${origin.isolation})`}: reuse, but allowReuse is false`
+    )
   }
   const secret = values.runnerSecret
   if (typeof secret === 'string' && secret !== '' && secret.length < MIN_SECRET_CHARS) {
-    problems.push(`runnerSecret${origin.runnerSecret === undefined ? '' : ` (${origin.runnerSecret})`}: must be at least ${MIN_SECRET_CHARS} characters (got ${secret.length})`)
+    problems.push(
+      `runnerSecret${origin.runnerSecret === undefined ? '' : ` (${origin.runnerSecret})`}: must be at least ${MIN_SECRET_CHARS} characters (got ${secret.length})`
+    )
   }
   if (problems.length > 0) throw new ConfigError(problems)
   values.languages = Object.freeze([...(values.languages as string[])])
@@ -225,6 +323,6 @@ function parseWithRest (sources: ConfigSources): { config: RunnerConfig, rest: s
 }
 
 /** A frozen configuration from code: the defaults with `input` applied, validated. */
-export function runnerConfig (input: RunnerConfigInput = {}): RunnerConfig {
+export function runnerConfig(input: RunnerConfigInput = {}): RunnerConfig {
   return parseWithRest({ overrides: input }).config
 }

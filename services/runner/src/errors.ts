@@ -7,50 +7,188 @@
  * choice) and used to name codes in results and HTTP error bodies.
  */
 import { SESSION_LOST, SESSION_NOT_FOUND } from '@sandfleet/protocol'
-import { RegisteredError, type EdgeCodes, type ErrorRegistry, type RegisteredErrorOptions } from '@sandfleet/protocol/http'
+import {
+  RegisteredError,
+  type EdgeCodes,
+  type ErrorRegistry,
+  type RegisteredErrorOptions
+} from '@sandfleet/protocol/http'
 
-/** Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link ErrorRegistry} shape). */
+/**
+ * Every code the runner produces, with the HTTP status and the result status a caller sees (the kit's {@link
+ * ErrorRegistry} shape).
+ */
 export const RUNNER_ERRORS = Object.freeze({
   SF_ERR_RUNNER_CONFIG: { statusCode: 500, status: 'infra_error', message: 'Invalid runner configuration' },
-  SF_ERR_RUNNER_DRIVER_UNAVAILABLE: { statusCode: 500, status: 'infra_error', message: 'The backend is not available in this runner' },
-  SF_ERR_RUNNER_NO_BACKEND: { statusCode: 500, status: 'infra_error', message: 'No isolation backend is available on this host' },
-  SF_ERR_RUNNER_POOL_START: { statusCode: 503, status: 'infra_error', message: 'No sandbox of the pool could be started' },
+  SF_ERR_RUNNER_DRIVER_UNAVAILABLE: {
+    statusCode: 500,
+    status: 'infra_error',
+    message: 'The backend is not available in this runner'
+  },
+  SF_ERR_RUNNER_NO_BACKEND: {
+    statusCode: 500,
+    status: 'infra_error',
+    message: 'No isolation backend is available on this host'
+  },
+  SF_ERR_RUNNER_POOL_START: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'No sandbox of the pool could be started'
+  },
   SF_ERR_RUNNER_SANDBOX_START: { statusCode: 503, status: 'infra_error', message: 'A sandbox failed to start' },
-  SF_ERR_RUNNER_SANDBOX_FAILED: { statusCode: 502, status: 'infra_error', message: 'The sandbox failed while running the job' },
-  SF_ERR_RUNNER_SANDBOX_TAMPERED: { statusCode: 502, status: 'infra_error', message: 'An earlier job changed the limits of the sandbox\'s processes; the job did not run (another sandbox runs it once)' },
-  SF_ERR_RUNNER_REUSE_VIOLATION: { statusCode: 502, status: 'infra_error', message: 'The reused process that ran the job broke the executor\'s protocol (a forged or out-of-order frame, not alone at its end): it was killed, and nothing it said answers the job' },
-  SF_ERR_RUNNER_NO_SANDBOX: { statusCode: 503, status: 'infra_error', message: 'No sandbox can be started: every replacement is failing' },
+  SF_ERR_RUNNER_SANDBOX_FAILED: {
+    statusCode: 502,
+    status: 'infra_error',
+    message: 'The sandbox failed while running the job'
+  },
+  SF_ERR_RUNNER_SANDBOX_TAMPERED: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      "An earlier job changed the limits of the sandbox's processes; the job did not run (another sandbox runs it once)"
+  },
+  SF_ERR_RUNNER_REUSE_VIOLATION: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      "The reused process that ran the job broke the executor's protocol (a forged or out-of-order frame, not alone at its end): it was killed, and nothing it said answers the job"
+  },
+  SF_ERR_RUNNER_NO_SANDBOX: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'No sandbox can be started: every replacement is failing'
+  },
   SF_ERR_RUNNER_NOT_STARTED: { statusCode: 503, status: 'infra_error', message: 'The runner is not started' },
-  SF_ERR_RUNNER_DRAINING: { statusCode: 503, status: 'infra_error', message: 'The runner is draining and takes no new jobs' },
-  SF_ERR_RUNNER_OVERLOADED: { statusCode: 429, status: 'overloaded', message: 'The runner\'s queue is full' },
-  SF_ERR_RUNNER_QUEUE_TIMEOUT: { statusCode: 503, status: 'queue_timeout', message: 'The job waited past its queue deadline and was not run' },
-  SF_ERR_RUNNER_CANCELLED: { statusCode: 499, status: 'queue_timeout', message: 'The caller cancelled the job before it ran' },
-  SF_ERR_RUNNER_INVALID_REQUEST: { statusCode: 400, status: 'invalid_request', message: 'The request does not match the schema' },
+  SF_ERR_RUNNER_DRAINING: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'The runner is draining and takes no new jobs'
+  },
+  SF_ERR_RUNNER_OVERLOADED: { statusCode: 429, status: 'overloaded', message: "The runner's queue is full" },
+  SF_ERR_RUNNER_QUEUE_TIMEOUT: {
+    statusCode: 503,
+    status: 'queue_timeout',
+    message: 'The job waited past its queue deadline and was not run'
+  },
+  SF_ERR_RUNNER_CANCELLED: {
+    statusCode: 499,
+    status: 'queue_timeout',
+    message: 'The caller cancelled the job before it ran'
+  },
+  SF_ERR_RUNNER_INVALID_REQUEST: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message: 'The request does not match the schema'
+  },
   SF_ERR_RUNNER_BAD_JSON: { statusCode: 400, status: 'invalid_request', message: 'The body is not valid JSON' },
-  SF_ERR_RUNNER_BODY_TOO_LARGE: { statusCode: 413, status: 'invalid_request', message: 'The body is larger than the runner accepts (maxBodyBytes, --max-body-bytes); the message gives the limit in bytes' },
-  SF_ERR_RUNNER_UNSUPPORTED_MEDIA: { statusCode: 400, status: 'invalid_request', message: 'The body must be application/json' },
-  SF_ERR_RUNNER_LIMIT: { statusCode: 400, status: 'invalid_request', message: 'A field is over the runner\'s configured limit' },
-  SF_ERR_RUNNER_LANGUAGE: { statusCode: 400, status: 'invalid_request', message: 'This runner does not serve the language' },
+  SF_ERR_RUNNER_BODY_TOO_LARGE: {
+    statusCode: 413,
+    status: 'invalid_request',
+    message:
+      'The body is larger than the runner accepts (maxBodyBytes, --max-body-bytes); the message gives the limit in bytes'
+  },
+  SF_ERR_RUNNER_UNSUPPORTED_MEDIA: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message: 'The body must be application/json'
+  },
+  SF_ERR_RUNNER_LIMIT: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message: "A field is over the runner's configured limit"
+  },
+  SF_ERR_RUNNER_LANGUAGE: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message: 'This runner does not serve the language'
+  },
   SF_ERR_RUNNER_NOT_FOUND: { statusCode: 404, status: 'invalid_request', message: 'No such route' },
-  SF_ERR_RUNNER_METHOD_NOT_ALLOWED: { statusCode: 405, status: 'invalid_request', message: 'The path exists and does not take this method; the Allow header lists those it takes' },
-  SF_ERR_RUNNER_UNAUTHORIZED: { statusCode: 401, status: 'infra_error', message: 'The call did not carry the fleet\'s shared secret (runnerSecret) as Authorization: Bearer' },
+  SF_ERR_RUNNER_METHOD_NOT_ALLOWED: {
+    statusCode: 405,
+    status: 'invalid_request',
+    message: 'The path exists and does not take this method; the Allow header lists those it takes'
+  },
+  SF_ERR_RUNNER_UNAUTHORIZED: {
+    statusCode: 401,
+    status: 'infra_error',
+    message: "The call did not carry the fleet's shared secret (runnerSecret) as Authorization: Bearer"
+  },
   SF_ERR_RUNNER_INTERNAL: { statusCode: 500, status: 'infra_error', message: 'Internal runner error' },
-  SF_ERR_RUNNER_DOCKER_ENGINE: { statusCode: 503, status: 'infra_error', message: 'The Docker engine does not answer; start it (`dockerd &`), check `docker info`' },
-  SF_ERR_RUNNER_DOCKER_IMAGE: { statusCode: 503, status: 'infra_error', message: 'The sandbox image (or its manifest) is missing; run `sandbox-images/python/build-image.sh`' },
-  SF_ERR_RUNNER_DOCKER_CONTAINER: { statusCode: 503, status: 'infra_error', message: 'A sandbox container failed to start or its stream failed' },
-  SF_ERR_RUNNER_PYODIDE_BROKEN: { statusCode: 200, status: 'error', message: 'The job broke its Pyodide sandbox (a JavaScript callback it scheduled threw, or the job runner gave no outcome); the isolate is replaced' },
+  SF_ERR_RUNNER_DOCKER_ENGINE: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'The Docker engine does not answer; start it (`dockerd &`), check `docker info`'
+  },
+  SF_ERR_RUNNER_DOCKER_IMAGE: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'The sandbox image (or its manifest) is missing; run `sandbox-images/python/build-image.sh`'
+  },
+  SF_ERR_RUNNER_DOCKER_CONTAINER: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'A sandbox container failed to start or its stream failed'
+  },
+  SF_ERR_RUNNER_PYODIDE_BROKEN: {
+    statusCode: 200,
+    status: 'error',
+    message:
+      'The job broke its Pyodide sandbox (a JavaScript callback it scheduled threw, or the job runner gave no outcome); the isolate is replaced'
+  },
   // Results, in `error.type`, of a job whose executor went away (every driver that speaks the executor protocol).
-  SF_ERR_EXECUTOR_CLOSED: { statusCode: 200, status: 'killed', message: 'The job was given to an executor that had already exited' },
-  SF_ERR_EXECUTOR_EXITED: { statusCode: 200, status: 'killed', message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced' },
-  SF_ERR_EXECUTOR_ZYGOTE_EXITED: { statusCode: 200, status: 'killed', message: 'The executor\'s zygote of the job\'s tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced' },
-  SF_ERR_EXECUTOR_SPARE_EXITED: { statusCode: 200, status: 'killed', message: 'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced' },
+  SF_ERR_EXECUTOR_CLOSED: {
+    statusCode: 200,
+    status: 'killed',
+    message: 'The job was given to an executor that had already exited'
+  },
+  SF_ERR_EXECUTOR_EXITED: {
+    statusCode: 200,
+    status: 'killed',
+    message: 'The executor exited while the job ran (killed from outside, or crashed); the sandbox is replaced'
+  },
+  SF_ERR_EXECUTOR_ZYGOTE_EXITED: {
+    statusCode: 200,
+    status: 'killed',
+    message:
+      "The executor's zygote of the job's tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced"
+  },
+  SF_ERR_EXECUTOR_SPARE_EXITED: {
+    statusCode: 200,
+    status: 'killed',
+    message:
+      'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced'
+  },
   // The session API's refusals (sessions/session-routes.ts), each with its HTTP status.
-  [SESSION_LOST]: { statusCode: 410, status: 'invalid_request', message: 'The session\'s process or sandbox died; its state is gone. Open a new session.' },
-  [SESSION_NOT_FOUND]: { statusCode: 404, status: 'invalid_request', message: 'No such session on this runner (never opened, closed or expired)' },
-  SF_ERR_SESSION_LIMIT: { statusCode: 429, status: 'overloaded', message: 'The runner, or the caller\'s key, holds its maximum of sessions' },
-  SF_ERR_SESSION_HOST: { statusCode: 503, status: 'infra_error', message: 'The session host process could not start or died' },
-  SF_ERR_SESSION_BUSY: { statusCode: 409, status: 'invalid_request', message: 'The session is running another cell; send cells one at a time' },
-  SF_ERR_SESSION_DISABLED: { statusCode: 501, status: 'invalid_request', message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)' }
+  [SESSION_LOST]: {
+    statusCode: 410,
+    status: 'invalid_request',
+    message: "The session's process or sandbox died; its state is gone. Open a new session."
+  },
+  [SESSION_NOT_FOUND]: {
+    statusCode: 404,
+    status: 'invalid_request',
+    message: 'No such session on this runner (never opened, closed or expired)'
+  },
+  SF_ERR_SESSION_LIMIT: {
+    statusCode: 429,
+    status: 'overloaded',
+    message: "The runner, or the caller's key, holds its maximum of sessions"
+  },
+  SF_ERR_SESSION_HOST: {
+    statusCode: 503,
+    status: 'infra_error',
+    message: 'The session host process could not start or died'
+  },
+  SF_ERR_SESSION_BUSY: {
+    statusCode: 409,
+    status: 'invalid_request',
+    message: 'The session is running another cell; send cells one at a time'
+  },
+  SF_ERR_SESSION_DISABLED: {
+    statusCode: 501,
+    status: 'invalid_request',
+    message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)'
+  }
 } satisfies ErrorRegistry)
 
 /** A stable runner error code. */
@@ -69,7 +207,7 @@ export const RUNNER_EDGE_CODES = Object.freeze({
 
 /** An error of the runner, with a stable code, the HTTP status a caller sees, its result status and a cause. */
 export class RunnerError extends RegisteredError<RunnerErrorCode> {
-  constructor (code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+  constructor(code: RunnerErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
     super(RUNNER_ERRORS, code, message, options)
     this.name = 'RunnerError'
   }
@@ -80,7 +218,7 @@ export type SessionErrorCode = Extract<RunnerErrorCode, `SF_ERR_SESSION_${string
 
 /** An error of the session API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
 export class SessionError extends RegisteredError<SessionErrorCode> {
-  constructor (code: SessionErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+  constructor(code: SessionErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
     super(RUNNER_ERRORS, code, message, options)
     this.name = 'SessionError'
   }
@@ -91,7 +229,7 @@ export class ConfigError extends RunnerError {
   /** Each problem, e.g. `poolSize: must be an integer ≥ 1 (got "x")`. */
   readonly problems: readonly string[]
 
-  constructor (problems: string[]) {
+  constructor(problems: string[]) {
     super('SF_ERR_RUNNER_CONFIG', `invalid runner configuration:\n  - ${problems.join('\n  - ')}`)
     this.name = 'ConfigError'
     this.problems = Object.freeze([...problems])
@@ -99,7 +237,7 @@ export class ConfigError extends RunnerError {
 }
 
 /** The stable code of any thrown value when it carries one (`SF_ERR_…`), else the fallback. */
-export function codeOf (err: unknown, fallback: string): string {
+export function codeOf(err: unknown, fallback: string): string {
   const code = (err as { code?: unknown } | null)?.code
   return typeof code === 'string' && code.startsWith('SF_ERR_') ? code : fallback
 }

@@ -15,21 +15,77 @@
  * await app.close(); await runner.close()     // drain, then close every sandbox
  * ```
  */
-export { Runner, type RunnerOptions, type ExecuteOptions, type PreparedCall, type RequestProblem } from './runner/runner.ts'
+export {
+  Runner,
+  type RunnerOptions,
+  type ExecuteOptions,
+  type PreparedCall,
+  type RequestProblem
+} from './runner/runner.ts'
 export { buildRunnerApp, type RunnerAppOptions } from './app.ts'
 export {
-  BACKENDS, RUNNER_COMMAND, RUNNER_ENV, RUNNER_FLAGS, RunnerConfigSchema, parseRunnerConfig, readRunnerConfig, runnerConfig, runnerConfigDefaults,
-  type Backend, type ConfigSources, type RunnerConfig, type RunnerConfigInput
+  BACKENDS,
+  RUNNER_COMMAND,
+  RUNNER_ENV,
+  RUNNER_FLAGS,
+  RunnerConfigSchema,
+  parseRunnerConfig,
+  readRunnerConfig,
+  runnerConfig,
+  runnerConfigDefaults,
+  type Backend,
+  type ConfigSources,
+  type RunnerConfig,
+  type RunnerConfigInput
 } from './config.ts'
-export { ConfigError, RUNNER_ERRORS, RunnerError, SessionError, type RunnerErrorCode, type SessionErrorCode } from './errors.ts'
+export {
+  ConfigError,
+  RUNNER_ERRORS,
+  RunnerError,
+  SessionError,
+  type RunnerErrorCode,
+  type SessionErrorCode
+} from './errors.ts'
 export { silentLogger, type LogFn, type Logger } from './logger.ts'
 export { listenRunner, main as runnerMain, type RunnerServer } from './main.ts'
-export { Pool, type PoolEvents, type PoolOptions, type PoolState, type PoolStats, type ReplaceReason } from './pool/pool.ts'
+export {
+  Pool,
+  type PoolEvents,
+  type PoolOptions,
+  type PoolState,
+  type PoolStats,
+  type ReplaceReason
+} from './pool/pool.ts'
 export { JobQueue, type JobQueueOptions, type Ticket } from './pool/queue.ts'
 export {
-  AUTO_ORDER, DRIVER_FACTORIES, LANGUAGE_DRIVERS, chooseAutoDriver, choosePythonDriver, createDriver, hasDriver, registerDriver,
-  type DriverChoice, type DriverFactory, type RunnerDriverOptions
+  AUTO_ORDER,
+  DRIVER_FACTORIES,
+  LANGUAGE_DRIVERS,
+  chooseAutoDriver,
+  choosePythonDriver,
+  createDriver,
+  hasDriver,
+  registerDriver,
+  type DriverChoice,
+  type DriverFactory,
+  type RunnerDriverOptions
 } from './runner/driver-registry.ts'
-export type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Job, RunOutcome, Sandbox, SandboxState, SandboxStats } from './sandbox/contract.ts'
+export type {
+  Driver,
+  DriverName,
+  DriverOptions,
+  ExecutorCommand,
+  IsolationReport,
+  Job,
+  RunOutcome,
+  Sandbox,
+  SandboxState,
+  SandboxStats
+} from './sandbox/contract.ts'
 export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './kits/executor/python-image.ts'
-export { SessionHost, unsandboxedSessionHost, type SessionHostCommand, type SessionHostOptions } from './sessions/session-host.ts'
+export {
+  SessionHost,
+  unsandboxedSessionHost,
+  type SessionHostCommand,
+  type SessionHostOptions
+} from './sessions/session-host.ts'

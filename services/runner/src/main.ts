@@ -32,7 +32,10 @@ export interface RunnerServer {
 }
 
 /** Starts a runner and its internal API on `config.host:config.port`. */
-export async function listenRunner (config: RunnerConfig, options: { logger?: Logger & object } = {}): Promise<RunnerServer> {
+export async function listenRunner(
+  config: RunnerConfig,
+  options: { logger?: Logger & object } = {}
+): Promise<RunnerServer> {
   const logger = options.logger ?? pino({ level: config.logLevel })
   // A runner serving its own /metrics is a process of its own: it exports the process metrics.
   const runner = new Runner(config, { logger, processMetrics: true })
@@ -57,7 +60,9 @@ export async function listenRunner (config: RunnerConfig, options: { logger?: Lo
       closing ??= runner.close().finally(async () => {
         const closed = app.close()
         app.server.closeIdleConnections()
-        setTimeout(() => { app.server.closeAllConnections() }, 1000).unref()
+        setTimeout(() => {
+          app.server.closeAllConnections()
+        }, 1000).unref()
         await closed
       })
       await closing
@@ -66,10 +71,16 @@ export async function listenRunner (config: RunnerConfig, options: { logger?: Lo
 }
 
 /** The `sandfleet runner` command: exits 0 after a graceful drain, 1 on a bad config or start failure. */
-export async function main (argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function main(
+  argv: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env
+): Promise<void> {
   let config: RunnerConfig
   try {
-    if (parseCommandLine(RUNNER_COMMAND, argv, undefined, { passUnknown: true }).help) { process.stdout.write(`${commandHelp(RUNNER_COMMAND)}\n`); return }
+    if (parseCommandLine(RUNNER_COMMAND, argv, undefined, { passUnknown: true }).help) {
+      process.stdout.write(`${commandHelp(RUNNER_COMMAND)}\n`)
+      return
+    }
     config = parseRunnerConfig({ argv, env })
   } catch (err) {
     process.stderr.write(`${err instanceof ConfigError ? err.message : messageOf(err)}\n`)
@@ -83,17 +94,34 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     logger.fatal({ err: messageOf(err) }, `runner failed to start: ${messageOf(err)}`)
     process.exit(1)
   }
-  logger.info({ url: server.url, runner: server.runner.id }, `runner listening on ${server.url}; ${server.runner.backendReason}`)
+  logger.info(
+    { url: server.url, runner: server.runner.id },
+    `runner listening on ${server.url}; ${server.runner.backendReason}`
+  )
   let signals = 0
   const stop = (signal: string): void => {
-    if (++signals > 1) { logger.warn({ signal }, 'second signal: exiting now'); process.exit(1) }
+    if (++signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting now')
+      process.exit(1)
+    }
     logger.info({ signal, drainTimeoutMs: config.drainTimeoutMs }, 'draining')
-    server.close().then(() => { logger.info({}, 'runner stopped'); process.exit(0) }, (err: unknown) => {
-      logger.error({ err: messageOf(err) }, 'drain failed'); process.exit(1)
-    })
+    server.close().then(
+      () => {
+        logger.info({}, 'runner stopped')
+        process.exit(0)
+      },
+      (err: unknown) => {
+        logger.error({ err: messageOf(err) }, 'drain failed')
+        process.exit(1)
+      }
+    )
   }
-  process.on('SIGINT', () => { stop('SIGINT') })
-  process.on('SIGTERM', () => { stop('SIGTERM') })
+  process.on('SIGINT', () => {
+    stop('SIGINT')
+  })
+  process.on('SIGTERM', () => {
+    stop('SIGTERM')
+  })
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) void main()

@@ -7,7 +7,14 @@
  */
 import { fileURLToPath } from 'node:url'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { buildCommit, counterChild, histogramChild, registerProcessMetrics, type CounterChild, type HistogramChild } from '@sandfleet/metrics'
+import {
+  buildCommit,
+  counterChild,
+  histogramChild,
+  registerProcessMetrics,
+  type CounterChild,
+  type HistogramChild
+} from '@sandfleet/metrics'
 import runnerPackage from '../package.json' with { type: 'json' }
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
 import type { ReuseEvent } from './sandbox/contract.ts'
@@ -37,28 +44,74 @@ export class RunnerMetrics {
   #pools: readonly Pool[] = []
 
   /** `processMetrics`: also export `sandfleet_build_info` and the process/Node.js defaults (once per process). */
-  constructor (runnerId: string, processMetrics = false) {
+  constructor(runnerId: string, processMetrics = false) {
     const registers = [this.registry]
     this.registry.setDefaultLabels({ runner: runnerId })
-    if (processMetrics) registerProcessMetrics(this.registry, { component: 'runner', version: runnerPackage.version, commit: buildCommit(fileURLToPath(import.meta.url)) })
-    this.#executions = new Counter({ name: 'sandfleet_runner_executions_total', help: 'Jobs answered, by status, language and backend', labelNames: ['status', 'language', 'backend'], registers })
-    this.#duration = new Histogram({ name: 'sandfleet_runner_execution_duration_seconds', help: 'Run time of the code', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
-    this.#queueWait = new Histogram({ name: 'sandfleet_runner_queue_wait_seconds', help: 'Time jobs waited for a sandbox', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
-    this.#replacements = new Counter({ name: 'sandfleet_runner_sandbox_replacements_total', help: 'Sandboxes replaced, by reason: what the sandbox could not undo after a job (unswept, cleanup, zygote, tampered, oom, broken, exited, ffi, files, grown, hard_stop, other), or the pool\'s own (crash, tampered, max_jobs, hung)', labelNames: ['language', 'backend', 'reason'], registers })
-    this.#replaceSeconds = new Histogram({ name: 'sandfleet_runner_sandbox_replace_seconds', help: 'Time from a sandbox leaving service to its replacement being ready', labelNames: ['language', 'backend'], buckets: SECONDS, registers })
-    this.#startFailures = new Counter({ name: 'sandfleet_runner_sandbox_start_failures_total', help: 'Sandbox start attempts that failed', labelNames: ['language', 'backend'], registers })
+    if (processMetrics)
+      registerProcessMetrics(this.registry, {
+        component: 'runner',
+        version: runnerPackage.version,
+        commit: buildCommit(fileURLToPath(import.meta.url))
+      })
+    this.#executions = new Counter({
+      name: 'sandfleet_runner_executions_total',
+      help: 'Jobs answered, by status, language and backend',
+      labelNames: ['status', 'language', 'backend'],
+      registers
+    })
+    this.#duration = new Histogram({
+      name: 'sandfleet_runner_execution_duration_seconds',
+      help: 'Run time of the code',
+      labelNames: ['language', 'backend'],
+      buckets: SECONDS,
+      registers
+    })
+    this.#queueWait = new Histogram({
+      name: 'sandfleet_runner_queue_wait_seconds',
+      help: 'Time jobs waited for a sandbox',
+      labelNames: ['language', 'backend'],
+      buckets: SECONDS,
+      registers
+    })
+    this.#replacements = new Counter({
+      name: 'sandfleet_runner_sandbox_replacements_total',
+      help: "Sandboxes replaced, by reason: what the sandbox could not undo after a job (unswept, cleanup, zygote, tampered, oom, broken, exited, ffi, files, grown, hard_stop, other), or the pool's own (crash, tampered, max_jobs, hung)",
+      labelNames: ['language', 'backend', 'reason'],
+      registers
+    })
+    this.#replaceSeconds = new Histogram({
+      name: 'sandfleet_runner_sandbox_replace_seconds',
+      help: 'Time from a sandbox leaving service to its replacement being ready',
+      labelNames: ['language', 'backend'],
+      buckets: SECONDS,
+      registers
+    })
+    this.#startFailures = new Counter({
+      name: 'sandfleet_runner_sandbox_start_failures_total',
+      help: 'Sandbox start attempts that failed',
+      labelNames: ['language', 'backend'],
+      registers
+    })
     this.#reuseJobs = new Counter({
       name: 'sandfleet_runner_reuse_jobs_total',
       help: 'Python jobs that asked for the reuse isolation level, by the level they ran at and why not reuse (static: the code names what the check cannot follow; warming: no reuse process ready; unsupported: this interpreter cannot be checked)',
       labelNames: ['level', 'refused'],
       registers
     })
-    this.#reuseRetirements = new Counter({ name: 'sandfleet_runner_reuse_retirements_total', help: 'Reuse processes retired, by what their check found or how they ended', labelNames: ['reason'], registers })
+    this.#reuseRetirements = new Counter({
+      name: 'sandfleet_runner_reuse_retirements_total',
+      help: 'Reuse processes retired, by what their check found or how they ended',
+      labelNames: ['reason'],
+      registers
+    })
     const pools = (): readonly Pool[] => this.#pools
     const gauge = (name: string, help: string, read: (s: ReturnType<Pool['stats']>) => number): void => {
       void new Gauge({
-        name, help, labelNames: ['language', 'backend'], registers,
-        collect () {
+        name,
+        help,
+        labelNames: ['language', 'backend'],
+        registers,
+        collect() {
           this.reset()
           for (const pool of pools()) {
             const s = pool.stats()
@@ -76,18 +129,22 @@ export class RunnerMetrics {
   }
 
   /** Attaches the pools whose gauges are reported and binds their label children. */
-  attach (pools: readonly Pool[]): void {
+  attach(pools: readonly Pool[]): void {
     this.#pools = pools
     for (const pool of pools) {
       const labels = { language: pool.language, backend: pool.driver.name }
       const executions = new Map<Status, CounterChild>()
       for (const status of STATUSES) executions.set(status, counterChild(this.#executions, { ...labels, status }))
-      this.#bound.set(pool.language, { executions, duration: histogramChild(this.#duration, labels), queueWait: histogramChild(this.#queueWait, labels) })
+      this.#bound.set(pool.language, {
+        executions,
+        duration: histogramChild(this.#duration, labels),
+        queueWait: histogramChild(this.#queueWait, labels)
+      })
     }
   }
 
   /** Counts one answered job. */
-  record (language: Language, result: ExecResult): void {
+  record(language: Language, result: ExecResult): void {
     const bound = this.#bound.get(language)
     if (bound === undefined) {
       this.#executions.inc({ status: result.status, language, backend: 'none' })
@@ -99,7 +156,7 @@ export class RunnerMetrics {
   }
 
   /** Pool event: a replacement is ready. */
-  replaced (pool: Pool, reason: ReplaceReason, ms: number): void {
+  replaced(pool: Pool, reason: ReplaceReason, ms: number): void {
     const labels = { language: pool.language, backend: pool.driver.name }
     this.#replacements.inc({ ...labels, reason })
     this.#replaceSeconds.observe(labels, ms / 1000)
@@ -112,7 +169,7 @@ export class RunnerMetrics {
   }
 
   /** Pool event: a sandbox failed to start. */
-  startFailed (pool: Pool): void {
+  startFailed(pool: Pool): void {
     this.#startFailures.inc({ language: pool.language, backend: pool.driver.name })
   }
 }

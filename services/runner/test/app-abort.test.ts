@@ -11,8 +11,10 @@ import { Runner } from '../src/runner/runner.ts'
 import { runnerConfig } from '../src/config.ts'
 import { ScriptedDriver } from './helpers/scripted-driver.ts'
 
-async function withRunner (fn: (url: string, runner: Runner) => Promise<void>): Promise<void> {
-  const runner = new Runner(runnerConfig({ id: 'r-abort', poolSize: 1, languages: ['python'] }), { driver: new ScriptedDriver() })
+async function withRunner(fn: (url: string, runner: Runner) => Promise<void>): Promise<void> {
+  const runner = new Runner(runnerConfig({ id: 'r-abort', poolSize: 1, languages: ['python'] }), {
+    driver: new ScriptedDriver()
+  })
   await runner.start()
   const app = buildRunnerApp(runner)
   try {
@@ -27,10 +29,19 @@ const json = { 'content-type': 'application/json' }
 
 test('a /v1/execute call whose caller went away leaves the queue and never runs', async () => {
   await withRunner(async (url, runner) => {
-    const busy = fetch(`${url}/v1/execute`, { method: 'POST', headers: json, body: JSON.stringify({ code: 'sleep 400' }) })
+    const busy = fetch(`${url}/v1/execute`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ code: 'sleep 400' })
+    })
     while (runner.poolStats()[0].busy === 0) await sleep(10)
     const gone = new AbortController()
-    const abandoned = fetch(`${url}/v1/execute`, { method: 'POST', headers: json, body: JSON.stringify({ code: 'sleep 400' }), signal: gone.signal }).catch(() => 'aborted')
+    const abandoned = fetch(`${url}/v1/execute`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ code: 'sleep 400' }),
+      signal: gone.signal
+    }).catch(() => 'aborted')
     while (runner.poolStats()[0].queued === 0) await sleep(10)
     gone.abort()
     assert.equal(await abandoned, 'aborted')
@@ -49,7 +60,13 @@ test('a caller that stays gets every answer of a queued streamed batch', async (
       headers: { ...json, accept: 'application/x-ndjson' },
       body: JSON.stringify({ requests: [{ code: 'sleep 100' }, { code: 'echo a' }, { code: 'echo b' }] })
     })
-    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l))
-    assert.deepEqual(lines.map((l) => l.result.status), ['ok', 'ok', 'ok'])
+    const lines = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    assert.deepEqual(
+      lines.map((l) => l.result.status),
+      ['ok', 'ok', 'ok']
+    )
   })
 })

@@ -10,7 +10,10 @@ let runner: Runner
 let app: FastifyInstance
 
 before(async () => {
-  runner = new Runner(runnerConfig({ id: 'r-app', poolSize: 2, maxTimeoutMs: 5000, maxBodyBytes: 4096, languages: ['python'] }), { driver: new ScriptedDriver() })
+  runner = new Runner(
+    runnerConfig({ id: 'r-app', poolSize: 2, maxTimeoutMs: 5000, maxBodyBytes: 4096, languages: ['python'] }),
+    { driver: new ScriptedDriver() }
+  )
   await runner.start()
   app = buildRunnerApp(runner)
   await app.ready()
@@ -46,7 +49,12 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
     assert.equal(body.error.code, code)
     assert.equal(body.error.field, field)
   }
-  const bad = await app.inject({ method: 'POST', url: '/v1/execute', headers: { 'content-type': 'application/json' }, payload: '{"code":' })
+  const bad = await app.inject({
+    method: 'POST',
+    url: '/v1/execute',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"code":'
+  })
   assert.equal(bad.statusCode, 400)
   assert.equal(bad.json().error.code, 'SF_ERR_RUNNER_BAD_JSON')
 })
@@ -54,17 +62,29 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
 test('app: a body over maxBodyBytes is a 413 that gives the limit and the setting', async () => {
   const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x'.repeat(5000) } })
   assert.equal(res.statusCode, 413)
-  assert.deepEqual(res.json(), { status: 'invalid_request', error: { code: 'SF_ERR_RUNNER_BODY_TOO_LARGE', message: 'request body is larger than 4096 bytes, this runner\'s maxBodyBytes (--max-body-bytes)' } })
+  assert.deepEqual(res.json(), {
+    status: 'invalid_request',
+    error: {
+      code: 'SF_ERR_RUNNER_BODY_TOO_LARGE',
+      message: "request body is larger than 4096 bytes, this runner's maxBodyBytes (--max-body-bytes)"
+    }
+  })
 })
 
 test('app: a wrong method on a known path is a 405 whose Allow lists the methods it takes; an unknown path a 404', async () => {
   const get = await app.inject({ method: 'GET', url: '/v1/execute' })
   assert.equal(get.statusCode, 405)
   assert.equal(get.headers.allow, 'POST')
-  assert.deepEqual(get.json().error, { code: 'SF_ERR_RUNNER_METHOD_NOT_ALLOWED', message: '/v1/execute does not take GET; it takes POST' })
+  assert.deepEqual(get.json().error, {
+    code: 'SF_ERR_RUNNER_METHOD_NOT_ALLOWED',
+    message: '/v1/execute does not take GET; it takes POST'
+  })
   assert.equal((await app.inject({ method: 'POST', url: '/v1/runner/load' })).headers.allow, 'GET, HEAD')
   const missing = await app.inject({ method: 'GET', url: '/v1/nope' })
-  assert.deepEqual([missing.statusCode, missing.headers.allow, missing.json().error.code], [404, undefined, 'SF_ERR_RUNNER_NOT_FOUND'])
+  assert.deepEqual(
+    [missing.statusCode, missing.headers.allow, missing.json().error.code],
+    [404, undefined, 'SF_ERR_RUNNER_NOT_FOUND']
+  )
 })
 
 test('app: a body nested past LIMITS.maxJsonDepth is a 400 SF_ERR_RUNNER_BAD_JSON on every route', async () => {
@@ -80,23 +100,43 @@ test('app: a body nested past LIMITS.maxJsonDepth is a 400 SF_ERR_RUNNER_BAD_JSO
 })
 
 test('app: batch answers in order; an item over a limit names requests/i/field', async () => {
-  const res = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'sleep 5' }, { code: 'echo b' }] } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/execute/batch',
+    payload: { requests: [{ code: 'sleep 5' }, { code: 'echo b' }] }
+  })
   assert.equal(res.statusCode, 200)
-  assert.deepEqual(res.json().results.map((r: { stdout: string }) => r.stdout), ['slept 5\n', 'b\n'])
-  const bad = await app.inject({ method: 'POST', url: '/v1/execute/batch', payload: { requests: [{ code: 'echo a' }, { code: 'echo b', timeout_ms: 9000 }] } })
+  assert.deepEqual(
+    res.json().results.map((r: { stdout: string }) => r.stdout),
+    ['slept 5\n', 'b\n']
+  )
+  const bad = await app.inject({
+    method: 'POST',
+    url: '/v1/execute/batch',
+    payload: { requests: [{ code: 'echo a' }, { code: 'echo b', timeout_ms: 9000 }] }
+  })
   assert.equal(bad.statusCode, 400)
   assert.equal(bad.json().error.field, 'requests/1/timeout_ms')
 })
 
 test('app: batch with Accept: application/x-ndjson streams {index, result} lines', async () => {
   const res = await app.inject({
-    method: 'POST', url: '/v1/execute/batch', headers: { accept: 'application/x-ndjson' },
+    method: 'POST',
+    url: '/v1/execute/batch',
+    headers: { accept: 'application/x-ndjson' },
     payload: { requests: [{ code: 'sleep 20' }, { code: 'echo fast' }] }
   })
   assert.equal(res.statusCode, 200)
   assert.match(String(res.headers['content-type']), /application\/x-ndjson/)
-  const lines = res.body.trim().split('\n').map((l) => JSON.parse(l) as { index: number, result: { stdout: string } })
-  assert.deepEqual(lines.map((l) => l.index), [1, 0], 'the fast item streams first')
+  const lines = res.body
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { index: number; result: { stdout: string } })
+  assert.deepEqual(
+    lines.map((l) => l.index),
+    [1, 0],
+    'the fast item streams first'
+  )
   assert.equal(lines[1].result.stdout, 'slept 20\n')
 })
 
@@ -130,20 +170,36 @@ test('app: GET /v1/info names the backend, its isolation per language and the ma
   assert.equal(info.manifest, null)
 })
 
-test('app: x-sandfleet-queue-timeout-ms is the caller\'s budget for the wait: an item that cannot start in it is answered queue_timeout, the others run', async () => {
+test("app: x-sandfleet-queue-timeout-ms is the caller's budget for the wait: an item that cannot start in it is answered queue_timeout, the others run", async () => {
   const headers = { 'x-sandfleet-queue-timeout-ms': '100' }
   const res = await app.inject({
-    method: 'POST', url: '/v1/execute/batch', headers,
+    method: 'POST',
+    url: '/v1/execute/batch',
+    headers,
     payload: { requests: [{ code: 'sleep 600' }, { code: 'sleep 600' }, { code: 'echo tail' }] }
   })
   assert.equal(res.statusCode, 200)
-  const results = res.json().results as Array<{ status: string, error: { type: string } | null, queue_ms: number }>
-  assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'queue_timeout'])
+  const results = res.json().results as Array<{ status: string; error: { type: string } | null; queue_ms: number }>
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['ok', 'ok', 'queue_timeout']
+  )
   assert.equal(results[2].error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
-  assert.ok(results[2].queue_ms < 600, `queue_ms ${results[2].queue_ms}: answered at the budget, not when a sandbox freed`)
+  assert.ok(
+    results[2].queue_ms < 600,
+    `queue_ms ${results[2].queue_ms}: answered at the budget, not when a sandbox freed`
+  )
   for (const url of ['/v1/execute', '/v1/execute/batch']) {
-    const bad = await app.inject({ method: 'POST', url, headers: { 'x-sandfleet-queue-timeout-ms': 'soon' }, payload: url === '/v1/execute' ? { code: 'echo x' } : { requests: [{ code: 'echo x' }] } })
+    const bad = await app.inject({
+      method: 'POST',
+      url,
+      headers: { 'x-sandfleet-queue-timeout-ms': 'soon' },
+      payload: url === '/v1/execute' ? { code: 'echo x' } : { requests: [{ code: 'echo x' }] }
+    })
     assert.equal(bad.statusCode, 400, url)
-    assert.deepEqual([bad.json().error.code, bad.json().error.field], ['SF_ERR_RUNNER_INVALID_REQUEST', 'x-sandfleet-queue-timeout-ms'])
+    assert.deepEqual(
+      [bad.json().error.code, bad.json().error.field],
+      ['SF_ERR_RUNNER_INVALID_REQUEST', 'x-sandfleet-queue-timeout-ms']
+    )
   }
 })

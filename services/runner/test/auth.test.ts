@@ -12,14 +12,25 @@ test('auth: bearerCheck takes the exact secret only', () => {
   const check = bearerCheck(SECRET)
   assert.equal(check(`Bearer ${SECRET}`), true)
   assert.equal(check(`bearer ${SECRET}`), true)
-  for (const bad of [undefined, '', 'Bearer ', SECRET, `Bearer ${SECRET}x`, `Bearer ${SECRET.slice(0, -1)}`, `Basic ${SECRET}`, [`Bearer ${SECRET}`]]) {
+  for (const bad of [
+    undefined,
+    '',
+    'Bearer ',
+    SECRET,
+    `Bearer ${SECRET}x`,
+    `Bearer ${SECRET.slice(0, -1)}`,
+    `Basic ${SECRET}`,
+    [`Bearer ${SECRET}`]
+  ]) {
     assert.equal(check(bad), false, `accepted ${JSON.stringify(bad)}`)
   }
 })
 
 test('auth: with runnerSecret set, a call without it (or with another) is refused 401 and nothing runs; the probes stay open', async () => {
   const driver = new ScriptedDriver()
-  const runner = new Runner(runnerConfig({ id: 'r-auth', poolSize: 1, languages: ['python'], runnerSecret: SECRET }), { driver })
+  const runner = new Runner(runnerConfig({ id: 'r-auth', poolSize: 1, languages: ['python'], runnerSecret: SECRET }), {
+    driver
+  })
   await runner.start()
   const app = buildRunnerApp(runner)
   try {
@@ -33,8 +44,13 @@ test('auth: with runnerSecret set, a call without it (or with another) is refuse
         assert.equal((await app.inject({ method: 'GET', url, headers })).statusCode, 401, url)
       }
     }
-    assert.equal(runner.poolStats()[0].jobs, 0, "a refused call ran")
-    const ok = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'echo hello' }, headers: { authorization: `Bearer ${SECRET}` } })
+    assert.equal(runner.poolStats()[0].jobs, 0, 'a refused call ran')
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/v1/execute',
+      payload: { code: 'echo hello' },
+      headers: { authorization: `Bearer ${SECRET}` }
+    })
     assert.equal(ok.statusCode, 200)
     assert.equal(ok.json().stdout, 'hello\n')
     assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
@@ -46,7 +62,11 @@ test('auth: with runnerSecret set, a call without it (or with another) is refuse
 })
 
 test('auth: a runnerSecret shorter than 16 characters is a config error that does not print it', () => {
-  assert.throws(() => parseRunnerConfig({ env: { SANDFLEET_RUNNER_SECRET: 'short-secret' } }), (err: Error) =>
-    /runnerSecret \(SANDFLEET_RUNNER_SECRET\): must be at least 16 characters \(got 12\)/.test(err.message) && !err.message.includes('short-secret'))
+  assert.throws(
+    () => parseRunnerConfig({ env: { SANDFLEET_RUNNER_SECRET: 'short-secret' } }),
+    (err: Error) =>
+      /runnerSecret \(SANDFLEET_RUNNER_SECRET\): must be at least 16 characters \(got 12\)/.test(err.message) &&
+      !err.message.includes('short-secret')
+  )
   assert.equal(parseRunnerConfig({ argv: ['--runner-secret', SECRET] }).runnerSecret, SECRET)
 })

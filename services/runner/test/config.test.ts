@@ -6,7 +6,10 @@ import { ConfigError } from '../src/errors.ts'
 import { LIMITS } from '@sandfleet/protocol'
 
 test('config: defaults, then env, then flags; frozen', () => {
-  const c = parseRunnerConfig({ argv: ['--pool-size', '3', '--queue-timeout-ms=500'], env: { SANDFLEET_POOL_SIZE: '9', SANDFLEET_PORT: '9001', SANDFLEET_GATEWAY_THING: 'ignored' } })
+  const c = parseRunnerConfig({
+    argv: ['--pool-size', '3', '--queue-timeout-ms=500'],
+    env: { SANDFLEET_POOL_SIZE: '9', SANDFLEET_PORT: '9001', SANDFLEET_GATEWAY_THING: 'ignored' }
+  })
   assert.equal(c.poolSize, 3)
   assert.equal(c.queueTimeoutMs, 500)
   assert.equal(c.port, 9001)
@@ -16,7 +19,10 @@ test('config: defaults, then env, then flags; frozen', () => {
 
 test('config: a bad config lists every problem in one error', () => {
   try {
-    parseRunnerConfig({ argv: ['--pool-size', 'x', '--bogus', '1', '--backend', 'vm'], env: { SANDFLEET_MAX_TIMEOUT_MS: '-4' } })
+    parseRunnerConfig({
+      argv: ['--pool-size', 'x', '--bogus', '1', '--backend', 'vm'],
+      env: { SANDFLEET_MAX_TIMEOUT_MS: '-4' }
+    })
     assert.fail('should throw')
   } catch (err) {
     assert.ok(err instanceof ConfigError)
@@ -38,17 +44,20 @@ test('config: the default pool is twice the cores (measured in benchmarks/RESULT
 })
 
 test('config: a value outside a set of choices is answered with the choices', () => {
-  assert.throws(() => parseRunnerConfig({ argv: ['--docker-channel', 'pipe', '--languages', 'python,cobol'] }), (err: unknown) => {
-    assert.ok(err instanceof ConfigError)
-    assert.deepEqual(err.problems, [
-      'languages (--languages): must be one of python, javascript (got "cobol")',
-      'dockerChannel (--docker-channel): must be one of auto, socket, attach (got "pipe")'
-    ])
-    return true
-  })
+  assert.throws(
+    () => parseRunnerConfig({ argv: ['--docker-channel', 'pipe', '--languages', 'python,cobol'] }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.problems, [
+        'languages (--languages): must be one of python, javascript (got "cobol")',
+        'dockerChannel (--docker-channel): must be one of auto, socket, attach (got "pipe")'
+      ])
+      return true
+    }
+  )
 })
 
-test('isolation: fork by default; a call\'s level applies unless the runner forbids reuse; reuse cannot be the default where it is forbidden', async () => {
+test("isolation: fork by default; a call's level applies unless the runner forbids reuse; reuse cannot be the default where it is forbidden", async () => {
   const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const served = new Map()
   const level = (config: ReturnType<typeof runnerConfig>, isolation?: 'fork' | 'reuse'): string | undefined =>
@@ -58,15 +67,22 @@ test('isolation: fork by default; a call\'s level applies unless the runner forb
   assert.equal(level(runnerConfig({ isolation: 'reuse' })), 'reuse')
   assert.equal(level(runnerConfig({ isolation: 'reuse' }), 'fork'), 'fork')
   assert.equal(level(runnerConfig({ allowReuse: false }), 'reuse'), 'fork')
-  assert.throws(() => runnerConfig({ isolation: 'reuse', allowReuse: false }), /isolation \(overrides\): reuse, but allowReuse is false/)
+  assert.throws(
+    () => runnerConfig({ isolation: 'reuse', allowReuse: false }),
+    /isolation \(overrides\): reuse, but allowReuse is false/
+  )
 })
 
-test('timeout_ms: a call that gives none runs with the contract\'s default within the runner\'s maxTimeoutMs', async () => {
+test("timeout_ms: a call that gives none runs with the contract's default within the runner's maxTimeoutMs", async () => {
   const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const timeout = (config: ReturnType<typeof runnerConfig>, timeoutMs?: number): number | undefined =>
-    prepareCall({ code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) }, config, new Map()).job?.request.timeout_ms
+    prepareCall({ code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) }, config, new Map()).job
+      ?.request.timeout_ms
   assert.equal(timeout(runnerConfig()), LIMITS.defaultTimeoutMs)
   assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 })), 2000)
   assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 }), 1500), 1500)
-  assert.equal(prepareCall({ code: 'x', timeout_ms: 2001 }, runnerConfig({ maxTimeoutMs: 2000 }), new Map()).problem?.field, 'timeout_ms')
+  assert.equal(
+    prepareCall({ code: 'x', timeout_ms: 2001 }, runnerConfig({ maxTimeoutMs: 2000 }), new Map()).problem?.field,
+    'timeout_ms'
+  )
 })

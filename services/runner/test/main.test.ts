@@ -12,11 +12,19 @@ test('main: listenRunner serves real HTTP on 127.0.0.1 and drains on close', asy
   registerDriver('unsafe', () => driver)
   const server = await listenRunner(runnerConfig({ backend: 'unsafe', port: 0, poolSize: 2 }), { logger: silentLogger })
   try {
-    const mixed = Array.from({ length: 100 }, (_, i) => i % 3 === 0 ? { code: `echo ${i}` } : i % 3 === 1 ? { code: 'sleep 2' } : { code: 'retire unswept' })
-    const results = await Promise.all(mixed.map(async (req) => {
-      const res = await fetch(`${server.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req) })
-      return await res.json() as { status: string, stdout: string }
-    }))
+    const mixed = Array.from({ length: 100 }, (_, i) =>
+      i % 3 === 0 ? { code: `echo ${i}` } : i % 3 === 1 ? { code: 'sleep 2' } : { code: 'retire unswept' }
+    )
+    const results = await Promise.all(
+      mixed.map(async (req) => {
+        const res = await fetch(`${server.url}/v1/execute`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(req)
+        })
+        return (await res.json()) as { status: string; stdout: string }
+      })
+    )
     results.forEach((r, i) => {
       if (i % 3 === 0) assert.deepEqual([r.status, r.stdout], ['ok', `${i}\n`])
       else if (i % 3 === 1) assert.equal(r.status, 'ok')
@@ -36,9 +44,13 @@ test('main: close drains in order: readiness false and new jobs refused as retri
   const driver = new ScriptedDriver()
   registerDriver('unsafe', () => driver)
   const server = await listenRunner(runnerConfig({ backend: 'unsafe', port: 0, poolSize: 1 }), { logger: silentLogger })
-  const exec = async (code: string): Promise<{ status: string, stdout: string, error?: { type: string } }> => {
-    const res = await fetch(`${server.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) })
-    return await res.json() as { status: string, stdout: string }
+  const exec = async (code: string): Promise<{ status: string; stdout: string; error?: { type: string } }> => {
+    const res = await fetch(`${server.url}/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code })
+    })
+    return (await res.json()) as { status: string; stdout: string }
   }
   try {
     const inFlight = exec('sleep 600')

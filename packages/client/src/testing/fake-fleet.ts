@@ -30,10 +30,18 @@ export interface FakeCallContext {
 }
 
 /** Decides the answer to one call: a result, or an HTTP error reply. */
-export type FakeBehavior = (req: ExecRequest, ctx: FakeCallContext) => ExecResult | FakeHttpReply | Promise<ExecResult | FakeHttpReply>
+export type FakeBehavior = (
+  req: ExecRequest,
+  ctx: FakeCallContext
+) => ExecResult | FakeHttpReply | Promise<ExecResult | FakeHttpReply>
 
 /** One request the fake fleet received. */
-export interface FakeLogEntry { method: string, path: string, items: number, accept: string }
+export interface FakeLogEntry {
+  method: string
+  path: string
+  items: number
+  accept: string
+}
 
 /** A running fake fleet. */
 export interface FakeFleet {
@@ -50,66 +58,116 @@ export interface FakeFleet {
 }
 
 /** An {@link ErrorBody} reply. */
-export function errorReply (http: number, status: ErrorBody['status'], code: string, message: string, headers?: Record<string, string>): FakeHttpReply {
+export function errorReply(
+  http: number,
+  status: ErrorBody['status'],
+  code: string,
+  message: string,
+  headers?: Record<string, string>
+): FakeHttpReply {
   return { http, body: { status, error: { code, message } }, ...(headers ? { headers } : {}) }
 }
 
 /** Runs the code with python3 (unsandboxed; tests only); a session replays its history silently first. */
 export const pythonBehavior: FakeBehavior = async (req, ctx) => {
   const timeoutMs = timeoutMsOf(req)
-  const prelude = ctx.history.length === 0
-    ? ''
-    : 'import sys as _s, io as _io\n_o = _s.stdout\n_s.stdout = _io.StringIO()\n' + ctx.history.map((c) => `exec(compile(${JSON.stringify(c)}, '<cell>', 'exec'))\n`).join('') + '_s.stdout = _o\n'
+  const prelude =
+    ctx.history.length === 0
+      ? ''
+      : 'import sys as _s, io as _io\n_o = _s.stdout\n_s.stdout = _io.StringIO()\n' +
+        ctx.history.map((c) => `exec(compile(${JSON.stringify(c)}, '<cell>', 'exec'))\n`).join('') +
+        '_s.stdout = _o\n'
   const started = Date.now()
   return await new Promise<ExecResult>((resolve) => {
-    const child = spawn('python3', ['-I', '-c', prelude + `exec(compile(${JSON.stringify(req.code)}, '<code>', 'exec'))`], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(
+      'python3',
+      ['-I', '-c', prelude + `exec(compile(${JSON.stringify(req.code)}, '<code>', 'exec'))`],
+      { stdio: ['pipe', 'pipe', 'pipe'] }
+    )
     let stdout = ''
     let stderr = ''
     let timedOut = false
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, timeoutMs)
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+    })
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, timeoutMs)
     child.on('close', (code) => {
       clearTimeout(timer)
-      const base = { stdout, stderr, duration_ms: Date.now() - started, queue_ms: 0, truncated: { stdout: false, stderr: false }, files: {}, runner: 'fake', sandbox: 'fake-0', ...(req.request_id ? { request_id: req.request_id } : {}) }
-      if (timedOut) { resolve({ ...base, status: 'timeout', exit_code: null, error: { type: 'Timeout', message: `exceeded ${timeoutMs} ms` } }); return }
-      if (code === 0) { resolve({ ...base, status: 'ok', exit_code: 0, error: null }); return }
+      const base = {
+        stdout,
+        stderr,
+        duration_ms: Date.now() - started,
+        queue_ms: 0,
+        truncated: { stdout: false, stderr: false },
+        files: {},
+        runner: 'fake',
+        sandbox: 'fake-0',
+        ...(req.request_id ? { request_id: req.request_id } : {})
+      }
+      if (timedOut) {
+        resolve({
+          ...base,
+          status: 'timeout',
+          exit_code: null,
+          error: { type: 'Timeout', message: `exceeded ${timeoutMs} ms` }
+        })
+        return
+      }
+      if (code === 0) {
+        resolve({ ...base, status: 'ok', exit_code: 0, error: null })
+        return
+      }
       const lastLine = stderr.trim().split('\n').pop() ?? ''
       const m = /^(\w+(?:\.\w+)*):?\s*(.*)$/.exec(lastLine)
-      resolve({ ...base, status: 'error', exit_code: code, error: { type: m?.[1] ?? 'Error', message: m?.[2] ?? lastLine, traceback: stderr } })
+      resolve({
+        ...base,
+        status: 'error',
+        exit_code: code,
+        error: { type: m?.[1] ?? 'Error', message: m?.[2] ?? lastLine, traceback: stderr }
+      })
     })
     child.stdin.end(req.stdin ?? '')
   })
 }
 
-async function readJson (req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage): Promise<unknown> {
   let text = ''
   for await (const chunk of req) text += chunk as string
   return text.length > 0 ? JSON.parse(text) : null
 }
 
-function send (res: ServerResponse, http: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, http: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   res.writeHead(http, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers })
   res.end(text)
 }
 
-function isHttpReply (r: ExecResult | FakeHttpReply): r is FakeHttpReply {
+function isHttpReply(r: ExecResult | FakeHttpReply): r is FakeHttpReply {
   return typeof (r as FakeHttpReply).http === 'number'
 }
 
 /** Starts a fake fleet on 127.0.0.1 (a random port). */
-export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): Promise<FakeFleet> {
+export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): Promise<FakeFleet> {
   const seen = new Map<string, number>()
   const sessions = new Map<string, string[]>()
   const log: FakeLogEntry[] = []
   let nextSession = 1
 
-  async function run (req: ExecRequest, route: FakeCallContext['route'], sessionId?: string): Promise<ExecResult | FakeHttpReply> {
+  async function run(
+    req: ExecRequest,
+    route: FakeCallContext['route'],
+    sessionId?: string
+  ): Promise<ExecResult | FakeHttpReply> {
     const key = req.request_id ?? req.code
     const attempt = (seen.get(key) ?? 0) + 1
     seen.set(key, attempt)
-    const history = sessionId ? sessions.get(sessionId) ?? [] : []
+    const history = sessionId ? (sessions.get(sessionId) ?? []) : []
     try {
       const out = await behavior(req, { attempt, history, route, ...(sessionId ? { sessionId } : {}) })
       if (sessionId && !isHttpReply(out) && out.status === 'ok') history.push(req.code)
@@ -122,12 +180,15 @@ export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): 
   const server: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x')
-      const body = req.method === 'POST' ? await readJson(req) as Record<string, unknown> | null : null
+      const body = req.method === 'POST' ? ((await readJson(req)) as Record<string, unknown> | null) : null
       const accept = String(req.headers.accept ?? '')
       const entry: FakeLogEntry = { method: req.method ?? '', path: url.pathname, items: 1, accept }
       log.push(entry)
       if (req.method === 'POST' && url.pathname === '/v1/execute') {
-        if (typeof body?.code !== 'string') { send(res, 400, errorReply(400, 'invalid_request', 'SF_ERR_FAKE_INVALID', 'code must be a string').body); return }
+        if (typeof body?.code !== 'string') {
+          send(res, 400, errorReply(400, 'invalid_request', 'SF_ERR_FAKE_INVALID', 'code must be a string').body)
+          return
+        }
         const out = await run(body as unknown as ExecRequest, 'single')
         if (isHttpReply(out)) send(res, out.http, out.body, out.headers)
         else send(res, 200, out)
@@ -135,22 +196,50 @@ export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): 
       }
       if (req.method === 'POST' && url.pathname === '/v1/execute/batch') {
         const requests = body?.requests as ExecRequest[] | undefined
-        if (!Array.isArray(requests) || requests.length === 0) { send(res, 400, errorReply(400, 'invalid_request', 'SF_ERR_FAKE_INVALID', 'requests must be a non-empty array').body); return }
+        if (!Array.isArray(requests) || requests.length === 0) {
+          send(
+            res,
+            400,
+            errorReply(400, 'invalid_request', 'SF_ERR_FAKE_INVALID', 'requests must be a non-empty array').body
+          )
+          return
+        }
         entry.items = requests.length
         if (accept.includes('application/x-ndjson')) {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' })
-          await Promise.all(requests.map(async (r, index) => {
-            const out = await run(r, 'batch')
-            const result = isHttpReply(out) ? failedResult(typeof out.body === 'string' ? 'infra_error' : out.body.status, 'SF_ERR_FAKE_HTTP', `HTTP ${out.http}`) : out
-            res.write(JSON.stringify({ index, result }) + '\n')
-          }))
+          await Promise.all(
+            requests.map(async (r, index) => {
+              const out = await run(r, 'batch')
+              const result = isHttpReply(out)
+                ? failedResult(
+                    typeof out.body === 'string' ? 'infra_error' : out.body.status,
+                    'SF_ERR_FAKE_HTTP',
+                    `HTTP ${out.http}`
+                  )
+                : out
+              res.write(JSON.stringify({ index, result }) + '\n')
+            })
+          )
           res.end()
           return
         }
         const outs = await Promise.all(requests.map(async (r) => await run(r, 'batch')))
         const reply = outs.find(isHttpReply)
-        if (reply && outs.every(isHttpReply)) { send(res, reply.http, reply.body, reply.headers); return }
-        send(res, 200, { results: outs.map((o) => isHttpReply(o) ? failedResult(typeof o.body === 'string' ? 'infra_error' : o.body.status, 'SF_ERR_FAKE_HTTP', `HTTP ${o.http}`) : o) })
+        if (reply && outs.every(isHttpReply)) {
+          send(res, reply.http, reply.body, reply.headers)
+          return
+        }
+        send(res, 200, {
+          results: outs.map((o) =>
+            isHttpReply(o)
+              ? failedResult(
+                  typeof o.body === 'string' ? 'infra_error' : o.body.status,
+                  'SF_ERR_FAKE_HTTP',
+                  `HTTP ${o.http}`
+                )
+              : o
+          )
+        })
         return
       }
       if (req.method === 'POST' && url.pathname === '/v1/sessions') {
@@ -162,8 +251,15 @@ export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): 
       const m = /^\/v1\/sessions\/([^/]+)(\/execute)?$/.exec(url.pathname)
       if (m) {
         const id = decodeURIComponent(m[1])
-        if (!sessions.has(id)) { send(res, 410, errorReply(410, 'infra_error', 'SF_ERR_FAKE_SESSION_LOST', `session ${id} is gone`).body); return }
-        if (req.method === 'DELETE' && !m[2]) { sessions.delete(id); res.writeHead(204).end(); return }
+        if (!sessions.has(id)) {
+          send(res, 410, errorReply(410, 'infra_error', 'SF_ERR_FAKE_SESSION_LOST', `session ${id} is gone`).body)
+          return
+        }
+        if (req.method === 'DELETE' && !m[2]) {
+          sessions.delete(id)
+          res.writeHead(204).end()
+          return
+        }
         if (req.method === 'POST' && m[2]) {
           const out = await run(body as unknown as ExecRequest, 'session', id)
           if (isHttpReply(out)) send(res, out.http, out.body, out.headers)
@@ -171,8 +267,15 @@ export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): 
           return
         }
       }
-      send(res, 404, errorReply(404, 'invalid_request', 'SF_ERR_FAKE_NOT_FOUND', `no route ${req.method} ${url.pathname}`).body)
-    })().catch((err) => { if (!res.headersSent) send(res, 500, String(err)); else res.destroy() })
+      send(
+        res,
+        404,
+        errorReply(404, 'invalid_request', 'SF_ERR_FAKE_NOT_FOUND', `no route ${req.method} ${url.pathname}`).body
+      )
+    })().catch((err) => {
+      if (!res.headersSent) send(res, 500, String(err))
+      else res.destroy()
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -180,7 +283,9 @@ export async function startFakeFleet (behavior: FakeBehavior = pythonBehavior): 
     url: `http://127.0.0.1:${port}`,
     log,
     sessions: () => [...sessions.keys()],
-    loseSession: (id) => { sessions.delete(id) },
+    loseSession: (id) => {
+      sessions.delete(id)
+    },
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -12,4 +12,13 @@
  * await fleet.close()
  * ```
  */
-export { startFakeFleet, pythonBehavior, errorReply, type FakeFleet, type FakeBehavior, type FakeCallContext, type FakeHttpReply, type FakeLogEntry } from './fake-fleet.ts'
+export {
+  startFakeFleet,
+  pythonBehavior,
+  errorReply,
+  type FakeFleet,
+  type FakeBehavior,
+  type FakeCallContext,
+  type FakeHttpReply,
+  type FakeLogEntry
+} from './fake-fleet.ts'

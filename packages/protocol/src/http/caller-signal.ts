@@ -2,7 +2,7 @@
 
 /** What it needs of a response: Node's `ServerResponse` (Fastify's `reply.raw`). */
 export interface ClosingResponse {
-  once (event: 'close', listener: () => void): unknown
+  once(event: 'close', listener: () => void): unknown
   readonly writableFinished: boolean
 }
 
@@ -11,8 +11,10 @@ export interface ClosingResponse {
  * (Fastify's `request.signal` follows it), while the response closes early only when the caller
  * hung up. Pass `reply.raw`. A close after the response finished aborts nothing.
  */
-export function callerSignal (res: ClosingResponse): AbortSignal {
+export function callerSignal(res: ClosingResponse): AbortSignal {
   const ac = new AbortController()
-  res.once('close', () => { if (!res.writableFinished) ac.abort() })
+  res.once('close', () => {
+    if (!res.writableFinished) ac.abort()
+  })
   return ac.signal
 }

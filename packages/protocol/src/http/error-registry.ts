@@ -20,8 +20,16 @@ export interface ErrorSpec {
 /** A package's error codes and what each means. A retired code is never reused. */
 export type ErrorRegistry<Code extends string = string> = Readonly<Record<Code, ErrorSpec>>
 
-/** The ErrorBody of `code`: the registry's status, `message` (default: the registry's) and the field at fault, when there is one. */
-export function errorBody<Code extends string> (registry: ErrorRegistry<Code>, code: Code, message?: string, field?: string): ErrorBody {
+/**
+ * The ErrorBody of `code`: the registry's status, `message` (default: the registry's) and the field at fault, when
+ * there is one.
+ */
+export function errorBody<Code extends string>(
+  registry: ErrorRegistry<Code>,
+  code: Code,
+  message?: string,
+  field?: string
+): ErrorBody {
   const spec = registry[code]
   const body: ErrorBody = { status: spec.status, error: { code, message: message ?? spec.message } }
   if (field !== undefined && field !== '') body.error.field = field
@@ -47,7 +55,7 @@ export class RegisteredError<Code extends string = string> extends Error {
   /** The request field at fault, when there is one. */
   readonly field: string | undefined
 
-  constructor (registry: ErrorRegistry<Code>, code: Code, message?: string, options: RegisteredErrorOptions = {}) {
+  constructor(registry: ErrorRegistry<Code>, code: Code, message?: string, options: RegisteredErrorOptions = {}) {
     const spec = registry[code]
     super(message ?? spec.message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
@@ -57,7 +65,7 @@ export class RegisteredError<Code extends string = string> extends Error {
   }
 
   /** The wire shape of this error. */
-  toBody (): ErrorBody {
+  toBody(): ErrorBody {
     const body: ErrorBody = { status: this.status, error: { code: this.code, message: this.message } }
     if (this.field !== undefined && this.field !== '') body.error.field = this.field
     return body

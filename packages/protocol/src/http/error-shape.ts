@@ -21,12 +21,16 @@ import { RouteMethods } from './route-methods.ts'
 import { schemaProblem, type SchemaError } from './schema-problem.ts'
 
 /** A kind of fault the edge answers before or around a route. */
-export type EdgeFault = 'invalidRequest' | 'invalidJson' | 'bodyTooLarge' | 'unsupportedMedia' | 'notFound' | 'methodNotAllowed' | 'internal'
+export type EdgeFault =
+  'invalidRequest' | 'invalidJson' | 'bodyTooLarge' | 'unsupportedMedia' | 'notFound' | 'methodNotAllowed' | 'internal'
 
 /** The service's registry code that answers each {@link EdgeFault}. */
 export type EdgeCodes<Code extends string = string> = Readonly<Record<EdgeFault, Code>>
 
-/** The codes of the errors Fastify raises while it takes a request (its `lib/errors.js`), and the fault each is; the depth-limited parser's {@link JSON_TOO_DEEP} too. */
+/**
+ * The codes of the errors Fastify raises while it takes a request (its `lib/errors.js`), and the fault each is; the
+ * depth-limited parser's {@link JSON_TOO_DEEP} too.
+ */
 export const FASTIFY_FAULTS: Readonly<Record<string, EdgeFault>> = Object.freeze({
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalidJson',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'invalidJson',
@@ -53,33 +57,45 @@ export interface EdgeOptions<Code extends string = string> {
   /** The service's body limit, given in the answer to a body over it. */
   readonly maxBodyBytes: number
   /** A refusal of the service's own answered as it is (the gateway's forwarded runner refusals), checked first. */
-  readonly passThrough?: (err: unknown) => { readonly statusCode: number, readonly body: ErrorBody } | undefined
+  readonly passThrough?: (err: unknown) => { readonly statusCode: number; readonly body: ErrorBody } | undefined
   /** Told the code of each error answered (the gateway counts them). */
   readonly onAnswer?: (code: string) => void
 }
 
 /** The fault `err` is, by its code; else a 4xx is the request's and anything else the service's. */
-export function faultOf (err: unknown): EdgeFault {
-  const { code, statusCode } = (err ?? {}) as { code?: unknown, statusCode?: unknown }
+export function faultOf(err: unknown): EdgeFault {
+  const { code, statusCode } = (err ?? {}) as { code?: unknown; statusCode?: unknown }
   if (typeof code === 'string' && Object.hasOwn(FASTIFY_FAULTS, code)) return FASTIFY_FAULTS[code]
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return 'invalidRequest'
   return 'internal'
 }
 
-/** `err` as an error of the service's registry: a {@link RegisteredError} (of any registry) is kept, any other is mapped by {@link faultOf}. */
-export function edgeError<Code extends string> (err: unknown, options: EdgeOptions<Code>): RegisteredError {
+/**
+ * `err` as an error of the service's registry: a {@link RegisteredError} (of any registry) is kept, any other is mapped
+ * by {@link faultOf}.
+ */
+export function edgeError<Code extends string>(err: unknown, options: EdgeOptions<Code>): RegisteredError {
   if (err instanceof RegisteredError) return err
   const { registry, codes } = options
-  const e = (err ?? {}) as { message?: unknown, validation?: SchemaError[], validationContext?: string }
+  const e = (err ?? {}) as { message?: unknown; validation?: SchemaError[]; validationContext?: string }
   const fault = faultOf(err)
   const message = typeof e.message === 'string' ? e.message : String(err)
   switch (fault) {
     case 'invalidJson':
-      return new RegisteredError(registry, codes.invalidJson, `request body is not valid JSON: ${message}`, { cause: err })
+      return new RegisteredError(registry, codes.invalidJson, `request body is not valid JSON: ${message}`, {
+        cause: err
+      })
     case 'bodyTooLarge':
-      return new RegisteredError(registry, codes.bodyTooLarge, `request body is larger than ${options.maxBodyBytes} bytes, this ${options.service}'s maxBodyBytes (--max-body-bytes)`, { cause: err })
+      return new RegisteredError(
+        registry,
+        codes.bodyTooLarge,
+        `request body is larger than ${options.maxBodyBytes} bytes, this ${options.service}'s maxBodyBytes (--max-body-bytes)`,
+        { cause: err }
+      )
     case 'unsupportedMedia':
-      return new RegisteredError(registry, codes.unsupportedMedia, 'request body must be application/json', { cause: err })
+      return new RegisteredError(registry, codes.unsupportedMedia, 'request body must be application/json', {
+        cause: err
+      })
     case 'internal':
       return new RegisteredError(registry, codes.internal, 'internal error', { cause: err })
   }
@@ -92,29 +108,34 @@ export function edgeError<Code extends string> (err: unknown, options: EdgeOptio
 
 /** What the handlers use of a Fastify reply. */
 export interface EdgeReply {
-  code (statusCode: number): EdgeReply
-  header (name: string, value: string): EdgeReply
-  type (contentType: string): EdgeReply
-  send (payload?: unknown): EdgeReply
+  code(statusCode: number): EdgeReply
+  header(name: string, value: string): EdgeReply
+  type(contentType: string): EdgeReply
+  send(payload?: unknown): EdgeReply
 }
 
 /** What the handlers use of a Fastify request. */
 export interface EdgeRequest {
   readonly method: string
   readonly url: string
-  readonly log: { error (details: object, message: string): void }
+  readonly log: { error(details: object, message: string): void }
 }
 
 /** What {@link installErrorShape} needs of a Fastify instance. */
 export interface ErrorShapeApp {
-  addHook (name: 'onRoute', hook: (route: { method: string | string[], url: string }) => void): unknown
-  setSchemaErrorFormatter (formatter: (errors: SchemaError[], dataVar: string) => Error): unknown
-  setErrorHandler (handler: (err: Error, request: EdgeRequest, reply: EdgeReply) => void): unknown
-  setNotFoundHandler (handler: (request: EdgeRequest, reply: EdgeReply) => void): unknown
+  addHook(name: 'onRoute', hook: (route: { method: string | string[]; url: string }) => void): unknown
+  setSchemaErrorFormatter(formatter: (errors: SchemaError[], dataVar: string) => Error): unknown
+  setErrorHandler(handler: (err: Error, request: EdgeRequest, reply: EdgeReply) => void): unknown
+  setNotFoundHandler(handler: (request: EdgeRequest, reply: EdgeReply) => void): unknown
 }
 
 /** Sends `body` with `statusCode`, and tells `onAnswer` its code. */
-function answer (reply: EdgeReply, statusCode: number, body: ErrorBody, onAnswer: ((code: string) => void) | undefined): void {
+function answer(
+  reply: EdgeReply,
+  statusCode: number,
+  body: ErrorBody,
+  onAnswer: ((code: string) => void) | undefined
+): void {
   onAnswer?.(body.error.code)
   void reply.code(statusCode).type('application/json').send(body)
 }
@@ -123,9 +144,14 @@ function answer (reply: EdgeReply, statusCode: number, body: ErrorBody, onAnswer
  * Fastify's `frameworkErrors` option: a URL the router cannot take (a bad percent-escape, a
  * parameter past its length) is a 400 ErrorBody naming `url`, not Fastify's own shape.
  */
-export function frameworkErrorHandler<Code extends string> (options: Pick<EdgeOptions<Code>, 'registry' | 'codes'>): (err: Error, request: unknown, reply: EdgeReply) => void {
+export function frameworkErrorHandler<Code extends string>(
+  options: Pick<EdgeOptions<Code>, 'registry' | 'codes'>
+): (err: Error, request: unknown, reply: EdgeReply) => void {
   return (err, _request, reply) => {
-    const error = new RegisteredError(options.registry, options.codes.invalidRequest, err.message, { cause: err, field: 'url' })
+    const error = new RegisteredError(options.registry, options.codes.invalidRequest, err.message, {
+      cause: err,
+      field: 'url'
+    })
     answer(reply, error.statusCode, error.toBody(), undefined)
   }
 }
@@ -135,26 +161,36 @@ export function frameworkErrorHandler<Code extends string> (options: Pick<EdgeOp
  * error handler and the not-found handler: a path no route has is a 404, a path that takes other
  * methods a 405 whose `Allow` header lists them. An internal error is logged with the request.
  */
-export function installErrorShape<Code extends string> (app: ErrorShapeApp, options: EdgeOptions<Code>): void {
+export function installErrorShape<Code extends string>(app: ErrorShapeApp, options: EdgeOptions<Code>): void {
   const { registry, codes, onAnswer } = options
   const methods = new RouteMethods()
-  app.addHook('onRoute', (route) => { methods.add(route.method, route.url) })
+  app.addHook('onRoute', (route) => {
+    methods.add(route.method, route.url)
+  })
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const problem = schemaProblem(errors, dataVar)
     return new RegisteredError(registry, codes.invalidRequest, problem.message, { field: problem.field })
   })
   app.setErrorHandler((err, request, reply) => {
     const passed = options.passThrough?.(err)
-    if (passed !== undefined) { answer(reply, passed.statusCode, passed.body, onAnswer); return }
+    if (passed !== undefined) {
+      answer(reply, passed.statusCode, passed.body, onAnswer)
+      return
+    }
     const error = edgeError(err, options)
     if (error.code === codes.internal) request.log.error({ err }, `${options.service} request failed`)
     answer(reply, error.statusCode, error.toBody(), onAnswer)
   })
   app.setNotFoundHandler((request, reply) => {
     const allow = methods.allowed(request.url)
-    const error = allow.length === 0
-      ? new RegisteredError(registry, codes.notFound, `no route ${request.method} ${request.url}`)
-      : new RegisteredError(registry, codes.methodNotAllowed, `${request.url.split('?', 1)[0]} does not take ${request.method}; it takes ${allow.join(', ')}`)
+    const error =
+      allow.length === 0
+        ? new RegisteredError(registry, codes.notFound, `no route ${request.method} ${request.url}`)
+        : new RegisteredError(
+            registry,
+            codes.methodNotAllowed,
+            `${request.url.split('?', 1)[0]} does not take ${request.method}; it takes ${allow.join(', ')}`
+          )
     if (allow.length > 0) void reply.header('allow', allow.join(', '))
     answer(reply, error.statusCode, error.toBody(), onAnswer)
   })

@@ -10,8 +10,8 @@
  * import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
  * const signal = callerSignal(reply.raw)
  * const lines = new NdjsonWriter()
- * void runner.executeBatch(requests, (index, result) => { lines.push({ index, result }) }, { signal }).then(() => { lines.end() })
- * return reply.type(NDJSON).send(lines.stream)
+ * void runner.executeBatch(requests, (index, result) => { lines.push({ index, result }) }, { signal }).then(() => {
+ * lines.end() }) return reply.type(NDJSON).send(lines.stream)
  * ```
  */
 export * from './caller-signal.ts'

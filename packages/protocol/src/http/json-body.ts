@@ -10,7 +10,10 @@ import { nestsDeeperThan } from '../json-depth.ts'
 /** A body parser in Fastify's callback form (`app.getDefaultJsonParser(…)`). */
 export type JsonBodyParser<R> = (request: R, body: string, done: (err: Error | null, value?: unknown) => void) => void
 
-/** The code of {@link JsonTooDeepError}, in the manner of Fastify's `FST_ERR_CTP_…` codes; the edge answers it as invalid JSON, under the service's own code. */
+/**
+ * The code of {@link JsonTooDeepError}, in the manner of Fastify's `FST_ERR_CTP_…` codes; the edge answers it as
+ * invalid JSON, under the service's own code.
+ */
 export const JSON_TOO_DEEP = 'SF_EDGE_JSON_TOO_DEEP'
 
 /** A body nested past the depth limit: invalid JSON by the contract (a `SyntaxError`, HTTP 400). */
@@ -20,14 +23,14 @@ export class JsonTooDeepError extends SyntaxError {
   /** The HTTP status Fastify gives an error without a handler of its own. */
   readonly statusCode = 400
 
-  constructor (maxDepth: number) {
+  constructor(maxDepth: number) {
     super(`JSON nested deeper than ${maxDepth} levels`)
     this.name = 'JsonTooDeepError'
   }
 }
 
 /** Wraps a JSON body parser so a body nested deeper than `maxDepth` fails with a {@link JsonTooDeepError}. */
-export function depthLimited<R> (parse: JsonBodyParser<R>, maxDepth: number): JsonBodyParser<R> {
+export function depthLimited<R>(parse: JsonBodyParser<R>, maxDepth: number): JsonBodyParser<R> {
   return (request, body, done) => {
     parse(request, body, (err, value) => {
       if (err === null && nestsDeeperThan(value, maxDepth)) done(new JsonTooDeepError(maxDepth), undefined)
@@ -38,14 +41,22 @@ export function depthLimited<R> (parse: JsonBodyParser<R>, maxDepth: number): Js
 
 /** What {@link installJsonBody} needs of a Fastify instance. */
 export interface JsonBodyApp {
-  getDefaultJsonParser (onProtoPoisoning: 'error', onConstructorPoisoning: 'error'): JsonBodyParser<never>
-  removeContentTypeParser (contentType: string): unknown
-  addContentTypeParser (contentType: string, options: { parseAs: 'string' }, parser: (request: never, body: string, done: (err: Error | null, value?: unknown) => void) => void): unknown
+  getDefaultJsonParser(onProtoPoisoning: 'error', onConstructorPoisoning: 'error'): JsonBodyParser<never>
+  removeContentTypeParser(contentType: string): unknown
+  addContentTypeParser(
+    contentType: string,
+    options: { parseAs: 'string' },
+    parser: (request: never, body: string, done: (err: Error | null, value?: unknown) => void) => void
+  ): unknown
 }
 
-/** Replaces `app`'s application/json parser with the depth-limited one (call on the root instance, before the routes). */
-export function installJsonBody (app: JsonBodyApp, maxDepth: number = LIMITS.maxJsonDepth): void {
+/**
+ * Replaces `app`'s application/json parser with the depth-limited one (call on the root instance, before the routes).
+ */
+export function installJsonBody(app: JsonBodyApp, maxDepth: number = LIMITS.maxJsonDepth): void {
   const parse = depthLimited(app.getDefaultJsonParser('error', 'error'), maxDepth)
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => { parse(request, body, done) })
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parse(request, body, done)
+  })
 }

@@ -2,7 +2,7 @@
 
 /** A response body: undici's, or any Node readable stream. */
 export interface NdjsonBody extends AsyncIterable<unknown> {
-  setEncoding (encoding: 'utf8'): unknown
+  setEncoding(encoding: 'utf8'): unknown
 }
 
 /**
@@ -11,7 +11,7 @@ export interface NdjsonBody extends AsyncIterable<unknown> {
  * rejects with the body's error, or the SyntaxError of a line that is not JSON (then nothing
  * after it is read), or what `onValue` threw.
  */
-export async function readNdjson (body: NdjsonBody, onValue: (value: unknown) => void): Promise<void> {
+export async function readNdjson(body: NdjsonBody, onValue: (value: unknown) => void): Promise<void> {
   body.setEncoding('utf8')
   let rest = ''
   for await (const chunk of body) {

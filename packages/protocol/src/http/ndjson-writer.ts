@@ -17,7 +17,7 @@ export class NdjsonWriter {
   #ended = false
 
   /** Queues `value` as one line; it is written at the end of this turn of the event loop, in the order pushed. */
-  push (value: unknown): void {
+  push(value: unknown): void {
     if (this.#ended) return
     this.#pending += JSON.stringify(value) + '\n'
     if (!this.#scheduled) {
@@ -27,7 +27,7 @@ export class NdjsonWriter {
   }
 
   /** Writes what is queued and ends the stream. Idempotent; later pushes are dropped. */
-  end (): void {
+  end(): void {
     if (this.#ended) return
     this.#flush()
     this.#ended = true

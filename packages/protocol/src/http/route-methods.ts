@@ -17,21 +17,24 @@
  */
 
 /** A URL pattern as a regular expression: `:param` one segment, `*` the rest. */
-function patternOf (url: string): RegExp {
-  const source = url.split('/').map((segment) => {
-    if (segment.startsWith(':')) return '[^/]+'
-    if (segment === '*') return '.*'
-    return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  }).join('/')
+function patternOf(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((segment) => {
+      if (segment.startsWith(':')) return '[^/]+'
+      if (segment === '*') return '.*'
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    })
+    .join('/')
   return new RegExp(`^${source}$`)
 }
 
 /** The methods each registered URL pattern takes. */
 export class RouteMethods {
-  readonly #routes = new Map<string, { pattern: RegExp, methods: Set<string> }>()
+  readonly #routes = new Map<string, { pattern: RegExp; methods: Set<string> }>()
 
   /** Records that `url` (a route's pattern) takes `method` (or each of several). */
-  add (method: string | readonly string[], url: string): void {
+  add(method: string | readonly string[], url: string): void {
     let route = this.#routes.get(url)
     if (route === undefined) {
       route = { pattern: patternOf(url), methods: new Set() }
@@ -41,7 +44,7 @@ export class RouteMethods {
   }
 
   /** The methods some route takes at `url` (its query ignored), sorted; empty when no route has the path. */
-  allowed (url: string): string[] {
+  allowed(url: string): string[] {
     const path = url.split('?', 1)[0] ?? ''
     const methods = new Set<string>()
     for (const route of this.#routes.values()) {

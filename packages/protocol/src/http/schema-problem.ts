@@ -20,17 +20,23 @@ export interface SchemaProblem {
   readonly message: string
 }
 
-/** The JSON path (no leading slash) of the field an ajv error is about: the missing or unknown property itself, not the object that holds it. */
-export function fieldOf (e: SchemaError): string {
+/**
+ * The JSON path (no leading slash) of the field an ajv error is about: the missing or unknown property itself, not the
+ * object that holds it.
+ */
+export function fieldOf(e: SchemaError): string {
   const path = e.instancePath.replace(/^\//, '')
-  const params = e.params as { missingProperty?: string, additionalProperty?: string }
+  const params = e.params as { missingProperty?: string; additionalProperty?: string }
   const child = params.missingProperty ?? params.additionalProperty
   if (child === undefined) return path
   return path === '' ? child : `${path}/${child}`
 }
 
-/** The first of `errors`, as the field and a line that starts with it (`dataVar`, `body` or `params`, for the whole value). */
-export function schemaProblem (errors: readonly SchemaError[], dataVar: string): SchemaProblem {
+/**
+ * The first of `errors`, as the field and a line that starts with it (`dataVar`, `body` or `params`, for the whole
+ * value).
+ */
+export function schemaProblem(errors: readonly SchemaError[], dataVar: string): SchemaProblem {
   const e = errors[0]
   if (e === undefined) return { field: '', message: `invalid ${dataVar}` }
   const field = fieldOf(e)
@@ -40,9 +46,11 @@ export function schemaProblem (errors: readonly SchemaError[], dataVar: string):
   else if (e.keyword === 'required') message = 'is required'
   else if (e.keyword === 'const' || e.keyword === 'anyOf') {
     // a union of literals (language, …): say what is allowed, once
-    const allowed = errors.filter((x) => x.instancePath === e.instancePath && x.keyword === 'const')
+    const allowed = errors
+      .filter((x) => x.instancePath === e.instancePath && x.keyword === 'const')
       .map((x) => JSON.stringify((x.params as { allowedValue?: unknown }).allowedValue))
     if (allowed.length > 0) message = `must be one of ${allowed.join(', ')}`
-  } else if (params.allowedValues !== undefined) message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+  } else if (params.allowedValues !== undefined)
+    message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
   return { field, message: `${field === '' ? dataVar : field} ${message}` }
 }

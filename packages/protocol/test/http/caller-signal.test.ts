@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events'
 import { callerSignal } from '../../src/http/index.ts'
 
 /** A response that closes, finished or not. */
-function response (): EventEmitter & { writableFinished: boolean } {
+function response(): EventEmitter & { writableFinished: boolean } {
   return Object.assign(new EventEmitter(), { writableFinished: false })
 }
 

@@ -9,15 +9,34 @@ const ERRORS = {
 
 test('an error of a registry carries its code, HTTP status, protocol status, field and cause, and its ErrorBody', () => {
   const cause = new Error('root')
-  const err = new RegisteredError(ERRORS, 'SF_ERR_TEST_BAD', 'timeout_ms must be positive', { field: 'timeout_ms', cause })
-  assert.deepEqual([err.code, err.statusCode, err.status, err.field, err.cause], ['SF_ERR_TEST_BAD', 400, 'invalid_request', 'timeout_ms', cause])
-  assert.deepEqual(err.toBody(), { status: 'invalid_request', error: { code: 'SF_ERR_TEST_BAD', message: 'timeout_ms must be positive', field: 'timeout_ms' } })
+  const err = new RegisteredError(ERRORS, 'SF_ERR_TEST_BAD', 'timeout_ms must be positive', {
+    field: 'timeout_ms',
+    cause
+  })
+  assert.deepEqual(
+    [err.code, err.statusCode, err.status, err.field, err.cause],
+    ['SF_ERR_TEST_BAD', 400, 'invalid_request', 'timeout_ms', cause]
+  )
+  assert.deepEqual(err.toBody(), {
+    status: 'invalid_request',
+    error: { code: 'SF_ERR_TEST_BAD', message: 'timeout_ms must be positive', field: 'timeout_ms' }
+  })
   const plain = new RegisteredError(ERRORS, 'SF_ERR_TEST_FULL')
-  assert.deepEqual(plain.toBody(), { status: 'overloaded', error: { code: 'SF_ERR_TEST_FULL', message: 'The queue is full' } }, 'the default message, no field')
+  assert.deepEqual(
+    plain.toBody(),
+    { status: 'overloaded', error: { code: 'SF_ERR_TEST_FULL', message: 'The queue is full' } },
+    'the default message, no field'
+  )
 })
 
-test('errorBody gives the registry\'s status and default message, and names a field only when there is one', () => {
-  assert.deepEqual(errorBody(ERRORS, 'SF_ERR_TEST_FULL'), { status: 'overloaded', error: { code: 'SF_ERR_TEST_FULL', message: 'The queue is full' } })
-  assert.deepEqual(errorBody(ERRORS, 'SF_ERR_TEST_BAD', 'no', ''), { status: 'invalid_request', error: { code: 'SF_ERR_TEST_BAD', message: 'no' } })
+test("errorBody gives the registry's status and default message, and names a field only when there is one", () => {
+  assert.deepEqual(errorBody(ERRORS, 'SF_ERR_TEST_FULL'), {
+    status: 'overloaded',
+    error: { code: 'SF_ERR_TEST_FULL', message: 'The queue is full' }
+  })
+  assert.deepEqual(errorBody(ERRORS, 'SF_ERR_TEST_BAD', 'no', ''), {
+    status: 'invalid_request',
+    error: { code: 'SF_ERR_TEST_BAD', message: 'no' }
+  })
   assert.equal(errorBody(ERRORS, 'SF_ERR_TEST_BAD', 'no', 'code').error.field, 'code')
 })

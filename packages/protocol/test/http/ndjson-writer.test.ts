@@ -4,7 +4,7 @@ import { NdjsonWriter, readNdjson } from '../../src/http/index.ts'
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-test('lines pushed in one turn of the event loop go out as one chunk; a later turn\'s lines go out before the stream ends', async () => {
+test("lines pushed in one turn of the event loop go out as one chunk; a later turn's lines go out before the stream ends", async () => {
   const lines = new NdjsonWriter()
   const chunks: string[] = []
   lines.stream.on('data', (c: Buffer) => chunks.push(c.toString()))
@@ -17,13 +17,19 @@ test('lines pushed in one turn of the event loop go out as one chunk; a later tu
   lines.push({ index: 2, result: { stdout: 'a\nb' } })
   await turn()
   await turn()
-  assert.deepEqual(chunks.slice(1), ['{"index":2,"result":{"stdout":"a\\nb"}}\n'], 'streamed while the batch still runs')
+  assert.deepEqual(
+    chunks.slice(1),
+    ['{"index":2,"result":{"stdout":"a\\nb"}}\n'],
+    'streamed while the batch still runs'
+  )
 })
 
 test('end writes what is still queued, then ends the stream; later pushes and a second end are ignored', async () => {
   const lines = new NdjsonWriter()
   let body = ''
-  lines.stream.on('data', (c: Buffer) => { body += c.toString() })
+  lines.stream.on('data', (c: Buffer) => {
+    body += c.toString()
+  })
   const ended = new Promise((resolve) => lines.stream.on('end', resolve))
   lines.push({ index: 1 })
   lines.end()
@@ -36,12 +42,29 @@ test('end writes what is still queued, then ends the stream; later pushes and a 
 
 test('the reader gives each line as it arrives, skips blank lines, reads a last line without a newline, and throws at one that is not JSON', async () => {
   const chunks = ['{"a":1}\n\n{"b"', ':2}\n  \n{"c":3}']
-  const body = Object.assign((async function * () { yield * chunks })(), { setEncoding: () => {} })
+  const body = Object.assign(
+    (async function* () {
+      yield* chunks
+    })(),
+    { setEncoding: () => {} }
+  )
   const seen: unknown[] = []
-  await readNdjson(body, (v) => { seen.push(v) })
+  await readNdjson(body, (v) => {
+    seen.push(v)
+  })
   assert.deepEqual(seen, [{ a: 1 }, { b: 2 }, { c: 3 }])
-  const bad = Object.assign((async function * () { yield '{"a":1}\n{oops\n{"c":3}\n' })(), { setEncoding: () => {} })
+  const bad = Object.assign(
+    (async function* () {
+      yield '{"a":1}\n{oops\n{"c":3}\n'
+    })(),
+    { setEncoding: () => {} }
+  )
   const before: unknown[] = []
-  await assert.rejects(readNdjson(bad, (v) => { before.push(v) }), SyntaxError)
+  await assert.rejects(
+    readNdjson(bad, (v) => {
+      before.push(v)
+    }),
+    SyntaxError
+  )
   assert.deepEqual(before, [{ a: 1 }], 'nothing after the bad line is read')
 })

@@ -4,19 +4,40 @@ import { fieldOf, schemaProblem } from '../../src/http/index.ts'
 
 test('fieldOf names the missing or unknown property itself, below the object that holds it', () => {
   assert.equal(fieldOf({ keyword: 'required', instancePath: '', params: { missingProperty: 'code' } }), 'code')
-  assert.equal(fieldOf({ keyword: 'additionalProperties', instancePath: '/requests/3', params: { additionalProperty: 'extra' } }), 'requests/3/extra')
-  assert.equal(fieldOf({ keyword: 'type', instancePath: '/requests/3/timeout_ms', params: { type: 'integer' } }), 'requests/3/timeout_ms')
+  assert.equal(
+    fieldOf({ keyword: 'additionalProperties', instancePath: '/requests/3', params: { additionalProperty: 'extra' } }),
+    'requests/3/extra'
+  )
+  assert.equal(
+    fieldOf({ keyword: 'type', instancePath: '/requests/3/timeout_ms', params: { type: 'integer' } }),
+    'requests/3/timeout_ms'
+  )
 })
 
 test('schemaProblem gives the first problem as one line that starts with its field', () => {
   assert.deepEqual(schemaProblem([], 'body'), { field: '', message: 'invalid body' })
-  assert.deepEqual(schemaProblem([{ keyword: 'type', instancePath: '', params: {}, message: 'must be object' }], 'body'), { field: '', message: 'body must be object' })
-  assert.deepEqual(schemaProblem([{ keyword: 'required', instancePath: '', params: { missingProperty: 'code' } }], 'body'), { field: 'code', message: 'code is required' })
-  assert.deepEqual(schemaProblem([{ keyword: 'enum', instancePath: '/isolation', params: { allowedValues: ['fresh', 'reuse'] } }], 'body'), { field: 'isolation', message: 'isolation must be one of "fresh", "reuse"' })
+  assert.deepEqual(
+    schemaProblem([{ keyword: 'type', instancePath: '', params: {}, message: 'must be object' }], 'body'),
+    { field: '', message: 'body must be object' }
+  )
+  assert.deepEqual(
+    schemaProblem([{ keyword: 'required', instancePath: '', params: { missingProperty: 'code' } }], 'body'),
+    { field: 'code', message: 'code is required' }
+  )
+  assert.deepEqual(
+    schemaProblem(
+      [{ keyword: 'enum', instancePath: '/isolation', params: { allowedValues: ['fresh', 'reuse'] } }],
+      'body'
+    ),
+    { field: 'isolation', message: 'isolation must be one of "fresh", "reuse"' }
+  )
   const union = [
     { keyword: 'const', instancePath: '/language', params: { allowedValue: 'python' } },
     { keyword: 'const', instancePath: '/language', params: { allowedValue: 'javascript' } },
     { keyword: 'anyOf', instancePath: '/language', params: {} }
   ]
-  assert.deepEqual(schemaProblem(union, 'body'), { field: 'language', message: 'language must be one of "python", "javascript"' })
+  assert.deepEqual(schemaProblem(union, 'body'), {
+    field: 'language',
+    message: 'language must be one of "python", "javascript"'
+  })
 })

@@ -17,7 +17,11 @@ export const ADVANTAGE_METHODS: readonly AdvantageMethod[] = Object.freeze(['grp
  * and with `unbiased` a group of one gets mean 0 and std 1 as in verl's
  * `compute_grpo_outcome_advantage`. Dr.GRPO: r − mean.
  */
-export function groupAdvantages (rewards: readonly number[], method: AdvantageMethod = 'grpo', options: { std?: AdvantageStd, eps?: number } = {}): number[] {
+export function groupAdvantages(
+  rewards: readonly number[],
+  method: AdvantageMethod = 'grpo',
+  options: { std?: AdvantageStd; eps?: number } = {}
+): number[] {
   const n = rewards.length
   if (n === 0) return []
   const eps = options.eps ?? 1e-6
@@ -30,7 +34,7 @@ export function groupAdvantages (rewards: readonly number[], method: AdvantageMe
 }
 
 /** True when every reward of the group is equal (no learning signal): DAPO drops such groups. */
-export function hasEqualRewards (rewards: readonly number[]): boolean {
+export function hasEqualRewards(rewards: readonly number[]): boolean {
   return rewards.every((r) => r === rewards[0])
 }
 
@@ -38,7 +42,7 @@ export function hasEqualRewards (rewards: readonly number[]): boolean {
  * DAPO's soft overlong punishment: 0 up to `maxLength − cacheLength` tokens, then falling
  * linearly to −1 at `maxLength`, −1 beyond.
  */
-export function overlongPenalty (length: number, maxLength: number, cacheLength: number): number {
+export function overlongPenalty(length: number, maxLength: number, cacheLength: number): number {
   const soft = maxLength - cacheLength
   if (length <= soft) return 0
   if (length <= maxLength) return (soft - length) / cacheLength

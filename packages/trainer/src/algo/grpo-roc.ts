@@ -13,7 +13,14 @@
  * both count p_err by the chosen {@link ErrorCountRule}.
  */
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
-import { errorPenalty, formatPenalty, releasedFormatPenalty, responseTextOf, type ErrorCountRule, type RocRollout } from './roc-penalties.ts'
+import {
+  errorPenalty,
+  formatPenalty,
+  releasedFormatPenalty,
+  responseTextOf,
+  type ErrorCountRule,
+  type RocRollout
+} from './roc-penalties.ts'
 import { seededRandom } from './seeded-random.ts'
 
 /** Options of {@link grpoRoc}. */
@@ -40,7 +47,7 @@ export type RocMode = 'sample' | 'deterministic'
 /** The RoC modes, for flag validation. */
 export const ROC_MODES: readonly RocMode[] = Object.freeze(['sample', 'deterministic'])
 
-function drawWeighted (items: number[], weights: number[], n: number, random: () => number): number[] {
+function drawWeighted(items: number[], weights: number[], n: number, random: () => number): number[] {
   const pool = items.slice()
   const w = weights.slice()
   const out: number[] = []
@@ -48,7 +55,10 @@ function drawWeighted (items: number[], weights: number[], n: number, random: ()
     const total = w.reduce((a, b) => a + b, 0)
     let x = random() * total
     let k = 0
-    while (k < pool.length - 1 && x >= w[k]) { x -= w[k]; k++ }
+    while (k < pool.length - 1 && x >= w[k]) {
+      x -= w[k]
+      k++
+    }
     out.push(pool[k])
     pool.splice(k, 1)
     w.splice(k, 1)
@@ -62,21 +72,33 @@ function drawWeighted (items: number[], weights: number[], n: number, random: ()
  * has them. When the two guards ask for more than `keep`, negatives get ⌊keep / 2⌋ of it and
  * positives the rest.
  */
-export function rocQuota (positives: number, negatives: number, keep: number, minNegatives = 2, minPositives = 2): { positives: number, negatives: number } {
+export function rocQuota(
+  positives: number,
+  negatives: number,
+  keep: number,
+  minNegatives = 2,
+  minPositives = 2
+): { positives: number; negatives: number } {
   if (minNegatives + minPositives > keep) {
     minNegatives = Math.min(minNegatives, Math.floor(keep / 2))
     minPositives = Math.min(minPositives, keep - minNegatives)
   }
-  let nPos = Math.round(positives * keep / (positives + negatives))
+  let nPos = Math.round((positives * keep) / (positives + negatives))
   let nNeg = keep - nPos
-  if (nNeg < Math.min(minNegatives, negatives)) { nNeg = Math.min(minNegatives, negatives); nPos = keep - nNeg }
-  if (nPos < Math.min(minPositives, positives)) { nPos = Math.min(minPositives, positives); nNeg = keep - nPos }
+  if (nNeg < Math.min(minNegatives, negatives)) {
+    nNeg = Math.min(minNegatives, negatives)
+    nPos = keep - nNeg
+  }
+  if (nPos < Math.min(minPositives, positives)) {
+    nPos = Math.min(minPositives, positives)
+    nNeg = keep - nPos
+  }
   nPos = Math.min(nPos, positives)
   return { positives: nPos, negatives: Math.min(keep - nPos, negatives) }
 }
 
 /** `x` rounded to the nearest integer, halves to the even one (Python's `round`). */
-export function roundHalfEven (x: number): number {
+export function roundHalfEven(x: number): number {
   const below = Math.floor(x)
   const fraction = x - below
   if (fraction < 0.5) return below
@@ -92,26 +114,39 @@ export function roundHalfEven (x: number): number {
  * assertion (an odd `keep` with both shares exactly half-way rounds both the same way, so they
  * sum to `keep` ± 1), the positives' share stands and negatives get the rest.
  */
-export function releasedRocQuota (positives: number, negatives: number, keep: number, minNegatives = 2, minPositives = 2): { positives: number, negatives: number } {
+export function releasedRocQuota(
+  positives: number,
+  negatives: number,
+  keep: number,
+  minNegatives = 2,
+  minPositives = 2
+): { positives: number; negatives: number } {
   const total = positives + negatives
-  let nPos = roundHalfEven(positives * keep / total)
+  let nPos = roundHalfEven((positives * keep) / total)
   const negativeGuard = Math.min(minNegatives, negatives)
-  if (roundHalfEven(negatives * keep / total) <= negativeGuard) nPos = keep - negativeGuard
+  if (roundHalfEven((negatives * keep) / total) <= negativeGuard) nPos = keep - negativeGuard
   const positiveGuard = Math.min(minPositives, positives)
   if (nPos <= positiveGuard) nPos = positiveGuard
   return { positives: nPos, negatives: keep - nPos }
 }
 
-/** Throws when `options` cannot run: `deterministic` needs `minNegatives` + `minPositives` ≤ `keep`, as the released code asserts. */
-export function checkRocOptions (options: RocOptions): void {
+/**
+ * Throws when `options` cannot run: `deterministic` needs `minNegatives` + `minPositives` ≤ `keep`, as the released
+ * code asserts.
+ */
+export function checkRocOptions(options: RocOptions): void {
   const guards = (options.minNegatives ?? 2) + (options.minPositives ?? 2)
   if (options.mode === 'deterministic' && guards > options.keep) {
-    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `deterministic RoC keeps at least ${guards} (minNegatives + minPositives), more than keep ${options.keep}`, 400)
+    throw new TrainerError(
+      TRAINER_ERROR_CODES.BAD_INPUT,
+      `deterministic RoC keeps at least ${guards} (minNegatives + minPositives), more than keep ${options.keep}`,
+      400
+    )
   }
 }
 
 /** Returns the indices kept (sorted), by the selection of `options.mode`. */
-export function grpoRoc (group: readonly RocRollout[], options: RocOptions): number[] {
+export function grpoRoc(group: readonly RocRollout[], options: RocOptions): number[] {
   checkRocOptions(options)
   const { keep } = options
   const errorCount = options.errorCount ?? 'status'
@@ -123,7 +158,9 @@ export function grpoRoc (group: readonly RocRollout[], options: RocOptions): num
   if (options.mode === 'deterministic') {
     if (group.length < keep) return []
     if (group.length === keep) return all
-    const penalty = group.map((r) => errorPenalty(r, errorCount) + releasedFormatPenalty(responseTextOf(r, "deterministic RoC's p_format")))
+    const penalty = group.map(
+      (r) => errorPenalty(r, errorCount) + releasedFormatPenalty(responseTextOf(r, "deterministic RoC's p_format"))
+    )
     const quota = releasedRocQuota(pos.length, neg.length, keep, minNegatives, minPositives)
     const lowest = pos.slice().sort((a, b) => penalty[a] - penalty[b]) // a stable sort: ties stay in batch order
     return [...lowest.slice(0, quota.positives), ...neg.slice(0, quota.negatives)].sort((a, b) => a - b)
@@ -132,7 +169,17 @@ export function grpoRoc (group: readonly RocRollout[], options: RocOptions): num
   const random = options.random ?? seededRandom(0)
   const floor = options.floor ?? 0.01
   const quota = rocQuota(pos.length, neg.length, keep, minNegatives, minPositives)
-  const keptPos = drawWeighted(pos, pos.map((i) => 1 / Math.max(errorPenalty(group[i], errorCount) + formatPenalty(group[i]), floor)), quota.positives, random)
-  const keptNeg = drawWeighted(neg, neg.map(() => 1), quota.negatives, random)
+  const keptPos = drawWeighted(
+    pos,
+    pos.map((i) => 1 / Math.max(errorPenalty(group[i], errorCount) + formatPenalty(group[i]), floor)),
+    quota.positives,
+    random
+  )
+  const keptNeg = drawWeighted(
+    neg,
+    neg.map(() => 1),
+    quota.negatives,
+    random
+  )
   return [...keptPos, ...keptNeg].sort((a, b) => a - b)
 }

@@ -39,8 +39,13 @@ export type ErrorCountRule = 'status' | 'substring'
 export const ERROR_COUNT_RULES: readonly ErrorCountRule[] = Object.freeze(['status', 'substring'])
 
 /** The response text of `r`, which `what` reads; a caller that left it out is told so. */
-export function responseTextOf (r: RocRollout, what: string): string {
-  if (r.responseText === undefined) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `${what} reads the response text: give each RocRollout its responseText`, 400)
+export function responseTextOf(r: RocRollout, what: string): string {
+  if (r.responseText === undefined)
+    throw new TrainerError(
+      TRAINER_ERROR_CODES.BAD_INPUT,
+      `${what} reads the response text: give each RocRollout its responseText`,
+      400
+    )
   return r.responseText
 }
 
@@ -49,7 +54,7 @@ export function responseTextOf (r: RocRollout, what: string): string {
  * parse failures) over tool calls; fleet statuses are the fleet's fault and are left out of both
  * counts. 0.5 when there is no tool call.
  */
-export function statusErrorPenalty (r: RocRollout): number {
+export function statusErrorPenalty(r: RocRollout): number {
   const counted = r.toolStatuses.filter((s) => s === 'parse_error' || !isRetriable(s))
   if (counted.length === 0) return 0.5
   return counted.filter((s) => s === 'parse_error' || isToolError(s)).length / counted.length
@@ -61,15 +66,17 @@ const TOOL_RESPONSE = /<tool_response>[\s\S]*?<\/tool_response>/g
  * p_err as the released code counts it: `<tool_response>…</tool_response>` blocks of the response
  * text whose lowercased text contains "error", over the blocks; 0.5 when there is none.
  */
-export function substringErrorPenalty (responseText: string): number {
+export function substringErrorPenalty(responseText: string): number {
   const blocks = responseText.match(TOOL_RESPONSE) ?? []
   if (blocks.length === 0) return 0.5
   return blocks.filter((b) => b.toLowerCase().includes('error')).length / blocks.length
 }
 
 /** p_err of `r` under `rule` (default `status`). */
-export function errorPenalty (r: RocRollout, rule: ErrorCountRule = 'status'): number {
-  return rule === 'substring' ? substringErrorPenalty(responseTextOf(r, 'the substring error count')) : statusErrorPenalty(r)
+export function errorPenalty(r: RocRollout, rule: ErrorCountRule = 'status'): number {
+  return rule === 'substring'
+    ? substringErrorPenalty(responseTextOf(r, 'the substring error count'))
+    : statusErrorPenalty(r)
 }
 
 /**
@@ -77,7 +84,7 @@ export function errorPenalty (r: RocRollout, rule: ErrorCountRule = 'status'): n
  * closed `<answer>` block (a `\boxed{}` alone is no answer block) or the tags do not pair up,
  * else min(1, (#answers − 1) / #turns).
  */
-export function formatPenalty (r: RocRollout): number {
+export function formatPenalty(r: RocRollout): number {
   if (r.answers === 0 || r.turns === 0 || r.unbalancedAnswerTags === true) return 1
   return Math.min(1, (r.answers - 1) / r.turns)
 }
@@ -85,7 +92,7 @@ export function formatPenalty (r: RocRollout): number {
 const ANSWER_BLOCK = /<answer>[\s\S]*?<\/answer>/g
 const ASSISTANT_SPAN = /<\|im_start\|>assistant[\s\S]*?<\|im_end\|>/g
 
-function occurrences (text: string, tag: string): number {
+function occurrences(text: string, tag: string): number {
   return text.split(tag).length - 1
 }
 
@@ -96,7 +103,7 @@ function occurrences (text: string, tag: string): number {
  * The first assistant turn opens in the prompt, so a one-turn answer has no span (p_format 1),
  * and an answer after one tool call has one.
  */
-export function releasedFormatPenalty (responseText: string): number {
+export function releasedFormatPenalty(responseText: string): number {
   if (!responseText.includes('<answer>') || !responseText.includes('</answer>')) return 1
   const closed = responseText.match(ANSWER_BLOCK)?.length ?? 0
   if (occurrences(responseText, '<answer>') !== closed || occurrences(responseText, '</answer>') !== closed) return 1

@@ -1,8 +1,8 @@
 /** Mulberry32: a small seedable generator of uniform draws in [0, 1), the one the trainer and the benchmarks share. */
-export function seededRandom (seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0
   return () => {
-    a = (a + 0x6D2B79F5) >>> 0
+    a = (a + 0x6d2b79f5) >>> 0
     let t = a
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)

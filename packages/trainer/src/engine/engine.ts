@@ -13,7 +13,7 @@ export interface ChatMessage {
 /** A tool the model may call, as an OpenAI function schema (chat templates render these for the model). */
 export interface ToolSchema {
   type: 'function'
-  function: { name: string, description: string, parameters: Record<string, unknown> }
+  function: { name: string; description: string; parameters: Record<string, unknown> }
 }
 
 /** Options of {@link Engine.applyChatTemplate}. */
@@ -41,7 +41,10 @@ export interface SamplingParams {
 export interface GenerateRequest extends SamplingParams {
   /** The whole context so far, as token ids. */
   promptIds: readonly number[]
-  /** Names the trajectory (the same for all its turns): a scheduler keeps its turns on one engine when it can, for the prefix cache. */
+  /**
+   * Names the trajectory (the same for all its turns): a scheduler keeps its turns on one engine when it can, for the
+   * prefix cache.
+   */
   affinity?: string
   signal?: AbortSignal
 }
@@ -67,13 +70,15 @@ export interface Engine {
   /** Base URL (or a name) of the engine, for logs and the scheduler. */
   readonly url: string
   /** Generates a continuation of `promptIds`. */
-  generate (req: GenerateRequest): Promise<Generation>
-  /** Token ids of `text`, without added special tokens (special-token text such as `<|im_start|>` still maps to its id). */
-  tokenize (text: string, signal?: AbortSignal): Promise<number[]>
+  generate(req: GenerateRequest): Promise<Generation>
+  /**
+   * Token ids of `text`, without added special tokens (special-token text such as `<|im_start|>` still maps to its id).
+   */
+  tokenize(text: string, signal?: AbortSignal): Promise<number[]>
   /** Token ids of `messages` (and `tools`) through the model's chat template (`add_generation_prompt` by default). */
-  applyChatTemplate (messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<number[]>
+  applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<number[]>
   /** Releases connections; safe to call twice. */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /** One chat-completion reply (the plain adapter: text in, text out). */
@@ -88,6 +93,9 @@ export interface ChatGeneration {
 export interface ChatEngine {
   readonly url: string
   /** One assistant reply to `messages`; `tools` go to the server, whose chat template renders them. */
-  chat (messages: readonly ChatMessage[], params: SamplingParams & { tools?: readonly ToolSchema[], signal?: AbortSignal }): Promise<ChatGeneration>
-  close (): Promise<void>
+  chat(
+    messages: readonly ChatMessage[],
+    params: SamplingParams & { tools?: readonly ToolSchema[]; signal?: AbortSignal }
+  ): Promise<ChatGeneration>
+  close(): Promise<void>
 }

@@ -25,7 +25,7 @@ export class ChatCompletionsEngine implements ChatEngine {
   private readonly extraBody: Record<string, unknown>
 
   /** An adapter; it connects lazily. */
-  constructor (options: ChatCompletionsEngineOptions) {
+  constructor(options: ChatCompletionsEngineOptions) {
     this.http = new EngineHttp(options)
     this.url = this.http.url
     this.model = options.model
@@ -34,7 +34,10 @@ export class ChatCompletionsEngine implements ChatEngine {
   }
 
   /** One assistant reply; stop strings stay in the text where the server supports it. */
-  async chat (messages: readonly ChatMessage[], params: SamplingParams & { tools?: readonly ToolSchema[], signal?: AbortSignal }): Promise<ChatGeneration> {
+  async chat(
+    messages: readonly ChatMessage[],
+    params: SamplingParams & { tools?: readonly ToolSchema[]; signal?: AbortSignal }
+  ): Promise<ChatGeneration> {
     const body: Record<string, unknown> = {
       ...this.extraBody,
       model: this.model,
@@ -53,19 +56,31 @@ export class ChatCompletionsEngine implements ChatEngine {
     // For the chat template to render. The episode parses the tool calls from the text, so a server
     // started with a tool-call parser should leave them in the content (`tool_choice` in extraBody).
     if (params.tools !== undefined && params.tools.length > 0) body.tools = params.tools
-    const answer = await this.http.post('/v1/chat/completions', body, params.signal) as {
-      choices?: Array<{ message?: { content?: unknown }, finish_reason?: unknown, logprobs?: { content?: Array<{ logprob?: unknown }> } | null }>
+    const answer = (await this.http.post('/v1/chat/completions', body, params.signal)) as {
+      choices?: Array<{
+        message?: { content?: unknown }
+        finish_reason?: unknown
+        logprobs?: { content?: Array<{ logprob?: unknown }> } | null
+      }>
     }
     const choice = answer?.choices?.[0]
     if (choice === undefined || typeof choice.message?.content !== 'string') {
-      throw new TrainerError(TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE, '/v1/chat/completions answered without choices[0].message.content', 502)
+      throw new TrainerError(
+        TRAINER_ERROR_CODES.ENGINE_BAD_RESPONSE,
+        '/v1/chat/completions answered without choices[0].message.content',
+        502
+      )
     }
     const logprobs = (choice.logprobs?.content ?? []).map((t) => (typeof t.logprob === 'number' ? t.logprob : 0))
-    return { text: choice.message.content, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', logprobs }
+    return {
+      text: choice.message.content,
+      finishReason: choice.finish_reason === 'length' ? 'length' : 'stop',
+      logprobs
+    }
   }
 
   /** Closes connections; safe to call twice. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.http.close()
   }
 }

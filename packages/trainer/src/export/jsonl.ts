@@ -53,7 +53,12 @@ export interface RecordExtras {
 }
 
 /** Counts of tool-call statuses, and the error ratio with fleet faults left out. */
-export function toolStatistics (t: Trajectory): { statuses: Record<string, number>, errorRatio: number | null, errors: number, counted: number } {
+export function toolStatistics(t: Trajectory): {
+  statuses: Record<string, number>
+  errorRatio: number | null
+  errors: number
+  counted: number
+} {
   const statuses: Record<string, number> = {}
   let errors = 0
   let counted = 0
@@ -67,7 +72,7 @@ export function toolStatistics (t: Trajectory): { statuses: Record<string, numbe
 }
 
 /** The JSONL record of a trajectory. */
-export function trajectoryRecord (t: Trajectory, extras: RecordExtras): TrajectoryRecord {
+export function trajectoryRecord(t: Trajectory, extras: RecordExtras): TrajectoryRecord {
   const tools = toolStatistics(t)
   return {
     id: `${extras.group}-${extras.sample}`,
@@ -100,18 +105,23 @@ export class JsonlWriter {
   lines = 0
 
   /** Opens (truncates) `path`. */
-  constructor (readonly path: string) {
+  constructor(readonly path: string) {
     this.stream = createWriteStream(path, { encoding: 'utf8' })
   }
 
   /** Appends one record as a line. */
-  async write (record: unknown): Promise<void> {
+  async write(record: unknown): Promise<void> {
     this.lines++
     if (!this.stream.write(JSON.stringify(record) + '\n')) await once(this.stream, 'drain')
   }
 
   /** Flushes and closes the file. */
-  async close (): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.stream.end((err?: Error | null) => { if (err) reject(err); else resolve() }))
+  async close(): Promise<void> {
+    await new Promise<void>((resolve, reject) =>
+      this.stream.end((err?: Error | null) => {
+        if (err) reject(err)
+        else resolve()
+      })
+    )
   }
 }

@@ -8,14 +8,19 @@ import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 
 /** One array: its little-endian dtype, its shape (C order) and its elements. */
 export type NpyArray =
-  | { dtype: '<i4', shape: readonly number[], data: Int32Array }
-  | { dtype: '|i1', shape: readonly number[], data: Int8Array }
-  | { dtype: '<f4', shape: readonly number[], data: Float32Array }
+  | { dtype: '<i4'; shape: readonly number[]; data: Int32Array }
+  | { dtype: '|i1'; shape: readonly number[]; data: Int8Array }
+  | { dtype: '<f4'; shape: readonly number[]; data: Float32Array }
 
 /** The bytes of one `.npy` file. */
-export function npyBytes (a: NpyArray): Buffer {
+export function npyBytes(a: NpyArray): Buffer {
   const count = a.shape.reduce((x, y) => x * y, 1)
-  if (count !== a.data.length) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `an array of shape (${a.shape.join(', ')}) needs ${count} elements, got ${a.data.length}`, 400)
+  if (count !== a.data.length)
+    throw new TrainerError(
+      TRAINER_ERROR_CODES.BAD_INPUT,
+      `an array of shape (${a.shape.join(', ')}) needs ${count} elements, got ${a.data.length}`,
+      400
+    )
   const shape = a.shape.length === 1 ? `(${a.shape[0]},)` : `(${a.shape.join(', ')})`
   let header = `{'descr': '${a.dtype}', 'fortran_order': False, 'shape': ${shape}, }`
   // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64, ending in \n
@@ -26,13 +31,17 @@ export function npyBytes (a: NpyArray): Buffer {
   head[7] = 0
   head.writeUInt16LE(header.length, 8)
   // the typed arrays are in the machine's order: little-endian on every platform Node runs on
-  return Buffer.concat([head, Buffer.from(header, 'latin1'), Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength)])
+  return Buffer.concat([
+    head,
+    Buffer.from(header, 'latin1'),
+    Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength)
+  ])
 }
 
 const DOS_DATE_1980_01_01 = (0 << 9) | (1 << 5) | 1
 
 /** The bytes of an `.npz` archive holding `arrays` (entry `name.npy` for each key), stored, no ZIP64: at most 4 GiB. */
-export function npzBytes (arrays: Readonly<Record<string, NpyArray>>): Buffer {
+export function npzBytes(arrays: Readonly<Record<string, NpyArray>>): Buffer {
   const locals: Buffer[] = []
   const central: Buffer[] = []
   let offset = 0
@@ -40,7 +49,12 @@ export function npzBytes (arrays: Readonly<Record<string, NpyArray>>): Buffer {
     const name = Buffer.from(`${key}.npy`, 'utf8')
     const data = npyBytes(array)
     const crc = crc32(data)
-    if (offset + data.length + 30 + name.length > 0xffff_ffff) throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, 'the tensors pass 4 GiB, the limit of an .npz without ZIP64: write fewer rollouts per file', 400)
+    if (offset + data.length + 30 + name.length > 0xffff_ffff)
+      throw new TrainerError(
+        TRAINER_ERROR_CODES.BAD_INPUT,
+        'the tensors pass 4 GiB, the limit of an .npz without ZIP64: write fewer rollouts per file',
+        400
+      )
     const local = Buffer.alloc(30)
     local.writeUInt32LE(0x04034b50, 0)
     local.writeUInt16LE(20, 4) // version needed: 2.0

@@ -25,13 +25,34 @@ import type { TrajectoryRecord } from './jsonl.ts'
 import { npzBytes, type NpyArray } from './npz.ts'
 
 /** What a tensor batch needs of a record (a {@link TrajectoryRecord} fits). */
-export type TensorRecord = Pick<TrajectoryRecord, 'group' | 'sample' | 'prompt_ids' | 'response_ids' | 'loss_mask' | 'rollout_logprobs' | 'reward' | 'advantage'>
+export type TensorRecord = Pick<
+  TrajectoryRecord,
+  'group' | 'sample' | 'prompt_ids' | 'response_ids' | 'loss_mask' | 'rollout_logprobs' | 'reward' | 'advantage'
+>
 
 /** The keys of a tensor batch, in the order they are written. */
-export const TENSOR_KEYS = Object.freeze(['prompts', 'responses', 'input_ids', 'attention_mask', 'position_ids', 'response_mask', 'rollout_log_probs', 'advantages', 'token_level_scores', 'scores', 'uid', 'sample'] as const)
+export const TENSOR_KEYS = Object.freeze([
+  'prompts',
+  'responses',
+  'input_ids',
+  'attention_mask',
+  'position_ids',
+  'response_mask',
+  'rollout_log_probs',
+  'advantages',
+  'token_level_scores',
+  'scores',
+  'uid',
+  'sample'
+] as const)
 
-/** The padded batch of `records` (those with an advantage: the kept ones); `padTokenId` fills the padding (default 0). */
-export function tensorBatch (records: readonly TensorRecord[], options: { padTokenId?: number } = {}): Record<(typeof TENSOR_KEYS)[number], NpyArray> {
+/**
+ * The padded batch of `records` (those with an advantage: the kept ones); `padTokenId` fills the padding (default 0).
+ */
+export function tensorBatch(
+  records: readonly TensorRecord[],
+  options: { padTokenId?: number } = {}
+): Record<(typeof TENSOR_KEYS)[number], NpyArray> {
   const rows = records.filter((r) => r.advantage !== null)
   const pad = options.padTokenId ?? 0
   const B = rows.length
@@ -82,7 +103,11 @@ export function tensorBatch (records: readonly TensorRecord[], options: { padTok
 }
 
 /** Writes the batch of `records` to `path` as an `.npz`; resolves with the number of rollouts written. */
-export async function writeTensors (path: string, records: readonly TensorRecord[], options: { padTokenId?: number } = {}): Promise<number> {
+export async function writeTensors(
+  path: string,
+  records: readonly TensorRecord[],
+  options: { padTokenId?: number } = {}
+): Promise<number> {
   const batch = tensorBatch(records, options)
   await writeFile(path, npzBytes(batch))
   return batch.uid.shape[0]

@@ -6,24 +6,35 @@
 import { unorderedItems } from './normalize-answer.ts'
 
 /** The two sides of an equation. */
-export interface Equation { lhs: string, rhs: string }
+export interface Equation {
+  lhs: string
+  rhs: string
+}
 
 /** Indices of the characters of `s` outside every bracket and LaTeX group. */
-function topLevel (s: string, at: (i: number) => void): void {
+function topLevel(s: string, at: (i: number) => void): void {
   let depth = 0
   for (let i = 0; i < s.length; i++) {
     const c = s[i]
-    if (c === '\\') { i++; continue }
+    if (c === '\\') {
+      i++
+      continue
+    }
     if ('([{'.includes(c)) depth++
     else if (')]}'.includes(c)) depth--
     else if (depth === 0) at(i)
   }
 }
 
-/** The sides of `s` when it is one equation: a single `=` outside brackets, not part of `<=`, `>=`, `!=` or `==`; else undefined. */
-export function splitEquation (s: string): Equation | undefined {
+/**
+ * The sides of `s` when it is one equation: a single `=` outside brackets, not part of `<=`, `>=`, `!=` or `==`; else
+ * undefined.
+ */
+export function splitEquation(s: string): Equation | undefined {
   const at: number[] = []
-  topLevel(s, (i) => { if (s[i] === '=') at.push(i) })
+  topLevel(s, (i) => {
+    if (s[i] === '=') at.push(i)
+  })
   if (at.length !== 1) return undefined
   const i = at[0]
   if ('<>!='.includes(s[i - 1] ?? '') || s[i + 1] === '=') return undefined
@@ -33,25 +44,28 @@ export function splitEquation (s: string): Equation | undefined {
 }
 
 /** A lone variable: a letter or a Greek letter's command, with an optional subscript (`x`, `a_1`, `\theta`). */
-export function isVariable (s: string): boolean {
+export function isVariable(s: string): boolean {
   const m = /^(?:[a-zA-Z]|\\([a-zA-Z]+))(?:_\{?\w+\}?)?$/.exec(s)
   return m !== null && !['pi', 'infty', 'emptyset', 'varnothing'].includes(m[1] ?? '')
 }
 
 /** True when `variable` (a letter, or a command) occurs in `expression` outside LaTeX command names. */
-function mentions (expression: string, variable: string): boolean {
+function mentions(expression: string, variable: string): boolean {
   const name = variable.replace(/_.*$/, '')
   if (name.startsWith('\\')) return new RegExp(`\\${name}(?![a-zA-Z])`).test(expression)
   return expression.replace(/\\[a-zA-Z]+/g, ' ').includes(name)
 }
 
-/** The value an equation names, when its left side is a lone variable its right side does not use (`x = 4` → `4`, `y = 3x` → `3x`). */
-export function assignedValue (e: Equation): string | undefined {
+/**
+ * The value an equation names, when its left side is a lone variable its right side does not use (`x = 4` → `4`, `y =
+ * 3x` → `3x`).
+ */
+export function assignedValue(e: Equation): string | undefined {
   return isVariable(e.lhs) && !mentions(e.rhs, e.lhs) ? e.rhs : undefined
 }
 
 /** True when `s` holds `\pm` or `\mp`. */
-export function hasPlusMinus (s: string): boolean {
+export function hasPlusMinus(s: string): boolean {
   return /\\(?:pm|mp)(?![a-zA-Z])/.test(s)
 }
 
@@ -60,14 +74,15 @@ export function hasPlusMinus (s: string): boolean {
  * the first and `-` in the second (one sign throughout, as in `\frac{-b \pm \sqrt{\Delta}}{2a}`);
  * undefined without one.
  */
-export function expandPlusMinus (s: string): [string, string] | undefined {
+export function expandPlusMinus(s: string): [string, string] | undefined {
   if (!hasPlusMinus(s)) return undefined
-  const sign = (plus: boolean): string => s.replace(/\\(pm|mp)(?![a-zA-Z])/g, (_, op: string) => (op === 'pm') === plus ? '+' : '-').trim()
+  const sign = (plus: boolean): string =>
+    s.replace(/\\(pm|mp)(?![a-zA-Z])/g, (_, op: string) => ((op === 'pm') === plus ? '+' : '-')).trim()
   return [sign(true), sign(false)]
 }
 
 /** The answers a normalised answer names: the items of a list or set, each `±` two of them; one item otherwise. */
-export function answerItems (s: string): string[] {
+export function answerItems(s: string): string[] {
   return (unorderedItems(s) ?? [s]).flatMap((x) => expandPlusMinus(x) ?? [x])
 }
 
@@ -79,16 +94,25 @@ const COMPARISONS: ReadonlyArray<[RegExp, '<' | '<=' | '>' | '>=']> = [
 ]
 
 /** `s` cut at its comparison signs outside brackets: the parts and the signs between them. */
-function comparisons (s: string): { parts: string[], ops: Array<'<' | '<=' | '>' | '>='> } {
+function comparisons(s: string): { parts: string[]; ops: Array<'<' | '<=' | '>' | '>='> } {
   const parts: string[] = []
   const ops: Array<'<' | '<=' | '>' | '>='> = []
   let depth = 0
   let start = 0
   for (let i = 0; i < s.length; i++) {
     const c = s[i]
-    if ('([{'.includes(c)) { depth++; continue }
-    if (')]}'.includes(c)) { depth--; continue }
-    if (depth !== 0) { if (c === '\\') i++; continue }
+    if ('([{'.includes(c)) {
+      depth++
+      continue
+    }
+    if (')]}'.includes(c)) {
+      depth--
+      continue
+    }
+    if (depth !== 0) {
+      if (c === '\\') i++
+      continue
+    }
     const hit = COMPARISONS.map(([re, op]) => ({ m: re.exec(s.slice(i)), op })).find((x) => x.m !== null)
     if (hit?.m != null) {
       parts.push(s.slice(start, i).trim())
@@ -101,8 +125,10 @@ function comparisons (s: string): { parts: string[], ops: Array<'<' | '<=' | '>'
   return { parts, ops }
 }
 
-/** An inequality of one variable as its interval (`x \geq 3` → `[3,\infty)`, `-1 < x \le 4` → `(-1,4]`), else undefined. */
-export function inequalityInterval (s: string): string | undefined {
+/**
+ * An inequality of one variable as its interval (`x \geq 3` → `[3,\infty)`, `-1 < x \le 4` → `(-1,4]`), else undefined.
+ */
+export function inequalityInterval(s: string): string | undefined {
   const { parts, ops } = comparisons(s)
   if (parts.some((x) => x.length === 0)) return undefined
   const below = (op: string): boolean => op === '<' || op === '<='
@@ -117,7 +143,9 @@ export function inequalityInterval (s: string): string | undefined {
     return `${op === '>' ? '(' : '['}${bound},\\infty)`
   }
   if (ops.length === 2 && isVariable(parts[1]) && below(ops[0]) === below(ops[1])) {
-    const [lo, hi, loOp, hiOp] = below(ops[0]) ? [parts[0], parts[2], ops[0], ops[1]] : [parts[2], parts[0], ops[1], ops[0]]
+    const [lo, hi, loOp, hiOp] = below(ops[0])
+      ? [parts[0], parts[2], ops[0], ops[1]]
+      : [parts[2], parts[0], ops[1], ops[0]]
     const strict = (op: string): boolean => op === '<' || op === '>'
     return `${strict(loOp) ? '(' : '['}${lo},${hi}${strict(hiOp) ? ')' : ']'}`
   }

@@ -14,10 +14,24 @@ import { BudgetExceededError } from './expression/budget.ts'
 import { closeTo, equationsMatch, symbolicMatch, VALUE_TOLERANCE } from './symbolic-match.ts'
 
 /** How two answers were found equal, or why not. */
-export type MatchMethod = 'string' | 'number' | 'choice' | 'text' | 'list' | 'equation' | 'symbolic' | 'random_points' | 'none' | 'invalid' | 'timeout'
+export type MatchMethod =
+  | 'string'
+  | 'number'
+  | 'choice'
+  | 'text'
+  | 'list'
+  | 'equation'
+  | 'symbolic'
+  | 'random_points'
+  | 'none'
+  | 'invalid'
+  | 'timeout'
 
 /** The outcome of one comparison. */
-export interface AnswerMatch { equal: boolean, method: MatchMethod }
+export interface AnswerMatch {
+  equal: boolean
+  method: MatchMethod
+}
 
 /** Options of {@link answersMatch}. */
 export interface MatchOptions {
@@ -32,12 +46,12 @@ export interface MatchOptions {
 }
 
 /** A word answer (`Monday`, `\text{even}`): letters only, no LaTeX command but `\text`. */
-function isWordAnswer (s: string): boolean {
+function isWordAnswer(s: string): boolean {
   return /^[a-z]{2,}$/i.test(plainText(s)) && !/\\(?!text)/.test(s)
 }
 
 /** Every item of `a` matches a distinct item of `b` (same count): unordered answer lists and sets. */
-function sameItems (a: readonly string[], b: readonly string[], options: MatchOptions): boolean {
+function sameItems(a: readonly string[], b: readonly string[], options: MatchOptions): boolean {
   if (a.length !== b.length) return false
   const left = [...b]
   for (const x of a) {
@@ -49,7 +63,7 @@ function sameItems (a: readonly string[], b: readonly string[], options: MatchOp
 }
 
 /** Runs a symbolic comparison: past its budget (steps or time) is `timeout`, anything that throws is `invalid`. */
-function bounded (compare: () => AnswerMatch): AnswerMatch {
+function bounded(compare: () => AnswerMatch): AnswerMatch {
   try {
     return compare()
   } catch (err) {
@@ -63,8 +77,13 @@ function bounded (compare: () => AnswerMatch): AnswerMatch {
  * equations; an equation that names a value against that value; then number, choice letter,
  * text, unordered list, and symbolically.
  */
-export function answersMatch (candidate: string, reference: string, options: MatchOptions = {}): AnswerMatch {
-  const opts: Required<MatchOptions> = { timeLimitMs: options.timeLimitMs ?? 2000, tolerance: options.tolerance ?? 1e-6, points: options.points ?? 5, maxSymbolicChars: options.maxSymbolicChars ?? 400 }
+export function answersMatch(candidate: string, reference: string, options: MatchOptions = {}): AnswerMatch {
+  const opts: Required<MatchOptions> = {
+    timeLimitMs: options.timeLimitMs ?? 2000,
+    tolerance: options.tolerance ?? 1e-6,
+    points: options.points ?? 5,
+    maxSymbolicChars: options.maxSymbolicChars ?? 400
+  }
   let a = normalizeAnswer(candidate)
   let b = normalizeAnswer(reference)
   if (a.length === 0 || b.length === 0) return { equal: false, method: 'none' }
@@ -78,7 +97,8 @@ export function answersMatch (candidate: string, reference: string, options: Mat
   const eb = splitEquation(b)
   if (ea !== undefined && eb !== undefined) {
     // the same variable named on both sides (`x = 3, 5` and `x = 5, 3`): compare what it is given
-    if (ea.lhs === eb.lhs && assignedValue(ea) !== undefined && assignedValue(eb) !== undefined) return answersMatch(ea.rhs, eb.rhs, options)
+    if (ea.lhs === eb.lhs && assignedValue(ea) !== undefined && assignedValue(eb) !== undefined)
+      return answersMatch(ea.rhs, eb.rhs, options)
     if (a.length > opts.maxSymbolicChars || b.length > opts.maxSymbolicChars) return { equal: false, method: 'none' }
     return bounded(() => equationsMatch(ea, eb, opts))
   }
@@ -118,7 +138,7 @@ export interface MathReward {
  * reference names k ≥ 2 answers (a list, a set, `±`) and the final answer alone does not match,
  * the last k `\boxed{}` of the answer are taken together (`x=\boxed{2}` or `x=\boxed{5}`).
  */
-export function mathReward (response: string, reference: string, options: MatchOptions = {}): MathReward {
+export function mathReward(response: string, reference: string, options: MatchOptions = {}): MathReward {
   const answer = extractAnswer(response)
   if (answer === undefined) return { reward: 0, method: 'none' }
   const m = answersMatch(answer, reference, options)

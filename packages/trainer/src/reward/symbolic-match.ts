@@ -15,7 +15,10 @@ import { parseMath } from './expression/parse.ts'
 import { freeVariables } from './expression/tree.ts'
 
 /** What a symbolic comparison found. */
-export interface SymbolicMatch { equal: boolean, method: 'symbolic' | 'random_points' | 'equation' | 'invalid' }
+export interface SymbolicMatch {
+  equal: boolean
+  method: 'symbolic' | 'random_points' | 'equation' | 'invalid'
+}
 
 /** Limits of a symbolic comparison. */
 export interface SymbolicOptions {
@@ -38,13 +41,13 @@ export const VALUE_TOLERANCE = 1e-9
 const MAX_STEPS = 1_000_000
 
 /** `x` and `y` agree within the relative tolerance `tol` (infinities only with themselves). */
-export function closeTo (x: number, y: number, tol: number): boolean {
+export function closeTo(x: number, y: number, tol: number): boolean {
   if (!Number.isFinite(x) || !Number.isFinite(y)) return x === y
   return Math.abs(x - y) <= tol * Math.max(1, Math.abs(x), Math.abs(y))
 }
 
 /** Two complex numbers agree within `tol`, relative to the larger modulus (reals as {@link closeTo}). */
-function complexClose (a: Complex, b: Complex, tol: number): boolean {
+function complexClose(a: Complex, b: Complex, tol: number): boolean {
   if (a.im === 0 && b.im === 0) return closeTo(a.re, b.re, tol)
   if (![a.re, a.im, b.re, b.im].every(Number.isFinite)) return a.re === b.re && a.im === b.im
   return Math.hypot(a.re - b.re, a.im - b.im) <= tol * Math.max(1, Math.hypot(a.re, a.im), Math.hypot(b.re, b.im))
@@ -53,10 +56,11 @@ function complexClose (a: Complex, b: Complex, tol: number): boolean {
 /** How two values compare: `undefined` when both are undefined somewhere (NaN) and agree elsewhere. */
 type Agreement = 'equal' | 'differ' | 'undefined'
 
-const all = (xs: Agreement[]): Agreement => xs.includes('differ') ? 'differ' : xs.includes('undefined') ? 'undefined' : 'equal'
+const all = (xs: Agreement[]): Agreement =>
+  xs.includes('differ') ? 'differ' : xs.includes('undefined') ? 'undefined' : 'equal'
 
 /** Each of `a` agrees with a distinct item of `b`, in any order. */
-function unordered (a: readonly MathValue[], b: readonly MathValue[], tol: number): Agreement {
+function unordered(a: readonly MathValue[], b: readonly MathValue[], tol: number): Agreement {
   if (a.length !== b.length) return 'differ'
   const left = [...b]
   const found: Agreement[] = []
@@ -70,19 +74,26 @@ function unordered (a: readonly MathValue[], b: readonly MathValue[], tol: numbe
 }
 
 /** Compares two values: numbers within `tol`; tuples and matrices item by item; lists, sets and unions in any order. */
-function compareValues (a: MathValue, b: MathValue, tol: number): Agreement {
+function compareValues(a: MathValue, b: MathValue, tol: number): Agreement {
   if (isNumber(a) || isNumber(b)) {
     if (!isNumber(a) || !isNumber(b)) return 'differ'
     if (isNaNValue(a) || isNaNValue(b)) return isNaNValue(a) && isNaNValue(b) ? 'undefined' : 'differ'
     return complexClose(a, b, tol) ? 'equal' : 'differ'
   }
   switch (a.kind) {
-    case 'empty': return b.kind === 'empty' ? 'equal' : 'differ'
+    case 'empty':
+      return b.kind === 'empty' ? 'equal' : 'differ'
     case 'tuple':
-      if (b.kind !== 'tuple' || a.open !== b.open || a.close !== b.close || a.items.length !== b.items.length) return 'differ'
+      if (b.kind !== 'tuple' || a.open !== b.open || a.close !== b.close || a.items.length !== b.items.length)
+        return 'differ'
       return all(a.items.map((x, k) => compareValues(x, b.items[k], tol)))
     case 'matrix':
-      if (b.kind !== 'matrix' || a.rows.length !== b.rows.length || a.rows.some((r, k) => r.length !== b.rows[k].length)) return 'differ'
+      if (
+        b.kind !== 'matrix' ||
+        a.rows.length !== b.rows.length ||
+        a.rows.some((r, k) => r.length !== b.rows[k].length)
+      )
+        return 'differ'
       return all(a.rows.flatMap((r, k) => r.map((x, j) => compareValues(x, b.rows[k][j], tol))))
     default:
       return b.kind === a.kind ? unordered(a.items, b.items, tol) : 'differ'
@@ -90,7 +101,7 @@ function compareValues (a: MathValue, b: MathValue, tol: number): Agreement {
 }
 
 /** Deterministic points in [0.5, 2.5] per variable: no zeros or negatives for roots and logs. */
-function points (names: readonly string[], n: number): Array<Map<string, number>> {
+function points(names: readonly string[], n: number): Array<Map<string, number>> {
   const next = seededRandom(0x9e3779b9)
   return Array.from({ length: n }, () => new Map(names.map((v) => [v, 0.5 + 2 * next()])))
 }
@@ -98,14 +109,18 @@ function points (names: readonly string[], n: number): Array<Map<string, number>
 const NO_VARIABLES: ReadonlyMap<string, number> = new Map()
 
 /** Compares two LaTeX expressions; throws `BudgetExceededError` past the budget. */
-export function symbolicMatch (a: string, b: string, options: SymbolicOptions): SymbolicMatch {
+export function symbolicMatch(a: string, b: string, options: SymbolicOptions): SymbolicMatch {
   const budget = new StepBudget(MAX_STEPS, options.timeLimitMs)
   const ea = parseMath(a)
   const eb = parseMath(b)
   if (ea === undefined || eb === undefined) return { equal: false, method: 'invalid' }
   const names = [...new Set([...freeVariables(ea), ...freeVariables(eb)])].sort()
   if (names.length === 0) {
-    const agreement = compareValues(evaluate(ea, NO_VARIABLES, budget), evaluate(eb, NO_VARIABLES, budget), VALUE_TOLERANCE)
+    const agreement = compareValues(
+      evaluate(ea, NO_VARIABLES, budget),
+      evaluate(eb, NO_VARIABLES, budget),
+      VALUE_TOLERANCE
+    )
     return { equal: agreement === 'equal', method: 'symbolic' }
   }
   let checked = 0
@@ -119,7 +134,7 @@ export function symbolicMatch (a: string, b: string, options: SymbolicOptions): 
 }
 
 /** The real number `v` is, or NaN (a structure, or a value off the real line). */
-function realValue (v: MathValue): number {
+function realValue(v: MathValue): number {
   return isNumber(v) && Math.abs(v.im) <= 1e-12 ? v.re : Number.NaN
 }
 
@@ -128,7 +143,7 @@ function realValue (v: MathValue): number {
  * other's, checked at random points (at least 3 where both are defined and not both zero); throws
  * `BudgetExceededError` past the budget.
  */
-export function equationsMatch (a: Equation, b: Equation, options: SymbolicOptions): SymbolicMatch {
+export function equationsMatch(a: Equation, b: Equation, options: SymbolicOptions): SymbolicMatch {
   const budget = new StepBudget(MAX_STEPS, options.timeLimitMs)
   const f = parseMath(`(${a.lhs})-(${a.rhs})`)
   const g = parseMath(`(${b.lhs})-(${b.rhs})`)

@@ -10,27 +10,33 @@ import type { ToolExecutor } from './tool-step.ts'
 
 /** What opening a session needs of the client (`SandfleetClient` fits). */
 export interface SessionOpener {
-  createSession (options?: { ttl_s?: number, memory_mb?: number }, call?: { signal?: AbortSignal }): Promise<ToolExecutor & { close (): Promise<void> }>
+  createSession(
+    options?: { ttl_s?: number; memory_mb?: number },
+    call?: { signal?: AbortSignal }
+  ): Promise<ToolExecutor & { close(): Promise<void> }>
 }
 
 /** One episode's session. */
 export class EpisodeSession implements ToolExecutor {
-  private session: (ToolExecutor & { close (): Promise<void> }) | undefined
+  private session: (ToolExecutor & { close(): Promise<void> }) | undefined
   /** Sessions opened so far (more than one after a loss). */
   opened = 0
 
   /** A session opened lazily through `client`. */
-  constructor (private readonly client: SessionOpener, private readonly options: { ttl_s?: number, memory_mb?: number } = {}) {}
+  constructor(
+    private readonly client: SessionOpener,
+    private readonly options: { ttl_s?: number; memory_mb?: number } = {}
+  ) {}
 
   /** Runs one call in the episode's session. */
-  async execute (req: ExecRequest, options: { signal?: AbortSignal } = {}): Promise<ExecResult> {
+  async execute(req: ExecRequest, options: { signal?: AbortSignal } = {}): Promise<ExecResult> {
     if (this.session === undefined) {
       try {
         this.session = await this.client.createSession(this.options, options)
         this.opened++
       } catch (err) {
         if (options.signal?.aborted) throw err
-        const e = err as { code?: string, message?: string }
+        const e = err as { code?: string; message?: string }
         return failedResult('infra_error', e.code ?? 'Error', e.message ?? String(err))
       }
     }
@@ -42,13 +48,13 @@ export class EpisodeSession implements ToolExecutor {
       const lost = this.session
       this.session = undefined
       void lost.close().catch(() => {})
-      const e = err as { code?: string, message?: string }
+      const e = err as { code?: string; message?: string }
       return failedResult('infra_error', e.code ?? 'Error', e.message ?? String(err))
     }
   }
 
   /** Closes the session if one is open; safe to call twice. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     const s = this.session
     this.session = undefined
     if (s !== undefined) await s.close().catch(() => {})

@@ -54,7 +54,8 @@ export const RSTAR2_PYTHON_TOOL: ToolSchema = Object.freeze({
   type: 'function',
   function: {
     name: 'python_code_with_standard_io',
-    description: 'Runs Python code, feeding `input` to its standard input, and returns what the code printed to standard output, or the error message when it raised.',
+    description:
+      'Runs Python code, feeding `input` to its standard input, and returns what the code printed to standard output, or the error message when it raised.',
     parameters: {
       type: 'object',
       properties: {
@@ -86,8 +87,10 @@ export const ROLLOUT_PRESETS: Readonly<Record<'rstar2', RolloutPreset>> = Object
     maxResponseTokens: 8192,
     maxParallelCalls: 1,
     truncate: { maxChars: 256, side: 'middle' },
-    system: 'The User asks a question and the Assistant solves it. The Assistant reasons first, inside <reason> </reason> tags, and then gives the User the answer, inside <answer> </answer> tags: <reason> the reasoning </reason> <answer> the answer </answer>.',
-    userTemplate: 'Write your answer inside <answer> </answer> tags; the final answer is read from the \\boxed{} in it.\nThe problem:\n{problem}',
+    system:
+      'The User asks a question and the Assistant solves it. The Assistant reasons first, inside <reason> </reason> tags, and then gives the User the answer, inside <answer> </answer> tags: <reason> the reasoning </reason> <answer> the answer </answer>.',
+    userTemplate:
+      'Write your answer inside <answer> </answer> tags; the final answer is read from the \\boxed{} in it.\nThe problem:\n{problem}',
     assistantPrefix: '<reason>'
   }
 })

@@ -43,26 +43,57 @@ export interface ChatTrajectory {
 }
 
 /** Runs one chat episode. */
-export async function runChatEpisode (options: ChatEpisodeOptions): Promise<ChatTrajectory> {
+export async function runChatEpisode(options: ChatEpisodeOptions): Promise<ChatTrajectory> {
   const started = Date.now()
   const { engine, fleet, signal } = options
   const format = options.format ?? 'hermes'
   const stop = turnStops(options.sampling, format, options.maxParallelCalls)
-  const rules = { fleet, format, maxTurns: options.maxTurns ?? 10, hasAnswer: options.hasAnswer ?? defaultHasAnswer, step: options, ...(signal ? { signal } : {}) }
+  const rules = {
+    fleet,
+    format,
+    maxTurns: options.maxTurns ?? 10,
+    hasAnswer: options.hasAnswer ?? defaultHasAnswer,
+    step: options,
+    ...(signal ? { signal } : {})
+  }
   const messages: ChatMessage[] = [...options.messages]
   const turns: TurnRecord[] = []
   const toolCalls: ToolCallRecord[] = []
   let stopReason: StopReason | undefined
   while (stopReason === undefined) {
     throwIfAborted(signal)
-    const gen = await engine.chat(messages, { ...options.sampling, maxTokens: options.maxTokensPerTurn ?? 4096, stop, ...(options.tools === undefined ? {} : { tools: options.tools }), ...(signal ? { signal } : {}) })
+    const gen = await engine.chat(messages, {
+      ...options.sampling,
+      maxTokens: options.maxTokensPerTurn ?? 4096,
+      stop,
+      ...(options.tools === undefined ? {} : { tools: options.tools }),
+      ...(signal ? { signal } : {})
+    })
     messages.push({ role: 'assistant', content: gen.text })
-    const turn: TurnRecord = { text: gen.text, modelTokens: gen.logprobs.length, toolTokens: 0, toolText: '', finishReason: gen.finishReason, stoppedBy: null, toolStatuses: [] }
+    const turn: TurnRecord = {
+      text: gen.text,
+      modelTokens: gen.logprobs.length,
+      toolTokens: 0,
+      toolText: '',
+      finishReason: gen.finishReason,
+      stoppedBy: null,
+      toolStatuses: []
+    }
     turns.push(turn)
     const ended = await endTurn(turn, turns.length - 1, 'turn_length', rules, toolCalls)
-    if (!Array.isArray(ended)) { stopReason = ended; break }
+    if (!Array.isArray(ended)) {
+      stopReason = ended
+      break
+    }
     turn.toolText = ended.map((r) => r.text).join('\n')
     messages.push({ role: options.toolRole ?? 'user', content: turn.toolText })
   }
-  return { messages, turns, toolCalls, stopReason, answers: countAnswers(turns.map((t) => t.text)), wallMs: Date.now() - started }
+  return {
+    messages,
+    turns,
+    toolCalls,
+    stopReason,
+    answers: countAnswers(turns.map((t) => t.text)),
+    wallMs: Date.now() - started
+  }
 }

@@ -8,7 +8,13 @@
  */
 import { Limiter } from '@sandfleet/client'
 import { isRetriable } from '@sandfleet/protocol'
-import { groupAdvantages, hasEqualRewards, overlongPenalty, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
+import {
+  groupAdvantages,
+  hasEqualRewards,
+  overlongPenalty,
+  type AdvantageMethod,
+  type AdvantageStd
+} from '../algo/advantages.ts'
 import { checkRocOptions, grpoRoc, type RocMode, type RocOptions } from '../algo/grpo-roc.ts'
 import type { ErrorCountRule } from '../algo/roc-penalties.ts'
 import { seededRandom } from '../algo/seeded-random.ts'
@@ -32,21 +38,43 @@ export interface DatasetItem {
  * `answer` / `reference` / `ground_truth` / `solution`; `systemPrompt` goes first when given, and
  * each user turn is put into `userTemplate` (its `{problem}` replaced by the turn's text) when given.
  */
-export function parseDatasetLine (line: string, lineNo: number, systemPrompt?: string, userTemplate?: string): DatasetItem {
+export function parseDatasetLine(
+  line: string,
+  lineNo: number,
+  systemPrompt?: string,
+  userTemplate?: string
+): DatasetItem {
   let v: Record<string, unknown>
-  try { v = JSON.parse(line) as Record<string, unknown> } catch (err) {
-    throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: not JSON (${(err as Error).message})`, 400)
+  try {
+    v = JSON.parse(line) as Record<string, unknown>
+  } catch (err) {
+    throw new TrainerError(
+      TRAINER_ERROR_CODES.BAD_INPUT,
+      `dataset line ${lineNo}: not JSON (${(err as Error).message})`,
+      400
+    )
   }
   let messages: ChatMessage[]
   if (Array.isArray(v.messages)) messages = v.messages as ChatMessage[]
   else {
     const text = [v.prompt, v.question, v.problem].find((x) => typeof x === 'string')
-    if (typeof text !== 'string') throw new TrainerError(TRAINER_ERROR_CODES.BAD_INPUT, `dataset line ${lineNo}: needs "messages" or a "prompt", "question" or "problem" string`, 400)
+    if (typeof text !== 'string')
+      throw new TrainerError(
+        TRAINER_ERROR_CODES.BAD_INPUT,
+        `dataset line ${lineNo}: needs "messages" or a "prompt", "question" or "problem" string`,
+        400
+      )
     messages = [{ role: 'user', content: text }]
   }
-  if (userTemplate !== undefined) messages = messages.map((m) => m.role === 'user' ? { role: 'user', content: userTemplate.split('{problem}').join(m.content) } : m)
-  if (systemPrompt !== undefined && messages[0]?.role !== 'system') messages = [{ role: 'system', content: systemPrompt }, ...messages]
-  const ref = [v.answer, v.reference, v.ground_truth, v.solution].find((x) => typeof x === 'string' || typeof x === 'number')
+  if (userTemplate !== undefined)
+    messages = messages.map((m) =>
+      m.role === 'user' ? { role: 'user', content: userTemplate.split('{problem}').join(m.content) } : m
+    )
+  if (systemPrompt !== undefined && messages[0]?.role !== 'system')
+    messages = [{ role: 'system', content: systemPrompt }, ...messages]
+  const ref = [v.answer, v.reference, v.ground_truth, v.solution].find(
+    (x) => typeof x === 'string' || typeof x === 'number'
+  )
   return { messages, reference: ref === undefined ? null : String(ref) }
 }
 
@@ -57,12 +85,17 @@ export type FleetFaultPolicy = 'rerun' | 'drop'
 export const FLEET_FAULT_POLICIES: readonly FleetFaultPolicy[] = Object.freeze(['rerun', 'drop'])
 
 /** True when one of the episode's tool calls was answered with a fleet status. */
-export function hitFleetFault (t: Trajectory): boolean {
+export function hitFleetFault(t: Trajectory): boolean {
   return t.toolCalls.some((c) => c.status !== 'parse_error' && isRetriable(c.status))
 }
 
 /** Progress after each rollout. */
-export interface RolloutProgress { done: number, total: number, correct: number, failed: number }
+export interface RolloutProgress {
+  done: number
+  total: number
+  correct: number
+  failed: number
+}
 
 /** Options of {@link runDataset}. */
 export interface RunDatasetOptions {
@@ -77,7 +110,9 @@ export interface RunDatasetOptions {
   seed?: number
   /** RoC's selection: `sample` (default, the report) or `deterministic` (the released code). */
   rocMode?: RocMode
-  /** How RoC's p_err counts a tool error: `status` (default, by the call's status) or `substring` (the released code). */
+  /**
+   * How RoC's p_err counts a tool error: `status` (default, by the call's status) or `substring` (the released code).
+   */
   rocErrorCount?: ErrorCountRule
   /** Negatives and positives RoC keeps at least (default 2 each, the released code). */
   rocMinNegatives?: number
@@ -93,16 +128,19 @@ export interface RunDatasetOptions {
   /** Everything {@link runEpisode} takes but the prompt. */
   episode: Omit<EpisodeOptions, 'prompt'>
   /** Give each episode its own fleet session (Python state kept across its turns), opened through this client. */
-  sessions?: { client: SessionOpener, ttl_s?: number }
+  sessions?: { client: SessionOpener; ttl_s?: number }
   /** Reward of a trajectory (default: {@link mathReward} of the model's text against the reference). */
-  reward?: (t: Trajectory, item: DatasetItem) => { reward: number, answer: string | null }
+  reward?: (t: Trajectory, item: DatasetItem) => { reward: number; answer: string | null }
   /** Receives every record (kept ones, and the others when `writeAll`). */
   onRecord: (r: TrajectoryRecord) => Promise<void> | void
   /** Also hand over the rollouts RoC did not keep (with `kept: false`). */
   writeAll?: boolean
   /** DAPO's soft overlong punishment added to each reward (response tokens past `maxLength − cacheLength`). */
-  overlong?: { maxLength: number, cacheLength: number }
-  /** Reject groups whose rewards are all equal (no learning signal) before RoC downsamples, as DAPO and rStar2-Agent do; counted in the summary. */
+  overlong?: { maxLength: number; cacheLength: number }
+  /**
+   * Reject groups whose rewards are all equal (no learning signal) before RoC downsamples, as DAPO and rStar2-Agent do;
+   * counted in the summary.
+   */
   dropEqualRewardGroups?: boolean
   onProgress?: (p: RolloutProgress) => void
 }
@@ -139,7 +177,7 @@ export interface RolloutSummary {
 }
 
 /** Unbiased pass@k of one item with `c` correct of `n` (Chen et al. 2021). */
-export function passAtK (n: number, c: number, k: number): number {
+export function passAtK(n: number, c: number, k: number): number {
   if (n - c < k) return 1
   let p = 1
   for (let i = n - c + 1; i <= n; i++) p *= 1 - k / i
@@ -147,7 +185,7 @@ export function passAtK (n: number, c: number, k: number): number {
 }
 
 /** Runs the dataset; see the module comment. */
-export async function runDataset (options: RunDatasetOptions): Promise<RolloutSummary> {
+export async function runDataset(options: RunDatasetOptions): Promise<RolloutSummary> {
   const started = Date.now()
   const { items, n } = options
   const keep = Math.min(options.keep, n)
@@ -162,90 +200,166 @@ export async function runDataset (options: RunDatasetOptions): Promise<RolloutSu
   }
   const downsample = keep < n // n keeps all: no RoC
   if (downsample) checkRocOptions(rocOptions) // before any rollout runs
-  const reward = options.reward ?? ((t: Trajectory, item: DatasetItem) => {
-    if (item.reference === null) return { reward: 0, answer: null }
-    const r = mathReward(modelText(t), item.reference)
-    return { reward: r.reward, answer: r.answer ?? null }
-  })
+  const reward =
+    options.reward ??
+    ((t: Trajectory, item: DatasetItem) => {
+      if (item.reference === null) return { reward: 0, answer: null }
+      const r = mathReward(modelText(t), item.reference)
+      return { reward: r.reward, answer: r.answer ?? null }
+    })
   const progress: RolloutProgress = { done: 0, total: items.length * n, correct: 0, failed: 0 }
   // only the figures of each rollout are kept for the summary, not its tokens
-  const all: Array<{ reward: number, errors: number, counted: number, calls: number, faults: number, turns: number, length: number, stop: string }> = []
+  const all: Array<{
+    reward: number
+    errors: number
+    counted: number
+    calls: number
+    faults: number
+    turns: number
+    length: number
+    stop: string
+  }> = []
   const passes: Record<string, number[]> = { 1: [], [n]: [] }
   let kept = 0
   let dropped = 0
   let reruns = 0
   let faultDropped = 0
-  const maxReruns = options.fleetFaults === 'drop' ? 0 : options.maxReruns ?? 2
+  const maxReruns = options.fleetFaults === 'drop' ? 0 : (options.maxReruns ?? 2)
   let firstError: string | null = null
   let writing = Promise.resolve()
 
-  await Promise.all(items.map(async (item, group) => {
-    const results = await Promise.all(Array.from({ length: n }, async (_, sample) => await limiter.run(async () => {
-      const session = options.sessions ? new EpisodeSession(options.sessions.client, options.sessions.ttl_s !== undefined ? { ttl_s: options.sessions.ttl_s } : {}) : undefined
-      try {
-        const sampling = options.episode.sampling
-        // one seed for every rollout of a group would make them one rollout: each gets its own
-        const seeded = sampling?.seed !== undefined ? { sampling: { ...sampling, seed: sampling.seed + group * n + sample } } : {}
-        let t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
-        for (let rerun = 0; hitFleetFault(t); rerun++) {
-          if (rerun >= maxReruns) {
-            faultDropped++
-            progress.done++
-            options.onProgress?.({ ...progress })
-            return undefined
-          }
-          reruns++
-          await session?.close()
-          t = await runEpisode({ ...options.episode, ...seeded, ...(session ? { fleet: session } : {}), prompt: item.messages })
-        }
-        const r = reward(t, item)
-        progress.done++
-        if (r.reward > 0) progress.correct++
-        options.onProgress?.({ ...progress })
-        const shaped = r.reward + (options.overlong ? overlongPenalty(t.responseIds.length, options.overlong.maxLength, options.overlong.cacheLength) : 0)
-        return { t, sample, correct: r.reward, reward: shaped, answer: r.answer }
-      } catch (err) {
-        if (err instanceof TrainerError && err.code === TRAINER_ERROR_CODES.ABORTED) throw err
-        firstError ??= (err as Error).message
-        progress.done++
-        progress.failed++
-        options.onProgress?.({ ...progress })
-        return undefined
-      } finally {
-        await session?.close()
+  await Promise.all(
+    items.map(async (item, group) => {
+      const results = await Promise.all(
+        Array.from(
+          { length: n },
+          async (_, sample) =>
+            await limiter.run(async () => {
+              const session = options.sessions
+                ? new EpisodeSession(
+                    options.sessions.client,
+                    options.sessions.ttl_s !== undefined ? { ttl_s: options.sessions.ttl_s } : {}
+                  )
+                : undefined
+              try {
+                const sampling = options.episode.sampling
+                // one seed for every rollout of a group would make them one rollout: each gets its own
+                const seeded =
+                  sampling?.seed !== undefined
+                    ? { sampling: { ...sampling, seed: sampling.seed + group * n + sample } }
+                    : {}
+                let t = await runEpisode({
+                  ...options.episode,
+                  ...seeded,
+                  ...(session ? { fleet: session } : {}),
+                  prompt: item.messages
+                })
+                for (let rerun = 0; hitFleetFault(t); rerun++) {
+                  if (rerun >= maxReruns) {
+                    faultDropped++
+                    progress.done++
+                    options.onProgress?.({ ...progress })
+                    return undefined
+                  }
+                  reruns++
+                  await session?.close()
+                  t = await runEpisode({
+                    ...options.episode,
+                    ...seeded,
+                    ...(session ? { fleet: session } : {}),
+                    prompt: item.messages
+                  })
+                }
+                const r = reward(t, item)
+                progress.done++
+                if (r.reward > 0) progress.correct++
+                options.onProgress?.({ ...progress })
+                const shaped =
+                  r.reward +
+                  (options.overlong
+                    ? overlongPenalty(t.responseIds.length, options.overlong.maxLength, options.overlong.cacheLength)
+                    : 0)
+                return { t, sample, correct: r.reward, reward: shaped, answer: r.answer }
+              } catch (err) {
+                if (err instanceof TrainerError && err.code === TRAINER_ERROR_CODES.ABORTED) throw err
+                firstError ??= (err as Error).message
+                progress.done++
+                progress.failed++
+                options.onProgress?.({ ...progress })
+                return undefined
+              } finally {
+                await session?.close()
+              }
+            })
+        )
+      )
+      const ok = results.filter((r) => r !== undefined)
+      for (const r of ok) {
+        const tools = toolStatistics(r.t)
+        all.push({
+          reward: r.correct,
+          errors: tools.errors,
+          counted: tools.counted,
+          calls: r.t.toolCalls.length,
+          faults: r.t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length,
+          turns: r.t.turns.length,
+          length: r.t.responseIds.length,
+          stop: r.t.stopReason
+        })
       }
-    })))
-    const ok = results.filter((r) => r !== undefined)
-    for (const r of ok) {
-      const tools = toolStatistics(r.t)
-      all.push({ reward: r.correct, errors: tools.errors, counted: tools.counted, calls: r.t.toolCalls.length, faults: r.t.toolCalls.filter((c) => c.status !== 'parse_error' && isRetriable(c.status)).length, turns: r.t.turns.length, length: r.t.responseIds.length, stop: r.t.stopReason })
-    }
-    if (item.reference !== null && ok.length > 0) {
-      const c = ok.filter((r) => r.correct > 0).length
-      passes[1].push(passAtK(ok.length, c, 1))
-      passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
-    }
-    // all-equal groups go before downsampling: RoC would keep no signal from them anyway
-    const rejected = options.dropEqualRewardGroups === true && ok.length > 0 && hasEqualRewards(ok.map((r) => r.reward))
-    if (rejected) dropped++
-    // a generator per group: the draws do not depend on which group finished first
-    const random = seededRandom((seed * 1_000_003 + group) >>> 0)
-    const keptIdx = new Set(rejected ? [] : downsample ? grpoRoc(ok.map((r) => toRocRollout(r.t, r.correct)), { ...rocOptions, random }) : ok.map((_, i) => i))
-    const keptList = ok.filter((_, i) => keptIdx.has(i))
-    const adv = groupAdvantages(keptList.map((r) => r.reward), options.advantage ?? 'grpo', options.advantageStd ? { std: options.advantageStd } : {})
-    kept += keptList.length
-    const records = ok.flatMap((r) => {
-      const k = keptList.indexOf(r)
-      if (k < 0 && !options.writeAll) return []
-      return [trajectoryRecord(r.t, { group, sample: r.sample, reward: r.reward, advantage: k >= 0 ? adv[k] : null, kept: k >= 0, answer: r.answer, reference: item.reference })]
+      if (item.reference !== null && ok.length > 0) {
+        const c = ok.filter((r) => r.correct > 0).length
+        passes[1].push(passAtK(ok.length, c, 1))
+        passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
+      }
+      // all-equal groups go before downsampling: RoC would keep no signal from them anyway
+      const rejected =
+        options.dropEqualRewardGroups === true && ok.length > 0 && hasEqualRewards(ok.map((r) => r.reward))
+      if (rejected) dropped++
+      // a generator per group: the draws do not depend on which group finished first
+      const random = seededRandom((seed * 1_000_003 + group) >>> 0)
+      const keptIdx = new Set(
+        rejected
+          ? []
+          : downsample
+            ? grpoRoc(
+                ok.map((r) => toRocRollout(r.t, r.correct)),
+                { ...rocOptions, random }
+              )
+            : ok.map((_, i) => i)
+      )
+      const keptList = ok.filter((_, i) => keptIdx.has(i))
+      const adv = groupAdvantages(
+        keptList.map((r) => r.reward),
+        options.advantage ?? 'grpo',
+        options.advantageStd ? { std: options.advantageStd } : {}
+      )
+      kept += keptList.length
+      const records = ok.flatMap((r) => {
+        const k = keptList.indexOf(r)
+        if (k < 0 && !options.writeAll) return []
+        return [
+          trajectoryRecord(r.t, {
+            group,
+            sample: r.sample,
+            reward: r.reward,
+            advantage: k >= 0 ? adv[k] : null,
+            kept: k >= 0,
+            answer: r.answer,
+            reference: item.reference
+          })
+        ]
+      })
+      writing = writing.then(async () => {
+        for (const rec of records) await options.onRecord(rec)
+      })
+      await writing
     })
-    writing = writing.then(async () => { for (const rec of records) await options.onRecord(rec) })
-    await writing
-  }))
+  )
 
   const counted = all.reduce((a, s) => a + s.counted, 0)
   const lengths = all.map((r) => r.length)
-  const mean = (xs: number[]): number => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
+  const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length)
   const stopReasons: Record<string, number> = {}
   for (const r of all) stopReasons[r.stop] = (stopReasons[r.stop] ?? 0) + 1
   return {

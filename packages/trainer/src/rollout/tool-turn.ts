@@ -20,13 +20,18 @@ export interface TurnRules {
 }
 
 /** The stop strings of a generation: the caller's and those that end the format's tool calls. */
-export function turnStops (sampling: Omit<SamplingParams, 'maxTokens'> | undefined, format: ToolCallFormat, maxParallelCalls: number | undefined): string[] {
+export function turnStops(
+  sampling: Omit<SamplingParams, 'maxTokens'> | undefined,
+  format: ToolCallFormat,
+  maxParallelCalls: number | undefined
+): string[] {
   return [...new Set([...(sampling?.stop ?? []), ...toolCallStops(format, maxParallelCalls ?? 1)])]
 }
 
 /** Throws the episode's abort when `signal` has fired. */
-export function throwIfAborted (signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted)
+    throw new TrainerError(TRAINER_ERROR_CODES.ABORTED, 'the episode was aborted', 499, { cause: signal.reason })
 }
 
 /**
@@ -34,7 +39,13 @@ export function throwIfAborted (signal: AbortSignal | undefined): void {
  * length limit; an answer or EOS without a tool call; the turn limit), or the records of the tool
  * calls it made, run through the fleet, added to `toolCalls` and noted on the turn.
  */
-export async function endTurn (turn: TurnRecord, index: number, cut: StopReason, rules: TurnRules, toolCalls: ToolCallRecord[]): Promise<StopReason | ToolCallRecord[]> {
+export async function endTurn(
+  turn: TurnRecord,
+  index: number,
+  cut: StopReason,
+  rules: TurnRules,
+  toolCalls: ToolCallRecord[]
+): Promise<StopReason | ToolCallRecord[]> {
   if (turn.finishReason === 'length') return cut
   const calls = parseToolCalls(turn.text, rules.format)
   if (calls.length === 0) return rules.hasAnswer(turn.text) ? 'answer' : 'eos'

@@ -83,20 +83,29 @@ const CHATML_END = '<|im_end|>'
  * end-of-turn token closed by `<|im_end|>` (an engine leaves that token's text out of the text it
  * returns, or keeps it).
  */
-export function decodedResponseText (t: Trajectory): string {
-  return t.turns.map((turn) => {
-    const eos = turn.finishReason === 'stop' && turn.stoppedBy === null && !turn.text.endsWith(CHATML_END)
-    return turn.text + (eos ? CHATML_END : '') + turn.toolText
-  }).join('')
+export function decodedResponseText(t: Trajectory): string {
+  return t.turns
+    .map((turn) => {
+      const eos = turn.finishReason === 'stop' && turn.stoppedBy === null && !turn.text.endsWith(CHATML_END)
+      return turn.text + (eos ? CHATML_END : '') + turn.toolText
+    })
+    .join('')
 }
 
 /** The fields GRPO-RoC reads, from a trajectory and its reward. */
-export function toRocRollout (t: Trajectory, reward: number): RocRollout {
+export function toRocRollout(t: Trajectory, reward: number): RocRollout {
   const texts = t.turns.map((turn) => turn.text)
-  return { reward, toolStatuses: t.toolCalls.map((c) => c.status), answers: t.answers, turns: t.turns.length, unbalancedAnswerTags: !answerTagsBalanced(texts), responseText: decodedResponseText(t) }
+  return {
+    reward,
+    toolStatuses: t.toolCalls.map((c) => c.status),
+    answers: t.answers,
+    turns: t.turns.length,
+    unbalancedAnswerTags: !answerTagsBalanced(texts),
+    responseText: decodedResponseText(t)
+  }
 }
 
 /** The model's text only (every turn, no tool output), where the final answer is looked for. */
-export function modelText (t: Trajectory): string {
+export function modelText(t: Trajectory): string {
   return t.turns.map((turn) => turn.text).join('')
 }

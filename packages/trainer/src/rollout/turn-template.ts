@@ -23,4 +23,7 @@ export const chatmlToolTurn: TurnTemplate = (toolText, end) =>
 export const inlineToolTurn: TurnTemplate = (toolText) => toolText
 
 /** Named templates. */
-export const TURN_TEMPLATES: Readonly<Record<'chatml' | 'inline', TurnTemplate>> = Object.freeze({ chatml: chatmlToolTurn, inline: inlineToolTurn })
+export const TURN_TEMPLATES: Readonly<Record<'chatml' | 'inline', TurnTemplate>> = Object.freeze({
+  chatml: chatmlToolTurn,
+  inline: inlineToolTurn
+})

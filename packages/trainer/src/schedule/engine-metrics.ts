@@ -15,10 +15,14 @@ export interface KvMetrics {
   waiting?: number
 }
 
-interface Sample { name: string, labels: Record<string, string>, value: number }
+interface Sample {
+  name: string
+  labels: Record<string, string>
+  value: number
+}
 
 /** The samples of a Prometheus text exposition (comments skipped). */
-export function parsePrometheus (text: string): Sample[] {
+export function parsePrometheus(text: string): Sample[] {
   const out: Sample[] = []
   for (const line of text.split('\n')) {
     const t = line.trim()
@@ -33,12 +37,13 @@ export function parsePrometheus (text: string): Sample[] {
 }
 
 /** KV capacity and usage read from vLLM's or SGLang's metrics (summed over label sets). */
-export function readKvMetrics (text: string): KvMetrics {
+export function readKvMetrics(text: string): KvMetrics {
   const samples = parsePrometheus(text)
   const first = (...names: string[]): number | undefined => {
     for (const n of names) {
       const s = samples.filter((x) => x.name === n && Number.isFinite(x.value))
-      if (s.length > 0) return s.reduce((a, x) => a + x.value, 0) / (n.endsWith('perc') || n.endsWith('usage') ? s.length : 1)
+      if (s.length > 0)
+        return s.reduce((a, x) => a + x.value, 0) / (n.endsWith('perc') || n.endsWith('usage') ? s.length : 1)
     }
     return undefined
   }

@@ -33,7 +33,7 @@ export interface EngineSlot {
 }
 
 /** Free KV tokens of a slot: capacity less the larger of what is reserved and what is reported used. */
-export function freeTokens (s: EngineSlot): number {
+export function freeTokens(s: EngineSlot): number {
   return s.capacityTokens - Math.max(s.reservedTokens, s.usedTokens ?? 0)
 }
 
@@ -42,7 +42,7 @@ export class EnginePicker {
   private next = 0
 
   /** A picker for `policy`. */
-  constructor (readonly policy: SchedulePolicy) {}
+  constructor(readonly policy: SchedulePolicy) {}
 
   /**
    * The engine for a generation that may need `needTokens` of KV cache, or undefined to wait
@@ -51,19 +51,34 @@ export class EnginePicker {
    * Under `kv`, `preferred` (the engine that served the same trajectory's previous turn, whose
    * prefix cache holds its context) is taken whenever it has room.
    */
-  pick (all: readonly EngineSlot[], needTokens: number, preferred?: number): number | undefined {
+  pick(all: readonly EngineSlot[], needTokens: number, preferred?: number): number | undefined {
     if (all.length === 0) return undefined
     // engines cooling down after a failure are left out while another one is up
     const up = all.some((s) => s.available !== false)
-    const slots = up ? all.map((s) => s.available === false ? { ...s, capacityTokens: -1, inFlight: Number.POSITIVE_INFINITY } : s) : all
+    const slots = up
+      ? all.map((s) => (s.available === false ? { ...s, capacityTokens: -1, inFlight: Number.POSITIVE_INFINITY } : s))
+      : all
     if (up && this.policy === 'round_robin') {
       for (let k = 0; k < all.length; k++) {
         const i = (this.next + k) % all.length
-        if (all[i].available !== false) { this.next = i + 1; return i }
+        if (all[i].available !== false) {
+          this.next = i + 1
+          return i
+        }
       }
     }
-    if (this.policy === 'kv' && preferred !== undefined && slots[preferred] !== undefined && freeTokens(slots[preferred]) >= needTokens) return preferred
-    if (this.policy === 'round_robin') { const i = this.next % slots.length; this.next = i + 1; return i }
+    if (
+      this.policy === 'kv' &&
+      preferred !== undefined &&
+      slots[preferred] !== undefined &&
+      freeTokens(slots[preferred]) >= needTokens
+    )
+      return preferred
+    if (this.policy === 'round_robin') {
+      const i = this.next % slots.length
+      this.next = i + 1
+      return i
+    }
     if (this.policy === 'least_requests') return argBest(slots, (a, b) => a.inFlight - b.inFlight)
     const fits = slots.map((s, i) => ({ s, i })).filter(({ s }) => freeTokens(s) >= needTokens)
     if (fits.length > 0) {
@@ -78,7 +93,7 @@ export class EnginePicker {
   }
 }
 
-function argBest (slots: readonly EngineSlot[], cmp: (a: EngineSlot, b: EngineSlot) => number): number {
+function argBest(slots: readonly EngineSlot[], cmp: (a: EngineSlot, b: EngineSlot) => number): number {
   let best = 0
   for (let i = 1; i < slots.length; i++) if (cmp(slots[i], slots[best]) < 0) best = i
   return best

@@ -8,9 +8,19 @@
 export type ToolCallFormat = 'hermes' | 'markdown' | 'code'
 
 /** A parsed call: the code to run and its standard input. */
-export interface ParsedToolCall { ok: true, name: string, code: string, stdin: string, raw: string }
+export interface ParsedToolCall {
+  ok: true
+  name: string
+  code: string
+  stdin: string
+  raw: string
+}
 /** A call that did not parse, with the reason the model is told. */
-export interface ToolCallParseError { ok: false, reason: string, raw: string }
+export interface ToolCallParseError {
+  ok: false
+  reason: string
+  raw: string
+}
 /** One tool call found in the model's text. */
 export type ToolCall = ParsedToolCall | ToolCallParseError
 
@@ -27,32 +37,44 @@ export const TOOL_CALL_STOPS: Readonly<Record<ToolCallFormat, readonly string[]>
  * `hermes` and `code` turns end at EOS (as verl generates them). Markdown's ```` ```output ```` fence
  * asks for every block before it, so it stays.
  */
-export function toolCallStops (format: ToolCallFormat, maxParallelCalls: number): readonly string[] {
+export function toolCallStops(format: ToolCallFormat, maxParallelCalls: number): readonly string[] {
   return maxParallelCalls > 1 && format !== 'markdown' ? [] : TOOL_CALL_STOPS[format]
 }
 
 /** Tool names a call may use when the caller names none: `python` and rStar2-Agent's `python_code_with_standard_io`. */
 export const DEFAULT_TOOL_NAMES: readonly string[] = Object.freeze(['python', 'python_code_with_standard_io'])
 
-function parseHermes (body: string, raw: string): ToolCall {
+function parseHermes(body: string, raw: string): ToolCall {
   let value: unknown
-  try { value = JSON.parse(body) } catch (err) {
+  try {
+    value = JSON.parse(body)
+  } catch (err) {
     return { ok: false, raw, reason: `the tool call is not valid JSON: ${(err as Error).message}` }
   }
-  if (typeof value !== 'object' || value === null) return { ok: false, raw, reason: 'the tool call must be a JSON object with "name" and "arguments"' }
-  const v = value as { name?: unknown, arguments?: unknown }
+  if (typeof value !== 'object' || value === null)
+    return { ok: false, raw, reason: 'the tool call must be a JSON object with "name" and "arguments"' }
+  const v = value as { name?: unknown; arguments?: unknown }
   let args = v.arguments
-  if (typeof args === 'string') { try { args = JSON.parse(args) } catch { return { ok: false, raw, reason: '"arguments" is a string that is not valid JSON' } } }
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args)
+    } catch {
+      return { ok: false, raw, reason: '"arguments" is a string that is not valid JSON' }
+    }
+  }
   if (typeof v.name !== 'string') return { ok: false, raw, reason: 'the tool call has no "name" string' }
-  if (typeof args !== 'object' || args === null) return { ok: false, raw, reason: 'the tool call has no "arguments" object' }
-  const a = args as { code?: unknown, input?: unknown }
-  if (typeof a.code !== 'string' || a.code.trim() === '') return { ok: false, raw, reason: '"arguments.code" must be a non-empty string' }
-  if (a.input !== undefined && typeof a.input !== 'string') return { ok: false, raw, reason: '"arguments.input" must be a string' }
+  if (typeof args !== 'object' || args === null)
+    return { ok: false, raw, reason: 'the tool call has no "arguments" object' }
+  const a = args as { code?: unknown; input?: unknown }
+  if (typeof a.code !== 'string' || a.code.trim() === '')
+    return { ok: false, raw, reason: '"arguments.code" must be a non-empty string' }
+  if (a.input !== undefined && typeof a.input !== 'string')
+    return { ok: false, raw, reason: '"arguments.input" must be a string' }
   return { ok: true, name: v.name, code: a.code, stdin: a.input ?? '', raw }
 }
 
 /** Finds every tool call in `text` (one assistant turn), in order. */
-export function parseToolCalls (text: string, format: ToolCallFormat): ToolCall[] {
+export function parseToolCalls(text: string, format: ToolCallFormat): ToolCall[] {
   const calls: ToolCall[] = []
   if (format === 'hermes') {
     const re = /<tool_call>([\s\S]*?)(<\/tool_call>|$)/g

@@ -13,20 +13,35 @@ const END = '<|im_end|>'
  * its printed text: each result in a `<tool_response>` user turn, the last turn ended by EOS.
  * The first assistant turn opens in the prompt, so it has no `<|im_start|>assistant` here.
  */
-export function decodedChatml (turns: readonly string[], outputs: readonly string[]): string {
+export function decodedChatml(turns: readonly string[], outputs: readonly string[]): string {
   if (turns.length !== outputs.length + 1) throw new Error('one tool output between each two turns')
-  return turns.map((t, k) => k === 0 ? t : `${END}\n<|im_start|>user\n<tool_response>\n${outputs[k - 1]}\n</tool_response>${END}\n<|im_start|>assistant\n${t}`).join('') + END
+  return (
+    turns
+      .map((t, k) =>
+        k === 0
+          ? t
+          : `${END}\n<|im_start|>user\n<tool_response>\n${outputs[k - 1]}\n</tool_response>${END}\n<|im_start|>assistant\n${t}`
+      )
+      .join('') + END
+  )
 }
 
 /** A rollout of `turns` whose tool calls (one between each two turns) ended as `calls` ([status, what it printed]). */
-export function chatmlRollout (reward: number, turns: readonly string[], calls: ReadonlyArray<[Status | 'parse_error', string]> = []): RocRollout {
+export function chatmlRollout(
+  reward: number,
+  turns: readonly string[],
+  calls: ReadonlyArray<[Status | 'parse_error', string]> = []
+): RocRollout {
   return {
     reward,
     toolStatuses: calls.map(([s]) => s),
     answers: countAnswers(turns),
     turns: turns.length,
     unbalancedAnswerTags: !answerTagsBalanced(turns),
-    responseText: decodedChatml(turns, calls.map(([, out]) => out))
+    responseText: decodedChatml(
+      turns,
+      calls.map(([, out]) => out)
+    )
   }
 }
 

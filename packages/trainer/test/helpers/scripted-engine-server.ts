@@ -11,7 +11,11 @@ import type { AddressInfo } from 'node:net'
 import { renderChatml, type ChatMessage, type ToolSchema } from '@sandfleet/trainer'
 
 /** Special tokens of the scripted tokenizer (ChatML, as Qwen). */
-export const SPECIAL_TOKENS: Readonly<Record<string, number>> = Object.freeze({ '<|endoftext|>': 0, '<|im_start|>': 1, '<|im_end|>': 2 })
+export const SPECIAL_TOKENS: Readonly<Record<string, number>> = Object.freeze({
+  '<|endoftext|>': 0,
+  '<|im_start|>': 1,
+  '<|im_end|>': 2
+})
 /** The end-of-turn token the server appends when a reply ends naturally. */
 export const EOS_ID = 2
 const CHAR_BASE = 100
@@ -19,13 +23,17 @@ const CHAR_BASE = 100
 /** A character-level tokenizer with ChatML special tokens: one id per code point (id = 100 + code point). */
 export const ScriptedTokenizer = {
   /** Token ids of `text`; special-token text maps to its id. */
-  encode (text: string): number[] {
+  encode(text: string): number[] {
     const ids: number[] = []
     let i = 0
     outer: while (i < text.length) {
       if (text[i] === '<') {
         for (const [tok, id] of Object.entries(SPECIAL_TOKENS)) {
-          if (text.startsWith(tok, i)) { ids.push(id); i += tok.length; continue outer }
+          if (text.startsWith(tok, i)) {
+            ids.push(id)
+            i += tok.length
+            continue outer
+          }
         }
       }
       const cp = text.codePointAt(i) as number
@@ -35,18 +43,22 @@ export const ScriptedTokenizer = {
     return ids
   },
   /** Text of `ids`. */
-  decode (ids: readonly number[]): string {
+  decode(ids: readonly number[]): string {
     const names = Object.fromEntries(Object.entries(SPECIAL_TOKENS).map(([k, v]) => [v, k]))
-    return ids.map((id) => id < CHAR_BASE ? names[id] ?? '' : String.fromCodePoint(id - CHAR_BASE)).join('')
+    return ids.map((id) => (id < CHAR_BASE ? (names[id] ?? '') : String.fromCodePoint(id - CHAR_BASE))).join('')
   },
   /** ChatML rendering of messages, tool schemas in the system turn (the library's {@link renderChatml}). */
-  chatml (messages: ReadonlyArray<{ role: string, content: string }>, addGenerationPrompt = true, tools?: readonly ToolSchema[]): string {
+  chatml(
+    messages: ReadonlyArray<{ role: string; content: string }>,
+    addGenerationPrompt = true,
+    tools?: readonly ToolSchema[]
+  ): string {
     return renderChatml(messages as readonly ChatMessage[], addGenerationPrompt, tools)
   }
 }
 
 /** The logprob the server gives token `id`: a pure function of the id, so tests can check alignment. */
-export function scriptedLogprob (id: number): number {
+export function scriptedLogprob(id: number): number {
   return -((id % 97) + 1) / 100
 }
 
@@ -84,12 +96,17 @@ export interface ScriptedEngineOptions {
   tokenIdsAs?: 'token_ids' | 'token_strings'
   /** Body of `/metrics`. */
   metrics?: () => string
-  /** Answer `/tokenize` with messages (default true; false makes the server act as one whose tokenizer takes only text). */
+  /**
+   * Answer `/tokenize` with messages (default true; false makes the server act as one whose tokenizer takes only text).
+   */
   tokenizeMessages?: boolean
 }
 
 /** A request the server received. */
-export interface ScriptedLogEntry { path: string, body: Record<string, unknown> | null }
+export interface ScriptedLogEntry {
+  path: string
+  body: Record<string, unknown> | null
+}
 
 /** A running scripted engine. */
 export interface ScriptedEngine {
@@ -101,27 +118,35 @@ export interface ScriptedEngine {
   close: () => Promise<void>
 }
 
-async function readBody (req: IncomingMessage): Promise<Record<string, unknown> | null> {
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown> | null> {
   let text = ''
   for await (const chunk of req) text += chunk as string
-  return text.length > 0 ? JSON.parse(text) as Record<string, unknown> : null
+  return text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : null
 }
 
-function send (res: ServerResponse, http: number, body: unknown, type = 'application/json'): void {
+function send(res: ServerResponse, http: number, body: unknown, type = 'application/json'): void {
   res.writeHead(http, { 'content-type': type })
   res.end(typeof body === 'string' ? body : JSON.stringify(body))
 }
 
-interface Cut { ids: number[], text: string, finish: 'stop' | 'length', stopReason: string | null }
+interface Cut {
+  ids: number[]
+  text: string
+  finish: 'stop' | 'length'
+  stopReason: string | null
+}
 
 /** Applies stop strings (kept), EOS and max_tokens the way vLLM does for one reply. */
-function cutReply (reply: ScriptedReply, stop: string[], maxTokens: number): Cut {
+function cutReply(reply: ScriptedReply, stop: string[], maxTokens: number): Cut {
   let text = reply.text
   let stopReason: string | null = null
   let best = -1
   for (const s of stop) {
     const at = text.indexOf(s)
-    if (at >= 0 && (best < 0 || at < best)) { best = at; stopReason = s }
+    if (at >= 0 && (best < 0 || at < best)) {
+      best = at
+      stopReason = s
+    }
   }
   if (stopReason !== null) text = text.slice(0, best + stopReason.length)
   let ids = ScriptedTokenizer.encode(text)
@@ -134,13 +159,20 @@ function cutReply (reply: ScriptedReply, stop: string[], maxTokens: number): Cut
 }
 
 /** Starts the scripted server on 127.0.0.1 (a random port). */
-export async function startScriptedEngine (script: Script, options: ScriptedEngineOptions = {}): Promise<ScriptedEngine> {
+export async function startScriptedEngine(
+  script: Script,
+  options: ScriptedEngineOptions = {}
+): Promise<ScriptedEngine> {
   const log: ScriptedLogEntry[] = []
   let calls = 0
   let inFlight = 0
   let maxInFlight = 0
 
-  async function reply (prompt: string, body: Record<string, unknown>, route: ScriptContext['route']): Promise<ScriptedReply> {
+  async function reply(
+    prompt: string,
+    body: Record<string, unknown>,
+    route: ScriptContext['route']
+  ): Promise<ScriptedReply> {
     const turn = prompt.split('<|im_start|>assistant\n').length - 2
     const out = await script({ prompt, body, call: calls++, turn: Math.max(0, turn), route })
     const r = typeof out === 'string' ? { text: out } : out
@@ -153,12 +185,22 @@ export async function startScriptedEngine (script: Script, options: ScriptedEngi
       const body = req.method === 'POST' ? await readBody(req) : null
       const path = new URL(req.url ?? '/', 'http://x').pathname
       log.push({ path, body })
-      if (path === '/metrics' && req.method === 'GET') { send(res, 200, options.metrics?.() ?? '', 'text/plain; version=0.0.4'); return }
+      if (path === '/metrics' && req.method === 'GET') {
+        send(res, 200, options.metrics?.() ?? '', 'text/plain; version=0.0.4')
+        return
+      }
       if (path === '/tokenize' && body) {
         let text: string
         if (Array.isArray(body.messages)) {
-          if (options.tokenizeMessages === false) { send(res, 400, { object: 'error', message: 'messages are not supported' }); return }
-          text = ScriptedTokenizer.chatml(body.messages as Array<{ role: string, content: string }>, body.add_generation_prompt !== false, body.tools as ToolSchema[] | undefined)
+          if (options.tokenizeMessages === false) {
+            send(res, 400, { object: 'error', message: 'messages are not supported' })
+            return
+          }
+          text = ScriptedTokenizer.chatml(
+            body.messages as Array<{ role: string; content: string }>,
+            body.add_generation_prompt !== false,
+            body.tools as ToolSchema[] | undefined
+          )
         } else text = String(body.prompt ?? '')
         const tokens = ScriptedTokenizer.encode(text)
         send(res, 200, { count: tokens.length, max_model_len: 32768, tokens })
@@ -166,30 +208,77 @@ export async function startScriptedEngine (script: Script, options: ScriptedEngi
       }
       if (path === '/v1/completions' && body) {
         const prompt = body.prompt
-        if (!Array.isArray(prompt) || !prompt.every((x) => Number.isInteger(x))) { send(res, 400, { object: 'error', message: 'this scripted server takes prompts as token ids' }); return }
-        inFlight++; maxInFlight = Math.max(maxInFlight, inFlight)
+        if (!Array.isArray(prompt) || !prompt.every((x) => Number.isInteger(x))) {
+          send(res, 400, { object: 'error', message: 'this scripted server takes prompts as token ids' })
+          return
+        }
+        inFlight++
+        maxInFlight = Math.max(maxInFlight, inFlight)
         try {
           const r = await reply(ScriptedTokenizer.decode(prompt as number[]), body, 'completions')
-          if (r.http) { send(res, r.http, { object: 'error', message: r.text }); return }
+          if (r.http) {
+            send(res, r.http, { object: 'error', message: r.text })
+            return
+          }
           const cut = cutReply(r, (body.stop as string[] | undefined) ?? [], Number(body.max_tokens ?? 16))
           const logprobs = cut.ids.map(scriptedLogprob)
-          const choice = options.tokenIdsAs === 'token_strings'
-            ? { index: 0, text: cut.text, finish_reason: cut.finish, stop_reason: cut.stopReason, logprobs: { tokens: cut.ids.map((id) => `token_id:${id}`), token_logprobs: logprobs, top_logprobs: null, text_offset: [] } }
-            : { index: 0, text: cut.text, token_ids: cut.ids, finish_reason: cut.finish, stop_reason: cut.stopReason, logprobs: { tokens: cut.ids.map((id) => ScriptedTokenizer.decode([id])), token_logprobs: logprobs, top_logprobs: null, text_offset: [] } }
-          send(res, 200, { id: `cmpl-${calls}`, object: 'text_completion', model: body.model, choices: [choice], usage: { prompt_tokens: prompt.length, completion_tokens: cut.ids.length } })
-        } finally { inFlight-- }
+          const choice =
+            options.tokenIdsAs === 'token_strings'
+              ? {
+                  index: 0,
+                  text: cut.text,
+                  finish_reason: cut.finish,
+                  stop_reason: cut.stopReason,
+                  logprobs: {
+                    tokens: cut.ids.map((id) => `token_id:${id}`),
+                    token_logprobs: logprobs,
+                    top_logprobs: null,
+                    text_offset: []
+                  }
+                }
+              : {
+                  index: 0,
+                  text: cut.text,
+                  token_ids: cut.ids,
+                  finish_reason: cut.finish,
+                  stop_reason: cut.stopReason,
+                  logprobs: {
+                    tokens: cut.ids.map((id) => ScriptedTokenizer.decode([id])),
+                    token_logprobs: logprobs,
+                    top_logprobs: null,
+                    text_offset: []
+                  }
+                }
+          send(res, 200, {
+            id: `cmpl-${calls}`,
+            object: 'text_completion',
+            model: body.model,
+            choices: [choice],
+            usage: { prompt_tokens: prompt.length, completion_tokens: cut.ids.length }
+          })
+        } finally {
+          inFlight--
+        }
         return
       }
-      if (path === '/generate' && body) { // SGLang's native endpoint
+      if (path === '/generate' && body) {
+        // SGLang's native endpoint
         const ids = body.input_ids
-        if (!Array.isArray(ids)) { send(res, 400, { error: 'input_ids required' }); return }
+        if (!Array.isArray(ids)) {
+          send(res, 400, { error: 'input_ids required' })
+          return
+        }
         const sp = (body.sampling_params ?? {}) as Record<string, unknown>
-        inFlight++; maxInFlight = Math.max(maxInFlight, inFlight)
+        inFlight++
+        maxInFlight = Math.max(maxInFlight, inFlight)
         try {
           const r = await reply(ScriptedTokenizer.decode(ids as number[]), body, 'completions')
-          if (r.http) { send(res, r.http, { error: { message: r.text } }); return }
+          if (r.http) {
+            send(res, r.http, { error: { message: r.text } })
+            return
+          }
           const cut = cutReply(r, (sp.stop as string[] | undefined) ?? [], Number(sp.max_new_tokens ?? 128))
-          const matched = cut.finish === 'length' ? undefined : cut.stopReason ?? EOS_ID
+          const matched = cut.finish === 'length' ? undefined : (cut.stopReason ?? EOS_ID)
           send(res, 200, {
             text: cut.text,
             output_ids: cut.ids,
@@ -197,27 +286,62 @@ export async function startScriptedEngine (script: Script, options: ScriptedEngi
               id: `gen-${calls}`,
               prompt_tokens: ids.length,
               completion_tokens: cut.ids.length,
-              finish_reason: cut.finish === 'length' ? { type: 'length', length: cut.ids.length } : { type: 'stop', matched },
-              output_token_logprobs: body.return_logprob ? cut.ids.map((id) => [scriptedLogprob(id), id, null]) : undefined
+              finish_reason:
+                cut.finish === 'length' ? { type: 'length', length: cut.ids.length } : { type: 'stop', matched },
+              output_token_logprobs: body.return_logprob
+                ? cut.ids.map((id) => [scriptedLogprob(id), id, null])
+                : undefined
             }
           })
-        } finally { inFlight-- }
+        } finally {
+          inFlight--
+        }
         return
       }
       if (path === '/v1/chat/completions' && body) {
-        inFlight++; maxInFlight = Math.max(maxInFlight, inFlight)
+        inFlight++
+        maxInFlight = Math.max(maxInFlight, inFlight)
         try {
-          const r = await reply(ScriptedTokenizer.chatml(body.messages as Array<{ role: string, content: string }>), body, 'chat')
-          if (r.http) { send(res, r.http, { object: 'error', message: r.text }); return }
+          const r = await reply(
+            ScriptedTokenizer.chatml(body.messages as Array<{ role: string; content: string }>),
+            body,
+            'chat'
+          )
+          if (r.http) {
+            send(res, r.http, { object: 'error', message: r.text })
+            return
+          }
           const cut = cutReply(r, (body.stop as string[] | undefined) ?? [], Number(body.max_tokens ?? 16))
-          const content = cut.ids.filter((id) => id !== EOS_ID).map((id) => ({ token: ScriptedTokenizer.decode([id]), logprob: scriptedLogprob(id) }))
-          send(res, 200, { id: `chat-${calls}`, object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: cut.text }, finish_reason: cut.finish, logprobs: body.logprobs ? { content } : null }] })
-        } finally { inFlight-- }
+          const content = cut.ids
+            .filter((id) => id !== EOS_ID)
+            .map((id) => ({ token: ScriptedTokenizer.decode([id]), logprob: scriptedLogprob(id) }))
+          send(res, 200, {
+            id: `chat-${calls}`,
+            object: 'chat.completion',
+            model: body.model,
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: cut.text },
+                finish_reason: cut.finish,
+                logprobs: body.logprobs ? { content } : null
+              }
+            ]
+          })
+        } finally {
+          inFlight--
+        }
         return
       }
-      if (path === '/v1/models') { send(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] }); return }
+      if (path === '/v1/models') {
+        send(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] })
+        return
+      }
       send(res, 404, { object: 'error', message: `no route ${req.method} ${path}` })
-    })().catch((err) => { if (!res.headersSent) send(res, 500, { object: 'error', message: String(err) }); else res.destroy() })
+    })().catch((err) => {
+      if (!res.headersSent) send(res, 500, { object: 'error', message: String(err) })
+      else res.destroy()
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo

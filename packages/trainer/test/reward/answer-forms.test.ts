@@ -1,6 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { answerItems, assignedValue, expandPlusMinus, inequalityInterval, isVariable, splitEquation } from '@sandfleet/trainer'
+import {
+  answerItems,
+  assignedValue,
+  expandPlusMinus,
+  inequalityInterval,
+  isVariable,
+  splitEquation
+} from '@sandfleet/trainer'
 
 test('an equation is one = outside brackets, not part of a comparison', () => {
   assert.deepEqual(splitEquation('2x - y + 1 = 0'), { lhs: '2x - y + 1', rhs: '0' })
@@ -26,7 +33,10 @@ test('a value named by its variable: the variable alone on the left, not used on
 
 test('± is two answers, one sign throughout; ∓ takes the other sign', () => {
   assert.deepEqual(expandPlusMinus('\\pm 2'), ['+ 2', '- 2'])
-  assert.deepEqual(expandPlusMinus('\\frac{-1 \\pm \\sqrt{5}}{2}'), ['\\frac{-1 + \\sqrt{5}}{2}', '\\frac{-1 - \\sqrt{5}}{2}'])
+  assert.deepEqual(expandPlusMinus('\\frac{-1 \\pm \\sqrt{5}}{2}'), [
+    '\\frac{-1 + \\sqrt{5}}{2}',
+    '\\frac{-1 - \\sqrt{5}}{2}'
+  ])
   assert.deepEqual(expandPlusMinus('4 \\mp 1'), ['4 - 1', '4 + 1'])
   assert.equal(expandPlusMinus('\\pmod{3}'), undefined, '\\pmod is not \\pm')
   assert.deepEqual(answerItems('1 \\pm \\sqrt{2}, 3'), ['1 + \\sqrt{2}', '1 - \\sqrt{2}', '3'])

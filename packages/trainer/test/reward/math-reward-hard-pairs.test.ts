@@ -51,9 +51,24 @@ const HARD: Array<[string, string, boolean, string]> = [
   ['9 \\text{ cm}^3', '9', true, 'a cubed unit'],
   ['40 \\text{ mph}', '45', false, 'a unit does not change the number'],
   // matrices
-  ['\\begin{bmatrix} 0 & 1 \\\\ 1 & 0 \\end{bmatrix}', '\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}', true, 'brackets or parentheses'],
-  ['\\begin{pmatrix} 1 \\\\ -1 \\end{pmatrix}', '\\begin{pmatrix} -1 \\\\ 1 \\end{pmatrix}', false, 'the entries swapped'],
-  ['\\begin{pmatrix} \\sqrt{4} & 0 \\\\ 0 & 1 \\end{pmatrix}', '\\begin{pmatrix} 2 & 0 \\\\ 0 & 1 \\end{pmatrix}', true, 'an entry written as a root'],
+  [
+    '\\begin{bmatrix} 0 & 1 \\\\ 1 & 0 \\end{bmatrix}',
+    '\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}',
+    true,
+    'brackets or parentheses'
+  ],
+  [
+    '\\begin{pmatrix} 1 \\\\ -1 \\end{pmatrix}',
+    '\\begin{pmatrix} -1 \\\\ 1 \\end{pmatrix}',
+    false,
+    'the entries swapped'
+  ],
+  [
+    '\\begin{pmatrix} \\sqrt{4} & 0 \\\\ 0 & 1 \\end{pmatrix}',
+    '\\begin{pmatrix} 2 & 0 \\\\ 0 & 1 \\end{pmatrix}',
+    true,
+    'an entry written as a root'
+  ],
   ['\\begin{pmatrix} 1 & 0 \\end{pmatrix}', '\\begin{pmatrix} 1 \\\\ 0 \\end{pmatrix}', false, 'a row is not a column'],
   // thousands separators
   ['2,000,000', '2000000', true, 'comma separators'],
@@ -87,11 +102,13 @@ test(`hard answer pairs: ${HARD.length} compared and ${RESPONSES.length} respons
   const wrong: string[] = []
   for (const [a, b, expected, why] of HARD) {
     const got = answersMatch(a, b)
-    if (got.equal !== expected) wrong.push(`${a} vs ${b}: expected ${expected} (${why}), got ${got.equal} (${got.method})`)
+    if (got.equal !== expected)
+      wrong.push(`${a} vs ${b}: expected ${expected} (${why}), got ${got.equal} (${got.method})`)
   }
   for (const [response, reference, expected, why] of RESPONSES) {
     const got = mathReward(response, reference)
-    if (got.reward !== expected) wrong.push(`${response} vs ${reference}: expected ${expected} (${why}), got ${got.reward} (${got.method})`)
+    if (got.reward !== expected)
+      wrong.push(`${response} vs ${reference}: expected ${expected} (${why}), got ${got.reward} (${got.method})`)
   }
   assert.deepEqual(wrong, [])
 })
@@ -101,5 +118,9 @@ test('equations are compared as equations, and a value named by its variable as 
   assert.equal(answersMatch('x = 5', '5').method, 'string')
   assert.equal(answersMatch('2x = 10', '5').method, 'equation')
   assert.equal(answersMatch('\\pm 3', '3, -3').method, 'list')
-  assert.deepEqual(mathReward('so $x=\\boxed{2}$ or $x=\\boxed{5}$', '2, 5'), { reward: 1, answer: '2, 5', method: 'string' })
+  assert.deepEqual(mathReward('so $x=\\boxed{2}$ or $x=\\boxed{5}$', '2, 5'), {
+    reward: 1,
+    answer: '2, 5',
+    method: 'string'
+  })
 })

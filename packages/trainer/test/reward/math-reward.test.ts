@@ -142,10 +142,18 @@ test('the last \\boxed{} is found with brace matching, inside the last <answer> 
   assert.equal(lastBoxed('\\boxed{\\{1, 2\\}}'), '\\{1, 2\\}')
   assert.equal(lastBoxed('\\boxed 5'), '5')
   assert.equal(lastBoxed('\\boxed{unclosed'), undefined)
-  assert.equal(extractAnswer('\\boxed{9} <answer>so \\boxed{3}</answer> later \\boxed{7}'), '3', 'the answer block wins')
+  assert.equal(
+    extractAnswer('\\boxed{9} <answer>so \\boxed{3}</answer> later \\boxed{7}'),
+    '3',
+    'the answer block wins'
+  )
   assert.equal(extractAnswer('<answer> 42 </answer>'), '42', 'a block without a box gives its text')
   assert.equal(extractAnswer('no answer here'), undefined)
-  assert.deepEqual(mathReward('<answer>The result is \\boxed{\\dfrac{1}{2}}</answer>', '0.5'), { reward: 1, answer: '\\dfrac{1}{2}', method: 'number' })
+  assert.deepEqual(mathReward('<answer>The result is \\boxed{\\dfrac{1}{2}}</answer>', '0.5'), {
+    reward: 1,
+    answer: '\\dfrac{1}{2}',
+    method: 'number'
+  })
   assert.equal(mathReward('I think 0.5', '0.5').reward, 0, 'no extracted answer, no reward')
 })
 

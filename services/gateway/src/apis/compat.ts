@@ -5,7 +5,14 @@
  * result. The compat plugins only translate shapes, they never run code themselves; the
  * pipeline has held their calls to the limits, quotas and admission before their handlers run.
  */
-import { failedResult, type ExecRequest, type ExecResult, type Language, type Status, STATUSES } from '@sandfleet/protocol'
+import {
+  failedResult,
+  type ExecRequest,
+  type ExecResult,
+  type Language,
+  type Status,
+  STATUSES
+} from '@sandfleet/protocol'
 import type { ApiContext } from './api.ts'
 
 /** Runs one request through the fleet. Resolves with a result for every outcome it can name. */
@@ -17,9 +24,12 @@ export type ExecuteBatchFn = (requests: ExecRequest[]) => Promise<ExecResult[]>
 /** What a compat API needs to run cells in one state (SandboxFusion's /run_jupyter). */
 export interface CompatSessions {
   /** Opens a session; resolves with its id. */
-  create(options: { language: Language, ttl_s: number, memory_mb: number }): Promise<string>
+  create(options: { language: Language; ttl_s: number; memory_mb: number }): Promise<string>
   /** Runs one cell in the session's state. */
-  execute(sessionId: string, cell: { code: string, timeout_ms: number, files?: Record<string, string>, fetch_files?: string[] }): Promise<ExecResult>
+  execute(
+    sessionId: string,
+    cell: { code: string; timeout_ms: number; files?: Record<string, string>; fetch_files?: string[] }
+  ): Promise<ExecResult>
   /** Closes the session; never rejects for a session already gone. */
   close(sessionId: string): Promise<void>
 }
@@ -33,14 +43,16 @@ export interface CompatPath {
 }
 
 /** The compatible APIs' path through `context`'s router and sessions. */
-export function compatPath ({ router, sessions }: Pick<ApiContext, 'router' | 'sessions'>): CompatPath {
+export function compatPath({ router, sessions }: Pick<ApiContext, 'router' | 'sessions'>): CompatPath {
   return {
     execute: async (request) => await router.execute(request),
     executeBatch: async (requests) => await router.executeBatch(requests),
     sessionsFor: (key) => ({
       create: async (options) => (await sessions.create(options, key)).session_id,
       execute: async (id, cell) => await sessions.execute(id, cell, key),
-      close: async (id) => { await sessions.close(id, key).catch(() => {}) }
+      close: async (id) => {
+        await sessions.close(id, key).catch(() => {})
+      }
     })
   }
 }
@@ -53,22 +65,34 @@ const known: ReadonlySet<string> = new Set(STATUSES)
  * ErrorBody (a runner's refusal) keeps it; anything else is the fleet's fault: `infra_error`,
  * never a user status.
  */
-export function resultOfThrown (err: unknown): ExecResult {
-  const e = err as { status?: unknown, code?: unknown, message?: unknown, body?: { status?: unknown, error?: { code?: unknown, message?: unknown } } } | undefined
+export function resultOfThrown(err: unknown): ExecResult {
+  const e = err as
+    | {
+        status?: unknown
+        code?: unknown
+        message?: unknown
+        body?: { status?: unknown; error?: { code?: unknown; message?: unknown } }
+      }
+    | undefined
   // A refusal carrying the fleet's ErrorBody (a session closed or lost, a bad cell) keeps its status and code.
   const body = typeof e?.body?.error === 'object' && e.body.error !== null ? e.body : undefined
   const claimed = body?.status ?? e?.status
-  const status: Status = typeof claimed === 'string' && known.has(claimed) ? claimed as Status : 'infra_error'
-  const safe: Status = status === 'ok' || status === 'error' || status === 'timeout' || status === 'memory' || status === 'killed'
-    ? 'infra_error'
-    : status
+  const status: Status = typeof claimed === 'string' && known.has(claimed) ? (claimed as Status) : 'infra_error'
+  const safe: Status =
+    status === 'ok' || status === 'error' || status === 'timeout' || status === 'memory' || status === 'killed'
+      ? 'infra_error'
+      : status
   const code = body?.error?.code ?? e?.code
   const message = body?.error?.message ?? e?.message
-  return failedResult(safe, typeof code === 'string' ? code : 'SF_ERR_GATEWAY_INTERNAL', typeof message === 'string' ? message : String(err))
+  return failedResult(
+    safe,
+    typeof code === 'string' ? code : 'SF_ERR_GATEWAY_INTERNAL',
+    typeof message === 'string' ? message : String(err)
+  )
 }
 
 /** Runs `fn` and turns a rejection into a result (see {@link resultOfThrown}). */
-export async function settle (fn: () => Promise<ExecResult>): Promise<ExecResult> {
+export async function settle(fn: () => Promise<ExecResult>): Promise<ExecResult> {
   try {
     return await fn()
   } catch (err) {
@@ -77,7 +101,7 @@ export async function settle (fn: () => Promise<ExecResult>): Promise<ExecResult
 }
 
 /** The note added to a compat answer's stderr when the fleet cut an output at its cap. */
-export function truncationNote (result: Pick<ExecResult, 'truncated'>): string {
+export function truncationNote(result: Pick<ExecResult, 'truncated'>): string {
   const cut = [result.truncated.stdout ? 'stdout' : '', result.truncated.stderr ? 'stderr' : ''].filter(Boolean)
   return cut.length === 0 ? '' : `\n[sandfleet: ${cut.join(' and ')} truncated at the output cap]\n`
 }

@@ -22,19 +22,21 @@ import { getHeapStatistics } from 'node:v8'
 export const CALL_MEMORY_BYTES = 32 * 1024
 
 /** The memory this process may use: its cgroup's limit (v2, then v1) when lower than the machine's. */
-export function processMemoryLimitBytes (): number {
+export function processMemoryLimitBytes(): number {
   let limit = totalmem()
   for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
     try {
       const n = Number(readFileSync(file, 'utf8').trim())
       if (Number.isFinite(n) && n > 0) limit = Math.min(limit, n)
-    } catch { /* no such controller here */ }
+    } catch {
+      /* no such controller here */
+    }
   }
   return limit
 }
 
 /** The default memory budget of admission: a quarter of the process's memory limit, at most half of V8's heap limit. */
-export function defaultAdmissionBytes (): number {
+export function defaultAdmissionBytes(): number {
   return Math.floor(Math.min(processMemoryLimitBytes() / 4, getHeapStatistics().heap_size_limit / 2))
 }
 
@@ -48,18 +50,18 @@ export class Admission {
   #bytes = 0
 
   /** `maxInFlight` 0: no bound on the count but the memory's; `memoryBytes` default {@link defaultAdmissionBytes}. */
-  constructor (maxInFlight: number, memoryBytes = defaultAdmissionBytes()) {
+  constructor(maxInFlight: number, memoryBytes = defaultAdmissionBytes()) {
     this.memoryBytes = memoryBytes
     this.limit = maxInFlight > 0 ? maxInFlight : Math.max(1, Math.floor(memoryBytes / CALL_MEMORY_BYTES))
   }
 
   /** Calls held now. */
-  get inFlight (): number {
+  get inFlight(): number {
     return this.#inFlight
   }
 
   /** Memory the calls held weigh now, bytes. */
-  get bytes (): number {
+  get bytes(): number {
     return this.#bytes
   }
 
@@ -67,16 +69,17 @@ export class Admission {
    * Takes `weight` slots for calls whose request body is `bodyBytes`, or returns false when that
    * would pass a bound. A request is always admitted when nothing is held (it cannot starve).
    */
-  tryAcquire (weight: number, bodyBytes = 0): boolean {
+  tryAcquire(weight: number, bodyBytes = 0): boolean {
     const bytes = weight * CALL_MEMORY_BYTES + bodyBytes
-    if ((this.#inFlight + weight > this.limit || this.#bytes + bytes > this.memoryBytes) && this.#inFlight > 0) return false
+    if ((this.#inFlight + weight > this.limit || this.#bytes + bytes > this.memoryBytes) && this.#inFlight > 0)
+      return false
     this.#inFlight += weight
     this.#bytes += bytes
     return true
   }
 
   /** Gives back what `tryAcquire(weight, bodyBytes)` took. */
-  release (weight: number, bodyBytes = 0): void {
+  release(weight: number, bodyBytes = 0): void {
     this.#inFlight -= weight
     this.#bytes -= weight * CALL_MEMORY_BYTES + bodyBytes
   }

@@ -30,10 +30,17 @@ export interface OverLimit {
   message: string
 }
 
-/** The first of `calls` over `limits`, or `undefined` when all are within them; `batch`: the calls are also held to `maxBatchItems`. */
-export function overLimit (calls: readonly Call[], limits: CallLimits, batch = false): OverLimit | undefined {
+/**
+ * The first of `calls` over `limits`, or `undefined` when all are within them; `batch`: the calls are also held to
+ * `maxBatchItems`.
+ */
+export function overLimit(calls: readonly Call[], limits: CallLimits, batch = false): OverLimit | undefined {
   if (batch && calls.length > limits.maxBatchItems) {
-    return { index: undefined, field: 'requests', message: `requests has ${calls.length} items, over this deployment's limit of ${limits.maxBatchItems} (maxBatchItems, --max-batch-items)` }
+    return {
+      index: undefined,
+      field: 'requests',
+      message: `requests has ${calls.length} items, over this deployment's limit of ${limits.maxBatchItems} (maxBatchItems, --max-batch-items)`
+    }
   }
   for (let index = 0; index < calls.length; index++) {
     const over = callOverLimit(calls[index] as Call, limits)
@@ -42,17 +49,30 @@ export function overLimit (calls: readonly Call[], limits: CallLimits, batch = f
   return undefined
 }
 
-function callOverLimit ({ code, timeout_ms: timeoutMs, memory_mb: memoryMb }: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
+function callOverLimit(
+  { code, timeout_ms: timeoutMs, memory_mb: memoryMb }: Call,
+  limits: CallLimits
+): Omit<OverLimit, 'index'> | undefined {
   // a UTF-16 unit is at most 3 UTF-8 bytes: a short string is within the limit without counting
   if (typeof code === 'string' && code.length * 3 > limits.maxCodeBytes) {
     const bytes = Buffer.byteLength(code)
-    if (bytes > limits.maxCodeBytes) return { field: 'code', message: `code is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)` }
+    if (bytes > limits.maxCodeBytes)
+      return {
+        field: 'code',
+        message: `code is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
+      }
   }
   if (typeof timeoutMs === 'number' && timeoutMs > limits.maxTimeoutMs) {
-    return { field: 'timeout_ms', message: `timeout_ms ${timeoutMs} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)` }
+    return {
+      field: 'timeout_ms',
+      message: `timeout_ms ${timeoutMs} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)`
+    }
   }
   if (typeof memoryMb === 'number' && memoryMb > limits.maxMemoryMb) {
-    return { field: 'memory_mb', message: `memory_mb ${memoryMb} is over this deployment's limit of ${limits.maxMemoryMb} (maxMemoryMb, --max-memory-mb)` }
+    return {
+      field: 'memory_mb',
+      message: `memory_mb ${memoryMb} is over this deployment's limit of ${limits.maxMemoryMb} (maxMemoryMb, --max-memory-mb)`
+    }
   }
   return undefined
 }

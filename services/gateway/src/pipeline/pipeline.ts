@@ -31,13 +31,13 @@ export interface PipelineParts {
 }
 
 /** The gateway's 400 for a call over a limit: its field's path in the body, as the route places it. */
-function limitError (over: OverLimit, declared: Pick<RouteCalls, 'at'>): GatewayError {
+function limitError(over: OverLimit, declared: Pick<RouteCalls, 'at'>): GatewayError {
   const at = over.index === undefined || declared.at === undefined ? '' : `${declared.at(over.index)}/`
   return new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { field: `${at}${over.field}` })
 }
 
 /** Installs the stages on `app` (the root instance, before the routes). */
-export function installPipeline (app: FastifyInstance, parts: PipelineParts): void {
+export function installPipeline(app: FastifyInstance, parts: PipelineParts): void {
   const { limits, quotas, admission, retryAfterS } = parts
 
   /** Takes `weight` of admission until the response closes, or answers the 429 to give. */
@@ -45,7 +45,10 @@ export function installPipeline (app: FastifyInstance, parts: PipelineParts): vo
     const bodyBytes = Number(request.headers['content-length']) || 0
     if (!admission.tryAcquire(weight, bodyBytes)) {
       void reply.header('retry-after', String(retryAfterS))
-      return new GatewayError('SF_ERR_GATEWAY_OVERLOADED', `the gateway holds ${admission.inFlight} calls, ${Math.round(admission.bytes / 2 ** 20)} MiB (limits ${admission.limit} calls, ${Math.round(admission.memoryBytes / 2 ** 20)} MiB); retry later`)
+      return new GatewayError(
+        'SF_ERR_GATEWAY_OVERLOADED',
+        `the gateway holds ${admission.inFlight} calls, ${Math.round(admission.bytes / 2 ** 20)} MiB (limits ${admission.limit} calls, ${Math.round(admission.memoryBytes / 2 ** 20)} MiB); retry later`
+      )
     }
     reply.raw.once('close', () => admission.release(weight, bodyBytes))
     return undefined
@@ -53,18 +56,27 @@ export function installPipeline (app: FastifyInstance, parts: PipelineParts): vo
 
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const declared = request.routeOptions.config.calls
-    if (declared === undefined) { done(); return }
+    if (declared === undefined) {
+      done()
+      return
+    }
     const body: unknown = request.body
     const calls = declared.of(body)
     const over = overLimit(calls, limits, declared.batch === true)
     if (over !== undefined) {
-      if (declared.refuse === undefined) { done(limitError(over, declared)); return }
+      if (declared.refuse === undefined) {
+        done(limitError(over, declared))
+        return
+      }
       const { statusCode, payload } = declared.refuse(over, body)
       void reply.code(statusCode).send(payload)
       return
     }
     const weight = weightOf(declared, body, calls)
-    if (weight === 0) { done(); return }
+    if (weight === 0) {
+      done()
+      return
+    }
     done(quotas.take(request, reply, weight) ?? admit(request, reply, declared.held?.(weight) ?? weight))
   })
 }

@@ -28,7 +28,7 @@ export class TenantQuotas {
   readonly #inFlightRetryAfterS: number
 
   /** Quotas for `tenants`, counted in `metrics`; a refusal in flight says retry after `inFlightRetryAfterS`. */
-  constructor (tenants: readonly Tenant[], metrics: GatewayMetrics, inFlightRetryAfterS: number) {
+  constructor(tenants: readonly Tenant[], metrics: GatewayMetrics, inFlightRetryAfterS: number) {
     for (const tenant of tenants) {
       const children = metrics.tenantChildren(tenant.name)
       this.#states.set(tenant, { quota: new TenantQuota(tenant.maxInFlight, tenant.ratePerSecond), ...children })
@@ -42,7 +42,7 @@ export class TenantQuotas {
    * Takes `weight` calls of the request's tenant's quotas until its response closes, or answers
    * the 429 to give (its `Retry-After` set on `reply`); a request with no tenant takes nothing.
    */
-  take (request: FastifyRequest, reply: FastifyReply, weight: number): GatewayError | undefined {
+  take(request: FastifyRequest, reply: FastifyReply, weight: number): GatewayError | undefined {
     const tenant = request.tenant
     const state = tenant === undefined ? undefined : this.#states.get(tenant)
     if (state === undefined) return undefined
@@ -52,8 +52,14 @@ export class TenantQuotas {
       void reply.header('retry-after', String(refused.retryAfterS))
       const { name, maxInFlight, ratePerSecond } = tenant as Tenant
       return refused.reason === 'in_flight'
-        ? new GatewayError('SF_ERR_GATEWAY_TENANT_IN_FLIGHT', `API key ${name} holds ${state.quota.inFlight} calls; it may hold ${maxInFlight} (asked for ${weight}); retry after ${refused.retryAfterS} s`)
-        : new GatewayError('SF_ERR_GATEWAY_TENANT_RATE', `API key ${name} may start ${ratePerSecond} calls a second (asked for ${weight}); retry after ${refused.retryAfterS} s`)
+        ? new GatewayError(
+            'SF_ERR_GATEWAY_TENANT_IN_FLIGHT',
+            `API key ${name} holds ${state.quota.inFlight} calls; it may hold ${maxInFlight} (asked for ${weight}); retry after ${refused.retryAfterS} s`
+          )
+        : new GatewayError(
+            'SF_ERR_GATEWAY_TENANT_RATE',
+            `API key ${name} may start ${ratePerSecond} calls a second (asked for ${weight}); retry after ${refused.retryAfterS} s`
+          )
     }
     state.calls.inc(weight)
     reply.raw.once('close', () => state.quota.release(weight))

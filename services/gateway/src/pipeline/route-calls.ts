@@ -18,8 +18,11 @@ declare module 'fastify' {
   }
 }
 
-/** The weight of a request of `declared`'s route whose body is `body` and whose calls are `calls` (see {@link RouteCalls.weight}). */
-export function weightOf (declared: RouteCalls, body: unknown, calls: readonly Call[]): number {
+/**
+ * The weight of a request of `declared`'s route whose body is `body` and whose calls are `calls` (see {@link
+ * RouteCalls.weight}).
+ */
+export function weightOf(declared: RouteCalls, body: unknown, calls: readonly Call[]): number {
   return declared.weight?.(body, calls) ?? Math.max(1, calls.length)
 }
 

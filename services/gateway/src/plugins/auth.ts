@@ -24,12 +24,12 @@ declare module 'fastify' {
 const OPEN = /^\/(healthz|readyz|metrics|docs|openapi\.json)(\/|\?|$)/
 
 /** True for a URL that needs no API key (see {@link OPEN}). */
-export function isOpenPath (url: string): boolean {
+export function isOpenPath(url: string): boolean {
   return OPEN.test(url)
 }
 
 /** The API key a request presents, if any. */
-export function presented (request: FastifyRequest): string | undefined {
+export function presented(request: FastifyRequest): string | undefined {
   const auth = request.headers.authorization
   if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim()
   const key = request.headers['x-api-key']
@@ -37,11 +37,14 @@ export function presented (request: FastifyRequest): string | undefined {
 }
 
 /** Adds the auth hook to `app` when `keys` holds any. */
-export function installAuth (app: FastifyInstance, keys: KeyTable<Tenant>): void {
+export function installAuth(app: FastifyInstance, keys: KeyTable<Tenant>): void {
   app.decorateRequest('tenant', undefined)
   if (keys.size === 0) return
   app.addHook('onRequest', (request, reply, done) => {
-    if (OPEN.test(request.url)) { done(); return }
+    if (OPEN.test(request.url)) {
+      done()
+      return
+    }
     const key = presented(request)
     const tenant = key === undefined ? undefined : keys.find(key)
     if (tenant === undefined) {
@@ -50,7 +53,7 @@ export function installAuth (app: FastifyInstance, keys: KeyTable<Tenant>): void
     }
     request.tenant = tenant
     request.log = reply.log = request.log.child({ tenant: tenant.name })
-    tenantContext.run(tenant.name, done)  // the later hooks and the handler run in it
+    tenantContext.run(tenant.name, done) // the later hooks and the handler run in it
   })
 }
 
@@ -58,7 +61,7 @@ export function installAuth (app: FastifyInstance, keys: KeyTable<Tenant>): void
  * What identifies a caller to the runners (per-key session limits): a digest of its API key,
  * never the key; '' without one.
  */
-export function callerKey (request: FastifyRequest): string {
+export function callerKey(request: FastifyRequest): string {
   if (request.tenant !== undefined) return request.tenant.callerKey
   const key = presented(request)
   return key === undefined ? '' : callerKeyOf(key)

@@ -6,9 +6,7 @@
  * and its count of refusals (a `code` over `maxCodeBytes` is the pipeline's, pipeline/call-limits.ts).
  */
 import type { FastifyInstance } from 'fastify'
-import {
-  frameworkErrorHandler, installErrorShape as installEdge, type EdgeOptions
-} from '@sandfleet/protocol/http'
+import { frameworkErrorHandler, installErrorShape as installEdge, type EdgeOptions } from '@sandfleet/protocol/http'
 import { GATEWAY_ERRORS, RunnerRefusal, type GatewayErrorCode } from '../errors.ts'
 import type { GatewayMetrics } from '../metrics.ts'
 
@@ -30,13 +28,19 @@ export const frameworkError = frameworkErrorHandler({ registry: GATEWAY_ERRORS, 
  * Installs the edge's error handler and not-found handler on `app` (call on the root instance,
  * before the routes); each error answered is counted in `sandfleet_gateway_rejected_total` by its code.
  */
-export function installErrorShape (app: FastifyInstance, metrics: GatewayMetrics, limits: { maxBodyBytes: number }): void {
+export function installErrorShape(
+  app: FastifyInstance,
+  metrics: GatewayMetrics,
+  limits: { maxBodyBytes: number }
+): void {
   installEdge(app, {
     registry: GATEWAY_ERRORS,
     codes: EDGE_CODES,
     service: 'gateway',
     maxBodyBytes: limits.maxBodyBytes,
-    passThrough: (err) => err instanceof RunnerRefusal ? err : undefined,
-    onAnswer: (code) => { metrics.rejected.inc({ reason: code }) }
+    passThrough: (err) => (err instanceof RunnerRefusal ? err : undefined),
+    onAnswer: (code) => {
+      metrics.rejected.inc({ reason: code })
+    }
   })
 }

@@ -8,9 +8,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { UNMATCHED_ROUTE, type GatewayMetrics } from '../metrics.ts'
 
 /** Adds the hook to `app`; install it before the routes. */
-export function installRequestMetrics (app: FastifyInstance, metrics: GatewayMetrics): void {
+export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    metrics.observeRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, reply.statusCode, reply.elapsedTime / 1000)
+    metrics.observeRequest(
+      request.routeOptions.url ?? UNMATCHED_ROUTE,
+      request.method,
+      reply.statusCode,
+      reply.elapsedTime / 1000
+    )
     done()
   })
 }

@@ -10,30 +10,37 @@ import type { RunnerSet } from '../runners/runner-set.ts'
 import type { RouteSchemas } from '../schemas.ts'
 
 /** Gathers the info of every member of `set`. */
-export async function gatewayInfo (set: RunnerSet): Promise<GatewayInfo> {
-  const runners = await Promise.all(set.members.map(async (m): Promise<GatewayInfo['runners'][number]> => {
-    try {
-      return { member: m.client.name, up: true, info: await m.client.info() }
-    } catch (err) {
-      return { member: m.client.name, up: false, info: null, error: err instanceof Error ? err.message : String(err) }
-    }
-  }))
-  const answered = runners.flatMap((r) => r.info === null ? [] : [r.info])
+export async function gatewayInfo(set: RunnerSet): Promise<GatewayInfo> {
+  const runners = await Promise.all(
+    set.members.map(async (m): Promise<GatewayInfo['runners'][number]> => {
+      try {
+        return { member: m.client.name, up: true, info: await m.client.info() }
+      } catch (err) {
+        return { member: m.client.name, up: false, info: null, error: err instanceof Error ? err.message : String(err) }
+      }
+    })
+  )
+  const answered = runners.flatMap((r) => (r.info === null ? [] : [r.info]))
   return {
     runners,
     backends: [...new Set(answered.map((i) => i.backend))].sort(),
-    pythons: [...new Set(answered.flatMap((i) => i.manifest === null ? [] : [i.manifest.python]))].sort()
+    pythons: [...new Set(answered.flatMap((i) => (i.manifest === null ? [] : [i.manifest.python])))].sort()
   }
 }
 
 /** Registers the route. */
-export function infoRoute (app: FastifyInstance, set: RunnerSet, schemas: RouteSchemas): void {
-  app.get(RUNNER_PATHS.info, {
-    schema: {
-      operationId: 'info',
-      summary: 'What the fleet runs: each runner\'s backend, isolation and sandbox environment (Python and package versions)',
-      tags: ['operations'],
-      response: { 200: schemas.gatewayInfo, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
-    }
-  }, async () => await gatewayInfo(set))
+export function infoRoute(app: FastifyInstance, set: RunnerSet, schemas: RouteSchemas): void {
+  app.get(
+    RUNNER_PATHS.info,
+    {
+      schema: {
+        operationId: 'info',
+        summary:
+          "What the fleet runs: each runner's backend, isolation and sandbox environment (Python and package versions)",
+        tags: ['operations'],
+        response: { 200: schemas.gatewayInfo, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
+      }
+    },
+    async () => await gatewayInfo(set)
+  )
 }

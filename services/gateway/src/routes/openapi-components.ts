@@ -15,7 +15,7 @@ const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null &&
  * than in their `description` stay inline; a description that differs from the component's
  * stays beside the `$ref`.
  */
-export function hoistTitledSchemas (doc: Node): Node {
+export function hoistTitledSchemas(doc: Node): Node {
   const components = (isNode(doc.components) ? doc.components : {}) as Node
   const schemas = (isNode(components.schemas) ? components.schemas : {}) as Node
   const shapes = new Map<string, string>()
@@ -27,9 +27,10 @@ export function hoistTitledSchemas (doc: Node): Node {
     const out: Node = {}
     for (const [key, child] of Object.entries(value)) {
       // `properties` and `patternProperties` map names to schemas: a property named `title` is not a title
-      out[key] = key === 'example' || key === 'examples' || key === 'enum' || key === 'const' || key === 'default'
-        ? child
-        : visit(child, inSchema || key === 'schema')
+      out[key] =
+        key === 'example' || key === 'examples' || key === 'enum' || key === 'const' || key === 'default'
+          ? child
+          : visit(child, inSchema || key === 'schema')
     }
     const title = out.title
     if (!inSchema || typeof title !== 'string' || !/^[A-Za-z0-9._-]+$/.test(title)) return out
@@ -54,7 +55,7 @@ export function hoistTitledSchemas (doc: Node): Node {
  * `@fastify/swagger` gives a response's description to the response and leaves it on its
  * schema too: the schema's copy is dropped, so a named schema is not described as one route's answer.
  */
-function dropEchoedDescriptions (paths: unknown): unknown {
+function dropEchoedDescriptions(paths: unknown): unknown {
   const copy = structuredClone(paths) as Record<string, Record<string, { responses?: Record<string, Node> }>>
   for (const item of Object.values(copy ?? {})) {
     for (const op of Object.values(item)) {
@@ -70,7 +71,7 @@ function dropEchoedDescriptions (paths: unknown): unknown {
 }
 
 /** A schema's JSON without its top-level description: what makes two schemas of one title the same. */
-function shapeOf (schema: Node): string {
+function shapeOf(schema: Node): string {
   const { description: _d, ...rest } = schema
   return JSON.stringify(rest)
 }

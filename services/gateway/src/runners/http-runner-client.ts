@@ -1,9 +1,23 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
 import { Pool } from 'undici'
 import {
-  GRACES, NDJSON, QUEUE_TIMEOUT_MS, RUNNER_HEADERS, RUNNER_PATHS, RUNNER_SESSION_PATHS, failedResult, timeoutMsOf,
-  type ErrorBody, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionCreateRequest, type SessionExecRequest,
-  type SessionInfo, type Status
+  GRACES,
+  NDJSON,
+  QUEUE_TIMEOUT_MS,
+  RUNNER_HEADERS,
+  RUNNER_PATHS,
+  RUNNER_SESSION_PATHS,
+  failedResult,
+  timeoutMsOf,
+  type ErrorBody,
+  type ExecRequest,
+  type ExecResult,
+  type RunnerInfo,
+  type RunnerLoad,
+  type SessionCreateRequest,
+  type SessionExecRequest,
+  type SessionInfo,
+  type Status
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
@@ -15,7 +29,10 @@ const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 export interface HttpRunnerClientOptions {
   /** Keep-alive connections kept to this runner. */
   connections?: number
-  /** Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default the protocol's `QUEUE_TIMEOUT_MS`. */
+  /**
+   * Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default the protocol's
+   * `QUEUE_TIMEOUT_MS`.
+   */
   queueTimeoutMs?: number
   /**
    * Added to a call's queue budget and `timeout_ms` before the HTTP call is given up (the
@@ -29,29 +46,37 @@ export interface HttpRunnerClientOptions {
   secret?: string
 }
 
-
-function isResult (v: unknown): v is ExecResult {
-  return typeof v === 'object' && v !== null && typeof (v as ExecResult).status === 'string' &&
+function isResult(v: unknown): v is ExecResult {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as ExecResult).status === 'string' &&
     typeof (v as ExecResult).stdout === 'string'
+  )
 }
 
 /** Turns any runner answer (a result, or an ErrorBody for a refused call) into a result. */
-function toResult (statusCode: number, data: unknown): ExecResult {
+function toResult(statusCode: number, data: unknown): ExecResult {
   if (isResult(data)) return data
-  const body = data as { status?: Status, error?: { code?: string, message?: string } } | null
-  if (body !== null && typeof body === 'object' && typeof body.status === 'string' && typeof body.error?.code === 'string') {
+  const body = data as { status?: Status; error?: { code?: string; message?: string } } | null
+  if (
+    body !== null &&
+    typeof body === 'object' &&
+    typeof body.status === 'string' &&
+    typeof body.error?.code === 'string'
+  ) {
     return failedResult(body.status, body.error.code, body.error.message ?? '')
   }
   throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner answered HTTP ${statusCode} without a result`)
 }
 
-function unreachable (name: string, err: unknown): GatewayError {
+function unreachable(name: string, err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
   const message = err instanceof Error ? err.message : String(err)
   return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
 }
 
-function sessionPath (template: string, id: string): string {
+function sessionPath(template: string, id: string): string {
   return template.replace(':id', encodeURIComponent(id))
 }
 
@@ -67,11 +92,12 @@ export class HttpRunnerClient implements RunnerClient {
   readonly #ndjsonHeaders: Record<string, string>
   #closed = false
 
-  constructor (baseUrl: string, options: HttpRunnerClientOptions = {}) {
+  constructor(baseUrl: string, options: HttpRunnerClientOptions = {}) {
     this.name = new URL(baseUrl).origin
     this.graceMs = options.graceMs ?? GRACES.callMs
     this.#queueTimeoutMs = options.queueTimeoutMs ?? QUEUE_TIMEOUT_MS
-    this.#headers = options.secret === undefined || options.secret === '' ? {} : { authorization: `Bearer ${options.secret}` }
+    this.#headers =
+      options.secret === undefined || options.secret === '' ? {} : { authorization: `Bearer ${options.secret}` }
     this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' }
     this.#ndjsonHeaders = { ...this.#jsonHeaders, accept: NDJSON }
     this.#pool = new Pool(this.name, {
@@ -89,7 +115,7 @@ export class HttpRunnerClient implements RunnerClient {
    * `timeout_ms` + grace. A timeout that fired sooner would turn a truthful `queue_timeout`, or a
    * result, into an `infra_error` of the gateway's own making.
    */
-  #deadline (requests: ExecRequest[], options: CallOptions): { headers: Record<string, string>, timeout: number } {
+  #deadline(requests: ExecRequest[], options: CallOptions): { headers: Record<string, string>; timeout: number } {
     const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
     let max = 0
     for (const r of requests) max = Math.max(max, timeoutMsOf(r))
@@ -98,7 +124,7 @@ export class HttpRunnerClient implements RunnerClient {
     return { headers, timeout: budget + max + this.graceMs }
   }
 
-  async execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
+  async execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
     const { headers, timeout } = this.#deadline([request], options)
     try {
       const { statusCode, body } = await this.#pool.request({
@@ -116,7 +142,11 @@ export class HttpRunnerClient implements RunnerClient {
     }
   }
 
-  async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options: CallOptions = {}): Promise<ExecResult[]> {
+  async executeBatch(
+    requests: ExecRequest[],
+    onResult?: BatchResultListener,
+    options: CallOptions = {}
+  ): Promise<ExecResult[]> {
     const deadline = this.#deadline(requests, options)
     const timeout = deadline.timeout
     const results = new Array<ExecResult>(requests.length)
@@ -133,28 +163,40 @@ export class HttpRunnerClient implements RunnerClient {
       })
       const type = String(headers['content-type'] ?? '')
       if (statusCode !== 200 || !type.startsWith(NDJSON)) {
-        const data = await body.json() as { results?: unknown[] }
+        const data = (await body.json()) as { results?: unknown[] }
         if (statusCode === 200 && Array.isArray(data.results) && data.results.length === requests.length) {
-          data.results.forEach((r, i) => { results[i] = toResult(200, r); onResult?.(i, results[i]) })
+          data.results.forEach((r, i) => {
+            results[i] = toResult(200, r)
+            onResult?.(i, results[i])
+          })
           return results
         }
         // the whole batch was refused (overloaded, invalid): every item gets that answer
         const refused = toResult(statusCode, data)
-        for (let i = 0; i < requests.length; i++) { results[i] = refused; onResult?.(i, refused) }
+        for (let i = 0; i < requests.length; i++) {
+          results[i] = refused
+          onResult?.(i, refused)
+        }
         return results
       }
       let seen = 0
       await readNdjson(body, (line) => {
-        const { index, result } = line as { index: number, result: unknown }
+        const { index, result } = line as { index: number; result: unknown }
         if (!Number.isInteger(index) || index < 0 || index >= requests.length || results[index] !== undefined) {
-          throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} streamed a bad batch index ${index}`)
+          throw new GatewayError(
+            'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
+            `runner ${this.name} streamed a bad batch index ${index}`
+          )
         }
         results[index] = toResult(200, result)
         seen++
         onResult?.(index, results[index])
       })
       if (seen !== requests.length) {
-        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${this.name} ended a batch after ${seen} of ${requests.length} results`)
+        throw new GatewayError(
+          'SF_ERR_GATEWAY_RUNNER_UNREACHABLE',
+          `runner ${this.name} ended a batch after ${seen} of ${requests.length} results`
+        )
       }
       return results
     } catch (err) {
@@ -166,20 +208,45 @@ export class HttpRunnerClient implements RunnerClient {
   readonly sessions: RunnerSessions = {
     create: async (request: SessionCreateRequest, key: string) =>
       await this.#session<SessionInfo>('POST', RUNNER_SESSION_PATHS.create, request, { [SESSION_KEY_HEADER]: key }),
-    get: async (id: string, key: string) => await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }),
+    get: async (id: string, key: string) =>
+      await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
+        [SESSION_KEY_HEADER]: key
+      }),
     execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
-      await this.#session<ExecResult>('POST', sessionPath(RUNNER_SESSION_PATHS.execute, id), request, { [SESSION_KEY_HEADER]: key },
-        timeoutMsOf(request) + this.graceMs, options.signal),
-    close: async (id: string, key: string) => { await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, { [SESSION_KEY_HEADER]: key }) }
+      await this.#session<ExecResult>(
+        'POST',
+        sessionPath(RUNNER_SESSION_PATHS.execute, id),
+        request,
+        { [SESSION_KEY_HEADER]: key },
+        timeoutMsOf(request) + this.graceMs,
+        options.signal
+      ),
+    close: async (id: string, key: string) => {
+      await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
+        [SESSION_KEY_HEADER]: key
+      })
+    }
   }
 
-  async #session<T> (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}, timeout = 30_000, signal?: AbortSignal): Promise<T> {
+  async #session<T>(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    timeout = 30_000,
+    signal?: AbortSignal
+  ): Promise<T> {
     let statusCode: number
     let data: unknown
     try {
       const res = await this.#pool.request({
-        method, path, headers: { ...(body === undefined ? this.#headers : this.#jsonHeaders), ...headers },
-        body: body === undefined ? null : JSON.stringify(body), headersTimeout: timeout, bodyTimeout: timeout, signal
+        method,
+        path,
+        headers: { ...(body === undefined ? this.#headers : this.#jsonHeaders), ...headers },
+        body: body === undefined ? null : JSON.stringify(body),
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal
       })
       statusCode = res.statusCode
       const text = await res.body.text()
@@ -190,26 +257,43 @@ export class HttpRunnerClient implements RunnerClient {
     if (statusCode >= 200 && statusCode < 300) return data as T
     const refusal = data as ErrorBody | null
     if (typeof refusal?.error?.code === 'string') throw new RunnerRefusal(statusCode, refusal)
-    throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} answered HTTP ${statusCode} to ${method} ${path} without an error body`)
+    throw new GatewayError(
+      'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
+      `runner ${this.name} answered HTTP ${statusCode} to ${method} ${path} without an error body`
+    )
   }
 
-  async load (): Promise<RunnerLoad> {
-    return await this.#report<RunnerLoad>(RUNNER_PATHS.load, 2000, 'load report', (d) => typeof d?.capacity === 'number')
+  async load(): Promise<RunnerLoad> {
+    return await this.#report<RunnerLoad>(
+      RUNNER_PATHS.load,
+      2000,
+      'load report',
+      (d) => typeof d?.capacity === 'number'
+    )
   }
 
   /** The runner's `GET /v1/info`. */
-  async info (): Promise<RunnerInfo> {
+  async info(): Promise<RunnerInfo> {
     return await this.#report<RunnerInfo>(RUNNER_PATHS.info, 5000, 'info', (d) => typeof d?.backend === 'string')
   }
 
   /** GETs one of the runner's reports; anything but HTTP 200 with the expected shape is a bad response. */
-  async #report<T> (path: string, timeoutMs: number, what: string, valid: (data: T | undefined) => boolean): Promise<T> {
+  async #report<T>(path: string, timeoutMs: number, what: string, valid: (data: T | undefined) => boolean): Promise<T> {
     try {
-      const { statusCode, body } = await this.#pool.request({ method: 'GET', path, headers: this.#headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
-      const data = await body.json() as T
+      const { statusCode, body } = await this.#pool.request({
+        method: 'GET',
+        path,
+        headers: this.#headers,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs
+      })
+      const data = (await body.json()) as T
       if (statusCode !== 200 || !valid(data)) {
         const code = (data as { error?: { code?: unknown } } | null)?.error?.code
-        throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner ${this.name} ${what}: HTTP ${statusCode}${typeof code === 'string' ? ` ${code}` : ''}`)
+        throw new GatewayError(
+          'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
+          `runner ${this.name} ${what}: HTTP ${statusCode}${typeof code === 'string' ? ` ${code}` : ''}`
+        )
       }
       return data
     } catch (err) {
@@ -217,7 +301,7 @@ export class HttpRunnerClient implements RunnerClient {
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     await this.#pool.close().catch(() => this.#pool.destroy())

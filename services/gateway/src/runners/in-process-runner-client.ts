@@ -16,10 +16,13 @@ export interface LocalRunner extends RunnerApi {
 }
 
 /** A thrown session error (`{code, statusCode, status, message}`) as a {@link RunnerRefusal}. */
-function refusal (err: unknown): unknown {
-  const e = err as { code?: unknown, statusCode?: unknown, status?: unknown, message?: unknown, field?: unknown } | null
+function refusal(err: unknown): unknown {
+  const e = err as { code?: unknown; statusCode?: unknown; status?: unknown; message?: unknown; field?: unknown } | null
   if (typeof e?.code !== 'string' || typeof e.statusCode !== 'number') return err
-  const body: ErrorBody = { status: (typeof e.status === 'string' ? e.status : 'invalid_request') as ErrorBody['status'], error: { code: e.code, message: String(e.message) } }
+  const body: ErrorBody = {
+    status: (typeof e.status === 'string' ? e.status : 'invalid_request') as ErrorBody['status'],
+    error: { code: e.code, message: String(e.message) }
+  }
   if (typeof e.field === 'string' && e.field !== '') body.error.field = e.field
   return new RunnerRefusal(e.statusCode, body)
 }
@@ -29,41 +32,51 @@ export class InProcessRunnerClient implements RunnerClient {
   readonly name: string
   readonly #runner: LocalRunner
 
-  constructor (runner: LocalRunner) {
+  constructor(runner: LocalRunner) {
     this.#runner = runner
     this.name = `local:${runner.id}`
   }
 
-  execute (request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
+  execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
     return this.#runner.execute(request, options)
   }
 
-  executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, options: CallOptions = {}): Promise<ExecResult[]> {
+  executeBatch(
+    requests: ExecRequest[],
+    onResult?: BatchResultListener,
+    options: CallOptions = {}
+  ): Promise<ExecResult[]> {
     return this.#runner.executeBatch(requests, onResult, options)
   }
 
-  async load (): Promise<RunnerLoad> {
+  async load(): Promise<RunnerLoad> {
     return await this.#runner.load()
   }
 
-  async info (): Promise<RunnerInfo> {
+  async info(): Promise<RunnerInfo> {
     return await this.#runner.info()
   }
 
   /** The runner's sessions, their errors as refusals; undefined when it holds none. */
-  get sessions (): RunnerSessions | undefined {
+  get sessions(): RunnerSessions | undefined {
     const local = this.#runner.sessions
     if (local === undefined) return undefined
     const call = async <T>(fn: () => Promise<T> | T): Promise<T> => {
-      try { return await fn() } catch (err) { throw refusal(err) }
+      try {
+        return await fn()
+      } catch (err) {
+        throw refusal(err)
+      }
     }
     return {
       create: async (request, key) => await call(() => local.create(request, key)),
       get: async (id, key) => await call(() => local.get(id, key)),
       execute: async (id, request, key, options) => await call(() => local.execute(id, request, key, options)),
-      close: async (id, key) => { await call(() => local.close(id, key)) }
+      close: async (id, key) => {
+        await call(() => local.close(id, key))
+      }
     }
   }
 
-  async close (): Promise<void> {}
+  async close(): Promise<void> {}
 }

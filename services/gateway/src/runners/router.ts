@@ -11,17 +11,19 @@
  * start + `queueTimeoutMs` + `timeout_ms` + grace, retries included, and the answer is the
  * runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of the gateway.
  */
-import {
-  failedResult,
-  type ExecRequest, type ExecResult
-} from '@sandfleet/protocol'
+import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
 import { currentTenant } from '../tenants/tenant-context.ts'
 import type { BatchResultListener, CallOptions } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
-export type ResultObserver = (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number) => void
+export type ResultObserver = (
+  result: ExecResult,
+  request: ExecRequest,
+  member: RunnerMember | undefined,
+  attempt: number
+) => void
 
 /**
  * Session affinity seam: names the runner that must serve a request (the one holding its
@@ -40,24 +42,29 @@ export interface RouterOptions {
   affinity?: AffinityHook
 }
 
-/** Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final). */
+/**
+ * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final).
+ */
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
 /** A runner's answer that it drains (its error type): the gateway stops sending to it until its next load report. */
 const RUNNER_DRAINING = 'SF_ERR_RUNNER_DRAINING'
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
 const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 
-function noRunner (request: ExecRequest, pinned?: string): ExecResult {
-  const message = pinned === undefined ? 'no runner is ready to take the call' : `runner ${pinned} holding this session is not available`
+function noRunner(request: ExecRequest, pinned?: string): ExecResult {
+  const message =
+    pinned === undefined
+      ? 'no runner is ready to take the call'
+      : `runner ${pinned} holding this session is not available`
   return withId(failedResult('infra_error', 'SF_ERR_GATEWAY_NO_RUNNERS', message), request)
 }
 
-function withId (result: ExecResult, request: ExecRequest): ExecResult {
+function withId(result: ExecResult, request: ExecRequest): ExecResult {
   if (request.request_id !== undefined && result.request_id === undefined) result.request_id = request.request_id
   return result
 }
 
-function unreachableResult (err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
+function unreachableResult(err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
   const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
   const message = err instanceof Error ? err.message : String(err)
   return withId(failedResult('infra_error', code, message, { runner: member.id }), request)
@@ -69,26 +76,26 @@ export class Router {
   readonly #options: RouterOptions
   readonly #observers: ResultObserver[] = []
 
-  constructor (set: RunnerSet, options: RouterOptions) {
+  constructor(set: RunnerSet, options: RouterOptions) {
     this.#set = set
     this.#options = options
   }
 
   /** Adds an observer of every runner answer (metrics, tracing). */
-  observe (observer: ResultObserver): void {
+  observe(observer: ResultObserver): void {
     this.#observers.push(observer)
   }
 
-  #emit (result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void {
+  #emit(result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void {
     for (const o of this.#observers) o(result, request, member, attempt)
   }
 
   /** What is left of the queue budget of a call the gateway took at `start` (0: spent). */
-  #budgetLeft (start: number): number {
+  #budgetLeft(start: number): number {
     return Math.max(0, start + this.#options.queueTimeoutMs - Date.now())
   }
 
-  #callOptions (start: number, signal: AbortSignal | undefined): CallOptions {
+  #callOptions(start: number, signal: AbortSignal | undefined): CallOptions {
     const options: CallOptions = { queueTimeoutMs: this.#budgetLeft(start) }
     if (signal !== undefined) options.signal = signal
     const tenant = currentTenant()
@@ -97,7 +104,7 @@ export class Router {
   }
 
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
-  #choose (request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember, pinned?: string } {
+  #choose(request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
     const pinned = this.#options.affinity?.(request)
     if (pinned !== undefined) {
       const member = this.#set.byId(pinned)
@@ -111,7 +118,12 @@ export class Router {
    * Runs one call, retrying infrastructure failures on other runners. `start` (`Date.now()`) is
    * when the gateway took the call: its queue budget counts from there. Never rejects.
    */
-  async execute (request: ExecRequest, signal?: AbortSignal, start = Date.now(), tried = new Set<RunnerMember>()): Promise<ExecResult> {
+  async execute(
+    request: ExecRequest,
+    signal?: AbortSignal,
+    start = Date.now(),
+    tried = new Set<RunnerMember>()
+  ): Promise<ExecResult> {
     let last: ExecResult | undefined
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
       const { member, pinned } = this.#choose(request, tried)
@@ -128,7 +140,13 @@ export class Router {
       }
       this.#emit(result, request, member, attempt)
       if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || this.#budgetLeft(start) === 0) return result
+      if (
+        !RETRIED.has(result.status) ||
+        pinned !== undefined ||
+        signal?.aborted === true ||
+        this.#budgetLeft(start) === 0
+      )
+        return result
       tried.add(member)
       last = result
     }
@@ -141,7 +159,11 @@ export class Router {
    * items that failed at the infrastructure level are retried one by one elsewhere, all within
    * one queue budget counted from now. Resolves with every result in request order. Never rejects.
    */
-  async executeBatch (requests: ExecRequest[], onResult?: BatchResultListener, signal?: AbortSignal): Promise<ExecResult[]> {
+  async executeBatch(
+    requests: ExecRequest[],
+    onResult?: BatchResultListener,
+    signal?: AbortSignal
+  ): Promise<ExecResult[]> {
     const start = Date.now()
     const results = new Array<ExecResult>(requests.length)
     const settle = (i: number, r: ExecResult): void => {
@@ -151,10 +173,13 @@ export class Router {
     const groups = new Map<RunnerMember, number[]>()
     for (let i = 0; i < requests.length; i++) {
       const { member, pinned } = this.#choose(requests[i], NONE_TRIED)
-      if (member === undefined) { settle(i, noRunner(requests[i], pinned)); continue }
+      if (member === undefined) {
+        settle(i, noRunner(requests[i], pinned))
+        continue
+      }
       member.outstanding++ // reserve, so the next item sees this one's weight
       let group = groups.get(member)
-      if (group === undefined) groups.set(member, group = [])
+      if (group === undefined) groups.set(member, (group = []))
       group.push(i)
     }
     const retries: Promise<void>[] = []
@@ -179,8 +204,10 @@ export class Router {
     return results
   }
 
-  async #sendChunk (
-    member: RunnerMember, chunk: number[], requests: ExecRequest[],
+  async #sendChunk(
+    member: RunnerMember,
+    chunk: number[],
+    requests: ExecRequest[],
     settle: (i: number, r: ExecResult) => void,
     retry: (i: number, member: RunnerMember, last: ExecResult) => void,
     options: CallOptions
@@ -188,16 +215,20 @@ export class Router {
     const { signal } = options
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
-      await member.client.executeBatch(chunk.map((i) => requests[i]), (j, result) => {
-        if (answered[j]) return
-        answered[j] = true
-        member.outstanding--
-        const i = chunk[j]
-        this.#emit(result, requests[i], member, 1)
-        if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-        if (RETRIED.has(result.status)) retry(i, member, result)
-        else settle(i, result)
-      }, options)
+      await member.client.executeBatch(
+        chunk.map((i) => requests[i]),
+        (j, result) => {
+          if (answered[j]) return
+          answered[j] = true
+          member.outstanding--
+          const i = chunk[j]
+          this.#emit(result, requests[i], member, 1)
+          if (result.error?.type === RUNNER_DRAINING) member.markDraining()
+          if (RETRIED.has(result.status)) retry(i, member, result)
+          else settle(i, result)
+        },
+        options
+      )
     } catch (err) {
       if (signal?.aborted !== true) member.up = false
       for (let j = 0; j < chunk.length; j++) {

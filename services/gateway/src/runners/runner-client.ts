@@ -5,7 +5,13 @@
  * it: every answer later (a promise), plus the member's name and `close`.
  */
 import type {
-  BatchResultListener, RunnerApi, RunnerCallOptions, RunnerInfo, RunnerLoad, RunnerSessionsApi, SessionInfo
+  BatchResultListener,
+  RunnerApi,
+  RunnerCallOptions,
+  RunnerInfo,
+  RunnerLoad,
+  RunnerSessionsApi,
+  SessionInfo
 } from '@sandfleet/protocol'
 
 export type { BatchResultListener }
@@ -22,7 +28,7 @@ export type CallOptions = RunnerCallOptions
  * rejects with a `GatewayError` (`SF_ERR_GATEWAY_RUNNER_UNREACHABLE`).
  */
 export interface RunnerSessions extends RunnerSessionsApi {
-  get (id: string, key: string): Promise<SessionInfo>
+  get(id: string, key: string): Promise<SessionInfo>
 }
 
 /**
@@ -41,10 +47,10 @@ export interface RunnerClient extends RunnerApi {
    * gateway's `callGraceMs`); absent: as long as the runner takes (the in-process runner).
    */
   readonly graceMs?: number
-  load (): Promise<RunnerLoad>
-  info (): Promise<RunnerInfo>
+  load(): Promise<RunnerLoad>
+  info(): Promise<RunnerInfo>
   /** Its session API (absent: this client cannot reach sessions). */
   readonly sessions?: RunnerSessions | undefined
   /** Frees connections. Idempotent. */
-  close (): Promise<void>
+  close(): Promise<void>
 }

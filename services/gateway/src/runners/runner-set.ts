@@ -32,17 +32,17 @@ export class RunnerMember {
   outstanding = 0
   #outstandingAtPoll = 0
 
-  constructor (client: RunnerClient) {
+  constructor(client: RunnerClient) {
     this.client = client
   }
 
   /** The runner's id from its load report (its name until one arrived). */
-  get id (): string {
+  get id(): string {
     return this.load?.runner ?? this.client.name
   }
 
   /** True when it may be given a call. */
-  get routable (): boolean {
+  get routable(): boolean {
     const state = this.load?.state
     return this.up && this.refused === undefined && state !== 'draining' && state !== 'closed'
   }
@@ -51,7 +51,7 @@ export class RunnerMember {
    * Estimated (running + queued) / capacity: the last report, corrected by what this gateway
    * sent or got back since.
    */
-  score (): number {
+  score(): number {
     const capacity = Math.max(1, this.load?.capacity ?? 1)
     const reported = this.load === null ? 0 : this.load.in_flight + this.load.queued
     const estimate = Math.max(this.outstanding, reported - this.#outstandingAtPoll + this.outstanding)
@@ -59,7 +59,7 @@ export class RunnerMember {
   }
 
   /** It answered that it drains: no more calls until a load report says otherwise. */
-  markDraining (): void {
+  markDraining(): void {
     if (this.load === null) this.up = false
     else if (this.load.state !== 'closed') this.load = { ...this.load, state: 'draining' }
   }
@@ -68,7 +68,7 @@ export class RunnerMember {
   slowPolls = 0
 
   /** Records a load report. */
-  report (load: RunnerLoad): void {
+  report(load: RunnerLoad): void {
     this.refused = this.client.graceMs === undefined ? undefined : uncoveredGrace(this.client.graceMs, load)
     this.load = load
     this.up = true
@@ -96,13 +96,13 @@ export interface RunnerSetOptions {
   logger?: SetLogger
 }
 
-const noLog: SetLogger = { info () {}, warn () {}, error () {} }
+const noLog: SetLogger = { info() {}, warn() {}, error() {} }
 
 /** Load polls in a row that may time out before a runner that answered before counts as down. */
 const SLOW_POLLS_DOWN = 3
 
 /** True when `err` (a runner client's) is a timeout of the answer, not a refused or broken connection. */
-function timedOut (err: unknown): boolean {
+function timedOut(err: unknown): boolean {
   const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code
   return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
 }
@@ -115,7 +115,7 @@ export class RunnerSet {
   #timers: NodeJS.Timeout[] = []
   #state: 'idle' | 'running' | 'closed' = 'idle'
 
-  constructor (options: RunnerSetOptions) {
+  constructor(options: RunnerSetOptions) {
     this.#options = options
     this.#log = options.logger ?? noLog
     for (const c of options.clients ?? []) this.#members.set(c.name, new RunnerMember(c))
@@ -123,20 +123,23 @@ export class RunnerSet {
   }
 
   /** Members now, in discovery order. */
-  get members (): RunnerMember[] {
+  get members(): RunnerMember[] {
     return [...this.#members.values()]
   }
 
-  #add (url: string): void {
+  #add(url: string): void {
     const { connections, queueTimeoutMs, graceMs, secret } = this.#options
     const client = new HttpRunnerClient(url, { connections, queueTimeoutMs, graceMs, secret })
-    if (this.#members.has(client.name)) { void client.close(); return }
+    if (this.#members.has(client.name)) {
+      void client.close()
+      return
+    }
     this.#members.set(client.name, new RunnerMember(client))
     this.#log.info({ runner: client.name }, 'runner added')
   }
 
   /** Resolves DNS once and reconciles the members with its answer. */
-  async discover (): Promise<void> {
+  async discover(): Promise<void> {
     const target = this.#options.dns
     if (target === undefined || target === '') return
     const at = target.lastIndexOf(':')
@@ -144,7 +147,7 @@ export class RunnerSet {
     const port = target.slice(at + 1)
     let addresses: string[]
     try {
-      addresses = (await lookup(host, { all: true })).map((a) => a.family === 6 ? `[${a.address}]` : a.address)
+      addresses = (await lookup(host, { all: true })).map((a) => (a.family === 6 ? `[${a.address}]` : a.address))
     } catch (err) {
       this.#log.warn({ dns: target, err: (err as Error).message }, 'runner discovery failed; keeping the current set')
       return
@@ -158,7 +161,11 @@ export class RunnerSet {
       if (member !== undefined) added.push(member)
     }
     for (const [name, member] of this.#members) {
-      if (member.client instanceof HttpRunnerClient && !wanted.has(name) && !(this.#options.urls ?? []).includes(name)) {
+      if (
+        member.client instanceof HttpRunnerClient &&
+        !wanted.has(name) &&
+        !(this.#options.urls ?? []).includes(name)
+      ) {
         this.#members.delete(name)
         this.#log.info({ runner: name }, 'runner removed')
         // let calls in flight finish on it before closing its connections
@@ -170,29 +177,33 @@ export class RunnerSet {
   }
 
   /** Polls every member's load once. */
-  async poll (): Promise<void> {
+  async poll(): Promise<void> {
     await this.#pollMembers(this.members)
   }
 
-  async #pollMembers (members: RunnerMember[]): Promise<void> {
-    await Promise.all(members.map(async (m) => {
-      try {
-        const wasRefused = m.refused
-        m.report(await m.client.load())
-        if (m.refused !== undefined && m.refused !== wasRefused) this.#log.error({ runner: m.client.name }, `runner refused: ${m.refused}`)
-        else if (m.refused === undefined && wasRefused !== undefined) this.#log.info({ runner: m.client.name }, 'runner taken back: this gateway\'s callGraceMs covers it now')
-      } catch (err) {
-        // a report that came too late says the runner (or this gateway) is slow, not that it is
-        // gone: it counts only when it happens SLOW_POLLS_DOWN times in a row
-        if (timedOut(err) && m.load !== null && ++m.slowPolls < SLOW_POLLS_DOWN) return
-        if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
-        m.up = false
-      }
-    }))
+  async #pollMembers(members: RunnerMember[]): Promise<void> {
+    await Promise.all(
+      members.map(async (m) => {
+        try {
+          const wasRefused = m.refused
+          m.report(await m.client.load())
+          if (m.refused !== undefined && m.refused !== wasRefused)
+            this.#log.error({ runner: m.client.name }, `runner refused: ${m.refused}`)
+          else if (m.refused === undefined && wasRefused !== undefined)
+            this.#log.info({ runner: m.client.name }, "runner taken back: this gateway's callGraceMs covers it now")
+        } catch (err) {
+          // a report that came too late says the runner (or this gateway) is slow, not that it is
+          // gone: it counts only when it happens SLOW_POLLS_DOWN times in a row
+          if (timedOut(err) && m.load !== null && ++m.slowPolls < SLOW_POLLS_DOWN) return
+          if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
+          m.up = false
+        }
+      })
+    )
   }
 
   /** Discovers and polls once, then keeps doing both in the background. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (this.#state !== 'idle') return
     this.#state = 'running'
     await this.discover()
@@ -202,20 +213,23 @@ export class RunnerSet {
       const t = setInterval(() => {
         if (busy) return
         busy = true
-        fn().finally(() => { busy = false })
+        fn().finally(() => {
+          busy = false
+        })
       }, ms)
       t.unref()
       this.#timers.push(t)
     }
     every(this.#options.loadPollMs ?? 500, () => this.poll())
-    if (this.#options.dns !== undefined && this.#options.dns !== '') every(this.#options.dnsRefreshMs ?? 5000, () => this.discover())
+    if (this.#options.dns !== undefined && this.#options.dns !== '')
+      every(this.#options.dnsRefreshMs ?? 5000, () => this.discover())
   }
 
   /**
    * The least loaded routable member not in `exclude`, preferring runners that reported
    * `ready` over ones still starting. Undefined when none is left.
    */
-  pick (exclude?: ReadonlySet<RunnerMember>): RunnerMember | undefined {
+  pick(exclude?: ReadonlySet<RunnerMember>): RunnerMember | undefined {
     let best: RunnerMember | undefined
     let bestScore = Infinity
     let bestReady = false
@@ -224,31 +238,34 @@ export class RunnerSet {
       const ready = m.load?.state === 'ready'
       const score = m.score()
       if ((ready && !bestReady) || (ready === bestReady && score < bestScore)) {
-        best = m; bestScore = score; bestReady = ready
+        best = m
+        bestScore = score
+        bestReady = ready
       }
     }
     return best
   }
 
   /** The member whose runner id (or name) is `id`, if it is routable. */
-  byId (id: string): RunnerMember | undefined {
+  byId(id: string): RunnerMember | undefined {
     for (const m of this.#members.values()) if ((m.id === id || m.client.name === id) && m.routable) return m
     return undefined
   }
 
   /** Why each member this gateway refuses for its settings is refused (see {@link RunnerMember.refused}). */
-  refusals (): string[] {
-    return this.members.flatMap((m) => m.refused === undefined ? [] : [m.refused])
+  refusals(): string[] {
+    return this.members.flatMap((m) => (m.refused === undefined ? [] : [m.refused]))
   }
 
   /** True when at least one member reported `ready`, is up and not refused. */
-  ready (): boolean {
-    for (const m of this.#members.values()) if (m.up && m.refused === undefined && m.load?.state === 'ready') return true
+  ready(): boolean {
+    for (const m of this.#members.values())
+      if (m.up && m.refused === undefined && m.load?.state === 'ready') return true
     return false
   }
 
   /** Stops polling and closes every client. Idempotent. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.#state === 'closed') return
     this.#state = 'closed'
     for (const t of this.#timers) clearInterval(t)
@@ -257,6 +274,6 @@ export class RunnerSet {
   }
 }
 
-async function waitIdle (m: RunnerMember): Promise<void> {
+async function waitIdle(m: RunnerMember): Promise<void> {
   for (let i = 0; i < 600 && m.outstanding > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
 }

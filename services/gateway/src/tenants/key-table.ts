@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 
 /** SHA-256 of `text` (UTF-8), 32 bytes. */
-export function sha256 (text: string): Buffer {
+export function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest()
 }
 
@@ -18,18 +18,18 @@ export class KeyTable<T> {
   readonly #values: T[]
 
   /** `entries`: each secret with its value; secrets are kept only as digests. */
-  constructor (entries: ReadonlyArray<readonly [secret: string, value: T]>) {
+  constructor(entries: ReadonlyArray<readonly [secret: string, value: T]>) {
     this.#digests = entries.map(([secret]) => sha256(secret))
     this.#values = entries.map(([, value]) => value)
   }
 
   /** Entries held. */
-  get size (): number {
+  get size(): number {
     return this.#values.length
   }
 
   /** The value of `presented`, or undefined; every entry is compared, whichever matches. */
-  find (presented: string): T | undefined {
+  find(presented: string): T | undefined {
     const digest = sha256(presented)
     let found = -1
     for (let i = 0; i < this.#digests.length; i++) {

@@ -10,6 +10,6 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 export const tenantContext = new AsyncLocalStorage<string>()
 
 /** The tenant of the request being handled, if any. */
-export function currentTenant (): string | undefined {
+export function currentTenant(): string | undefined {
   return tenantContext.getStore()
 }

@@ -27,7 +27,7 @@ export class TenantQuota {
   #at: number
 
   /** 0 for no bound; `now`: the clock in milliseconds (tests pass their own). */
-  constructor (maxInFlight: number, ratePerSecond: number, now: () => number = () => performance.now()) {
+  constructor(maxInFlight: number, ratePerSecond: number, now: () => number = () => performance.now()) {
     this.#now = now
     this.maxInFlight = maxInFlight
     this.ratePerSecond = ratePerSecond
@@ -37,12 +37,12 @@ export class TenantQuota {
   }
 
   /** Calls held now. */
-  get inFlight (): number {
+  get inFlight(): number {
     return this.#inFlight
   }
 
   /** Tokens in the bucket now (negative: calls of a batch larger than the bucket still being paid for). */
-  get tokens (): number {
+  get tokens(): number {
     this.#refill()
     return this.#tokens
   }
@@ -53,14 +53,15 @@ export class TenantQuota {
    * waits forever; the bucket then goes below zero, and the tenant waits until it has refilled.
    * `inFlightRetryAfterS` is the Retry-After of an in-flight refusal (when calls end is unknown).
    */
-  tryTake (weight: number, inFlightRetryAfterS: number): QuotaRefusal | undefined {
+  tryTake(weight: number, inFlightRetryAfterS: number): QuotaRefusal | undefined {
     if (this.maxInFlight > 0 && this.#inFlight + weight > this.maxInFlight && this.#inFlight > 0) {
       return { reason: 'in_flight', retryAfterS: inFlightRetryAfterS }
     }
     if (this.ratePerSecond > 0) {
       this.#refill()
       const needed = Math.min(weight, this.burst)
-      if (this.#tokens < needed) return { reason: 'rate', retryAfterS: Math.max(1, Math.ceil((needed - this.#tokens) / this.ratePerSecond)) }
+      if (this.#tokens < needed)
+        return { reason: 'rate', retryAfterS: Math.max(1, Math.ceil((needed - this.#tokens) / this.ratePerSecond)) }
       this.#tokens -= weight
     }
     this.#inFlight += weight
@@ -68,13 +69,13 @@ export class TenantQuota {
   }
 
   /** Gives back the in-flight part of what `tryTake(weight)` took. */
-  release (weight: number): void {
+  release(weight: number): void {
     this.#inFlight -= weight
   }
 
-  #refill (): void {
+  #refill(): void {
     const now = this.#now()
-    this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / 1000 * this.ratePerSecond)
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) / 1000) * this.ratePerSecond)
     this.#at = now
   }
 }

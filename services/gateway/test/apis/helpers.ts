@@ -21,12 +21,12 @@ export interface Sample {
 }
 
 /** Loads a fixture file of captured samples. */
-export async function loadSamples (name: 'sandboxfusion' | 'code-judge'): Promise<Sample[]> {
+export async function loadSamples(name: 'sandboxfusion' | 'code-judge'): Promise<Sample[]> {
   return JSON.parse(await readFile(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as Sample[]
 }
 
 /** Runs a Python request in a plain `python3` child (tests only), answering an ExecResult. */
-export async function runPython (request: ExecRequest): Promise<ExecResult> {
+export async function runPython(request: ExecRequest): Promise<ExecResult> {
   const req = resolveExecRequest(request)
   const dir = await mkdtemp(join(tmpdir(), 'sf-compat-'))
   try {
@@ -38,16 +38,25 @@ export async function runPython (request: ExecRequest): Promise<ExecResult> {
     const child = spawn('python3', ['-c', req.code], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString()
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString()
+    })
     child.stdin.end(req.stdin)
     let timedOut = false
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, req.timeout_ms)
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, req.timeout_ms)
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
     clearTimeout(timer)
     const files: Record<string, string> = {}
     for (const path of req.fetch_files) {
-      try { files[path] = (await readFile(join(dir, path))).toString('base64') } catch {}
+      try {
+        files[path] = (await readFile(join(dir, path))).toString('base64')
+      } catch {}
     }
     const status = timedOut ? 'timeout' : code === 0 ? 'ok' : 'error'
     const last = stderr.trim().split('\n').pop() ?? ''
@@ -60,7 +69,8 @@ export async function runPython (request: ExecRequest): Promise<ExecResult> {
       duration_ms: performance.now() - started,
       queue_ms: 0,
       truncated: { stdout: false, stderr: false },
-      error: status === 'error' && stderr !== '' ? { type: m?.[1] ?? last, message: m?.[2] ?? '', traceback: stderr } : null,
+      error:
+        status === 'error' && stderr !== '' ? { type: m?.[1] ?? last, message: m?.[2] ?? '', traceback: stderr } : null,
       files,
       runner: 'test-runner',
       sandbox: 'test-0'
@@ -71,7 +81,10 @@ export async function runPython (request: ExecRequest): Promise<ExecResult> {
 }
 
 /** An execution path that answers every call with a fleet status (nothing runs). */
-export function fleetFault (status: 'overloaded' | 'queue_timeout' | 'infra_error' | 'invalid_request', message = 'the fleet said no'): (r: ExecRequest) => Promise<ExecResult> {
+export function fleetFault(
+  status: 'overloaded' | 'queue_timeout' | 'infra_error' | 'invalid_request',
+  message = 'the fleet said no'
+): (r: ExecRequest) => Promise<ExecResult> {
   return async () => failedResult(status, `SF_ERR_TEST_${status.toUpperCase()}`, message)
 }
 
@@ -80,9 +93,14 @@ export function fleetFault (status: 'overloaded' | 'queue_timeout' | 'infra_erro
  * types (a number where a number was, null where null was), arrays compared item by item.
  * Paths in `loose` only need to exist.
  */
-export function assertSameShape (actual: unknown, expected: unknown, path = '$', loose: ReadonlySet<string> = new Set()): void {
+export function assertSameShape(
+  actual: unknown,
+  expected: unknown,
+  path = '$',
+  loose: ReadonlySet<string> = new Set()
+): void {
   if (loose.has(path)) return
-  const kind = (v: unknown): string => v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v
+  const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
   assert.equal(kind(actual), kind(expected), `${path}: expected a ${kind(expected)}, got ${JSON.stringify(actual)}`)
   if (Array.isArray(expected)) {
     const a = actual as unknown[]

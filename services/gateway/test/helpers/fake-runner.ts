@@ -3,53 +3,118 @@
  * echoed in stdout): for gateway tests about requests, not about sandboxes.
  */
 import { RunnerRefusal, type RunnerClient, type RunnerSessions } from '@sandfleet/gateway'
-import { encodeSessionId, failedResult, type ExecRequest, type ExecResult, type RunnerInfo, type RunnerLoad, type SessionInfo } from '@sandfleet/protocol'
+import {
+  encodeSessionId,
+  failedResult,
+  type ExecRequest,
+  type ExecResult,
+  type RunnerInfo,
+  type RunnerLoad,
+  type SessionInfo
+} from '@sandfleet/protocol'
 
 /** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
-function echoSessions (name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
-  const open = new Map<string, { info: SessionInfo, key: string }>()
+function echoSessions(name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
+  const open = new Map<string, { info: SessionInfo; key: string }>()
   let seq = 0
   const find = (id: string, key: string): SessionInfo => {
     const s = open.get(id)
-    if (s === undefined || s.key !== key) throw new RunnerRefusal(404, { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_NOT_FOUND', message: `no session ${id}` } })
+    if (s === undefined || s.key !== key)
+      throw new RunnerRefusal(404, {
+        status: 'invalid_request',
+        error: { code: 'SF_ERR_SESSION_NOT_FOUND', message: `no session ${id}` }
+      })
     return s.info
   }
   return {
-    async create (request, key) {
+    async create(request, key) {
       const now = new Date().toISOString()
-      const info: SessionInfo = { session_id: encodeSessionId(name, `s${++seq}`), language: request.language ?? 'python', runner: name, ttl_s: request.ttl_s ?? 600, memory_mb: request.memory_mb ?? 512, created_at: now, last_used_at: now, expires_at: now, cells: 0 }
+      const info: SessionInfo = {
+        session_id: encodeSessionId(name, `s${++seq}`),
+        language: request.language ?? 'python',
+        runner: name,
+        ttl_s: request.ttl_s ?? 600,
+        memory_mb: request.memory_mb ?? 512,
+        created_at: now,
+        last_used_at: now,
+        expires_at: now,
+        cells: 0
+      }
       open.set(info.session_id, { info, key })
       return info
     },
-    async get (id, key) { return find(id, key) },
-    async execute (id, request, key) { find(id, key).cells++; return answer({ code: request.code }) },
-    async close (id, key) { find(id, key); open.delete(id) }
+    async get(id, key) {
+      return find(id, key)
+    },
+    async execute(id, request, key) {
+      find(id, key).cells++
+      return answer({ code: request.code })
+    },
+    async close(id, key) {
+      find(id, key)
+      open.delete(id)
+    }
   }
 }
 
 /** The info (`GET /v1/info`) of a fake runner with `load`: no isolation, no manifest. */
-export function fakeInfo (load: RunnerLoad): RunnerInfo {
-  return { runner: load.runner, state: load.state, backend: load.backend, backend_reason: 'a fake runner of the tests', languages: load.languages, pool_size: load.capacity, isolation: {}, manifest: null }
+export function fakeInfo(load: RunnerLoad): RunnerInfo {
+  return {
+    runner: load.runner,
+    state: load.state,
+    backend: load.backend,
+    backend_reason: 'a fake runner of the tests',
+    languages: load.languages,
+    pool_size: load.capacity,
+    isolation: {},
+    manifest: null
+  }
 }
 
 /** The fake runner; `calls` counts the jobs it was given. */
-export function echoRunner (name = 'echo'): RunnerClient & { calls: number } {
-  const load: RunnerLoad = { runner: name, state: 'ready', backend: 'process', languages: ['python', 'javascript'], capacity: 64, in_flight: 0, queued: 0, queue_limit: 1024, warm: 64, busy: 0, sessions: 0 }
-  const answer = (r: ExecRequest): ExecResult => ({ ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: r.code, runner: name, sandbox: `${name}-0` })
+export function echoRunner(name = 'echo'): RunnerClient & { calls: number } {
+  const load: RunnerLoad = {
+    runner: name,
+    state: 'ready',
+    backend: 'process',
+    languages: ['python', 'javascript'],
+    capacity: 64,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 1024,
+    warm: 64,
+    busy: 0,
+    sessions: 0
+  }
+  const answer = (r: ExecRequest): ExecResult => ({
+    ...failedResult('ok', '', ''),
+    error: null,
+    exit_code: 0,
+    stdout: r.code,
+    runner: name,
+    sandbox: `${name}-0`
+  })
   const client = {
     name,
     calls: 0,
-    async execute (r: ExecRequest) { client.calls++; return answer(r) },
-    async executeBatch (rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) {
+    async execute(r: ExecRequest) {
+      client.calls++
+      return answer(r)
+    },
+    async executeBatch(rs: ExecRequest[], on?: (i: number, r: ExecResult) => void) {
       client.calls += rs.length
       const out = rs.map(answer)
       out.forEach((r, i) => on?.(i, r))
       return out
     },
-    async load () { return load },
-    async info () { return fakeInfo(load) },
+    async load() {
+      return load
+    },
+    async info() {
+      return fakeInfo(load)
+    },
     sessions: echoSessions(name, answer),
-    async close () {}
+    async close() {}
   }
   return client
 }

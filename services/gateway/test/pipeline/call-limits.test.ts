@@ -14,36 +14,73 @@ import { echoRunner } from '../helpers/fake-runner.ts'
 const LIMITS = { maxCodeBytes: 10, maxTimeoutMs: 3000, maxMemoryMb: 512, maxBatchItems: 2 }
 
 test('overLimit: code in UTF-8 bytes, timeout_ms and memory_mb against the deployment, each naming its setting by its flag; a batch its item count', () => {
-  assert.equal(overLimit([{ code: 'x'.repeat(10), timeout_ms: 3000, memory_mb: 512 }], LIMITS), undefined, 'at each limit is within it')
+  assert.equal(
+    overLimit([{ code: 'x'.repeat(10), timeout_ms: 3000, memory_mb: 512 }], LIMITS),
+    undefined,
+    'at each limit is within it'
+  )
   assert.deepEqual(overLimit([{ code: 'a' }, { code: 'é'.repeat(6) }], LIMITS), {
-    index: 1, field: 'code', message: 'code is 12 bytes, over this deployment\'s limit of 10 bytes (maxCodeBytes, --max-code-bytes)'
+    index: 1,
+    field: 'code',
+    message: "code is 12 bytes, over this deployment's limit of 10 bytes (maxCodeBytes, --max-code-bytes)"
   })
-  assert.deepEqual(overLimit([{ timeout_ms: 3001 }], LIMITS), { index: 0, field: 'timeout_ms', message: 'timeout_ms 3001 is over this deployment\'s limit of 3000 (maxTimeoutMs, --max-timeout-ms)' })
-  assert.deepEqual(overLimit([{ memory_mb: 513 }], LIMITS), { index: 0, field: 'memory_mb', message: 'memory_mb 513 is over this deployment\'s limit of 512 (maxMemoryMb, --max-memory-mb)' })
-  assert.deepEqual(overLimit([{}, {}, {}], LIMITS, true), { index: undefined, field: 'requests', message: 'requests has 3 items, over this deployment\'s limit of 2 (maxBatchItems, --max-batch-items)' })
+  assert.deepEqual(overLimit([{ timeout_ms: 3001 }], LIMITS), {
+    index: 0,
+    field: 'timeout_ms',
+    message: "timeout_ms 3001 is over this deployment's limit of 3000 (maxTimeoutMs, --max-timeout-ms)"
+  })
+  assert.deepEqual(overLimit([{ memory_mb: 513 }], LIMITS), {
+    index: 0,
+    field: 'memory_mb',
+    message: "memory_mb 513 is over this deployment's limit of 512 (maxMemoryMb, --max-memory-mb)"
+  })
+  assert.deepEqual(overLimit([{}, {}, {}], LIMITS, true), {
+    index: undefined,
+    field: 'requests',
+    message: "requests has 3 items, over this deployment's limit of 2 (maxBatchItems, --max-batch-items)"
+  })
   assert.equal(overLimit([{}, {}, {}], LIMITS), undefined, 'calls that are no batch are not counted')
-  assert.equal(overLimit([{ code: 5 as unknown as string, timeout_ms: 'long' as unknown as number }], LIMITS), undefined, 'a field not of its type is the parse stage\'s')
+  assert.equal(
+    overLimit([{ code: 5 as unknown as string, timeout_ms: 'long' as unknown as number }], LIMITS),
+    undefined,
+    "a field not of its type is the parse stage's"
+  )
 })
 
 /** The echo runner, keeping the timeout of every call and cell it is given. */
-function recordingRunner (): RunnerClient & { timeouts: Array<number | undefined> } {
+function recordingRunner(): RunnerClient & { timeouts: Array<number | undefined> } {
   const echo = echoRunner('limits')
   const timeouts: Array<number | undefined> = []
   const sessions = echo.sessions
   return {
     ...echo,
     timeouts,
-    execute: async (r: ExecRequest) => { timeouts.push(r.timeout_ms); return await echo.execute(r) },
-    executeBatch: async (rs: ExecRequest[], on) => { timeouts.push(...rs.map((r) => r.timeout_ms)); return await echo.executeBatch(rs, on) },
-    sessions: sessions === undefined ? undefined : { ...sessions, execute: async (...args: Parameters<typeof sessions.execute>) => { timeouts.push(args[1].timeout_ms); return await sessions.execute(...args) } }
+    execute: async (r: ExecRequest) => {
+      timeouts.push(r.timeout_ms)
+      return await echo.execute(r)
+    },
+    executeBatch: async (rs: ExecRequest[], on) => {
+      timeouts.push(...rs.map((r) => r.timeout_ms))
+      return await echo.executeBatch(rs, on)
+    },
+    sessions:
+      sessions === undefined
+        ? undefined
+        : {
+            ...sessions,
+            execute: async (...args: Parameters<typeof sessions.execute>) => {
+              timeouts.push(args[1].timeout_ms)
+              return await sessions.execute(...args)
+            }
+          }
   }
 }
 
-test('a deployment\'s maxTimeoutMs and maxCodeBytes: defaults within them, larger values refused naming the field, on /v1 and the compatible APIs', async () => {
+test("a deployment's maxTimeoutMs and maxCodeBytes: defaults within them, larger values refused naming the field, on /v1 and the compatible APIs", async () => {
   const runner = recordingRunner()
   const config = loadGatewayConfig({ env: {}, values: { maxTimeoutMs: 3000, maxCodeBytes: 100 } })
   const { app } = await buildGatewayApp({ config, clients: [runner], logger: false })
-  const post = async (url: string, payload: unknown): Promise<{ status: number, body: any }> => {
+  const post = async (url: string, payload: unknown): Promise<{ status: number; body: any }> => {
     const res = await app.inject({ method: 'POST', url, payload: payload as object })
     return { status: res.statusCode, body: res.json() }
   }
@@ -67,7 +104,10 @@ test('a deployment\'s maxTimeoutMs and maxCodeBytes: defaults within them, large
     assert.deepEqual(big.body.detail[0].loc, ['body', 'code'])
     const cell = await post('/run_jupyter', { cells: ['x'.repeat(101)] })
     assert.equal(cell.body.status, 'SandboxError')
-    assert.match(cell.body.message, /code is 101 bytes, over this deployment's limit of 100 bytes \(maxCodeBytes, --max-code-bytes\)/)
+    assert.match(
+      cell.body.message,
+      /code is 101 bytes, over this deployment's limit of 100 bytes \(maxCodeBytes, --max-code-bytes\)/
+    )
     // bytes, not characters: 50 two-byte characters are 100 bytes (within), 51 are 102 (over)
     assert.equal((await post('/run_code', { code: 'é'.repeat(50), language: 'python' })).body.status, 'Success')
     const wide = await post('/run_jupyter', { cells: ['é'.repeat(51)] })
@@ -78,7 +118,9 @@ test('a deployment\'s maxTimeoutMs and maxCodeBytes: defaults within them, large
     assert.match(execRequest.properties.timeout_ms.description, /at most 3000 \(maxTimeoutMs\) on this deployment/)
     assert.equal(execRequest.properties.timeout_ms.default, 3000)
     assert.match(execRequest.properties.code.description, /at most 100 UTF-8 bytes \(maxCodeBytes\)/)
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })
 
 test('every API answers a call over a limit in its own shape, and nothing over one reaches a runner', async () => {
@@ -86,30 +128,58 @@ test('every API answers a call over a limit in its own shape, and nothing over o
   const config = loadGatewayConfig({ env: {}, values: { maxTimeoutMs: 3000, maxCodeBytes: 100, maxMemoryMb: 512 } })
   const { app } = await buildGatewayApp({ config, clients: [runner], logger: false })
   const mcpHeaders = { accept: 'application/json, text/event-stream' }
-  const toolCall = (id: number, code: string, timeoutMs?: number): object =>
-    ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_python', arguments: timeoutMs === undefined ? { code } : { code, timeout_ms: timeoutMs } } })
+  const toolCall = (id: number, code: string, timeoutMs?: number): object => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'run_python', arguments: timeoutMs === undefined ? { code } : { code, timeout_ms: timeoutMs } }
+  })
   try {
     await app.ready()
     // native: a 400 ErrorBody naming the field, the setting by its flag
     const memory = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'x', memory_mb: 513 } })
     assert.deepEqual([memory.statusCode, memory.json().error.field], [400, 'memory_mb'])
-    assert.match(memory.json().error.message, /memory_mb 513 is over this deployment's limit of 512 \(maxMemoryMb, --max-memory-mb\)/)
+    assert.match(
+      memory.json().error.message,
+      /memory_mb 513 is over this deployment's limit of 512 \(maxMemoryMb, --max-memory-mb\)/
+    )
     const created = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { memory_mb: 1024 } })
     assert.deepEqual([created.statusCode, created.json().error.field], [400, 'memory_mb'])
     const session = (await app.inject({ method: 'POST', url: '/v1/sessions', payload: {} })).json().session_id as string
-    const cell = await app.inject({ method: 'POST', url: `/v1/sessions/${session}/execute`, payload: { code: 'x', timeout_ms: 4000 } })
+    const cell = await app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${session}/execute`,
+      payload: { code: 'x', timeout_ms: 4000 }
+    })
     assert.deepEqual([cell.statusCode, cell.json().error.field], [400, 'timeout_ms'])
 
     // MCP: the tool call over a limit is a tool result marked isError, naming the field
-    const single = await app.inject({ method: 'POST', url: '/mcp', headers: mcpHeaders, payload: toolCall(1, 'print(1)', 3001) })
+    const single = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: mcpHeaders,
+      payload: toolCall(1, 'print(1)', 3001)
+    })
     assert.equal(single.statusCode, 200)
     assert.equal(single.json().id, 1)
     assert.equal(single.json().result.isError, true)
     assert.equal(single.json().result.structuredContent.status, 'invalid_request')
-    assert.match(single.json().result.content[0].text, /timeout_ms 3001 is over this deployment's limit of 3000 \(maxTimeoutMs, --max-timeout-ms\)/)
+    assert.match(
+      single.json().result.content[0].text,
+      /timeout_ms 3001 is over this deployment's limit of 3000 \(maxTimeoutMs, --max-timeout-ms\)/
+    )
     // in a JSON-RPC batch, the other requests are answered as not run
-    const batch = await app.inject({ method: 'POST', url: '/mcp', headers: mcpHeaders, payload: [toolCall(2, 'print(2)'), toolCall(3, 'x'.repeat(101))] })
-    const [other, over] = batch.json() as Array<{ id: number, result?: { isError: boolean, content: Array<{ text: string }> }, error?: { message: string } }>
+    const batch = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: mcpHeaders,
+      payload: [toolCall(2, 'print(2)'), toolCall(3, 'x'.repeat(101))]
+    })
+    const [other, over] = batch.json() as Array<{
+      id: number
+      result?: { isError: boolean; content: Array<{ text: string }> }
+      error?: { message: string }
+    }>
     assert.deepEqual([other?.id, over?.id], [2, 3])
     assert.match(other?.error?.message ?? '', /^not run/)
     assert.equal(over?.result?.isError, true)
@@ -120,8 +190,19 @@ test('every API answers a call over a limit in its own shape, and nothing over o
     const run = (await app.inject({ method: 'POST', url: '/run', payload: sub })).json()
     assert.deepEqual([run.run_success, run.reason], [false, 'invalid_input'])
     assert.match(run.stderr, /code is 101 bytes/)
-    const judged = (await app.inject({ method: 'POST', url: '/judge/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(1)' }, sub] } })).json()
-    assert.deepEqual(judged.results.map((r: { reason: string }) => r.reason), ['invalid_input', 'invalid_input'])
+    const judged = (
+      await app.inject({
+        method: 'POST',
+        url: '/judge/batch',
+        payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(1)' }, sub] }
+      })
+    ).json()
+    assert.deepEqual(
+      judged.results.map((r: { reason: string }) => r.reason),
+      ['invalid_input', 'invalid_input']
+    )
     assert.equal(runner.timeouts.length, 0, 'no call over a limit, nor one of its batch, reached the runner')
-  } finally { await app.close() }
+  } finally {
+    await app.close()
+  }
 })

@@ -10,14 +10,24 @@ import { APIS } from '../../src/apis/index.ts'
 import { weightOf, type RouteCalls } from '../../src/pipeline/route-calls.ts'
 import { routeSchemas } from '../../src/schemas.ts'
 
-/** Every call route of every API, by `METHOD url`, as the APIs declare them (nothing registered outside their folders). */
-async function declaredCalls (): Promise<Map<string, RouteCalls>> {
+/**
+ * Every call route of every API, by `METHOD url`, as the APIs declare them (nothing registered outside their folders).
+ */
+async function declaredCalls(): Promise<Map<string, RouteCalls>> {
   const app = Fastify({ logger: false })
   const declared = new Map<string, RouteCalls>()
-  app.addHook('onRoute', (route) => { if (route.config?.calls !== undefined) declared.set(`${String(route.method)} ${route.url}`, route.config.calls) })
+  app.addHook('onRoute', (route) => {
+    if (route.config?.calls !== undefined) declared.set(`${String(route.method)} ${route.url}`, route.config.calls)
+  })
   const config = loadGatewayConfig({ env: {} })
   // the routes are declared at registration; nothing here is called
-  const context = { config, router: {}, runners: { members: [] }, sessions: {}, schemas: routeSchemas(config) } as unknown as ApiContext
+  const context = {
+    config,
+    router: {},
+    runners: { members: [] },
+    sessions: {},
+    schemas: routeSchemas(config)
+  } as unknown as ApiContext
   for (const api of APIS) await app.register(api.routes, context)
   await app.ready()
   await app.close()
@@ -41,36 +51,72 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
   assert.equal(weight('POST /run', sub), 1)
   assert.equal(weight('POST /judge/batch', { type: 'batch', submissions: [sub, sub] }), 2)
   assert.equal(weight('POST /run/long-batch', { type: 'batch', submissions: [sub, sub] }), 2)
-  assert.equal(declared.get('POST /run/long-batch')?.held?.(100), 64, 'a long batch holds of admission the items it runs at once')
+  assert.equal(
+    declared.get('POST /run/long-batch')?.held?.(100),
+    64,
+    'a long batch holds of admission the items it runs at once'
+  )
   assert.equal(declared.get('POST /run/batch')?.held, undefined, 'a batch holds all its items')
   assert.equal(weight('POST /mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} }), 1)
   assert.equal(weight('POST /mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 0, 'listing tools runs nothing')
   assert.equal(weight('POST /mcp', [{ method: 'tools/call' }, { method: 'initialize' }, { method: 'tools/call' }]), 2)
   const runsCode = [
-    'POST /judge', 'POST /judge/batch', 'POST /judge/long-batch', 'POST /mcp', 'POST /run', 'POST /run/batch', 'POST /run/long-batch',
-    'POST /run_code', 'POST /run_jupyter', 'POST /v1/execute', 'POST /v1/execute/batch', 'POST /v1/sessions', 'POST /v1/sessions/:id/execute'
+    'POST /judge',
+    'POST /judge/batch',
+    'POST /judge/long-batch',
+    'POST /mcp',
+    'POST /run',
+    'POST /run/batch',
+    'POST /run/long-batch',
+    'POST /run_code',
+    'POST /run_jupyter',
+    'POST /v1/execute',
+    'POST /v1/execute/batch',
+    'POST /v1/sessions',
+    'POST /v1/sessions/:id/execute'
   ]
-  assert.deepEqual(runsCode.filter((route) => !declared.has(route)), [], 'every route of these APIs that runs code declares its calls')
+  assert.deepEqual(
+    runsCode.filter((route) => !declared.has(route)),
+    [],
+    'every route of these APIs that runs code declares its calls'
+  )
   // an API added later declares its own routes, and its own tests say which
-  assert.deepEqual([...declared.keys()].filter((route) => !route.startsWith('POST ')), [], 'only POST routes run code')
+  assert.deepEqual(
+    [...declared.keys()].filter((route) => !route.startsWith('POST ')),
+    [],
+    'only POST routes run code'
+  )
 })
 
 test('the calls an API declares are what the limits see: an MCP tool call that runs code, a code-judge submission as the request it becomes', async () => {
   const declared = await declaredCalls()
   const mcp = declared.get('POST /mcp') as RouteCalls
-  assert.deepEqual(mcp.of([
-    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'x', timeout_ms: 5 } } },
-    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'close_session', arguments: { session_id: 's' } } }
-  ]), [{ code: 'x', timeout_ms: 5 }, {}])
+  assert.deepEqual(
+    mcp.of([
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'run_python', arguments: { code: 'x', timeout_ms: 5 } }
+      },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'close_session', arguments: { session_id: 's' } } }
+    ]),
+    [{ code: 'x', timeout_ms: 5 }, {}]
+  )
   const judge = declared.get('POST /judge') as RouteCalls
-  assert.deepEqual(judge.of({ type: 'python', solution: 'print(1)' }), [{ language: 'python', code: 'print(1)', timeout_ms: 10_000, memory_mb: 384 }])
+  assert.deepEqual(judge.of({ type: 'python', solution: 'print(1)' }), [
+    { language: 'python', code: 'print(1)', timeout_ms: 10_000, memory_mb: 384 }
+  ])
 })
 
 test('an API is its folder: no module of the gateway outside apis/ names a route of a compatible API', async () => {
   const src = fileURLToPath(new URL('../../src/', import.meta.url))
-  const paths = [...(await declaredCalls()).keys()].map((route) => route.split(' ')[1] as string).filter((path) => !path.startsWith('/v1/'))
-  const outside = (readdirSync(src, { recursive: true }) as string[])
-    .filter((file) => file.endsWith('.ts') && !file.startsWith('apis'))
+  const paths = [...(await declaredCalls()).keys()]
+    .map((route) => route.split(' ')[1] as string)
+    .filter((path) => !path.startsWith('/v1/'))
+  const outside = (readdirSync(src, { recursive: true }) as string[]).filter(
+    (file) => file.endsWith('.ts') && !file.startsWith('apis')
+  )
   assert.ok(outside.length > 10 && paths.length > 5)
   for (const file of outside) {
     const text = readFileSync(join(src, file), 'utf8')

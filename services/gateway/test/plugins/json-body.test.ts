@@ -5,7 +5,16 @@ import { buildGatewayApp, loadGatewayConfig } from '@sandfleet/gateway'
 import { LIMITS } from '@sandfleet/protocol'
 import { echoRunner } from '../helpers/fake-runner.ts'
 
-const COMPAT = ['/run_code', '/run_jupyter', '/run', '/run/batch', '/run/long-batch', '/judge', '/judge/batch', '/judge/long-batch']
+const COMPAT = [
+  '/run_code',
+  '/run_jupyter',
+  '/run',
+  '/run/batch',
+  '/run/long-batch',
+  '/judge',
+  '/judge/batch',
+  '/judge/long-batch'
+]
 const NATIVE = ['/v1/execute', '/v1/execute/batch', '/v1/sessions', '/mcp']
 
 const nestedList = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
@@ -19,10 +28,12 @@ const bodies = (depth: number): string[] => [
 
 let app: FastifyInstance
 before(async () => {
-  ({ app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [echoRunner()], logger: false }))
+  ;({ app } = await buildGatewayApp({ config: loadGatewayConfig({ env: {} }), clients: [echoRunner()], logger: false }))
   await app.ready()
 })
-after(async () => { await app.close() })
+after(async () => {
+  await app.close()
+})
 
 test('deeply nested JSON on the compat routes is a 422 json_invalid, never a 500', async () => {
   for (const url of COMPAT) {
@@ -52,10 +63,20 @@ test('deeply nested JSON on the native routes is a 400 SF_ERR_GATEWAY_INVALID_JS
 })
 
 test('JSON nested up to the limit is parsed and judged by the route', async () => {
-  const r = await app.inject({ method: 'POST', url: '/run_code', payload: `{"code": ${nestedList(LIMITS.maxJsonDepth - 1)}}`, headers: { 'content-type': 'application/json' } })
+  const r = await app.inject({
+    method: 'POST',
+    url: '/run_code',
+    payload: `{"code": ${nestedList(LIMITS.maxJsonDepth - 1)}}`,
+    headers: { 'content-type': 'application/json' }
+  })
   assert.equal(r.statusCode, 422)
   assert.equal(r.json().detail[0].type, 'string_type')
-  const n = await app.inject({ method: 'POST', url: '/v1/execute', payload: `{"code": ${nestedList(LIMITS.maxJsonDepth - 1)}}`, headers: { 'content-type': 'application/json' } })
+  const n = await app.inject({
+    method: 'POST',
+    url: '/v1/execute',
+    payload: `{"code": ${nestedList(LIMITS.maxJsonDepth - 1)}}`,
+    headers: { 'content-type': 'application/json' }
+  })
   assert.equal(n.statusCode, 400)
   assert.equal(n.json().error.field, 'code')
   const ok = await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'print(1)' } })
@@ -63,7 +84,12 @@ test('JSON nested up to the limit is parsed and judged by the route', async () =
 })
 
 test('a JSON body that poisons __proto__ is still refused', async () => {
-  const r = await app.inject({ method: 'POST', url: '/run_code', payload: '{"code": "1", "__proto__": {"x": 1}}', headers: { 'content-type': 'application/json' } })
+  const r = await app.inject({
+    method: 'POST',
+    url: '/run_code',
+    payload: '{"code": "1", "__proto__": {"x": 1}}',
+    headers: { 'content-type': 'application/json' }
+  })
   assert.equal(r.statusCode, 422)
   assert.equal(r.json().detail[0].type, 'json_invalid')
 })

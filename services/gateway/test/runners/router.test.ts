@@ -19,22 +19,47 @@ interface FakeRunner {
   close(): Promise<void>
 }
 
-async function fakeRunner (id: string, inFlight: number, delayMs: number, answer: () => ExecResult): Promise<FakeRunner> {
+async function fakeRunner(
+  id: string,
+  inFlight: number,
+  delayMs: number,
+  answer: () => ExecResult
+): Promise<FakeRunner> {
   const budgets: Array<string | undefined> = []
-  const load: RunnerLoad = { runner: id, state: 'ready', backend: 'process', languages: ['python'], capacity: 10, in_flight: inFlight, queued: 0, queue_limit: 100, warm: 10 - inFlight, busy: inFlight, sessions: 0 }
+  const load: RunnerLoad = {
+    runner: id,
+    state: 'ready',
+    backend: 'process',
+    languages: ['python'],
+    capacity: 10,
+    in_flight: inFlight,
+    queued: 0,
+    queue_limit: 100,
+    warm: 10 - inFlight,
+    busy: inFlight,
+    sessions: 0
+  }
   const server: Server = createServer((req: IncomingMessage, res) => {
     let body = ''
     req.setEncoding('utf8')
-    req.on('data', (chunk: string) => { body += chunk })
+    req.on('data', (chunk: string) => {
+      body += chunk
+    })
     req.on('end', () => {
-      const send = (data: unknown): void => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(data)) }
-      if (req.url === '/v1/runner/load') { send(load); return }
+      const send = (data: unknown): void => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(data))
+      }
+      if (req.url === '/v1/runner/load') {
+        send(load)
+        return
+      }
       const budget = req.headers[RUNNER_HEADERS.queueTimeoutMs]
       budgets.push(typeof budget === 'string' ? budget : undefined)
       const items = req.url === '/v1/execute/batch' ? (JSON.parse(body) as { requests: unknown[] }).requests.length : 0
       void sleep(delayMs).then(() => {
         if (res.destroyed) return
-        if (req.url === '/v1/execute/batch') send({ results: Array.from({ length: items }, () => ({ ...answer(), runner: id })) })
+        if (req.url === '/v1/execute/batch')
+          send({ results: Array.from({ length: items }, () => ({ ...answer(), runner: id })) })
         else send({ ...answer(), runner: id })
       })
     })
@@ -44,7 +69,14 @@ async function fakeRunner (id: string, inFlight: number, delayMs: number, answer
   return {
     url: `http://127.0.0.1:${port}`,
     budgets,
-    close: async () => { server.closeAllConnections(); await new Promise<void>((resolve) => server.close(() => { resolve() })) }
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve()
+        })
+      )
+    }
   }
 }
 
@@ -52,74 +84,122 @@ const ok = (): ExecResult => ({ ...failedResult('ok', 'x', ''), error: null, exi
 const infraError = (): ExecResult => failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died')
 
 /** Runs `fn` against a gateway in front of `runners`, then closes the gateway and the runners, whatever happened. */
-async function withGateway (runners: FakeRunner[], values: Record<string, unknown>, fn: (gateway: RunningGateway) => Promise<void>): Promise<void> {
+async function withGateway(
+  runners: FakeRunner[],
+  values: Record<string, unknown>,
+  fn: (gateway: RunningGateway) => Promise<void>
+): Promise<void> {
   try {
-    const config = loadGatewayConfig({ env: {}, values: { host: '127.0.0.1', port: 0, runners: runners.map((r) => r.url), loadPollMs: 60_000, ...values } })
+    const config = loadGatewayConfig({
+      env: {},
+      values: { host: '127.0.0.1', port: 0, runners: runners.map((r) => r.url), loadPollMs: 60_000, ...values }
+    })
     const gateway = await startGateway({ config, logger: false })
-    try { await fn(gateway) } finally { await gateway.close() }
+    try {
+      await fn(gateway)
+    } finally {
+      await gateway.close()
+    }
   } finally {
-    await Promise.all(runners.map(async (r) => { await r.close() }))
+    await Promise.all(
+      runners.map(async (r) => {
+        await r.close()
+      })
+    )
   }
 }
 
-async function execute (gateway: RunningGateway, body: object): Promise<ExecResult> {
-  const res = await fetch(`${gateway.url}/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+async function execute(gateway: RunningGateway, body: object): Promise<ExecResult> {
+  const res = await fetch(`${gateway.url}/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
   assert.equal(res.status, 200)
-  return await res.json() as ExecResult
+  return (await res.json()) as ExecResult
 }
 
-test('router: the runner\'s queue_timeout arrives even when it comes long after timeout_ms + grace', async () => {
+test("router: the runner's queue_timeout arrives even when it comes long after timeout_ms + grace", async () => {
   // The runner answers at the end of the budget it was given, as a runner whose queue is full does.
-  const slow = await fakeRunner('slow', 0, 1500, () => failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited 1500 ms', { queue_ms: 1500 }))
+  const slow = await fakeRunner('slow', 0, 1500, () =>
+    failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited 1500 ms', { queue_ms: 1500 })
+  )
   await withGateway([slow], { queueTimeoutMs: 1500, callGraceMs: 500 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
-    assert.deepEqual([result.status, result.error?.type, result.queue_ms], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 1500])
+    assert.deepEqual(
+      [result.status, result.error?.type, result.queue_ms],
+      ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 1500]
+    )
     // the whole budget, less what the gateway spent before the attempt (milliseconds; more on a loaded machine)
     const told = Number(slow.budgets[0])
-    assert.ok(slow.budgets.length === 1 && told > 1300 && told <= 1500, `budget told to the runner: ${slow.budgets.join(', ')}`)
+    assert.ok(
+      slow.budgets.length === 1 && told > 1300 && told <= 1500,
+      `budget told to the runner: ${slow.budgets.join(', ')}`
+    )
   })
 })
 
-test('router: a retry on another runner is given only what is left of the call\'s queue budget', async () => {
+test("router: a retry on another runner is given only what is left of the call's queue budget", async () => {
   const failing = await fakeRunner('failing', 0, 400, infraError)
   const healthy = await fakeRunner('healthy', 5, 0, ok) // busier: tried second
   await withGateway([failing, healthy], { queueTimeoutMs: 3000, callGraceMs: 1000 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
     assert.deepEqual([result.status, result.runner], ['ok', 'healthy'])
     const first = Number(failing.budgets[0])
-    assert.ok(failing.budgets.length === 1 && first > 2800 && first <= 3000, `the first attempt was given ${failing.budgets.join(', ')}`)
+    assert.ok(
+      failing.budgets.length === 1 && first > 2800 && first <= 3000,
+      `the first attempt was given ${failing.budgets.join(', ')}`
+    )
     const left = Number(healthy.budgets[0])
-    assert.ok(left > 0 && left <= 2600, `the retry was given ${left} ms of a 3000 ms budget after 400 ms on the first runner`)
+    assert.ok(
+      left > 0 && left <= 2600,
+      `the retry was given ${left} ms of a 3000 ms budget after 400 ms on the first runner`
+    )
   })
 })
 
-test('router: a queue_timeout that came before the call\'s queue budget was spent (the runner\'s own cap is shorter) is tried on another runner', async () => {
-  const capped = await fakeRunner('capped', 0, 300, () => failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited 300 ms', { queue_ms: 300 }))
+test("router: a queue_timeout that came before the call's queue budget was spent (the runner's own cap is shorter) is tried on another runner", async () => {
+  const capped = await fakeRunner('capped', 0, 300, () =>
+    failedResult('queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited 300 ms', { queue_ms: 300 })
+  )
   const healthy = await fakeRunner('healthy', 5, 0, ok) // busier: tried second
   await withGateway([capped, healthy], { queueTimeoutMs: 3000, callGraceMs: 1000 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
     assert.deepEqual([result.status, result.runner], ['ok', 'healthy'])
     const left = Number(healthy.budgets[0])
-    assert.ok(capped.budgets.length === 1 && left > 0 && left <= 2700, `the retry was given ${left} ms of a 3000 ms budget after 300 ms on the first runner`)
+    assert.ok(
+      capped.budgets.length === 1 && left > 0 && left <= 2700,
+      `the retry was given ${left} ms of a 3000 ms budget after 300 ms on the first runner`
+    )
   })
 })
 
-test('router: a call whose queue budget is spent is not retried: the runner\'s answer stands', async () => {
+test("router: a call whose queue budget is spent is not retried: the runner's answer stands", async () => {
   const failing = await fakeRunner('failing', 0, 500, infraError)
   const healthy = await fakeRunner('healthy', 5, 0, ok)
   await withGateway([failing, healthy], { queueTimeoutMs: 300, callGraceMs: 1000 }, async (gateway) => {
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 300 })
-    assert.deepEqual([result.status, result.error?.type, result.runner], ['infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'failing'])
+    assert.deepEqual(
+      [result.status, result.error?.type, result.runner],
+      ['infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'failing']
+    )
     assert.deepEqual(healthy.budgets, [], 'no attempt without time to wait for a sandbox')
   })
 })
 
-test('router: a batch\'s sub-batches carry the batch\'s queue budget', async () => {
+test("router: a batch's sub-batches carry the batch's queue budget", async () => {
   const runner = await fakeRunner('r', 0, 0, ok)
   await withGateway([runner], { queueTimeoutMs: 1234 }, async (gateway) => {
-    const res = await fetch(`${gateway.url}/v1/execute/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ requests: [{ code: 'a' }, { code: 'b' }] }) })
+    const res = await fetch(`${gateway.url}/v1/execute/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ requests: [{ code: 'a' }, { code: 'b' }] })
+    })
     assert.equal(res.status, 200)
-    assert.deepEqual(((await res.json()) as { results: ExecResult[] }).results.map((r) => r.status), ['ok', 'ok'])
+    assert.deepEqual(
+      ((await res.json()) as { results: ExecResult[] }).results.map((r) => r.status),
+      ['ok', 'ok']
+    )
     const left = Number(runner.budgets[0])
     assert.ok(left > 1000 && left <= 1234, `budget sent: ${runner.budgets[0]}`)
   })

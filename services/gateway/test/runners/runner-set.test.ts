@@ -6,8 +6,22 @@ import type { RunnerLoad } from '@sandfleet/protocol'
 import { RunnerSet } from '../../src/runners/runner-set.ts'
 
 test('runner set: a runner found by DNS is polled as it is found, so it is ready to take calls right after the re-resolve', async () => {
-  const load: RunnerLoad = { runner: 'r-dns', state: 'ready', backend: 'process', languages: ['python'], capacity: 4, in_flight: 0, queued: 0, queue_limit: 100, warm: 4, busy: 0, sessions: 0 }
-  const server = createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(load)) })
+  const load: RunnerLoad = {
+    runner: 'r-dns',
+    state: 'ready',
+    backend: 'process',
+    languages: ['python'],
+    capacity: 4,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 100,
+    warm: 4,
+    busy: 0,
+    sessions: 0
+  }
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(load))
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const set = new RunnerSet({ dns: `127.0.0.1:${(server.address() as AddressInfo).port}` })
   try {
@@ -24,7 +38,19 @@ test('runner set: a runner found by DNS is polled as it is found, so it is ready
 })
 
 test('runner set: a load report that comes too late does not take a runner out at once (a slow or starved moment); a refused connection does', async () => {
-  const load: RunnerLoad = { runner: 'r-slow', state: 'ready', backend: 'process', languages: ['python'], capacity: 4, in_flight: 0, queued: 0, queue_limit: 100, warm: 4, busy: 0, sessions: 0 }
+  const load: RunnerLoad = {
+    runner: 'r-slow',
+    state: 'ready',
+    backend: 'process',
+    languages: ['python'],
+    capacity: 4,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 100,
+    warm: 4,
+    busy: 0,
+    sessions: 0
+  }
   let slow = false
   const server = createServer((req, res) => {
     if (!slow) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(load))
@@ -38,7 +64,11 @@ test('runner set: a load report that comes too late does not take a runner out a
     assert.equal(set.members[0].up, true, 'one late report: still routable')
     assert.equal(set.pick()?.id, 'r-slow')
     server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve()
+      })
+    )
     await set.poll()
     assert.equal(set.members[0].up, false, 'connection refused: out')
   } finally {

@@ -3,9 +3,9 @@
  * sandbox that did not. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
  * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved later, to the same
  * from the moment the job reached the sandbox, when its frame took a while to get there, and again
- * from when the sandbox says the job reached the process that runs it ({@link delivered}); moved once, to the job's `startBy` plus the same, when the sandbox says
- * the job waits before it runs ({@link waiting}). It only ever moves later.
- * On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
+ * from when the sandbox says the job reached the process that runs it ({@link delivered}); moved once, to the job's
+ * `startBy` plus the same, when the sandbox says the job waits before it runs ({@link waiting}). It only ever moves
+ * later. On expiry the pool answers the job and retires the sandbox, whose close is the hard kill
  * (pool.ts); whichever comes second, the sandbox's answer or the expiry, is ignored.
  */
 import type { Job, JobWatch } from '../sandbox/contract.ts'
@@ -21,13 +21,18 @@ export class JobDeadline<T> implements JobWatch {
   #answered = false
 
   /** Arms the deadline; `onExpiry` is called once, unless {@link answer} is called first. */
-  constructor (readonly of: T, readonly job: Job, readonly overrunMs: number, private readonly onExpiry: (of: T, deadline: JobDeadline<T>) => void) {
+  constructor(
+    readonly of: T,
+    readonly job: Job,
+    readonly overrunMs: number,
+    private readonly onExpiry: (of: T, deadline: JobDeadline<T>) => void
+  ) {
     this.#endsAt = this.handedAt + job.request.timeout_ms + overrunMs
     this.#timer = setTimeout(JobDeadline.#expire, job.request.timeout_ms + overrunMs, this)
   }
 
   /** The job waits in its sandbox before it runs: the deadline moves to its `startBy` plus the same time. */
-  waiting (): void {
+  waiting(): void {
     if (this.#moved || this.#answered || this.job.startBy === undefined) return
     this.#moved = true
     this.#moveTo(Math.max(performance.now(), this.job.startBy) + this.job.request.timeout_ms + this.overrunMs)
@@ -38,13 +43,13 @@ export class JobDeadline<T> implements JobWatch {
    * here (never earlier than it was). Its channel calls it at most twice: when a large frame is all
    * out, and when the sandbox says it handed the job over.
    */
-  delivered (): void {
+  delivered(): void {
     if (this.#answered) return
     this.#delivered = true
     this.#moveTo(performance.now() + this.job.request.timeout_ms + this.overrunMs)
   }
 
-  #moveTo (endsAt: number): void {
+  #moveTo(endsAt: number): void {
     if (endsAt <= this.#endsAt) return
     this.#endsAt = endsAt
     clearTimeout(this.#timer)
@@ -52,7 +57,7 @@ export class JobDeadline<T> implements JobWatch {
   }
 
   /** True the first time, when the answer is still to be given: the caller gives it and the timer stops. */
-  answer (): boolean {
+  answer(): boolean {
     if (this.#answered) return false
     this.#answered = true
     clearTimeout(this.#timer)
@@ -60,13 +65,13 @@ export class JobDeadline<T> implements JobWatch {
   }
 
   /** Why the job was answered `timeout`, for its error message. */
-  describe (): string {
+  describe(): string {
     const t = this.job.request.timeout_ms
-    const from = this.#moved ? ' after the job\'s start deadline' : this.#delivered ? ' after the job reached it' : ''
+    const from = this.#moved ? " after the job's start deadline" : this.#delivered ? ' after the job reached it' : ''
     return `the sandbox did not answer within timeout_ms=${t} plus ${this.overrunMs} ms${from}; it was stopped and is replaced`
   }
 
-  static #expire<T> (deadline: JobDeadline<T>): void {
+  static #expire<T>(deadline: JobDeadline<T>): void {
     if (deadline.answer()) deadline.onExpiry(deadline.of, deadline)
   }
 }

@@ -8,7 +8,14 @@ import type { RunOutcome } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 
 /** A result the pool gives without the user's code having run; `message` defaults to the code's. */
-export function poolFailure (runnerId: string, requestId: string | undefined, status: ExecResult['status'], code: RunnerErrorCode | string, queueMs: number, message?: string): ExecResult {
+export function poolFailure(
+  runnerId: string,
+  requestId: string | undefined,
+  status: ExecResult['status'],
+  code: RunnerErrorCode | string,
+  queueMs: number,
+  message?: string
+): ExecResult {
   const spec = (RUNNER_ERRORS as Record<string, { message: string }>)[code]
   const result = failedResult(status, code, message ?? spec?.message ?? code, { queue_ms: queueMs, runner: runnerId })
   if (requestId !== undefined) result.request_id = requestId
@@ -20,9 +27,22 @@ export function poolFailure (runnerId: string, requestId: string | undefined, st
  * it waiting (a tier warming) past its deadline. `queueMs` is the wait in the pool; the wait in
  * the sandbox is added to it.
  */
-export function outcomeResult (runnerId: string, requestId: string | undefined, sandboxId: string, queueMs: number, outcome: RunOutcome): ExecResult {
+export function outcomeResult(
+  runnerId: string,
+  requestId: string | undefined,
+  sandboxId: string,
+  queueMs: number,
+  outcome: RunOutcome
+): ExecResult {
   if (outcome.status === 'queue_timeout') {
-    const result = poolFailure(runnerId, requestId, 'queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', queueMs + (outcome.waited_ms ?? 0), outcome.error?.message)
+    const result = poolFailure(
+      runnerId,
+      requestId,
+      'queue_timeout',
+      'SF_ERR_RUNNER_QUEUE_TIMEOUT',
+      queueMs + (outcome.waited_ms ?? 0),
+      outcome.error?.message
+    )
     result.sandbox = sandboxId
     return result
   }
@@ -39,7 +59,8 @@ export function outcomeResult (runnerId: string, requestId: string | undefined, 
     runner: runnerId,
     sandbox: sandboxId
   }
-  if (outcome.fetch_errors !== undefined && Object.keys(outcome.fetch_errors).length > 0) result.fetch_errors = outcome.fetch_errors
+  if (outcome.fetch_errors !== undefined && Object.keys(outcome.fetch_errors).length > 0)
+    result.fetch_errors = outcome.fetch_errors
   if (outcome.cpu_ms !== undefined) result.cpu_ms = outcome.cpu_ms
   if (outcome.isolation !== undefined) result.isolation = outcome.isolation
   if (requestId !== undefined) result.request_id = requestId
@@ -47,8 +68,22 @@ export function outcomeResult (runnerId: string, requestId: string | undefined, 
 }
 
 /** The result of a job whose sandbox's execute rejected (`err`): `infra_error`, the fleet's fault. */
-export function sandboxFailure (runnerId: string, requestId: string | undefined, sandboxId: string, queueMs: number, code: string, err: string): ExecResult {
-  const result = poolFailure(runnerId, requestId, 'infra_error', code, queueMs, `${RUNNER_ERRORS.SF_ERR_RUNNER_SANDBOX_FAILED.message}: ${err}`)
+export function sandboxFailure(
+  runnerId: string,
+  requestId: string | undefined,
+  sandboxId: string,
+  queueMs: number,
+  code: string,
+  err: string
+): ExecResult {
+  const result = poolFailure(
+    runnerId,
+    requestId,
+    'infra_error',
+    code,
+    queueMs,
+    `${RUNNER_ERRORS.SF_ERR_RUNNER_SANDBOX_FAILED.message}: ${err}`
+  )
   result.sandbox = sandboxId
   return result
 }

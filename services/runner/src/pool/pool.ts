@@ -4,9 +4,9 @@
  *
  * - admission (here): a job goes straight to an idle sandbox when one is free and nobody is
  *   waiting; otherwise it waits ({@link WaitingJobs}: bounded → `overloaded`; past its deadline,
- *   `Job.startBy` (the runner's, or set here from {@link RunOptions}) → `queue_timeout`, never run). When every slot is failing to start, the waiting jobs are
- *   answered `infra_error` at once instead of hanging, and so is every new job until a sandbox
- *   comes up.
+ *   `Job.startBy` (the runner's, or set here from {@link RunOptions}) → `queue_timeout`, never
+ *   run). When every slot is failing to start, the waiting jobs are answered `infra_error` at
+ *   once instead of hanging, and so is every new job until a sandbox comes up.
  * - running (here): a sandbox is replaced after an outcome with `retire` (counted under its
  *   `retire_reason`), after a rejected execute (that job is answered `infra_error`: the fleet's
  *   fault) and after `maxJobsPerSandbox` jobs; after any other outcome, `timeout`, `memory` and
@@ -36,7 +36,12 @@ import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 export type { PoolEvents, ReplaceReason } from './slot-supervisor.ts'
 
 /** A job in a sandbox: what its pool needs to answer it. */
-interface Running { slot: Slot, call: Call, queueMs: number, done: Done }
+interface Running {
+  slot: Slot
+  call: Call
+  queueMs: number
+  done: Done
+}
 
 /** Lifecycle of a pool. */
 export type PoolState = 'starting' | 'ready' | 'draining' | 'closed'
@@ -129,13 +134,19 @@ export class Pool {
   /** Past `timeout_ms`, when a job's hard deadline falls: the driver's stop time and the grace. */
   readonly #overrunMs: number
 
-  constructor (options: PoolOptions) {
+  constructor(options: PoolOptions) {
     this.#options = options
     this.language = options.language
     this.driver = options.driver
     this.#log = options.logger ?? silentLogger
     this.#overrunMs = (options.driver.stopMs ?? 0) + (options.graceMs ?? GRACES.sandboxMs)
-    this.#waiting = new WaitingJobs({ limit: options.maxQueuedJobs, runnerId: options.runnerId, left: () => { this.#checkIdle() } })
+    this.#waiting = new WaitingJobs({
+      limit: options.maxQueuedJobs,
+      runnerId: options.runnerId,
+      left: () => {
+        this.#checkIdle()
+      }
+    })
     this.#slots = new SlotSupervisor({
       driver: options.driver,
       language: options.language,
@@ -144,14 +155,20 @@ export class Pool {
       replaceBackoffMaxMs: options.replaceBackoffMaxMs,
       logger: this.#log,
       events: options.events,
-      ready: (slot) => { this.#release(slot) },
-      lost: (slot) => { this.#lost(slot) },
-      allFailing: (err) => { this.#waiting.failAll(err) }
+      ready: (slot) => {
+        this.#release(slot)
+      },
+      lost: (slot) => {
+        this.#lost(slot)
+      },
+      allFailing: (err) => {
+        this.#waiting.failAll(err)
+      }
     })
   }
 
   /** The pool's lifecycle state. */
-  get state (): PoolState {
+  get state(): PoolState {
     return this.#state
   }
 
@@ -160,12 +177,16 @@ export class Pool {
    * sandbox is ready (failed slots keep retrying in the background); rejects, closing the pool,
    * when none could start.
    */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     const started = await this.#slots.startAll()
     if (!started.includes(true)) {
       const cause = this.#slots.lastStartError
       await this.close(0)
-      throw new RunnerError('SF_ERR_RUNNER_POOL_START', `no ${this.driver.name} sandbox could be started: ${messageOf(cause)}`, { cause })
+      throw new RunnerError(
+        'SF_ERR_RUNNER_POOL_START',
+        `no ${this.driver.name} sandbox could be started: ${messageOf(cause)}`,
+        { cause }
+      )
     }
     if (this.#state === 'starting') this.#state = 'ready'
   }
@@ -174,8 +195,10 @@ export class Pool {
    * Runs one job and resolves with its full result; never rejects. A job that cannot start
    * within its queue timeout (see {@link RunOptions}) is answered `queue_timeout` and never runs.
    */
-  run (job: Job, options: RunOptions = {}): Promise<ExecResult> {
-    return new Promise((resolve) => { this.submit(job, options, resolve) })
+  run(job: Job, options: RunOptions = {}): Promise<ExecResult> {
+    return new Promise((resolve) => {
+      this.submit(job, options, resolve)
+    })
   }
 
   /**
@@ -185,15 +208,22 @@ export class Pool {
    * queueing itself. The job's `startBy` is set here when it has none, and capped at the pool's
    * `queueTimeoutMs` from now.
    */
-  submit (job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
+  submit(job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
     const now = performance.now()
-    const startBy = Math.min(job.startBy ?? Infinity, startDeadline(options.queueTimeoutMs, this.#options.queueTimeoutMs, now))
+    const startBy = Math.min(
+      job.startBy ?? Infinity,
+      startDeadline(options.queueTimeoutMs, this.#options.queueTimeoutMs, now)
+    )
     job.startBy = startBy
-    this.#admit({ job: job as Call['job'], requestId: options.requestId, queueTimeoutMs: Math.max(0, startBy - now) }, options.signal, done)
+    this.#admit(
+      { job: job as Call['job'], requestId: options.requestId, queueTimeoutMs: Math.max(0, startBy - now) },
+      options.signal,
+      done
+    )
   }
 
   /** Admission: a job runs now, waits, or is answered at once. */
-  #admit (call: Call, signal: AbortSignal | undefined, done: Done): void {
+  #admit(call: Call, signal: AbortSignal | undefined, done: Done): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
       done(poolFailure(this.#options.runnerId, call.requestId, 'infra_error', 'SF_ERR_RUNNER_DRAINING', 0))
       return
@@ -203,15 +233,23 @@ export class Pool {
       return
     }
     if (this.#slots.allFailing) {
-      done(poolFailure(this.#options.runnerId, call.requestId, 'infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 0,
-        `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#slots.lastStartError)}`))
+      done(
+        poolFailure(
+          this.#options.runnerId,
+          call.requestId,
+          'infra_error',
+          'SF_ERR_RUNNER_NO_SANDBOX',
+          0,
+          `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(this.#slots.lastStartError)}`
+        )
+      )
       return
     }
     this.#waiting.add(call, signal, done)
   }
 
   /** A snapshot of the counters (cheap; read on every load report and metrics scrape). */
-  stats (): PoolStats {
+  stats(): PoolStats {
     const slots = this.#slots
     return {
       language: this.language,
@@ -236,15 +274,17 @@ export class Pool {
    * running jobs may finish for `drainTimeoutMs`; whatever is still queued then is answered
    * `infra_error`, and running jobs are answered as their sandbox closes. Idempotent.
    */
-  close (drainTimeoutMs = 0): Promise<void> {
+  close(drainTimeoutMs = 0): Promise<void> {
     this.#closing ??= this.#close(drainTimeoutMs)
     return this.#closing
   }
 
-  async #close (drainTimeoutMs: number): Promise<void> {
+  async #close(drainTimeoutMs: number): Promise<void> {
     this.#state = 'draining'
     if (drainTimeoutMs > 0 && (this.#busy > 0 || this.#waiting.length > 0)) {
-      const idle = new Promise<void>((resolve) => { this.#onIdle = resolve })
+      const idle = new Promise<void>((resolve) => {
+        this.#onIdle = resolve
+      })
       const timeout = sleep(drainTimeoutMs, undefined, { ref: false })
       await Promise.race([idle, timeout])
       this.#onIdle = undefined
@@ -261,7 +301,7 @@ export class Pool {
    * last one idle (a sandbox reuses a process only for one tenant's jobs: keeping tenants on
    * their sandboxes keeps those processes reused).
    */
-  #takeIdle (tenant: string | undefined): Slot {
+  #takeIdle(tenant: string | undefined): Slot {
     const idle = this.#idle
     for (let i = idle.length - 1; i >= 0; i--) {
       if (idle[i].tenant === tenant) return idle.splice(i, 1)[0]
@@ -270,7 +310,7 @@ export class Pool {
   }
 
   /** Hands one job to a sandbox under its hard deadline; `done` gets the full result. */
-  #runOn (slot: Slot, call: Call, queueMs: number, done: Done): void {
+  #runOn(slot: Slot, call: Call, queueMs: number, done: Done): void {
     this.#busy++
     this.#jobs++
     slot.jobs++
@@ -284,22 +324,44 @@ export class Pool {
       pending = Promise.reject(err)
     }
     // No named closure per job: under tsx each one costs a defineProperty of its name.
-    pending.then((outcome) => { if (deadline.answer()) this.#finish(slot, queueMs, call.requestId, done, outcome, undefined) }, (err: unknown) => { if (deadline.answer()) this.#rejected(slot, call, queueMs, done, err) })
+    pending.then(
+      (outcome) => {
+        if (deadline.answer()) this.#finish(slot, queueMs, call.requestId, done, outcome, undefined)
+      },
+      (err: unknown) => {
+        if (deadline.answer()) this.#rejected(slot, call, queueMs, done, err)
+      }
+    )
   }
 
-  /** A job's hard deadline passed with no answer from its sandbox: answered `timeout`, the sandbox retired (its close kills it). */
+  /**
+   * A job's hard deadline passed with no answer from its sandbox: answered `timeout`, the sandbox retired (its close
+   * kills it).
+   */
   readonly #expired = ({ slot, call, queueMs, done }: Running, deadline: JobDeadline<Running>): void => {
     this.#busy--
-    this.#log.warn({ sandbox: slot.sandbox.id, timeoutMs: call.job.request.timeout_ms, overrunMs: this.#overrunMs }, 'sandbox did not answer by its job\'s hard deadline; replacing it')
-    const outcome = failedOutcome('timeout', 'Timeout', deadline.describe(), { durationMs: performance.now() - deadline.handedAt })
+    this.#log.warn(
+      { sandbox: slot.sandbox.id, timeoutMs: call.job.request.timeout_ms, overrunMs: this.#overrunMs },
+      "sandbox did not answer by its job's hard deadline; replacing it"
+    )
+    const outcome = failedOutcome('timeout', 'Timeout', deadline.describe(), {
+      durationMs: performance.now() - deadline.handedAt
+    })
     const result = outcomeResult(this.#options.runnerId, call.requestId, slot.sandbox.id, queueMs, outcome)
     this.#retire(slot, 'hung')
     done(result)
   }
 
-  /** A sandbox's execute rejected: its job is answered `infra_error`, or, when the sandbox was found tampered with before the job ran, run once more elsewhere. */
-  #rejected (slot: Slot, call: Call, queueMs: number, done: Done, err: unknown): void {
-    if (codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' && !this.#rerun.has(call.job) && this.#state !== 'closed') {
+  /**
+   * A sandbox's execute rejected: its job is answered `infra_error`, or, when the sandbox was found tampered with
+   * before the job ran, run once more elsewhere.
+   */
+  #rejected(slot: Slot, call: Call, queueMs: number, done: Done, err: unknown): void {
+    if (
+      codeOf(err, '') === 'SF_ERR_RUNNER_SANDBOX_TAMPERED' &&
+      !this.#rerun.has(call.job) &&
+      this.#state !== 'closed'
+    ) {
       // The job never ran: an earlier job had changed the sandbox's processes. Once more, on
       // another sandbox, by the same `startBy` (its caller waits no longer).
       this.#rerun.add(call.job)
@@ -311,15 +373,30 @@ export class Pool {
     this.#finish(slot, queueMs, call.requestId, done, undefined, err)
   }
 
-  #finish (slot: Slot, queueMs: number, requestId: string | undefined, done: Done, outcome: RunOutcome | undefined, err: unknown): void {
+  #finish(
+    slot: Slot,
+    queueMs: number,
+    requestId: string | undefined,
+    done: Done,
+    outcome: RunOutcome | undefined,
+    err: unknown
+  ): void {
     this.#busy--
     const { runnerId, maxJobsPerSandbox: max } = this.#options
     let result: ExecResult
     if (outcome !== undefined) {
       result = outcomeResult(runnerId, requestId, slot.sandbox.id, queueMs, outcome)
     } else {
-      if (this.#state !== 'closed') this.#log.warn({ sandbox: slot.sandbox.id, err: messageOf(err) }, 'sandbox execute failed; replacing it')
-      result = sandboxFailure(runnerId, requestId, slot.sandbox.id, queueMs, codeOf(err, 'SF_ERR_RUNNER_SANDBOX_FAILED'), messageOf(err))
+      if (this.#state !== 'closed')
+        this.#log.warn({ sandbox: slot.sandbox.id, err: messageOf(err) }, 'sandbox execute failed; replacing it')
+      result = sandboxFailure(
+        runnerId,
+        requestId,
+        slot.sandbox.id,
+        queueMs,
+        codeOf(err, 'SF_ERR_RUNNER_SANDBOX_FAILED'),
+        messageOf(err)
+      )
     }
     if (err !== undefined) this.#retire(slot, 'crash')
     else if (outcome?.retire === true) this.#retire(slot, outcome.retire_reason ?? 'other')
@@ -329,7 +406,7 @@ export class Pool {
   }
 
   /** A free sandbox takes the next waiting job, or goes idle. */
-  #release (slot: Slot): void {
+  #release(slot: Slot): void {
     if (this.#state === 'closed') return
     const next = this.#waiting.next()
     if (next !== undefined) {
@@ -341,13 +418,13 @@ export class Pool {
   }
 
   /** Out of service, replaced in the background. */
-  #retire (slot: Slot, reason: ReplaceReason): void {
+  #retire(slot: Slot, reason: ReplaceReason): void {
     this.#slots.retire(slot, reason)
     this.#checkIdle()
   }
 
   /** An idle sandbox died on its own: out of the idle list and replaced (a busy one is answered by its job). */
-  #lost (slot: Slot): void {
+  #lost(slot: Slot): void {
     const i = this.#idle.indexOf(slot)
     if (i === -1 || this.#state === 'closed') return
     this.#idle.splice(i, 1)
@@ -356,7 +433,7 @@ export class Pool {
   }
 
   /** While draining: resolves the drain's wait once nothing runs or waits. */
-  #checkIdle (): void {
+  #checkIdle(): void {
     if (this.#onIdle !== undefined && this.#busy === 0 && this.#waiting.length === 0) this.#onIdle()
   }
 }

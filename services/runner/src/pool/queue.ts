@@ -51,7 +51,7 @@ export class JobQueue<T> {
   #timerAt = Infinity
   #closed = false
 
-  constructor (options: JobQueueOptions<T>) {
+  constructor(options: JobQueueOptions<T>) {
     this.#limit = options.limit
     this.#onExpire = options.onExpire
     this.#now = options.now ?? (() => performance.now())
@@ -63,12 +63,12 @@ export class JobQueue<T> {
   }
 
   /** Live jobs waiting (cancelled and expired ones are not counted). */
-  get length (): number {
+  get length(): number {
     return this.#live
   }
 
   /** The bound given at construction. */
-  get limit (): number {
+  get limit(): number {
     return this.#limit
   }
 
@@ -76,7 +76,7 @@ export class JobQueue<T> {
    * Appends a job that must not start after `deadlineAt` (same clock as `now`). Returns its
    * ticket, or `undefined` when the queue is full or closed.
    */
-  push (item: T, deadlineAt: number): Ticket | undefined {
+  push(item: T, deadlineAt: number): Ticket | undefined {
     if (this.#closed || this.#live >= this.#limit) return undefined
     if (this.#tailSeq - this.#headSeq > this.#mask) this.#grow()
     const seq = this.#tailSeq++
@@ -90,7 +90,7 @@ export class JobQueue<T> {
   }
 
   /** Removes and returns the oldest live job whose deadline has not passed, or `undefined`. */
-  shift (): T | undefined {
+  shift(): T | undefined {
     if (this.#live === 0) return undefined
     const now = this.#now()
     while (this.#headSeq < this.#tailSeq) {
@@ -101,7 +101,10 @@ export class JobQueue<T> {
       if (item === undefined) continue
       this.#live--
       this.#heapRemove(slot)
-      if (this.#deadlines[slot] < now) { this.#onExpire(item); continue }
+      if (this.#deadlines[slot] < now) {
+        this.#onExpire(item)
+        continue
+      }
       this.#compact()
       return item
     }
@@ -110,7 +113,7 @@ export class JobQueue<T> {
   }
 
   /** Removes a queued job. Returns false when it already left the queue (run, expired, cancelled). */
-  cancel (ticket: Ticket): boolean {
+  cancel(ticket: Ticket): boolean {
     if (ticket < this.#headSeq || ticket >= this.#tailSeq) return false
     const slot = ticket & this.#mask
     if (this.#items[slot] === undefined) return false
@@ -122,25 +125,29 @@ export class JobQueue<T> {
   }
 
   /** Removes every live job, oldest first, handing each to `fn`; the queue stays usable. */
-  drain (fn: (item: T) => void): void {
+  drain(fn: (item: T) => void): void {
     while (this.#headSeq < this.#tailSeq) {
       const slot = this.#headSeq & this.#mask
       const item = this.#items[slot]
       this.#items[slot] = undefined
       this.#headSeq++
-      if (item !== undefined) { this.#live--; this.#heapRemove(slot); fn(item) }
+      if (item !== undefined) {
+        this.#live--
+        this.#heapRemove(slot)
+        fn(item)
+      }
     }
     this.#compact()
   }
 
   /** Refuses new jobs and stops the timer; call {@link drain} to answer what is left. */
-  close (): void {
+  close(): void {
     this.#closed = true
     this.#disarm()
   }
 
   /** Drops empty slots at the head and disarms the timer when nothing is left. */
-  #compact (): void {
+  #compact(): void {
     while (this.#headSeq < this.#tailSeq && this.#items[this.#headSeq & this.#mask] === undefined) this.#headSeq++
     if (this.#live === 0) {
       this.#headSeq = this.#tailSeq
@@ -148,7 +155,7 @@ export class JobQueue<T> {
     }
   }
 
-  #grow (): void {
+  #grow(): void {
     const oldMask = this.#mask
     const capacity = (oldMask + 1) * 2
     const items = new Array<T | undefined>(capacity).fill(undefined)
@@ -166,14 +173,14 @@ export class JobQueue<T> {
   }
 
   /** Arms the one timer for `deadlineAt`, replacing one armed for later. */
-  #arm (deadlineAt: number): void {
+  #arm(deadlineAt: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timerAt = deadlineAt
     const delay = Math.max(0, Math.ceil(deadlineAt - this.#now()) + 1)
     this.#timer = setTimeout(this.#onTimer, delay)
   }
 
-  #disarm (): void {
+  #disarm(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
     this.#timerAt = Infinity
@@ -200,14 +207,14 @@ export class JobQueue<T> {
     }
   }
 
-  #heapPush (seq: Ticket): void {
+  #heapPush(seq: Ticket): void {
     this.#heap.push(seq)
     this.#heapAt[seq & this.#mask] = this.#heap.length - 1
     this.#siftUp(this.#heap.length - 1)
   }
 
   /** Takes the ticket in `slot` out of the heap (a no-op when it is not there). */
-  #heapRemove (slot: number): void {
+  #heapRemove(slot: number): void {
     const i = this.#heapAt[slot]
     if (i < 0) return
     this.#heapAt[slot] = -1
@@ -219,18 +226,18 @@ export class JobQueue<T> {
     this.#siftDown(this.#heapAt[last & this.#mask])
   }
 
-  #before (a: Ticket, b: Ticket): boolean {
+  #before(a: Ticket, b: Ticket): boolean {
     const da = this.#deadlines[a & this.#mask]
     const db = this.#deadlines[b & this.#mask]
     return da < db || (da === db && a < b)
   }
 
-  #place (i: number, seq: Ticket): void {
+  #place(i: number, seq: Ticket): void {
     this.#heap[i] = seq
     this.#heapAt[seq & this.#mask] = i
   }
 
-  #siftUp (i: number): void {
+  #siftUp(i: number): void {
     const heap = this.#heap
     const seq = heap[i]
     while (i > 0) {
@@ -242,7 +249,7 @@ export class JobQueue<T> {
     this.#place(i, seq)
   }
 
-  #siftDown (i: number): void {
+  #siftDown(i: number): void {
     const heap = this.#heap
     const n = heap.length
     const seq = heap[i]
@@ -259,7 +266,7 @@ export class JobQueue<T> {
   }
 
   /** For tests and stats: the deadline the expiry timer is armed for (Infinity when none). */
-  get nextExpiryAt (): number {
+  get nextExpiryAt(): number {
     return this.#timerAt
   }
 }

@@ -17,29 +17,33 @@ export class SignalGroups<T extends Grouped<T>> {
   readonly #onAbort: (items: ReadonlySet<T>) => void
 
   /** `onAbort` gets the items still in a signal's group, in the order they were added, when it aborts. */
-  constructor (onAbort: (items: ReadonlySet<T>) => void) {
+  constructor(onAbort: (items: ReadonlySet<T>) => void) {
     this.#onAbort = onAbort
   }
 
   /** Puts `item` in `signal`'s group; the signal's first item adds the listener. */
-  add (signal: AbortSignal, item: T): void {
+  add(signal: AbortSignal, item: T): void {
     let group = this.#bySignal.get(signal)
     if (group === undefined) {
       const items = new Set<T>()
       group = items
       this.#bySignal.set(signal, items)
-      signal.addEventListener('abort', () => {
-        this.#onAbort(items)
-        for (const i of items) i.group = undefined
-        items.clear()
-      }, { once: true })
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.#onAbort(items)
+          for (const i of items) i.group = undefined
+          items.clear()
+        },
+        { once: true }
+      )
     }
     group.add(item)
     item.group = group
   }
 
   /** Takes `item` out of its group (it left the queue); a no-op when it is in none. */
-  delete (item: T): void {
+  delete(item: T): void {
     item.group?.delete(item)
     item.group = undefined
   }

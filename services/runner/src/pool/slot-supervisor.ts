@@ -73,51 +73,81 @@ export class SlotSupervisor {
   #startFailures = 0
   #lastReplaceMs = 0
 
-  constructor (options: SlotSupervisorOptions) {
+  constructor(options: SlotSupervisorOptions) {
     this.#options = options
   }
 
   /** Sandboxes booting (first start or replacement). */
-  get starting (): number { return this.#starting }
+  get starting(): number {
+    return this.#starting
+  }
   /** Slots whose last start attempt failed and that wait to retry. */
-  get failing (): number { return this.#failing }
+  get failing(): number {
+    return this.#failing
+  }
   /** True while no slot can start a sandbox. */
-  get allFailing (): boolean { return this.#failing === this.#options.size }
+  get allFailing(): boolean {
+    return this.#failing === this.#options.size
+  }
   /** Why the last start failed. */
-  get lastStartError (): unknown { return this.#lastStartError }
+  get lastStartError(): unknown {
+    return this.#lastStartError
+  }
   /** Sandboxes replaced since start. */
-  get replacements (): number { return this.#replacements }
+  get replacements(): number {
+    return this.#replacements
+  }
   /** Start attempts that failed since start. */
-  get startFailures (): number { return this.#startFailures }
+  get startFailures(): number {
+    return this.#startFailures
+  }
   /** Time the last replacement took, from leaving service to ready, in ms (0 before any). */
-  get lastReplaceMs (): number { return this.#lastReplaceMs }
+  get lastReplaceMs(): number {
+    return this.#lastReplaceMs
+  }
 
   /** Starts every slot; resolves with whether each slot's first attempt succeeded (failed ones keep retrying). */
-  startAll (): Promise<boolean[]> {
-    return Promise.all(Array.from({ length: this.#options.size }, () => new Promise<boolean>((resolve) => { void this.#fill(undefined, resolve) })))
+  startAll(): Promise<boolean[]> {
+    return Promise.all(
+      Array.from(
+        { length: this.#options.size },
+        () =>
+          new Promise<boolean>((resolve) => {
+            void this.#fill(undefined, resolve)
+          })
+      )
+    )
   }
 
   /** Takes a sandbox out of service, closes it in the background and starts its replacement. */
-  retire (slot: Slot, reason: ReplaceReason): void {
+  retire(slot: Slot, reason: ReplaceReason): void {
     const { sandbox } = slot
     this.#live.delete(sandbox)
-    sandbox.close().catch((err: unknown) => { this.#options.logger.warn({ sandbox: sandbox.id, err: messageOf(err) }, 'sandbox close failed') })
+    sandbox.close().catch((err: unknown) => {
+      this.#options.logger.warn({ sandbox: sandbox.id, err: messageOf(err) }, 'sandbox close failed')
+    })
     if (this.#stopped) return
     this.#replacements++
     void this.#fill(reason)
   }
 
   /** Starts nothing more (a start in progress is closed when it ends) and stops the retries. */
-  stop (): void {
+  stop(): void {
     this.#stopped = true
     this.#stopping.abort()
   }
 
   /** Closes every sandbox still open. */
-  async closeAll (): Promise<void> {
-    await Promise.all([...this.#live].map(async (sandbox) => {
-      try { await sandbox.close() } catch (err) { this.#options.logger.warn({ sandbox: sandbox.id, err: messageOf(err) }, 'sandbox close failed') }
-    }))
+  async closeAll(): Promise<void> {
+    await Promise.all(
+      [...this.#live].map(async (sandbox) => {
+        try {
+          await sandbox.close()
+        } catch (err) {
+          this.#options.logger.warn({ sandbox: sandbox.id, err: messageOf(err) }, 'sandbox close failed')
+        }
+      })
+    )
     this.#live.clear()
   }
 
@@ -126,20 +156,28 @@ export class SlotSupervisor {
    * or the supervisor stops. `onFirstAttempt` learns whether the first attempt succeeded
    * (`startAll` waits for that, not for the retries).
    */
-  async #fill (reason: ReplaceReason | undefined, onFirstAttempt?: (ok: boolean) => void): Promise<void> {
+  async #fill(reason: ReplaceReason | undefined, onFirstAttempt?: (ok: boolean) => void): Promise<void> {
     const o = this.#options
     const since = performance.now()
     let delay = o.replaceBackoffMs
     let failing = false
     let first = onFirstAttempt
-    const report = (ok: boolean): void => { first?.(ok); first = undefined }
+    const report = (ok: boolean): void => {
+      first?.(ok)
+      first = undefined
+    }
     while (!this.#stopped) {
       const sandbox = o.driver.createSandbox(`${o.driver.name}-${o.language}-${this.#nextId++}`)
       this.#live.add(sandbox)
       this.#starting++
       let error: unknown
       let ok = true
-      try { await sandbox.start() } catch (err) { ok = false; error = err }
+      try {
+        await sandbox.start()
+      } catch (err) {
+        ok = false
+        error = err
+      }
       this.#starting--
       if (this.#stopped) {
         this.#live.delete(sandbox)
@@ -154,7 +192,9 @@ export class SlotSupervisor {
         }
         report(true)
         const slot: Slot = { sandbox, jobs: 0 }
-        sandbox.onExit?.(() => { o.lost(slot) })
+        sandbox.onExit?.(() => {
+          o.lost(slot)
+        })
         o.ready(slot)
         return
       }
@@ -163,11 +203,21 @@ export class SlotSupervisor {
       this.#startFailures++
       this.#lastStartError = error
       o.events?.startFailed?.(error)
-      o.logger.error({ sandbox: sandbox.id, retryInMs: delay, err: messageOf(error) }, 'sandbox failed to start; retrying')
-      if (!failing) { failing = true; this.#failing++ }
+      o.logger.error(
+        { sandbox: sandbox.id, retryInMs: delay, err: messageOf(error) },
+        'sandbox failed to start; retrying'
+      )
+      if (!failing) {
+        failing = true
+        this.#failing++
+      }
       if (this.allFailing) o.allFailing(error)
       report(false)
-      try { await sleep(delay, undefined, { signal: this.#stopping.signal }) } catch { break }
+      try {
+        await sleep(delay, undefined, { signal: this.#stopping.signal })
+      } catch {
+        break
+      }
       delay = Math.min(delay * 2, o.replaceBackoffMaxMs)
     }
     report(false)

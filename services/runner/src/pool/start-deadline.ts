@@ -7,6 +7,6 @@
  * The `startBy` of a job whose caller gives it `askedMs` (undefined or negative: no budget of
  * its own) under a limit of `capMs`, counted from `now` (the `performance.now()` clock).
  */
-export function startDeadline (askedMs: number | undefined, capMs: number, now = performance.now()): number {
+export function startDeadline(askedMs: number | undefined, capMs: number, now = performance.now()): number {
   return now + (askedMs !== undefined && askedMs >= 0 ? Math.min(askedMs, capMs) : capMs)
 }

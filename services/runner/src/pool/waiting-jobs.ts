@@ -48,20 +48,22 @@ export class WaitingJobs {
   readonly #options: WaitingJobsOptions
   readonly #queue: JobQueue<Waiting>
   /** The waiting jobs by their caller's signal: one abort listener a signal, not one a job. */
-  readonly #callers = new SignalGroups<Waiting>((jobs) => { this.#cancel(jobs) })
+  readonly #callers = new SignalGroups<Waiting>((jobs) => {
+    this.#cancel(jobs)
+  })
 
-  constructor (options: WaitingJobsOptions) {
+  constructor(options: WaitingJobsOptions) {
     this.#options = options
     this.#queue = new JobQueue<Waiting>({ limit: options.limit, onExpire: this.#expire })
   }
 
   /** Jobs waiting. */
-  get length (): number {
+  get length(): number {
     return this.#queue.length
   }
 
   /** The bound. */
-  get limit (): number {
+  get limit(): number {
     return this.#queue.limit
   }
 
@@ -69,7 +71,7 @@ export class WaitingJobs {
    * Puts a job in line until its `startBy`, or answers it at once: `queue_timeout` when its
    * caller already went away, `overloaded` past the bound.
    */
-  add (call: Call, signal: AbortSignal | undefined, done: Done): void {
+  add(call: Call, signal: AbortSignal | undefined, done: Done): void {
     if (signal?.aborted === true) {
       done(this.#failed(call, 'queue_timeout', 'SF_ERR_RUNNER_CANCELLED', 0))
       return
@@ -77,7 +79,15 @@ export class WaitingJobs {
     const waiting: Waiting = { call, enqueuedAt: performance.now(), resolve: done, ticket: -1, group: undefined }
     const ticket = this.#queue.push(waiting, call.job.startBy)
     if (ticket === undefined) {
-      done(this.#failed(call, 'overloaded', 'SF_ERR_RUNNER_OVERLOADED', 0, `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`))
+      done(
+        this.#failed(
+          call,
+          'overloaded',
+          'SF_ERR_RUNNER_OVERLOADED',
+          0,
+          `${RUNNER_ERRORS.SF_ERR_RUNNER_OVERLOADED.message} (${this.#queue.limit} jobs waiting)`
+        )
+      )
       return
     }
     waiting.ticket = ticket
@@ -85,45 +95,67 @@ export class WaitingJobs {
   }
 
   /** The oldest job still in time, out of the line; `undefined` when none waits. */
-  next (): Waiting | undefined {
+  next(): Waiting | undefined {
     const next = this.#queue.shift()
     if (next !== undefined) this.#callers.delete(next)
     return next
   }
 
   /** Every slot is failing to start: the waiting jobs are answered now rather than left to hang. */
-  failAll (err: unknown): void {
+  failAll(err: unknown): void {
     const message = `${RUNNER_ERRORS.SF_ERR_RUNNER_NO_SANDBOX.message}: ${messageOf(err)}`
-    this.#queue.drain((w) => { this.#answer(w, this.#failed(w.call, 'infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', performance.now() - w.enqueuedAt, message)) })
+    this.#queue.drain((w) => {
+      this.#answer(
+        w,
+        this.#failed(w.call, 'infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', performance.now() - w.enqueuedAt, message)
+      )
+    })
     this.#options.left()
   }
 
   /** The pool closes: no job waits any more; those still waiting are answered `infra_error` (draining). */
-  close (): void {
+  close(): void {
     this.#queue.close()
-    this.#queue.drain((w) => { this.#answer(w, this.#failed(w.call, 'infra_error', 'SF_ERR_RUNNER_DRAINING', performance.now() - w.enqueuedAt)) })
+    this.#queue.drain((w) => {
+      this.#answer(w, this.#failed(w.call, 'infra_error', 'SF_ERR_RUNNER_DRAINING', performance.now() - w.enqueuedAt))
+    })
   }
 
   /** The caller went away: its jobs still waiting are answered, in the order they came, without running. */
-  #cancel (jobs: ReadonlySet<Waiting>): void {
+  #cancel(jobs: ReadonlySet<Waiting>): void {
     for (const w of jobs) {
-      if (this.#queue.cancel(w.ticket)) w.resolve(this.#failed(w.call, 'queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - w.enqueuedAt))
+      if (this.#queue.cancel(w.ticket))
+        w.resolve(this.#failed(w.call, 'queue_timeout', 'SF_ERR_RUNNER_CANCELLED', performance.now() - w.enqueuedAt))
     }
     this.#options.left()
   }
 
   readonly #expire = (w: Waiting): void => {
-    this.#answer(w, this.#failed(w.call, 'queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', performance.now() - w.enqueuedAt,
-      `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${Math.round(w.call.queueTimeoutMs)} ms)`))
+    this.#answer(
+      w,
+      this.#failed(
+        w.call,
+        'queue_timeout',
+        'SF_ERR_RUNNER_QUEUE_TIMEOUT',
+        performance.now() - w.enqueuedAt,
+        `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${Math.round(w.call.queueTimeoutMs)} ms)`
+      )
+    )
     this.#options.left()
   }
 
-  #answer (w: Waiting, result: ExecResult): void {
+  #answer(w: Waiting, result: ExecResult): void {
     this.#callers.delete(w)
     w.resolve(result)
   }
 
-  #failed (call: Call, status: ExecResult['status'], code: RunnerErrorCode, queueMs: number, message?: string): ExecResult {
+  #failed(
+    call: Call,
+    status: ExecResult['status'],
+    code: RunnerErrorCode,
+    queueMs: number,
+    message?: string
+  ): ExecResult {
     return poolFailure(this.#options.runnerId, call.requestId, status, code, queueMs, message)
   }
 }

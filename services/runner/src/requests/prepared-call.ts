@@ -12,14 +12,18 @@ import { checkRequest, type RequestProblem } from './request-check.ts'
 
 /** A call checked and resolved: its job, or why it is refused (never both). */
 export type PreparedCall =
-  | { readonly job: Job, readonly problem: undefined, readonly requestId: string | undefined }
-  | { readonly job: undefined, readonly problem: RequestProblem, readonly requestId: string | undefined }
+  | { readonly job: Job; readonly problem: undefined; readonly requestId: string | undefined }
+  | { readonly job: undefined; readonly problem: RequestProblem; readonly requestId: string | undefined }
 
 /**
  * Prepares `request` under `config`; `served` is the pools by language (empty before start:
  * the language is then checked when the call reaches its pool).
  */
-export function prepareCall (request: ExecRequest, config: RunnerConfig, served: ReadonlyMap<Language, unknown>): PreparedCall {
+export function prepareCall(
+  request: ExecRequest,
+  config: RunnerConfig,
+  served: ReadonlyMap<Language, unknown>
+): PreparedCall {
   const problem = checkRequest(request, config, served)
   const requestId = typeof request.request_id === 'string' ? request.request_id : undefined
   if (problem !== undefined) return { job: undefined, problem, requestId }
@@ -28,6 +32,10 @@ export function prepareCall (request: ExecRequest, config: RunnerConfig, served:
     if (!config.allowReuse) resolved.isolation = 'fork'
     return { job: { request: resolved, maxOutputBytes: config.maxOutputBytes }, problem: undefined, requestId }
   } catch (err) {
-    return { job: undefined, problem: { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: '', message: messageOf(err) }, requestId }
+    return {
+      job: undefined,
+      problem: { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: '', message: messageOf(err) },
+      requestId
+    }
   }
 }

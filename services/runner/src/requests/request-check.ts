@@ -15,24 +15,48 @@ export interface RequestProblem {
   field: string
 }
 
-/** The first reason to refuse `request` under `config`, or `undefined`. `served`: the pools by language (empty before start: any language passes). */
-export function checkRequest (request: ExecRequest, config: RunnerConfig, served: ReadonlyMap<Language, unknown>): RequestProblem | undefined {
+/**
+ * The first reason to refuse `request` under `config`, or `undefined`. `served`: the pools by language (empty before
+ * start: any language passes).
+ */
+export function checkRequest(
+  request: ExecRequest,
+  config: RunnerConfig,
+  served: ReadonlyMap<Language, unknown>
+): RequestProblem | undefined {
   const c = config
-  if (typeof request.code !== 'string') return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: 'code', message: 'code must be a string' }
+  if (typeof request.code !== 'string')
+    return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', field: 'code', message: 'code must be a string' }
   if (request.code.length > c.maxCodeBytes && Buffer.byteLength(request.code) > c.maxCodeBytes) {
-    return { code: 'SF_ERR_RUNNER_LIMIT', field: 'code', message: `code is ${Buffer.byteLength(request.code)} bytes, over this runner's limit of ${c.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)` }
+    return {
+      code: 'SF_ERR_RUNNER_LIMIT',
+      field: 'code',
+      message: `code is ${Buffer.byteLength(request.code)} bytes, over this runner's limit of ${c.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
+    }
   }
   if (request.timeout_ms !== undefined && request.timeout_ms > c.maxTimeoutMs) {
-    return { code: 'SF_ERR_RUNNER_LIMIT', field: 'timeout_ms', message: `timeout_ms ${request.timeout_ms} is over this runner's limit of ${c.maxTimeoutMs}` }
+    return {
+      code: 'SF_ERR_RUNNER_LIMIT',
+      field: 'timeout_ms',
+      message: `timeout_ms ${request.timeout_ms} is over this runner's limit of ${c.maxTimeoutMs}`
+    }
   }
   if (request.memory_mb !== undefined && request.memory_mb > c.maxMemoryMb) {
-    return { code: 'SF_ERR_RUNNER_LIMIT', field: 'memory_mb', message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}` }
+    return {
+      code: 'SF_ERR_RUNNER_LIMIT',
+      field: 'memory_mb',
+      message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}`
+    }
   }
   const language = request.language ?? 'python'
   return served.size > 0 && !served.has(language) ? languageProblem(language, served) : undefined
 }
 
 /** The refusal of a language the runner does not serve. */
-export function languageProblem (language: Language, served: ReadonlyMap<Language, unknown>): RequestProblem {
-  return { code: 'SF_ERR_RUNNER_LANGUAGE', field: 'language', message: `this runner does not serve ${language} (it serves ${[...served.keys()].join(', ')})` }
+export function languageProblem(language: Language, served: ReadonlyMap<Language, unknown>): RequestProblem {
+  return {
+    code: 'SF_ERR_RUNNER_LANGUAGE',
+    field: 'language',
+    message: `this runner does not serve ${language} (it serves ${[...served.keys()].join(', ')})`
+  }
 }

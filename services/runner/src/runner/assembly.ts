@@ -30,7 +30,7 @@ export interface AssemblyContext {
  * Fills `parts` and warms every pool; resolves when each pool has a sandbox ready. Rejects when
  * no backend fits or no sandbox starts, leaving in `parts` what it made (for {@link release}).
  */
-export async function assemble (parts: RunnerParts, ctx: AssemblyContext): Promise<void> {
+export async function assemble(parts: RunnerParts, ctx: AssemblyContext): Promise<void> {
   const { config, runnerId } = ctx
   const plan = { runnerId, config, logger: ctx.logger, given: ctx.given, parts, events: { reuse: ctx.metrics.reuse } }
   for (const [language, driver] of await planBackends(plan)) parts.pools.set(language, makePool(language, driver, ctx))
@@ -39,11 +39,18 @@ export async function assemble (parts: RunnerParts, ctx: AssemblyContext): Promi
     parts.sessions = new SessionHost({ runnerId, config, command })
   }
   ctx.metrics.attach([...parts.pools.values()])
-  await Promise.all([...parts.pools.values()].map(async (pool) => { await pool.start() }))
+  await Promise.all(
+    [...parts.pools.values()].map(async (pool) => {
+      await pool.start()
+    })
+  )
 }
 
-/** A language's pool, sized by the configuration and capped by its driver's `maxPoolSize`; its rare events go to the metrics. */
-function makePool (language: Language, driver: Driver, ctx: AssemblyContext): Pool {
+/**
+ * A language's pool, sized by the configuration and capped by its driver's `maxPoolSize`; its rare events go to the
+ * metrics.
+ */
+function makePool(language: Language, driver: Driver, ctx: AssemblyContext): Pool {
   const c = ctx.config
   const pool: Pool = new Pool({
     driver,
@@ -58,18 +65,39 @@ function makePool (language: Language, driver: Driver, ctx: AssemblyContext): Po
     graceMs: c.graceMs,
     logger: ctx.logger,
     events: {
-      replaced: (reason, ms) => { ctx.metrics.replaced(pool, reason, ms) },
-      startFailed: () => { ctx.metrics.startFailed(pool) }
+      replaced: (reason, ms) => {
+        ctx.metrics.replaced(pool, reason, ms)
+      },
+      startFailed: () => {
+        ctx.metrics.startFailed(pool)
+      }
     }
   })
   return pool
 }
 
-/** Shuts the sessions down, drains each pool for `drainTimeoutMs` and closes it, then closes every driver (a failure is logged). */
-export async function release (parts: RunnerParts, ctx: Pick<AssemblyContext, 'runnerId' | 'logger'>, drainTimeoutMs = 0): Promise<void> {
+/**
+ * Shuts the sessions down, drains each pool for `drainTimeoutMs` and closes it, then closes every driver (a failure is
+ * logged).
+ */
+export async function release(
+  parts: RunnerParts,
+  ctx: Pick<AssemblyContext, 'runnerId' | 'logger'>,
+  drainTimeoutMs = 0
+): Promise<void> {
   await parts.sessions?.shutdown()
-  await Promise.all([...parts.pools.values()].map(async (pool) => { await pool.close(drainTimeoutMs) }))
-  await Promise.all(parts.drivers.map(async (driver) => {
-    try { await driver.close() } catch (err) { ctx.logger.warn({ runner: ctx.runnerId, driver: driver.name, err: messageOf(err) }, 'driver close failed') }
-  }))
+  await Promise.all(
+    [...parts.pools.values()].map(async (pool) => {
+      await pool.close(drainTimeoutMs)
+    })
+  )
+  await Promise.all(
+    parts.drivers.map(async (driver) => {
+      try {
+        await driver.close()
+      } catch (err) {
+        ctx.logger.warn({ runner: ctx.runnerId, driver: driver.name, err: messageOf(err) }, 'driver close failed')
+      }
+    })
+  )
 }

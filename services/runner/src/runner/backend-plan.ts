@@ -10,7 +10,13 @@ import { LANGUAGES, type Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
 import type { Driver, DriverEvents } from '../sandbox/contract.ts'
-import { choosePythonDriver, createDriver, hasDriver, LANGUAGE_DRIVERS, type RunnerDriverOptions } from './driver-registry.ts'
+import {
+  choosePythonDriver,
+  createDriver,
+  hasDriver,
+  LANGUAGE_DRIVERS,
+  type RunnerDriverOptions
+} from './driver-registry.ts'
 import { RunnerError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { SessionHostCommand } from '../sessions/session-host.ts'
@@ -34,9 +40,13 @@ export interface PlanContext {
  * order the pools are made. Rejects when the embedder's driver fails its check, when a language
  * asked for by `languages` has no working driver, or when nothing is left to serve.
  */
-export async function planBackends (ctx: PlanContext): Promise<Array<[Language, Driver]>> {
+export async function planBackends(ctx: PlanContext): Promise<Array<[Language, Driver]>> {
   const { config, logger: log, runnerId, parts } = ctx
-  const options: RunnerDriverOptions = { config, logger: log, ...(ctx.events === undefined ? {} : { events: ctx.events }) }
+  const options: RunnerDriverOptions = {
+    config,
+    logger: log,
+    ...(ctx.events === undefined ? {} : { events: ctx.events })
+  }
   const wanted = config.languages.length > 0 ? new Set<Language>(config.languages) : undefined
   const serve = new Map<Language, Driver>()
   let primary: Driver | undefined
@@ -61,7 +71,11 @@ export async function planBackends (ctx: PlanContext): Promise<Array<[Language, 
     if (serve.has(language) || (wanted !== undefined && !wanted.has(language))) continue
     const name = LANGUAGE_DRIVERS[language]
     if (name === undefined || !hasDriver(name)) {
-      if (wanted !== undefined) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', `language ${language} was asked for, but no driver for it is available in this runner`)
+      if (wanted !== undefined)
+        throw new RunnerError(
+          'SF_ERR_RUNNER_DRIVER_UNAVAILABLE',
+          `language ${language} was asked for, but no driver for it is available in this runner`
+        )
       continue
     }
     const driver = await createDriver(name, options)
@@ -70,12 +84,19 @@ export async function planBackends (ctx: PlanContext): Promise<Array<[Language, 
       await driver.check()
     } catch (err) {
       if (wanted !== undefined) throw err
-      log.warn({ runner: runnerId, language, err: messageOf(err) }, `not serving ${language}: its driver is unavailable`)
+      log.warn(
+        { runner: runnerId, language, err: messageOf(err) },
+        `not serving ${language}: its driver is unavailable`
+      )
       continue
     }
     serve.set(language, driver)
   }
-  if (serve.size === 0) throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', 'no language to serve: the configured languages match no driver')
+  if (serve.size === 0)
+    throw new RunnerError(
+      'SF_ERR_RUNNER_DRIVER_UNAVAILABLE',
+      'no language to serve: the configured languages match no driver'
+    )
   return [...serve]
 }
 
@@ -84,18 +105,27 @@ export async function planBackends (ctx: PlanContext): Promise<Array<[Language, 
  * when that backend holds no sessions (docker, pyodide), under bubblewrap if the host has it.
  * Undefined: no sandbox can hold sessions here, and the session API answers SF_ERR_SESSION_DISABLED.
  */
-export async function sessionHostCommand (python: Driver | undefined, ctx: PlanContext): Promise<SessionHostCommand | undefined> {
+export async function sessionHostCommand(
+  python: Driver | undefined,
+  ctx: PlanContext
+): Promise<SessionHostCommand | undefined> {
   if (python?.sessionHost !== undefined) return python.sessionHost.bind(python)
   if (python === undefined || python.name === 'unsafe' || !hasDriver('process')) return undefined
   const fallback = await createDriver('process', { config: ctx.config, logger: ctx.logger })
   try {
     await fallback.check()
   } catch (err) {
-    ctx.logger.info({ runner: ctx.runnerId, backend: python.name, err: messageOf(err) }, `sessions disabled: the ${python.name} backend holds none and bubblewrap is not available`)
+    ctx.logger.info(
+      { runner: ctx.runnerId, backend: python.name, err: messageOf(err) },
+      `sessions disabled: the ${python.name} backend holds none and bubblewrap is not available`
+    )
     await fallback.close()
     return undefined
   }
   ctx.parts.drivers.push(fallback)
-  ctx.logger.info({ runner: ctx.runnerId, backend: python.name }, `sessions run under bubblewrap (the ${python.name} backend holds none)`)
+  ctx.logger.info(
+    { runner: ctx.runnerId, backend: python.name },
+    `sessions run under bubblewrap (the ${python.name} backend holds none)`
+  )
   return fallback.sessionHost?.bind(fallback)
 }

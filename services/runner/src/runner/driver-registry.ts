@@ -12,7 +12,10 @@ import type { RunnerConfig } from '../config.ts'
 import { RunnerError } from '../errors.ts'
 import type { Driver, DriverName, DriverOptions } from '../sandbox/contract.ts'
 
-/** What a driver is made with here: the runner's whole configuration, of which each driver reads the keys its backend names. */
+/**
+ * What a driver is made with here: the runner's whole configuration, of which each driver reads the keys its backend
+ * names.
+ */
 export type RunnerDriverOptions = DriverOptions<RunnerConfig>
 
 /** Makes a driver (not checked yet). */
@@ -32,27 +35,32 @@ export const DRIVER_FACTORIES: Partial<Record<DriverName, DriverFactory>> = {
 }
 
 /** Registers (or replaces) a driver at run time, for embedders and tests. */
-export function registerDriver (name: DriverName, factory: DriverFactory): void {
+export function registerDriver(name: DriverName, factory: DriverFactory): void {
   DRIVER_FACTORIES[name] = factory
 }
 
 /** The driver serving each language other than Python (Python uses the configured backend). */
-export const LANGUAGE_DRIVERS: Readonly<Partial<Record<Language, DriverName>>> = Object.freeze({ javascript: 'javascript' })
+export const LANGUAGE_DRIVERS: Readonly<Partial<Record<Language, DriverName>>> = Object.freeze({
+  javascript: 'javascript'
+})
 
 /** Order in which `auto` tries backends: strongest isolation first. `unsafe` is never chosen. */
 export const AUTO_ORDER: readonly DriverName[] = Object.freeze(['docker', 'process', 'pyodide'])
 
 /** True when a factory for `name` is registered in this build. */
-export function hasDriver (name: DriverName): boolean {
+export function hasDriver(name: DriverName): boolean {
   return DRIVER_FACTORIES[name] !== undefined
 }
 
 /** Makes the named driver; throws `SF_ERR_RUNNER_DRIVER_UNAVAILABLE` when this build lacks it. */
-export async function createDriver (name: DriverName, options: RunnerDriverOptions): Promise<Driver> {
+export async function createDriver(name: DriverName, options: RunnerDriverOptions): Promise<Driver> {
   const factory = DRIVER_FACTORIES[name]
   if (factory === undefined) {
     const have = Object.keys(DRIVER_FACTORIES)
-    throw new RunnerError('SF_ERR_RUNNER_DRIVER_UNAVAILABLE', `backend "${name}" is not available in this runner (available: ${have.length > 0 ? have.join(', ') : 'none'})`)
+    throw new RunnerError(
+      'SF_ERR_RUNNER_DRIVER_UNAVAILABLE',
+      `backend "${name}" is not available in this runner (available: ${have.length > 0 ? have.join(', ') : 'none'})`
+    )
   }
   return await factory(options)
 }
@@ -69,10 +77,16 @@ export interface DriverChoice {
  * process if bubblewrap and python3 are there, else pyodide. Each candidate's own `check()`
  * decides. Throws `SF_ERR_RUNNER_NO_BACKEND` listing why each was refused.
  */
-export async function chooseAutoDriver (options: RunnerDriverOptions, order: readonly DriverName[] = AUTO_ORDER): Promise<DriverChoice> {
+export async function chooseAutoDriver(
+  options: RunnerDriverOptions,
+  order: readonly DriverName[] = AUTO_ORDER
+): Promise<DriverChoice> {
   const refused: string[] = []
   for (const name of order) {
-    if (!hasDriver(name)) { refused.push(`${name}: not built into this runner`); continue }
+    if (!hasDriver(name)) {
+      refused.push(`${name}: not built into this runner`)
+      continue
+    }
     let driver: Driver | undefined
     try {
       driver = await createDriver(name, options)
@@ -91,7 +105,10 @@ export async function chooseAutoDriver (options: RunnerDriverOptions, order: rea
  * The driver of the Python pool for a configured backend, checked. `unsafe` is honoured only
  * when named explicitly, and logs a warning that nothing is isolated.
  */
-export async function choosePythonDriver (backend: RunnerConfig['backend'], options: RunnerDriverOptions): Promise<DriverChoice> {
+export async function choosePythonDriver(
+  backend: RunnerConfig['backend'],
+  options: RunnerDriverOptions
+): Promise<DriverChoice> {
   if (backend === 'auto') return await chooseAutoDriver(options)
   const driver = await createDriver(backend, options)
   try {
@@ -101,7 +118,10 @@ export async function choosePythonDriver (backend: RunnerConfig['backend'], opti
     throw err
   }
   if (backend === 'unsafe') {
-    options.logger.warn({ backend }, 'UNSAFE backend: user code runs on this host with NO isolation (no namespaces, no network block). Use it only for development.')
+    options.logger.warn(
+      { backend },
+      'UNSAFE backend: user code runs on this host with NO isolation (no namespaces, no network block). Use it only for development.'
+    )
   }
   return { driver, reason: `backend ${backend} (configured): ${driver.describe().boundary}` }
 }

@@ -15,7 +15,7 @@ export interface Reporter {
 }
 
 /** The backend named in reports: the Python pool's, else the first driver's, else the configured one. */
-function backendOf (parts: RunnerParts, config: RunnerConfig): string {
+function backendOf(parts: RunnerParts, config: RunnerConfig): string {
   return parts.pools.get('python')?.driver.name ?? parts.drivers[0]?.name ?? config.backend
 }
 
@@ -24,7 +24,7 @@ function backendOf (parts: RunnerParts, config: RunnerConfig): string {
  * and how late past `timeout_ms` a job is answered at the latest (a gateway checks that its wait
  * covers it).
  */
-export function loadReport (runner: Reporter, parts: RunnerParts): RunnerLoad {
+export function loadReport(runner: Reporter, parts: RunnerParts): RunnerLoad {
   const load: RunnerLoad = {
     runner: runner.id,
     state: runner.state,
@@ -56,17 +56,18 @@ export function loadReport (runner: Reporter, parts: RunnerParts): RunnerLoad {
 }
 
 /** The isolation report of every pool, by language. */
-export function isolationsOf (parts: RunnerParts): Partial<Record<Language, IsolationReport>> {
+export function isolationsOf(parts: RunnerParts): Partial<Record<Language, IsolationReport>> {
   const out: Partial<Record<Language, IsolationReport>> = {}
   for (const [language, pool] of parts.pools) out[language] = pool.driver.describe()
   return out
 }
 
 /** What the runner runs: its backend and why, each pool's isolation, the Python pool's environment manifest. */
-export function infoReport (runner: Reporter, parts: RunnerParts): RunnerInfo {
+export function infoReport(runner: Reporter, parts: RunnerParts): RunnerInfo {
   const python = parts.pools.get('python')?.driver
   const isolation: RunnerInfo['isolation'] = {}
-  for (const [language, report] of Object.entries(isolationsOf(parts))) if (report !== undefined) isolation[language] = report
+  for (const [language, report] of Object.entries(isolationsOf(parts)))
+    if (report !== undefined) isolation[language] = report
   return {
     runner: runner.id,
     state: runner.state,

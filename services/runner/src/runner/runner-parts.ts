@@ -21,6 +21,6 @@ export interface RunnerParts {
 }
 
 /** Parts with nothing in them yet (a runner before start). */
-export function noParts (): RunnerParts {
+export function noParts(): RunnerParts {
   return { pools: new Map(), drivers: [], sessions: undefined, backendReason: '' }
 }

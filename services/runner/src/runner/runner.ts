@@ -10,7 +10,17 @@
  * request over the runner's limits, `overloaded`, `queue_timeout`, `infra_error` for the
  * fleet's faults, a user status when the code ran).
  */
-import { failedResult, type ExecRequest, type ExecResult, type Language, type RunnerApi, type RunnerInfo, type RunnerCallOptions, type RunnerLoad, type RunnerState } from '@sandfleet/protocol'
+import {
+  failedResult,
+  type ExecRequest,
+  type ExecResult,
+  type Language,
+  type RunnerApi,
+  type RunnerInfo,
+  type RunnerCallOptions,
+  type RunnerLoad,
+  type RunnerState
+} from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
@@ -34,7 +44,10 @@ export type { PreparedCall } from '../requests/prepared-call.ts'
 export interface RunnerOptions {
   /** Where the runner logs (a pino logger fits); silent by default. */
   logger?: Logger
-  /** Use this driver (already made, not yet checked) for the languages it declares instead of choosing by `config.backend`. */
+  /**
+   * Use this driver (already made, not yet checked) for the languages it declares instead of choosing by
+   * `config.backend`.
+   */
   driver?: Driver
   /**
    * Export the process's `sandfleet_build_info` and default process/Node.js metrics in
@@ -43,7 +56,10 @@ export interface RunnerOptions {
   processMetrics?: boolean
 }
 
-/** Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
+/**
+ * Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered
+ * `queue_timeout`, SF_ERR_RUNNER_CANCELLED).
+ */
 export type ExecuteOptions = RunnerCallOptions
 
 /** The runner; see the module comment. Its API to gateways is the protocol's {@link RunnerApi}. */
@@ -64,7 +80,7 @@ export class Runner implements RunnerApi {
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
 
-  constructor (config: RunnerConfig, options: RunnerOptions = {}) {
+  constructor(config: RunnerConfig, options: RunnerOptions = {}) {
     this.config = config
     this.id = config.id
     this.#log = options.logger ?? silentLogger
@@ -74,12 +90,12 @@ export class Runner implements RunnerApi {
   }
 
   /** Lifecycle: `starting` until {@link start} resolves, `ready`, `draining` in {@link close}, `closed`. */
-  get state (): RunnerState {
+  get state(): RunnerState {
     return this.#state
   }
 
   /** Which backend the Python pool uses and why (after {@link start}), to print at start-up. */
-  get backendReason (): string {
+  get backendReason(): string {
     return this.#parts.backendReason
   }
 
@@ -87,12 +103,12 @@ export class Runner implements RunnerApi {
    * The runner's stateful sessions (after {@link start}), held in a sandbox of the Python
    * backend; undefined when `maxSessions` is 0 or the backend cannot hold sessions.
    */
-  get sessions (): SessionHost | undefined {
+  get sessions(): SessionHost | undefined {
     return this.#parts.sessions
   }
 
   /** Languages served (after {@link start}). */
-  get languages (): Language[] {
+  get languages(): Language[] {
     return [...this.#pools.keys()]
   }
 
@@ -101,14 +117,20 @@ export class Runner implements RunnerApi {
    * a sandbox ready. Rejects with a clear message when no backend fits or no sandbox starts,
    * after releasing what it started. Idempotent.
    */
-  start (): Promise<void> {
+  start(): Promise<void> {
     this.#starting ??= this.#start()
     return this.#starting
   }
 
-  async #start (): Promise<void> {
+  async #start(): Promise<void> {
     try {
-      await assemble(this.#parts, { runnerId: this.id, config: this.config, logger: this.#log, metrics: this.#metrics, given: this.#givenDriver })
+      await assemble(this.#parts, {
+        runnerId: this.id,
+        config: this.config,
+        logger: this.#log,
+        metrics: this.#metrics,
+        given: this.#givenDriver
+      })
       if (this.#state === 'starting') this.#state = 'ready'
       this.#log.info({ runner: this.id, languages: this.languages, poolSize: this.config.poolSize }, 'runner ready')
     } catch (err) {
@@ -124,7 +146,7 @@ export class Runner implements RunnerApi {
    * refused (what the HTTP app answers 400). Schema validation is the caller's (the HTTP app
    * validates with the protocol's schema). {@link execute} is `run(prepare(request))`.
    */
-  prepare (request: ExecRequest): PreparedCall {
+  prepare(request: ExecRequest): PreparedCall {
     return prepareCall(request, this.config, this.#pools)
   }
 
@@ -132,13 +154,15 @@ export class Runner implements RunnerApi {
    * Runs one request and resolves with its result; never rejects. Defaults come from the
    * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
    */
-  execute (request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
+  execute(request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
     return this.run(this.prepare(request), options)
   }
 
   /** Runs one {@link prepare}d call (once); a refused one is answered `invalid_request`. Never rejects. */
-  run (call: PreparedCall, options?: ExecuteOptions): Promise<ExecResult> {
-    return new Promise((resolve) => { this.#submit(call, options, resolve) })
+  run(call: PreparedCall, options?: ExecuteOptions): Promise<ExecResult> {
+    return new Promise((resolve) => {
+      this.#submit(call, options, resolve)
+    })
   }
 
   /**
@@ -147,12 +171,24 @@ export class Runner implements RunnerApi {
    * at once, such as one over the runner's limits, is seen before this returns). `options` apply
    * to every item (one queue timeout for all, counted from this call). Never rejects.
    */
-  executeBatch (requests: ExecRequest[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
-    return this.runBatch(requests.map((request) => this.prepare(request)), onResult, options)
+  executeBatch(
+    requests: ExecRequest[],
+    onResult?: (index: number, result: ExecResult) => void,
+    options?: ExecuteOptions
+  ): Promise<ExecResult[]> {
+    return this.runBatch(
+      requests.map((request) => this.prepare(request)),
+      onResult,
+      options
+    )
   }
 
   /** {@link executeBatch} of {@link prepare}d calls. */
-  runBatch (calls: readonly PreparedCall[], onResult?: (index: number, result: ExecResult) => void, options?: ExecuteOptions): Promise<ExecResult[]> {
+  runBatch(
+    calls: readonly PreparedCall[],
+    onResult?: (index: number, result: ExecResult) => void,
+    options?: ExecuteOptions
+  ): Promise<ExecResult[]> {
     const results = new Array<ExecResult>(calls.length)
     if (calls.length === 0) return Promise.resolve(results)
     return new Promise((resolve) => {
@@ -161,7 +197,11 @@ export class Runner implements RunnerApi {
         this.#submit(calls[i], options, (result) => {
           results[i] = result
           if (onResult !== undefined) {
-            try { onResult(i, result) } catch (err) { this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw') }
+            try {
+              onResult(i, result)
+            } catch (err) {
+              this.#log.error({ runner: this.id, err: messageOf(err) }, 'batch onResult callback threw')
+            }
           }
           if (--left === 0) resolve(results)
         })
@@ -174,8 +214,11 @@ export class Runner implements RunnerApi {
    * one deadline for waiting (`job.startBy`: the caller's budget, capped by `queueTimeoutMs`)
    * is fixed here, so a wait for the runner's start counts against it.
    */
-  #submit (call: PreparedCall, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
-    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
+  #submit(call: PreparedCall, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
+    if (this.#state === 'draining' || this.#state === 'closed') {
+      done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
+      return
+    }
     if (call.job === undefined) {
       const { code, field, message } = call.problem
       done(this.#failed(call, 'invalid_request', code, field === '' ? message : `${field}: ${message}`))
@@ -187,12 +230,32 @@ export class Runner implements RunnerApi {
   }
 
   /** Hands a call's job to its language's pool, once the runner has started. */
-  #dispatch (call: PreparedCall, job: Job, signal: AbortSignal | undefined, done: (result: ExecResult) => void): void {
-    if (this.#state === 'draining' || this.#state === 'closed') { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING')); return }
+  #dispatch(call: PreparedCall, job: Job, signal: AbortSignal | undefined, done: (result: ExecResult) => void): void {
+    if (this.#state === 'draining' || this.#state === 'closed') {
+      done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
+      return
+    }
     if (this.#state === 'starting') {
       // Not started yet: wait for start() if it runs, else answer at once.
-      if (this.#starting === undefined) { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED')); return }
-      this.#starting.then(() => { this.#dispatch(call, job, signal, done) }, (err: unknown) => { done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED', `the runner failed to start: ${messageOf(err)}`)) })
+      if (this.#starting === undefined) {
+        done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_NOT_STARTED'))
+        return
+      }
+      this.#starting.then(
+        () => {
+          this.#dispatch(call, job, signal, done)
+        },
+        (err: unknown) => {
+          done(
+            this.#failed(
+              call,
+              'infra_error',
+              'SF_ERR_RUNNER_NOT_STARTED',
+              `the runner failed to start: ${messageOf(err)}`
+            )
+          )
+        }
+      )
       return
     }
     const language = job.request.language
@@ -202,11 +265,14 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, `${field}: ${message}`))
       return
     }
-    pool.submit(job, { requestId: call.requestId, signal }, (result) => { this.#metrics.record(language, result); done(result) })
+    pool.submit(job, { requestId: call.requestId, signal }, (result) => {
+      this.#metrics.record(language, result)
+      done(result)
+    })
   }
 
   /** The load report gateways route by (`GET /v1/runner/load`). */
-  load (): RunnerLoad {
+  load(): RunnerLoad {
     return loadReport(this, this.#parts)
   }
 
@@ -214,24 +280,28 @@ export class Runner implements RunnerApi {
    * What this runner runs (`GET /v1/info`): its backend and why, the isolation of each language's
    * pool, and the Python pool's environment manifest (read by the driver at start-up).
    */
-  info (): RunnerInfo {
+  info(): RunnerInfo {
     return infoReport(this, this.#parts)
   }
 
   /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */
-  poolStats (): PoolStats[] {
+  poolStats(): PoolStats[] {
     return [...this.#pools.values()].map((pool) => pool.stats())
   }
 
-  /** What the Python pool's backend protects against (the first pool's when there is no Python). Throws before {@link start}. */
-  isolation (): IsolationReport {
+  /**
+   * What the Python pool's backend protects against (the first pool's when there is no Python). Throws before {@link
+   * start}.
+   */
+  isolation(): IsolationReport {
     const driver = this.#pools.get('python')?.driver ?? this.#parts.drivers[0] ?? this.#givenDriver
-    if (driver === undefined) throw new RunnerError('SF_ERR_RUNNER_NOT_STARTED', 'isolation() is known once start() chose a backend')
+    if (driver === undefined)
+      throw new RunnerError('SF_ERR_RUNNER_NOT_STARTED', 'isolation() is known once start() chose a backend')
     return driver.describe()
   }
 
   /** The isolation report of every pool, by language. */
-  isolations (): Partial<Record<Language, IsolationReport>> {
+  isolations(): Partial<Record<Language, IsolationReport>> {
     return isolationsOf(this.#parts)
   }
 
@@ -239,12 +309,12 @@ export class Runner implements RunnerApi {
    * Drains (new jobs answered `infra_error`; queued and running ones may finish for
    * `drainTimeoutMs`), then closes every sandbox and driver. Idempotent.
    */
-  close (): Promise<void> {
+  close(): Promise<void> {
     this.#closing ??= this.#close()
     return this.#closing
   }
 
-  async #close (): Promise<void> {
+  async #close(): Promise<void> {
     if (this.#state !== 'closed') this.#state = 'draining'
     if (this.#starting !== undefined) await this.#starting.catch(() => {})
     this.#state = 'draining'
@@ -252,7 +322,7 @@ export class Runner implements RunnerApi {
     this.#state = 'closed'
   }
 
-  #failed (call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
+  #failed(call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
     const result = failedResult(status, code, message ?? RUNNER_ERRORS[code].message, { runner: this.id })
     if (call.requestId !== undefined) result.request_id = call.requestId
     return result

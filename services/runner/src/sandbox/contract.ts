@@ -94,7 +94,7 @@ export interface RunOutcome {
   stderr: string
   exit_code: number | null
   duration_ms: number
-  truncated: { stdout: boolean, stderr: boolean }
+  truncated: { stdout: boolean; stderr: boolean }
   error: ExecResult['error']
   files: Record<string, string>
   /** The requested `fetch_files` not returned, with the reason; absent when every one was. */
@@ -131,8 +131,7 @@ export interface RunOutcome {
  * checked), or a reuse process retired (`reason`: what its check found, `taint`, `exit`, `timeout`, …).
  */
 export type ReuseEvent =
-  | { kind: 'ran', level: IsolationLevel, refused: string | undefined }
-  | { kind: 'retired', reason: string }
+  { kind: 'ran'; level: IsolationLevel; refused: string | undefined } | { kind: 'retired'; reason: string }
 
 /** What a driver reports besides results. */
 export interface DriverEvents {

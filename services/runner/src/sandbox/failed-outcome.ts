@@ -10,7 +10,7 @@ import type { RetireReason } from './retire-reasons.ts'
 export interface Written {
   stdout?: unknown
   stderr?: unknown
-  truncated?: { stdout?: unknown, stderr?: unknown }
+  truncated?: { stdout?: unknown; stderr?: unknown }
 }
 
 /**
@@ -28,7 +28,12 @@ export interface FailedOptions {
 }
 
 /** The outcome of a run that did not end on its own terms, with error `{ type, message }`; see the module comment. */
-export function failedOutcome (status: RunOutcome['status'], type: string, message: string, options: FailedOptions = {}): RunOutcome {
+export function failedOutcome(
+  status: RunOutcome['status'],
+  type: string,
+  message: string,
+  options: FailedOptions = {}
+): RunOutcome {
   const w = options.written
   const outcome: RunOutcome = {
     status,

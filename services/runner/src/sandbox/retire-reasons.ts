@@ -10,25 +10,36 @@ export const RETIRE_REASONS = [
   // The executor (process, docker, unsafe): a process of the job survived SIGKILL; what it left
   // could not be removed; a zygote died, was changed or did not report the job's end; the
   // controller's own limits or scheduling (or a spare's) were changed.
-  'unswept', 'cleanup', 'zygote', 'tampered',
+  'unswept',
+  'cleanup',
+  'zygote',
+  'tampered',
   // Any backend: out of memory beyond the job (the container or the isolate itself); the
   // sandbox's own process or interpreter failed; its executor exited while the job ran.
-  'oom', 'broken', 'exited',
+  'oom',
+  'broken',
+  'exited',
   // The isolates (pyodide): the job used the JavaScript FFI, changed the file system outside its
   // places, grew the wasm memory past what may be kept (it cannot shrink), or was stopped by
   // terminating the isolate (the interpreter cut mid-call).
-  'ffi', 'files', 'grown', 'hard_stop',
+  'ffi',
+  'files',
+  'grown',
+  'hard_stop',
   // The driver's own job limit (docker's `jobsPerContainer`).
   'max_jobs',
   'other'
 ] as const
 
 /** One of {@link RETIRE_REASONS}. */
-export type RetireReason = typeof RETIRE_REASONS[number]
+export type RetireReason = (typeof RETIRE_REASONS)[number]
 
 const KNOWN: ReadonlySet<string> = new Set(RETIRE_REASONS)
 
-/** `reason` when it is one of {@link RETIRE_REASONS}, else `other` (a metric's label never takes what a sandbox sends unchecked). */
-export function retireReasonOf (reason: unknown): RetireReason {
-  return typeof reason === 'string' && KNOWN.has(reason) ? reason as RetireReason : 'other'
+/**
+ * `reason` when it is one of {@link RETIRE_REASONS}, else `other` (a metric's label never takes what a sandbox sends
+ * unchecked).
+ */
+export function retireReasonOf(reason: unknown): RetireReason {
+  return typeof reason === 'string' && KNOWN.has(reason) ? (reason as RetireReason) : 'other'
 }

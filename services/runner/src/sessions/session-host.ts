@@ -21,8 +21,15 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
-  encodeSessionId, SESSION_LIMITS, SESSION_LOST, SESSION_NOT_FOUND,
-  type ExecResult, type RunnerSessionsApi, type SessionCreateRequest, type SessionExecRequest, type SessionInfo
+  encodeSessionId,
+  SESSION_LIMITS,
+  SESSION_LOST,
+  SESSION_NOT_FOUND,
+  type ExecResult,
+  type RunnerSessionsApi,
+  type SessionCreateRequest,
+  type SessionExecRequest,
+  type SessionInfo
 } from '@sandfleet/protocol'
 import type { ExecutorCommand } from '../sandbox/contract.ts'
 import { runnerConfig, type RunnerConfig } from '../config.ts'
@@ -38,7 +45,11 @@ import { prepareCall } from '../requests/prepared-call.ts'
 export type SessionHostCommand = (socketDir: string) => ExecutorCommand
 
 /** The default {@link SessionHostCommand}: no sandbox (tests, the unsafe backend). */
-export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({ file: 'python3', args: [SHIPPED_SESSION_HOST, socketDir], env: process.env })
+export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({
+  file: 'python3',
+  args: [SHIPPED_SESSION_HOST, socketDir],
+  env: process.env
+})
 
 /** Options of a {@link SessionHost}. */
 export interface SessionHostOptions {
@@ -73,7 +84,9 @@ interface Held {
 }
 
 /** A session that has not answered by its cell's hard deadline is cut off (it is then lost). */
-const cutOff = (held: Held): void => { held.socket.destroy() }
+const cutOff = (held: Held): void => {
+  held.socket.destroy()
+}
 
 /** The languages a cell is checked against: none (sessions run Python, said at create). */
 const ANY_LANGUAGE = new Map()
@@ -95,7 +108,7 @@ export class SessionHost implements RunnerSessionsApi {
   #sweeper: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor (options: SessionHostOptions) {
+  constructor(options: SessionHostOptions) {
     this.#opts = { config: runnerConfig({}), command: unsandboxedSessionHost, sweepMs: 1000, ...options }
     this.#overrunMs = EXECUTOR_SOFT_STOP_MS + this.#opts.config.graceMs
     this.#dir = mkdtempSync(join(tmpdir(), 'sf-sessions-'))
@@ -104,26 +117,33 @@ export class SessionHost implements RunnerSessionsApi {
   }
 
   /** Sessions held now. */
-  get size (): number {
+  get size(): number {
     return this.#sessions.size
   }
 
   /** Starts the host process (once). */
-  start (): Promise<void> {
+  start(): Promise<void> {
     this.#ready ??= new Promise((resolve, reject) => {
       const host = spawnCommand(this.#opts.command(this.#dir), 'inherit')
       this.#host = host
       host.stdin?.on('error', () => {})
       host.stdout?.on('error', () => {})
-      host.on('error', (err) => reject(new SessionError('SF_ERR_SESSION_HOST', `session host did not start: ${err.message}`, { cause: err })))
+      host.on('error', (err) =>
+        reject(new SessionError('SF_ERR_SESSION_HOST', `session host did not start: ${err.message}`, { cause: err }))
+      )
       host.on('exit', (code, signal) => {
         this.#host = undefined
         this.#ready = undefined
-        reject(new SessionError('SF_ERR_SESSION_HOST', `session host exited (${signal ?? `code ${String(code)}`}) before it was ready`))
+        reject(
+          new SessionError(
+            'SF_ERR_SESSION_HOST',
+            `session host exited (${signal ?? `code ${String(code)}`}) before it was ready`
+          )
+        )
         for (const answer of this.#opening.values()) answer(undefined)
       })
       createInterface({ input: host.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-        const frame = JSON.parse(line) as { op: string, sid?: string }
+        const frame = JSON.parse(line) as { op: string; sid?: string }
         if (frame.op === 'ready') resolve()
         else if (frame.op === 'opened' && frame.sid !== undefined) this.#opening.get(frame.sid)?.(frame)
       })
@@ -133,21 +153,28 @@ export class SessionHost implements RunnerSessionsApi {
   }
 
   /** Opens a session for `key` (the caller's API key, '' when none). */
-  async create (req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
-    if ((req.language ?? 'python') !== 'python') throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
+  async create(req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
+    if ((req.language ?? 'python') !== 'python')
+      throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
     const { maxSessions, maxSessionsPerKey } = this.#opts.config
-    if (this.#sessions.size >= maxSessions) throw new SessionError('SF_ERR_SESSION_LIMIT', `this runner holds its maximum of ${maxSessions} sessions`)
+    if (this.#sessions.size >= maxSessions)
+      throw new SessionError('SF_ERR_SESSION_LIMIT', `this runner holds its maximum of ${maxSessions} sessions`)
     let mine = 0
     for (const s of this.#sessions.values()) if (s.key === key) mine++
-    if (mine >= maxSessionsPerKey) throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
+    if (mine >= maxSessionsPerKey)
+      throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
-    const opened = await new Promise<{ pid: number, socket: string, isolated?: boolean, error?: string } | undefined>((resolve) => {
-      this.#opening.set(nonce, resolve)
-      this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
-    }).finally(() => this.#opening.delete(nonce))
-    if (opened === undefined) throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
-    if (opened.error !== undefined) throw new SessionError('SF_ERR_SESSION_HOST', `the session could not be opened: ${opened.error}`)
+    const opened = await new Promise<{ pid: number; socket: string; isolated?: boolean; error?: string } | undefined>(
+      (resolve) => {
+        this.#opening.set(nonce, resolve)
+        this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
+      }
+    ).finally(() => this.#opening.delete(nonce))
+    if (opened === undefined)
+      throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
+    if (opened.error !== undefined)
+      throw new SessionError('SF_ERR_SESSION_HOST', `the session could not be opened: ${opened.error}`)
     // The host names the socket by its own path (inside its sandbox); it lives in our directory.
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect(join(this.#dir, basename(opened.socket)), () => resolve(s))
@@ -158,13 +185,28 @@ export class SessionHost implements RunnerSessionsApi {
     const id = encodeSessionId(this.#opts.runnerId, nonce)
     const held: Held = {
       info: {
-        session_id: id, language: 'python', runner: this.#opts.runnerId, ttl_s: ttl, memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
-        created_at: now.toISOString(), last_used_at: now.toISOString(), expires_at: new Date(now.getTime() + ttl * 1000).toISOString(), cells: 0
+        session_id: id,
+        language: 'python',
+        runner: this.#opts.runnerId,
+        ttl_s: ttl,
+        memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
+        created_at: now.toISOString(),
+        last_used_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+        cells: 0
       },
-      key, socket, channel: new ExecutorChannel(socket, socket), pid: opened.pid, isolated: opened.isolated === true, busy: false
+      key,
+      socket,
+      channel: new ExecutorChannel(socket, socket),
+      pid: opened.pid,
+      isolated: opened.isolated === true,
+      busy: false
     }
     socket.on('close', () => {
-      if (this.#sessions.get(id) === held) { this.#remember(id); this.#sessions.delete(id) }
+      if (this.#sessions.get(id) === held) {
+        this.#remember(id)
+        this.#sessions.delete(id)
+      }
     })
     socket.on('error', () => {})
     this.#sessions.set(id, held)
@@ -175,7 +217,7 @@ export class SessionHost implements RunnerSessionsApi {
    * The session's info; throws not-found or lost. With `key`, a session opened under another
    * key is not found either (ids are not bearer tokens across keys).
    */
-  get (id: string, key?: string): SessionInfo {
+  get(id: string, key?: string): SessionInfo {
     return { ...this.#held(id, key).info }
   }
 
@@ -183,9 +225,10 @@ export class SessionHost implements RunnerSessionsApi {
    * Runs one cell in the session's state. Resolves with a result for every outcome of the code;
    * throws the runner's 400 for a cell over its limits, and a {@link SessionError} otherwise.
    */
-  async execute (id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
+  async execute(id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
     const call = prepareCall({ ...req, language: 'python' }, this.#opts.config, ANY_LANGUAGE)
-    if (call.job === undefined) throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
+    if (call.job === undefined)
+      throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
     const held = this.#held(id, key)
     if (held.busy) throw new SessionError('SF_ERR_SESSION_BUSY', `session ${id} is running another cell`)
     // Its socket ended (the session's process died), its close not yet seen: lost all the same.
@@ -195,7 +238,8 @@ export class SessionHost implements RunnerSessionsApi {
       const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
       const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
       const outcome = await held.channel.run(job, deadline)
-      if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
+      if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed))
+        throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
       if (outcome.pid !== undefined) held.pid = outcome.pid
       const now = new Date()
       held.info.cells++
@@ -210,14 +254,14 @@ export class SessionHost implements RunnerSessionsApi {
   }
 
   /** Closes a session (not-found when it is not held). */
-  async close (id: string, key?: string): Promise<void> {
+  async close(id: string, key?: string): Promise<void> {
     const held = this.#held(id, key)
     this.#sessions.delete(id)
     this.#kill(held)
   }
 
   /** Closes every session and the host. Idempotent. */
-  async shutdown (): Promise<void> {
+  async shutdown(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     clearInterval(this.#sweeper)
@@ -229,39 +273,42 @@ export class SessionHost implements RunnerSessionsApi {
   }
 
   /** Whether a session has namespaces of its own (its processes and files hidden from the other sessions). */
-  isolatedOf (id: string): boolean {
+  isolatedOf(id: string): boolean {
     return this.#held(id).isolated
   }
 
   /** Test hook: kills the process holding a session, as a crash would (its id then answers lost). */
-  async crash (id: string): Promise<void> {
+  async crash(id: string): Promise<void> {
     const held = this.#held(id)
     const closed = new Promise((resolve) => held.socket.once('close', resolve))
     this.#host?.stdin?.write(JSON.stringify({ op: 'kill', pid: held.pid }) + '\n')
     await closed
   }
 
-  #held (id: string, key?: string): Held {
+  #held(id: string, key?: string): Held {
     const held = this.#sessions.get(id)
     if (held !== undefined && (key === undefined || key === held.key)) return held
     if (this.#lost.has(id)) throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
     throw new SessionError(SESSION_NOT_FOUND, `no session ${id} on this runner (closed, expired or never opened)`)
   }
 
-  /** Remembers a lost session, so its id answers 410; the oldest of more than {@link LOST_REMEMBERED} are forgotten (404). */
-  #remember (id: string): void {
+  /**
+   * Remembers a lost session, so its id answers 410; the oldest of more than {@link LOST_REMEMBERED} are forgotten
+   * (404).
+   */
+  #remember(id: string): void {
     this.#lost.add(id)
     if (this.#lost.size > LOST_REMEMBERED) this.#lost.delete(this.#lost.values().next().value as string)
   }
 
-  #kill (held: Held): void {
+  #kill(held: Held): void {
     held.socket.end(JSON.stringify({ op: 'close' }) + '\n')
     held.socket.destroy()
     // The pid is in the host's pid namespace (its sandbox): the host kills it.
     this.#host?.stdin?.write(JSON.stringify({ op: 'kill', pid: held.pid }) + '\n')
   }
 
-  #sweep (): void {
+  #sweep(): void {
     const now = Date.now()
     for (const [id, held] of this.#sessions) {
       if (!held.busy && Date.parse(held.info.expires_at) <= now) {

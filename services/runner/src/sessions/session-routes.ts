@@ -15,8 +15,15 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import {
-  ErrorBodySchema, ExecResultSchema, RUNNER_HEADERS, RUNNER_SESSION_PATHS, SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema,
-  type SessionCreateRequest, type SessionExecRequest
+  ErrorBodySchema,
+  ExecResultSchema,
+  RUNNER_HEADERS,
+  RUNNER_SESSION_PATHS,
+  SessionCreateRequestSchema,
+  SessionExecRequestSchema,
+  SessionInfoSchema,
+  type SessionCreateRequest,
+  type SessionExecRequest
 } from '@sandfleet/protocol'
 import { RegisteredError } from '@sandfleet/protocol/http'
 import { SessionError } from '../errors.ts'
@@ -26,12 +33,12 @@ import type { SessionHost } from './session-host.ts'
 export const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
 /** The caller's key digest ('' without one): a session answers only the key that opened it. */
-function keyOf (headers: Record<string, string | string[] | undefined>): string {
+function keyOf(headers: Record<string, string | string[] | undefined>): string {
   const key = headers[SESSION_KEY_HEADER]
   return typeof key === 'string' ? key : ''
 }
 
-async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
+async function answer<T>(reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
   try {
     return await work()
   } catch (err) {
@@ -41,34 +48,57 @@ async function answer<T> (reply: FastifyReply, work: () => Promise<T> | T): Prom
 }
 
 /** Registers the session routes on the runner's app; `sessions` undefined answers 501 to each. */
-export function sessionRoutes (app: FastifyInstance, sessions: () => SessionHost | undefined): void {
+export function sessionRoutes(app: FastifyInstance, sessions: () => SessionHost | undefined): void {
   const host = (): SessionHost => {
     const s = sessions()
     if (s === undefined) throw new SessionError('SF_ERR_SESSION_DISABLED')
     return s
   }
   const errors = { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema }
-  const params = { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 512 } }, required: ['id'] }
+  const params = {
+    type: 'object',
+    properties: { id: { type: 'string', minLength: 1, maxLength: 512 } },
+    required: ['id']
+  }
 
-  app.post<{ Body: SessionCreateRequest }>(RUNNER_SESSION_PATHS.create, {
-    schema: { body: SessionCreateRequestSchema, response: { 201: SessionInfoSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, async () => {
-    const info = await host().create(request.body ?? {}, keyOf(request.headers))
-    return await reply.code(201).send(info)
-  }))
+  app.post<{ Body: SessionCreateRequest }>(
+    RUNNER_SESSION_PATHS.create,
+    {
+      schema: { body: SessionCreateRequestSchema, response: { 201: SessionInfoSchema, ...errors } }
+    },
+    async (request, reply) =>
+      await answer(reply, async () => {
+        const info = await host().create(request.body ?? {}, keyOf(request.headers))
+        return await reply.code(201).send(info)
+      })
+  )
 
-  app.get<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
-    schema: { params, response: { 200: SessionInfoSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, () => host().get(request.params.id, keyOf(request.headers))))
+  app.get<{ Params: { id: string } }>(
+    RUNNER_SESSION_PATHS.one,
+    {
+      schema: { params, response: { 200: SessionInfoSchema, ...errors } }
+    },
+    async (request, reply) => await answer(reply, () => host().get(request.params.id, keyOf(request.headers)))
+  )
 
-  app.post<{ Params: { id: string }, Body: SessionExecRequest }>(RUNNER_SESSION_PATHS.execute, {
-    schema: { params, body: SessionExecRequestSchema, response: { 200: ExecResultSchema, ...errors } }
-  }, async (request, reply) => await answer(reply, async () => await host().execute(request.params.id, request.body, keyOf(request.headers))))
+  app.post<{ Params: { id: string }; Body: SessionExecRequest }>(
+    RUNNER_SESSION_PATHS.execute,
+    {
+      schema: { params, body: SessionExecRequestSchema, response: { 200: ExecResultSchema, ...errors } }
+    },
+    async (request, reply) =>
+      await answer(reply, async () => await host().execute(request.params.id, request.body, keyOf(request.headers)))
+  )
 
-  app.delete<{ Params: { id: string } }>(RUNNER_SESSION_PATHS.one, {
-    schema: { params, response: { ...errors } }
-  }, async (request, reply) => await answer(reply, async () => {
-    await host().close(request.params.id, keyOf(request.headers))
-    return await reply.code(204).send()
-  }))
+  app.delete<{ Params: { id: string } }>(
+    RUNNER_SESSION_PATHS.one,
+    {
+      schema: { params, response: { ...errors } }
+    },
+    async (request, reply) =>
+      await answer(reply, async () => {
+        await host().close(request.params.id, keyOf(request.headers))
+        return await reply.code(204).send()
+      })
+  )
 }

@@ -43,15 +43,24 @@ const PROBE = [
 // Uncaught: the status and error the user sees.
 const UNCAUGHT = 'chunk = b"x" * (1 << 20)\nf = open("big", "wb")\nfor _ in range(100): f.write(chunk)'
 
-interface Seen { probe: RunOutcome, uncaught: RunOutcome, next: RunOutcome }
+interface Seen {
+  probe: RunOutcome
+  uncaught: RunOutcome
+  next: RunOutcome
+}
 
-async function observe (driver: Driver, id: string): Promise<Seen> {
+async function observe(driver: Driver, id: string): Promise<Seen> {
   await driver.check()
   const sandbox = driver.createSandbox(id)
   try {
     await sandbox.start()
-    const run = async (code: string): Promise<RunOutcome> => await sandbox.execute({ request: resolveExecRequest({ code, timeout_ms: 20_000 }), maxOutputBytes: 65536 })
-    return { probe: await run(PROBE), uncaught: await run(UNCAUGHT), next: await run('import os\nprint(os.listdir("."))') }
+    const run = async (code: string): Promise<RunOutcome> =>
+      await sandbox.execute({ request: resolveExecRequest({ code, timeout_ms: 20_000 }), maxOutputBytes: 65536 })
+    return {
+      probe: await run(PROBE),
+      uncaught: await run(UNCAUGHT),
+      next: await run('import os\nprint(os.listdir("."))')
+    }
   } finally {
     await sandbox.close()
     await driver.close()
@@ -71,14 +80,28 @@ test(`a job's file stops at ${SANDBOX_MAX_FILE_MB} MiB with the same OSError on 
     `small ${1 << 20}`,
     ''
   ].join('\n')
-  for (const [name, seen] of [['process', processSeen], ['pyodide', pyodideSeen]] as const) {
+  for (const [name, seen] of [
+    ['process', processSeen],
+    ['pyodide', pyodideSeen]
+  ] as const) {
     assert.equal(seen.probe.status, 'ok', `${name}: ${JSON.stringify(seen.probe)}`)
     assert.equal(seen.probe.stdout, expected, name)
-    assert.deepEqual([seen.uncaught.status, seen.uncaught.error?.type], ['error', 'OSError'], `${name}: ${JSON.stringify(seen.uncaught)}`)
+    assert.deepEqual(
+      [seen.uncaught.status, seen.uncaught.error?.type],
+      ['error', 'OSError'],
+      `${name}: ${JSON.stringify(seen.uncaught)}`
+    )
     assert.match(seen.uncaught.error?.message ?? '', /File too large/, name)
     assert.deepEqual([seen.next.status, seen.next.stdout], ['ok', '[]\n'], `${name}: the next job starts clean`)
   }
   // errno's numbers differ (Linux 27, WebAssembly's 22); the user sees the same status and error
-  const shape = (s: Seen): unknown => [s.probe.stdout, s.uncaught.status, s.uncaught.exit_code, s.uncaught.error?.type, s.uncaught.error?.message.replace(/\[Errno \d+\] /, ''), s.next.stdout]
+  const shape = (s: Seen): unknown => [
+    s.probe.stdout,
+    s.uncaught.status,
+    s.uncaught.exit_code,
+    s.uncaught.error?.type,
+    s.uncaught.error?.message.replace(/\[Errno \d+\] /, ''),
+    s.next.stdout
+  ]
   assert.deepEqual(shape(pyodideSeen), shape(processSeen))
 })

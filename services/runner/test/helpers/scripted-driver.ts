@@ -3,10 +3,19 @@
  * `echo <text>` → ok with stdout; `sleep <ms>` → ok after ms; `timeout`, `memory`, `killed` → that
  * status, the sandbox kept, 0.25 ms of CPU; `retire <reason>` → timeout + retire with that reason;
  * `reject` → execute rejects (a fleet fault); `hang` → no answer until the sandbox is closed
- * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are scripted with `failStarts`; a
- * sandbox found tampered with (the job does not run) with `tamperNext`.
+ * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are
+ * scripted with `failStarts`; a sandbox found tampered with (the job does not run) with `tamperNext`.
  */
-import type { Driver, IsolationReport, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../src/sandbox/contract.ts'
+import type {
+  Driver,
+  IsolationReport,
+  Job,
+  JobWatch,
+  RunOutcome,
+  Sandbox,
+  SandboxState,
+  SandboxStats
+} from '../../src/sandbox/contract.ts'
 import type { RetireReason } from '../../src/sandbox/retire-reasons.ts'
 
 /** Options of {@link ScriptedDriver}. */
@@ -37,35 +46,43 @@ export class ScriptedDriver implements Driver {
   readonly sandboxes: ScriptedSandbox[] = []
   closed = false
 
-  constructor (options: ScriptedOptions = {}) {
+  constructor(options: ScriptedOptions = {}) {
     this.failStarts = options.failStarts ?? 0
     this.startMs = options.startMs ?? 0
     this.maxPoolSize = options.maxPoolSize
     this.stopMs = options.stopMs
   }
 
-  async check (): Promise<void> {}
-  createSandbox (id: string): Sandbox {
+  async check(): Promise<void> {}
+  createSandbox(id: string): Sandbox {
     const sandbox = new ScriptedSandbox(id, this)
     this.sandboxes.push(sandbox)
     return sandbox
   }
 
-  describe (): IsolationReport {
+  describe(): IsolationReport {
     return { driver: 'unsafe', boundary: 'scripted test driver', properties: [] }
   }
 
-  async close (): Promise<void> { this.closed = true }
+  async close(): Promise<void> {
+    this.closed = true
+  }
 
   /** Sandboxes not closed. */
-  get open (): number {
+  get open(): number {
     return this.sandboxes.filter((s) => s.state !== 'closed').length
   }
 }
 
 const outcome = (status: RunOutcome['status'], stdout = ''): RunOutcome => ({
-  status, stdout, stderr: '', exit_code: status === 'ok' ? 0 : null, duration_ms: 1,
-  truncated: { stdout: false, stderr: false }, error: null, files: {}
+  status,
+  stdout,
+  stderr: '',
+  exit_code: status === 'ok' ? 0 : null,
+  duration_ms: 1,
+  truncated: { stdout: false, stderr: false },
+  error: null,
+  files: {}
 })
 
 /** One scripted sandbox. */
@@ -74,9 +91,12 @@ export class ScriptedSandbox implements Sandbox {
   jobs = 0
   readonly ran: string[] = []
   #wake: (() => void) | undefined
-  constructor (readonly id: string, readonly driver: ScriptedDriver) {}
+  constructor(
+    readonly id: string,
+    readonly driver: ScriptedDriver
+  ) {}
 
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     this.driver.starts++
     if (this.driver.startMs > 0) await new Promise((resolve) => setTimeout(resolve, this.driver.startMs))
     if (this.driver.startFailures < this.driver.failStarts) {
@@ -86,11 +106,13 @@ export class ScriptedSandbox implements Sandbox {
     this.state = 'ready'
   }
 
-  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
+  async execute(job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.state}`)
     if (this.driver.tamperNext > 0) {
       this.driver.tamperNext--
-      throw Object.assign(new Error('scripted: an earlier job changed this sandbox\'s processes'), { code: 'SF_ERR_RUNNER_SANDBOX_TAMPERED' })
+      throw Object.assign(new Error("scripted: an earlier job changed this sandbox's processes"), {
+        code: 'SF_ERR_RUNNER_SANDBOX_TAMPERED'
+      })
     }
     this.state = 'busy'
     this.jobs++
@@ -100,12 +122,20 @@ export class ScriptedSandbox implements Sandbox {
       const [cmd, arg = ''] = code.split(' ', 2)
       if (cmd === 'echo') return outcome('ok', `${code.slice(5)}\n`)
       if (cmd === 'sleep') {
-        await new Promise<void>((resolve) => { const t = setTimeout(resolve, Number(arg)); this.#wake = () => { clearTimeout(t); resolve() } })
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, Number(arg))
+          this.#wake = () => {
+            clearTimeout(t)
+            resolve()
+          }
+        })
         if ((this.state as SandboxState) === 'closed') throw new Error('sandbox closed while running')
         return outcome('ok', `slept ${arg}\n`)
       }
       if (cmd === 'hang') {
-        await new Promise<void>((resolve) => { this.#wake = resolve })
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve
+        })
         throw new Error('sandbox closed while it hung')
       }
       if (cmd === 'waits') {
@@ -117,7 +147,12 @@ export class ScriptedSandbox implements Sandbox {
       if (cmd === 'retire') return { ...outcome('timeout'), retire: true, retire_reason: arg as RetireReason }
       // as an executor whose tier warmed for `arg` ms first: prints the wait left to the job by its startBy
       if (cmd === 'warmed') return { ...outcome('ok', `${String(waitLeft(job))}\n`), waited_ms: Number(arg) }
-      if (cmd === 'still-warming') return { ...outcome('queue_timeout'), error: { type: 'TierWarming', message: 'still warming' }, waited_ms: waitLeft(job) }
+      if (cmd === 'still-warming')
+        return {
+          ...outcome('queue_timeout'),
+          error: { type: 'TierWarming', message: 'still warming' },
+          waited_ms: waitLeft(job)
+        }
       if (cmd === 'reject') throw new Error('scripted execute failure')
       return outcome('error')
     } finally {
@@ -125,20 +160,34 @@ export class ScriptedSandbox implements Sandbox {
     }
   }
 
-  stats (): SandboxStats { return { jobs: this.jobs } }
+  stats(): SandboxStats {
+    return { jobs: this.jobs }
+  }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.state = 'closed'
     this.#wake?.()
   }
 }
 
 /** What is left of a job's wait when its sandbox takes it, as an executor is told (`wait_ms`). */
-function waitLeft (job: Job): number | undefined {
+function waitLeft(job: Job): number | undefined {
   return job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
 }
 
 /** A job for `code`, defaults applied. */
-export function job (code: string): Job {
-  return { request: { language: 'python', code, stdin: '', timeout_ms: 1000, memory_mb: 256, files: {}, fetch_files: [], isolation: 'fork' }, maxOutputBytes: 65536 }
+export function job(code: string): Job {
+  return {
+    request: {
+      language: 'python',
+      code,
+      stdin: '',
+      timeout_ms: 1000,
+      memory_mb: 256,
+      files: {},
+      fetch_files: [],
+      isolation: 'fork'
+    },
+    maxOutputBytes: 65536
+  }
 }

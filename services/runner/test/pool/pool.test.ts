@@ -4,23 +4,33 @@ import { getEventListeners } from 'node:events'
 import { Pool, type PoolOptions } from '../../src/pool/pool.ts'
 import { ScriptedDriver, job } from '../helpers/scripted-driver.ts'
 
-function pool (driver: ScriptedDriver, options: Partial<PoolOptions> = {}): Pool {
+function pool(driver: ScriptedDriver, options: Partial<PoolOptions> = {}): Pool {
   return new Pool({
-    driver, language: 'python', runnerId: 'r1', size: 1, maxJobsPerSandbox: 0, maxQueuedJobs: 100,
-    queueTimeoutMs: 10_000, replaceBackoffMs: 5, replaceBackoffMaxMs: 20, ...options
+    driver,
+    language: 'python',
+    runnerId: 'r1',
+    size: 1,
+    maxJobsPerSandbox: 0,
+    maxQueuedJobs: 100,
+    queueTimeoutMs: 10_000,
+    replaceBackoffMs: 5,
+    replaceBackoffMaxMs: 20,
+    ...options
   })
 }
 
 /** Runs `body` on `p` once it started, and closes it after, whatever `body` did. */
-async function started (p: Pool, body: (p: Pool) => Promise<void>): Promise<void> {
+async function started(p: Pool, body: (p: Pool) => Promise<void>): Promise<void> {
   try {
     await p.start()
     await body(p)
-  } finally { await p.close() }
+  } finally {
+    await p.close()
+  }
 }
 
 /** {@link job} with its own `timeout_ms`. */
-function timed (code: string, timeoutMs: number): ReturnType<typeof job> {
+function timed(code: string, timeoutMs: number): ReturnType<typeof job> {
   const j = job(code)
   j.request.timeout_ms = timeoutMs
   return j
@@ -34,7 +44,10 @@ test('pool: waiting jobs run in FIFO order on one sandbox', async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver), async (p) => {
     const results = await Promise.all(['sleep 5', 'echo a', 'echo b', 'echo c'].map((c) => p.run(job(c))))
-    assert.deepEqual(results.map((r) => r.stdout), ['slept 5\n', 'a\n', 'b\n', 'c\n'])
+    assert.deepEqual(
+      results.map((r) => r.stdout),
+      ['slept 5\n', 'a\n', 'b\n', 'c\n']
+    )
     assert.deepEqual(driver.sandboxes[0].ran, ['sleep 5', 'echo a', 'echo b', 'echo c'])
     assert.equal(results[0].runner, 'r1')
     assert.equal(results[0].sandbox, driver.sandboxes[0].id)
@@ -62,7 +75,10 @@ test('pool: a sandbox may keep a job waiting only what is left of its queue time
     assert.ok(r.queue_ms >= 40, `queue_ms ${r.queue_ms} counts the 40 ms the job waited in the sandbox`)
     assert.equal(r.duration_ms, 1)
     const late = await p.run(job('still-warming'))
-    assert.deepEqual([late.status, late.error?.type, late.error?.message, late.sandbox], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'still warming', driver.sandboxes[0].id])
+    assert.deepEqual(
+      [late.status, late.error?.type, late.error?.message, late.sandbox],
+      ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'still warming', driver.sandboxes[0].id]
+    )
     assert.ok(late.queue_ms > 9000, `queue_ms ${late.queue_ms}`)
     assert.equal(driver.starts, 1, 'the sandbox is kept')
   })
@@ -72,7 +88,10 @@ test('pool: past the queue bound a job is answered overloaded', async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver, { maxQueuedJobs: 1 }), async (p) => {
     const results = await Promise.all([p.run(job('sleep 10')), p.run(job('echo queued')), p.run(job('echo refused'))])
-    assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'overloaded'])
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['ok', 'ok', 'overloaded']
+    )
     assert.equal(results[2].error?.type, 'SF_ERR_RUNNER_OVERLOADED')
   })
 })
@@ -100,7 +119,11 @@ test('pool: a timeout, memory or killed outcome without retire costs the job, no
       const r = await p.run(job(end))
       assert.deepEqual([r.status, r.cpu_ms, r.sandbox], [end, 0.25, driver.sandboxes[0].id])
       const next = await p.run(job('echo next'))
-      assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[0].id], `the sandbox that answered ${end} takes the next job`)
+      assert.deepEqual(
+        [next.status, next.sandbox],
+        ['ok', driver.sandboxes[0].id],
+        `the sandbox that answered ${end} takes the next job`
+      )
       assert.equal('cpu_ms' in next, false, 'a sandbox that measured nothing gives no cpu_ms')
     }
     assert.deepEqual([driver.starts, replaced, p.stats().replacements], [1, [], 0])
@@ -119,21 +142,34 @@ test('pool: a rejected execute answers infra_error and replaces the sandbox', as
   })
 })
 
-test('pool: a sandbox with no answer by timeout_ms + its driver\'s stopMs + graceMs gets its job answered timeout, is closed and replaced; its late answer is ignored', async () => {
+test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + graceMs gets its job answered timeout, is closed and replaced; its late answer is ignored", async () => {
   const driver = new ScriptedDriver({ stopMs: 20 })
   const replaced: string[] = []
-  await started(pool(driver, { graceMs: 30, events: { replaced: (reason) => { replaced.push(reason) } } }), async (p) => {
-    const first = driver.sandboxes[0]
-    const hung = await p.run(timed('hang', 50), { requestId: 'h' })
-    assert.deepEqual([hung.status, hung.error?.type, hung.exit_code, hung.request_id, hung.sandbox], ['timeout', 'Timeout', null, 'h', first.id])
-    assert.match(hung.error?.message ?? '', /did not answer within timeout_ms=50 plus 50 ms; it was stopped/)
-    assert.equal(first.state, 'closed', 'its close is the hard kill')
-    await until(() => replaced.length === 1 && p.stats().warm === 1)
-    const next = await p.run(job('echo next'))
-    assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[1].id])
-    // the hung sandbox's execute rejected as it closed: ignored, nothing else replaced
-    assert.deepEqual([replaced, p.stats().busy, p.stats().replacements], [['hung'], 0, 1])
-  })
+  await started(
+    pool(driver, {
+      graceMs: 30,
+      events: {
+        replaced: (reason) => {
+          replaced.push(reason)
+        }
+      }
+    }),
+    async (p) => {
+      const first = driver.sandboxes[0]
+      const hung = await p.run(timed('hang', 50), { requestId: 'h' })
+      assert.deepEqual(
+        [hung.status, hung.error?.type, hung.exit_code, hung.request_id, hung.sandbox],
+        ['timeout', 'Timeout', null, 'h', first.id]
+      )
+      assert.match(hung.error?.message ?? '', /did not answer within timeout_ms=50 plus 50 ms; it was stopped/)
+      assert.equal(first.state, 'closed', 'its close is the hard kill')
+      await until(() => replaced.length === 1 && p.stats().warm === 1)
+      const next = await p.run(job('echo next'))
+      assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[1].id])
+      // the hung sandbox's execute rejected as it closed: ignored, nothing else replaced
+      assert.deepEqual([replaced, p.stats().busy, p.stats().replacements], [['hung'], 0, 1])
+    }
+  )
 })
 
 test('pool: a job its sandbox says waits to start has until its startBy plus the same; a job that does not say so has not', async () => {
@@ -200,7 +236,10 @@ test('pool: close drains jobs in flight and queued, then closes every sandbox; t
   await p.close(5000)
   await p.close(5000)
   const results = await Promise.all(running)
-  assert.deepEqual(results.map((r) => r.status), ['ok', 'ok', 'ok'])
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['ok', 'ok', 'ok']
+  )
   assert.equal(driver.open, 0)
   const after = await p.run(job('echo late'))
   assert.equal(after.status, 'infra_error')
@@ -214,7 +253,10 @@ test('pool: close without a drain answers every job, none is lost', async () => 
   const running = [p.run(job('sleep 10000')), p.run(job('echo queued'))]
   await p.close(0)
   const results = await Promise.all(running)
-  assert.deepEqual(results.map((r) => r.status), ['infra_error', 'infra_error'])
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['infra_error', 'infra_error']
+  )
   assert.equal(driver.open, 0)
 })
 
@@ -235,20 +277,34 @@ test('pool: the jobs of one caller wait under one abort listener however many th
   const driver = new ScriptedDriver()
   const p = pool(driver)
   const warnings: string[] = []
-  const onWarning = (w: Error): void => { warnings.push(w.name) }
+  const onWarning = (w: Error): void => {
+    warnings.push(w.name)
+  }
   process.on('warning', onWarning)
   try {
     await p.start()
     const ac = new AbortController()
     const first = p.run(job('sleep 20'))
     const answered: number[] = []
-    const waiting = Array.from({ length: 30 }, (_, i) => p.run(job(`echo ${i}`), { signal: ac.signal, requestId: `r${i}` }).then((r) => { answered.push(i); return r }))
+    const waiting = Array.from({ length: 30 }, (_, i) =>
+      p.run(job(`echo ${i}`), { signal: ac.signal, requestId: `r${i}` }).then((r) => {
+        answered.push(i)
+        return r
+      })
+    )
     assert.equal(getEventListeners(ac.signal, 'abort').length, 1)
     assert.equal(p.stats().queued, 30)
     ac.abort()
     const results = await Promise.all(waiting)
-    assert.deepEqual(results.map((r) => [r.status, r.error?.type, r.request_id]), results.map((_, i) => ['queue_timeout', 'SF_ERR_RUNNER_CANCELLED', `r${i}`]))
-    assert.deepEqual(answered, answered.map((_, i) => i), 'answered in the order they came')
+    assert.deepEqual(
+      results.map((r) => [r.status, r.error?.type, r.request_id]),
+      results.map((_, i) => ['queue_timeout', 'SF_ERR_RUNNER_CANCELLED', `r${i}`])
+    )
+    assert.deepEqual(
+      answered,
+      answered.map((_, i) => i),
+      'answered in the order they came'
+    )
     assert.equal(p.stats().queued, 0)
     await first
     assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20'])
@@ -260,7 +316,7 @@ test('pool: the jobs of one caller wait under one abort listener however many th
   }
 })
 
-test('pool: a job that left the queue is no longer answered by its caller\'s abort', async () => {
+test("pool: a job that left the queue is no longer answered by its caller's abort", async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver), async (p) => {
     const ac = new AbortController()
@@ -270,21 +326,31 @@ test('pool: a job that left the queue is no longer answered by its caller\'s abo
     await first
     await until(() => driver.sandboxes[0].ran.length === 2)
     ac.abort()
-    assert.deepEqual([(await second).status, (await second).stdout], ['ok', 'slept 20\n'], 'running when the caller left: it finishes')
+    assert.deepEqual(
+      [(await second).status, (await second).stdout],
+      ['ok', 'slept 20\n'],
+      'running when the caller left: it finishes'
+    )
     assert.equal((await third).error?.type, 'SF_ERR_RUNNER_CANCELLED')
     assert.deepEqual(driver.sandboxes[0].ran, ['sleep 20', 'sleep 20'])
   })
 })
 
-test('pool: a job given less time than the pool\'s queue timeout is answered queue_timeout at its own, and the job ahead of it still runs', async () => {
+test("pool: a job given less time than the pool's queue timeout is answered queue_timeout at its own, and the job ahead of it still runs", async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver, { queueTimeoutMs: 10_000 }), async (p) => {
     let busyDone = false
-    const busy = p.run(job('sleep 1500')).then((r) => { busyDone = true; return r })
+    const busy = p.run(job('sleep 1500')).then((r) => {
+      busyDone = true
+      return r
+    })
     const patient = p.run(job('echo patient'))
     const hurried = await p.run(job('echo hurried'), { queueTimeoutMs: 100, requestId: 'h' })
     assert.equal(busyDone, false, 'answered while the sandbox was still busy, not when it freed')
-    assert.deepEqual([hurried.status, hurried.error?.type, hurried.request_id], ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'h'])
+    assert.deepEqual(
+      [hurried.status, hurried.error?.type, hurried.request_id],
+      ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'h']
+    )
     assert.match(hurried.error?.message ?? '', /queue timeout 100 ms/)
     assert.ok(hurried.queue_ms >= 99, `queue_ms ${hurried.queue_ms}`)
     assert.equal((await busy).status, 'ok')
@@ -293,7 +359,7 @@ test('pool: a job given less time than the pool\'s queue timeout is answered que
   })
 })
 
-test('pool: a caller may not make a job wait longer than the pool\'s queue timeout', async () => {
+test("pool: a caller may not make a job wait longer than the pool's queue timeout", async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver, { queueTimeoutMs: 50 }), async (p) => {
     const [, late] = await Promise.all([p.run(job('sleep 300')), p.run(job('echo late'), { queueTimeoutMs: 60_000 })])
@@ -309,7 +375,11 @@ test('pool: a job found on a tampered sandbox runs once, on another sandbox', as
     driver.tamperNext = 1
     const result = await p.run(job('echo once'))
     assert.deepEqual([result.status, result.stdout], ['ok', 'once\n'])
-    assert.deepEqual(driver.sandboxes.flatMap((s) => s.ran), ['echo once'], 'run once')
+    assert.deepEqual(
+      driver.sandboxes.flatMap((s) => s.ran),
+      ['echo once'],
+      'run once'
+    )
     const retired = driver.sandboxes.filter((s) => s.state === 'closed')
     assert.equal(retired.length, 1, 'the tampered sandbox is retired')
     assert.notEqual(result.sandbox, retired[0].id)
@@ -327,6 +397,9 @@ test('pool: the second try of a job found on a tampered sandbox waits no longer 
     const result = await p.run(job('echo never'), { queueTimeoutMs: 200 })
     assert.equal(result.status, 'queue_timeout')
     assert.ok(performance.now() - t0 < 4000, 'answered at its queue timeout, not when a sandbox came back')
-    assert.deepEqual(driver.sandboxes.flatMap((s) => s.ran), [])
+    assert.deepEqual(
+      driver.sandboxes.flatMap((s) => s.ran),
+      []
+    )
   })
 })

@@ -6,11 +6,21 @@ import { JobQueue } from '../../src/pool/queue.ts'
  * Pushes each item with its deadline (ms from now) on a queue of its own, waits for its expiry
  * timer to answer them all, with no shift, and says in what order it did and what was left.
  */
-async function expireAll (deadlines: Array<[string, number]>): Promise<{ expired: string[], length: number, nextExpiryAt: number }> {
+async function expireAll(
+  deadlines: Array<[string, number]>
+): Promise<{ expired: string[]; length: number; nextExpiryAt: number }> {
   const expired: string[] = []
   let done!: () => void
-  const all = new Promise<void>((resolve) => { done = resolve })
-  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push(s); if (expired.length === deadlines.length) done() } })
+  const all = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const q = new JobQueue<string>({
+    limit: 10,
+    onExpire: (s) => {
+      expired.push(s)
+      if (expired.length === deadlines.length) done()
+    }
+  })
   const t0 = performance.now()
   for (const [item, ms] of deadlines) q.push(item, t0 + ms)
   await all
@@ -27,7 +37,10 @@ test('queue: jobs leave in FIFO order, across growth of the ring', () => {
   for (let i = 300; i < 500; i++) q.push(i, 100)
   let v: number | undefined
   while ((v = q.shift()) !== undefined) out.push(v)
-  assert.deepEqual(out, Array.from({ length: 500 }, (_, i) => i))
+  assert.deepEqual(
+    out,
+    Array.from({ length: 500 }, (_, i) => i)
+  )
   assert.equal(q.length, 0)
   q.close()
 })
@@ -56,7 +69,14 @@ test('queue: a job past its deadline is expired, never returned', () => {
 })
 
 test('queue: the one expiry timer answers waiting jobs without a shift', async () => {
-  assert.deepEqual(await expireAll([['a', 5], ['b', 15]]), { expired: ['a', 'b'], length: 0, nextExpiryAt: Infinity }, 'no timer left armed on an empty queue')
+  assert.deepEqual(
+    await expireAll([
+      ['a', 5],
+      ['b', 15]
+    ]),
+    { expired: ['a', 'b'], length: 0, nextExpiryAt: Infinity },
+    'no timer left armed on an empty queue'
+  )
 })
 
 test('queue: cancel removes a job in place; drain hands out the rest in order', () => {
@@ -78,13 +98,24 @@ test('queue: a job with an earlier deadline than the jobs ahead of it is answere
   const expired: Array<[string, number]> = []
   const t0 = performance.now()
   let done!: () => void
-  const first = new Promise<void>((resolve) => { done = resolve })
-  const q = new JobQueue<string>({ limit: 10, onExpire: (s) => { expired.push([s, performance.now() - t0]); done() } })
+  const first = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const q = new JobQueue<string>({
+    limit: 10,
+    onExpire: (s) => {
+      expired.push([s, performance.now() - t0])
+      done()
+    }
+  })
   q.push('patient', t0 + 60_000)
   q.push('retried', t0 + 20)
   assert.ok(q.nextExpiryAt <= t0 + 20, 'the timer follows the earliest deadline')
   await first
-  assert.deepEqual(expired.map(([s]) => s), ['retried'])
+  assert.deepEqual(
+    expired.map(([s]) => s),
+    ['retried']
+  )
   assert.ok(expired[0][1] < 5_000, `answered after ${expired[0][1]} ms, not when the head's deadline passes`)
   assert.equal(q.length, 1)
   assert.equal(q.shift(), 'patient', 'the job ahead still leaves first')
@@ -97,7 +128,7 @@ test('queue: with deadlines in any order, what has time left runs in FIFO order 
   const expired: number[] = []
   const q = new JobQueue<number>({ limit: 1000, onExpire: (n) => expired.push(n), now: () => now })
   // deadline of job i: a scramble of 0..299 (not FIFO), every job's its own
-  const deadlineOf = (i: number): number => (i * 7919) % 300 + 1
+  const deadlineOf = (i: number): number => ((i * 7919) % 300) + 1
   const tickets: number[] = []
   for (let i = 0; i < 300; i++) tickets.push(q.push(i, deadlineOf(i)) as number)
   for (let i = 0; i < 300; i += 3) assert.equal(q.cancel(tickets[i]), true)
@@ -108,14 +139,27 @@ test('queue: with deadlines in any order, what has time left runs in FIFO order 
   let v: number | undefined
   while ((v = q.shift()) !== undefined) out.push(v)
   const left = Array.from({ length: 300 }, (_, i) => i).filter((i) => i % 3 !== 0 && i > 2)
-  assert.deepEqual(out, left.filter((i) => deadlineOf(i) >= 150.5), 'what had time left runs, in FIFO order')
-  assert.deepEqual([...expired].sort((a, b) => a - b), left.filter((i) => deadlineOf(i) < 150.5), 'every other job expired, none lost')
+  assert.deepEqual(
+    out,
+    left.filter((i) => deadlineOf(i) >= 150.5),
+    'what had time left runs, in FIFO order'
+  )
+  assert.deepEqual(
+    [...expired].sort((a, b) => a - b),
+    left.filter((i) => deadlineOf(i) < 150.5),
+    'every other job expired, none lost'
+  )
   assert.equal(q.length, 0)
   q.close()
 })
 
 test('queue: the timer expires jobs in the order of their deadlines, whatever their order in the queue', async () => {
-  const after = await expireAll([['c', 30], ['a', 10], ['d', 40], ['b', 20]])
+  const after = await expireAll([
+    ['c', 30],
+    ['a', 10],
+    ['d', 40],
+    ['b', 20]
+  ])
   assert.deepEqual(after.expired, ['a', 'b', 'c', 'd'])
   assert.equal(after.nextExpiryAt, Infinity)
 })

@@ -3,12 +3,17 @@ import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
 import { SignalGroups } from '../../src/pool/signal-groups.ts'
 
-interface Item { name: string, group: Set<Item> | undefined }
+interface Item {
+  name: string
+  group: Set<Item> | undefined
+}
 const item = (name: string): Item => ({ name, group: undefined })
 
 test('a signal gets one listener however many items wait under it; its abort hands over those still there, in order, once', () => {
   const aborted: string[][] = []
-  const groups = new SignalGroups<Item>((items) => { aborted.push([...items].map((i) => i.name)) })
+  const groups = new SignalGroups<Item>((items) => {
+    aborted.push([...items].map((i) => i.name))
+  })
   const a = new AbortController()
   const b = new AbortController()
   const items = ['x', 'y', 'z', 'w'].map(item)
@@ -19,8 +24,11 @@ test('a signal gets one listener however many items wait under it; its abort han
   groups.delete(items[1])
   a.abort()
   assert.deepEqual(aborted, [['x', 'z']])
-  assert.ok(items.slice(0, 3).every((i) => i.group === undefined), 'no item is left pointing at a group')
-  assert.equal(items[3].group?.size, 1, 'another signal\'s items are not touched')
+  assert.ok(
+    items.slice(0, 3).every((i) => i.group === undefined),
+    'no item is left pointing at a group'
+  )
+  assert.equal(items[3].group?.size, 1, "another signal's items are not touched")
   b.abort()
   assert.deepEqual(aborted, [['x', 'z'], ['w']])
 })

@@ -18,17 +18,80 @@ import type { FunctionName, MathNode } from './tree.ts'
 /** Thrown inside the parser for input it does not read; {@link parseMath} turns it into `undefined`. */
 class ParseError extends Error {}
 
-const GREEK = new Set(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'varepsilon', 'zeta', 'eta', 'theta', 'vartheta', 'iota', 'kappa', 'lambda', 'mu', 'nu', 'xi', 'rho', 'varrho', 'sigma', 'tau', 'upsilon', 'phi', 'varphi', 'chi', 'psi', 'omega', 'Gamma', 'Delta', 'Theta', 'Lambda', 'Xi', 'Pi', 'Sigma', 'Upsilon', 'Phi', 'Psi', 'Omega', 'ell'])
+const GREEK = new Set([
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'epsilon',
+  'varepsilon',
+  'zeta',
+  'eta',
+  'theta',
+  'vartheta',
+  'iota',
+  'kappa',
+  'lambda',
+  'mu',
+  'nu',
+  'xi',
+  'rho',
+  'varrho',
+  'sigma',
+  'tau',
+  'upsilon',
+  'phi',
+  'varphi',
+  'chi',
+  'psi',
+  'omega',
+  'Gamma',
+  'Delta',
+  'Theta',
+  'Lambda',
+  'Xi',
+  'Pi',
+  'Sigma',
+  'Upsilon',
+  'Phi',
+  'Psi',
+  'Omega',
+  'ell'
+])
 
 /** Commands (and plain words) that name a function of one argument, or `\log`. */
 const FUNCTIONS: Readonly<Record<string, FunctionName>> = {
-  sin: 'sin', cos: 'cos', tan: 'tan', sec: 'sec', csc: 'csc', cot: 'cot',
-  arcsin: 'asin', arccos: 'acos', arctan: 'atan', arcsec: 'asec', arccsc: 'acsc', arccot: 'acot',
-  sinh: 'sinh', cosh: 'cosh', tanh: 'tanh', exp: 'exp', ln: 'ln', log: 'log', lg: 'log', abs: 'abs'
+  sin: 'sin',
+  cos: 'cos',
+  tan: 'tan',
+  sec: 'sec',
+  csc: 'csc',
+  cot: 'cot',
+  arcsin: 'asin',
+  arccos: 'acos',
+  arctan: 'atan',
+  arcsec: 'asec',
+  arccsc: 'acsc',
+  arccot: 'acot',
+  sinh: 'sinh',
+  cosh: 'cosh',
+  tanh: 'tanh',
+  exp: 'exp',
+  ln: 'ln',
+  log: 'log',
+  lg: 'log',
+  abs: 'abs'
 }
 
 /** `\sin^{-1}` is `\arcsin`. */
-const INVERSES: Partial<Record<FunctionName, FunctionName>> = { sin: 'asin', cos: 'acos', tan: 'atan', sec: 'asec', csc: 'acsc', cot: 'acot' }
+const INVERSES: Partial<Record<FunctionName, FunctionName>> = {
+  sin: 'asin',
+  cos: 'acos',
+  tan: 'atan',
+  sec: 'asec',
+  csc: 'acsc',
+  cot: 'acot'
+}
 
 const FRACTIONS = new Set(['frac', 'dfrac', 'tfrac', 'cfrac'])
 const BINOMIALS = new Set(['binom', 'dbinom', 'tbinom'])
@@ -36,10 +99,27 @@ const MATRICES = new Set(['matrix', 'pmatrix', 'bmatrix', 'Bmatrix', 'smallmatri
 const STYLES = new Set(['mathrm', 'mathit', 'operatorname'])
 
 /** Commands that begin a factor: `2\pi`, `3\sqrt{2}`, `x\sin x` multiply. */
-const FACTOR_COMMANDS = new Set(['pi', 'infty', 'imath', 'sqrt', 'sum', 'prod', 'lfloor', 'lceil', 'lvert', 'mathbb', 'begin', ...GREEK, ...Object.keys(FUNCTIONS), ...FRACTIONS, ...BINOMIALS, ...STYLES])
+const FACTOR_COMMANDS = new Set([
+  'pi',
+  'infty',
+  'imath',
+  'sqrt',
+  'sum',
+  'prod',
+  'lfloor',
+  'lceil',
+  'lvert',
+  'mathbb',
+  'begin',
+  ...GREEK,
+  ...Object.keys(FUNCTIONS),
+  ...FRACTIONS,
+  ...BINOMIALS,
+  ...STYLES
+])
 
 /** The tree of `source`, or undefined when it is not an expression this parser reads. */
-export function parseMath (source: string): MathNode | undefined {
+export function parseMath(source: string): MathNode | undefined {
   try {
     return new Parser(tokenize(source)).all()
   } catch (err) {
@@ -49,7 +129,12 @@ export function parseMath (source: string): MathNode | undefined {
 }
 
 const num = (re: number, im = 0): MathNode => ({ kind: 'number', value: complex(re, im) })
-const binary = (op: '+' | '-' | '*' | '/' | '^', left: MathNode, right: MathNode): MathNode => ({ kind: 'binary', op, left, right })
+const binary = (op: '+' | '-' | '*' | '/' | '^', left: MathNode, right: MathNode): MathNode => ({
+  kind: 'binary',
+  op,
+  left,
+  right
+})
 const isInteger = (n: MathNode): boolean => n.kind === 'number' && n.literal !== undefined
 
 class Parser {
@@ -59,48 +144,62 @@ class Parser {
   /** Indices of the enclosing `\sum`s and `\prod`s: variables even when named `e` or `i`. */
   private readonly bound = new Set<string>()
 
-  constructor (private readonly tokens: Token[]) {}
+  constructor(private readonly tokens: Token[]) {}
 
-  all (): MathNode {
+  all(): MathNode {
     if (this.tokens.length === 0) throw new ParseError('empty')
     const node = this.list()
     if (this.at < this.tokens.length) throw new ParseError('unexpected token')
     return node
   }
 
-  private peek (): Token | undefined { return this.tokens[this.at] }
-  private isSymbol (text: string): boolean { const t = this.peek(); return t?.kind === 'symbol' && t.text === text }
-  private isCommand (text: string): boolean { const t = this.peek(); return t?.kind === 'command' && t.text === text }
-  private take (): Token {
+  private peek(): Token | undefined {
+    return this.tokens[this.at]
+  }
+  private isSymbol(text: string): boolean {
+    const t = this.peek()
+    return t?.kind === 'symbol' && t.text === text
+  }
+  private isCommand(text: string): boolean {
+    const t = this.peek()
+    return t?.kind === 'command' && t.text === text
+  }
+  private take(): Token {
     const t = this.tokens[this.at++]
     if (t === undefined) throw new ParseError('unexpected end')
     return t
   }
 
-  private expectSymbol (text: string): void {
+  private expectSymbol(text: string): void {
     if (!this.isSymbol(text)) throw new ParseError(`expected ${text}`)
     this.at++
   }
 
-  private expectCommand (text: string): void {
+  private expectCommand(text: string): void {
     if (!this.isCommand(text)) throw new ParseError(`expected \\${text}`)
     this.at++
   }
 
   /** `a, b, c`: several answers, or one. */
-  private list (): MathNode {
+  private list(): MathNode {
     const items = [this.union()]
-    while (this.isSymbol(',')) { this.at++; items.push(this.union()) }
+    while (this.isSymbol(',')) {
+      this.at++
+      items.push(this.union())
+    }
     return items.length === 1 ? items[0] : { kind: 'list', items }
   }
 
-  private union (): MathNode {
+  private union(): MathNode {
     const items = [this.sum()]
-    while (this.isCommand('cup')) { this.at++; items.push(this.sum()) }
+    while (this.isCommand('cup')) {
+      this.at++
+      items.push(this.sum())
+    }
     return items.length === 1 ? items[0] : { kind: 'union', items }
   }
 
-  private sum (): MathNode {
+  private sum(): MathNode {
     let left = this.term()
     while (this.isSymbol('+') || this.isSymbol('-')) {
       const op = this.take().text as '+' | '-'
@@ -110,11 +209,14 @@ class Parser {
   }
 
   /** Explicit products and quotients of implicit products, left to right. */
-  private term (): MathNode {
+  private term(): MathNode {
     let left = this.product()
     for (;;) {
       const t = this.peek()
-      if ((t?.kind === 'symbol' && t.text === '*') || (t?.kind === 'command' && (t.text === 'cdot' || t.text === 'times' || t.text === 'ast'))) {
+      if (
+        (t?.kind === 'symbol' && t.text === '*') ||
+        (t?.kind === 'command' && (t.text === 'cdot' || t.text === 'times' || t.text === 'ast'))
+      ) {
         this.at++
         left = binary('*', left, this.product())
       } else if ((t?.kind === 'symbol' && t.text === '/') || (t?.kind === 'command' && t.text === 'div')) {
@@ -125,30 +227,40 @@ class Parser {
   }
 
   /** Factors side by side (`2x`, `x(x+1)`): they bind tighter than `/`, so `1/2x` is 1/(2x). */
-  private product (): MathNode {
+  private product(): MathNode {
     let left = this.signed()
-    for (let t = this.peek(); t !== undefined && this.startsFactor(t); t = this.peek()) left = binary('*', left, this.power())
+    for (let t = this.peek(); t !== undefined && this.startsFactor(t); t = this.peek())
+      left = binary('*', left, this.power())
     return left
   }
 
-  private signed (): MathNode {
-    if (this.isSymbol('-')) { this.at++; return { kind: 'neg', arg: this.signed() } }
-    if (this.isSymbol('+')) { this.at++; return this.signed() }
+  private signed(): MathNode {
+    if (this.isSymbol('-')) {
+      this.at++
+      return { kind: 'neg', arg: this.signed() }
+    }
+    if (this.isSymbol('+')) {
+      this.at++
+      return this.signed()
+    }
     return this.power()
   }
 
   /** `a^b^c` is `a^(b^c)`. */
-  private power (): MathNode {
+  private power(): MathNode {
     const base = this.postfix()
     const exponents: MathNode[] = []
-    while (this.isSymbol('^')) { this.at++; exponents.push(this.superscript()) }
+    while (this.isSymbol('^')) {
+      this.at++
+      exponents.push(this.superscript())
+    }
     let exponent = exponents.pop()
     if (exponent === undefined) return base
     while (exponents.length > 0) exponent = binary('^', exponents.pop() as MathNode, exponent)
     return binary('^', base, exponent)
   }
 
-  private postfix (): MathNode {
+  private postfix(): MathNode {
     const node = this.primary()
     if (!this.isSymbol('!')) return node
     this.at++
@@ -157,28 +269,35 @@ class Parser {
   }
 
   /** True when `t` begins a factor that multiplies the one before it. */
-  private startsFactor (t: Token): boolean {
+  private startsFactor(t: Token): boolean {
     if (t.kind === 'number' || t.kind === 'letter') return true
-    if (t.kind === 'command') return FACTOR_COMMANDS.has(t.text) || ((t.text === 'vert' || t.text === '|') && this.bars === 0)
+    if (t.kind === 'command')
+      return FACTOR_COMMANDS.has(t.text) || ((t.text === 'vert' || t.text === '|') && this.bars === 0)
     return t.text === '(' || t.text === '[' || t.text === '{' || (t.text === '|' && this.bars === 0)
   }
 
-  private primary (): MathNode {
+  private primary(): MathNode {
     const t = this.take()
     switch (t.kind) {
-      case 'number': return this.number(t.text, t.value)
-      case 'letter': return this.letter(t.text)
-      case 'command': return this.command(t.text)
+      case 'number':
+        return this.number(t.text, t.value)
+      case 'letter':
+        return this.letter(t.text)
+      case 'command':
+        return this.command(t.text)
       case 'symbol':
         if (t.text === '(' || t.text === '[') return this.bracketed(t.text)
-        if (t.text === '{') { this.at--; return this.group() }
+        if (t.text === '{') {
+          this.at--
+          return this.group()
+        }
         if (t.text === '|') return this.absolute('|')
         throw new ParseError(`unexpected ${t.text}`)
     }
   }
 
   /** A number; an integer before a fraction of integers is a mixed number (`3\frac{1}{2}` is 7/2). */
-  private number (text: string, value: number): MathNode {
+  private number(text: string, value: number): MathNode {
     const node: MathNode = { kind: 'number', value: complex(value), ...(/^\d+$/.test(text) ? { literal: text } : {}) }
     const next = this.peek()
     if (node.literal === undefined || next?.kind !== 'command' || !FRACTIONS.has(next.text)) return node
@@ -187,7 +306,7 @@ class Parser {
     return binary(mixed ? '+' : '*', node, fraction)
   }
 
-  private letter (text: string): MathNode {
+  private letter(text: string): MathNode {
     if (this.bound.has(text)) return { kind: 'variable', name: text }
     if (text === 'e' && !this.isSymbol('_')) return num(Math.E)
     if (text === 'i' && !this.isSymbol('_')) return { kind: 'number', value: I }
@@ -195,14 +314,14 @@ class Parser {
   }
 
   /** `_1`, `_{n}` after a variable, as text of its name (`x_1`); empty when there is none. */
-  private subscript (): string {
+  private subscript(): string {
     if (!this.isSymbol('_')) return ''
     this.at++
     return '_' + (this.isSymbol('{') ? this.rawGroup() : this.take().text)
   }
 
   /** The text of the tokens of a `{…}` group without nested groups (`{pmatrix}`, `{R}`). */
-  private rawGroup (): string {
+  private rawGroup(): string {
     this.expectSymbol('{')
     let text = ''
     while (!this.isSymbol('}')) {
@@ -215,15 +334,18 @@ class Parser {
   }
 
   /** `{…}`: a group. */
-  private group (): MathNode {
+  private group(): MathNode {
     this.expectSymbol('{')
     const node = this.union()
     this.expectSymbol('}')
     return node
   }
 
-  /** A command's argument: a group, a parenthesised group (plain `sqrt(2)`), or one token (`\frac12`: the digit 1, then 2). */
-  private argument (): MathNode {
+  /**
+   * A command's argument: a group, a parenthesised group (plain `sqrt(2)`), or one token (`\frac12`: the digit 1, then
+   * 2).
+   */
+  private argument(): MathNode {
     if (this.isSymbol('{')) return this.group()
     if (this.isSymbol('(')) return this.primary()
     const t = this.peek()
@@ -241,22 +363,37 @@ class Parser {
   }
 
   /** An exponent: a group, a signed exponent (plain `10^-3`), a whole number, or one token. */
-  private superscript (): MathNode {
+  private superscript(): MathNode {
     if (this.isSymbol('{')) return this.group()
-    if (this.isSymbol('-')) { this.at++; return { kind: 'neg', arg: this.superscript() } }
-    if (this.isSymbol('+')) { this.at++; return this.superscript() }
+    if (this.isSymbol('-')) {
+      this.at++
+      return { kind: 'neg', arg: this.superscript() }
+    }
+    if (this.isSymbol('+')) {
+      this.at++
+      return this.superscript()
+    }
     const t = this.peek()
-    if (t?.kind === 'number') { this.at++; return num(t.value) }
+    if (t?.kind === 'number') {
+      this.at++
+      return num(t.value)
+    }
     return this.argument()
   }
 
-  private command (name: string): MathNode {
+  private command(name: string): MathNode {
     if (name === 'pi') return num(Math.PI)
     if (name === 'infty') return num(Number.POSITIVE_INFINITY)
     if (name === 'imath') return { kind: 'number', value: I }
     if (GREEK.has(name)) return { kind: 'variable', name: name + this.subscript() }
-    if (FRACTIONS.has(name)) { const top = this.argument(); return binary('/', top, this.argument()) }
-    if (BINOMIALS.has(name)) { const n = this.argument(); return { kind: 'call', fn: 'binom', args: [n, this.argument()] } }
+    if (FRACTIONS.has(name)) {
+      const top = this.argument()
+      return binary('/', top, this.argument())
+    }
+    if (BINOMIALS.has(name)) {
+      const n = this.argument()
+      return { kind: 'call', fn: 'binom', args: [n, this.argument()] }
+    }
     if (name === 'sqrt') return this.root()
     const fn = FUNCTIONS[name]
     if (fn !== undefined) return this.call(fn)
@@ -271,7 +408,12 @@ class Parser {
     if (name === 'emptyset' || name === 'varnothing') return { kind: 'empty' }
     if (name === 'mathbb') {
       if (this.rawGroup() !== 'R') throw new ParseError('a set other than the reals')
-      return { kind: 'tuple', open: '(', close: ')', items: [num(Number.NEGATIVE_INFINITY), num(Number.POSITIVE_INFINITY)] }
+      return {
+        kind: 'tuple',
+        open: '(',
+        close: ')',
+        items: [num(Number.NEGATIVE_INFINITY), num(Number.POSITIVE_INFINITY)]
+      }
     }
     if (STYLES.has(name)) {
       const word = this.rawGroup()
@@ -286,7 +428,7 @@ class Parser {
   }
 
   /** `\sqrt{x}` and `\sqrt[n]{x}`. */
-  private root (): MathNode {
+  private root(): MathNode {
     if (!this.isSymbol('[')) return { kind: 'call', fn: 'sqrt', args: [this.argument()] }
     this.at++
     const index = this.sum()
@@ -295,16 +437,25 @@ class Parser {
   }
 
   /** A function after its name: `\log_b`, a power (`\sin^2 x`; `^{-1}` is the inverse), then its argument. */
-  private call (named: FunctionName): MathNode {
+  private call(named: FunctionName): MathNode {
     let fn = named
     let base: MathNode | undefined
     let exponent: MathNode | undefined
-    if (fn === 'log' && this.isSymbol('_')) { this.at++; base = this.argument() }
+    if (fn === 'log' && this.isSymbol('_')) {
+      this.at++
+      base = this.argument()
+    }
     if (this.isSymbol('^')) {
       this.at++
       exponent = this.superscript()
       const inverse = INVERSES[fn]
-      if (inverse !== undefined && exponent.kind === 'neg' && exponent.arg.kind === 'number' && exponent.arg.value.re === 1 && exponent.arg.value.im === 0) {
+      if (
+        inverse !== undefined &&
+        exponent.kind === 'neg' &&
+        exponent.arg.kind === 'number' &&
+        exponent.arg.value.re === 1 &&
+        exponent.arg.value.im === 0
+      ) {
         fn = inverse
         exponent = undefined
       }
@@ -315,17 +466,26 @@ class Parser {
   }
 
   /** The argument of a function written without parentheses: its factors up to an operator or the next function. */
-  private functionArgument (): MathNode {
-    if (this.isSymbol('-')) { this.at++; return { kind: 'neg', arg: this.functionArgument() } }
+  private functionArgument(): MathNode {
+    if (this.isSymbol('-')) {
+      this.at++
+      return { kind: 'neg', arg: this.functionArgument() }
+    }
     let node = this.power()
-    for (let t = this.peek(); t !== undefined && this.startsFactor(t) && !(t.kind === 'command' && (FUNCTIONS[t.text] !== undefined || t.text === 'sum' || t.text === 'prod')); t = this.peek()) {
+    for (
+      let t = this.peek();
+      t !== undefined &&
+      this.startsFactor(t) &&
+      !(t.kind === 'command' && (FUNCTIONS[t.text] !== undefined || t.text === 'sum' || t.text === 'prod'));
+      t = this.peek()
+    ) {
       node = binary('*', node, this.power())
     }
     return node
   }
 
   /** `\sum_{n=1}^{N} body` (or `\prod`): the body is the product that follows. */
-  private bigOperator (kind: 'sum' | 'product'): MathNode {
+  private bigOperator(kind: 'sum' | 'product'): MathNode {
     this.expectSymbol('_')
     this.expectSymbol('{')
     const t = this.take()
@@ -344,9 +504,12 @@ class Parser {
   }
 
   /** `(a, b)`, `[a, b)`: a tuple or an interval; with one item and matching brackets, a group. */
-  private bracketed (open: '(' | '['): MathNode {
+  private bracketed(open: '(' | '['): MathNode {
     const items = [this.union()]
-    while (this.isSymbol(',')) { this.at++; items.push(this.union()) }
+    while (this.isSymbol(',')) {
+      this.at++
+      items.push(this.union())
+    }
     const close = this.take()
     if (close.kind !== 'symbol' || (close.text !== ')' && close.text !== ']')) throw new ParseError('unclosed bracket')
     if (items.length > 1) return { kind: 'tuple', open, close: close.text, items }
@@ -355,7 +518,7 @@ class Parser {
   }
 
   /** `|x|` (also `\lvert x \rvert`, `\vert x \vert`): the absolute value. */
-  private absolute (close: string): MathNode {
+  private absolute(close: string): MathNode {
     this.bars++
     const inner = this.sum()
     this.bars--
@@ -365,18 +528,21 @@ class Parser {
   }
 
   /** `\{a, b\}` after its `\{`. */
-  private set (): MathNode {
+  private set(): MathNode {
     const items: MathNode[] = []
     if (!this.isCommand('}')) {
       items.push(this.union())
-      while (this.isSymbol(',')) { this.at++; items.push(this.union()) }
+      while (this.isSymbol(',')) {
+        this.at++
+        items.push(this.union())
+      }
     }
     this.expectCommand('}')
     return items.length === 0 ? { kind: 'empty' } : { kind: 'set', items }
   }
 
   /** `\begin{pmatrix} a & b \\ c & d \end{pmatrix}` after its `\begin` (also `bmatrix`, `matrix`, `array`, …). */
-  private matrix (): MathNode {
+  private matrix(): MathNode {
     const env = this.rawGroup()
     if (!MATRICES.has(env)) throw new ParseError(`environment ${env}`)
     if (env === 'array') this.rawGroup() // the column specification
@@ -388,7 +554,10 @@ class Parser {
         break
       }
       rows[rows.length - 1].push(this.union())
-      if (this.isSymbol('&')) { this.at++; continue }
+      if (this.isSymbol('&')) {
+        this.at++
+        continue
+      }
       if (this.isCommand('\\')) {
         this.at++
         if (!this.isCommand('end')) rows.push([])

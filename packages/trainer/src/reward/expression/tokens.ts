@@ -8,37 +8,88 @@
 /** One token of an answer. */
 export type Token =
   /** A number as written (`text`, digits and point) and its value. */
-  | { kind: 'number', text: string, value: number }
+  | { kind: 'number'; text: string; value: number }
   /** One ASCII letter: a variable, or the constants `e` and `i`. */
-  | { kind: 'letter', text: string }
+  | { kind: 'letter'; text: string }
   /** A command without its backslash: `frac`, `pi`; `{`, `}`, `|` for `\{`, `\}`, `\|`; `\\` for a row break. */
-  | { kind: 'command', text: string }
+  | { kind: 'command'; text: string }
   /** Any other character: `+`, `(`, `^`, `&`, …; `**` is `^`. */
-  | { kind: 'symbol', text: string }
+  | { kind: 'symbol'; text: string }
 
-const UNICODE: Readonly<Record<string, string>> = { '−': '-', '–': '-', '×': '\\times ', '·': '\\cdot ', '÷': '\\div ', 'π': '\\pi ', '∞': '\\infty ', '√': '\\sqrt ' }
+const UNICODE: Readonly<Record<string, string>> = {
+  '−': '-',
+  '–': '-',
+  '×': '\\times ',
+  '·': '\\cdot ',
+  '÷': '\\div ',
+  π: '\\pi ',
+  '∞': '\\infty ',
+  '√': '\\sqrt '
+}
 
 /** Words of plain-text math that stand for a command (`sqrt(2)`, `2pi`, `sin(x)`). */
-const PLAIN_WORDS = new Set(['sqrt', 'sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh', 'ln', 'log', 'exp', 'abs', 'pi'])
+const PLAIN_WORDS = new Set([
+  'sqrt',
+  'sin',
+  'cos',
+  'tan',
+  'sec',
+  'csc',
+  'cot',
+  'arcsin',
+  'arccos',
+  'arctan',
+  'sinh',
+  'cosh',
+  'tanh',
+  'ln',
+  'log',
+  'exp',
+  'abs',
+  'pi'
+])
 
 /** Commands that change spacing or size only. */
-const IGNORED = new Set(['left', 'right', 'big', 'Big', 'bigg', 'Bigg', 'bigl', 'bigr', 'Bigl', 'Bigr', 'biggl', 'biggr', 'displaystyle', 'textstyle', 'quad', 'qquad'])
+const IGNORED = new Set([
+  'left',
+  'right',
+  'big',
+  'Big',
+  'bigg',
+  'Bigg',
+  'bigl',
+  'bigr',
+  'Bigl',
+  'Bigr',
+  'biggl',
+  'biggr',
+  'displaystyle',
+  'textstyle',
+  'quad',
+  'qquad'
+])
 
 /** The value of a repeating decimal: `whole` (`0.1`) followed by `repeat` (`6`) forever. */
-function repeatingValue (whole: string, repeat: string): number {
+function repeatingValue(whole: string, repeat: string): number {
   const [int, frac = ''] = whole.split('.')
-  return Number(int === '' ? '0' : int) + (Number(frac === '' ? '0' : frac) + Number(repeat) / (10 ** repeat.length - 1)) / 10 ** frac.length
+  return (
+    Number(int === '' ? '0' : int) +
+    (Number(frac === '' ? '0' : frac) + Number(repeat) / (10 ** repeat.length - 1)) / 10 ** frac.length
+  )
 }
 
 /** The tokens of `source`. */
-export function tokenize (source: string): Token[] {
+export function tokenize(source: string): Token[] {
   const s = source.replace(/[−–×·÷π∞√]/g, (c) => UNICODE[c] ?? c)
   const tokens: Token[] = []
   let i = 0
   while (i < s.length) {
     const rest = s.slice(i)
     const c = s[i]
-    if (/\s/.test(c)) { i++; continue }
+    if (/\s/.test(c)) {
+      i++
+      continue
+    }
     const num = /^(?:\d+(?:\.\d*)?|\.\d+)/.exec(rest)
     if (num !== null) {
       let text = num[0]

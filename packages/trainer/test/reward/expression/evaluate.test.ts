@@ -5,13 +5,13 @@ import type { Complex } from '../../../src/reward/expression/complex.ts'
 import { evaluate, isNumber, type MathValue } from '../../../src/reward/expression/evaluate.ts'
 import { parseMath } from '../../../src/reward/expression/parse.ts'
 
-function value (s: string, scope: Record<string, number> = {}): MathValue {
+function value(s: string, scope: Record<string, number> = {}): MathValue {
   const node = parseMath(s)
   assert.ok(node !== undefined, `${s} parses`)
   return evaluate(node, new Map(Object.entries(scope)), new StepBudget(1_000_000, 60_000))
 }
 
-function number (s: string, scope: Record<string, number> = {}): Complex {
+function number(s: string, scope: Record<string, number> = {}): Complex {
   const v = value(s, scope)
   assert.ok(isNumber(v), `${s} is a number`)
   return v
@@ -41,7 +41,7 @@ test('factorials, binomials, sums and products', () => {
   assert.ok(Math.abs(real('(1/2)!') - Math.sqrt(Math.PI) / 2) < 1e-13, 'Γ between the integers')
   assert.equal(real('\\binom{5}{2}'), 10)
   assert.equal(real('\\binom{52}{5}'), 2598960)
-  assert.ok(Math.abs(real('\\binom{x}{2}', { x: 2.5 }) - 2.5 * 1.5 / 2) < 1e-12)
+  assert.ok(Math.abs(real('\\binom{x}{2}', { x: 2.5 }) - (2.5 * 1.5) / 2) < 1e-12)
   assert.equal(real('\\sum_{n=1}^{4} n^2'), 30)
   assert.equal(real('\\prod_{k=1}^{5} k'), 120)
   assert.equal(real('\\sum_{n=3}^{2} n'), 0, 'an empty sum')
@@ -66,7 +66,26 @@ test('undefined and too-large values are NaN, infinities are kept', () => {
 })
 
 test('structures evaluate item by item', () => {
-  assert.deepEqual(value('(\\frac12, 1]'), { kind: 'tuple', open: '(', close: ']', items: [{ re: 0.5, im: 0 }, { re: 1, im: 0 }] })
-  assert.deepEqual(value('\\begin{bmatrix} x & 2x \\end{bmatrix}', { x: 2 }), { kind: 'matrix', rows: [[{ re: 2, im: 0 }, { re: 4, im: 0 }]] })
-  assert.deepEqual(value('\\{1\\} \\cup \\emptyset'), { kind: 'union', items: [{ kind: 'set', items: [{ re: 1, im: 0 }] }, { kind: 'empty' }] })
+  assert.deepEqual(value('(\\frac12, 1]'), {
+    kind: 'tuple',
+    open: '(',
+    close: ']',
+    items: [
+      { re: 0.5, im: 0 },
+      { re: 1, im: 0 }
+    ]
+  })
+  assert.deepEqual(value('\\begin{bmatrix} x & 2x \\end{bmatrix}', { x: 2 }), {
+    kind: 'matrix',
+    rows: [
+      [
+        { re: 2, im: 0 },
+        { re: 4, im: 0 }
+      ]
+    ]
+  })
+  assert.deepEqual(value('\\{1\\} \\cup \\emptyset'), {
+    kind: 'union',
+    items: [{ kind: 'set', items: [{ re: 1, im: 0 }] }, { kind: 'empty' }]
+  })
 })

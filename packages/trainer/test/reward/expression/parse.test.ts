@@ -4,19 +4,32 @@ import { parseMath } from '../../../src/reward/expression/parse.ts'
 import { freeVariables, type MathNode } from '../../../src/reward/expression/tree.ts'
 
 /** A compact text of a tree: operators and calls in prefix form. */
-function show (n: MathNode | undefined): string {
+function show(n: MathNode | undefined): string {
   if (n === undefined) return 'invalid'
   switch (n.kind) {
-    case 'number': return n.value.im === 0 ? String(n.value.re) : `${n.value.re}+${n.value.im}i`
-    case 'variable': return n.name
-    case 'neg': return `(- ${show(n.arg)})`
-    case 'binary': return `(${n.op} ${show(n.left)} ${show(n.right)})`
-    case 'call': return `(${n.fn} ${n.args.map(show).join(' ')})`
-    case 'sum': case 'product': return `(${n.kind} ${n.index} ${show(n.from)} ${show(n.to)} ${show(n.body)})`
-    case 'tuple': return `${n.open}${n.items.map(show).join(' ')}${n.close}`
-    case 'list': case 'set': case 'union': return `(${n.kind} ${n.items.map(show).join(' ')})`
-    case 'matrix': return `[${n.rows.map((r) => r.map(show).join(' ')).join('; ')}]`
-    case 'empty': return '∅'
+    case 'number':
+      return n.value.im === 0 ? String(n.value.re) : `${n.value.re}+${n.value.im}i`
+    case 'variable':
+      return n.name
+    case 'neg':
+      return `(- ${show(n.arg)})`
+    case 'binary':
+      return `(${n.op} ${show(n.left)} ${show(n.right)})`
+    case 'call':
+      return `(${n.fn} ${n.args.map(show).join(' ')})`
+    case 'sum':
+    case 'product':
+      return `(${n.kind} ${n.index} ${show(n.from)} ${show(n.to)} ${show(n.body)})`
+    case 'tuple':
+      return `${n.open}${n.items.map(show).join(' ')}${n.close}`
+    case 'list':
+    case 'set':
+    case 'union':
+      return `(${n.kind} ${n.items.map(show).join(' ')})`
+    case 'matrix':
+      return `[${n.rows.map((r) => r.map(show).join(' ')).join('; ')}]`
+    case 'empty':
+      return '∅'
   }
 }
 
@@ -68,7 +81,11 @@ test('constants, variables with subscripts, Greek letters', () => {
   assert.equal(show(parseMath('e^{i\\pi}')), `(^ ${Math.E} (* 0+1i ${Math.PI}))`)
   assert.equal(show(parseMath('x_1 + a_{n} + \\theta_0')), '(+ (+ x_1 a_n) theta_0)')
   assert.equal(show(parseMath('-\\infty')), '(- Infinity)')
-  assert.deepEqual(freeVariables(parseMath('\\sum_{i=1}^{n} i x + \\theta')!), ['n', 'theta', 'x'], 'the index is bound, and not the imaginary unit')
+  assert.deepEqual(
+    freeVariables(parseMath('\\sum_{i=1}^{n} i x + \\theta')!),
+    ['n', 'theta', 'x'],
+    'the index is bound, and not the imaginary unit'
+  )
 })
 
 test('structures: tuples and intervals, lists, sets, unions, matrices, the empty set, the reals', () => {
@@ -84,7 +101,23 @@ test('structures: tuples and intervals, lists, sets, unions, matrices, the empty
 })
 
 test('what the parser does not read is no parse', () => {
-  for (const s of ['', 'x+', '\\frac{1}{', '(x]', '(1, 2', 'x = 1', 'x!!', '\\text{apples}', '\\int x', '\\begin{vmatrix} 1 \\end{vmatrix}', '\\begin{pmatrix} 1 & 2 \\\\ 3 \\end{pmatrix}', "f'(x)", '\\mathbb{Z}', '\\sum_{1}^{2} 1', '('.repeat(20000)]) {
+  for (const s of [
+    '',
+    'x+',
+    '\\frac{1}{',
+    '(x]',
+    '(1, 2',
+    'x = 1',
+    'x!!',
+    '\\text{apples}',
+    '\\int x',
+    '\\begin{vmatrix} 1 \\end{vmatrix}',
+    '\\begin{pmatrix} 1 & 2 \\\\ 3 \\end{pmatrix}',
+    "f'(x)",
+    '\\mathbb{Z}',
+    '\\sum_{1}^{2} 1',
+    '('.repeat(20000)
+  ]) {
     assert.equal(parseMath(s), undefined, s.slice(0, 40))
   }
 })

@@ -18,12 +18,28 @@ import type { OverLimit } from '../../pipeline/call-limits.ts'
 import type { RouteCalls } from '../../pipeline/route-calls.ts'
 import type { Api } from '../api.ts'
 import { compatPath, resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from '../compat.ts'
-import { installFastapiErrorHandler, modelBody, modelSchema, validateModel, type FastapiErrorItem } from '../fastapi/fastapi-errors.ts'
+import {
+  installFastapiErrorHandler,
+  modelBody,
+  modelSchema,
+  validateModel,
+  type FastapiErrorItem
+} from '../fastapi/fastapi-errors.ts'
 import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import { batchResultSchema, CodeJudgeStatusSchema, JudgeResultSchema, RunResultSchema } from './code-judge-schemas.ts'
 import {
-  BATCH_MODEL, CJ_DEFAULT_LIMITS, CJ_RUNNABLE, SUBMISSION_MODEL, toExecRequest, toJudgeResult, toRunResult, unrunnableResult,
-  type BatchSubmission, type JudgeResult, type Submission, type SubmissionLimits
+  BATCH_MODEL,
+  CJ_DEFAULT_LIMITS,
+  CJ_RUNNABLE,
+  SUBMISSION_MODEL,
+  toExecRequest,
+  toJudgeResult,
+  toRunResult,
+  unrunnableResult,
+  type BatchSubmission,
+  type JudgeResult,
+  type Submission,
+  type SubmissionLimits
 } from './code-judge-map.ts'
 
 /** Options of {@link codeJudgeCompat}. */
@@ -31,7 +47,7 @@ export interface CodeJudgeOptions {
   execute: ExecuteFn
   executeBatch: ExecuteBatchFn
   /** `GET /status`: jobs waiting and sandboxes that can run at once, across the fleet. */
-  status: () => { queue: number, num_workers: number } | Promise<{ queue: number, num_workers: number }>
+  status: () => { queue: number; num_workers: number } | Promise<{ queue: number; num_workers: number }>
   /** Limits of every submission (default code-judge's: 10 s, 384 MiB, stdout cut at 1,000 characters). */
   limits?: Partial<SubmissionLimits>
   /** How long a long-batch item keeps retrying while the fleet is busy (default one hour). */
@@ -48,12 +64,18 @@ const shapes: Readonly<Record<Mode, Shape>> = { run: toRunResult, judge: toJudge
 const submissionSchema = modelSchema(SUBMISSION_MODEL, 'Submission')
 const batchSchema = modelSchema(BATCH_MODEL, 'BatchSubmission', { submissions: submissionSchema })
 const resultSchemas = { run: RunResultSchema, judge: JudgeResultSchema }
-const batchResultSchemas = { run: batchResultSchema(RunResultSchema, 'RunBatchResult'), judge: batchResultSchema(JudgeResultSchema, 'JudgeBatchResult') }
+const batchResultSchemas = {
+  run: batchResultSchema(RunResultSchema, 'RunBatchResult'),
+  judge: batchResultSchema(JudgeResultSchema, 'JudgeBatchResult')
+}
 /** What each mode answers, for the route summaries. */
-const modeSummaries: Readonly<Record<Mode, string>> = { run: 'run a submission, answering its output', judge: 'judge a submission against expected_output, without its output' }
+const modeSummaries: Readonly<Record<Mode, string>> = {
+  run: 'run a submission, answering its output',
+  judge: 'judge a submission against expected_output, without its output'
+}
 
 /** Runs a submission sandfleet can run; answers one it cannot (`cpp`) without running it. */
-async function runOne (sub: Submission, run: (sub: Submission) => Promise<ExecResult>): Promise<ExecResult> {
+async function runOne(sub: Submission, run: (sub: Submission) => Promise<ExecResult>): Promise<ExecResult> {
   return CJ_RUNNABLE.has(sub.type) ? await settle(async () => await run(sub)) : unrunnableResult(sub)
 }
 
@@ -67,79 +89,157 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
   const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
   // code-judge's results have no error field: the reason is said in stderr
-  const refused = (over: OverLimit): ExecResult => failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { stderr: `${over.message}\n` })
+  const refused = (over: OverLimit): ExecResult =>
+    failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { stderr: `${over.message}\n` })
   const oneCall: RouteCalls<Submission> = { of: (sub) => [toExecRequest(sub, limits)] }
-  const batchCalls: RouteCalls<BatchSubmission> = { of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits)) }
+  const batchCalls: RouteCalls<BatchSubmission> = {
+    of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits))
+  }
 
   for (const mode of ['run', 'judge'] as const) {
     const shape = shapes[mode]
     const Mode = mode === 'run' ? 'Run' : 'Judge'
     const one = { description: 'The result', ...resultSchemas[mode] }
     const many = { description: 'One result per submission, in order', ...batchResultSchemas[mode] }
-    app.post(`/${mode}`, {
-      preValidation: modelBody((body) => validateModel(body, SUBMISSION_MODEL)),
-      config: { calls: { ...oneCall, refuse: (over, sub: Submission) => ({ statusCode: 200, payload: shape(sub, refused(over), limits.stdoutChars) }) } },
-      schema: { operationId: `codeJudge${Mode}`, summary: `code-judge: ${modeSummaries[mode]}`, tags, body: submissionSchema, response: { 200: one, ...FASTAPI_ERRORS } }
-    }, async (request) => {
-      const sub = request.body as Submission
-      return shape(sub, await runOne(sub, execute), limits.stdoutChars)
-    })
+    app.post(
+      `/${mode}`,
+      {
+        preValidation: modelBody((body) => validateModel(body, SUBMISSION_MODEL)),
+        config: {
+          calls: {
+            ...oneCall,
+            refuse: (over, sub: Submission) => ({
+              statusCode: 200,
+              payload: shape(sub, refused(over), limits.stdoutChars)
+            })
+          }
+        },
+        schema: {
+          operationId: `codeJudge${Mode}`,
+          summary: `code-judge: ${modeSummaries[mode]}`,
+          tags,
+          body: submissionSchema,
+          response: { 200: one, ...FASTAPI_ERRORS }
+        }
+      },
+      async (request) => {
+        const sub = request.body as Submission
+        return shape(sub, await runOne(sub, execute), limits.stdoutChars)
+      }
+    )
 
     // a batch with a submission over a limit runs none of them: that one says why, the others that they were not run
-    const refuseBatch = (over: OverLimit, batch: BatchSubmission): { statusCode: number, payload: unknown } => {
-      const notRun = refused({ ...over, message: `not run: submission ${over.index ?? 0} of this batch is over this deployment's limits` })
-      const results = batch.submissions.map((s, i) => shape(s, i === over.index || over.index === undefined ? refused(over) : notRun, limits.stdoutChars))
+    const refuseBatch = (over: OverLimit, batch: BatchSubmission): { statusCode: number; payload: unknown } => {
+      const notRun = refused({
+        ...over,
+        message: `not run: submission ${over.index ?? 0} of this batch is over this deployment's limits`
+      })
+      const results = batch.submissions.map((s, i) =>
+        shape(s, i === over.index || over.index === undefined ? refused(over) : notRun, limits.stdoutChars)
+      )
       return { statusCode: 200, payload: { sub_id: batch.sub_id ?? randomUUID(), results } }
     }
-    app.post(`/${mode}/batch`, {
-      preValidation: modelBody(checkBatch),
-      config: { calls: { ...batchCalls, refuse: refuseBatch } },
-      schema: { operationId: `codeJudge${Mode}Batch`, summary: `code-judge: ${modeSummaries[mode]}, for many at once`, tags, body: batchSchema, response: { 200: many, ...FASTAPI_ERRORS } }
-    }, async (request) => {
-      const batch = request.body as BatchSubmission
-      const results: ExecResult[] = batch.submissions.map((s) => CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s))
-      const runnable = batch.submissions.flatMap((s, i) => CJ_RUNNABLE.has(s.type) ? [i] : [])
-      for (let i = 0; i < runnable.length; i += LIMITS.maxBatchItems) {
-        const chunk = runnable.slice(i, i + LIMITS.maxBatchItems)
-        let got: ExecResult[]
-        try {
-          got = await opts.executeBatch(chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)))
-        } catch (err) {
-          got = chunk.map(() => resultOfThrown(err))
+    app.post(
+      `/${mode}/batch`,
+      {
+        preValidation: modelBody(checkBatch),
+        config: { calls: { ...batchCalls, refuse: refuseBatch } },
+        schema: {
+          operationId: `codeJudge${Mode}Batch`,
+          summary: `code-judge: ${modeSummaries[mode]}, for many at once`,
+          tags,
+          body: batchSchema,
+          response: { 200: many, ...FASTAPI_ERRORS }
         }
-        chunk.forEach((j, k) => { if (got[k] !== undefined) results[j] = got[k] as ExecResult })
+      },
+      async (request) => {
+        const batch = request.body as BatchSubmission
+        const results: ExecResult[] = batch.submissions.map((s) =>
+          CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s)
+        )
+        const runnable = batch.submissions.flatMap((s, i) => (CJ_RUNNABLE.has(s.type) ? [i] : []))
+        for (let i = 0; i < runnable.length; i += LIMITS.maxBatchItems) {
+          const chunk = runnable.slice(i, i + LIMITS.maxBatchItems)
+          let got: ExecResult[]
+          try {
+            got = await opts.executeBatch(chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)))
+          } catch (err) {
+            got = chunk.map(() => resultOfThrown(err))
+          }
+          chunk.forEach((j, k) => {
+            if (got[k] !== undefined) results[j] = got[k] as ExecResult
+          })
+        }
+        return {
+          sub_id: batch.sub_id ?? randomUUID(),
+          results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars))
+        }
       }
-      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
-    })
+    )
 
-    app.post(`/${mode}/long-batch`, {
-      preValidation: modelBody(checkBatch),
-      config: { calls: { ...batchCalls, refuse: refuseBatch, held: (weight) => Math.min(weight, concurrency) } },
-      schema: {
-        operationId: `codeJudge${Mode}LongBatch`,
-        summary: `code-judge: ${modeSummaries[mode]}, for many at once, each waiting for capacity while the fleet is busy`,
-        tags,
-        body: batchSchema,
-        response: { 200: many, ...FASTAPI_ERRORS }
+    app.post(
+      `/${mode}/long-batch`,
+      {
+        preValidation: modelBody(checkBatch),
+        config: { calls: { ...batchCalls, refuse: refuseBatch, held: (weight) => Math.min(weight, concurrency) } },
+        schema: {
+          operationId: `codeJudge${Mode}LongBatch`,
+          summary: `code-judge: ${modeSummaries[mode]}, for many at once, each waiting for capacity while the fleet is busy`,
+          tags,
+          body: batchSchema,
+          response: { 200: many, ...FASTAPI_ERRORS }
+        }
+      },
+      async (request) => {
+        const batch = request.body as BatchSubmission
+        const deadline = Date.now() + waitMs
+        const results = await mapPool(
+          batch.submissions,
+          concurrency,
+          async (s) => await runOne(s, async (sub) => await patiently(async () => await execute(sub), deadline))
+        )
+        return {
+          sub_id: batch.sub_id ?? randomUUID(),
+          results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars))
+        }
       }
-    }, async (request) => {
-      const batch = request.body as BatchSubmission
-      const deadline = Date.now() + waitMs
-      const results = await mapPool(batch.submissions, concurrency, async (s) => await runOne(s, async (sub) => await patiently(async () => await execute(sub), deadline)))
-      return { sub_id: batch.sub_id ?? randomUUID(), results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars)) }
-    })
+    )
   }
 
-  app.get('/status', {
-    schema: { operationId: 'codeJudgeStatus', summary: 'code-judge: jobs waiting and Python workers across the fleet', tags, response: { 200: { description: 'The queue and workers', ...CodeJudgeStatusSchema }, '4xx': FASTAPI_ERRORS['4xx'] } }
-  }, async () => {
-    const s = await opts.status()
-    return { queue: s.queue, num_workers: s.num_workers }
-  })
+  app.get(
+    '/status',
+    {
+      schema: {
+        operationId: 'codeJudgeStatus',
+        summary: 'code-judge: jobs waiting and Python workers across the fleet',
+        tags,
+        response: {
+          200: { description: 'The queue and workers', ...CodeJudgeStatusSchema },
+          '4xx': FASTAPI_ERRORS['4xx']
+        }
+      }
+    },
+    async () => {
+      const s = await opts.status()
+      return { queue: s.queue, num_workers: s.num_workers }
+    }
+  )
 
-  app.get('/ping', {
-    schema: { operationId: 'codeJudgePing', summary: 'code-judge: liveness', tags, response: { 200: { description: 'The JSON string "pong"', type: 'string', enum: ['pong'] }, '4xx': FASTAPI_ERRORS['4xx'] } }
-  }, async (_request, reply) => await reply.type('application/json').send('"pong"'))
+  app.get(
+    '/ping',
+    {
+      schema: {
+        operationId: 'codeJudgePing',
+        summary: 'code-judge: liveness',
+        tags,
+        response: {
+          200: { description: 'The JSON string "pong"', type: 'string', enum: ['pong'] },
+          '4xx': FASTAPI_ERRORS['4xx']
+        }
+      }
+    },
+    async (_request, reply) => await reply.type('application/json').send('"pong"')
+  )
 }
 
 /** code-judge on the gateway's pipeline: its workers are the fleet's Python sandboxes. */
@@ -147,7 +247,7 @@ const routes: Api['routes'] = async (app, context) => {
   const { execute, executeBatch } = compatPath(context)
   const { config, runners } = context
   // code-judge's workers run Python: the JavaScript pools are not counted
-  const status = (): { queue: number, num_workers: number } => {
+  const status = (): { queue: number; num_workers: number } => {
     let queue = 0
     let workers = 0
     for (const m of runners.members) {
@@ -158,15 +258,21 @@ const routes: Api['routes'] = async (app, context) => {
     }
     return { queue, num_workers: workers }
   }
-  const limits = { timeoutMs: config.codeJudgeTimeoutMs, memoryMb: config.codeJudgeMemoryMb, stdoutChars: config.codeJudgeStdoutChars }
+  const limits = {
+    timeoutMs: config.codeJudgeTimeoutMs,
+    memoryMb: config.codeJudgeMemoryMb,
+    stdoutChars: config.codeJudgeStdoutChars
+  }
   await app.register(codeJudgeCompat, { execute, executeBatch, status, limits })
 }
 
 /** A batch's 422 items: the batch's model, then each submission's. */
-function checkBatch (body: unknown): FastapiErrorItem[] {
+function checkBatch(body: unknown): FastapiErrorItem[] {
   const detail = validateModel(body, BATCH_MODEL)
   if (detail.length === 0) {
-    (body as BatchSubmission).submissions.forEach((s, i) => detail.push(...validateModel(s, SUBMISSION_MODEL, ['body', 'submissions', i])))
+    ;(body as BatchSubmission).submissions.forEach((s, i) =>
+      detail.push(...validateModel(s, SUBMISSION_MODEL, ['body', 'submissions', i]))
+    )
   }
   return detail
 }
@@ -175,18 +281,19 @@ function checkBatch (body: unknown): FastapiErrorItem[] {
  * Runs `fn`, and while the fleet answers busy (`overloaded`, `queue_timeout`) tries again with
  * a growing pause, until `deadline`: a long batch waits for capacity instead of failing.
  */
-export async function patiently (fn: () => Promise<ExecResult>, deadline: number): Promise<ExecResult> {
+export async function patiently(fn: () => Promise<ExecResult>, deadline: number): Promise<ExecResult> {
   let pauseMs = 20
   for (;;) {
     const result = await settle(fn)
-    if ((result.status !== 'overloaded' && result.status !== 'queue_timeout') || Date.now() + pauseMs >= deadline) return result
+    if ((result.status !== 'overloaded' && result.status !== 'queue_timeout') || Date.now() + pauseMs >= deadline)
+      return result
     await sleep(pauseMs)
     pauseMs = Math.min(2_000, pauseMs * 2)
   }
 }
 
 /** Maps `items` through `fn` with at most `limit` in flight; results in input order. */
-export async function mapPool<T, R> (items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length)
   let next = 0
   const worker = async (): Promise<void> => {
@@ -200,4 +307,8 @@ export async function mapPool<T, R> (items: readonly T[], limit: number, fn: (it
 }
 
 /** code-judge's API. */
-export const codeJudgeApi: Api = { routes, tags: [{ name: 'code-judge', description: 'code-judge\'s API (what rStar2-Agent\'s tool calls)' }], imitates: "code-judge's" }
+export const codeJudgeApi: Api = {
+  routes,
+  tags: [{ name: 'code-judge', description: "code-judge's API (what rStar2-Agent's tool calls)" }],
+  imitates: "code-judge's"
+}

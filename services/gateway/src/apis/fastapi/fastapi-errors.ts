@@ -34,36 +34,42 @@ export type FieldKind =
   | { kind: 'string_map' }
   | { kind: 'string_list' }
   | { kind: 'list' }
-  | { kind: 'literal', values: readonly string[] }
+  | { kind: 'literal'; values: readonly string[] }
 
-/** A field of a request model: its kind, whether it must be present / may be null, and what it means (for the API document). */
-export type FieldSpec = FieldKind & { required?: boolean, nullable?: boolean, description?: string }
+/**
+ * A field of a request model: its kind, whether it must be present / may be null, and what it means (for the API
+ * document).
+ */
+export type FieldSpec = FieldKind & { required?: boolean; nullable?: boolean; description?: string }
 
 /** A request model: field name → spec. */
 export type ModelSpec = Readonly<Record<string, FieldSpec>>
 
 /** Formats accepted literals as pydantic does: `'a', 'b' or 'c'`. */
-export function expectedList (values: readonly string[]): string {
+export function expectedList(values: readonly string[]): string {
   const quoted = values.map((v) => `'${v}'`)
   return quoted.length <= 1 ? (quoted[0] ?? '') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`
 }
 
-function isPlainObject (v: unknown): v is Record<string, unknown> {
+function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function checkField (value: unknown, spec: FieldSpec, loc: Array<string | number>, out: FastapiErrorItem[]): void {
+function checkField(value: unknown, spec: FieldSpec, loc: Array<string | number>, out: FastapiErrorItem[]): void {
   if (value === null && spec.nullable === true) return
   switch (spec.kind) {
     case 'string':
-      if (typeof value !== 'string') out.push({ type: 'string_type', loc, msg: 'Input should be a valid string', input: value })
+      if (typeof value !== 'string')
+        out.push({ type: 'string_type', loc, msg: 'Input should be a valid string', input: value })
       return
     case 'number':
-      if (toNumber(value) === undefined) out.push({ type: 'float_type', loc, msg: 'Input should be a valid number', input: value })
+      if (toNumber(value) === undefined)
+        out.push({ type: 'float_type', loc, msg: 'Input should be a valid number', input: value })
       return
     case 'integer': {
       const n = toNumber(value)
-      if (n === undefined || !Number.isInteger(n)) out.push({ type: 'int_type', loc, msg: 'Input should be a valid integer', input: value })
+      if (n === undefined || !Number.isInteger(n))
+        out.push({ type: 'int_type', loc, msg: 'Input should be a valid integer', input: value })
       return
     }
     case 'string_map':
@@ -72,7 +78,8 @@ function checkField (value: unknown, spec: FieldSpec, loc: Array<string | number
         return
       }
       for (const [k, v] of Object.entries(value)) {
-        if (typeof v !== 'string' && !(v === null && spec.nullable === true)) out.push({ type: 'string_type', loc: [...loc, k], msg: 'Input should be a valid string', input: v })
+        if (typeof v !== 'string' && !(v === null && spec.nullable === true))
+          out.push({ type: 'string_type', loc: [...loc, k], msg: 'Input should be a valid string', input: v })
       }
       return
     case 'string_list':
@@ -83,7 +90,8 @@ function checkField (value: unknown, spec: FieldSpec, loc: Array<string | number
       }
       if (spec.kind === 'string_list') {
         value.forEach((v, i) => {
-          if (typeof v !== 'string') out.push({ type: 'string_type', loc: [...loc, i], msg: 'Input should be a valid string', input: v })
+          if (typeof v !== 'string')
+            out.push({ type: 'string_type', loc: [...loc, i], msg: 'Input should be a valid string', input: v })
         })
       }
       return
@@ -96,7 +104,7 @@ function checkField (value: unknown, spec: FieldSpec, loc: Array<string | number
 }
 
 /** A number in pydantic's lax sense (a finite number, or a string that parses as one). */
-export function toNumber (value: unknown): number | undefined {
+export function toNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
   if (typeof value === 'string' && value.trim() !== '') {
     const n = Number(value)
@@ -109,14 +117,23 @@ export function toNumber (value: unknown): number | undefined {
  * Checks `input` against `model`; returns the error items (empty when valid). `loc` is the
  * location of `input` itself (`['body']` for a request body).
  */
-export function validateModel (input: unknown, model: ModelSpec, loc: Array<string | number> = ['body']): FastapiErrorItem[] {
+export function validateModel(
+  input: unknown,
+  model: ModelSpec,
+  loc: Array<string | number> = ['body']
+): FastapiErrorItem[] {
   const out: FastapiErrorItem[] = []
   if (input === undefined) {
     out.push({ type: 'missing', loc, msg: 'Field required', input: null })
     return out
   }
   if (!isPlainObject(input)) {
-    out.push({ type: 'model_attributes_type', loc, msg: 'Input should be a valid dictionary or object to extract fields from', input })
+    out.push({
+      type: 'model_attributes_type',
+      loc,
+      msg: 'Input should be a valid dictionary or object to extract fields from',
+      input
+    })
     return out
   }
   for (const [name, spec] of Object.entries(model)) {
@@ -131,15 +148,25 @@ export function validateModel (input: unknown, model: ModelSpec, loc: Array<stri
 }
 
 /** JSON Schema of one field kind, as FastAPI's own document gives it (lax coercions are not spelled out). */
-function kindSchema (spec: FieldSpec): Record<string, unknown> {
+function kindSchema(spec: FieldSpec): Record<string, unknown> {
   switch (spec.kind) {
-    case 'string': return { type: 'string' }
-    case 'number': return { type: 'number' }
-    case 'integer': return { type: 'integer' }
-    case 'string_map': return { type: 'object', additionalProperties: spec.nullable === true ? { type: ['string', 'null'] } : { type: 'string' } }
-    case 'string_list': return { type: 'array', items: { type: 'string' } }
-    case 'list': return { type: 'array' }
-    case 'literal': return { type: 'string', enum: [...spec.values] }
+    case 'string':
+      return { type: 'string' }
+    case 'number':
+      return { type: 'number' }
+    case 'integer':
+      return { type: 'integer' }
+    case 'string_map':
+      return {
+        type: 'object',
+        additionalProperties: spec.nullable === true ? { type: ['string', 'null'] } : { type: 'string' }
+      }
+    case 'string_list':
+      return { type: 'array', items: { type: 'string' } }
+    case 'list':
+      return { type: 'array' }
+    case 'literal':
+      return { type: 'string', enum: [...spec.values] }
   }
 }
 
@@ -148,7 +175,11 @@ function kindSchema (spec: FieldSpec): Record<string, unknown> {
  * {@link validateModel}, not with it). `items` gives the schema of a `list` field's items.
  * Unknown fields stay allowed: pydantic ignores them.
  */
-export function modelSchema (model: ModelSpec, title: string, items: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+export function modelSchema(
+  model: ModelSpec,
+  title: string,
+  items: Readonly<Record<string, unknown>> = {}
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(model)) {
     const schema = kindSchema(spec)
@@ -156,7 +187,9 @@ export function modelSchema (model: ModelSpec, title: string, items: Readonly<Re
     const typed = spec.nullable === true ? { anyOf: [schema, { type: 'null' }] } : schema
     properties[name] = spec.description === undefined ? typed : { ...typed, description: spec.description }
   }
-  const required = Object.entries(model).filter(([, spec]) => spec.required === true).map(([name]) => name)
+  const required = Object.entries(model)
+    .filter(([, spec]) => spec.required === true)
+    .map(([name]) => name)
   return { title, type: 'object', properties, required }
 }
 
@@ -166,22 +199,33 @@ export function modelSchema (model: ModelSpec, title: string, items: Readonly<Re
  * refuses is answered 422 with the items, before the pipeline's stages see it. The route's
  * handler and its declared calls then meet only bodies of its model.
  */
-export function modelBody (check: (body: unknown) => FastapiErrorItem[]): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void {
+export function modelBody(
+  check: (body: unknown) => FastapiErrorItem[]
+): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void {
   return (request, reply, done) => {
     const detail = check(request.body)
-    if (detail.length > 0) { void reply.code(UNPROCESSABLE).send({ detail }); return }
+    if (detail.length > 0) {
+      void reply.code(UNPROCESSABLE).send({ detail })
+      return
+    }
     done()
   }
 }
 
 /** The 422 body for a request body that is not JSON. */
-export function jsonInvalid (message: string): FastapiErrorBody {
-  return { detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: message } }] }
+export function jsonInvalid(message: string): FastapiErrorBody {
+  return {
+    detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: message } }]
+  }
 }
 
 /** The 422 body for a value the fleet refused after the model accepted it (a configured limit). */
-export function valueError (field: string, message: string, input: unknown): FastapiErrorBody {
-  return { detail: [{ type: 'value_error', loc: ['body', field], msg: `Value error, ${message}`, input, ctx: { error: message } }] }
+export function valueError(field: string, message: string, input: unknown): FastapiErrorBody {
+  return {
+    detail: [
+      { type: 'value_error', loc: ['body', field], msg: `Value error, ${message}`, input, ctx: { error: message } }
+    ]
+  }
 }
 
 /**
@@ -189,9 +233,13 @@ export function valueError (field: string, message: string, input: unknown): Fas
  * with FastAPI's 422 shape; other errors keep their status with a `detail` string, as FastAPI's
  * HTTPException does. Install it inside the compat plugin's own (encapsulated) context.
  */
-export function installFastapiErrorHandler (app: FastifyInstance): void {
+export function installFastapiErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) {
+    if (
+      err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      err instanceof SyntaxError
+    ) {
       return reply.code(UNPROCESSABLE).send(jsonInvalid(err.message))
     }
     const statusCode = typeof err.statusCode === 'number' && err.statusCode >= 400 ? err.statusCode : 500

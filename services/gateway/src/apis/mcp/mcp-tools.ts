@@ -32,13 +32,18 @@ export interface McpOptions {
   version?: string
 }
 
-
 /**
  * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. Its
  * `maximum` is said, not checked here: the deployment's limit is the pipeline's limits stage's.
  */
-const timeoutSchema = (maxTimeoutMs: number) => z.number().int().min(LIMITS.minTimeoutMs).optional().meta({ maximum: maxTimeoutMs })
-  .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
+const timeoutSchema = (maxTimeoutMs: number) =>
+  z
+    .number()
+    .int()
+    .min(LIMITS.minTimeoutMs)
+    .optional()
+    .meta({ maximum: maxTimeoutMs })
+    .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
 
 /** What a session refusal means to the model calling the tool. */
 const SESSION_HINTS: Record<string, string> = {
@@ -46,58 +51,133 @@ const SESSION_HINTS: Record<string, string> = {
   SF_ERR_SESSION_LOST: 'the fleet lost the session (its sandbox died); create_session opens a new one'
 }
 
-function errorResult (err: unknown): CallToolResult {
+function errorResult(err: unknown): CallToolResult {
   const r = resultOfThrown(err)
   const code = r.error?.type ?? 'SF_ERR_GATEWAY_INTERNAL'
   const hint = SESSION_HINTS[code] === undefined ? '' : ` (${SESSION_HINTS[code]})`
-  return { content: [{ type: 'text', text: `status: ${r.status}\nerror: ${code}: ${r.error?.message ?? ''}${hint}` }], structuredContent: { status: r.status, stdout: '', stderr: '', error: r.error }, isError: true }
+  return {
+    content: [{ type: 'text', text: `status: ${r.status}\nerror: ${code}: ${r.error?.message ?? ''}${hint}` }],
+    structuredContent: { status: r.status, stdout: '', stderr: '', error: r.error },
+    isError: true
+  }
 }
 
 /** Builds the MCP server with sandfleet's tools. */
-export function buildMcpServer (opts: McpOptions): McpServer {
+export function buildMcpServer(opts: McpOptions): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
   const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const timeout = timeoutSchema(maxTimeoutMs)
   const defaultTimeoutMs = timeoutMsOf({}, maxTimeoutMs)
-  const run = (language: Language) => async (args: { code: string, stdin?: string | undefined, timeout_ms?: number | undefined }): Promise<CallToolResult> => {
-    const req: Parameters<ExecuteFn>[0] = { language, code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs }
-    if (args.stdin !== undefined) req.stdin = args.stdin
-    return toToolResult(await settle(() => opts.execute(req)))
+  const run =
+    (language: Language) =>
+    async (args: {
+      code: string
+      stdin?: string | undefined
+      timeout_ms?: number | undefined
+    }): Promise<CallToolResult> => {
+      const req: Parameters<ExecuteFn>[0] = {
+        language,
+        code: args.code,
+        timeout_ms: args.timeout_ms ?? defaultTimeoutMs
+      }
+      if (args.stdin !== undefined) req.stdin = args.stdin
+      return toToolResult(await settle(() => opts.execute(req)))
+    }
+  const input = {
+    code: z.string().describe('The program'),
+    stdin: z.string().optional().describe('Standard input'),
+    timeout_ms: timeout
   }
-  const input = { code: z.string().describe('The program'), stdin: z.string().optional().describe('Standard input'), timeout_ms: timeout }
-  server.registerTool('run_python', { description: 'Run Python 3 in a fresh sandbox (no state kept). Returns status, stdout, stderr.', inputSchema: input }, run('python'))
-  server.registerTool('run_javascript', { description: 'Run JavaScript in a fresh sandbox (no state kept). Returns status, stdout, stderr.', inputSchema: input }, run('javascript'))
+  server.registerTool(
+    'run_python',
+    {
+      description: 'Run Python 3 in a fresh sandbox (no state kept). Returns status, stdout, stderr.',
+      inputSchema: input
+    },
+    run('python')
+  )
+  server.registerTool(
+    'run_javascript',
+    {
+      description: 'Run JavaScript in a fresh sandbox (no state kept). Returns status, stdout, stderr.',
+      inputSchema: input
+    },
+    run('javascript')
+  )
 
   const sessions = opts.sessions
-  const noSessions = (): CallToolResult => errorResult(new RunnerRefusal(501, { status: 'invalid_request', error: { code: 'SF_ERR_SESSION_DISABLED', message: 'sessions are not enabled on this gateway' } }))
-  server.registerTool('create_session', {
-    description: 'Open a Python session: variables, imports, functions and files persist between run_in_session calls. Returns session_id.',
-    inputSchema: {
-      language: z.enum(['python', 'javascript']).optional(),
-      ttl_s: z.number().int().min(SESSION_LIMITS.minTtlS).max(SESSION_LIMITS.maxTtlS).optional().describe('Idle seconds before it closes (default 600)')
+  const noSessions = (): CallToolResult =>
+    errorResult(
+      new RunnerRefusal(501, {
+        status: 'invalid_request',
+        error: { code: 'SF_ERR_SESSION_DISABLED', message: 'sessions are not enabled on this gateway' }
+      })
+    )
+  server.registerTool(
+    'create_session',
+    {
+      description:
+        'Open a Python session: variables, imports, functions and files persist between run_in_session calls. Returns session_id.',
+      inputSchema: {
+        language: z.enum(['python', 'javascript']).optional(),
+        ttl_s: z
+          .number()
+          .int()
+          .min(SESSION_LIMITS.minTtlS)
+          .max(SESSION_LIMITS.maxTtlS)
+          .optional()
+          .describe('Idle seconds before it closes (default 600)')
+      }
+    },
+    async (args) => {
+      if (sessions === undefined) return noSessions()
+      try {
+        const id = await sessions.create({
+          language: args.language ?? 'python',
+          ttl_s: args.ttl_s ?? SESSION_LIMITS.defaultTtlS,
+          memory_mb: SESSION_LIMITS.defaultMemoryMb
+        })
+        return {
+          content: [{ type: 'text', text: `session_id: ${id}` }],
+          structuredContent: { status: 'ok', session_id: id, stdout: '', stderr: '' }
+        }
+      } catch (err) {
+        return errorResult(err)
+      }
     }
-  }, async (args) => {
-    if (sessions === undefined) return noSessions()
-    try {
-      const id = await sessions.create({ language: args.language ?? 'python', ttl_s: args.ttl_s ?? SESSION_LIMITS.defaultTtlS, memory_mb: SESSION_LIMITS.defaultMemoryMb })
-      return { content: [{ type: 'text', text: `session_id: ${id}` }], structuredContent: { status: 'ok', session_id: id, stdout: '', stderr: '' } }
-    } catch (err) { return errorResult(err) }
-  })
-  server.registerTool('run_in_session', {
-    description: 'Run a cell in a session. A cell ending in an expression also returns its repr as result.',
-    inputSchema: { session_id: z.string().min(1), code: z.string(), timeout_ms: timeout }
-  }, async (args) => {
-    if (sessions === undefined) return noSessions()
-    try {
-      return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs }))
-    } catch (err) { return errorResult(err) }
-  })
-  server.registerTool('close_session', { description: 'Close a session and free its state.', inputSchema: { session_id: z.string().min(1) } }, async (args) => {
-    if (sessions === undefined) return noSessions()
-    try {
-      await sessions.close(args.session_id)
-      return { content: [{ type: 'text', text: 'closed' }], structuredContent: { status: 'ok', stdout: '', stderr: '' } }
-    } catch (err) { return errorResult(err) }
-  })
+  )
+  server.registerTool(
+    'run_in_session',
+    {
+      description: 'Run a cell in a session. A cell ending in an expression also returns its repr as result.',
+      inputSchema: { session_id: z.string().min(1), code: z.string(), timeout_ms: timeout }
+    },
+    async (args) => {
+      if (sessions === undefined) return noSessions()
+      try {
+        return toToolResult(
+          await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs })
+        )
+      } catch (err) {
+        return errorResult(err)
+      }
+    }
+  )
+  server.registerTool(
+    'close_session',
+    { description: 'Close a session and free its state.', inputSchema: { session_id: z.string().min(1) } },
+    async (args) => {
+      if (sessions === undefined) return noSessions()
+      try {
+        await sessions.close(args.session_id)
+        return {
+          content: [{ type: 'text', text: 'closed' }],
+          structuredContent: { status: 'ok', stdout: '', stderr: '' }
+        }
+      } catch (err) {
+        return errorResult(err)
+      }
+    }
+  )
   return server
 }

@@ -36,28 +36,52 @@ const loadSdk = async (): Promise<Sdk> =>
 const JsonRpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()])
 
 /** A JSON-RPC 2.0 request or notification (an MCP message: initialize, tools/list, tools/call, …). */
-const JsonRpcRequestSchema = Type.Object({
-  jsonrpc: Type.Literal('2.0'),
-  id: Type.Optional(JsonRpcId),
-  method: Type.String({ description: 'initialize, tools/list, tools/call, notifications/initialized, …' }),
-  params: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
-}, { title: 'JsonRpcRequest' })
+const JsonRpcRequestSchema = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(JsonRpcId),
+    method: Type.String({ description: 'initialize, tools/list, tools/call, notifications/initialized, …' }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
+  },
+  { title: 'JsonRpcRequest' }
+)
 
 /** A JSON-RPC 2.0 answer: a result, or an error. */
-const JsonRpcResponseSchema = Type.Object({
-  jsonrpc: Type.Literal('2.0'),
-  id: JsonRpcId,
-  result: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'tools/call: {content, structuredContent: {status, stdout, stderr, …}, isError}' })),
-  error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) }))
-}, { title: 'JsonRpcResponse' })
+const JsonRpcResponseSchema = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: JsonRpcId,
+    result: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'tools/call: {content, structuredContent: {status, stdout, stderr, …}, isError}'
+      })
+    ),
+    error: Type.Optional(
+      Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })
+    )
+  },
+  { title: 'JsonRpcResponse' }
+)
 
-/** A JSON-RPC batch: several messages in one POST, answered by an array of their answers (the transport takes up to 100). */
-const JsonRpcBatchSchema = Type.Array(JsonRpcRequestSchema, { minItems: 1, maxItems: 100, description: 'A JSON-RPC batch: its requests are answered in one array' })
+/**
+ * A JSON-RPC batch: several messages in one POST, answered by an array of their answers (the transport takes up to
+ * 100).
+ */
+const JsonRpcBatchSchema = Type.Array(JsonRpcRequestSchema, {
+  minItems: 1,
+  maxItems: 100,
+  description: 'A JSON-RPC batch: its requests are answered in one array'
+})
 
 const ErrorBody = plain(ErrorBodySchema)
 const tags = ['MCP']
 const jsonOrSse = {
-  'application/json': { schema: Type.Union([JsonRpcResponseSchema, Type.Array(JsonRpcResponseSchema, { description: 'The answers to a batch\'s requests' })]) },
+  'application/json': {
+    schema: Type.Union([
+      JsonRpcResponseSchema,
+      Type.Array(JsonRpcResponseSchema, { description: "The answers to a batch's requests" })
+    ])
+  },
   'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, each a JSON-RPC message' } }
 }
 const notAllowedSchema = {
@@ -71,13 +95,13 @@ const notAllowedSchema = {
 /** The tools whose arguments are a call: their `code` and `timeout_ms`. */
 const CODE_TOOLS: ReadonlySet<string> = new Set(['run_python', 'run_javascript', 'run_in_session'])
 
-type Message = { id?: unknown, method?: unknown, params?: { name?: unknown, arguments?: unknown } } | null
+type Message = { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null
 
 const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]) as Message[]
 const isToolCall = (m: Message): boolean => m?.method === 'tools/call'
 
 /** The call of one `tools/call` message: its arguments when its tool runs code, nothing to hold otherwise. */
-function callOf (m: Message): Call {
+function callOf(m: Message): Call {
   const args = m?.params?.arguments
   if (!CODE_TOOLS.has(m?.params?.name as string) || typeof args !== 'object' || args === null) return {}
   const { code, timeout_ms: timeoutMs } = args as Record<string, unknown>
@@ -95,9 +119,18 @@ const mcpCalls: RouteCalls<unknown> = {
   refuse: (over: OverLimit, body): Refusal => {
     const messages = messagesOf(body)
     const at = messages.filter(isToolCall)[over.index ?? 0]
-    const answer = (m: Message): unknown => m === at
-      ? { jsonrpc: '2.0', id: m?.id ?? null, result: toToolResult(failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message)) }
-      : { jsonrpc: '2.0', id: m?.id ?? null, error: { code: -32602, message: 'not run: a tools/call of this batch is over this deployment\'s limits' } }
+    const answer = (m: Message): unknown =>
+      m === at
+        ? {
+            jsonrpc: '2.0',
+            id: m?.id ?? null,
+            result: toToolResult(failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message))
+          }
+        : {
+            jsonrpc: '2.0',
+            id: m?.id ?? null,
+            error: { code: -32602, message: "not run: a tools/call of this batch is over this deployment's limits" }
+          }
     const requests = messages.filter((m) => m?.id !== undefined)
     return { statusCode: 200, payload: Array.isArray(body) ? requests.map(answer) : answer(at as Message) }
   }
@@ -106,55 +139,108 @@ const mcpCalls: RouteCalls<unknown> = {
 /** MCP on the gateway's pipeline: a caller's sessions are those of its API key. */
 const routes: Api['routes'] = async (app, context) => {
   const { execute, sessionsFor } = compatPath(context)
-  await app.register(mcpCompat, { execute, sessionsFor: (request) => sessionsFor(callerKey(request)), limits: { maxTimeoutMs: context.config.maxTimeoutMs } })
+  await app.register(mcpCompat, {
+    execute,
+    sessionsFor: (request) => sessionsFor(callerKey(request)),
+    limits: { maxTimeoutMs: context.config.maxTimeoutMs }
+  })
 }
 
 /** `/mcp` as a Fastify plugin (stateless streamable HTTP: POST; GET and DELETE answer 405). */
 export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
   describeOnly(app)
-  app.post('/mcp', {
-    config: { calls: mcpCalls },
-    schema: {
-      operationId: 'mcpMessage',
-      summary: 'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session',
-      description: 'Send Accept: application/json, text/event-stream. A tool\'s outcome is in its result (isError for any status but ok), never in the HTTP status.',
-      tags,
-      body: Type.Union([JsonRpcRequestSchema, JsonRpcBatchSchema]),
-      response: {
-        200: { description: 'The JSON-RPC answer', content: jsonOrSse },
-        202: { description: 'A notification was accepted (no body)', type: 'null' },
-        401: { description: 'No valid API key', ...ErrorBody },
-        429: { description: 'The API key\'s quota or the gateway\'s admission refused the call (Retry-After says when to retry)', ...ErrorBody },
-        '4xx': {
-          description: 'A message the transport refuses (not JSON-RPC, a wrong Accept header: a JSON-RPC error) or the gateway refuses before it (not JSON, too large: an ErrorBody)',
-          anyOf: [JsonRpcResponseSchema, ErrorBody]
-        },
-        '5xx': { description: 'The server failed: a JSON-RPC error', ...JsonRpcResponseSchema }
+  app.post(
+    '/mcp',
+    {
+      config: { calls: mcpCalls },
+      schema: {
+        operationId: 'mcpMessage',
+        summary:
+          'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session',
+        description:
+          "Send Accept: application/json, text/event-stream. A tool's outcome is in its result (isError for any status but ok), never in the HTTP status.",
+        tags,
+        body: Type.Union([JsonRpcRequestSchema, JsonRpcBatchSchema]),
+        response: {
+          200: { description: 'The JSON-RPC answer', content: jsonOrSse },
+          202: { description: 'A notification was accepted (no body)', type: 'null' },
+          401: { description: 'No valid API key', ...ErrorBody },
+          429: {
+            description:
+              "The API key's quota or the gateway's admission refused the call (Retry-After says when to retry)",
+            ...ErrorBody
+          },
+          '4xx': {
+            description:
+              'A message the transport refuses (not JSON-RPC, a wrong Accept header: a JSON-RPC error) or the gateway refuses before it (not JSON, too large: an ErrorBody)',
+            anyOf: [JsonRpcResponseSchema, ErrorBody]
+          },
+          '5xx': { description: 'The server failed: a JSON-RPC error', ...JsonRpcResponseSchema }
+        }
+      }
+    },
+    async (request, reply) => {
+      const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk()
+      const server = buildMcpServer(
+        opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) }
+      )
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      reply.hijack()
+      reply.raw.on('close', () => {
+        void transport.close()
+        void server.close()
+      })
+      try {
+        await server.connect(transport)
+        await transport.handleRequest(request.raw, reply.raw, request.body)
+      } catch (err) {
+        request.log.error({ err }, 'mcp request failed')
+        if (!reply.raw.headersSent) {
+          reply.raw.writeHead(500, { 'content-type': 'application/json' })
+          reply.raw.end(
+            JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null })
+          )
+        }
       }
     }
-  }, async (request, reply) => {
-    const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk()
-    const server = buildMcpServer(opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) })
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    reply.hijack()
-    reply.raw.on('close', () => { void transport.close(); void server.close() })
-    try {
-      await server.connect(transport)
-      await transport.handleRequest(request.raw, reply.raw, request.body)
-    } catch (err) {
-      request.log.error({ err }, 'mcp request failed')
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' })
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }))
-      }
-    }
-  })
+  )
   const notAllowed = async (_req: unknown, reply: FastifyReply): Promise<void> => {
-    await reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' }, id: null })
+    await reply
+      .code(405)
+      .header('allow', 'POST')
+      .send({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP server is stateless (POST only)' },
+        id: null
+      })
   }
-  app.get('/mcp', { schema: { operationId: 'mcpStream', summary: 'MCP server-to-client stream: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
-  app.delete('/mcp', { schema: { operationId: 'mcpEndSession', summary: 'MCP session end: not offered (stateless server)', ...notAllowedSchema } }, notAllowed)
+  app.get(
+    '/mcp',
+    {
+      schema: {
+        operationId: 'mcpStream',
+        summary: 'MCP server-to-client stream: not offered (stateless server)',
+        ...notAllowedSchema
+      }
+    },
+    notAllowed
+  )
+  app.delete(
+    '/mcp',
+    {
+      schema: {
+        operationId: 'mcpEndSession',
+        summary: 'MCP session end: not offered (stateless server)',
+        ...notAllowedSchema
+      }
+    },
+    notAllowed
+  )
 }
 
 /** MCP, over streamable HTTP. */
-export const mcpApi: Api = { routes, tags: [{ name: 'MCP', description: 'Model Context Protocol over streamable HTTP' }], imitates: "MCP" }
+export const mcpApi: Api = {
+  routes,
+  tags: [{ name: 'MCP', description: 'Model Context Protocol over streamable HTTP' }],
+  imitates: 'MCP'
+}

@@ -9,7 +9,7 @@ import type { ExecResult } from '@sandfleet/protocol'
  * An ExecResult as an MCP tool result: `status`, `stdout` and `stderr` as structured content and
  * as text; a status other than `ok` is marked `isError`.
  */
-export function toToolResult (result: ExecResult): CallToolResult {
+export function toToolResult(result: ExecResult): CallToolResult {
   const structured: Record<string, unknown> = {
     status: result.status,
     stdout: result.stdout,
@@ -24,6 +24,11 @@ export function toToolResult (result: ExecResult): CallToolResult {
   if (result.stdout !== '') parts.push(`stdout:\n${result.stdout}`)
   if (result.stderr !== '') parts.push(`stderr:\n${result.stderr}`)
   for (const d of result.display ?? []) if (d['text/plain'] !== undefined) parts.push(`result: ${d['text/plain']}`)
-  if (result.error !== null && result.status !== 'error') parts.push(`error: ${result.error.type}: ${result.error.message}`)
-  return { content: [{ type: 'text', text: parts.join('\n') }], structuredContent: structured, isError: result.status !== 'ok' }
+  if (result.error !== null && result.status !== 'error')
+    parts.push(`error: ${result.error.type}: ${result.error.message}`)
+  return {
+    content: [{ type: 'text', text: parts.join('\n') }],
+    structuredContent: structured,
+    isError: result.status !== 'ok'
+  }
 }

@@ -10,35 +10,52 @@ import type { Router } from '../../runners/router.ts'
 import type { RouteSchemas } from '../../schemas.ts'
 
 /** Registers the route. */
-export function batchRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
-  app.post<{ Body: BatchRequest }>('/v1/execute/batch', {
-    config: { calls: { of: (body: BatchRequest) => body.requests, batch: true, at: (index: number) => `requests/${index}` } },
-    schema: {
-      operationId: 'executeBatch',
-      summary: 'Run many snippets; results in order, or streamed as NDJSON {index, result} lines in completion order',
-      tags: ['execute'],
-      body: schemas.batchRequest,
-      response: {
-        200: {
-          description: 'JSON: {results} in request order. With Accept: application/x-ndjson: one BatchStreamLine per item, as each finishes',
-          content: {
-            'application/json': { schema: schemas.batchResponse },
-            [NDJSON]: { schema: schemas.batchStreamLine }
-          }
-        },
-        '4xx': schemas.errorBody,
-        '5xx': schemas.errorBody
+export function batchRoute(app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
+  app.post<{ Body: BatchRequest }>(
+    '/v1/execute/batch',
+    {
+      config: {
+        calls: { of: (body: BatchRequest) => body.requests, batch: true, at: (index: number) => `requests/${index}` }
+      },
+      schema: {
+        operationId: 'executeBatch',
+        summary: 'Run many snippets; results in order, or streamed as NDJSON {index, result} lines in completion order',
+        tags: ['execute'],
+        body: schemas.batchRequest,
+        response: {
+          200: {
+            description:
+              'JSON: {results} in request order. With Accept: application/x-ndjson: one BatchStreamLine per item, as each finishes',
+            content: {
+              'application/json': { schema: schemas.batchResponse },
+              [NDJSON]: { schema: schemas.batchStreamLine }
+            }
+          },
+          '4xx': schemas.errorBody,
+          '5xx': schemas.errorBody
+        }
       }
+    },
+    async (request, reply) => {
+      const signal = callerSignal(reply.raw)
+      const accept = request.headers.accept
+      if (typeof accept === 'string' && accept.includes(NDJSON)) {
+        const lines = new NdjsonWriter()
+        void router
+          .executeBatch(
+            request.body.requests,
+            (index, result) => {
+              lines.push({ index, result })
+            },
+            signal
+          )
+          .then(() => {
+            lines.end()
+          })
+        return reply.type(NDJSON).send(lines.stream)
+      }
+      const results = await router.executeBatch(request.body.requests, undefined, signal)
+      return { results }
     }
-  }, async (request, reply) => {
-    const signal = callerSignal(reply.raw)
-    const accept = request.headers.accept
-    if (typeof accept === 'string' && accept.includes(NDJSON)) {
-      const lines = new NdjsonWriter()
-      void router.executeBatch(request.body.requests, (index, result) => { lines.push({ index, result }) }, signal).then(() => { lines.end() })
-      return reply.type(NDJSON).send(lines.stream)
-    }
-    const results = await router.executeBatch(request.body.requests, undefined, signal)
-    return { results }
-  })
+  )
 }

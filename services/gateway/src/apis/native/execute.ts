@@ -9,15 +9,19 @@ import { callerSignal } from '@sandfleet/protocol/http'
  * Registers the route. A valid call the pipeline lets through is answered 200 with a result
  * whose `status` says what happened (fleet statuses included); non-2xx answers are error bodies.
  */
-export function executeRoute (app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
-  app.post<{ Body: ExecRequest }>('/v1/execute', {
-    config: { calls: { of: (body: ExecRequest) => [body] } },
-    schema: {
-      operationId: 'execute',
-      summary: 'Run one snippet in a fresh sandbox',
-      tags: ['execute'],
-      body: schemas.execRequest,
-      response: { 200: schemas.execResult, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
-    }
-  }, (request, reply) => router.execute(request.body, callerSignal(reply.raw)))
+export function executeRoute(app: FastifyInstance, router: Router, schemas: RouteSchemas): void {
+  app.post<{ Body: ExecRequest }>(
+    '/v1/execute',
+    {
+      config: { calls: { of: (body: ExecRequest) => [body] } },
+      schema: {
+        operationId: 'execute',
+        summary: 'Run one snippet in a fresh sandbox',
+        tags: ['execute'],
+        body: schemas.execRequest,
+        response: { 200: schemas.execResult, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
+      }
+    },
+    (request, reply) => router.execute(request.body, callerSignal(reply.raw))
+  )
 }

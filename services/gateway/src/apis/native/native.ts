@@ -12,4 +12,10 @@ const routes: Api['routes'] = async (app, { router, sessions, schemas }) => {
 }
 
 /** The native API (/v1): execute, batches, sessions. */
-export const nativeApi: Api = { routes, tags: [{ name: 'execute', description: 'Run code in fresh sandboxes: one call, or a batch' }, { name: 'sessions', description: 'Stateful sessions: cells run in one interpreter\'s state' }] }
+export const nativeApi: Api = {
+  routes,
+  tags: [
+    { name: 'execute', description: 'Run code in fresh sandboxes: one call, or a batch' },
+    { name: 'sessions', description: "Stateful sessions: cells run in one interpreter's state" }
+  ]
+}

@@ -13,29 +13,75 @@ import type { FleetSessions } from '../../sessions/fleet-sessions.ts'
 import { callerSignal } from '@sandfleet/protocol/http'
 
 /** Registers the session routes. */
-export function sessionRoutes (app: FastifyInstance, sessions: FleetSessions, schemas: RouteSchemas): void {
+export function sessionRoutes(app: FastifyInstance, sessions: FleetSessions, schemas: RouteSchemas): void {
   const errors = { '4xx': schemas.errorBody, '5xx': schemas.errorBody }
-  const params = { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 512 } }, required: ['id'] }
+  const params = {
+    type: 'object',
+    properties: { id: { type: 'string', minLength: 1, maxLength: 512 } },
+    required: ['id']
+  }
   const tags = ['sessions']
 
-  app.post<{ Body: SessionCreateRequest | undefined }>('/v1/sessions', {
-    config: { calls: { of: (body: SessionCreateRequest | undefined) => [{ memory_mb: body?.memory_mb }] } },
-    schema: { operationId: 'createSession', summary: 'Open a stateful session', tags, body: schemas.sessionCreate, response: { 201: schemas.sessionInfo, ...errors } }
-  }, async (request, reply) => await reply.code(201).send(await sessions.create(request.body ?? {}, callerKey(request))))
+  app.post<{ Body: SessionCreateRequest | undefined }>(
+    '/v1/sessions',
+    {
+      config: { calls: { of: (body: SessionCreateRequest | undefined) => [{ memory_mb: body?.memory_mb }] } },
+      schema: {
+        operationId: 'createSession',
+        summary: 'Open a stateful session',
+        tags,
+        body: schemas.sessionCreate,
+        response: { 201: schemas.sessionInfo, ...errors }
+      }
+    },
+    async (request, reply) => await reply.code(201).send(await sessions.create(request.body ?? {}, callerKey(request)))
+  )
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id', {
-    schema: { operationId: 'getSession', summary: 'A session\'s info', tags, params, response: { 200: schemas.sessionInfo, ...errors } }
-  }, async (request) => await sessions.get(request.params.id, callerKey(request)))
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        operationId: 'getSession',
+        summary: "A session's info",
+        tags,
+        params,
+        response: { 200: schemas.sessionInfo, ...errors }
+      }
+    },
+    async (request) => await sessions.get(request.params.id, callerKey(request))
+  )
 
-  app.post<{ Params: { id: string }, Body: SessionExecRequest }>('/v1/sessions/:id/execute', {
-    config: { calls: { of: (body: SessionExecRequest) => [body] } },
-    schema: { operationId: 'executeInSession', summary: 'Run a cell in the session\'s state', tags, params, body: schemas.sessionExec, response: { 200: schemas.execResult, ...errors } }
-  }, async (request, reply) => await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply.raw)))
+  app.post<{ Params: { id: string }; Body: SessionExecRequest }>(
+    '/v1/sessions/:id/execute',
+    {
+      config: { calls: { of: (body: SessionExecRequest) => [body] } },
+      schema: {
+        operationId: 'executeInSession',
+        summary: "Run a cell in the session's state",
+        tags,
+        params,
+        body: schemas.sessionExec,
+        response: { 200: schemas.execResult, ...errors }
+      }
+    },
+    async (request, reply) =>
+      await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply.raw))
+  )
 
-  app.delete<{ Params: { id: string } }>('/v1/sessions/:id', {
-    schema: { operationId: 'closeSession', summary: 'Close a session', tags, params, response: { 204: { description: 'Closed', type: 'null' }, ...errors } }
-  }, async (request, reply) => {
-    await sessions.close(request.params.id, callerKey(request))
-    return await reply.code(204).send()
-  })
+  app.delete<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        operationId: 'closeSession',
+        summary: 'Close a session',
+        tags,
+        params,
+        response: { 204: { description: 'Closed', type: 'null' }, ...errors }
+      }
+    },
+    async (request, reply) => {
+      await sessions.close(request.params.id, callerKey(request))
+      return await reply.code(204).send()
+    }
+  )
 }

@@ -28,14 +28,20 @@ export const PISTON_ALIASES: Readonly<Record<Language, readonly string[]>> = Obj
 })
 
 /** The `runtime` each language's `/runtimes` entry names: what runs it. */
-export const PISTON_RUNTIMES: Readonly<Record<Language, string>> = Object.freeze({ python: 'cpython', javascript: 'v8' })
+export const PISTON_RUNTIMES: Readonly<Record<Language, string>> = Object.freeze({
+  python: 'cpython',
+  javascript: 'v8'
+})
 
 const byName: ReadonlyMap<string, Language> = new Map(
-  (Object.entries(PISTON_ALIASES) as Array<[Language, readonly string[]]>).flatMap(([language, aliases]) => [[language, language], ...aliases.map((a) => [a, language] as [string, Language])])
+  (Object.entries(PISTON_ALIASES) as Array<[Language, readonly string[]]>).flatMap(([language, aliases]) => [
+    [language, language],
+    ...aliases.map((a) => [a, language] as [string, Language])
+  ])
 )
 
 /** The language a Piston `language` names, or `undefined` when sandfleet runs none of that name. */
-export function languageOf (name: string): Language | undefined {
+export function languageOf(name: string): Language | undefined {
   return byName.get(name.toLowerCase())
 }
 
@@ -49,7 +55,7 @@ export const PISTON_ENCODINGS = ['utf8', 'base64', 'hex'] as const
 export interface PistonFile {
   name?: string
   content: string
-  encoding?: typeof PISTON_ENCODINGS[number]
+  encoding?: (typeof PISTON_ENCODINGS)[number]
 }
 
 /** A `POST /api/v2/execute` body, after validation. */
@@ -75,7 +81,7 @@ const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInt
  * `undefined` when the body is a request sandfleet can run. Unknown fields are ignored, as
  * Piston ignores them.
  */
-export function problemOf (body: unknown): string | undefined {
+export function problemOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body must be a JSON object'
   const b = body as Record<string, unknown>
   if (typeof b.language !== 'string') return 'language is required as a string'
@@ -86,49 +92,66 @@ export function problemOf (body: unknown): string | undefined {
     if (typeof f !== 'object' || f === null) return `files[${i}] must be an object`
     const file = f as Record<string, unknown>
     if (typeof file.content !== 'string') return `files[${i}].content is required as a string`
-    if (file.name !== undefined && (typeof file.name !== 'string' || file.name === '' || file.name.length > LIMITS.maxPathLength)) return `files[${i}].name must be a non-empty string of at most ${LIMITS.maxPathLength} characters`
-    if (file.encoding !== undefined && !(PISTON_ENCODINGS as readonly unknown[]).includes(file.encoding)) return `files[${i}].encoding must be one of ${PISTON_ENCODINGS.join(', ')}`
+    if (
+      file.name !== undefined &&
+      (typeof file.name !== 'string' || file.name === '' || file.name.length > LIMITS.maxPathLength)
+    )
+      return `files[${i}].name must be a non-empty string of at most ${LIMITS.maxPathLength} characters`
+    if (file.encoding !== undefined && !(PISTON_ENCODINGS as readonly unknown[]).includes(file.encoding))
+      return `files[${i}].encoding must be one of ${PISTON_ENCODINGS.join(', ')}`
   }
   if (b.stdin !== undefined && typeof b.stdin !== 'string') return 'stdin must be a string'
-  if (b.args !== undefined && (!Array.isArray(b.args) || b.args.some((a) => typeof a !== 'string'))) return 'args must be an array of strings'
+  if (b.args !== undefined && (!Array.isArray(b.args) || b.args.some((a) => typeof a !== 'string')))
+    return 'args must be an array of strings'
   for (const field of ['compile_timeout', 'run_timeout'] as const) {
     const v = b[field]
-    if (v !== undefined && (!isInt(v) || v < LIMITS.minTimeoutMs || v > LIMITS.maxTimeoutMs)) return `${field} must be an integer of milliseconds from ${LIMITS.minTimeoutMs} to ${LIMITS.maxTimeoutMs}`
+    if (v !== undefined && (!isInt(v) || v < LIMITS.minTimeoutMs || v > LIMITS.maxTimeoutMs))
+      return `${field} must be an integer of milliseconds from ${LIMITS.minTimeoutMs} to ${LIMITS.maxTimeoutMs}`
   }
   const minBytes = LIMITS.minMemoryMb * 2 ** 20
   for (const field of ['compile_memory_limit', 'run_memory_limit'] as const) {
     const v = b[field]
-    if (v !== undefined && (!isInt(v) || (v !== -1 && (v < minBytes || v > LIMITS.maxMemoryMb * 2 ** 20)))) return `${field} must be -1 (no limit of the call's own) or an integer of bytes from ${minBytes} to ${LIMITS.maxMemoryMb * 2 ** 20}`
+    if (v !== undefined && (!isInt(v) || (v !== -1 && (v < minBytes || v > LIMITS.maxMemoryMb * 2 ** 20))))
+      return `${field} must be -1 (no limit of the call's own) or an integer of bytes from ${minBytes} to ${LIMITS.maxMemoryMb * 2 ** 20}`
   }
   const language = b.language
-  if (languageOf(language) === undefined) return `language ${JSON.stringify(language)}: ${language}-${b.version} runtime is unknown (this fleet runs ${Object.keys(PISTON_ALIASES).join(', ')})`
-  if (b.args !== undefined && (b.args as unknown[]).length > 0 && languageOf(language) === 'javascript') return 'args: javascript runs in a V8 isolate, which has no command line'
+  if (languageOf(language) === undefined)
+    return `language ${JSON.stringify(language)}: ${language}-${b.version} runtime is unknown (this fleet runs ${Object.keys(PISTON_ALIASES).join(', ')})`
+  if (b.args !== undefined && (b.args as unknown[]).length > 0 && languageOf(language) === 'javascript')
+    return 'args: javascript runs in a V8 isolate, which has no command line'
   return undefined
 }
 
-function decode (file: PistonFile): Buffer {
+function decode(file: PistonFile): Buffer {
   return Buffer.from(file.content, file.encoding === undefined || file.encoding === 'utf8' ? 'utf8' : file.encoding)
 }
 
 /** The program's text: the first file, decoded. */
-export function programOf (req: PistonRequest): string {
+export function programOf(req: PistonRequest): string {
   return decode(req.files[0] as PistonFile).toString('utf8')
 }
 
 /** The limits a request asks for, with Piston's defaults; `maxTimeoutMs` caps the default run time. */
-function limitsOf (req: PistonRequest, maxTimeoutMs: number): Pick<ExecRequest, 'timeout_ms' | 'memory_mb'> {
-  const limits: Pick<ExecRequest, 'timeout_ms' | 'memory_mb'> = { timeout_ms: req.run_timeout ?? Math.min(PISTON_RUN_TIMEOUT_MS, maxTimeoutMs) }
-  if (req.run_memory_limit !== undefined && req.run_memory_limit !== -1) limits.memory_mb = Math.ceil(req.run_memory_limit / 2 ** 20)
+function limitsOf(req: PistonRequest, maxTimeoutMs: number): Pick<ExecRequest, 'timeout_ms' | 'memory_mb'> {
+  const limits: Pick<ExecRequest, 'timeout_ms' | 'memory_mb'> = {
+    timeout_ms: req.run_timeout ?? Math.min(PISTON_RUN_TIMEOUT_MS, maxTimeoutMs)
+  }
+  if (req.run_memory_limit !== undefined && req.run_memory_limit !== -1)
+    limits.memory_mb = Math.ceil(req.run_memory_limit / 2 ** 20)
   return limits
 }
 
 /** What the limits stage holds a request to: its program and its run's limits. */
-export function callOf (req: PistonRequest, maxTimeoutMs: number): Call {
+export function callOf(req: PistonRequest, maxTimeoutMs: number): Call {
   return { code: programOf(req), ...limitsOf(req, maxTimeoutMs) }
 }
 
 /** The Piston field each limited `ExecRequest` field came from. */
-export const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({ code: 'files[0].content', timeout_ms: 'run_timeout', memory_mb: 'run_memory_limit' })
+export const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
+  code: 'files[0].content',
+  timeout_ms: 'run_timeout',
+  memory_mb: 'run_memory_limit'
+})
 
 /**
  * A request → an {@link ExecRequest}. The files after the first are written beside the program
@@ -136,17 +159,20 @@ export const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({ code: 
  * run by a few lines that give it what `python3 main.py ARGS` would: `sys.argv` (its name, then
  * the args) and its directory first on `sys.path` (its other files import).
  */
-export function toExecRequest (req: PistonRequest, maxTimeoutMs: number): ExecRequest {
+export function toExecRequest(req: PistonRequest, maxTimeoutMs: number): ExecRequest {
   const language = languageOf(req.language) as Language
   const exec: ExecRequest = { language, code: programOf(req), ...limitsOf(req, maxTimeoutMs) }
   if (req.stdin !== undefined && req.stdin !== '') exec.stdin = req.stdin
   const files: Record<string, string> = {}
-  req.files.forEach((f, i) => { if (i > 0) files[f.name ?? DEFAULT_NAME(i)] = decode(f).toString('base64') })
+  req.files.forEach((f, i) => {
+    if (i > 0) files[f.name ?? DEFAULT_NAME(i)] = decode(f).toString('base64')
+  })
   if (language === 'python' && ((req.args?.length ?? 0) > 0 || req.files.length > 1)) {
     const name = req.files[0]?.name ?? DEFAULT_NAME(0)
     files[name] = Buffer.from(exec.code).toString('base64')
     const path = JSON.stringify(name)
-    exec.code = `import sys\nsys.argv = ${JSON.stringify([name, ...(req.args ?? [])])}\nsys.path.insert(0, '')\n` +
+    exec.code =
+      `import sys\nsys.argv = ${JSON.stringify([name, ...(req.args ?? [])])}\nsys.path.insert(0, '')\n` +
       `exec(compile(open(${path}, encoding='utf-8').read(), ${path}, 'exec'), {'__name__': '__main__', '__file__': ${path}, '__builtins__': __builtins__})\n`
   }
   if (Object.keys(files).length > 0) exec.files = files
@@ -154,35 +180,49 @@ export function toExecRequest (req: PistonRequest, maxTimeoutMs: number): ExecRe
 }
 
 /** Piston's words for how a run ended, by sandfleet status (the run's answer). */
-const ENDINGS: Readonly<Partial<Record<ExecResult['status'], { status: string, message: string }>>> = Object.freeze({
+const ENDINGS: Readonly<Partial<Record<ExecResult['status'], { status: string; message: string }>>> = Object.freeze({
   timeout: { status: 'TO', message: 'Time limit exceeded' },
   memory: { status: 'MO', message: 'Memory limit exceeded' },
   killed: { status: 'SG', message: 'Killed' }
 })
 
 /** A sandfleet result of a program's run → Piston's `run` (its statuses: ok, error, timeout, memory, killed). */
-export function toRun (result: ExecResult): PistonRun {
+export function toRun(result: ExecResult): PistonRun {
   const stderr = result.stderr + truncationNote(result)
   const ending = ENDINGS[result.status]
-  const run: PistonRun = { stdout: result.stdout, stderr, output: result.stdout + stderr, code: result.exit_code, signal: null, message: null, status: null, wall_time: Math.round(result.duration_ms) }
+  const run: PistonRun = {
+    stdout: result.stdout,
+    stderr,
+    output: result.stdout + stderr,
+    code: result.exit_code,
+    signal: null,
+    message: null,
+    status: null,
+    wall_time: Math.round(result.duration_ms)
+  }
   if (result.cpu_ms !== undefined) run.cpu_time = Math.round(result.cpu_ms)
   if (ending !== undefined) return { ...run, code: null, signal: 'SIGKILL', ...ending }
-  if (result.status === 'error' || (result.exit_code ?? 0) !== 0) return { ...run, status: 'RE', message: `Exited with error status ${String(result.exit_code ?? 1)}` }
+  if (result.status === 'error' || (result.exit_code ?? 0) !== 0)
+    return { ...run, status: 'RE', message: `Exited with error status ${String(result.exit_code ?? 1)}` }
   return run
 }
 
 /** The HTTP status a fleet fault or refusal is answered with (`undefined`: the program ran, a 200). */
-export function faultStatus (status: ExecResult['status']): number | undefined {
+export function faultStatus(status: ExecResult['status']): number | undefined {
   switch (status) {
     case 'overloaded':
-    case 'queue_timeout': return 503
-    case 'infra_error': return 500
-    case 'invalid_request': return 400
-    default: return undefined
+    case 'queue_timeout':
+      return 503
+    case 'infra_error':
+      return 500
+    case 'invalid_request':
+      return 400
+    default:
+      return undefined
   }
 }
 
 /** A sandfleet result → Piston's answer: the run, with the language and version it ran as. */
-export function toPistonResult (language: Language, version: string, result: ExecResult): PistonResult {
+export function toPistonResult(language: Language, version: string, result: ExecResult): PistonResult {
   return { language, version, run: toRun(result) }
 }

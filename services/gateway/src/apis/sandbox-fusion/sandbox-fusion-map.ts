@@ -20,28 +20,56 @@ import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-f
 export type { CommandRunResult, JupyterCell, RunCodeResponse, RunJupyterResponse } from './sandbox-fusion-schemas.ts'
 
 /** SandboxFusion `language` values sandfleet runs, and the sandfleet language of each. */
-export const SF_LANGUAGES: Readonly<Record<string, Language>> = Object.freeze({ python: 'python', nodejs: 'javascript' })
+export const SF_LANGUAGES: Readonly<Record<string, Language>> = Object.freeze({
+  python: 'python',
+  nodejs: 'javascript'
+})
 
 /** The request model of `POST /run_code` (fields we do not use are accepted and ignored). */
 export const RUN_CODE_MODEL: ModelSpec = Object.freeze({
   code: { kind: 'string', required: true, description: 'The program' },
-  language: { kind: 'literal', values: Object.keys(SF_LANGUAGES), required: true, description: 'python, or nodejs (JavaScript in an isolate)' },
-  compile_timeout: { kind: 'number', description: 'Seconds; accepted and unused (Python and JavaScript are not compiled)' },
+  language: {
+    kind: 'literal',
+    values: Object.keys(SF_LANGUAGES),
+    required: true,
+    description: 'python, or nodejs (JavaScript in an isolate)'
+  },
+  compile_timeout: {
+    kind: 'number',
+    description: 'Seconds; accepted and unused (Python and JavaScript are not compiled)'
+  },
   run_timeout: { kind: 'number', description: 'Seconds (default 10)' },
-  memory_limit_MB: { kind: 'integer', description: 'MiB; -1 or absent: the deployment\'s default' },
+  memory_limit_MB: { kind: 'integer', description: "MiB; -1 or absent: the deployment's default" },
   stdin: { kind: 'string', nullable: true, description: 'Standard input' },
-  files: { kind: 'string_map', nullable: true, description: 'Files written before the run: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content' },
-  fetch_files: { kind: 'string_list', description: 'Paths read back after the run (relative to the working directory, or absolute), answered in files; a file not there is left out' }
+  files: {
+    kind: 'string_map',
+    nullable: true,
+    description:
+      'Files written before the run: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content'
+  },
+  fetch_files: {
+    kind: 'string_list',
+    description:
+      'Paths read back after the run (relative to the working directory, or absolute), answered in files; a file not there is left out'
+  }
 })
 
 /** The request model of `POST /run_jupyter`. */
 export const RUN_JUPYTER_MODEL: ModelSpec = Object.freeze({
   cells: { kind: 'string_list', required: true, description: 'Python cells, run in order in one state' },
-  cell_timeout: { kind: 'number', description: 'Seconds per cell; 0 or absent: no limit of a cell\'s own' },
+  cell_timeout: { kind: 'number', description: "Seconds per cell; 0 or absent: no limit of a cell's own" },
   total_timeout: { kind: 'number', description: 'Seconds for the whole run (default 45)' },
   kernel: { kind: 'literal', values: ['python3'] },
-  files: { kind: 'string_map', nullable: true, description: 'Files written before the first cell: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content' },
-  fetch_files: { kind: 'string_list', description: 'Paths read back after the last cell (relative to the working directory, or absolute)' }
+  files: {
+    kind: 'string_map',
+    nullable: true,
+    description:
+      'Files written before the first cell: path (relative to the working directory, or absolute in /tmp, /mnt or /dev/shm) → base64 content'
+  },
+  fetch_files: {
+    kind: 'string_list',
+    description: 'Paths read back after the last cell (relative to the working directory, or absolute)'
+  }
 })
 
 /** `POST /run_code` body, after validation. */
@@ -68,13 +96,13 @@ export interface RunJupyterRequest {
 export const SF_DEFAULTS = Object.freeze({ runTimeoutS: 10, cellTimeoutS: 0, totalTimeoutS: 45 })
 
 /** Seconds (possibly fractional, possibly a numeric string) → milliseconds within the contract. */
-export function secondsToMs (value: number | string | undefined, defaultS: number): number {
+export function secondsToMs(value: number | string | undefined, defaultS: number): number {
   const s = toNumber(value) ?? defaultS
   return Math.min(LIMITS.maxTimeoutMs, Math.max(LIMITS.minTimeoutMs, Math.round(s * 1000)))
 }
 
 /** `memory_limit_MB` → `memory_mb` (`-1` or absent: the deployment's default). */
-export function memoryMb (value: number | string | undefined): number | undefined {
+export function memoryMb(value: number | string | undefined): number | undefined {
   const n = toNumber(value)
   if (n === undefined || n <= 0) return undefined
   return Math.min(LIMITS.maxMemoryMb, Math.max(LIMITS.minMemoryMb, Math.round(n)))
@@ -84,7 +112,7 @@ export function memoryMb (value: number | string | undefined): number | undefine
  * A validated `/run_code` body → an {@link ExecRequest}. An absent `run_timeout` is SandboxFusion's
  * default or `maxTimeoutMs`, whichever is less. `compile_timeout` has no use for Python or JavaScript.
  */
-export function toExecRequest (body: RunCodeRequest, maxTimeoutMs: number = LIMITS.maxTimeoutMs): ExecRequest {
+export function toExecRequest(body: RunCodeRequest, maxTimeoutMs: number = LIMITS.maxTimeoutMs): ExecRequest {
   const req: ExecRequest = {
     language: SF_LANGUAGES[body.language] ?? 'python',
     code: body.code,
@@ -108,26 +136,36 @@ export function toExecRequest (body: RunCodeRequest, maxTimeoutMs: number = LIMI
  * The sandbox's root is read-only: such a file could not be written. (`fetch_files` needs no
  * check: the sandbox reads only from its places and says why it left a file out.)
  */
-export function outsidePath (body: Pick<RunCodeRequest, 'files'>): string | undefined {
-  const outside = (p: string): boolean => p.startsWith('/')
-    ? !FILE_PLACES.some((place) => posix.normalize(p).startsWith(place + '/'))
-    : posix.normalize(p).split('/')[0] === '..'
+export function outsidePath(body: Pick<RunCodeRequest, 'files'>): string | undefined {
+  const outside = (p: string): boolean =>
+    p.startsWith('/')
+      ? !FILE_PLACES.some((place) => posix.normalize(p).startsWith(place + '/'))
+      : posix.normalize(p).split('/')[0] === '..'
   return Object.keys(body.files ?? {}).find(outside)
 }
 
 /** True for the statuses SandboxFusion calls `SandboxError`: the fleet's fault, not the code's. */
-export function isSandboxError (status: ExecResult['status']): boolean {
-  return status === 'overloaded' || status === 'queue_timeout' || status === 'infra_error' || status === 'invalid_request'
+export function isSandboxError(status: ExecResult['status']): boolean {
+  return (
+    status === 'overloaded' || status === 'queue_timeout' || status === 'infra_error' || status === 'invalid_request'
+  )
 }
 
 /** The `run_result` of a result whose code ran. */
-export function toCommandRunResult (result: ExecResult): CommandRunResult {
+export function toCommandRunResult(result: ExecResult): CommandRunResult {
   let returnCode: number | null
   switch (result.status) {
-    case 'ok': returnCode = result.exit_code ?? 0; break
-    case 'timeout': returnCode = null; break
-    case 'error': returnCode = result.exit_code ?? 1; break
-    default: returnCode = result.exit_code ?? -9
+    case 'ok':
+      returnCode = result.exit_code ?? 0
+      break
+    case 'timeout':
+      returnCode = null
+      break
+    case 'error':
+      returnCode = result.exit_code ?? 1
+      break
+    default:
+      returnCode = result.exit_code ?? -9
   }
   return {
     status: result.status === 'timeout' ? 'TimeLimitExceeded' : 'Finished',
@@ -139,7 +177,7 @@ export function toCommandRunResult (result: ExecResult): CommandRunResult {
 }
 
 /** A sandfleet result → SandboxFusion's `RunCodeResponse`. */
-export function toRunCodeResponse (result: ExecResult): RunCodeResponse {
+export function toRunCodeResponse(result: ExecResult): RunCodeResponse {
   const pod = result.runner === '' ? null : result.runner
   if (isSandboxError(result.status)) {
     return {
@@ -166,10 +204,19 @@ export function toRunCodeResponse (result: ExecResult): RunCodeResponse {
  * traceback as lines), not to `stderr`, as a Jupyter kernel reports it; a cell that passed its
  * timeout reports `TimeoutError` the same way.
  */
-export function toJupyterCell (result: ExecResult, cellTimeoutMs: number): JupyterCell {
-  const cell: JupyterCell = { stdout: result.stdout, stderr: result.stderr + truncationNote(result), display: result.display ?? [], error: [] }
+export function toJupyterCell(result: ExecResult, cellTimeoutMs: number): JupyterCell {
+  const cell: JupyterCell = {
+    stdout: result.stdout,
+    stderr: result.stderr + truncationNote(result),
+    display: result.display ?? [],
+    error: []
+  }
   if (result.status === 'timeout') {
-    cell.error.push({ ename: 'TimeoutError', evalue: `cell exceeded cell_timeout (${cellTimeoutMs / 1000} s)`, traceback: [] })
+    cell.error.push({
+      ename: 'TimeoutError',
+      evalue: `cell exceeded cell_timeout (${cellTimeoutMs / 1000} s)`,
+      traceback: []
+    })
   } else if (result.status !== 'ok' && result.error !== null) {
     const tb = result.error.traceback ?? ''
     if (tb !== '' && cell.stderr.endsWith(tb)) cell.stderr = cell.stderr.slice(0, -tb.length)

@@ -15,11 +15,31 @@ import type { FastifyPluginAsync } from 'fastify'
 import { FILE_PLACES, LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import type { Api } from '../api.ts'
 import { compatPath, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
-import { installFastapiErrorHandler, modelBody, modelSchema, toNumber, UNPROCESSABLE, validateModel, valueError, type FastapiErrorItem } from '../fastapi/fastapi-errors.ts'
+import {
+  installFastapiErrorHandler,
+  modelBody,
+  modelSchema,
+  toNumber,
+  UNPROCESSABLE,
+  validateModel,
+  valueError,
+  type FastapiErrorItem
+} from '../fastapi/fastapi-errors.ts'
 import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import {
-  isSandboxError, outsidePath, RUN_CODE_MODEL, RUN_JUPYTER_MODEL, SF_DEFAULTS, secondsToMs, toExecRequest, toJupyterCell,
-  toRunCodeResponse, type JupyterCell, type RunCodeRequest, type RunJupyterRequest, type RunJupyterResponse
+  isSandboxError,
+  outsidePath,
+  RUN_CODE_MODEL,
+  RUN_JUPYTER_MODEL,
+  SF_DEFAULTS,
+  secondsToMs,
+  toExecRequest,
+  toJupyterCell,
+  toRunCodeResponse,
+  type JupyterCell,
+  type RunCodeRequest,
+  type RunJupyterRequest,
+  type RunJupyterResponse
 } from './sandbox-fusion-map.ts'
 import { RunCodeResponseSchema, RunJupyterResponseSchema } from './sandbox-fusion-schemas.ts'
 
@@ -37,13 +57,21 @@ export interface SandboxFusionOptions {
   maxTimeoutMs?: number
 }
 
-/** Where an `ExecRequest` field came from in a `/run_code` body (for the 422 of a limit: the deployment's, or a runner's). */
+/**
+ * Where an `ExecRequest` field came from in a `/run_code` body (for the 422 of a limit: the deployment's, or a
+ * runner's).
+ */
 const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
-  timeout_ms: 'run_timeout', memory_mb: 'memory_limit_MB', code: 'code', stdin: 'stdin', files: 'files', fetch_files: 'fetch_files'
+  timeout_ms: 'run_timeout',
+  memory_mb: 'memory_limit_MB',
+  code: 'code',
+  stdin: 'stdin',
+  files: 'files',
+  fetch_files: 'fetch_files'
 })
 
 /** A body of `model` whose files all name a sandbox's writable places, or the 422 items saying why not. */
-function checkBody (model: Parameters<typeof validateModel>[1]): (body: unknown) => FastapiErrorItem[] {
+function checkBody(model: Parameters<typeof validateModel>[1]): (body: unknown) => FastapiErrorItem[] {
   return (body) => {
     const detail = validateModel(body, model)
     if (detail.length > 0) return detail
@@ -59,74 +87,118 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   const maxTimeoutMs = opts.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const tags = ['SandboxFusion']
 
-  app.post('/run_code', {
-    preValidation: modelBody(checkBody(RUN_CODE_MODEL)),
-    config: {
-      calls: {
-        of: (body: RunCodeRequest) => [toExecRequest(body, maxTimeoutMs)],
-        refuse: (over, body: RunCodeRequest) => {
-          const field = FIELD_OF[over.field] ?? 'code'
-          return { statusCode: UNPROCESSABLE, payload: valueError(field, over.message, (body as unknown as Record<string, unknown>)[field] ?? null) }
+  app.post(
+    '/run_code',
+    {
+      preValidation: modelBody(checkBody(RUN_CODE_MODEL)),
+      config: {
+        calls: {
+          of: (body: RunCodeRequest) => [toExecRequest(body, maxTimeoutMs)],
+          refuse: (over, body: RunCodeRequest) => {
+            const field = FIELD_OF[over.field] ?? 'code'
+            return {
+              statusCode: UNPROCESSABLE,
+              payload: valueError(field, over.message, (body as unknown as Record<string, unknown>)[field] ?? null)
+            }
+          }
+        }
+      },
+      schema: {
+        operationId: 'sandboxFusionRunCode',
+        summary: 'SandboxFusion: run one program in a fresh sandbox',
+        tags,
+        body: modelSchema(RUN_CODE_MODEL, 'RunCodeRequest'),
+        response: {
+          200: { description: 'The run (status Success, Failed or SandboxError)', ...RunCodeResponseSchema },
+          ...FASTAPI_ERRORS
         }
       }
     },
-    schema: {
-      operationId: 'sandboxFusionRunCode',
-      summary: 'SandboxFusion: run one program in a fresh sandbox',
-      tags,
-      body: modelSchema(RUN_CODE_MODEL, 'RunCodeRequest'),
-      response: { 200: { description: 'The run (status Success, Failed or SandboxError)', ...RunCodeResponseSchema }, ...FASTAPI_ERRORS }
+    async (request, reply) => {
+      const body = request.body as RunCodeRequest
+      const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
+      if (result.status === 'invalid_request') {
+        const field = fieldOf(result)
+        return reply
+          .code(UNPROCESSABLE)
+          .send(
+            valueError(
+              field,
+              result.error?.message ?? 'invalid request',
+              (body as unknown as Record<string, unknown>)[field] ?? null
+            )
+          )
+      }
+      return toRunCodeResponse(result)
     }
-  }, async (request, reply) => {
-    const body = request.body as RunCodeRequest
-    const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
-    if (result.status === 'invalid_request') {
-      const field = fieldOf(result)
-      return reply.code(UNPROCESSABLE).send(valueError(field, result.error?.message ?? 'invalid request', (body as unknown as Record<string, unknown>)[field] ?? null))
-    }
-    return toRunCodeResponse(result)
-  })
+  )
 
-  app.post('/run_jupyter', {
-    preValidation: modelBody(checkBody(RUN_JUPYTER_MODEL)),
-    config: {
-      calls: {
-        // each cell runs within maxTimeoutMs by construction (runJupyter); their code is held to the limit
-        of: (body: RunJupyterRequest) => body.cells.map((code) => ({ code })),
-        weight: () => 1, // the cells run one at a time
-        refuse: (over) => ({ statusCode: 200, payload: sandboxError(`invalid_request: ${over.message} (cell ${over.index ?? 0})`) })
+  app.post(
+    '/run_jupyter',
+    {
+      preValidation: modelBody(checkBody(RUN_JUPYTER_MODEL)),
+      config: {
+        calls: {
+          // each cell runs within maxTimeoutMs by construction (runJupyter); their code is held to the limit
+          of: (body: RunJupyterRequest) => body.cells.map((code) => ({ code })),
+          weight: () => 1, // the cells run one at a time
+          refuse: (over) => ({
+            statusCode: 200,
+            payload: sandboxError(`invalid_request: ${over.message} (cell ${over.index ?? 0})`)
+          })
+        }
+      },
+      schema: {
+        operationId: 'sandboxFusionRunJupyter',
+        summary: 'SandboxFusion: run notebook cells in order in one Python state',
+        tags,
+        body: modelSchema(RUN_JUPYTER_MODEL, 'RunJupyterRequest'),
+        response: {
+          200: {
+            description: "The cells' outputs (status Success, Failed or SandboxError)",
+            ...RunJupyterResponseSchema
+          },
+          ...FASTAPI_ERRORS
+        }
       }
     },
-    schema: {
-      operationId: 'sandboxFusionRunJupyter',
-      summary: 'SandboxFusion: run notebook cells in order in one Python state',
-      tags,
-      body: modelSchema(RUN_JUPYTER_MODEL, 'RunJupyterRequest'),
-      response: { 200: { description: 'The cells\' outputs (status Success, Failed or SandboxError)', ...RunJupyterResponseSchema }, ...FASTAPI_ERRORS }
-    }
-  }, async (request) => await runJupyter(request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, opts.sessions, maxTimeoutMs))
+    async (request) =>
+      await runJupyter(
+        request.body as RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>,
+        opts.sessions,
+        maxTimeoutMs
+      )
+  )
 }
 
 /** SandboxFusion on the gateway's pipeline. */
 const routes: Api['routes'] = async (app, context) => {
   const { execute, sessionsFor } = compatPath(context)
   // /run_jupyter opens and closes its session within one request: no caller can reach it
-  await app.register(sandboxFusionCompat, { execute, sessions: sessionsFor(''), maxTimeoutMs: context.config.maxTimeoutMs })
+  await app.register(sandboxFusionCompat, {
+    execute,
+    sessions: sessionsFor(''),
+    maxTimeoutMs: context.config.maxTimeoutMs
+  })
 }
 
 /** The 422 for a file outside the sandbox's writable places (see {@link outsidePath}). */
-function outsideError (path: string): ReturnType<typeof valueError> {
-  return valueError('files', `${JSON.stringify(path)} is outside the sandbox's writable places: a path relative to the working directory (its cwd), or an absolute one in ${FILE_PLACES.join(', ')}`, path)
+function outsideError(path: string): ReturnType<typeof valueError> {
+  return valueError(
+    'files',
+    `${JSON.stringify(path)} is outside the sandbox's writable places: a path relative to the working directory (its cwd), or an absolute one in ${FILE_PLACES.join(', ')}`,
+    path
+  )
 }
 
 /** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */
-function fieldOf (result: ExecResult): string {
+function fieldOf(result: ExecResult): string {
   const message = result.error?.message ?? ''
   for (const [ours, theirs] of Object.entries(FIELD_OF)) if (message.includes(ours)) return theirs
   return 'code'
 }
 
-function sandboxError (message: string, cells: JupyterCell[] = []): RunJupyterResponse {
+function sandboxError(message: string, cells: JupyterCell[] = []): RunJupyterResponse {
   return { status: 'SandboxError', message, driver: null, cells, executor_pod_name: null, files: {} }
 }
 
@@ -138,7 +210,11 @@ function sandboxError (message: string, cells: JupyterCell[] = []): RunJupyterRe
  * `cell_timeout` 0 or absent (SandboxFusion's default) gives a cell no limit of its own but the
  * deployment's longest call (`maxTimeoutMs`), which also caps a larger `cell_timeout`.
  */
-async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>, sessions: CompatSessions | undefined, maxTimeoutMs: number): Promise<RunJupyterResponse> {
+async function runJupyter(
+  body: RunJupyterRequest & Pick<RunCodeRequest, 'files' | 'fetch_files'>,
+  sessions: CompatSessions | undefined,
+  maxTimeoutMs: number
+): Promise<RunJupyterResponse> {
   if (sessions === undefined) return sandboxError('sessions are not enabled on this gateway')
   const totalTimeoutMs = secondsToMs(body.total_timeout, SF_DEFAULTS.totalTimeoutS)
   // 0 (SandboxFusion's default) sets no limit of a cell's own: the run's total_timeout bounds it
@@ -161,13 +237,19 @@ async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files
   try {
     for (let i = 0; i < body.cells.length; i++) {
       const left = totalTimeoutMs - (performance.now() - started)
-      if (left < 1) { timedOut = true; break }
+      if (left < 1) {
+        timedOut = true
+        break
+      }
       const timeoutMs = Math.max(1, Math.min(cellTimeoutMs, Math.floor(left)))
       const cell: Parameters<CompatSessions['execute']>[1] = { code: body.cells[i] ?? '', timeout_ms: timeoutMs }
-      if (i === 0 && body.files != null) cell.files = Object.fromEntries(Object.entries(body.files).filter((e): e is [string, string] => e[1] != null))
-      if (i === body.cells.length - 1 && body.fetch_files !== undefined && body.fetch_files.length > 0) cell.fetch_files = body.fetch_files
+      if (i === 0 && body.files != null)
+        cell.files = Object.fromEntries(Object.entries(body.files).filter((e): e is [string, string] => e[1] != null))
+      if (i === body.cells.length - 1 && body.fetch_files !== undefined && body.fetch_files.length > 0)
+        cell.fetch_files = body.fetch_files
       const result = await settle(() => sessions.execute(sessionId, cell))
-      if (isSandboxError(result.status)) return sandboxError(`${result.status}: ${result.error?.message ?? ''} (cell ${i})`, cells)
+      if (isSandboxError(result.status))
+        return sandboxError(`${result.status}: ${result.error?.message ?? ''} (cell ${i})`, cells)
       last = result
       cells.push(toJupyterCell(result, cellTimeoutMs))
       if (result.status === 'timeout') {
@@ -195,4 +277,8 @@ async function runJupyter (body: RunJupyterRequest & Pick<RunCodeRequest, 'files
 }
 
 /** SandboxFusion's API. */
-export const sandboxFusionApi: Api = { routes, tags: [{ name: 'SandboxFusion', description: 'SandboxFusion\'s API (what verl\'s sandbox tool and SkyRL call)' }], imitates: "SandboxFusion's" }
+export const sandboxFusionApi: Api = {
+  routes,
+  tags: [{ name: 'SandboxFusion', description: "SandboxFusion's API (what verl's sandbox tool and SkyRL call)" }],
+  imitates: "SandboxFusion's"
+}

@@ -14,21 +14,32 @@ before(async () => {
     status: () => ({ queue: 0, num_workers: 2 })
   })
 })
-after(async () => { await app.close() })
+after(async () => {
+  await app.close()
+})
 
 for (const sample of await loadSamples('code-judge')) {
   const method = sample.method ?? 'POST'
   test(`code-judge sample ${method} ${sample.path} ${JSON.stringify(sample.request ?? '').slice(0, 60)} gets the captured shape and values`, async () => {
-    const res = await app.inject({ method: method as 'GET' | 'POST', url: sample.path as string, ...(sample.request !== undefined ? { payload: sample.request as object } : {}) })
+    const res = await app.inject({
+      method: method as 'GET' | 'POST',
+      url: sample.path as string,
+      ...(sample.request !== undefined ? { payload: sample.request as object } : {})
+    })
     assert.equal(res.statusCode, sample.http_status)
     const body = res.json()
     assertSameShape(body, sample.response)
     const want = sample.response
     if (sample.http_status !== 200) {
-      assert.deepEqual(body.detail.map((d: any) => [d.type, d.loc]), want.detail.map((d: any) => [d.type, d.loc]))
+      assert.deepEqual(
+        body.detail.map((d: any) => [d.type, d.loc]),
+        want.detail.map((d: any) => [d.type, d.loc])
+      )
       return
     }
-    const pairs: Array<[any, any]> = Array.isArray(want.results) ? want.results.map((w: any, i: number) => [body.results[i], w]) : [[body, want]]
+    const pairs: Array<[any, any]> = Array.isArray(want.results)
+      ? want.results.map((w: any, i: number) => [body.results[i], w])
+      : [[body, want]]
     if (typeof want !== 'object') assert.deepEqual(body, want)
     else if (sample.path === '/status') assert.equal(typeof body.queue, 'number')
     else {
@@ -46,38 +57,87 @@ for (const sample of await loadSamples('code-judge')) {
 }
 
 test('stdout is cut at 1,000 characters by default, as code-judge cuts it, and the cut is said in stderr', async () => {
-  const body = (await app.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: "print('é'*1500)" } })).json()
+  const body = (
+    await app.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: "print('é'*1500)" } })
+  ).json()
   assert.equal(body.stdout, 'é'.repeat(1000))
   assert.match(body.stderr, /stdout truncated/)
-  const batch = (await app.inject({ method: 'POST', url: '/run/long-batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: "print('x'*1500)" }] } })).json()
+  const batch = (
+    await app.inject({
+      method: 'POST',
+      url: '/run/long-batch',
+      payload: { type: 'batch', submissions: [{ type: 'python', solution: "print('x'*1500)" }] }
+    })
+  ).json()
   assert.equal(batch.results[0].stdout.length, 1000)
 })
 
-test('the compat limits default to code-judge\'s (384 MiB, 10 s) and a deployment sets its own', async () => {
+test("the compat limits default to code-judge's (384 MiB, 10 s) and a deployment sets its own", async () => {
   const seen: ExecRequest[] = []
-  const record = async (r: ExecRequest): Promise<ExecResult> => { seen.push(r); return await runPython(r) }
-  for (const [limits, memory, timeout, chars] of [[undefined, 384, 10_000, 1000], [{ memoryMb: 2048, timeoutMs: 60_000, stdoutChars: 5 }, 2048, 60_000, 5]] as const) {
+  const record = async (r: ExecRequest): Promise<ExecResult> => {
+    seen.push(r)
+    return await runPython(r)
+  }
+  for (const [limits, memory, timeout, chars] of [
+    [undefined, 384, 10_000, 1000],
+    [{ memoryMb: 2048, timeoutMs: 60_000, stdoutChars: 5 }, 2048, 60_000, 5]
+  ] as const) {
     const one = Fastify()
     try {
-      await one.register(codeJudgeCompat, { execute: record, executeBatch: async (reqs) => await Promise.all(reqs.map(record)), status: () => ({ queue: 0, num_workers: 1 }), ...(limits !== undefined ? { limits } : {}) })
+      await one.register(codeJudgeCompat, {
+        execute: record,
+        executeBatch: async (reqs) => await Promise.all(reqs.map(record)),
+        status: () => ({ queue: 0, num_workers: 1 }),
+        ...(limits !== undefined ? { limits } : {})
+      })
       seen.length = 0
-      const one1 = (await one.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: "print('y'*1200)" } })).json()
-      await one.inject({ method: 'POST', url: '/judge/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(1)' }] } })
-      assert.deepEqual(seen.map((r) => [r.memory_mb, r.timeout_ms]), [[memory, timeout], [memory, timeout]])
+      const one1 = (
+        await one.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: "print('y'*1200)" } })
+      ).json()
+      await one.inject({
+        method: 'POST',
+        url: '/judge/batch',
+        payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(1)' }] }
+      })
+      assert.deepEqual(
+        seen.map((r) => [r.memory_mb, r.timeout_ms]),
+        [
+          [memory, timeout],
+          [memory, timeout]
+        ]
+      )
       assert.equal(one1.stdout.length, chars)
-    } finally { await one.close() }
+    } finally {
+      await one.close()
+    }
   }
 })
 
 test('a cpp item of a batch is answered internal_error and the python items keep their results (not a 422)', async () => {
   for (const url of ['/run/batch', '/run/long-batch', '/judge/batch']) {
     const res = await app.inject({
-      method: 'POST', url,
-      payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(6*7)' }, { type: 'cpp', solution: 'int main(){}' }, { type: 'python', solution: 'print(1)', expected_output: '1' }] }
+      method: 'POST',
+      url,
+      payload: {
+        type: 'batch',
+        submissions: [
+          { type: 'python', solution: 'print(6*7)' },
+          { type: 'cpp', solution: 'int main(){}' },
+          { type: 'python', solution: 'print(1)', expected_output: '1' }
+        ]
+      }
     })
     assert.equal(res.statusCode, 200, url)
     const results = res.json().results
-    assert.deepEqual(results.map((r: any) => [r.run_success, r.reason]), [[true, ''], [false, 'internal_error'], [true, '']], url)
+    assert.deepEqual(
+      results.map((r: any) => [r.run_success, r.reason]),
+      [
+        [true, ''],
+        [false, 'internal_error'],
+        [true, '']
+      ],
+      url
+    )
     if (url.startsWith('/run')) {
       assert.equal(results[0].stdout, '42\n')
       assert.match(results[1].stderr, /cpp/)
@@ -89,19 +149,41 @@ test('a cpp item of a batch is answered internal_error and the python items keep
 })
 
 test('sub_ids the caller gives are echoed; missing ones are made up', async () => {
-  const body = (await app.inject({
-    method: 'POST', url: '/judge/batch',
-    payload: { type: 'batch', sub_id: 'B', submissions: [{ type: 'python', solution: 'print(1)', expected_output: '1', sub_id: 'A1' }, { type: 'python', solution: 'print(2)', expected_output: '1' }] }
-  })).json()
+  const body = (
+    await app.inject({
+      method: 'POST',
+      url: '/judge/batch',
+      payload: {
+        type: 'batch',
+        sub_id: 'B',
+        submissions: [
+          { type: 'python', solution: 'print(1)', expected_output: '1', sub_id: 'A1' },
+          { type: 'python', solution: 'print(2)', expected_output: '1' }
+        ]
+      }
+    })
+  ).json()
   assert.equal(body.sub_id, 'B')
   assert.equal(body.results[0].sub_id, 'A1')
   assert.equal(typeof body.results[1].sub_id, 'string')
-  assert.deepEqual(body.results.map((r: any) => r.success), [true, false])
+  assert.deepEqual(
+    body.results.map((r: any) => r.success),
+    [true, false]
+  )
   assert.equal('stdout' in body.results[0], false)
 })
 
 test('/judge/long-batch answers the judge shape for every item', async () => {
-  const body = (await app.inject({ method: 'POST', url: '/judge/long-batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'print(input())', input: '7', expected_output: '7' }] } })).json()
+  const body = (
+    await app.inject({
+      method: 'POST',
+      url: '/judge/long-batch',
+      payload: {
+        type: 'batch',
+        submissions: [{ type: 'python', solution: 'print(input())', input: '7', expected_output: '7' }]
+      }
+    })
+  ).json()
   assert.deepEqual(Object.keys(body.results[0]).sort(), ['cost', 'reason', 'run_success', 'sub_id', 'success'])
   assert.equal(body.results[0].success, true)
 })
@@ -112,7 +194,12 @@ test('bad input answers 422 naming the field, inside a batch too', async () => {
     ['/run', { type: 'python', solution: 'x', input: 3 }, ['body', 'input'], 'string_type'],
     ['/run/batch', { type: 'batch' }, ['body', 'submissions'], 'missing'],
     ['/run/batch', { type: 'python', submissions: [] }, ['body', 'type'], 'literal_error'],
-    ['/judge/batch', { type: 'batch', submissions: [{ type: 'python', solution: 'x' }, { type: 'python' }] }, ['body', 'submissions', 1, 'solution'], 'missing']
+    [
+      '/judge/batch',
+      { type: 'batch', submissions: [{ type: 'python', solution: 'x' }, { type: 'python' }] },
+      ['body', 'submissions', 1, 'solution'],
+      'missing'
+    ]
   ]
   for (const [url, payload, loc, type] of cases) {
     const res = await app.inject({ method: 'POST', url, payload: payload as object })
@@ -123,71 +210,157 @@ test('bad input answers 422 naming the field, inside a batch too', async () => {
 })
 
 const reasons = [
-  ['timeout', 'worker_timeout'], ['overloaded', 'queue_timeout'], ['queue_timeout', 'queue_timeout'],
-  ['infra_error', 'internal_error'], ['invalid_request', 'invalid_input'], ['error', ''], ['memory', ''], ['killed', '']
+  ['timeout', 'worker_timeout'],
+  ['overloaded', 'queue_timeout'],
+  ['queue_timeout', 'queue_timeout'],
+  ['infra_error', 'internal_error'],
+  ['invalid_request', 'invalid_input'],
+  ['error', ''],
+  ['memory', ''],
+  ['killed', '']
 ] as const
 for (const [status, reason] of reasons) {
   test(`sandfleet ${status} is code-judge reason "${reason}" with run_success false`, async () => {
     const one = Fastify()
     try {
-      const result: ExecResult = { ...failedResult(status, 'SF_ERR_X', 'why'), exit_code: status === 'error' ? 1 : null }
-      await one.register(codeJudgeCompat, { execute: async () => result, executeBatch: async (r) => r.map(() => result), status: () => ({ queue: 0, num_workers: 1 }) })
+      const result: ExecResult = {
+        ...failedResult(status, 'SF_ERR_X', 'why'),
+        exit_code: status === 'error' ? 1 : null
+      }
+      await one.register(codeJudgeCompat, {
+        execute: async () => result,
+        executeBatch: async (r) => r.map(() => result),
+        status: () => ({ queue: 0, num_workers: 1 })
+      })
       for (const url of ['/run', '/judge']) {
-        const body = (await one.inject({ method: 'POST', url, payload: { type: 'python', solution: 'x', expected_output: '' } })).json()
+        const body = (
+          await one.inject({ method: 'POST', url, payload: { type: 'python', solution: 'x', expected_output: '' } })
+        ).json()
         assert.deepEqual([body.run_success, body.success, body.reason], [false, false, reason], url)
       }
-      const batch = (await one.inject({ method: 'POST', url: '/run/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }] } })).json()
+      const batch = (
+        await one.inject({
+          method: 'POST',
+          url: '/run/batch',
+          payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }] }
+        })
+      ).json()
       assert.equal(batch.results[0].reason, reason)
-    } finally { await one.close() }
+    } finally {
+      await one.close()
+    }
   })
 }
 
-test('the stdout of a run that timed out ends with the line code-judge\'s wrapper prints, cut with the rest', async () => {
-  for (const [stdoutChars, expected] of [[undefined, 'before\nSuicide from timeout.\n'], [10, 'before\nSui']] as const) {
+test("the stdout of a run that timed out ends with the line code-judge's wrapper prints, cut with the rest", async () => {
+  for (const [stdoutChars, expected] of [
+    [undefined, 'before\nSuicide from timeout.\n'],
+    [10, 'before\nSui']
+  ] as const) {
     const one = Fastify()
     try {
-      const result: ExecResult = { ...failedResult('timeout', 'Timeout', 'the run exceeded timeout_ms=1000'), stdout: 'before\n' }
-      await one.register(codeJudgeCompat, { execute: async () => result, executeBatch: async (r) => r.map(() => result), status: () => ({ queue: 0, num_workers: 1 }), ...(stdoutChars === undefined ? {} : { limits: { stdoutChars } }) })
+      const result: ExecResult = {
+        ...failedResult('timeout', 'Timeout', 'the run exceeded timeout_ms=1000'),
+        stdout: 'before\n'
+      }
+      await one.register(codeJudgeCompat, {
+        execute: async () => result,
+        executeBatch: async (r) => r.map(() => result),
+        status: () => ({ queue: 0, num_workers: 1 }),
+        ...(stdoutChars === undefined ? {} : { limits: { stdoutChars } })
+      })
       const run = (await one.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: 'x' } })).json()
       assert.deepEqual([run.stdout, run.reason], [expected, 'worker_timeout'])
-      const batch = (await one.inject({ method: 'POST', url: '/run/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }] } })).json()
+      const batch = (
+        await one.inject({
+          method: 'POST',
+          url: '/run/batch',
+          payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }] }
+        })
+      ).json()
       assert.equal(batch.results[0].stdout, expected)
-      const judge = (await one.inject({ method: 'POST', url: '/judge', payload: { type: 'python', solution: 'x', expected_output: 'before' } })).json()
+      const judge = (
+        await one.inject({
+          method: 'POST',
+          url: '/judge',
+          payload: { type: 'python', solution: 'x', expected_output: 'before' }
+        })
+      ).json()
       assert.deepEqual([judge.stdout, judge.success], [undefined, false])
-    } finally { await one.close() }
+    } finally {
+      await one.close()
+    }
   }
   const ok = Fastify()
   try {
-    await ok.register(codeJudgeCompat, { execute: runPython, executeBatch: async () => [], status: () => ({ queue: 0, num_workers: 1 }) })
-    const run = (await ok.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: 'print("fine")' } })).json()
+    await ok.register(codeJudgeCompat, {
+      execute: runPython,
+      executeBatch: async () => [],
+      status: () => ({ queue: 0, num_workers: 1 })
+    })
+    const run = (
+      await ok.inject({ method: 'POST', url: '/run', payload: { type: 'python', solution: 'print("fine")' } })
+    ).json()
     assert.equal(run.stdout, 'fine\n', 'only a timeout gets the line')
-  } finally { await ok.close() }
+  } finally {
+    await ok.close()
+  }
 })
 
 test('a batch whose execution path throws answers internal_error for each item, not a 500', async () => {
   const one = Fastify()
   try {
-    await one.register(codeJudgeCompat, { execute: fleetFault('infra_error'), executeBatch: async () => { throw new Error('runner gone') }, status: () => ({ queue: 0, num_workers: 1 }) })
-    const res = await one.inject({ method: 'POST', url: '/run/batch', payload: { type: 'batch', submissions: [{ type: 'python', solution: 'x' }, { type: 'python', solution: 'y' }] } })
+    await one.register(codeJudgeCompat, {
+      execute: fleetFault('infra_error'),
+      executeBatch: async () => {
+        throw new Error('runner gone')
+      },
+      status: () => ({ queue: 0, num_workers: 1 })
+    })
+    const res = await one.inject({
+      method: 'POST',
+      url: '/run/batch',
+      payload: {
+        type: 'batch',
+        submissions: [
+          { type: 'python', solution: 'x' },
+          { type: 'python', solution: 'y' }
+        ]
+      }
+    })
     assert.equal(res.statusCode, 200)
-    assert.deepEqual(res.json().results.map((r: any) => r.reason), ['internal_error', 'internal_error'])
-  } finally { await one.close() }
+    assert.deepEqual(
+      res.json().results.map((r: any) => r.reason),
+      ['internal_error', 'internal_error']
+    )
+  } finally {
+    await one.close()
+  }
 })
 
 test('GET /status reports the fleet and GET /ping answers "pong" as JSON', async () => {
   const one = Fastify()
   try {
-    await one.register(codeJudgeCompat, { execute: runPython, executeBatch: async () => [], status: async () => ({ queue: 5, num_workers: 64 }) })
+    await one.register(codeJudgeCompat, {
+      execute: runPython,
+      executeBatch: async () => [],
+      status: async () => ({ queue: 5, num_workers: 64 })
+    })
     assert.deepEqual((await one.inject({ method: 'GET', url: '/status' })).json(), { queue: 5, num_workers: 64 })
     const ping = await one.inject({ method: 'GET', url: '/ping' })
     assert.equal(ping.body, '"pong"')
     assert.match(String(ping.headers['content-type']), /application\/json/)
-  } finally { await one.close() }
+  } finally {
+    await one.close()
+  }
 })
 
 test('a long batch waits out a busy fleet instead of failing its items', async () => {
   let calls = 0
-  const busyThenOk = async (_r: ExecRequest): Promise<ExecResult> => ++calls <= 3 ? failedResult('overloaded', 'SF_ERR_BUSY', 'busy') : { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: '1\n' }
+  const busyThenOk = async (_r: ExecRequest): Promise<ExecResult> =>
+    ++calls <= 3
+      ? failedResult('overloaded', 'SF_ERR_BUSY', 'busy')
+      : { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: '1\n' }
   const result = await patiently(() => busyThenOk({ code: '' }), Date.now() + 60_000)
   assert.equal(result.status, 'ok')
   assert.equal(calls, 4)
@@ -199,7 +372,8 @@ test('mapPool keeps input order and never runs more than its limit at once', asy
   let running = 0
   let peak = 0
   const out = await mapPool([5, 1, 4, 2, 3], 2, async (n) => {
-    running++; peak = Math.max(peak, running)
+    running++
+    peak = Math.max(peak, running)
     await new Promise((resolve) => setImmediate(resolve))
     running--
     return n * 10

@@ -6,27 +6,52 @@ import { sandboxFusionCompat } from '../../../src/apis/sandbox-fusion/sandbox-fu
 import type { CompatSessions } from '../../../src/apis/compat.ts'
 import { assertSameShape, fleetFault, loadSamples, runPython, type Sample } from '../helpers.ts'
 
-// Values that naturally differ: the pod, the driver's config dump, a traceback's lines (ANSI-coloured IPython frames there).
+// Values that naturally differ: the pod, the driver's config dump, a traceback's lines (ANSI-coloured IPython frames
+// there).
 const LOOSE = new Set(['$.executor_pod_name', '$.driver.stdout', '$.cells[1].error[0].traceback'])
 
 /** Scripted sessions: what a session's cells answer, keyed by the cell's code. */
-function scriptedSessions (log: string[]): CompatSessions {
-  const ok = (extra: Partial<ExecResult> = {}): ExecResult => ({ ...failedResult('ok', '', ''), error: null, exit_code: 0, runner: 'r1', sandbox: 's1', ...extra })
+function scriptedSessions(log: string[]): CompatSessions {
+  const ok = (extra: Partial<ExecResult> = {}): ExecResult => ({
+    ...failedResult('ok', '', ''),
+    error: null,
+    exit_code: 0,
+    runner: 'r1',
+    sandbox: 's1',
+    ...extra
+  })
   const cells: Record<string, ExecResult> = {
     'x = 40': ok(),
     'x + 2': ok({ display: [{ 'text/plain': '42' }] }),
     'print(x * 2)': ok({ stdout: '80\n' }),
     'y = 1': ok(),
-    '1/0': ok({ status: 'error', exit_code: 1, stderr: 'Traceback (most recent call last):\n  Cell In[2], line 1\nZeroDivisionError: division by zero\n', error: { type: 'ZeroDivisionError', message: 'division by zero', traceback: 'Traceback (most recent call last):\n  Cell In[2], line 1\nZeroDivisionError: division by zero\n' } }),
+    '1/0': ok({
+      status: 'error',
+      exit_code: 1,
+      stderr: 'Traceback (most recent call last):\n  Cell In[2], line 1\nZeroDivisionError: division by zero\n',
+      error: {
+        type: 'ZeroDivisionError',
+        message: 'division by zero',
+        traceback: 'Traceback (most recent call last):\n  Cell In[2], line 1\nZeroDivisionError: division by zero\n'
+      }
+    }),
     'print(y)': ok({ stdout: '1\n' }),
     'while True: pass': ok({ status: 'timeout', exit_code: null }),
-    'boom': failedResult('infra_error', 'SF_ERR_TEST', 'sandbox died')
+    boom: failedResult('infra_error', 'SF_ERR_TEST', 'sandbox died')
   }
   let n = 0
   return {
-    async create () { log.push('create'); return `session-${++n}` },
-    async execute (id, cell) { log.push(`${id}:${cell.code}`); return cells[cell.code] ?? ok() },
-    async close (id) { log.push(`close:${id}`) }
+    async create() {
+      log.push('create')
+      return `session-${++n}`
+    },
+    async execute(id, cell) {
+      log.push(`${id}:${cell.code}`)
+      return cells[cell.code] ?? ok()
+    },
+    async close(id) {
+      log.push(`close:${id}`)
+    }
   }
 }
 
@@ -36,9 +61,11 @@ before(async () => {
   app = Fastify()
   await app.register(sandboxFusionCompat, { execute: runPython, sessions: scriptedSessions(log) })
 })
-after(async () => { await app.close() })
+after(async () => {
+  await app.close()
+})
 
-const post = async (url: string, payload: unknown): Promise<{ statusCode: number, body: any }> => {
+const post = async (url: string, payload: unknown): Promise<{ statusCode: number; body: any }> => {
   const res = await app.inject({ method: 'POST', url, payload: payload as object })
   return { statusCode: res.statusCode, body: res.json() }
 }
@@ -53,10 +80,13 @@ for (const sample of await loadSamples('sandboxfusion')) {
   })
 }
 
-function compareValues (sample: Sample, body: any): void {
+function compareValues(sample: Sample, body: any): void {
   const want = sample.response
   if (sample.http_status !== 200) {
-    assert.deepEqual(body.detail.map((d: any) => [d.type, d.loc]), want.detail.map((d: any) => [d.type, d.loc]))
+    assert.deepEqual(
+      body.detail.map((d: any) => [d.type, d.loc]),
+      want.detail.map((d: any) => [d.type, d.loc])
+    )
     return
   }
   assert.equal(body.status, want.status)
@@ -70,15 +100,25 @@ function compareValues (sample: Sample, body: any): void {
     assert.equal(lastLine(body.run_result.stderr), lastLine(want.run_result.stderr))
   }
   if (want.cells !== undefined) {
-    assert.deepEqual(body.cells.map((c: any) => [c.stdout, c.display, c.error.map((e: any) => [e.ename, e.evalue])]),
-      want.cells.map((c: any) => [c.stdout, c.display, c.error.map((e: any) => [e.ename, e.evalue])]))
+    assert.deepEqual(
+      body.cells.map((c: any) => [c.stdout, c.display, c.error.map((e: any) => [e.ename, e.evalue])]),
+      want.cells.map((c: any) => [c.stdout, c.display, c.error.map((e: any) => [e.ename, e.evalue])])
+    )
   }
 }
 
 test('the fields verl and SkyRL send and SandboxFusion ignores are accepted (extra keys, nulls, numeric strings)', async () => {
   const { statusCode, body } = await post('/run_code', {
-    code: 'print(1)', language: 'python', run_timeout: '10', compile_timeout: 10, memory_limit_MB: -1,
-    stdin: null, files: null, fetch_files: [], extra_field: 'ignored', kernel: 'python3'
+    code: 'print(1)',
+    language: 'python',
+    run_timeout: '10',
+    compile_timeout: 10,
+    memory_limit_MB: -1,
+    stdin: null,
+    files: null,
+    fetch_files: [],
+    extra_field: 'ignored',
+    kernel: 'python3'
   })
   assert.equal(statusCode, 200)
   assert.equal(body.status, 'Success')
@@ -89,11 +129,22 @@ test('nodejs is accepted as SandboxFusion spells JavaScript', async () => {
   let seen: string | undefined
   const js = Fastify()
   try {
-    await js.register(sandboxFusionCompat, { execute: async (r) => { seen = r.language; return { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'hi\n' } } })
-    const res = await js.inject({ method: 'POST', url: '/run_code', payload: { code: 'console.log("hi")', language: 'nodejs' } })
+    await js.register(sandboxFusionCompat, {
+      execute: async (r) => {
+        seen = r.language
+        return { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'hi\n' }
+      }
+    })
+    const res = await js.inject({
+      method: 'POST',
+      url: '/run_code',
+      payload: { code: 'console.log("hi")', language: 'nodejs' }
+    })
     assert.equal(res.json().status, 'Success')
     assert.equal(seen, 'javascript')
-  } finally { await js.close() }
+  } finally {
+    await js.close()
+  }
 })
 
 test('bad input answers 422 with FastAPI detail naming the field', async () => {
@@ -111,7 +162,12 @@ test('bad input answers 422 with FastAPI detail naming the field', async () => {
     assert.equal(body.detail[0].type, type)
     assert.deepEqual(body.detail[0].loc, loc)
   }
-  const res = await app.inject({ method: 'POST', url: '/run_code', payload: '{"code": ', headers: { 'content-type': 'application/json' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/run_code',
+    payload: '{"code": ',
+    headers: { 'content-type': 'application/json' }
+  })
   assert.equal(res.statusCode, 422)
   assert.equal(res.json().detail[0].type, 'json_invalid')
   const cells = await post('/run_jupyter', { cells: 'x = 1' })
@@ -124,53 +180,87 @@ for (const status of ['overloaded', 'queue_timeout', 'infra_error'] as const) {
     const faulty = Fastify()
     try {
       await faulty.register(sandboxFusionCompat, { execute: fleetFault(status, 'no sandbox free') })
-      const body = (await faulty.inject({ method: 'POST', url: '/run_code', payload: { code: 'print(1)', language: 'python' } })).json()
+      const body = (
+        await faulty.inject({ method: 'POST', url: '/run_code', payload: { code: 'print(1)', language: 'python' } })
+      ).json()
       assert.equal(body.status, 'SandboxError')
       assert.equal(body.run_result, null)
       assert.match(body.message, new RegExp(`${status}: no sandbox free`))
-    } finally { await faulty.close() }
+    } finally {
+      await faulty.close()
+    }
   })
 }
 
 test('an execution path that throws is SandboxError, not a crash', async () => {
   const faulty = Fastify()
   try {
-    await faulty.register(sandboxFusionCompat, { execute: async () => { throw new Error('runner unreachable') } })
-    const res = await faulty.inject({ method: 'POST', url: '/run_code', payload: { code: 'print(1)', language: 'python' } })
+    await faulty.register(sandboxFusionCompat, {
+      execute: async () => {
+        throw new Error('runner unreachable')
+      }
+    })
+    const res = await faulty.inject({
+      method: 'POST',
+      url: '/run_code',
+      payload: { code: 'print(1)', language: 'python' }
+    })
     assert.equal(res.statusCode, 200)
     assert.equal(res.json().status, 'SandboxError')
     assert.match(res.json().message, /runner unreachable/)
-  } finally { await faulty.close() }
+  } finally {
+    await faulty.close()
+  }
 })
 
 test('a request the fleet refuses for a configured limit is a 422 naming the SandboxFusion field', async () => {
   const faulty = Fastify()
   try {
-    await faulty.register(sandboxFusionCompat, { execute: fleetFault('invalid_request', 'timeout_ms must be at most 60000') })
-    const res = await faulty.inject({ method: 'POST', url: '/run_code', payload: { code: 'x', language: 'python', run_timeout: 600 } })
+    await faulty.register(sandboxFusionCompat, {
+      execute: fleetFault('invalid_request', 'timeout_ms must be at most 60000')
+    })
+    const res = await faulty.inject({
+      method: 'POST',
+      url: '/run_code',
+      payload: { code: 'x', language: 'python', run_timeout: 600 }
+    })
     assert.equal(res.statusCode, 422)
     assert.deepEqual(res.json().detail[0].loc, ['body', 'run_timeout'])
-  } finally { await faulty.close() }
+  } finally {
+    await faulty.close()
+  }
 })
 
 test('memory and killed map to Failed/Finished with a return code; truncation is reported in stderr', async () => {
   const results: ExecResult[] = [
     { ...failedResult('memory', '', ''), error: { type: 'MemoryError', message: '' }, stderr: 'MemoryError\n' },
     { ...failedResult('killed', '', ''), error: { type: 'killed', message: 'signal 11' } },
-    { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'x'.repeat(10), truncated: { stdout: true, stderr: false } }
+    {
+      ...failedResult('ok', '', ''),
+      error: null,
+      exit_code: 0,
+      stdout: 'x'.repeat(10),
+      truncated: { stdout: true, stderr: false }
+    }
   ]
   const one = Fastify()
   try {
     await one.register(sandboxFusionCompat, { execute: async () => results.shift() as ExecResult })
-    const call = async (): Promise<any> => (await one.inject({ method: 'POST', url: '/run_code', payload: { code: 'x', language: 'python' } })).json()
+    const call = async (): Promise<any> =>
+      (await one.inject({ method: 'POST', url: '/run_code', payload: { code: 'x', language: 'python' } })).json()
     const mem = await call()
     assert.deepEqual([mem.status, mem.run_result.status, mem.run_result.return_code], ['Failed', 'Finished', -9])
     const killed = await call()
-    assert.deepEqual([killed.status, killed.run_result.status, killed.run_result.return_code], ['Failed', 'Finished', -9])
+    assert.deepEqual(
+      [killed.status, killed.run_result.status, killed.run_result.return_code],
+      ['Failed', 'Finished', -9]
+    )
     const cut = await call()
     assert.equal(cut.status, 'Success')
     assert.match(cut.run_result.stderr, /stdout truncated/)
-  } finally { await one.close() }
+  } finally {
+    await one.close()
+  }
 })
 
 test('/run_jupyter runs its cells in one session, in order, and closes it', async () => {
@@ -197,26 +287,42 @@ test('a fleet fault inside a jupyter run is SandboxError and the session is stil
   assert.match(log.at(-1) ?? '', /^close:/)
 })
 
-test('cell_timeout 0 (and absent: SandboxFusion\'s default) leaves each cell the run\'s total_timeout, not 1 ms', async () => {
+test("cell_timeout 0 (and absent: SandboxFusion's default) leaves each cell the run's total_timeout, not 1 ms", async () => {
   const one = Fastify()
   const timeouts: number[] = []
   const ok: ExecResult = { ...failedResult('ok', '', ''), error: null, exit_code: 0 }
   try {
     await one.register(sandboxFusionCompat, {
       execute: runPython,
-      sessions: { create: async () => 's', execute: async (_id, cell) => { timeouts.push(cell.timeout_ms); return ok }, close: async () => {} }
+      sessions: {
+        create: async () => 's',
+        execute: async (_id, cell) => {
+          timeouts.push(cell.timeout_ms)
+          return ok
+        },
+        close: async () => {}
+      }
     })
-    for (const payload of [{ cells: ['x = 1'], cell_timeout: 0, total_timeout: 20 }, { cells: ['x = 1'], total_timeout: 20 }, { cells: ['x = 1'], cell_timeout: 0 }]) {
+    for (const payload of [
+      { cells: ['x = 1'], cell_timeout: 0, total_timeout: 20 },
+      { cells: ['x = 1'], total_timeout: 20 },
+      { cells: ['x = 1'], cell_timeout: 0 }
+    ]) {
       timeouts.length = 0
       const body = (await one.inject({ method: 'POST', url: '/run_jupyter', payload })).json()
       assert.equal(body.status, 'Success', JSON.stringify(payload))
       const total = payload.total_timeout ?? 45
-      assert.ok(timeouts[0] !== undefined && timeouts[0] > (total - 1) * 1000 && timeouts[0] <= total * 1000, `${JSON.stringify(payload)}: ${timeouts[0]} ms`)
+      assert.ok(
+        timeouts[0] !== undefined && timeouts[0] > (total - 1) * 1000 && timeouts[0] <= total * 1000,
+        `${JSON.stringify(payload)}: ${timeouts[0]} ms`
+      )
     }
-  } finally { await one.close() }
+  } finally {
+    await one.close()
+  }
 })
 
-test('a file outside the sandbox\'s writable places is a 422 naming the field; absolute paths in them (SandboxFusion\'s test writes /mnt/b) run', async () => {
+test("a file outside the sandbox's writable places is a 422 naming the field; absolute paths in them (SandboxFusion's test writes /mnt/b) run", async () => {
   const cases: Array<[string, object, string]> = [
     ['/run_code', { code: 'print(1)', language: 'python', files: { '/etc/x': 'eA==' } }, '/etc/x'],
     ['/run_code', { code: 'print(1)', language: 'python', files: { 'a/../../etc/x': 'eA==' } }, 'a/../../etc/x'],
@@ -225,7 +331,10 @@ test('a file outside the sandbox\'s writable places is a 422 naming the field; a
   for (const [url, payload, path] of cases) {
     const { statusCode, body } = await post(url, payload)
     assert.equal(statusCode, 422, `${url} ${JSON.stringify(payload)}`)
-    assert.deepEqual([body.detail[0].type, body.detail[0].loc, body.detail[0].input], ['value_error', ['body', 'files'], path])
+    assert.deepEqual(
+      [body.detail[0].type, body.detail[0].loc, body.detail[0].input],
+      ['value_error', ['body', 'files'], path]
+    )
     assert.match(body.detail[0].msg, /outside the sandbox's writable places/)
   }
   for (const payload of [
@@ -235,6 +344,10 @@ test('a file outside the sandbox\'s writable places is a 422 naming the field; a
     const { statusCode, body } = await post('/run_code', payload)
     assert.deepEqual([statusCode, body.status], [200, 'Success'], JSON.stringify(payload))
   }
-  const nested = await post('/run_code', { code: 'print(open("data/in.txt").read())', language: 'python', files: { 'data/in.txt': 'aGk=' } })
+  const nested = await post('/run_code', {
+    code: 'print(open("data/in.txt").read())',
+    language: 'python',
+    files: { 'data/in.txt': 'aGk=' }
+  })
   assert.equal(nested.body.run_result.stdout, 'hi\n')
 })

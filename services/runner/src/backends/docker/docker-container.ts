@@ -45,7 +45,14 @@ export class DockerContainer {
 
   readonly #frames: Duplex | undefined
 
-  private constructor (container: Docker.Container, stream: Duplex, channel: ExecutorChannel, name: string, logger: DockerContainerLogger | undefined, frames: Duplex | undefined) {
+  private constructor(
+    container: Docker.Container,
+    stream: Duplex,
+    channel: ExecutorChannel,
+    name: string,
+    logger: DockerContainerLogger | undefined,
+    frames: Duplex | undefined
+  ) {
     this.container = container
     this.#stream = stream
     this.#frames = frames
@@ -58,7 +65,12 @@ export class DockerContainer {
    * Creates and starts one container labelled `name`, and waits for its executor's `ready`.
    * On any failure the container is removed and the error says why it exited, when it did.
    */
-  static async boot (engine: DockerEngine, opts: Readonly<DockerDriverOptions>, name: string, logger?: DockerContainerLogger): Promise<DockerContainer> {
+  static async boot(
+    engine: DockerEngine,
+    opts: Readonly<DockerDriverOptions>,
+    name: string,
+    logger?: DockerContainerLogger
+  ): Promise<DockerContainer> {
     const listener = opts.channel === 'socket' ? await ChannelListener.open() : undefined
     let container: Docker.Container
     try {
@@ -71,7 +83,13 @@ export class DockerContainer {
     try {
       // attached before it starts, so no output is lost: the executor's diagnostics (stderr), its exit, and with
       // `channel: 'attach'` its frames
-      const stream = await container.attach({ stream: true, stdin: listener === undefined, stdout: true, stderr: true, hijack: true }) as unknown as Duplex
+      const stream = (await container.attach({
+        stream: true,
+        stdin: listener === undefined,
+        stdout: true,
+        stderr: true,
+        hijack: true
+      })) as unknown as Duplex
       const stdout = new PassThrough()
       const stderr = new PassThrough()
       container.modem.demuxStream(stream, stdout, stderr)
@@ -85,14 +103,20 @@ export class DockerContainer {
         events: opts.events
       })
       booted = self = new DockerContainer(container, stream, channel, name, logger, frames)
-      const ended = (): void => { stdout.end(); stderr.end(); if (self !== undefined) self.#ended() }
+      const ended = (): void => {
+        stdout.end()
+        stderr.end()
+        if (self !== undefined) self.#ended()
+      }
       for (const s of frames === undefined ? [stream] : [stream, frames]) {
         s.on('end', ended)
         s.on('error', ended)
         s.on('close', ended)
       }
       stderr.setEncoding('utf8')
-      stderr.on('data', (text: string) => logger?.warn({ sandbox: self?.name ?? name, stderr: text.slice(0, 2000) }, 'executor stderr'))
+      stderr.on('data', (text: string) =>
+        logger?.warn({ sandbox: self?.name ?? name, stderr: text.slice(0, 2000) }, 'executor stderr')
+      )
       if (connection === undefined) await container.start()
       await channel.ready(opts.readyTimeoutMs)
       return booted
@@ -106,42 +130,48 @@ export class DockerContainer {
   }
 
   /** True once the container's stream ended (it died, or {@link remove} ran). */
-  get exited (): boolean {
+  get exited(): boolean {
     return this.#exited || this.channel.closed
   }
 
   /** `listener` runs once when the stream ends without {@link remove}; at once if it already has. */
-  onExit (listener: () => void): void {
-    if (this.#exited && this.#removing === undefined) { listener(); return }
+  onExit(listener: () => void): void {
+    if (this.#exited && this.#removing === undefined) {
+      listener()
+      return
+    }
     this.#exitListeners.push(listener)
   }
 
   /** Whether the engine says the container was OOM-killed. */
-  async oomKilled (): Promise<boolean> {
+  async oomKilled(): Promise<boolean> {
     const info = await this.container.inspect().catch(() => undefined)
     return info?.State.OOMKilled === true
   }
 
   /** ` (container exited 137, OOM-killed)`, or '' while it runs. */
-  async exitReason (): Promise<string> {
+  async exitReason(): Promise<string> {
     return await exitReason(this.container)
   }
 
   /** Shuts the executor down and force-removes the container. Idempotent. */
-  async remove (): Promise<void> {
+  async remove(): Promise<void> {
     this.#removing ??= (async () => {
       this.#exitListeners.length = 0
-      try { this.channel.close() } catch {}
+      try {
+        this.channel.close()
+      } catch {}
       this.#frames?.destroy()
       this.#stream.destroy()
       await this.container.remove({ force: true }).catch((err: unknown) => {
-        if ((err as { statusCode?: number }).statusCode !== 404) this.#logger?.warn({ sandbox: this.name, err: messageOf(err) }, 'container removal failed')
+        if ((err as { statusCode?: number }).statusCode !== 404)
+          this.#logger?.warn({ sandbox: this.name, err: messageOf(err) }, 'container removal failed')
       })
     })()
     await this.#removing
   }
 
-  #ended (): void {
+  #ended(): void {
     if (this.#exited) return
     this.#exited = true
     if (this.#removing !== undefined) return
@@ -160,19 +190,25 @@ class ChannelListener {
   #closed = false
   #timer: NodeJS.Timeout | undefined
 
-  private constructor (readonly dir: string, server: Server) {
+  private constructor(
+    readonly dir: string,
+    server: Server
+  ) {
     this.#server = server
   }
 
   /** Listens in a new directory (traversable by the container's unprivileged user). */
-  static async open (): Promise<ChannelListener> {
+  static async open(): Promise<ChannelListener> {
     const dir = mkdtempSync(join(tmpdir(), 'sf-channel-'))
     chmodSync(dir, 0o755)
     const server = createServer()
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
-        server.listen(join(dir, CHANNEL_SOCKET), () => { server.off('error', reject); resolve() })
+        server.listen(join(dir, CHANNEL_SOCKET), () => {
+          server.off('error', reject)
+          resolve()
+        })
       })
       chmodSync(join(dir, CHANNEL_SOCKET), 0o666) // the executor runs as another user
     } catch (err) {
@@ -184,9 +220,12 @@ class ChannelListener {
   }
 
   /** The first connection, within `timeoutMs`; the listener is closed either way. */
-  accept (timeoutMs: number): Promise<Socket> {
+  accept(timeoutMs: number): Promise<Socket> {
     return new Promise<Socket>((resolve, reject) => {
-      this.#timer = setTimeout(() => { this.close(); reject(new Error(`the executor did not connect to its channel within ${timeoutMs} ms`)) }, timeoutMs)
+      this.#timer = setTimeout(() => {
+        this.close()
+        reject(new Error(`the executor did not connect to its channel within ${timeoutMs} ms`))
+      }, timeoutMs)
       this.#server.once('connection', (socket: Socket) => {
         this.close()
         socket.setNoDelay?.(true)
@@ -196,7 +235,7 @@ class ChannelListener {
   }
 
   /** Stops listening and removes the directory. Idempotent. */
-  close (): void {
+  close(): void {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#timer)
@@ -205,9 +244,8 @@ class ChannelListener {
   }
 }
 
-async function exitReason (container: Docker.Container): Promise<string> {
+async function exitReason(container: Docker.Container): Promise<string> {
   const info = await container.inspect().catch(() => undefined)
   if (info === undefined || info.State.Running) return ''
   return ` (container exited ${info.State.ExitCode}${info.State.OOMKilled ? ', OOM-killed' : ''}${info.State.Error !== '' ? `: ${info.State.Error}` : ''})`
 }
-

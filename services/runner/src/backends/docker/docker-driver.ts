@@ -29,8 +29,12 @@ import type { DockerSettings } from './docker-config.ts'
 import { DockerContainer } from './docker-container.ts'
 import { DockerSandbox } from './docker-sandbox.ts'
 import {
-  DockerDriverError, DockerEngine, resolveDockerOptions,
-  type DockerDriverInput, type DockerDriverOptions, type ImageManifest
+  DockerDriverError,
+  DockerEngine,
+  resolveDockerOptions,
+  type DockerDriverInput,
+  type DockerDriverOptions,
+  type ImageManifest
 } from './docker-engine.ts'
 
 /** Logger the driver writes its diagnostics to (the runner passes its pino child). */
@@ -47,7 +51,7 @@ export type DockerDriverConfig = DockerDriverInput & {
 }
 
 /** The docker driver of the runner's configuration (the keys {@link DockerSettings} names). */
-export function dockerDriver (options: DriverOptions<DockerSettings>): DockerDriver {
+export function dockerDriver(options: DriverOptions<DockerSettings>): DockerDriver {
   const { config } = options
   return new DockerDriver({
     runnerId: config.id,
@@ -84,7 +88,7 @@ export class DockerDriver implements Driver {
   #manifest: ImageManifest | undefined
   #closing: Promise<void> | undefined
 
-  constructor (config: DockerDriverConfig) {
+  constructor(config: DockerDriverConfig) {
     const { logger, spares, ...input } = config
     this.options = resolveDockerOptions(input)
     this.spares = spares ?? 1
@@ -93,7 +97,7 @@ export class DockerDriver implements Driver {
   }
 
   /** Engine up, image present; removes stale containers of this runner and reads the manifest. */
-  async check (): Promise<void> {
+  async check(): Promise<void> {
     await this.#engine.check()
     // The stale containers are listed before the manifest's own (labelled) container exists.
     const ids = await this.#engine.listContainers()
@@ -103,39 +107,43 @@ export class DockerDriver implements Driver {
   }
 
   /** The image's manifest (Python and package versions), read by {@link check}. */
-  manifest (): ImageManifest | undefined {
+  manifest(): ImageManifest | undefined {
     return this.#manifest
   }
 
-  createSandbox (id: string): Sandbox {
-    if (this.#closing !== undefined) throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', 'the docker driver is closed')
+  createSandbox(id: string): Sandbox {
+    if (this.#closing !== undefined)
+      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', 'the docker driver is closed')
     const sandbox: DockerSandbox = new DockerSandbox(id, this.options, {
       boot: async () => {
         this.#startingSandboxes++
         try {
-          return this.#takeSpare() ?? await DockerContainer.boot(this.#engine, this.options, id, this.#logger)
+          return this.#takeSpare() ?? (await DockerContainer.boot(this.#engine, this.options, id, this.#logger))
         } finally {
           this.#startingSandboxes--
           this.#refill()
         }
       },
-      closed: () => { this.#sandboxes.delete(sandbox) }
+      closed: () => {
+        this.#sandboxes.delete(sandbox)
+      }
     })
     this.#sandboxes.add(sandbox)
     return sandbox
   }
 
   /** Warm spares ready now (for tests and metrics). */
-  get warmSpares (): number {
+  get warmSpares(): number {
     return this.#spares.length
   }
 
-  describe (): IsolationReport {
+  describe(): IsolationReport {
     const o = this.options
     const env = this.#manifest === undefined ? '' : `, Python ${this.#manifest.python}`
     return {
       driver: 'docker',
-      boundary: `Docker container per slot (${o.image}${env}): network ${o.networkMode}, ` +
+      boundary:
+        `Docker container per slot (${o.image}${env}): network ${o.networkMode}, ` +
         `${o.readOnlyRoot ? 'read-only root' : 'writable root'}, uid ${o.user}, no capabilities, ` +
         `cgroup memory ${o.memoryMb} MiB / pids ${o.pidsLimit} / ${o.cpus} CPU`,
       properties: [
@@ -145,14 +153,16 @@ export class DockerDriver implements Driver {
         `resources: memory = memory+swap = ${o.memoryMb} MiB, pids ${o.pidsLimit}, CPU quota ${o.cpus}, nofile ${o.nofile}`,
         'jobs: a fresh forked child per job inside the container; the container is replaced after a timeout, an OOM kill, a crash or ' +
           `${o.jobsPerContainer > 0 ? String(o.jobsPerContainer) : 'unlimited'} jobs` +
-          (this.spares > 0 ? ` (by one of ${this.spares} warm spare container${this.spares === 1 ? '' : 's'} that never ran a job)` : ''),
+          (this.spares > 0
+            ? ` (by one of ${this.spares} warm spare container${this.spares === 1 ? '' : 's'} that never ran a job)`
+            : ''),
         'shared kernel: a kernel exploit escapes any container; use a VM-backed runtime (gVisor, Kata) for that threat'
       ]
     }
   }
 
   /** Closes every sandbox and spare, and removes any container still labelled with this runner. Idempotent. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.#closing ??= (async () => {
       // A sandbox's close waits for a container it is still booting; a spare still booting removes itself once up.
       await Promise.all([...this.#sandboxes].map(async (s) => await s.close()))
@@ -163,7 +173,7 @@ export class DockerDriver implements Driver {
     await this.#closing
   }
 
-  #takeSpare (): DockerContainer | undefined {
+  #takeSpare(): DockerContainer | undefined {
     while (this.#spares.length > 0) {
       const spare = this.#spares.shift() as DockerContainer
       if (!spare.exited) return spare
@@ -173,24 +183,35 @@ export class DockerDriver implements Driver {
   }
 
   /** Boots spares up to {@link spares}, only while no sandbox is starting (never slows a pool's start). */
-  #refill (): void {
-    while (this.#closing === undefined && this.#startingSandboxes === 0 && this.#spares.length + this.#bootingSpares.size < this.spares) {
+  #refill(): void {
+    while (
+      this.#closing === undefined &&
+      this.#startingSandboxes === 0 &&
+      this.#spares.length + this.#bootingSpares.size < this.spares
+    ) {
       const name = `spare-${this.#spareSeq++}`
-      const booting: Promise<void> = DockerContainer.boot(this.#engine, this.options, name, this.#logger).then(async (spare) => {
-        this.#bootingSpares.delete(booting)
-        if (this.#closing !== undefined) { await spare.remove(); return }
-        this.#spares.push(spare)
-        spare.onExit(() => {
-          const i = this.#spares.indexOf(spare)
-          if (i !== -1) this.#spares.splice(i, 1)
-          void spare.remove()
-          this.#refill()
-        })
-      }, (err: unknown) => {
-        // Not retried here: the next sandbox start tries again (and boots its own container).
-        this.#bootingSpares.delete(booting)
-        if (this.#closing === undefined) this.#logger?.warn({ sandbox: name, err: messageOf(err) }, 'spare container failed to boot')
-      })
+      const booting: Promise<void> = DockerContainer.boot(this.#engine, this.options, name, this.#logger).then(
+        async (spare) => {
+          this.#bootingSpares.delete(booting)
+          if (this.#closing !== undefined) {
+            await spare.remove()
+            return
+          }
+          this.#spares.push(spare)
+          spare.onExit(() => {
+            const i = this.#spares.indexOf(spare)
+            if (i !== -1) this.#spares.splice(i, 1)
+            void spare.remove()
+            this.#refill()
+          })
+        },
+        (err: unknown) => {
+          // Not retried here: the next sandbox start tries again (and boots its own container).
+          this.#bootingSpares.delete(booting)
+          if (this.#closing === undefined)
+            this.#logger?.warn({ sandbox: name, err: messageOf(err) }, 'spare container failed to boot')
+        }
+      )
       this.#bootingSpares.add(booting)
     }
   }

@@ -76,7 +76,10 @@ export interface DockerDriverOptions {
    * engine (a remote engine, whose host cannot see the runner's directories, needs it).
    */
   channel: 'socket' | 'attach'
-  /** Isolation level of jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is warm. */
+  /**
+   * Isolation level of jobs that name none: with `reuse`, each tier's reuse process is made as soon as the tier is
+   * warm.
+   */
   isolation: IsolationLevel
   /** Where the executors' events go (the `reuse` level's, for the metrics). */
   events: DriverEvents
@@ -91,9 +94,10 @@ export const CHANNEL_SOCKET = 'executor.sock'
 export type DockerDriverInput = Partial<DockerDriverOptions> & { runnerId: string }
 
 /** Applies the defaults (hardened, as the sandbox boundary needs) and freezes the result. */
-export function resolveDockerOptions (input: DockerDriverInput): Readonly<DockerDriverOptions> {
+export function resolveDockerOptions(input: DockerDriverInput): Readonly<DockerDriverOptions> {
   const host = process.env.DOCKER_HOST
-  const socketPath = host !== undefined && host.startsWith('unix://') ? host.slice('unix://'.length) : '/var/run/docker.sock'
+  const socketPath =
+    host !== undefined && host.startsWith('unix://') ? host.slice('unix://'.length) : '/var/run/docker.sock'
   return Object.freeze({
     image: DEFAULT_IMAGE,
     socketPath,
@@ -123,7 +127,7 @@ export type DockerErrorCode = Extract<RunnerErrorCode, `SF_ERR_RUNNER_DOCKER_${s
 /** A fault of the Docker engine or the image; its message says how to fix it. */
 export class DockerDriverError extends RunnerError {
   declare readonly code: DockerErrorCode
-  constructor (code: DockerErrorCode, message: string, cause?: unknown) {
+  constructor(code: DockerErrorCode, message: string, cause?: unknown) {
     super(code, message, cause === undefined ? {} : { cause })
     this.name = 'DockerDriverError'
   }
@@ -140,41 +144,50 @@ export class DockerEngine {
   /** The seccomp filter the executor installs over Docker's (base64), for the engine's CPU; set by {@link check}. */
   #seccomp: string | undefined
 
-  constructor (opts: Readonly<DockerDriverOptions>) {
+  constructor(opts: Readonly<DockerDriverOptions>) {
     this.#opts = opts
     this.#seccomp = seccompFilter(SYSCALL_TABLES[process.arch])?.toString('base64')
     this.docker = new Docker({ socketPath: opts.socketPath })
   }
 
   /** Rejects with a {@link DockerDriverError} naming the fix when the engine or the image is missing. */
-  async check (): Promise<void> {
+  async check(): Promise<void> {
     try {
       await this.docker.ping()
     } catch (err) {
       const denied = (err as { code?: string }).code === 'EACCES'
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_ENGINE',
+      throw new DockerDriverError(
+        'SF_ERR_RUNNER_DOCKER_ENGINE',
         `the Docker engine does not answer on ${this.#opts.socketPath} (${messageOf(err)}): ` +
-        (denied
-          ? 'this user may not use its socket; run the runner as root or as a member of the docker group'
-          : 'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`; another socket: DOCKER_HOST=unix:///path'), err)
+          (denied
+            ? 'this user may not use its socket; run the runner as root or as a member of the docker group'
+            : 'start it (`dockerd &` or `systemctl start docker`) and check with `docker info`; another socket: DOCKER_HOST=unix:///path'),
+        err
+      )
     }
     // A remote engine may run on another CPU than the runner's: the filter is the engine's.
-    const arch = await this.docker.version().then((v) => ENGINE_ARCH[v.Arch], () => undefined)
+    const arch = await this.docker.version().then(
+      (v) => ENGINE_ARCH[v.Arch],
+      () => undefined
+    )
     if (arch !== undefined) this.#seccomp = seccompFilter(SYSCALL_TABLES[arch])?.toString('base64')
     try {
       await this.docker.getImage(this.#opts.image).inspect()
     } catch (err) {
       const image = this.#opts.image
       const env = image === DEFAULT_IMAGE ? '' : `SANDFLEET_DOCKER_IMAGE=${image} `
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
+      throw new DockerDriverError(
+        'SF_ERR_RUNNER_DOCKER_IMAGE',
         `the sandbox image ${image} is not in the Docker engine: build it with ` +
-        `\`${env}bash sandbox-images/python/build-image.sh\` (offline, debootstrap) or ` +
-        `\`docker build -t ${image} sandbox-images/python\` (see sandbox-images/python/README.md)`, err)
+          `\`${env}bash sandbox-images/python/build-image.sh\` (offline, debootstrap) or ` +
+          `\`docker build -t ${image} sandbox-images/python\` (see sandbox-images/python/README.md)`,
+        err
+      )
     }
   }
 
   /** Reads {@link MANIFEST_PATH} out of the image (through a created, never started, container). */
-  async readManifest (): Promise<ImageManifest> {
+  async readManifest(): Promise<ImageManifest> {
     const info = await this.docker.getImage(this.#opts.image).inspect()
     const container = await this.docker.createContainer({
       Image: this.#opts.image,
@@ -187,16 +200,22 @@ export class DockerEngine {
       const manifest = JSON.parse(firstTarEntry(tar)) as ImageManifest
       return { ...manifest, image_id: info.Id, image_ref: this.#opts.image }
     } catch (err) {
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_IMAGE',
-        `the image ${this.#opts.image} has no readable ${MANIFEST_PATH}: rebuild it with sandbox-images/python/build-image.sh`, err)
+      throw new DockerDriverError(
+        'SF_ERR_RUNNER_DOCKER_IMAGE',
+        `the image ${this.#opts.image} has no readable ${MANIFEST_PATH}: rebuild it with sandbox-images/python/build-image.sh`,
+        err
+      )
     } finally {
       await container.remove({ force: true }).catch(() => {})
     }
   }
 
   /** Ids of the containers labelled with this runner's id (running or not). */
-  async listContainers (): Promise<string[]> {
-    const list = await this.docker.listContainers({ all: true, filters: { label: [`${RUNNER_LABEL}=${this.#opts.runnerId}`] } })
+  async listContainers(): Promise<string[]> {
+    const list = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${RUNNER_LABEL}=${this.#opts.runnerId}`] }
+    })
     return list.map((c) => c.Id)
   }
 
@@ -205,11 +224,22 @@ export class DockerEngine {
    * removed. For the whole runner it lists again until none is left (a removal racing another,
    * or a container still being created, is answered before it is gone), for up to ~5 s.
    */
-  async removeContainers (ids?: readonly string[]): Promise<number> {
+  async removeContainers(ids?: readonly string[]): Promise<number> {
     const removeAll = async (list: readonly string[]): Promise<void> => {
-      await Promise.all(list.map(async (id) => await this.docker.getContainer(id).remove({ force: true }).catch(() => {})))
+      await Promise.all(
+        list.map(
+          async (id) =>
+            await this.docker
+              .getContainer(id)
+              .remove({ force: true })
+              .catch(() => {})
+        )
+      )
     }
-    if (ids !== undefined) { await removeAll(ids); return ids.length }
+    if (ids !== undefined) {
+      await removeAll(ids)
+      return ids.length
+    }
     let list = await this.listContainers()
     const removed = new Set(list)
     for (let round = 0; list.length > 0 && round < 50; round++) {
@@ -226,15 +256,16 @@ export class DockerEngine {
    * `channelDir` (a host directory holding the runner's listening {@link CHANNEL_SOCKET}), the
    * executor speaks over that socket instead of stdin/stdout.
    */
-  containerSpec (sandboxId: string, channelDir?: string): Docker.ContainerCreateOptions {
+  containerSpec(sandboxId: string, channelDir?: string): Docker.ContainerCreateOptions {
     const o = this.#opts
     const binds = [
       ...(o.executorPath === '' ? [] : [`${o.executorPath}:${EXECUTOR_PATH}:ro`]),
       ...(channelDir === undefined ? [] : [`${channelDir}:${CHANNEL_DIR}:ro`])
     ]
     const memoryBytes = o.memoryMb * 1024 * 1024
-    // Docker copies the image directory's mode into a tmpfs mounted over it: /tmp is 1777 in both images, /mnt is root's
-    // 0755, so the tmpfs at /mnt is owned by the executor's user (when it is given by number) for jobs to write there.
+    // Docker copies the image directory's mode into a tmpfs mounted over it: /tmp is 1777 in both images, /mnt is
+    // root's 0755, so the tmpfs at /mnt is owned by the executor's user (when it is given by number) for jobs to write
+    // there.
     const tmpfs = `rw,nosuid,nodev,size=${o.tmpfsMb}m,mode=1777`
     const [uid, gid = uid] = o.user.split(':')
     const owned = /^\d+$/.test(uid) && /^\d+$/.test(gid) ? `,uid=${uid},gid=${gid}` : ''
@@ -253,13 +284,21 @@ export class DockerEngine {
       Tty: false,
       NetworkDisabled: o.networkMode === 'none',
       // Each job's cwd is /tmp/job; whatever a job leaves in /tmp, /mnt or /dev/shm is removed after it.
-      Env: ['PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'LANG=C.UTF-8', 'HOME=/tmp', 'SANDFLEET_WORKDIR=/tmp/job', 'SANDFLEET_SCRATCH=/tmp:/mnt:/dev/shm:/dev/mqueue',
+      Env: [
+        'PYTHONDONTWRITEBYTECODE=1',
+        'PYTHONUNBUFFERED=1',
+        'LANG=C.UTF-8',
+        'HOME=/tmp',
+        'SANDFLEET_WORKDIR=/tmp/job',
+        'SANDFLEET_SCRATCH=/tmp:/mnt:/dev/shm:/dev/mqueue',
         `SANDFLEET_SOFT_STOP_MS=${EXECUTOR_SOFT_STOP_MS}`,
-        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`, `SANDFLEET_ISOLATION=${o.isolation}`,
+        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`,
+        `SANDFLEET_ISOLATION=${o.isolation}`,
         ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
         // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
         // which the executor adds on top of Docker's default profile before any job runs.
-        ...(this.#seccomp === undefined ? [] : [`SANDFLEET_SECCOMP=${this.#seccomp}`])],
+        ...(this.#seccomp === undefined ? [] : [`SANDFLEET_SECCOMP=${this.#seccomp}`])
+      ],
       HostConfig: {
         // The executor is the container's init: Docker's (docker-init) would run as the job's uid, dumpable, for the
         // container's whole life, and a job could ptrace it or write its /proc/1/mem (a foothold into every later
@@ -284,16 +323,15 @@ export class DockerEngine {
   }
 }
 
-async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer))
   return Buffer.concat(chunks)
 }
 
 /** The content of the first regular file of a tar archive (a 512-byte header, then the data). */
-function firstTarEntry (tar: Buffer): string {
+function firstTarEntry(tar: Buffer): string {
   const size = parseInt(tar.subarray(124, 136).toString('ascii').replace(/\0.*$/, '').trim(), 8)
   if (!Number.isFinite(size)) throw new Error('not a tar archive')
   return tar.subarray(512, 512 + size).toString('utf8')
 }
-

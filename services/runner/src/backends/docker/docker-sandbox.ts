@@ -29,23 +29,23 @@ export class DockerSandbox implements Sandbox {
   readonly #exitListeners: Array<() => void> = []
 
   /** Made by {@link DockerDriver.createSandbox}; not started. */
-  constructor (id: string, opts: Readonly<DockerDriverOptions>, hooks: SandboxHooks) {
+  constructor(id: string, opts: Readonly<DockerDriverOptions>, hooks: SandboxHooks) {
     this.id = id
     this.#opts = opts
     this.#hooks = hooks
   }
 
-  get state (): SandboxState {
+  get state(): SandboxState {
     return this.#state
   }
 
   /** The container's id once booted (for tests and logs). */
-  get containerId (): string | undefined {
+  get containerId(): string | undefined {
     return this.#booted?.container.id
   }
 
   /** Takes a warm spare or boots a container (create, attach before start, wait for `ready`). */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     try {
       this.#booting = this.#hooks.boot()
       const booted = await this.#booting
@@ -53,16 +53,22 @@ export class DockerSandbox implements Sandbox {
       booted.name = this.id
       if (this.#closing !== undefined) throw new Error('closed while starting')
       if (booted.exited) throw new Error(`the container exited before its first job${await booted.exitReason()}`)
-      booted.onExit(() => { if (this.#closing === undefined) for (const listener of this.#exitListeners.splice(0)) listener() })
+      booted.onExit(() => {
+        if (this.#closing === undefined) for (const listener of this.#exitListeners.splice(0)) listener()
+      })
       this.#state = 'ready'
     } catch (err) {
       await this.close()
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container did not become ready: ${messageOf(err)}`, err)
+      throw new DockerDriverError(
+        'SF_ERR_RUNNER_DOCKER_CONTAINER',
+        `sandbox ${this.id}: the container did not become ready: ${messageOf(err)}`,
+        err
+      )
     }
   }
 
   /** Runs one job through the executor; maps a dead container to `memory` (OOM) or `killed`. */
-  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
+  async execute(job: Job, watch?: JobWatch): Promise<RunOutcome> {
     const booted = this.#booted
     if (this.#state !== 'ready' || booted === undefined) {
       throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id} is ${this.#state}, not ready`)
@@ -70,7 +76,10 @@ export class DockerSandbox implements Sandbox {
     if (booted.exited) {
       // Died while idle (killed from outside, the engine restarted): the fleet's fault, not the code's.
       this.#state = 'closing'
-      throw new DockerDriverError('SF_ERR_RUNNER_DOCKER_CONTAINER', `sandbox ${this.id}: the container is gone${await booted.exitReason()}`)
+      throw new DockerDriverError(
+        'SF_ERR_RUNNER_DOCKER_CONTAINER',
+        `sandbox ${this.id}: the container is gone${await booted.exitReason()}`
+      )
     }
     this.#state = 'busy'
     let outcome: RunOutcome
@@ -83,33 +92,41 @@ export class DockerSandbox implements Sandbox {
     this.#jobs++
     // A kill the executor could not name: the engine's OOMKilled says whether the container's
     // OOM killer struck. It stays set once set, so only a change since the last look is this job's.
-    if (outcome.status === 'killed' && !this.#oomSeen && await booted.oomKilled()) {
+    if (outcome.status === 'killed' && !this.#oomSeen && (await booted.oomKilled())) {
       this.#oomSeen = true
-      outcome = { ...outcome, status: 'memory', error: { type: 'MemoryError', message: `the sandbox ran out of memory (container limit ${this.#opts.memoryMb} MiB)` } }
+      outcome = {
+        ...outcome,
+        status: 'memory',
+        error: {
+          type: 'MemoryError',
+          message: `the sandbox ran out of memory (container limit ${this.#opts.memoryMb} MiB)`
+        }
+      }
       if (outcome.retire === true) outcome.retire_reason = 'oom'
     }
     const k = this.#opts.jobsPerContainer
-    if (k > 0 && this.#jobs >= k && outcome.retire !== true) outcome = { ...outcome, retire: true, retire_reason: 'max_jobs' }
+    if (k > 0 && this.#jobs >= k && outcome.retire !== true)
+      outcome = { ...outcome, retire: true, retire_reason: 'max_jobs' }
     this.#state = outcome.retire === true ? 'closing' : 'ready'
     return outcome
   }
 
-  stats (): SandboxStats {
+  stats(): SandboxStats {
     return { jobs: this.#jobs }
   }
 
   /** `listener` runs once if the container dies while the sandbox is not being closed. */
-  onExit (listener: () => void): void {
+  onExit(listener: () => void): void {
     this.#exitListeners.push(listener)
   }
 
   /** Shuts the executor down and force-removes the container. Idempotent. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#state = 'closing'
       this.#exitListeners.length = 0
       // Closed while booting: the container is removed once it is up.
-      const booted = this.#booted ?? await this.#booting?.catch(() => undefined)
+      const booted = this.#booted ?? (await this.#booting?.catch(() => undefined))
       await booted?.remove()
       this.#state = 'closed'
       this.#hooks.closed()
@@ -117,4 +134,3 @@ export class DockerSandbox implements Sandbox {
     await this.#closing
   }
 }
-

@@ -41,29 +41,32 @@ export class JavascriptDriver implements Driver {
   private ivm: Ivm | undefined
   private sources: IsolateSources | undefined
 
-  constructor (private readonly options: DriverOptions) {}
+  constructor(private readonly options: DriverOptions) {}
 
   /** Fails when Node runs without --no-node-snapshot or isolated-vm is not built. */
-  async check (): Promise<void> {
+  async check(): Promise<void> {
     if (!nodeSnapshotDisabled()) throw new Error(snapshotFlagMessage('javascript'))
     // Its contexts get no WebAssembly: V8 need not build it (unless another driver here wants it).
     setIsolateFlags({ webAssembly: false })
     try {
       this.ivm = (await import('isolated-vm')).default as Ivm
     } catch (err) {
-      throw new Error(`isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
+      throw new Error(
+        `isolated-vm is not loadable (${(err as Error).message}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`
+      )
     }
     this.sources = loadIsolateSources()
   }
 
   /** A sandbox (one isolate), not started. */
-  createSandbox (id: string): Sandbox {
-    if (this.ivm === undefined || this.sources === undefined) throw new Error('JavascriptDriver.createSandbox before check()')
+  createSandbox(id: string): Sandbox {
+    if (this.ivm === undefined || this.sources === undefined)
+      throw new Error('JavascriptDriver.createSandbox before check()')
     return new JavascriptSandbox(id, this.ivm, this.sources, { defaultMemoryMb: LIMITS.defaultMemoryMb })
   }
 
   /** What this driver protects against. */
-  describe (): IsolationReport {
+  describe(): IsolationReport {
     return {
       driver: 'javascript',
       boundary: 'V8 isolate (isolated-vm) in the runner process, fresh context per job',
@@ -71,11 +74,11 @@ export class JavascriptDriver implements Driver {
         'no Node API in the sandbox: no require, process, import(), network or file system; no host function injected',
         'heap limit per job (memory_mb) and timeout; an isolate that hit either is replaced',
         'no state shared between jobs (a new context each job)',
-        'not an OS boundary: a V8 bug exploited by the code reaches the runner process (unlike pyodide\'s isolates, these stay in the runner: a round trip to a host process would take a large share of a call\'s 1 ms budget)'
+        "not an OS boundary: a V8 bug exploited by the code reaches the runner process (unlike pyodide's isolates, these stay in the runner: a round trip to a host process would take a large share of a call's 1 ms budget)"
       ]
     }
   }
 
   /** Nothing shared to free (sandboxes dispose their own isolates). */
-  async close (): Promise<void> {}
+  async close(): Promise<void> {}
 }

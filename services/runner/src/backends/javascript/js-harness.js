@@ -6,7 +6,7 @@
 // result is copied out, with no promise to carry across.) Pure JavaScript: it calls nothing of
 // the host, and the host injects no function into the context. What user code sees is documented
 // in docs/javascript-sandbox.md: console, TextEncoder/TextDecoder and the `sandfleet` global.
-(() => {
+;(() => {
   'use strict'
   const g = globalThis
   const TE = g.TextEncoder
@@ -20,10 +20,17 @@
   const PromiseOf = Promise
 
   /** A short, Node-like rendering of one console argument. */
-  function inspect (value, depth) {
+  function inspect(value, depth) {
     if (typeof value === 'string') return depth === 0 ? value : stringify(value)
     if (typeof value === 'bigint') return StringOf(value) + 'n'
-    if (typeof value === 'symbol' || typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return StringOf(value)
+    if (
+      typeof value === 'symbol' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      value === undefined ||
+      value === null
+    )
+      return StringOf(value)
     if (typeof value === 'function') return '[Function: ' + (value.name || '(anonymous)') + ']'
     if (value instanceof Error) return value.stack || StringOf(value)
     if (depth > 2) return isArray(value) ? '[Array]' : '[Object]'
@@ -44,10 +51,14 @@
     return '{ ' + parts.join(', ') + ' }'
   }
 
-  function format (args) {
+  function format(args) {
     const parts = []
     for (let i = 0; i < args.length; i++) {
-      try { parts.push(inspect(args[i], 0)) } catch (e) { parts.push('[uninspectable]') }
+      try {
+        parts.push(inspect(args[i], 0))
+      } catch (e) {
+        parts.push('[uninspectable]')
+      }
     }
     return parts.join(' ') + '\n'
   }
@@ -56,17 +67,21 @@
   delete g.WebAssembly
 
   let pending = null
-  return function job (code, stdin, files, maxOutputBytes) {
+  return function job(code, stdin, files, maxOutputBytes) {
     if (code === null) return pending
     const streams = {
       stdout: { parts: [], bytes: 0, truncated: false },
       stderr: { parts: [], bytes: 0, truncated: false }
     }
-    function write (name, text) {
+    function write(name, text) {
       const s = streams[name]
       if (s.truncated) return
       const size = encoder.encode(text).length
-      if (s.bytes + size <= maxOutputBytes) { s.parts.push(text); s.bytes += size; return }
+      if (s.bytes + size <= maxOutputBytes) {
+        s.parts.push(text)
+        s.bytes += size
+        return
+      }
       // Keep the prefix that fits (whole characters), drop the rest.
       const room = maxOutputBytes - s.bytes
       if (room > 0) {
@@ -78,8 +93,12 @@
       }
       s.truncated = true
     }
-    const out = (...args) => { write('stdout', format(args)) }
-    const err = (...args) => { write('stderr', format(args)) }
+    const out = (...args) => {
+      write('stdout', format(args))
+    }
+    const err = (...args) => {
+      write('stderr', format(args))
+    }
     g.console = Object.freeze({ log: out, info: out, debug: out, trace: err, error: err, warn: err, dir: out })
 
     const fs = new Map()
@@ -93,7 +112,9 @@
       stdin,
       readFile: (path) => decoder.decode(need(path)),
       readBytes: (path) => need(path).slice(),
-      writeFile: (path, data) => { fs.set(StringOf(path), typeof data === 'string' ? encoder.encode(data) : new Uint8Array(data)) },
+      writeFile: (path, data) => {
+        fs.set(StringOf(path), typeof data === 'string' ? encoder.encode(data) : new Uint8Array(data))
+      },
       listFiles: () => [...fs.keys()]
     })
     Object.defineProperty(g, 'sandfleet', { value: sandfleet, enumerable: false, configurable: false, writable: false })
@@ -124,13 +145,16 @@
           type = 'Uncaught'
           message = StringOf(e)
         }
-      } catch (inner) { message = '[the thrown value could not be described]' }
+      } catch (inner) {
+        message = '[the thrown value could not be described]'
+      }
       return { type, message, traceback: stack }
     }
     const finish = (error) => {
       const r = result()
       r.error = error === undefined ? null : describe(error)
-      if (r.error !== null) write('stderr', 'Uncaught ' + (r.error.traceback || (r.error.type + ': ' + r.error.message)) + '\n')
+      if (r.error !== null)
+        write('stderr', 'Uncaught ' + (r.error.traceback || r.error.type + ': ' + r.error.message) + '\n')
       const again = result()
       r.stderr = again.stderr
       r.truncated = again.truncated
@@ -143,7 +167,10 @@
       return finish(e)
     }
     if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-      pending = PromiseOf.resolve(value).then(() => finish(undefined), (e) => finish(e))
+      pending = PromiseOf.resolve(value).then(
+        () => finish(undefined),
+        (e) => finish(e)
+      )
       return null
     }
     return finish(undefined)

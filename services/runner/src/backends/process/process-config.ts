@@ -1,4 +1,7 @@
-/** What the process backend (and the unsafe one, its executor without bubblewrap) reads of the runner's configuration; config.ts defines these keys. */
+/**
+ * What the process backend (and the unsafe one, its executor without bubblewrap) reads of the runner's configuration;
+ * config.ts defines these keys.
+ */
 import type { IsolationLevel } from '@sandfleet/protocol'
 
 /** The executor the sandboxes run, and the Python that runs it. */

@@ -24,7 +24,6 @@ import type { PyodideSettings } from './pyodide-config.ts'
 import { HOST_HEAP_MB, hostLimits, type HostLimits } from './pyodide-host-limits.ts'
 import { RemotePyodideSandbox } from './remote-pyodide-sandbox.ts'
 
-
 export interface PyodideDriverOptions extends DriverOptions<PyodideSettings> {
   /**
    * How long a job has after its soft stop (SIGTERM through the interrupt buffer, at
@@ -55,7 +54,7 @@ export class PyodideDriver implements Driver {
   readonly #removing = new Set<Promise<void>>()
   #closed = false
 
-  constructor (options: PyodideDriverOptions) {
+  constructor(options: PyodideDriverOptions) {
     this.#options = options
     this.#softStopMs = options.softStopMs ?? GRACES.softStopMs
     this.stopMs = this.#softStopMs + GRACES.pyodideHostSlackMs
@@ -68,44 +67,70 @@ export class PyodideDriver implements Driver {
    * cold boot of a few seconds) and says so; fails with why it did not come up (isolated-vm not
    * built, Pyodide missing, a package zip that does not load).
    */
-  async check (): Promise<void> {
+  async check(): Promise<void> {
     const host = await this.host()
     const info = host.info
-    this.#options.logger.info({ driver: 'pyodide', pyodide: info?.pyodide, snapshot: info?.snapshot, hostPid: host.pid, bootMs: info?.bootMs, packages: this.packages(), ceiling: this.#ceilingText() },
-      `pyodide ${info?.pyodide ?? '?'} ready in host process ${String(host.pid)} (snapshot ${info?.snapshot ?? '?'}); packages: ${this.packages()}`)
+    this.#options.logger.info(
+      {
+        driver: 'pyodide',
+        pyodide: info?.pyodide,
+        snapshot: info?.snapshot,
+        hostPid: host.pid,
+        bootMs: info?.bootMs,
+        packages: this.packages(),
+        ceiling: this.#ceilingText()
+      },
+      `pyodide ${info?.pyodide ?? '?'} ready in host process ${String(host.pid)} (snapshot ${info?.snapshot ?? '?'}); packages: ${this.packages()}`
+    )
   }
 
   /** The live host process, started when there is none (callers at the same time share one start). */
-  async host (): Promise<PyodideHost> {
+  async host(): Promise<PyodideHost> {
     if (this.#closed) throw new Error('the pyodide driver is closed')
     if (this.#live?.alive === true) return this.#live
-    this.#starting ??= this.#startHost().finally(() => { this.#starting = undefined })
+    this.#starting ??= this.#startHost().finally(() => {
+      this.#starting = undefined
+    })
     return await this.#starting
   }
 
-  async #startHost (): Promise<PyodideHost> {
+  async #startHost(): Promise<PyodideHost> {
     const config = this.#options.config
     const n = ++this.#hostsStarted
     if (this.#ceiling === undefined) {
       this.#cgroups = await CgroupHost.open(config.id)
-      if ((this.#cgroups?.swept.length ?? 0) > 0) this.#options.logger.warn({ driver: 'pyodide', stale: this.#cgroups?.swept.length }, 'removed the cgroups of runners gone from this host')
+      if ((this.#cgroups?.swept.length ?? 0) > 0)
+        this.#options.logger.warn(
+          { driver: 'pyodide', stale: this.#cgroups?.swept.length },
+          'removed the cgroups of runners gone from this host'
+        )
       this.#ceiling = this.#cgroups !== undefined ? 'cgroup' : 'none'
     }
     let cgroup: SandboxCgroup | undefined
     try {
       cgroup = this.#cgroups?.create(`pyodide-host-${n}`, { memoryBytes: this.#limits.memoryBytes, pids: 0 })
     } catch (err) {
-      this.#options.logger.warn({ driver: 'pyodide', err: (err as Error).message }, 'pyodide host: no cgroup could be made; its ceiling is its flags only')
+      this.#options.logger.warn(
+        { driver: 'pyodide', err: (err as Error).message },
+        'pyodide host: no cgroup could be made; its ceiling is its flags only'
+      )
     }
     try {
       const host = await PyodideHost.start({
-        init: { packagesZip: config.pyodidePackages, preimport: config.pyodidePreimport, warmup: config.pyodideWarmup, softGraceMs: this.#softStopMs },
+        init: {
+          packagesZip: config.pyodidePackages,
+          preimport: config.pyodidePreimport,
+          warmup: config.pyodideWarmup,
+          softGraceMs: this.#softStopMs
+        },
         nodeArgs: this.#limits.nodeArgs,
         env: this.#limits.env,
         ...(cgroup !== undefined ? { wrap: cgroup.wrap.bind(cgroup) } : {}),
         logger: this.#options.logger
       })
-      host.onExit(() => { if (cgroup !== undefined) this.#remove(cgroup) })
+      host.onExit(() => {
+        if (cgroup !== undefined) this.#remove(cgroup)
+      })
       if (this.#closed) {
         await host.close()
         throw new Error('the pyodide driver closed while its host started')
@@ -118,13 +143,15 @@ export class PyodideDriver implements Driver {
     }
   }
 
-  #remove (cgroup: SandboxCgroup): void {
-    const removing = cgroup.remove().finally(() => { this.#removing.delete(removing) })
+  #remove(cgroup: SandboxCgroup): void {
+    const removing = cgroup.remove().finally(() => {
+      this.#removing.delete(removing)
+    })
     this.#removing.add(removing)
   }
 
   /** What the sandboxes can import, in one line. */
-  packages (): string {
+  packages(): string {
     const config = this.#options.config
     let what = 'the Python stdlib'
     if (config.pyodidePackages !== '') what += ` and the pure-Python packages in ${config.pyodidePackages}`
@@ -135,11 +162,14 @@ export class PyodideDriver implements Driver {
   }
 
   /** A sandbox (one isolate in the host process), not started. */
-  createSandbox (id: string): Sandbox {
-    return new RemotePyodideSandbox(id, async () => await this.host(), { startTimeoutMs: 120_000, closeTimeoutMs: 5000 })
+  createSandbox(id: string): Sandbox {
+    return new RemotePyodideSandbox(id, async () => await this.host(), {
+      startTimeoutMs: 120_000,
+      closeTimeoutMs: 5000
+    })
   }
 
-  #ceilingText (): string {
+  #ceilingText(): string {
     const mb = Math.round(this.#limits.memoryBytes / 1024 / 1024)
     const wasm = `each wasm memory ≤ ${this.#limits.wasmMaxPages / 16} MiB (--wasm-max-mem-pages=${this.#limits.wasmMaxPages}), the host's own heap ≤ ${HOST_HEAP_MB} MiB`
     if (this.#ceiling === 'cgroup') return `${wasm}, the whole host ≤ ${mb} MiB (its cgroup)`
@@ -148,28 +178,35 @@ export class PyodideDriver implements Driver {
   }
 
   /** What this driver protects against. */
-  describe (): IsolationReport {
+  describe(): IsolationReport {
     return {
       driver: 'pyodide',
-      boundary: 'Pyodide (CPython on WebAssembly) in a bare V8 isolate (isolated-vm), in a host process that is a child of the runner',
+      boundary:
+        'Pyodide (CPython on WebAssembly) in a bare V8 isolate (isolated-vm), in a host process that is a child of the runner',
       properties: [
         'no Node API in the sandbox: no process, require, sockets, subprocess or host files; import js sees only the isolate',
         'no state shared between jobs: the wasm memory is restored to a baseline image after each job; a job that used the JS FFI or wrote outside /tmp retires its isolate',
         'timeout by interrupt, then by isolate termination; memory_mb caps wasm memory growth (MemoryError)',
         'a process boundary between the sandboxes and the runner: a crash of the host (a V8 or wasm fault) answers its jobs in flight infra_error and a new host replaces it; the runner lives on',
         `host process limits: ${this.#ceilingText()}`,
-        'not a privilege boundary: the host runs as the runner\'s user without namespaces or seccomp, so a V8 or wasm runtime bug exploited by the code gets what that user has',
+        "not a privilege boundary: the host runs as the runner's user without namespaces or seccomp, so a V8 or wasm runtime bug exploited by the code gets what that user has",
         `packages: ${this.packages()}`
       ]
     }
   }
 
   /** Stops the host process (it disposes its isolates and exits; killed after 5 s). Idempotent. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.#closed = true
     const starting = this.#starting
     await this.#live?.close()
-    if (starting !== undefined) await starting.then(async (h) => { await h.close() }, () => {})
+    if (starting !== undefined)
+      await starting.then(
+        async (h) => {
+          await h.close()
+        },
+        () => {}
+      )
     await Promise.all([...this.#removing])
     this.#cgroups?.close()
   }

@@ -24,7 +24,9 @@ import { NO_NODE_SNAPSHOT } from '../../kits/isolate/node-flags.ts'
 import { PYODIDE_ISOLATE_HEAP_MB } from './pyodide-assets.ts'
 import type { PyodideSettings } from './pyodide-config.ts'
 
-/** Room in each wasm memory for the interpreter's image (Pyodide's baseline is ~20 MB; preimported packages add to it). */
+/**
+ * Room in each wasm memory for the interpreter's image (Pyodide's baseline is ~20 MB; preimported packages add to it).
+ */
 export const IMAGE_HEADROOM_MB = 512
 /** The host's own JavaScript heap. */
 export const HOST_HEAP_MB = 1024
@@ -46,11 +48,22 @@ export interface HostLimits {
 }
 
 /** The limits of a host that holds at most `sandboxes` sandboxes at once. */
-export function hostLimits (config: Pick<PyodideSettings, 'maxMemoryMb' | 'sandboxMemoryMb'>, sandboxes: number): HostLimits {
+export function hostLimits(
+  config: Pick<PyodideSettings, 'maxMemoryMb' | 'sandboxMemoryMb'>,
+  sandboxes: number
+): HostLimits {
   const wasmMaxPages = Math.min(WASM32_PAGES, (config.maxMemoryMb + IMAGE_HEADROOM_MB) * 16)
-  const shareMb = config.sandboxMemoryMb > 0 ? config.sandboxMemoryMb : config.maxMemoryMb + IMAGE_HEADROOM_MB + PYODIDE_ISOLATE_HEAP_MB
+  const shareMb =
+    config.sandboxMemoryMb > 0
+      ? config.sandboxMemoryMb
+      : config.maxMemoryMb + IMAGE_HEADROOM_MB + PYODIDE_ISOLATE_HEAP_MB
   return {
-    nodeArgs: [NO_NODE_SNAPSHOT, '--no-concurrent-recompilation', `--wasm-max-mem-pages=${wasmMaxPages}`, `--max-old-space-size=${HOST_HEAP_MB}`],
+    nodeArgs: [
+      NO_NODE_SNAPSHOT,
+      '--no-concurrent-recompilation',
+      `--wasm-max-mem-pages=${wasmMaxPages}`,
+      `--max-old-space-size=${HOST_HEAP_MB}`
+    ],
     env: { GLIBC_TUNABLES: withTunable(process.env.GLIBC_TUNABLES, NON_TEMPORAL_TUNABLE) },
     wasmMaxPages,
     memoryBytes: (sandboxes * shareMb + HOST_HEAP_MB) * 1024 * 1024
@@ -58,7 +71,7 @@ export function hostLimits (config: Pick<PyodideSettings, 'maxMemoryMb' | 'sandb
 }
 
 /** `tunables` (glibc's `name=value:name=value`) with `tunable` added, unless it already sets that name. */
-export function withTunable (tunables: string | undefined, tunable: string): string {
+export function withTunable(tunables: string | undefined, tunable: string): string {
   if (tunables === undefined || tunables === '') return tunable
   const name = tunable.slice(0, tunable.indexOf('='))
   return tunables.split(':').some((t) => t.startsWith(`${name}=`)) ? tunables : `${tunables}:${tunable}`

@@ -24,10 +24,22 @@ let assets: PyodideAssets | undefined
 let init: HostInit | undefined
 let exiting = false
 
-const pipe = new FramePipe<ToHost, FromHost>(socket, socket, (frame) => { void onFrame(frame) }, () => { void exit(0) })
+const pipe = new FramePipe<ToHost, FromHost>(
+  socket,
+  socket,
+  (frame) => {
+    void onFrame(frame)
+  },
+  () => {
+    void exit(0)
+  }
+)
 
-async function onFrame (frame: ToHost): Promise<void> {
-  if (frame.op === 'init') { await boot(frame); return }
+async function onFrame(frame: ToHost): Promise<void> {
+  if (frame.op === 'init') {
+    await boot(frame)
+    return
+  }
   const reply: HostReply = { op: 'reply', n: frame.n }
   try {
     if (assets === undefined || init === undefined) throw new Error('the host got a request before init')
@@ -35,7 +47,12 @@ async function onFrame (frame: ToHost): Promise<void> {
       if (sandboxes.has(frame.sandbox)) throw new Error(`sandbox ${frame.sandbox} exists`)
       const sandbox = new PyodideSandbox(frame.sandbox, assets, { softGraceMs: init.softGraceMs })
       sandboxes.set(frame.sandbox, sandbox)
-      try { await sandbox.start() } catch (err) { sandboxes.delete(frame.sandbox); throw err }
+      try {
+        await sandbox.start()
+      } catch (err) {
+        sandboxes.delete(frame.sandbox)
+        throw err
+      }
       reply.stats = await sandbox.measure()
     } else {
       const sandbox = sandboxes.get(frame.sandbox)
@@ -51,12 +68,15 @@ async function onFrame (frame: ToHost): Promise<void> {
       }
     }
   } catch (err) {
-    reply.error = { message: messageOf(err), ...(typeof (err as { code?: unknown }).code === 'string' ? { code: (err as { code: string }).code } : {}) }
+    reply.error = {
+      message: messageOf(err),
+      ...(typeof (err as { code?: unknown }).code === 'string' ? { code: (err as { code: string }).code } : {})
+    }
   }
   pipe.send(reply)
 }
 
-async function boot (frame: HostInit): Promise<void> {
+async function boot(frame: HostInit): Promise<void> {
   try {
     if (init !== undefined) throw new Error('init sent twice')
     init = frame
@@ -65,14 +85,26 @@ async function boot (frame: HostInit): Promise<void> {
     try {
       ivm = (await import('isolated-vm')).default as Ivm
     } catch (err) {
-      throw new Error(`isolated-vm is not loadable (${messageOf(err)}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`)
+      throw new Error(
+        `isolated-vm is not loadable (${messageOf(err)}); run npm install (it builds isolated-vm from source, needs python3, make and a C++ compiler)`
+      )
     }
-    const loaded = PyodideAssets.load(ivm, { packagesZip: frame.packagesZip, preimport: frame.preimport, warmup: frame.warmup })
+    const loaded = PyodideAssets.load(ivm, {
+      packagesZip: frame.packagesZip,
+      preimport: frame.preimport,
+      warmup: frame.warmup
+    })
     const assetsMs = Math.round(performance.now() - t)
     t = performance.now()
     await loaded.prepareSnapshot()
     assets = loaded
-    pipe.send({ op: 'ready', pid: process.pid, pyodide: loaded.version, snapshot: loaded.snapshotSource, bootMs: { loaded: loadedMs, assets: assetsMs, snapshot: Math.round(performance.now() - t) } })
+    pipe.send({
+      op: 'ready',
+      pid: process.pid,
+      pyodide: loaded.version,
+      snapshot: loaded.snapshotSource,
+      bootMs: { loaded: loadedMs, assets: assetsMs, snapshot: Math.round(performance.now() - t) }
+    })
   } catch (err) {
     pipe.send({ op: 'fatal', message: messageOf(err) })
     await exit(1)
@@ -80,10 +112,14 @@ async function boot (frame: HostInit): Promise<void> {
 }
 
 /** Disposes every isolate (after its work in flight), then exits. */
-async function exit (code: number): Promise<void> {
+async function exit(code: number): Promise<void> {
   if (exiting) return
   exiting = true
-  const closing = Promise.all([...sandboxes.values()].map(async (s) => { await s.close().catch(() => {}) }))
+  const closing = Promise.all(
+    [...sandboxes.values()].map(async (s) => {
+      await s.close().catch(() => {})
+    })
+  )
   await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 3000).unref())])
   pipe.end()
   process.exit(code)
@@ -99,4 +135,6 @@ process.on('unhandledRejection', (err) => {
 // The runner shuts its host down (it drains first): a Ctrl-C to the terminal's process group is its.
 process.on('SIGINT', () => {})
 process.on('SIGHUP', () => {})
-process.on('SIGTERM', () => { void exit(0) })
+process.on('SIGTERM', () => {
+  void exit(0)
+})

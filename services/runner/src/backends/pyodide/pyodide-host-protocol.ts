@@ -18,9 +18,7 @@ export interface HostInit {
 
 /** A request about one sandbox, by its id. */
 export type HostRequest =
-  | { op: 'start', sandbox: string }
-  | { op: 'exec', sandbox: string, job: Job }
-  | { op: 'close', sandbox: string }
+  { op: 'start'; sandbox: string } | { op: 'exec'; sandbox: string; job: Job } | { op: 'close'; sandbox: string }
 
 /** What the runner sends. */
 export type ToHost = HostInit | (HostRequest & { n: number })
@@ -30,11 +28,11 @@ export interface HostReply {
   op: 'reply'
   n: number
   /** The request failed on the host's side (no such sandbox, a start that failed, a restore that failed). */
-  error?: { message: string, code?: string }
+  error?: { message: string; code?: string }
   /** An `exec`'s outcome. */
   outcome?: RunOutcome
   /** Jobs the sandbox ran, and its isolate's memory as last measured (after the previous job). */
-  stats?: { jobs: number, memoryBytes?: number }
+  stats?: { jobs: number; memoryBytes?: number }
 }
 
 /** The host booted Pyodide and takes requests. */
@@ -45,9 +43,13 @@ export interface HostReady {
   pyodide: string
   /** Where its memory snapshot came from (`cache <path>` or `made in <ms> ms…`). */
   snapshot: string
-  /** How long its boot took, in ms: Node and the host's modules loaded (since the process started), Pyodide's files read and its wasm compiled, the snapshot read or made. */
-  bootMs: { loaded: number, assets: number, snapshot: number }
+  /**
+   * How long its boot took, in ms: Node and the host's modules loaded (since the process started), Pyodide's files read
+   * and its wasm compiled, the snapshot read or made.
+   */
+  bootMs: { loaded: number; assets: number; snapshot: number }
 }
 
 /** What the host sends. */
-export type FromHost = HostReady | HostReply | { op: 'fatal', message: string } | { op: 'log', level: 'warn' | 'error', message: string }
+export type FromHost =
+  HostReady | HostReply | { op: 'fatal'; message: string } | { op: 'log'; level: 'warn' | 'error'; message: string }

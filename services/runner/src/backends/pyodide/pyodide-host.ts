@@ -18,7 +18,8 @@ import { RunnerError } from '../../errors.ts'
  * one (bin/sandfleet.mjs names it in `_SANDFLEET_BUNDLE_PYODIDE_HOST`), else pyodide-host.cjs,
  * which registers tsx and runs the source.
  */
-export const HOST_ENTRY = process.env._SANDFLEET_BUNDLE_PYODIDE_HOST ?? new URL('./pyodide-host.cjs', import.meta.url).pathname
+export const HOST_ENTRY =
+  process.env._SANDFLEET_BUNDLE_PYODIDE_HOST ?? new URL('./pyodide-host.cjs', import.meta.url).pathname
 
 /** Options of {@link PyodideHost.start}. */
 export interface PyodideHostOptions {
@@ -35,10 +36,13 @@ export interface PyodideHostOptions {
   readyTimeoutMs?: number
 }
 
-interface Pending { resolve: (reply: HostReply) => void, reject: (err: Error) => void }
+interface Pending {
+  resolve: (reply: HostReply) => void
+  reject: (err: Error) => void
+}
 
 /** An error of the fleet (the host is gone), with its stable code. */
-function hostError (message: string): Error {
+function hostError(message: string): Error {
   return new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', message)
 }
 
@@ -54,41 +58,63 @@ export class PyodideHost {
   #gone: string | undefined
   #closing = false
   #stderr = ''
-  #ready: { resolve: (r: HostReady) => void, reject: (e: Error) => void } | undefined
+  #ready: { resolve: (r: HostReady) => void; reject: (e: Error) => void } | undefined
   /** What the host said when it was ready (undefined before). */
   info: HostReady | undefined
 
-  private constructor (options: PyodideHostOptions) {
+  private constructor(options: PyodideHostOptions) {
     this.#log = options.logger
     let command: ExecutorCommand = { file: process.execPath, args: [...options.nodeArgs, HOST_ENTRY] }
     if (options.wrap !== undefined) command = options.wrap(command)
     // The runner's environment without its SANDFLEET_* settings (API keys among them): the host needs none.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SANDFLEET_')))
-    this.#child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...env, ...options.env, ...command.env } })
+    this.#child = spawn(command.file, command.args, {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      env: { ...env, ...options.env, ...command.env }
+    })
     this.#child.stderr?.setEncoding('utf8')
-    this.#child.stderr?.on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-4096) })
+    this.#child.stderr?.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-4096)
+    })
     const fd3 = this.#child.stdio[3] as Duplex
     // A pipe that ends or carries garbage while the host runs: the host cannot answer any more.
     // Its exit usually follows at once (and says why better): killed if it has not within a second.
-    this.#pipe = new FramePipe<FromHost, ToHost>(fd3, fd3, (frame) => { this.#onFrame(frame) }, (why) => {
-      if (this.#closing || this.#gone !== undefined) return
-      setTimeout(() => { if (this.#gone === undefined) this.kill(`its pipe ended (${why})`) }, 1000).unref()
-    })
+    this.#pipe = new FramePipe<FromHost, ToHost>(
+      fd3,
+      fd3,
+      (frame) => {
+        this.#onFrame(frame)
+      },
+      (why) => {
+        if (this.#closing || this.#gone !== undefined) return
+        setTimeout(() => {
+          if (this.#gone === undefined) this.kill(`its pipe ended (${why})`)
+        }, 1000).unref()
+      }
+    )
     this.#exited = new Promise((resolve) => {
-      this.#child.once('close', (code, signal) => { this.#onExit(signal !== null ? `signal ${signal}` : `code ${String(code)}`); resolve() })
-      this.#child.once('error', (err) => { this.#onExit(`spawn failed: ${err.message}`); resolve() })
+      this.#child.once('close', (code, signal) => {
+        this.#onExit(signal !== null ? `signal ${signal}` : `code ${String(code)}`)
+        resolve()
+      })
+      this.#child.once('error', (err) => {
+        this.#onExit(`spawn failed: ${err.message}`)
+        resolve()
+      })
     })
   }
 
   /** Spawns a host and resolves once it is ready; rejects (the host killed) with why it is not. */
-  static async start (options: PyodideHostOptions): Promise<PyodideHost> {
+  static async start(options: PyodideHostOptions): Promise<PyodideHost> {
     const host = new PyodideHost(options)
     const timeoutMs = options.readyTimeoutMs ?? 180_000
     let timer: NodeJS.Timeout | undefined
     try {
       host.info = await new Promise<HostReady>((resolve, reject) => {
         host.#ready = { resolve, reject }
-        timer = setTimeout(() => { reject(new Error(`the pyodide host was not ready within ${timeoutMs} ms`)) }, timeoutMs)
+        timer = setTimeout(() => {
+          reject(new Error(`the pyodide host was not ready within ${timeoutMs} ms`))
+        }, timeoutMs)
         host.#pipe.send({ op: 'init', ...options.init })
       })
       return host
@@ -103,13 +129,17 @@ export class PyodideHost {
   }
 
   /** The host's process id. */
-  get pid (): number | undefined { return this.#child.pid }
+  get pid(): number | undefined {
+    return this.#child.pid
+  }
 
   /** True until the host exits or is killed. */
-  get alive (): boolean { return this.#gone === undefined }
+  get alive(): boolean {
+    return this.#gone === undefined
+  }
 
   /** Sends one request; resolves with its reply, rejects (`SF_ERR_RUNNER_SANDBOX_FAILED`) if the host goes first. */
-  async request (request: HostRequest): Promise<HostReply> {
+  async request(request: HostRequest): Promise<HostReply> {
     if (this.#gone !== undefined) throw hostError(`the pyodide host process is gone (${this.#gone})`)
     const n = ++this.#n
     return await new Promise<HostReply>((resolve, reject) => {
@@ -118,32 +148,44 @@ export class PyodideHost {
     })
   }
 
-  /** Registers `listener`, called once with why when the host exits (at once if it has). Returns how to unregister it. */
-  onExit (listener: (why: string) => void): () => void {
-    if (this.#gone !== undefined) { listener(this.#gone); return () => {} }
+  /**
+   * Registers `listener`, called once with why when the host exits (at once if it has). Returns how to unregister it.
+   */
+  onExit(listener: (why: string) => void): () => void {
+    if (this.#gone !== undefined) {
+      listener(this.#gone)
+      return () => {}
+    }
     this.#exitListeners.add(listener)
-    return () => { this.#exitListeners.delete(listener) }
+    return () => {
+      this.#exitListeners.delete(listener)
+    }
   }
 
   /** Kills the host at once (SIGKILL); requests in flight reject. */
-  kill (why = 'killed by the runner'): void {
+  kill(why = 'killed by the runner'): void {
     this.#onExit(why)
     this.#child.kill('SIGKILL')
   }
 
-  /** Ends its pipe (the host disposes its isolates and exits); SIGKILL after `graceMs`. Resolves once it exited. Idempotent. */
-  async close (graceMs = 5000): Promise<void> {
+  /**
+   * Ends its pipe (the host disposes its isolates and exits); SIGKILL after `graceMs`. Resolves once it exited.
+   * Idempotent.
+   */
+  async close(graceMs = 5000): Promise<void> {
     this.#closing = true
     this.#pipe.end()
     if (this.#child.exitCode === null && this.#child.signalCode === null) {
-      const timer = setTimeout(() => { this.#child.kill('SIGKILL') }, graceMs)
+      const timer = setTimeout(() => {
+        this.#child.kill('SIGKILL')
+      }, graceMs)
       await this.#exited
       clearTimeout(timer)
     }
     this.#onExit('closed')
   }
 
-  #onFrame (frame: FromHost): void {
+  #onFrame(frame: FromHost): void {
     switch (frame.op) {
       case 'reply': {
         const p = this.#pending.get(frame.n)
@@ -152,13 +194,18 @@ export class PyodideHost {
         p.resolve(frame)
         return
       }
-      case 'ready': this.#ready?.resolve(frame); return
-      case 'fatal': this.#ready?.reject(new Error(frame.message)); return
-      case 'log': this.#log[frame.level]({ pid: this.pid }, frame.message)
+      case 'ready':
+        this.#ready?.resolve(frame)
+        return
+      case 'fatal':
+        this.#ready?.reject(new Error(frame.message))
+        return
+      case 'log':
+        this.#log[frame.level]({ pid: this.pid }, frame.message)
     }
   }
 
-  #onExit (why: string): void {
+  #onExit(why: string): void {
     if (this.#gone !== undefined) return
     const stderr = this.#stderr.trim()
     this.#gone = stderr !== '' && !this.#closing ? `${why}; stderr: ${stderr.slice(-1000)}` : why
@@ -167,7 +214,10 @@ export class PyodideHost {
     this.#pipe.end()
     const pending = [...this.#pending.values()]
     this.#pending.clear()
-    for (const p of pending) p.reject(hostError(`the pyodide host process (pid ${String(this.pid)}) exited (${this.#gone}) while the request ran`))
+    for (const p of pending)
+      p.reject(
+        hostError(`the pyodide host process (pid ${String(this.pid)}) exited (${this.#gone}) while the request ran`)
+      )
     const listeners = [...this.#exitListeners]
     this.#exitListeners.clear()
     for (const l of listeners) l(this.#gone)

@@ -11,7 +11,7 @@
 //  - partial() gives what the job wrote so far, when it was stopped hard;
 //  - restore() puts the wasm linear memory, the file system's streams and cwd back to the
 //    baseline taken here, so no Python state survives a job (docs/pyodide-driver-design.md).
-(() => {
+;(() => {
   const py = globalThis.__sf_py
   const M = py._module
   const FS = M.FS
@@ -22,7 +22,11 @@
   const SF = '/tmp/.sf'
   // The places a job may write, emptied after it but for what the harness and Emscripten keep
   // there; a request's files are written and fetched there only.
-  const SCRATCH = [['/tmp', ['work', '.sf']], ['/mnt', []], ['/dev/shm', ['tmp']]]
+  const SCRATCH = [
+    ['/tmp', ['work', '.sf']],
+    ['/mnt', []],
+    ['/dev/shm', ['tmp']]
+  ]
   const PLACES = SCRATCH.map(([dir]) => dir)
   const inPlaces = (path) => PLACES.some((p) => path === p || path.startsWith(p + '/'))
   const FETCH_MAX_BYTES = 16 << 20 // a larger file is not returned (not cut either), as on the executor's backends
@@ -42,10 +46,13 @@
   let fileCap = Infinity
   let quota = Infinity
   let held = 0 // bytes the job's files grew by since it started, less what it freed
-  const size = (node) => (FS.isFile(node.mode) ? node.usedBytes ?? 0 : 0)
+  const size = (node) => (FS.isFile(node.mode) ? (node.usedBytes ?? 0) : 0)
   // The harness writes the job's outcome (a few KiB) after the job's code, quota full or not.
   const OUTCOME_RESERVE = 1 << 20
-  const room = (node) => quota - held + (node.name === 'out.json' && node.parent.name === '.sf' && node.parent.parent.name === 'tmp' ? OUTCOME_RESERVE : 0)
+  const room = (node) =>
+    quota -
+    held +
+    (node.name === 'out.json' && node.parent.name === '.sf' && node.parent.parent.name === 'tmp' ? OUTCOME_RESERVE : 0)
   const fileOps = FS.filesystems.MEMFS.ops_table.file
   const dirOps = FS.filesystems.MEMFS.ops_table.dir
   const { write, msync } = fileOps.stream
@@ -100,12 +107,18 @@
   // fd 1 and 2: captured here, capped while written, never buffered in the TTY.
   const streams = { stdout: null, stderr: null }
   const sink = (name) => ({
-    write (buffer) {
+    write(buffer) {
       const s = streams[name]
       if (s === null || s.truncated) return buffer.length
       const room = s.cap - s.size
-      if (buffer.length <= room) { s.parts.push(buffer.slice()); s.size += buffer.length } else {
-        if (room > 0) { s.parts.push(buffer.slice(0, room)); s.size += room }
+      if (buffer.length <= room) {
+        s.parts.push(buffer.slice())
+        s.size += buffer.length
+      } else {
+        if (room > 0) {
+          s.parts.push(buffer.slice(0, room))
+          s.size += room
+        }
         s.truncated = true
       }
       return buffer.length
@@ -117,7 +130,10 @@
   const text = (s) => {
     const all = new Uint8Array(s.size)
     let at = 0
-    for (const p of s.parts) { all.set(p, at); at += p.length }
+    for (const p of s.parts) {
+      all.set(p, at)
+      at += p.length
+    }
     let end = all.length
     if (s.truncated) {
       // Drop a UTF-8 sequence cut by the cap.
@@ -148,13 +164,22 @@
     const visit = (path) => {
       if (path === '/proc/self') return
       let node
-      try { node = FS.lookupPath(path, { follow: false }).node } catch (e) { seen.push(path + ' ?'); return }
-      if (PLACES.includes(path)) { seen.push(path + ' ' + node.mode + ' ' + node.id); return }
+      try {
+        node = FS.lookupPath(path, { follow: false }).node
+      } catch (e) {
+        seen.push(path + ' ?')
+        return
+      }
+      if (PLACES.includes(path)) {
+        seen.push(path + ' ' + node.mode + ' ' + node.id)
+        return
+      }
       const size = node.usedBytes ?? (node.contents && node.contents.length) ?? 0
       const mtime = node.mtime instanceof Date ? node.mtime.getTime() : node.mtime
       seen.push(path + ' ' + node.mode + ' ' + size + ' ' + mtime + ' ' + node.id)
       if (FS.isDir(node.mode) && !FS.isMountpoint(node)) {
-        for (const name of FS.readdir(path).sort()) if (name !== '.' && name !== '..') visit(path === '/' ? '/' + name : path + '/' + name)
+        for (const name of FS.readdir(path).sort())
+          if (name !== '.' && name !== '..') visit(path === '/' ? '/' + name : path + '/' + name)
       }
     }
     visit('/')
@@ -162,7 +187,9 @@
   }
   const openStreams = () => {
     const out = new Map()
-    FS.streams.forEach((s, fd) => { if (s) out.set(fd, s.position) })
+    FS.streams.forEach((s, fd) => {
+      if (s) out.set(fd, s.position)
+    })
     return out
   }
   const removeTree = (path) => {
@@ -170,7 +197,10 @@
       if (name === '.' || name === '..') continue
       const child = path + '/' + name
       const node = FS.lookupPath(child, { follow: false }).node
-      if (FS.isDir(node.mode)) { removeTree(child); FS.rmdir(child) } else FS.unlink(child)
+      if (FS.isDir(node.mode)) {
+        removeTree(child)
+        FS.rmdir(child)
+      } else FS.unlink(child)
     }
   }
   // Empties a place but for the entries in `keep`; a place that is no longer a directory (the job
@@ -181,7 +211,10 @@
       if (name === '.' || name === '..' || keep.includes(name)) continue
       const path = dir + '/' + name
       const node = FS.lookupPath(path, { follow: false }).node
-      if (FS.isDir(node.mode)) { removeTree(path); FS.rmdir(path) } else FS.unlink(path)
+      if (FS.isDir(node.mode)) {
+        removeTree(path)
+        FS.rmdir(path)
+      } else FS.unlink(path)
     }
   }
   // What the job's `fetch` pairs name: { files, errors }, each file read only when its real path is
@@ -191,8 +224,15 @@
     const errors = {}
     for (const [asked, path] of fetch) {
       let node
-      try { node = FS.lookupPath(path, { follow: true }).node } catch (e) { errors[asked] = 'no such file'; continue }
-      if (!inPlaces(FS.getPath(node))) errors[asked] = JSON.stringify(asked) + ": a link leads out of the sandbox's writable places (" + PLACES.join(', ') + ')'
+      try {
+        node = FS.lookupPath(path, { follow: true }).node
+      } catch (e) {
+        errors[asked] = 'no such file'
+        continue
+      }
+      if (!inPlaces(FS.getPath(node)))
+        errors[asked] =
+          JSON.stringify(asked) + ": a link leads out of the sandbox's writable places (" + PLACES.join(', ') + ')'
       else if (FS.isDir(node.mode)) errors[asked] = 'a directory'
       else if (!FS.isFile(node.mode)) errors[asked] = 'not a regular file'
       else if (size(node) > FETCH_MAX_BYTES) errors[asked] = 'larger than ' + FETCH_MAX_BYTES + ' bytes: not returned'
@@ -207,7 +247,9 @@
       try {
         mkdirs(path.slice(0, path.lastIndexOf('/')))
         FS.writeFile(path, files[path])
-      } catch (e) { return 'files: ' + JSON.stringify(path) + ' could not be written' }
+      } catch (e) {
+        return 'files: ' + JSON.stringify(path) + ' could not be written'
+      }
     }
     return null
   }
@@ -215,7 +257,11 @@
     let at = ''
     for (const part of path.split('/').filter((p) => p !== '')) {
       at += '/' + part
-      try { FS.mkdir(at) } catch (e) { /* exists */ }
+      try {
+        FS.mkdir(at)
+      } catch (e) {
+        /* exists */
+      }
     }
   }
 
@@ -235,7 +281,8 @@
   // The baseline: the memory image after the harness ran a job (so a job's first call finds
   // nothing new to initialise), the FS fingerprint, open streams and cwd.
   const counts = calibrate(3)
-  if (new Set(counts).size !== 1) throw new Error('the job runner does not touch JavaScript a fixed number of times: ' + counts.join(', '))
+  if (new Set(counts).size !== 1)
+    throw new Error('the job runner does not touch JavaScript a fixed number of times: ' + counts.join(', '))
   const expectedFfi = counts[0]
   const baseCwd = FS.cwd()
   const baseFs = walk()
@@ -244,7 +291,7 @@
   const baseline = M.HEAPU8.slice(0, baseSbrk)
   const baseBuffer = M.HEAPU8.length
 
-  function job (code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) {
+  function job(code, stdin, files, fetch, maxOutputBytes, memoryBytes, entropy) {
     globalThis.__sf_entropy(entropy)
     streams.stdout = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
     streams.stderr = { parts: [], size: 0, cap: maxOutputBytes, truncated: false }
@@ -261,12 +308,20 @@
       quota = maxJobFileBytes
       held = 0
       const before = counter.ffi
-      try { run() } catch (e) { crashed = String(e && e.message ? e.message : e).slice(0, 2000) }
+      try {
+        run()
+      } catch (e) {
+        crashed = String(e && e.message ? e.message : e).slice(0, 2000)
+      }
       ffi = counter.ffi - before
       growLimit = 0
       fileCap = Infinity
       quota = Infinity
-      try { outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json'))) } catch (e) { /* no outcome: crashed */ }
+      try {
+        outcome = JSON.parse(decoder.decode(FS.readFile(SF + '/out.json')))
+      } catch (e) {
+        /* no outcome: crashed */
+      }
     }
     const fetched = fetchFiles(fetch)
     const result = {
@@ -284,36 +339,69 @@
     streams.stdout = null
     streams.stderr = null
     // What the memory image does not hold: the JavaScript side and the file system.
-    if (ffi !== expectedFfi) { result.clean = false; result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)'; result.reason = 'ffi' }
+    if (ffi !== expectedFfi) {
+      result.clean = false
+      result.why = 'the job used the JavaScript FFI (' + (ffi - expectedFfi) + ' calls)'
+      result.reason = 'ffi'
+    }
     try {
       removeTree(WORK)
       removeTree(SF)
       for (const [dir, keep] of SCRATCH) empty(dir, keep)
-      if (!FS.isDir(FS.lookupPath(WORK, { follow: false }).node.mode) || !FS.isDir(FS.lookupPath(SF, { follow: false }).node.mode)) throw new Error('/tmp/work or /tmp/.sf is not a directory')
-      FS.streams.forEach((s, fd) => { if (s && !baseStreams.has(fd)) FS.close(s) })
-      for (const [fd, position] of baseStreams) { const s = FS.streams[fd]; if (!s) { result.clean = false; result.why ||= 'a baseline stream was closed'; result.reason ||= 'files' } else s.position = position }
+      if (
+        !FS.isDir(FS.lookupPath(WORK, { follow: false }).node.mode) ||
+        !FS.isDir(FS.lookupPath(SF, { follow: false }).node.mode)
+      )
+        throw new Error('/tmp/work or /tmp/.sf is not a directory')
+      FS.streams.forEach((s, fd) => {
+        if (s && !baseStreams.has(fd)) FS.close(s)
+      })
+      for (const [fd, position] of baseStreams) {
+        const s = FS.streams[fd]
+        if (!s) {
+          result.clean = false
+          result.why ||= 'a baseline stream was closed'
+          result.reason ||= 'files'
+        } else s.position = position
+      }
       FS.chdir(baseCwd)
-      if (result.clean && walk() !== baseFs) { result.clean = false; result.why = 'the job changed the file system outside its working directory'; result.reason = 'files' }
+      if (result.clean && walk() !== baseFs) {
+        result.clean = false
+        result.why = 'the job changed the file system outside its working directory'
+        result.reason = 'files'
+      }
     } catch (e) {
       result.clean = false
       result.why ||= 'the file system could not be reset: ' + e.message
       result.reason ||= 'cleanup'
     }
-    if (crashed !== null) { result.clean = false; result.why ||= 'the interpreter failed: ' + crashed; result.reason ||= 'broken' }
-    if (M.HEAPU8.length > baseBuffer + 64 * 1024 * 1024) { result.clean = false; result.why ||= 'the wasm memory grew by more than 64 MiB'; result.reason ||= 'grown' }
+    if (crashed !== null) {
+      result.clean = false
+      result.why ||= 'the interpreter failed: ' + crashed
+      result.reason ||= 'broken'
+    }
+    if (M.HEAPU8.length > baseBuffer + 64 * 1024 * 1024) {
+      result.clean = false
+      result.why ||= 'the wasm memory grew by more than 64 MiB'
+      result.reason ||= 'grown'
+    }
     return result
   }
 
-  function restore () {
+  function restore() {
     const hi = sbrk()
     const heap = M.HEAPU8
     heap.set(baseline, 0)
     if (hi > baseline.length) heap.fill(0, baseline.length, hi)
   }
 
-  function partial () {
+  function partial() {
     const s = streams
-    return { stdout: s.stdout === null ? '' : text(s.stdout), stderr: s.stderr === null ? '' : text(s.stderr), truncated: { stdout: s.stdout?.truncated ?? false, stderr: s.stderr?.truncated ?? false } }
+    return {
+      stdout: s.stdout === null ? '' : text(s.stdout),
+      stderr: s.stderr === null ? '' : text(s.stderr),
+      truncated: { stdout: s.stdout?.truncated ?? false, stderr: s.stderr?.truncated ?? false }
+    }
   }
 
   return { job, partial, restore, info: { baselineBytes: baseline.length, bufferBytes: baseBuffer, expectedFfi } }

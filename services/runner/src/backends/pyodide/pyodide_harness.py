@@ -3,8 +3,24 @@
 # __main__ and writes its outcome to /tmp/.sf/out.json. stdout and stderr are file descriptors
 # 1 and 2, captured and capped by the JavaScript side (pyodide-job.js). Every job starts from the
 # same memory image, so nothing here needs undoing.
-import builtins, io, json, linecache, os, random, signal, sys, time, traceback, types
-import codecs, collections, functools, itertools, math, re, string  # warm, shared by most jobs
+import builtins
+import io
+import json
+import linecache
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+import types
+import codecs  # warm, shared by most jobs
+import collections  # warm, shared by most jobs
+import functools  # warm, shared by most jobs
+import itertools  # warm, shared by most jobs
+import math  # warm, shared by most jobs
+import re  # warm, shared by most jobs
+import string  # warm, shared by most jobs
 
 _SF_IN = '/tmp/.sf/in.json'
 _SF_OUT = '/tmp/.sf/out.json'
@@ -25,13 +41,21 @@ def _sf_read(path, _open=os.open, _read=os.read, _close=os.close, _join=b''.join
         _close(fd)
 
 
-def _sf_write(path, data, _open=os.open, _write=os.write, _close=os.close, _memoryview=memoryview, _flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
+def _sf_write(
+    path,
+    data,
+    _open=os.open,
+    _write=os.write,
+    _close=os.close,
+    _memoryview=memoryview,
+    _flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+):
     """`data` (bytes) as the whole file at `path`, through the os layer."""
     fd = _open(path, _flags, 0o600)
     try:
         view = _memoryview(data)
         while view:
-            view = view[_write(fd, view):]
+            view = view[_write(fd, view) :]
     finally:
         _close(fd)
 
@@ -39,14 +63,28 @@ def _sf_write(path, data, _open=os.open, _write=os.write, _close=os.close, _memo
 # Everything the harness calls after the user's code is bound here, so a job that patches
 # builtins or modules (json.dumps = None) breaks only itself; a harness that fails anyway makes
 # the driver retire the sandbox.
-def _sf_run(_write=_sf_write, _str=str, _type=type, _isinstance=isinstance, _int=int, _print=print, _BaseException=BaseException,
-            _SystemExit=SystemExit, _MemoryError=MemoryError, _dumps=json.dumps, _format=traceback.format_exception,
-            _sys=sys, _chdir=os.chdir):
+def _sf_run(
+    _write=_sf_write,
+    _str=str,
+    _type=type,
+    _isinstance=isinstance,
+    _int=int,
+    _print=print,
+    _BaseException=BaseException,
+    _SystemExit=SystemExit,
+    _MemoryError=MemoryError,
+    _dumps=json.dumps,
+    _format=traceback.format_exception,
+    _sys=sys,
+    _chdir=os.chdir,
+):
     job = json.loads(_sf_read(_SF_IN))
     code = job['code']
     random.seed(os.urandom(32))
     out = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', errors='backslashreplace')
-    err = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True)
+    err = io.TextIOWrapper(
+        io.FileIO(2, 'w', closefd=False), encoding='utf-8', errors='backslashreplace', line_buffering=True
+    )
     sys.stdout = sys.__stdout__ = out
     sys.stderr = sys.__stderr__ = err
     sys.stdin = sys.__stdin__ = io.StringIO(job['stdin'])
@@ -63,7 +101,7 @@ def _sf_run(_write=_sf_write, _str=str, _type=type, _isinstance=isinstance, _int
         if c is None:
             exit_code = 0
         elif _isinstance(c, _int):
-            exit_code = c & 0xff
+            exit_code = c & 0xFF
         else:
             _print(c, file=err)
             exit_code = 1

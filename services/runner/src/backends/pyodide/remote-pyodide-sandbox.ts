@@ -21,9 +21,12 @@ export interface RemotePyodideSandboxOptions {
   closeTimeoutMs: number
 }
 
-const hung = (ms: number): Promise<'hung'> => new Promise((resolve) => { setTimeout(resolve, ms, 'hung').unref() })
+const hung = (ms: number): Promise<'hung'> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms, 'hung').unref()
+  })
 
-function fleetError (message: string): Error {
+function fleetError(message: string): Error {
   return new RunnerError('SF_ERR_RUNNER_SANDBOX_FAILED', message)
 }
 
@@ -39,18 +42,26 @@ export class RemotePyodideSandbox implements Sandbox {
   #abort: ((err: Error) => void) | undefined
 
   /** `host` gives the live host (starting one if needed). */
-  constructor (readonly id: string, private readonly host: () => Promise<PyodideHost>, private readonly options: RemotePyodideSandboxOptions) {}
+  constructor(
+    readonly id: string,
+    private readonly host: () => Promise<PyodideHost>,
+    private readonly options: RemotePyodideSandboxOptions
+  ) {}
 
   /** The lifecycle state. */
-  get state (): SandboxState { return this.#state }
+  get state(): SandboxState {
+    return this.#state
+  }
 
   /** Boots the sandbox in the host (starting a host first if none is alive). */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     try {
       const host = await this.host()
       if (this.#state !== 'starting') throw new Error(`sandbox ${this.id} was closed while it started`)
       this.#host = host
-      this.#unwatch = host.onExit(() => { this.#hostExited() })
+      this.#unwatch = host.onExit(() => {
+        this.#hostExited()
+      })
       const reply = await this.#within({ op: 'start', sandbox: this.id }, this.options.startTimeoutMs)
       if (reply === 'hung') {
         host.kill(`it did not start sandbox ${this.id} within ${this.options.startTimeoutMs} ms`)
@@ -67,7 +78,7 @@ export class RemotePyodideSandbox implements Sandbox {
   }
 
   /** Runs one job in the host; see the module comment. */
-  async execute (job: Job): Promise<RunOutcome> {
+  async execute(job: Job): Promise<RunOutcome> {
     if (this.#state !== 'ready') throw new Error(`sandbox ${this.id} is ${this.#state}`)
     this.#state = 'busy'
     let reply: HostReply
@@ -90,11 +101,16 @@ export class RemotePyodideSandbox implements Sandbox {
   }
 
   /** Jobs run and the isolate's memory, as the host last reported them. */
-  stats (): SandboxStats { return this.#stats }
+  stats(): SandboxStats {
+    return this.#stats
+  }
 
   /** Calls `listener` once if the host exits while this sandbox is open (at once if it already has). */
-  onExit (listener: () => void): void {
-    if (this.#hostGone && this.#state !== 'closed') { listener(); return }
+  onExit(listener: () => void): void {
+    if (this.#hostGone && this.#state !== 'closed') {
+      listener()
+      return
+    }
     this.#exitListener = listener
   }
 
@@ -102,7 +118,7 @@ export class RemotePyodideSandbox implements Sandbox {
    * Closes the sandbox in the host (nothing to do when the host is gone); a host that does not
    * answer within `closeTimeoutMs` is killed. Idempotent.
    */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.#state === 'closed') return
     this.#state = 'closed'
     this.#unwatch?.()
@@ -110,16 +126,20 @@ export class RemotePyodideSandbox implements Sandbox {
     const host = this.#host
     if (host?.alive === true) {
       let reply: HostReply | 'hung' | undefined
-      try { reply = await this.#within({ op: 'close', sandbox: this.id }, this.options.closeTimeoutMs) } catch {}
+      try {
+        reply = await this.#within({ op: 'close', sandbox: this.id }, this.options.closeTimeoutMs)
+      } catch {}
       if (reply === 'hung') host.kill(`it did not close sandbox ${this.id} within ${this.options.closeTimeoutMs} ms`)
     }
   }
 
   /** One request to the host, failed at once by a {@link close} while it runs. */
-  async #request (request: Parameters<PyodideHost['request']>[0]): Promise<HostReply> {
+  async #request(request: Parameters<PyodideHost['request']>[0]): Promise<HostReply> {
     const host = this.#host
     if (host === undefined) throw fleetError(`sandbox ${this.id} has no host`)
-    const aborted = new Promise<never>((_resolve, reject) => { this.#abort = reject })
+    const aborted = new Promise<never>((_resolve, reject) => {
+      this.#abort = reject
+    })
     try {
       return await Promise.race([host.request(request), aborted])
     } finally {
@@ -128,11 +148,11 @@ export class RemotePyodideSandbox implements Sandbox {
   }
 
   /** {@link #request}, or `'hung'` when the host gave no answer within `ms`. */
-  async #within (request: Parameters<PyodideHost['request']>[0], ms: number): Promise<HostReply | 'hung'> {
+  async #within(request: Parameters<PyodideHost['request']>[0], ms: number): Promise<HostReply | 'hung'> {
     return await Promise.race([this.#request(request), hung(ms)])
   }
 
-  #hostExited (): void {
+  #hostExited(): void {
     this.#hostGone = true
     if (this.#state === 'closed') return
     if (this.#state !== 'busy' && this.#state !== 'starting') this.#state = 'closing'

@@ -4,7 +4,14 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Language } from '@sandfleet/protocol'
-import type { Driver, DriverName, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
+import type {
+  Driver,
+  DriverName,
+  DriverOptions,
+  ExecutorCommand,
+  IsolationReport,
+  Sandbox
+} from '../../sandbox/contract.ts'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import type { ExecutorSettings } from '../process/process-config.ts'
 import { ProcessSandbox } from '../process/process-sandbox.ts'
@@ -18,33 +25,66 @@ export class UnsafeDriver implements Driver {
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
   private readonly executor: string
 
-  constructor (private readonly options: DriverOptions<ExecutorSettings>) {
+  constructor(private readonly options: DriverOptions<ExecutorSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
   /** Fails with how to install python3 when it is missing. */
-  async check (): Promise<void> {
-    try { execFileSync(this.options.config.pythonPath, ['--version'], { stdio: 'ignore' }) } catch {
-      throw new Error(`${this.options.config.pythonPath} is not runnable; install python3 (Debian: apt-get install python3)`)
+  async check(): Promise<void> {
+    try {
+      execFileSync(this.options.config.pythonPath, ['--version'], { stdio: 'ignore' })
+    } catch {
+      throw new Error(
+        `${this.options.config.pythonPath} is not runnable; install python3 (Debian: apt-get install python3)`
+      )
     }
   }
 
   /** A host-process sandbox, not started. */
-  createSandbox (id: string): Sandbox {
+  createSandbox(id: string): Sandbox {
     const dir = mkdtempSync(join(tmpdir(), 'sandfleet-unsafe-'))
-    return new ProcessSandbox(id, { file: this.options.config.pythonPath, args: ['-I', this.executor], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_WORKDIR: join(dir, 'work'), SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS), SANDFLEET_ISOLATION: this.options.config.isolation } }, this.options.events)
+    return new ProcessSandbox(
+      id,
+      {
+        file: this.options.config.pythonPath,
+        args: ['-I', this.executor],
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          LANG: 'C.UTF-8',
+          SANDFLEET_WORKDIR: join(dir, 'work'),
+          SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS),
+          SANDFLEET_ISOLATION: this.options.config.isolation
+        }
+      },
+      this.options.events
+    )
   }
 
   /** The session host as a plain host process (no isolation either). */
-  sessionHost (socketDir: string): ExecutorCommand {
-    return { file: this.options.config.pythonPath, args: ['-I', SHIPPED_SESSION_HOST, socketDir], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS) } }
+  sessionHost(socketDir: string): ExecutorCommand {
+    return {
+      file: this.options.config.pythonPath,
+      args: ['-I', SHIPPED_SESSION_HOST, socketDir],
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LANG: 'C.UTF-8',
+        SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS)
+      }
+    }
   }
 
   /** Says plainly that nothing is isolated. */
-  describe (): IsolationReport {
-    return { driver: 'unsafe', boundary: 'NONE: user code runs as a host process with the runner\'s privileges', properties: ['no isolation of any kind: network, files and processes of the host are reachable', 'per-job rlimits and fork per job only'] }
+  describe(): IsolationReport {
+    return {
+      driver: 'unsafe',
+      boundary: "NONE: user code runs as a host process with the runner's privileges",
+      properties: [
+        'no isolation of any kind: network, files and processes of the host are reachable',
+        'per-job rlimits and fork per job only'
+      ]
+    }
   }
 
   /** Nothing shared to free. */
-  async close (): Promise<void> {}
+  async close(): Promise<void> {}
 }

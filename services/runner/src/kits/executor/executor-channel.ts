@@ -38,12 +38,20 @@ export interface ExecutorChannelOptions {
   events?: DriverEvents
 }
 
-interface Pending { id: string, resolve: (o: RunOutcome) => void, watch: JobWatch | undefined, askedReuse: boolean, started: boolean }
+interface Pending {
+  id: string
+  resolve: (o: RunOutcome) => void
+  watch: JobWatch | undefined
+  askedReuse: boolean
+  started: boolean
+}
 
 /** The `fetch_errors` of a result frame, when it names any. */
-function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
+function fetchErrorsOf(frame: { fetch_errors?: unknown }): Record<string, string> | undefined {
   const errors = frame.fetch_errors
-  return errors !== null && typeof errors === 'object' && Object.keys(errors).length > 0 ? errors as Record<string, string> : undefined
+  return errors !== null && typeof errors === 'object' && Object.keys(errors).length > 0
+    ? (errors as Record<string, string>)
+    : undefined
 }
 
 /**
@@ -51,14 +59,15 @@ function fetchErrorsOf (frame: { fetch_errors?: unknown }): Record<string, strin
  * answers each with, and the runner's registered code that replaces the name in `error.type`.
  * Keyed by status too: a job's own exception of the same name is status `error`, and kept.
  */
-const EXECUTOR_FAULTS: Readonly<Record<string, { status: RunOutcome['status'], code: RunnerErrorCode }>> = Object.freeze({
-  ReuseViolation: { status: 'infra_error', code: 'SF_ERR_RUNNER_REUSE_VIOLATION' },
-  ZygoteExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_ZYGOTE_EXITED' },
-  SpareExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_SPARE_EXITED' }
-})
+const EXECUTOR_FAULTS: Readonly<Record<string, { status: RunOutcome['status']; code: RunnerErrorCode }>> =
+  Object.freeze({
+    ReuseViolation: { status: 'infra_error', code: 'SF_ERR_RUNNER_REUSE_VIOLATION' },
+    ZygoteExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_ZYGOTE_EXITED' },
+    SpareExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_SPARE_EXITED' }
+  })
 
 /** A result frame's error, its type the registered code when it names one of {@link EXECUTOR_FAULTS}. */
-function errorOf (frame: { status?: unknown, error?: RunOutcome['error'] }): RunOutcome['error'] {
+function errorOf(frame: { status?: unknown; error?: RunOutcome['error'] }): RunOutcome['error'] {
   const error = frame.error ?? null
   if (error === null || !Object.hasOwn(EXECUTOR_FAULTS, error.type)) return error
   const fault = EXECUTOR_FAULTS[error.type]
@@ -66,7 +75,7 @@ function errorOf (frame: { status?: unknown, error?: RunOutcome['error'] }): Run
 }
 
 /** A reason the executor gives, as a metric's label: one short word of its closed set, else `other`. */
-function label (reason: unknown): string {
+function label(reason: unknown): string {
   return typeof reason === 'string' && /^[a-z_]{1,24}$/.test(reason) ? reason : 'other'
 }
 
@@ -74,32 +83,57 @@ function label (reason: unknown): string {
 export class ExecutorChannel {
   private buffered: Buffer[] = []
   private pending: Pending | undefined
-  private readyWaiter: { resolve: (f: ReadyFrame) => void, reject: (e: Error) => void } | undefined
+  private readyWaiter: { resolve: (f: ReadyFrame) => void; reject: (e: Error) => void } | undefined
   private readyFrame: ReadyFrame | undefined
   private seq = 0
   private isClosed = false
 
   /** `input` is the executor's stdout, `output` its stdin. */
-  constructor (private readonly input: Readable, private readonly output: Writable, private readonly options: ExecutorChannelOptions = {}) {
-    input.on('data', (chunk: Buffer) => { this.onData(chunk) })
-    input.on('end', () => { this.onEnd() })
-    input.on('close', () => { this.onEnd() })
-    input.on('error', () => { this.onEnd() })
-    output.on('error', () => { this.onEnd() })
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly options: ExecutorChannelOptions = {}
+  ) {
+    input.on('data', (chunk: Buffer) => {
+      this.onData(chunk)
+    })
+    input.on('end', () => {
+      this.onEnd()
+    })
+    input.on('close', () => {
+      this.onEnd()
+    })
+    input.on('error', () => {
+      this.onEnd()
+    })
+    output.on('error', () => {
+      this.onEnd()
+    })
   }
 
   /** True once the executor's output ended or {@link close} was called. */
-  get closed (): boolean { return this.isClosed }
+  get closed(): boolean {
+    return this.isClosed
+  }
 
   /** Resolves on the `ready` frame; rejects on EOF or after `timeoutMs`. */
-  async ready (timeoutMs: number): Promise<ReadyFrame> {
+  async ready(timeoutMs: number): Promise<ReadyFrame> {
     if (this.readyFrame !== undefined) return this.readyFrame
     if (this.isClosed) throw new Error('executor exited before it was ready')
     return await new Promise<ReadyFrame>((resolve, reject) => {
-      const timer = setTimeout(() => { this.readyWaiter = undefined; reject(new Error(`executor not ready within ${timeoutMs} ms`)) }, timeoutMs)
+      const timer = setTimeout(() => {
+        this.readyWaiter = undefined
+        reject(new Error(`executor not ready within ${timeoutMs} ms`))
+      }, timeoutMs)
       this.readyWaiter = {
-        resolve: (f) => { clearTimeout(timer); resolve(f) },
-        reject: (e) => { clearTimeout(timer); reject(e) }
+        resolve: (f) => {
+          clearTimeout(timer)
+          resolve(f)
+        },
+        reject: (e) => {
+          clearTimeout(timer)
+          reject(e)
+        }
       }
     })
   }
@@ -109,32 +143,56 @@ export class ExecutorChannel {
    * protocol's deadlines: the executor stops the job at `timeout_ms`; the hard deadline is the
    * pool's, told through `watch` when the job waits for a tier still warming).
    */
-  async run (job: Job, watch?: JobWatch): Promise<RunOutcome> {
-    if (this.isClosed) return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone', { retire: 'exited' })
+  async run(job: Job, watch?: JobWatch): Promise<RunOutcome> {
+    if (this.isClosed)
+      return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone', { retire: 'exited' })
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
     const r = job.request
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
-    const frame = JSON.stringify({ op: 'exec', id, code: r.code, stdin: r.stdin, timeout_ms: r.timeout_ms, memory_mb: r.memory_mb, files: r.files, fetch_files: r.fetch_files, max_output_bytes: job.maxOutputBytes, wait_ms: waitLimitMs, isolation: r.isolation, tenant: job.tenant })
+    const frame = JSON.stringify({
+      op: 'exec',
+      id,
+      code: r.code,
+      stdin: r.stdin,
+      timeout_ms: r.timeout_ms,
+      memory_mb: r.memory_mb,
+      files: r.files,
+      fetch_files: r.fetch_files,
+      max_output_bytes: job.maxOutputBytes,
+      wait_ms: waitLimitMs,
+      isolation: r.isolation,
+      tenant: job.tenant
+    })
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
-      if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined) this.output.write(frame + '\n')
-      else this.output.write(frame + '\n', () => { watch.delivered?.() })
+      if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined)
+        this.output.write(frame + '\n')
+      else
+        this.output.write(frame + '\n', () => {
+          watch.delivered?.()
+        })
     })
   }
 
   /** Stops listening; a running job resolves `killed`. Idempotent. */
-  close (): void { this.onEnd() }
+  close(): void {
+    this.onEnd()
+  }
 
-  private onData (chunk: Buffer): void {
+  private onData(chunk: Buffer): void {
     let start = 0
     let nl = chunk.indexOf(10)
     while (nl !== -1) {
       let line: Buffer
-      if (this.buffered.length > 0) { this.buffered.push(chunk.subarray(start, nl)); line = Buffer.concat(this.buffered); this.buffered = [] } else line = chunk.subarray(start, nl)
+      if (this.buffered.length > 0) {
+        this.buffered.push(chunk.subarray(start, nl))
+        line = Buffer.concat(this.buffered)
+        this.buffered = []
+      } else line = chunk.subarray(start, nl)
       if (line.length > 0) this.onFrame(line)
       start = nl + 1
       nl = chunk.indexOf(10, start)
@@ -142,17 +200,28 @@ export class ExecutorChannel {
     if (start < chunk.length) this.buffered.push(chunk.subarray(start))
   }
 
-  private onFrame (line: Buffer): void {
+  private onFrame(line: Buffer): void {
     let frame: any
-    try { frame = JSON.parse(line.toString('utf8')) } catch { this.options.onLog?.('error', 'executor sent a line that is not JSON'); return }
+    try {
+      frame = JSON.parse(line.toString('utf8'))
+    } catch {
+      this.options.onLog?.('error', 'executor sent a line that is not JSON')
+      return
+    }
     switch (frame.op) {
       case 'result': {
         const p = this.pending
         if (p === undefined || frame.id !== p.id) return
         this.pending = undefined
         const outcome: RunOutcome = {
-          status: frame.status, stdout: frame.stdout, stderr: frame.stderr, exit_code: frame.exit_code,
-          duration_ms: frame.duration_ms, truncated: frame.truncated, error: errorOf(frame), files: frame.files ?? {}
+          status: frame.status,
+          stdout: frame.stdout,
+          stderr: frame.stderr,
+          exit_code: frame.exit_code,
+          duration_ms: frame.duration_ms,
+          truncated: frame.truncated,
+          error: errorOf(frame),
+          files: frame.files ?? {}
         }
         const fetchErrors = fetchErrorsOf(frame)
         if (fetchErrors !== undefined) outcome.fetch_errors = fetchErrors
@@ -167,7 +236,12 @@ export class ExecutorChannel {
         if (typeof frame.pid === 'number') outcome.pid = frame.pid
         if (frame.isolation === 'fork' || frame.isolation === 'reuse') {
           outcome.isolation = frame.isolation
-          if (p.askedReuse) this.options.events?.reuse?.({ kind: 'ran', level: frame.isolation, refused: frame.reuse_refused === undefined ? undefined : label(frame.reuse_refused) })
+          if (p.askedReuse)
+            this.options.events?.reuse?.({
+              kind: 'ran',
+              level: frame.isolation,
+              refused: frame.reuse_refused === undefined ? undefined : label(frame.reuse_refused)
+            })
         }
         p.resolve(outcome)
         return
@@ -186,18 +260,24 @@ export class ExecutorChannel {
       case 'started': {
         // A job larger than a pipe holds reached its process only now: its time counts from here (once per job).
         const p = this.pending
-        if (p !== undefined && frame.id === p.id && !p.started) { p.started = true; p.watch?.delivered?.() }
+        if (p !== undefined && frame.id === p.id && !p.started) {
+          p.started = true
+          p.watch?.delivered?.()
+        }
         return
       }
       case 'tier':
-        if (frame.ready !== true) this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
+        if (frame.ready !== true)
+          this.options.onLog?.('warn', `executor tier ${String(frame.name)} is gone; its jobs run on bare`)
         return
-      case 'log': this.options.onLog?.(String(frame.level), String(frame.message)); return
+      case 'log':
+        this.options.onLog?.(String(frame.level), String(frame.message))
+        return
       default:
     }
   }
 
-  private onEnd (): void {
+  private onEnd(): void {
     if (this.isClosed) return
     this.isClosed = true
     this.readyWaiter?.reject(new Error('executor exited before it was ready'))
@@ -205,7 +285,9 @@ export class ExecutorChannel {
     const p = this.pending
     if (p !== undefined) {
       this.pending = undefined
-      p.resolve(failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran', { retire: 'exited' }))
+      p.resolve(
+        failedOutcome('killed', 'SF_ERR_EXECUTOR_EXITED', 'the executor exited while the job ran', { retire: 'exited' })
+      )
     }
   }
 }

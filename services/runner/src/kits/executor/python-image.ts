@@ -1,8 +1,8 @@
 /**
  * Where the runner finds the Python sandbox image's programs: `sandbox-images/python/` at the
  * repository root, the one place this path is written. Each program is one file, built from the
- * package `sandfleet_sandbox/` beside it by `build.py` (and checked by python-package.test.ts). The process and unsafe backends run
- * these files; the docker backend's image holds its own copies (built from the same directory)
+ * package `sandfleet_sandbox/` beside it by `build.py` (and checked by python-package.test.ts). The process and unsafe
+ * backends run these files; the docker backend's image holds its own copies (built from the same directory)
  * and binds these over them only when `executorPath` is set.
  */
 import { fileURLToPath } from 'node:url'

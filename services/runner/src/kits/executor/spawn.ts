@@ -11,18 +11,27 @@ import type { ExecutorCommand } from '../../sandbox/contract.ts'
  * Starts `command` leading a process group of its own, stdin and stdout piped, stderr as given,
  * and its `fds` bytes (if any) written to its fds 3, 4, … and closed.
  */
-export function spawnCommand (command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
+export function spawnCommand(command: ExecutorCommand, stderr: 'ignore' | 'inherit'): ChildProcess {
   const fds = command.fds ?? []
-  const child = spawn(command.file, command.args, { stdio: ['pipe', 'pipe', stderr, ...fds.map(() => 'pipe' as const)], env: command.env ?? {}, detached: true })
+  const child = spawn(command.file, command.args, {
+    stdio: ['pipe', 'pipe', stderr, ...fds.map(() => 'pipe' as const)],
+    env: command.env ?? {},
+    detached: true
+  })
   // an early exit is the caller's to see
-  fds.forEach((bytes, i) => { (child.stdio[3 + i] as Writable).on('error', () => {}).end(bytes) })
+  fds.forEach((bytes, i) => {
+    ;(child.stdio[3 + i] as Writable).on('error', () => {}).end(bytes)
+  })
   return child
 }
 
 /** SIGKILLs the process group `child` leads (spawned `detached`), or the child alone when that fails. */
-export function killGroup (child: ChildProcess): void {
+export function killGroup(child: ChildProcess): void {
   try {
-    if (child.pid !== undefined) { process.kill(-child.pid, 'SIGKILL'); return }
+    if (child.pid !== undefined) {
+      process.kill(-child.pid, 'SIGKILL')
+      return
+    }
   } catch {}
   child.kill('SIGKILL')
 }

@@ -3,7 +3,7 @@ import type IvmModule from 'isolated-vm'
 import type { SandboxStats } from '../../sandbox/contract.ts'
 
 /** Jobs run and the isolate's memory (JavaScript heap plus what it holds outside, such as wasm memory). */
-export function isolateStats (isolate: IvmModule.Isolate | undefined, jobs: number): SandboxStats {
+export function isolateStats(isolate: IvmModule.Isolate | undefined, jobs: number): SandboxStats {
   const stats: SandboxStats = { jobs }
   try {
     if (isolate?.isDisposed === false) {
@@ -18,7 +18,11 @@ export function isolateStats (isolate: IvmModule.Isolate | undefined, jobs: numb
  * Disposes `isolate` once `inFlight` (work the runner started inside it: disposing under it can
  * crash the process) settled, waiting at most a second for it.
  */
-export async function disposeAfter (isolate: IvmModule.Isolate | undefined, inFlight: Promise<unknown> | undefined): Promise<void> {
-  if (inFlight !== undefined) await Promise.race([inFlight.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
+export async function disposeAfter(
+  isolate: IvmModule.Isolate | undefined,
+  inFlight: Promise<unknown> | undefined
+): Promise<void> {
+  if (inFlight !== undefined)
+    await Promise.race([inFlight.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
   if (isolate?.isDisposed === false) isolate.dispose()
 }

@@ -36,7 +36,7 @@ export interface IsolateNeeds {
  *   The flags reach every context made afterwards in this process, Node's own `vm` contexts too;
  *   the main context keeps its `WebAssembly` (undici's llhttp still compiles).
  */
-export function setIsolateFlags (needs: IsolateNeeds = {}): void {
+export function setIsolateFlags(needs: IsolateNeeds = {}): void {
   if (!isolateFlagsSet) {
     isolateFlagsSet = true
     setFlagsFromString('--no-concurrent-recompilation')
@@ -56,14 +56,19 @@ export function setIsolateFlags (needs: IsolateNeeds = {}): void {
 }
 
 /** True when this process was started with `--no-node-snapshot` (on the command line or in NODE_OPTIONS). */
-export function nodeSnapshotDisabled (execArgv: readonly string[] = process.execArgv, nodeOptions: string | undefined = process.env.NODE_OPTIONS): boolean {
+export function nodeSnapshotDisabled(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string | undefined = process.env.NODE_OPTIONS
+): boolean {
   if (execArgv.includes(NO_NODE_SNAPSHOT)) return true
   return (nodeOptions ?? '').split(/\s+/).includes(NO_NODE_SNAPSHOT)
 }
 
 /** The start-up message for a process that lacks the flag, naming how to fix it. */
-export function snapshotFlagMessage (driver: string): string {
-  return `the ${driver} backend hosts V8 isolates (isolated-vm), which crash a Node process started from its start-up snapshot: ` +
+export function snapshotFlagMessage(driver: string): string {
+  return (
+    `the ${driver} backend hosts V8 isolates (isolated-vm), which crash a Node process started from its start-up snapshot: ` +
     `start Node with ${NO_NODE_SNAPSHOT} (node ${NO_NODE_SNAPSHOT} …, or NODE_OPTIONS=${NO_NODE_SNAPSHOT}); ` +
     'bin/sandfleet.mjs and scripts/run-tests.mjs add it themselves'
+  )
 }

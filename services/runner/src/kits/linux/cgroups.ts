@@ -16,7 +16,15 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSy
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ExecutorCommand, Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } from '../../sandbox/contract.ts'
+import type {
+  ExecutorCommand,
+  Job,
+  JobWatch,
+  RunOutcome,
+  Sandbox,
+  SandboxState,
+  SandboxStats
+} from '../../sandbox/contract.ts'
 
 /** Limits of one sandbox. */
 export interface CgroupLimits {
@@ -26,7 +34,8 @@ export interface CgroupLimits {
   pids: number
 }
 
-const JOIN = 'IFS=:; for f in $SANDFLEET_CGROUPS; do echo $$ > "$f" || exit 125; done; unset SANDFLEET_CGROUPS IFS; exec "$@"'
+const JOIN =
+  'IFS=:; for f in $SANDFLEET_CGROUPS; do echo $$ > "$f" || exit 125; done; unset SANDFLEET_CGROUPS IFS; exec "$@"'
 
 const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_')
 
@@ -36,21 +45,23 @@ export class SandboxCgroup {
   readonly dirs: readonly string[]
   readonly #events: string
 
-  constructor (dirs: string[], events: string) {
+  constructor(dirs: string[], events: string) {
     this.dirs = dirs
     this.#events = events
   }
 
   /** OOM kills the kernel made in this cgroup so far. */
-  oomKills (): number {
+  oomKills(): number {
     try {
       const m = /^oom_kill (\d+)$/m.exec(readFileSync(this.#events, 'utf8'))
       return m === null ? 0 : Number(m[1])
-    } catch { return 0 }
+    } catch {
+      return 0
+    }
   }
 
   /** `command`, started inside this cgroup. */
-  wrap (command: ExecutorCommand): ExecutorCommand {
+  wrap(command: ExecutorCommand): ExecutorCommand {
     return {
       ...command,
       file: '/bin/sh',
@@ -60,10 +71,13 @@ export class SandboxCgroup {
   }
 
   /** Removes the directories once their processes are gone (retries briefly). */
-  async remove (): Promise<void> {
+  async remove(): Promise<void> {
     for (const dir of this.dirs) {
       for (let i = 0; i < 50; i++) {
-        try { rmdirSync(dir); break } catch (err) {
+        try {
+          rmdirSync(dir)
+          break
+        } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') break
           await sleep(20)
         }
@@ -73,15 +87,17 @@ export class SandboxCgroup {
 }
 
 /** `/proc/PID/stat`'s start time (clock ticks after boot), or undefined when no such process. */
-function startTimeOf (pid: number | 'self'): string | undefined {
+function startTimeOf(pid: number | 'self'): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  } catch { return undefined }
+  } catch {
+    return undefined
+  }
 }
 
 /** The inode of this process's pid namespace (pids mean something only inside one). */
-function pidNamespace (): string {
+function pidNamespace(): string {
   return /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? '0'
 }
 
@@ -89,7 +105,7 @@ function pidNamespace (): string {
  * This process, named so that no other process of the host's life can share the name: its pid
  * namespace, pid and start time (`4026531836.1234.56789`). A runner's cgroups carry it.
  */
-export function ownerTag (): string {
+export function ownerTag(): string {
   return `${pidNamespace()}.${process.pid}.${startTimeOf('self') ?? '0'}`
 }
 
@@ -99,7 +115,7 @@ export function ownerTag (): string {
  * before tags; their default id is `runner-<hostname>-<pid>`) is gone when its pid is that of
  * no process here and the hostname is this host's. Anything else may be a live runner's.
  */
-function ownerGone (name: string, namespace: string): boolean {
+function ownerGone(name: string, namespace: string): boolean {
   const tag = /@(\d+)\.(\d+)\.(\d+)$/.exec(name)
   if (tag !== null) return tag[1] === namespace && startTimeOf(Number(tag[2])) !== tag[3]
   const untagged = /^runner-(.+)-(\d+)$/.exec(name)
@@ -107,20 +123,30 @@ function ownerGone (name: string, namespace: string): boolean {
 }
 
 /** Removes `dir` and the cgroups below it, deepest first; with `kill`, their processes first. */
-async function removeTree (dir: string, kill: boolean): Promise<boolean> {
+async function removeTree(dir: string, kill: boolean): Promise<boolean> {
   let entries
-  try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return true }
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return true
+  }
   for (const entry of entries) if (entry.isDirectory()) await removeTree(join(dir, entry.name), kill)
   if (kill) {
     try {
       for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) {
-        if (pid !== '') try { process.kill(Number(pid), 'SIGKILL') } catch {}
+        if (pid !== '')
+          try {
+            process.kill(Number(pid), 'SIGKILL')
+          } catch {}
       }
     } catch {}
   }
   // a process just killed leaves its cgroup a moment later
   for (let tries = kill ? 50 : 1; ; tries--) {
-    try { rmdirSync(dir); return true } catch (err) {
+    try {
+      rmdirSync(dir)
+      return true
+    } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true
       if (tries === 1) return false
     }
@@ -134,7 +160,7 @@ async function removeTree (dir: string, kill: boolean): Promise<boolean> {
  * death is proven); a live runner's cgroups, and any this cannot judge, stay. Answers the
  * directories removed.
  */
-export async function sweepStaleCgroups (top: string): Promise<string[]> {
+export async function sweepStaleCgroups(top: string): Promise<string[]> {
   const namespace = pidNamespace()
   const removed: string[] = []
   for (const entry of readdirSync(top, { withFileTypes: true })) {
@@ -154,23 +180,26 @@ export class CgroupHost {
   /** Cgroups of runners found gone that {@link CgroupHost.open} removed. */
   readonly swept: readonly string[]
 
-  private constructor (version: 1 | 2, parents: string[], swept: string[]) {
+  private constructor(version: 1 | 2, parents: string[], swept: string[]) {
     this.version = version
     this.#parents = parents
     this.swept = swept
   }
 
   /** The runner's own directories (one per v1 controller, one in v2). */
-  get dirs (): readonly string[] { return this.#parents }
+  get dirs(): readonly string[] {
+    return this.#parents
+  }
 
   /**
    * The runner's cgroups under `root`, made now, after sweeping the cgroups that runners gone
    * from this host left; undefined when the host offers no writable memory and pids controllers
    * (the sandboxes then run with per-job rlimits only).
    */
-  static async open (runnerId: string, root = '/sys/fs/cgroup'): Promise<CgroupHost | undefined> {
+  static async open(runnerId: string, root = '/sys/fs/cgroup'): Promise<CgroupHost | undefined> {
     const runner = `${safe(runnerId)}@${ownerTag()}`
-    const sweep = async (tops: string[]): Promise<string[]> => (await Promise.all(tops.map(async (t) => existsSync(t) ? await sweepStaleCgroups(t) : []))).flat()
+    const sweep = async (tops: string[]): Promise<string[]> =>
+      (await Promise.all(tops.map(async (t) => (existsSync(t) ? await sweepStaleCgroups(t) : [])))).flat()
     try {
       if (existsSync(join(root, 'memory', 'cgroup.procs')) && existsSync(join(root, 'pids', 'cgroup.procs'))) {
         const tops = ['memory', 'pids'].map((c) => join(root, c, 'sandfleet'))
@@ -184,7 +213,8 @@ export class CgroupHost {
       const top = join(root, 'sandfleet')
       const swept = await sweep([top])
       mkdirSync(join(top, runner), { recursive: true })
-      for (const dir of [root, top, join(top, runner)]) writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory +pids')
+      for (const dir of [root, top, join(top, runner)])
+        writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory +pids')
       return new CgroupHost(2, [join(top, runner)], swept)
     } catch {
       return undefined
@@ -192,7 +222,7 @@ export class CgroupHost {
   }
 
   /** Makes the cgroups of one sandbox with `limits`. Throws when the host refuses. */
-  create (sandboxId: string, limits: CgroupLimits): SandboxCgroup {
+  create(sandboxId: string, limits: CgroupLimits): SandboxCgroup {
     const name = safe(sandboxId)
     const dirs = this.#parents.map((p) => join(p, name))
     for (const d of dirs) mkdirSync(d, { recursive: true })
@@ -201,7 +231,8 @@ export class CgroupHost {
     if (this.version === 1) {
       const [memory, pid] = dirs
       writeFileSync(join(memory, 'memory.limit_in_bytes'), bytes)
-      if (existsSync(join(memory, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), bytes)
+      if (existsSync(join(memory, 'memory.memsw.limit_in_bytes')))
+        writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), bytes)
       writeFileSync(join(pid, 'pids.max'), pids)
       return new SandboxCgroup(dirs, join(memory, 'memory.oom_control'))
     }
@@ -213,8 +244,12 @@ export class CgroupHost {
   }
 
   /** Removes the runner's own directories (its sandboxes' are removed as they close). */
-  close (): void {
-    for (const p of this.#parents) { try { rmdirSync(p) } catch {} }
+  close(): void {
+    for (const p of this.#parents) {
+      try {
+        rmdirSync(p)
+      } catch {}
+    }
   }
 }
 
@@ -235,33 +270,50 @@ export class CgroupSandbox implements Sandbox {
   /** OOM kills in the cgroup when last read. */
   #ooms: number
 
-  constructor (inner: Sandbox, cgroup: SandboxCgroup) {
+  constructor(inner: Sandbox, cgroup: SandboxCgroup) {
     this.#inner = inner
     this.#cgroup = cgroup
     this.#ooms = cgroup.oomKills()
   }
 
-  get id (): string { return this.#inner.id }
-  get state (): SandboxState { return this.#inner.state }
+  get id(): string {
+    return this.#inner.id
+  }
+  get state(): SandboxState {
+    return this.#inner.state
+  }
   /** The cgroup directories (tests, diagnostics). */
-  get cgroupDirs (): readonly string[] { return this.#cgroup.dirs }
+  get cgroupDirs(): readonly string[] {
+    return this.#cgroup.dirs
+  }
 
-  async start (): Promise<void> { await this.#inner.start() }
+  async start(): Promise<void> {
+    await this.#inner.start()
+  }
 
-  async execute (job: Job, watch?: JobWatch): Promise<RunOutcome> {
+  async execute(job: Job, watch?: JobWatch): Promise<RunOutcome> {
     const outcome = await this.#inner.execute(job, watch)
     if (outcome.status !== 'killed') return outcome
     const before = this.#ooms
     this.#ooms = this.#cgroup.oomKills()
     if (this.#ooms === before) return outcome
-    const memory: RunOutcome = { ...outcome, status: 'memory', error: { type: 'MemoryError', message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job' } }
+    const memory: RunOutcome = {
+      ...outcome,
+      status: 'memory',
+      error: {
+        type: 'MemoryError',
+        message: 'the sandbox ran out of memory (its cgroup limit); the kernel killed the job'
+      }
+    }
     if (memory.retire === true) memory.retire_reason = 'oom'
     return memory
   }
 
-  stats (): SandboxStats { return this.#inner.stats() }
+  stats(): SandboxStats {
+    return this.#inner.stats()
+  }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.#inner.close()
     await this.#cgroup.remove()
   }

@@ -11,7 +11,11 @@ const b64 = (text: string): string => Buffer.from(text).toString('base64')
 
 test('docker driver: ok, error, exit code, stdin, files, output cap, killed, timeout, memory (rlimit and cgroup OOM), nothing kept between jobs', async () => {
   // A small container memory limit so that the cgroup OOM case is quick.
-  const driver = new DockerDriver({ runnerId: `docker-contract-${process.pid}`, memoryMb: 384, executorPath: REPO_EXECUTOR })
+  const driver = new DockerDriver({
+    runnerId: `docker-contract-${process.pid}`,
+    memoryMb: 384,
+    executorPath: REPO_EXECUTOR
+  })
   let n = 0
   const fresh = async (): Promise<DockerSandbox> => {
     const s = driver.createSandbox(`docker-contract-${n++}`) as DockerSandbox
@@ -22,7 +26,10 @@ test('docker driver: ok, error, exit code, stdin, files, output cap, killed, tim
     await driver.check()
     let sandbox = await fresh()
     const run = async (req: ExecRequest, maxOutputBytes = 65536): Promise<RunOutcome> => {
-      if (sandbox.state !== 'ready') { await sandbox.close(); sandbox = await fresh() }
+      if (sandbox.state !== 'ready') {
+        await sandbox.close()
+        sandbox = await fresh()
+      }
       return await sandbox.execute({ request: resolveExecRequest({ timeout_ms: 5000, ...req }), maxOutputBytes })
     }
 
@@ -30,13 +37,19 @@ test('docker driver: ok, error, exit code, stdin, files, output cap, killed, tim
     assert.deepEqual([ok.status, ok.stdout, ok.exit_code, ok.error], ['ok', '2\n', 0, null])
 
     const raised = await run({ code: 'print("before")\n1/0' })
-    assert.equal(raised.status, 'error'); assert.equal(raised.stdout, 'before\n')
-    assert.equal(raised.error?.type, 'ZeroDivisionError'); assert.match(raised.stderr, /ZeroDivisionError: division by zero/)
+    assert.equal(raised.status, 'error')
+    assert.equal(raised.stdout, 'before\n')
+    assert.equal(raised.error?.type, 'ZeroDivisionError')
+    assert.match(raised.stderr, /ZeroDivisionError: division by zero/)
 
     const exit = await run({ code: 'import sys\nsys.exit(3)' })
-    assert.equal(exit.status, 'error'); assert.equal(exit.exit_code, 3)
+    assert.equal(exit.status, 'error')
+    assert.equal(exit.exit_code, 3)
 
-    const stdin = await run({ code: 'import sys\nprint(sys.stdin.read().upper(), end="")', stdin: 'line one\nline two\n' })
+    const stdin = await run({
+      code: 'import sys\nprint(sys.stdin.read().upper(), end="")',
+      stdin: 'line one\nline two\n'
+    })
     assert.equal(stdin.stdout, 'LINE ONE\nLINE TWO\n')
 
     const files = await run({
@@ -44,13 +57,15 @@ test('docker driver: ok, error, exit code, stdin, files, output cap, killed, tim
       files: { 'data/in.txt': b64('given') },
       fetch_files: ['out.txt', 'missing.txt']
     })
-    assert.equal(files.status, 'ok'); assert.equal(files.stdout, 'given /tmp/job\n')
+    assert.equal(files.status, 'ok')
+    assert.equal(files.stdout, 'given /tmp/job\n')
     assert.deepEqual(Object.keys(files.files), ['out.txt'])
     assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'made in the container')
 
     const capped = await run({ code: 'import sys\nsys.stdout.write("x" * 200000)\nsys.stderr.write("e" * 5000)' }, 1000)
     assert.equal(capped.status, 'ok')
-    assert.equal(capped.stdout, 'x'.repeat(1000)); assert.equal(capped.stderr, 'e'.repeat(1000))
+    assert.equal(capped.stdout, 'x'.repeat(1000))
+    assert.equal(capped.stderr, 'e'.repeat(1000))
     assert.deepEqual(capped.truncated, { stdout: true, stderr: true })
 
     // A job leaves files in /tmp and its cwd: the next job in the same container sees none.
@@ -59,24 +74,37 @@ test('docker driver: ok, error, exit code, stdin, files, output cap, killed, tim
     const look = await run({ code: 'import os\nprint(os.listdir("/tmp"), os.listdir("."))' })
     assert.equal(look.stdout, "['job'] []\n")
 
-    const killed = await run({ code: 'import os, signal\nprint("bye", flush=True)\nos.kill(os.getpid(), signal.SIGKILL)' })
-    assert.equal(killed.status, 'killed'); assert.equal(killed.stdout, 'bye\n'); assert.equal(killed.error?.type, 'SIGKILL')
+    const killed = await run({
+      code: 'import os, signal\nprint("bye", flush=True)\nos.kill(os.getpid(), signal.SIGKILL)'
+    })
+    assert.equal(killed.status, 'killed')
+    assert.equal(killed.stdout, 'bye\n')
+    assert.equal(killed.error?.type, 'SIGKILL')
 
     const id = sandbox.id
     const spin = await run({ code: 'print("spinning", flush=True)\nwhile True: pass', timeout_ms: 300 })
-    assert.equal(spin.status, 'timeout'); assert.equal(spin.stdout, 'spinning\n'); assert.equal(spin.retire, undefined)
+    assert.equal(spin.status, 'timeout')
+    assert.equal(spin.stdout, 'spinning\n')
+    assert.equal(spin.retire, undefined)
     assert.ok(spin.duration_ms < 2000, `the spin ran ${spin.duration_ms} ms past a 300 ms timeout`)
     assert.equal(sandbox.state, 'ready', 'a timeout costs the job, not the sandbox')
     const after = await run({ code: 'print("next")' })
-    assert.equal(after.stdout, 'next\n'); assert.equal(sandbox.id, id)
+    assert.equal(after.stdout, 'next\n')
+    assert.equal(sandbox.id, id)
 
     // memory_mb is the job's own limit (RLIMIT_AS): a clean MemoryError, status memory.
     const rlimit = await run({ code: 'x = bytearray(300 * 1024 * 1024)', memory_mb: 64 })
-    assert.equal(rlimit.status, 'memory'); assert.equal(rlimit.retire, undefined)
+    assert.equal(rlimit.status, 'memory')
+    assert.equal(rlimit.retire, undefined)
 
     // Past the container's own limit (384 MiB): the kernel's OOM killer, still status memory.
-    const bomb = await run({ code: 'x = []\nwhile True: x.append(bytearray(16 << 20))', memory_mb: 4096, timeout_ms: 20000 })
-    assert.equal(bomb.status, 'memory', JSON.stringify(bomb.error)); assert.equal(bomb.retire, undefined)
+    const bomb = await run({
+      code: 'x = []\nwhile True: x.append(bytearray(16 << 20))',
+      memory_mb: 4096,
+      timeout_ms: 20000
+    })
+    assert.equal(bomb.status, 'memory', JSON.stringify(bomb.error))
+    assert.equal(bomb.retire, undefined)
     assert.match(bomb.error?.message ?? '', /out of memory/)
     const survived = await run({ code: 'print("fine")' })
     assert.equal(survived.stdout, 'fine\n')

@@ -10,7 +10,10 @@ const run = (code: string) => ({ request: resolveExecRequest({ code, timeout_ms:
 
 test('an unreachable engine is a start-up error that says how to start it', async () => {
   const driver = new DockerDriver({ runnerId: 'docker-test-noengine', socketPath: '/nonexistent/docker.sock' })
-  await assert.rejects(driver.check(), (err: Error) => /start it/.test(err.message) && (err as { code?: string }).code === 'SF_ERR_RUNNER_DOCKER_ENGINE')
+  await assert.rejects(
+    driver.check(),
+    (err: Error) => /start it/.test(err.message) && (err as { code?: string }).code === 'SF_ERR_RUNNER_DOCKER_ENGINE'
+  )
   await driver.close()
 })
 
@@ -30,14 +33,22 @@ test('a hardened container runs jobs: ok, uid 65534, read-only root, no network;
     const sandbox = driver.createSandbox('docker-0')
     await sandbox.start()
     const ok = await sandbox.execute(run('print(1+1)'))
-    assert.equal(ok.status, 'ok'); assert.equal(ok.stdout, '2\n')
+    assert.equal(ok.status, 'ok')
+    assert.equal(ok.stdout, '2\n')
     const uid = await sandbox.execute(run('import os; print(os.getuid())'))
     assert.equal(uid.stdout, '65534\n')
     const ro = await sandbox.execute(run('open("/etc/x", "w")'))
     assert.equal(ro.status, 'error')
-    const net = await sandbox.execute(run('import socket\ntry:\n  socket.create_connection(("10.0.0.1", 80), 1); print("connected")\nexcept OSError as e: print("refused")'))
+    const net = await sandbox.execute(
+      run(
+        'import socket\ntry:\n  socket.create_connection(("10.0.0.1", 80), 1); print("connected")\nexcept OSError as e: print("refused")'
+      )
+    )
     assert.equal(net.stdout, 'refused\n')
-    assert.ok((await engine.listContainers()).includes((sandbox as DockerSandbox).containerId as string), 'the sandbox\'s container carries the runner\'s label')
+    assert.ok(
+      (await engine.listContainers()).includes((sandbox as DockerSandbox).containerId as string),
+      "the sandbox's container carries the runner's label"
+    )
   } finally {
     await driver.close()
   }

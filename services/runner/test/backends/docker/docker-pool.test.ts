@@ -11,7 +11,16 @@ import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
 test('docker backend: an idle container killed from outside is replaced without a job noticing', async () => {
   const id = `docker-pool-${process.pid}`
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
-  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 1, maxSessions: 0, executorPath: REPO_EXECUTOR }))
+  const runner = new Runner(
+    runnerConfig({
+      id,
+      backend: 'docker',
+      languages: ['python'],
+      poolSize: 1,
+      maxSessions: 0,
+      executorPath: REPO_EXECUTOR
+    })
+  )
   try {
     await runner.start()
     // The container's hostname is its short id: the one that served this call.
@@ -29,7 +38,11 @@ test('docker backend: an idle container killed from outside is replaced without 
     const next = await runner.execute({ code: 'print(2)' })
     assert.deepEqual([next.status, next.stdout], ['ok', '2\n'])
     assert.notEqual(next.sandbox, first.sandbox)
-    assert.deepEqual(await engine.listContainers().then((ids) => ids.includes(container)), false, 'the killed container was removed')
+    assert.deepEqual(
+      await engine.listContainers().then((ids) => ids.includes(container)),
+      false,
+      'the killed container was removed'
+    )
   } finally {
     await runner.close()
   }
@@ -68,7 +81,10 @@ test('docker backend: a timeout keeps the container; a warm spare takes over fro
     const attack = await runner.execute({ code: 'import sympy, os, time\nos.kill(os.getppid(), 9)\ntime.sleep(5)' })
     assert.equal(attack.status, 'killed')
     const next = await host()
-    assert.ok(spare.startsWith(next), `the call after the retirement ran in ${next}, not in the spare ${spare.slice(0, 12)}`)
+    assert.ok(
+      spare.startsWith(next),
+      `the call after the retirement ran in ${next}, not in the spare ${spare.slice(0, 12)}`
+    )
     const now = await settle(2)
     assert.ok(!now.some((c) => c.startsWith(serving)), 'the retired container was removed')
   } finally {
@@ -79,17 +95,35 @@ test('docker backend: a timeout keeps the container; a warm spare takes over fro
 
 test('docker backend: a memory bomb past the container limit answers memory; the runner serves on and the host keeps its memory', async () => {
   const id = `docker-bomb-${process.pid}`
-  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 1, maxSessions: 0, executorPath: REPO_EXECUTOR, sandboxMemoryMb: 256 }))
+  const runner = new Runner(
+    runnerConfig({
+      id,
+      backend: 'docker',
+      languages: ['python'],
+      poolSize: 1,
+      maxSessions: 0,
+      executorPath: REPO_EXECUTOR,
+      sandboxMemoryMb: 256
+    })
+  )
   try {
     await runner.start()
     const rss = process.memoryUsage().rss
-    const bomb = await runner.execute({ code: 'x = []\nwhile True: x.append(bytearray(16 << 20))', memory_mb: 4096, timeout_ms: 30_000 })
+    const bomb = await runner.execute({
+      code: 'x = []\nwhile True: x.append(bytearray(16 << 20))',
+      memory_mb: 4096,
+      timeout_ms: 30_000
+    })
     assert.equal(bomb.status, 'memory', JSON.stringify(bomb.error))
     const next = await runner.execute({ code: 'print("after")' })
     assert.deepEqual([next.status, next.stdout], ['ok', 'after\n'])
-    assert.equal(next.sandbox, bomb.sandbox, 'the sandbox that ran out of memory serves on: the kernel killed the job, not the sandbox')
+    assert.equal(
+      next.sandbox,
+      bomb.sandbox,
+      'the sandbox that ran out of memory serves on: the kernel killed the job, not the sandbox'
+    )
     assert.equal(runner.state, 'ready')
-    assert.ok(process.memoryUsage().rss - rss < 64 << 20, 'the runner\'s own memory did not grow with the bomb')
+    assert.ok(process.memoryUsage().rss - rss < 64 << 20, "the runner's own memory did not grow with the bomb")
   } finally {
     await runner.close()
   }
@@ -98,20 +132,48 @@ test('docker backend: a memory bomb past the container limit answers memory; the
 test('docker backend: many jobs with large stdins at once all run, each reading its own stdin whole', async () => {
   const id = `docker-stdin-${process.pid}`
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
-  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 2, maxSessions: 0, queueTimeoutMs: 300_000, executorPath: REPO_EXECUTOR }))
+  const runner = new Runner(
+    runnerConfig({
+      id,
+      backend: 'docker',
+      languages: ['python'],
+      poolSize: 2,
+      maxSessions: 0,
+      queueTimeoutMs: 300_000,
+      executorPath: REPO_EXECUTOR
+    })
+  )
   try {
     await runner.start()
     // 8 jobs of 8-16 MiB each, given at once to 2 sandboxes; half read their stdin, half do not.
     const sizes = Array.from({ length: 8 }, (_, i) => (8 + i) * 2 ** 20 + i)
-    const results = await Promise.all(sizes.map(async (n, i) => await runner.execute({
-      code: i % 2 === 0 ? 'import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:8])' : 'print(1)',
-      stdin: String.fromCharCode(97 + i).repeat(n),
-      timeout_ms: 30_000
-    })))
+    const results = await Promise.all(
+      sizes.map(
+        async (n, i) =>
+          await runner.execute({
+            code:
+              i % 2 === 0
+                ? 'import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:8])'
+                : 'print(1)',
+            stdin: String.fromCharCode(97 + i).repeat(n),
+            timeout_ms: 30_000
+          })
+      )
+    )
     const { createHash } = await import('node:crypto')
     results.forEach((r, i) => {
-      const expected = i % 2 === 0 ? `${sizes[i]} ${createHash('sha256').update(String.fromCharCode(97 + i).repeat(sizes[i])).digest('hex').slice(0, 8)}\n` : '1\n'
-      assert.deepEqual([r.status, r.stdout], ['ok', expected], `job ${i} (${sizes[i]} bytes of stdin): ${r.error?.message ?? ''}`)
+      const expected =
+        i % 2 === 0
+          ? `${sizes[i]} ${createHash('sha256')
+              .update(String.fromCharCode(97 + i).repeat(sizes[i]))
+              .digest('hex')
+              .slice(0, 8)}\n`
+          : '1\n'
+      assert.deepEqual(
+        [r.status, r.stdout],
+        ['ok', expected],
+        `job ${i} (${sizes[i]} bytes of stdin): ${r.error?.message ?? ''}`
+      )
     })
     assert.equal(runner.poolStats()[0].replacements, 0, 'no sandbox was stopped as unanswering')
   } finally {

@@ -10,17 +10,24 @@ import { DockerEngine, resolveDockerOptions } from '../../../src/backends/docker
 import { REPO_EXECUTOR } from '../../helpers/docker.ts'
 
 /** Host processes in state Z that belong to one of `containers` (by cgroup) or are children of this process. */
-function zombies (containers: readonly string[]): string[] {
+function zombies(containers: readonly string[]): string[] {
   const found: string[] = []
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue
     let stat: string
-    try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { continue }
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    } catch {
+      continue
+    }
     const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     if (state !== 'Z') continue
     let cgroup = ''
-    try { cgroup = readFileSync(`/proc/${pid}/cgroup`, 'utf8') } catch {}
-    if (Number(ppid) === process.pid || containers.some((id) => cgroup.includes(id))) found.push(`${pid} ${stat.slice(0, 80)}`)
+    try {
+      cgroup = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    } catch {}
+    if (Number(ppid) === process.pid || containers.some((id) => cgroup.includes(id)))
+      found.push(`${pid} ${stat.slice(0, 80)}`)
   }
   return found
 }
@@ -30,7 +37,7 @@ function zombies (containers: readonly string[]): string[] {
  * down (its processes die one by one), so a zombie counts only if it is still there after a
  * generous wait; a leaked one never goes.
  */
-async function lastingZombies (containers: readonly string[]): Promise<string[]> {
+async function lastingZombies(containers: readonly string[]): Promise<string[]> {
   const until = Date.now() + 15_000
   let found = zombies(containers)
   while (found.length > 0 && Date.now() < until) {
@@ -40,18 +47,65 @@ async function lastingZombies (containers: readonly string[]): Promise<string[]>
   return found
 }
 
-interface Kind { request: ExecRequest, check: (r: ExecResult) => void }
+interface Kind {
+  request: ExecRequest
+  check: (r: ExecResult) => void
+}
 
-function kind (i: number): Kind {
-  if (i % 25 === 7) return { request: { code: 'while True: pass', timeout_ms: 200 }, check: (r) => { assert.equal(r.status, 'timeout') } }
+function kind(i: number): Kind {
+  if (i % 25 === 7)
+    return {
+      request: { code: 'while True: pass', timeout_ms: 200 },
+      check: (r) => {
+        assert.equal(r.status, 'timeout')
+      }
+    }
   switch (i % 6) {
-    case 0: return { request: { code: `print(${i} * 2)` }, check: (r) => { assert.deepEqual([r.status, r.stdout], ['ok', `${i * 2}\n`]) } }
-    case 1: return { request: { code: 'raise ValueError("bad")' }, check: (r) => { assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError']) } }
-    case 2: return { request: { code: 'import sys; sys.exit(3)' }, check: (r) => { assert.deepEqual([r.status, r.exit_code], ['error', 3]) } }
-    case 3: return { request: { code: 'import sys; print(sys.stdin.read().upper())', stdin: `in${i}` }, check: (r) => { assert.deepEqual([r.status, r.stdout], ['ok', `IN${i}\n`]) } }
+    case 0:
+      return {
+        request: { code: `print(${i} * 2)` },
+        check: (r) => {
+          assert.deepEqual([r.status, r.stdout], ['ok', `${i * 2}\n`])
+        }
+      }
+    case 1:
+      return {
+        request: { code: 'raise ValueError("bad")' },
+        check: (r) => {
+          assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError'])
+        }
+      }
+    case 2:
+      return {
+        request: { code: 'import sys; sys.exit(3)' },
+        check: (r) => {
+          assert.deepEqual([r.status, r.exit_code], ['error', 3])
+        }
+      }
+    case 3:
+      return {
+        request: { code: 'import sys; print(sys.stdin.read().upper())', stdin: `in${i}` },
+        check: (r) => {
+          assert.deepEqual([r.status, r.stdout], ['ok', `IN${i}\n`])
+        }
+      }
     // A child that outlives the job, and one that exits unreaped (a zombie until the sweep).
-    case 4: return { request: { code: 'import os, time\nif os.fork() == 0:\n  time.sleep(30)\nif os.fork() == 0:\n  os._exit(0)\nprint("left")' }, check: (r) => { assert.deepEqual([r.status, r.stdout], ['ok', 'left\n']) } }
-    default: return { request: { code: 'import numpy\nprint(int(numpy.arange(10).sum()))' }, check: (r) => { assert.deepEqual([r.status, r.stdout], ['ok', '45\n']) } }
+    case 4:
+      return {
+        request: {
+          code: 'import os, time\nif os.fork() == 0:\n  time.sleep(30)\nif os.fork() == 0:\n  os._exit(0)\nprint("left")'
+        },
+        check: (r) => {
+          assert.deepEqual([r.status, r.stdout], ['ok', 'left\n'])
+        }
+      }
+    default:
+      return {
+        request: { code: 'import numpy\nprint(int(numpy.arange(10).sum()))' },
+        check: (r) => {
+          assert.deepEqual([r.status, r.stdout], ['ok', '45\n'])
+        }
+      }
   }
 }
 
@@ -59,7 +113,16 @@ test('docker backend: 500 mixed jobs with 20 timeouts, all answered right and no
   const id = `docker-soak-${process.pid}`
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
   assert.deepEqual(await engine.listContainers(), [], 'no container of this runner before')
-  const runner = new Runner(runnerConfig({ id, backend: 'docker', languages: ['python'], poolSize: 4, maxSessions: 0, executorPath: REPO_EXECUTOR }))
+  const runner = new Runner(
+    runnerConfig({
+      id,
+      backend: 'docker',
+      languages: ['python'],
+      poolSize: 4,
+      maxSessions: 0,
+      executorPath: REPO_EXECUTOR
+    })
+  )
   let closed = false
   try {
     await runner.start()
@@ -77,7 +140,11 @@ test('docker backend: 500 mixed jobs with 20 timeouts, all answered right and no
     await Promise.all(Array.from({ length: 16 }, worker))
     results.forEach((r, i) => {
       assert.equal(r.request_id, `r${i}`)
-      try { kinds[i].check(r) } catch (err) { throw new Error(`job ${i} (${kinds[i].request.code}): ${JSON.stringify(r).slice(0, 400)}`, { cause: err }) }
+      try {
+        kinds[i].check(r)
+      } catch (err) {
+        throw new Error(`job ${i} (${kinds[i].request.code}): ${JSON.stringify(r).slice(0, 400)}`, { cause: err })
+      }
     })
     const live = await engine.listContainers()
     assert.ok(live.length >= 4 && live.length <= 8, `${live.length} containers for a pool of 4`)

@@ -10,7 +10,12 @@ import type { RunOutcome, Sandbox } from '../../../src/sandbox/contract.ts'
 import { nodeSnapshotDisabled, setIsolateFlags } from '../../../src/kits/isolate/node-flags.ts'
 import { Runner } from '../../../src/runner/runner.ts'
 
-async function withSandbox (fn: (run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>, sandbox: Sandbox) => Promise<void>): Promise<void> {
+async function withSandbox(
+  fn: (
+    run: (code: string, extra?: Partial<ExecRequest>, maxOutputBytes?: number) => Promise<RunOutcome>,
+    sandbox: Sandbox
+  ) => Promise<void>
+): Promise<void> {
   const driver = new JavascriptDriver({ config: runnerConfig({}), logger: silentLogger })
   await driver.check()
   const sandbox = driver.createSandbox('javascript-test')
@@ -31,14 +36,19 @@ test('javascript: the test process runs with --no-node-snapshot (run-tests passe
 
 test('javascript: ok with console.log/error captured, stdin and files in and out', async () => {
   await withSandbox(async (run) => {
-    const ok = await run('console.log("a", 1, [1, 2], {x: "y"}); console.error("e"); console.log(sandfleet.stdin.toUpperCase())', { stdin: 'abc' })
+    const ok = await run(
+      'console.log("a", 1, [1, 2], {x: "y"}); console.error("e"); console.log(sandfleet.stdin.toUpperCase())',
+      { stdin: 'abc' }
+    )
     assert.equal(ok.status, 'ok')
     assert.equal(ok.exit_code, 0)
     assert.equal(ok.stdout, 'a 1 [ 1, 2 ] { x: "y" }\nABC\n')
     assert.equal(ok.stderr, 'e\n')
     assert.deepEqual(ok.truncated, { stdout: false, stderr: false })
-    const files = await run('console.log(sandfleet.readFile("in.txt")); sandfleet.writeFile("out.txt", "ret ✓"); sandfleet.writeFile("bin", new Uint8Array([0, 255]))',
-      { files: { 'in.txt': Buffer.from('given ✓').toString('base64') }, fetch_files: ['out.txt', 'bin', 'missing'] })
+    const files = await run(
+      'console.log(sandfleet.readFile("in.txt")); sandfleet.writeFile("out.txt", "ret ✓"); sandfleet.writeFile("bin", new Uint8Array([0, 255]))',
+      { files: { 'in.txt': Buffer.from('given ✓').toString('base64') }, fetch_files: ['out.txt', 'bin', 'missing'] }
+    )
     assert.equal(files.status, 'ok')
     assert.equal(files.stdout, 'given ✓\n')
     assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret ✓')
@@ -73,7 +83,9 @@ test('javascript: an uncaught exception is error with type, message and stack; a
 
 test('javascript: no state leaks between jobs (fresh context each job)', async () => {
   await withSandbox(async (run) => {
-    const first = await run('globalThis.leak = 1; Object.prototype.polluted = true; Array.prototype.push = null; console.log = null; var v = 2')
+    const first = await run(
+      'globalThis.leak = 1; Object.prototype.polluted = true; Array.prototype.push = null; console.log = null; var v = 2'
+    )
     assert.equal(first.status, 'ok')
     const second = await run('console.log(typeof leak, typeof v, ({}).polluted, typeof [].push)')
     assert.equal(second.status, 'ok')
@@ -97,7 +109,10 @@ test('javascript: nothing of the host is reachable (require, process, import(), 
       console.log(seen.join(' '))
       import('node:fs').then(() => console.log('import ok'), (e) => console.log('import failed'))`)
     assert.equal(probe.status, 'ok', probe.stderr)
-    assert.match(probe.stdout, /require=undefined process=undefined module=undefined Buffer=undefined fetch=undefined setTimeout=undefined global=undefined __dirname=undefined WebAssembly=undefined/)
+    assert.match(
+      probe.stdout,
+      /require=undefined process=undefined module=undefined Buffer=undefined fetch=undefined setTimeout=undefined global=undefined __dirname=undefined WebAssembly=undefined/
+    )
     assert.match(probe.stdout, /proc=undefined ctor=undefined/)
     assert.doesNotMatch(probe.stdout, /import ok/)
   })
@@ -126,12 +141,22 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
     assert.deepEqual([after.status, after.stdout], ['ok', 'undefined 42\n'])
   })
   await withSandbox(async (run) => {
-    const alloc = await run('const keep = []; while (true) keep.push(new Array(100000).fill(1.5))', { memory_mb: 64, timeout_ms: 30_000 })
+    const alloc = await run('const keep = []; while (true) keep.push(new Array(100000).fill(1.5))', {
+      memory_mb: 64,
+      timeout_ms: 30_000
+    })
     assert.equal(alloc.status, 'memory')
-    assert.deepEqual([alloc.retire, alloc.retire_reason], [true, 'oom'], 'isolated-vm disposed the isolate at its heap limit')
+    assert.deepEqual(
+      [alloc.retire, alloc.retire_reason],
+      [true, 'oom'],
+      'isolated-vm disposed the isolate at its heap limit'
+    )
   })
   await withSandbox(async (run, sandbox) => {
-    const buffers = await run('const keep = []; for (let i = 0; i < 1000; i++) keep.push(new Uint8Array(16 * 1024 * 1024)); console.log(keep.length)', { memory_mb: 64, timeout_ms: 30_000 })
+    const buffers = await run(
+      'const keep = []; for (let i = 0; i < 1000; i++) keep.push(new Uint8Array(16 * 1024 * 1024)); console.log(keep.length)',
+      { memory_mb: 64, timeout_ms: 30_000 }
+    )
     assert.deepEqual([buffers.status, buffers.retire], ['memory', undefined], JSON.stringify(buffers.error))
     assert.equal(sandbox.state, 'ready', 'a refused allocation leaves the isolate serving')
     const after = await run('console.log(typeof keep)', { memory_mb: 64 })
@@ -148,17 +173,25 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
   })
   await withSandbox(async (run) => {
     // Ends ok holding all of its 16 MiB: the next job's context no longer fits in that isolate.
-    const full = await run('for (let kb = 16384; kb > 0; kb -= 16) { try { globalThis.keep = new Uint8Array(kb * 1024); break } catch {} } console.log(keep.length > 0)', { memory_mb: 16 })
+    const full = await run(
+      'for (let kb = 16384; kb > 0; kb -= 16) { try { globalThis.keep = new Uint8Array(kb * 1024); break } catch {} } console.log(keep.length > 0)',
+      { memory_mb: 16 }
+    )
     assert.deepEqual([full.status, full.stdout], ['ok', 'true\n'])
     const after = await run('console.log(typeof keep)', { memory_mb: 16 })
     assert.deepEqual([after.status, after.stdout], ['ok', 'undefined\n'], 'the next job runs, in a new isolate')
   })
   await withSandbox(async (run, sandbox) => {
-    const spin = await run('(async () => { await null; console.log("awaited"); while (true) {} })()', { timeout_ms: 200 })
+    const spin = await run('(async () => { await null; console.log("awaited"); while (true) {} })()', {
+      timeout_ms: 200
+    })
     assert.deepEqual([spin.status, spin.retire], ['timeout', undefined])
     // Microtasks without end: V8 drops what is still queued when the call is terminated, so none
     // of them runs in the next job's call (which would then time out too).
-    const chain = await run('Promise.resolve().then(function again () { return Promise.resolve().then(again) }); "queued"', { timeout_ms: 200 })
+    const chain = await run(
+      'Promise.resolve().then(function again () { return Promise.resolve().then(again) }); "queued"',
+      { timeout_ms: 200 }
+    )
     assert.deepEqual([chain.status, chain.retire], ['timeout', undefined])
     const waits = await run('(async () => { while (true) await null })(); "queued"', { timeout_ms: 200 })
     assert.deepEqual([waits.status, waits.retire], ['timeout', undefined])
@@ -169,13 +202,26 @@ test('javascript: hostile code (infinite loop, huge allocation, deep recursion) 
 })
 
 test('javascript: a runner keeps no more isolates than isolated-vm has threads (cores + 1), whatever the pool size', async () => {
-  const runner = new Runner(runnerConfig({ languages: ['javascript'], poolSize: availableParallelism() + 3, maxSessions: 0 }), { logger: silentLogger })
+  const runner = new Runner(
+    runnerConfig({ languages: ['javascript'], poolSize: availableParallelism() + 3, maxSessions: 0 }),
+    { logger: silentLogger }
+  )
   try {
     await runner.start()
     assert.equal(runner.load().capacity, availableParallelism() + 1)
-    const results = await Promise.all(Array.from({ length: 8 }, async (_, i) => await runner.execute({ language: 'javascript', code: `console.log(${i} * 2)` })))
-    assert.deepEqual(results.map((r) => r.stdout), Array.from({ length: 8 }, (_, i) => `${i * 2}\n`))
-  } finally { await runner.close() }
+    const results = await Promise.all(
+      Array.from(
+        { length: 8 },
+        async (_, i) => await runner.execute({ language: 'javascript', code: `console.log(${i} * 2)` })
+      )
+    )
+    assert.deepEqual(
+      results.map((r) => r.stdout),
+      Array.from({ length: 8 }, (_, i) => `${i * 2}\n`)
+    )
+  } finally {
+    await runner.close()
+  }
 })
 
 test('javascript: contexts are made without WebAssembly; a driver that wants it (pyodide) gets it back in the contexts made after', async () => {
@@ -184,7 +230,11 @@ test('javascript: contexts are made without WebAssembly; a driver that wants it 
   const ivm = (await import('isolated-vm')).default
   const probe = async (): Promise<unknown> => {
     const isolate = new ivm.Isolate({ memoryLimit: 32 })
-    try { return await (await isolate.createContext()).eval('typeof WebAssembly') } finally { isolate.dispose() }
+    try {
+      return await (await isolate.createContext()).eval('typeof WebAssembly')
+    } finally {
+      isolate.dispose()
+    }
   }
   assert.equal(await probe(), 'undefined', 'V8 built no WebAssembly object in a new context')
   setIsolateFlags() // what the pyodide driver's check() does
@@ -194,7 +244,10 @@ test('javascript: contexts are made without WebAssembly; a driver that wants it 
   const sandbox = driver.createSandbox('javascript-wasm-back')
   try {
     await sandbox.start()
-    const job = await sandbox.execute({ request: resolveExecRequest({ language: 'javascript', code: 'console.log(typeof WebAssembly)' }), maxOutputBytes: 1024 })
+    const job = await sandbox.execute({
+      request: resolveExecRequest({ language: 'javascript', code: 'console.log(typeof WebAssembly)' }),
+      maxOutputBytes: 1024
+    })
     assert.equal(job.stdout, 'undefined\n', 'the harness still takes it away from the code')
   } finally {
     await sandbox.close()
@@ -208,7 +261,10 @@ test('javascript: without --no-node-snapshot check() refuses with how to fix it,
   const script = `const { JavascriptDriver } = await import(${JSON.stringify(driverUrl)}); const { runnerConfig } = await import(${JSON.stringify(configUrl)});
     try { await new JavascriptDriver({ config: runnerConfig({}), logger: console }).check(); console.log('passed') } catch (e) { console.log('refused: ' + e.message) }`
   const env = { ...process.env, NODE_OPTIONS: '' }
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env, encoding: 'utf8' })
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    env,
+    encoding: 'utf8'
+  })
   assert.equal(child.status, 0, child.stderr)
   assert.match(child.stdout, /^refused: .*--no-node-snapshot/)
 })

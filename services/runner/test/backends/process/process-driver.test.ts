@@ -12,7 +12,9 @@ import { SHIPPED_EXECUTOR } from '../../../src/kits/executor/python-image.ts'
 import { PTRACE_PROBE } from '../../helpers/ptrace-probe.ts'
 
 test('process driver: statuses, uid 65534, read-only root, no network to a 127.0.0.1 listener', async () => {
-  const server = createServer((s) => { s.end('hello') })
+  const server = createServer((s) => {
+    s.end('hello')
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as { port: number }).port
   const driver = new ProcessDriver({ config: runnerConfig({}), logger: silentLogger })
@@ -20,15 +22,25 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
   const sandbox = driver.createSandbox('process-test')
   try {
     await sandbox.start()
-    const run = async (code: string, extra: object = {}) => await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 })
+    const run = async (code: string, extra: object = {}) =>
+      await sandbox.execute({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 })
     const ok = await run('import os; print(os.getuid(), os.getgid())')
-    assert.equal(ok.status, 'ok'); assert.equal(ok.stdout, '65534 65534\n')
+    assert.equal(ok.status, 'ok')
+    assert.equal(ok.stdout, '65534 65534\n')
     const ro = await run('open("/usr/sandfleet-test", "w")')
-    assert.equal(ro.status, 'error'); assert.equal(ro.error?.type, 'OSError')
-    const net = await run(`import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nprint(s.recv(5))`)
-    assert.equal(net.status, 'error'); assert.equal(net.stdout, '')
-    const files = await run('print(open("in.txt").read()); open("out.txt", "w").write("ret")', { files: { 'in.txt': Buffer.from('given').toString('base64') }, fetch_files: ['out.txt'] })
-    assert.equal(files.stdout, 'given\n'); assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
+    assert.equal(ro.status, 'error')
+    assert.equal(ro.error?.type, 'OSError')
+    const net = await run(
+      `import socket\ns = socket.socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nprint(s.recv(5))`
+    )
+    assert.equal(net.status, 'error')
+    assert.equal(net.stdout, '')
+    const files = await run('print(open("in.txt").read()); open("out.txt", "w").write("ret")', {
+      files: { 'in.txt': Buffer.from('given').toString('base64') },
+      fetch_files: ['out.txt']
+    })
+    assert.equal(files.stdout, 'given\n')
+    assert.equal(Buffer.from(files.files['out.txt'] ?? '', 'base64').toString(), 'ret')
     // bubblewrap's own pid 1 (a reaper of the job's uid, dumpable, living as long as the sandbox) is not there: the
     // executor is pid 1, and nothing in the sandbox can be attached to or have its memory opened.
     const probe = await run(PTRACE_PROBE)
@@ -44,7 +56,7 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
   }
 })
 
-test('process driver: an executor under a directory uid 65534 cannot enter (0700, a root runner\'s home) still serves', async (t) => {
+test("process driver: an executor under a directory uid 65534 cannot enter (0700, a root runner's home) still serves", async (t) => {
   // bubblewrap runs as uid 65534 when the runner is root: the executor is handed to it on a pipe, never opened by path
   if (process.getuid?.() !== 0) t.diagnostic('not root: bubblewrap runs as this user, who can read the executor anyway')
   const dir = mkdtempSync(join(tmpdir(), 'sf-private-'))
@@ -58,11 +70,16 @@ test('process driver: an executor under a directory uid 65534 cannot enter (0700
     const sandbox = driver.createSandbox('private-dir-test')
     try {
       await sandbox.start()
-      const ok = await sandbox.execute({ request: resolveExecRequest({ code: 'import os; print(os.getuid(), 6 * 7)' }), maxOutputBytes: 65536 })
+      const ok = await sandbox.execute({
+        request: resolveExecRequest({ code: 'import os; print(os.getuid(), 6 * 7)' }),
+        maxOutputBytes: 65536
+      })
       assert.deepEqual([ok.status, ok.stdout], ['ok', '65534 42\n'], JSON.stringify(ok))
     } finally {
       await sandbox.close()
       await driver.close()
     }
-  } finally { rmSync(dir, { recursive: true, force: true }) }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

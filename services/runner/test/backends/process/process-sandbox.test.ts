@@ -8,12 +8,16 @@ import type { ProcessSandbox } from '../../../src/backends/process/process-sandb
 import { silentLogger } from '../../../src/logger.ts'
 
 /** Live (not zombie) processes whose process group is `pgid`, from /proc. */
-function liveInGroup (pgid: number): number[] {
+function liveInGroup(pgid: number): number[] {
   const found: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     let stat: string
-    try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue }
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue
+    }
     // pid (comm) state ppid pgrp …: comm may hold spaces, so read after its closing parenthesis
     const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') found.push(Number(entry))

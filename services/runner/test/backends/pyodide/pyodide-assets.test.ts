@@ -7,7 +7,9 @@ import { pruneSnapshots } from '../../../src/backends/pyodide/pyodide-assets.ts'
 
 test('pyodide snapshot cache: keeps the snapshots used last, drops the rest and stale temporary files', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-snapshots-'))
-  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const at = (name: string, secondsAgo: number): void => {
     writeFileSync(join(dir, name), 'x')
     const when = new Date(Date.now() - secondsAgo * 1000)
@@ -19,7 +21,9 @@ test('pyodide snapshot cache: keeps the snapshots used last, drops the rest and 
   at('unrelated.txt', 10 * 3600)
   pruneSnapshots(dir, 3)
   assert.deepEqual(readdirSync(dir).sort(), [
-    'snapshot-0.29.5-key0.bin', 'snapshot-0.29.5-key1.bin', 'snapshot-0.29.5-key2.bin',
+    'snapshot-0.29.5-key0.bin',
+    'snapshot-0.29.5-key1.bin',
+    'snapshot-0.29.5-key2.bin',
     'snapshot-0.29.5-key8.bin.456.tmp', // a write that may still be going on
     'unrelated.txt'
   ])

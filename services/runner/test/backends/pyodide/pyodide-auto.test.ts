@@ -6,12 +6,16 @@ import { Runner } from '../../../src/runner/runner.ts'
 import { runnerConfig } from '../../../src/config.ts'
 
 /** A backend whose check() fails the way it does on a machine without it. */
-function missing (name: DriverName, why: string): () => Driver {
+function missing(name: DriverName, why: string): () => Driver {
   return () => ({
     name,
     languages: ['python'],
-    check: async () => { throw new Error(why) },
-    createSandbox: () => { throw new Error('unreachable') },
+    check: async () => {
+      throw new Error(why)
+    },
+    createSandbox: () => {
+      throw new Error('unreachable')
+    },
     describe: () => ({ driver: name, boundary: name, properties: [] }),
     close: async () => {}
   })
@@ -24,7 +28,10 @@ test('auto on a machine without Docker or bubblewrap serves Python through pyodi
   const runner = new Runner(runnerConfig({ backend: 'auto', poolSize: 1 }))
   try {
     await runner.start()
-    assert.match(runner.backendReason, /^auto chose pyodide: .*docker: engine not reachable; process: bwrap is not runnable/)
+    assert.match(
+      runner.backendReason,
+      /^auto chose pyodide: .*docker: engine not reachable; process: bwrap is not runnable/
+    )
     assert.deepEqual(runner.languages.sort(), ['javascript', 'python'])
     const py = await runner.execute({ code: 'import sys; print(sys.platform)' })
     assert.deepEqual([py.status, py.stdout], ['ok', 'emscripten\n'])

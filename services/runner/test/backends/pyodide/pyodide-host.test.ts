@@ -16,10 +16,14 @@ import { hostLimits, NON_TEMPORAL_TUNABLE } from '../../../src/backends/pyodide/
 /** True while `pid` runs (a zombie waiting for its parent counts as gone). */
 const alive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false
-  try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] !== 'Z' } catch { return false }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] !== 'Z'
+  } catch {
+    return false
+  }
 }
 
-async function until (what: string, ok: () => boolean, timeoutMs = 60_000): Promise<void> {
+async function until(what: string, ok: () => boolean, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
@@ -27,17 +31,38 @@ async function until (what: string, ok: () => boolean, timeoutMs = 60_000): Prom
   }
 }
 
-function poolOf (driver: PyodideDriver, size: number): Pool {
-  return new Pool({ driver, language: 'python', runnerId: 'test', size, maxJobsPerSandbox: 0, maxQueuedJobs: 100, queueTimeoutMs: 60_000, replaceBackoffMs: 50, replaceBackoffMaxMs: 500 })
+function poolOf(driver: PyodideDriver, size: number): Pool {
+  return new Pool({
+    driver,
+    language: 'python',
+    runnerId: 'test',
+    size,
+    maxJobsPerSandbox: 0,
+    maxQueuedJobs: 100,
+    queueTimeoutMs: 60_000,
+    replaceBackoffMs: 50,
+    replaceBackoffMaxMs: 500
+  })
 }
 
-const job = (code: string, extra: Partial<ExecRequest> = {}): { request: ReturnType<typeof resolveExecRequest>, maxOutputBytes: number } =>
-  ({ request: resolveExecRequest({ code, ...extra }), maxOutputBytes: 65536 })
+const job = (
+  code: string,
+  extra: Partial<ExecRequest> = {}
+): { request: ReturnType<typeof resolveExecRequest>; maxOutputBytes: number } => ({
+  request: resolveExecRequest({ code, ...extra }),
+  maxOutputBytes: 65536
+})
 
 const drivers: PyodideDriver[] = []
-after(async () => { await Promise.all(drivers.map(async (d) => { await d.close() })) })
+after(async () => {
+  await Promise.all(
+    drivers.map(async (d) => {
+      await d.close()
+    })
+  )
+})
 
-function newDriver (config: Parameters<typeof runnerConfig>[0] = {}): PyodideDriver {
+function newDriver(config: Parameters<typeof runnerConfig>[0] = {}): PyodideDriver {
   const d = new PyodideDriver({ config: runnerConfig({ poolSize: 2, ...config }), logger: silentLogger })
   drivers.push(d)
   return d
@@ -46,38 +71,85 @@ function newDriver (config: Parameters<typeof runnerConfig>[0] = {}): PyodideDri
 test('pyodide host: the isolates run in a child of the runner with the host flags and ceiling; the runner has none of them', async (t) => {
   process.env.SANDFLEET_TEST_SECRET = 'not for the host'
   const driver = newDriver({ maxMemoryMb: 256 })
-  try { await driver.check() } finally { delete process.env.SANDFLEET_TEST_SECRET }
+  try {
+    await driver.check()
+  } finally {
+    delete process.env.SANDFLEET_TEST_SECRET
+  }
   const host = await driver.host()
   const environ = readFileSync(`/proc/${String(host.pid)}/environ`, 'utf8').split('\0')
-  assert.equal(environ.some((v) => v.startsWith('SANDFLEET_')), false, 'the runner\'s settings (API keys among them) stay out of the host\'s environment')
-  assert.ok(environ.some((v) => v.startsWith('GLIBC_TUNABLES=') && v.includes(NON_TEMPORAL_TUNABLE)), 'the host copies its images with non-temporal stores')
+  assert.equal(
+    environ.some((v) => v.startsWith('SANDFLEET_')),
+    false,
+    "the runner's settings (API keys among them) stay out of the host's environment"
+  )
+  assert.ok(
+    environ.some((v) => v.startsWith('GLIBC_TUNABLES=') && v.includes(NON_TEMPORAL_TUNABLE)),
+    'the host copies its images with non-temporal stores'
+  )
   assert.notEqual(host.pid, process.pid)
-  assert.equal(readFileSync(`/proc/${String(host.pid)}/stat`, 'utf8').split(') ')[1].split(' ')[1], String(process.pid), 'the host is the runner\'s child')
+  assert.equal(
+    readFileSync(`/proc/${String(host.pid)}/stat`, 'utf8')
+      .split(') ')[1]
+      .split(' ')[1],
+    String(process.pid),
+    "the host is the runner's child"
+  )
   const argv = readFileSync(`/proc/${String(host.pid)}/cmdline`, 'utf8').split('\0')
-  for (const flag of ['--no-node-snapshot', '--no-concurrent-recompilation', '--wasm-max-mem-pages=12288', '--max-old-space-size=1024']) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`)
-  assert.equal(process.execArgv.some((a) => a.startsWith('--wasm-max-mem-pages')), false)
+  for (const flag of [
+    '--no-node-snapshot',
+    '--no-concurrent-recompilation',
+    '--wasm-max-mem-pages=12288',
+    '--max-old-space-size=1024'
+  ])
+    assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`)
+  assert.equal(
+    process.execArgv.some((a) => a.startsWith('--wasm-max-mem-pages')),
+    false
+  )
   const report = driver.describe()
   assert.match(report.boundary, /in a host process that is a child of the runner/)
-  assert.ok(report.properties.some((p) => /each wasm memory ≤ 768 MiB \(--wasm-max-mem-pages=12288\)/.test(p)), report.properties.join('\n'))
+  assert.ok(
+    report.properties.some((p) => /each wasm memory ≤ 768 MiB \(--wasm-max-mem-pages=12288\)/.test(p)),
+    report.properties.join('\n')
+  )
   assert.ok(report.properties.some((p) => /crash of the host .* infra_error/.test(p)))
   if (report.properties.some((p) => p.includes('(its cgroup)'))) {
     // The ceiling: the host was born in its own memory cgroup, limited to what the report says.
-    const line = readFileSync(`/proc/${String(host.pid)}/cgroup`, 'utf8').split('\n').find((l) => /:memory:|^0::/.test(l) && l.includes('pyodide-host-')) ?? ''
+    const line =
+      readFileSync(`/proc/${String(host.pid)}/cgroup`, 'utf8')
+        .split('\n')
+        .find((l) => /:memory:|^0::/.test(l) && l.includes('pyodide-host-')) ?? ''
     const path = line.slice(line.indexOf(':/') + 1)
-    const dir = /:memory:/.test(line) ? `/sys/fs/cgroup/memory${path}/memory.limit_in_bytes` : `/sys/fs/cgroup${path}/memory.max`
-    assert.equal(Number(readFileSync(dir, 'utf8')), hostLimits({ maxMemoryMb: 256, sandboxMemoryMb: 0 }, 3).memoryBytes, line)
+    const dir = /:memory:/.test(line)
+      ? `/sys/fs/cgroup/memory${path}/memory.limit_in_bytes`
+      : `/sys/fs/cgroup${path}/memory.max`
+    assert.equal(
+      Number(readFileSync(dir, 'utf8')),
+      hostLimits({ maxMemoryMb: 256, sandboxMemoryMb: 0 }, 3).memoryBytes,
+      line
+    )
   } else t.diagnostic('no memory cgroup on this machine: the host ceiling is its flags only')
   const sandbox = driver.createSandbox('flags')
   try {
     await sandbox.start()
     // --wasm-max-mem-pages applies inside the sandbox: a wasm memory of 12,289 pages (768 MiB + 64 KiB) is refused.
-    const probe = await sandbox.execute(job('import js\nprint(js.eval("[16, 12289].map((n) => { try { new WebAssembly.Memory({ initial: n }); return \'made\' } catch (e) { return e.constructor.name } }).join(\' \')"))'))
+    const probe = await sandbox.execute(
+      job(
+        "import js\nprint(js.eval(\"[16, 12289].map((n) => { try { new WebAssembly.Memory({ initial: n }); return 'made' } catch (e) { return e.constructor.name } }).join(' ')\"))"
+      )
+    )
     assert.deepEqual([probe.status, probe.stdout], ['ok', 'made RangeError\n'], probe.stderr)
     assert.equal(probe.retire, true, 'the probe used the JS FFI')
     const stats = sandbox.stats()
     assert.equal(stats.jobs, 1)
-    assert.ok((stats.memoryBytes ?? 0) > 16 * 1024 * 1024, `the isolate's memory as the host measured it: ${String(stats.memoryBytes)}`)
-  } finally { await sandbox.close() }
+    assert.ok(
+      (stats.memoryBytes ?? 0) > 16 * 1024 * 1024,
+      `the isolate's memory as the host measured it: ${String(stats.memoryBytes)}`
+    )
+  } finally {
+    await sandbox.close()
+  }
 })
 
 test('pyodide host: kill -9 of the host answers the job in flight infra_error, and the pool comes back on a new host', async () => {
@@ -100,14 +172,36 @@ test('pyodide host: kill -9 of the host answers the job in flight infra_error, a
     const second = await driver.host()
     assert.notEqual(second.pid, first.pid)
     assert.equal(alive(first.pid), false)
-    const results = await Promise.all([pool.run(job('print(1 + 1)')), pool.run(job('import builtins; print(hasattr(builtins, "x")); builtins.x = 1'))])
-    assert.deepEqual(results.map((r) => [r.status, r.stdout]), [['ok', '2\n'], ['ok', 'False\n']])
-  } finally { await pool.close() }
+    const results = await Promise.all([
+      pool.run(job('print(1 + 1)')),
+      pool.run(job('import builtins; print(hasattr(builtins, "x")); builtins.x = 1'))
+    ])
+    assert.deepEqual(
+      results.map((r) => [r.status, r.stdout]),
+      [
+        ['ok', '2\n'],
+        ['ok', 'False\n']
+      ]
+    )
+  } finally {
+    await pool.close()
+  }
 })
 
-test('pyodide host: a host that stops answering has its job answered timeout by the pool\'s deadline, and is killed as the sandbox closes', async () => {
+test("pyodide host: a host that stops answering has its job answered timeout by the pool's deadline, and is killed as the sandbox closes", async () => {
   const driver = newDriver()
-  const pool = new Pool({ driver, language: 'python', runnerId: 'test', size: 1, maxJobsPerSandbox: 0, maxQueuedJobs: 100, queueTimeoutMs: 60_000, replaceBackoffMs: 50, replaceBackoffMaxMs: 500, graceMs: 100 })
+  const pool = new Pool({
+    driver,
+    language: 'python',
+    runnerId: 'test',
+    size: 1,
+    maxJobsPerSandbox: 0,
+    maxQueuedJobs: 100,
+    queueTimeoutMs: 60_000,
+    replaceBackoffMs: 50,
+    replaceBackoffMaxMs: 500,
+    graceMs: 100
+  })
   try {
     await pool.start()
     const host = await driver.host()
@@ -121,7 +215,9 @@ test('pyodide host: a host that stops answering has its job answered timeout by 
     await until('a new sandbox in a new host', () => pool.stats().warm === 1)
     const after = await pool.run(job('print(2)'))
     assert.deepEqual([after.status, after.stdout], ['ok', '2\n'])
-  } finally { await pool.close() }
+  } finally {
+    await pool.close()
+  }
 })
 
 test('pyodide host: close() ends the host process; a second close is a no-op', async () => {
@@ -150,10 +246,14 @@ test('pyodide host: a runner killed with SIGKILL leaves no host behind (the host
     await s.start()
     process.stdout.write(String((await d.host()).pid) + '\\n')
     setInterval(() => {}, 1000)`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
   let out = ''
   child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (s: string) => { out += s })
+  child.stdout.on('data', (s: string) => {
+    out += s
+  })
   await until('the child runner to report its host', () => out.includes('\n'), 120_000)
   const hostPid = Number(out.trim())
   assert.equal(alive(hostPid), true)
@@ -162,9 +262,24 @@ test('pyodide host: a runner killed with SIGKILL leaves no host behind (the host
 })
 
 test('pyodide host: a host that cannot boot fails check() with why, and leaves no process', async () => {
-  const before = new Set(readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8').trim().split(/\s+/).filter((p) => p !== ''))
+  const before = new Set(
+    readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((p) => p !== '')
+  )
   const driver = newDriver({ pyodidePackages: '/nonexistent/packages.zip' })
-  await assert.rejects(driver.check(), /the pyodide host process did not start: pyodidePackages: cannot read \/nonexistent\/packages\.zip/)
-  const after = readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8').trim().split(/\s+/).filter((p) => p !== '' && !before.has(p))
-  assert.deepEqual(after.filter((p) => alive(Number(p))), [], 'no host process is left')
+  await assert.rejects(
+    driver.check(),
+    /the pyodide host process did not start: pyodidePackages: cannot read \/nonexistent\/packages\.zip/
+  )
+  const after = readFileSync('/proc/self/task/' + String(process.pid) + '/children', 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter((p) => p !== '' && !before.has(p))
+  assert.deepEqual(
+    after.filter((p) => alive(Number(p))),
+    [],
+    'no host process is left'
+  )
 })

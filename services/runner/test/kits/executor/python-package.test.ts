@@ -15,7 +15,10 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'
 
 test('the sandbox package passes its pytest suite, and the built programs are up to date', () => {
   const run = spawnSync(PYTHON, ['-m', 'pytest', 'test', '-q', '-p', 'no:cacheprovider'], {
-    cwd: PYTHON_IMAGE_DIR, encoding: 'utf8', timeout: 120_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }
+    cwd: PYTHON_IMAGE_DIR,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }
   })
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`)
   assert.match(run.stdout, /\d+ passed/)
