@@ -21,7 +21,6 @@ import os
 import platform
 import resource
 import subprocess
-import sys
 import threading
 import time
 
@@ -75,7 +74,10 @@ def split_cpu(pid):
             return []
 
     out = {'controller': one(pid)[0], 'zygotes': (0.0, 0), 'jobs': (0.0, 0)}
-    add = lambda a, b: (a[0] + b[0], a[1] + b[1])
+
+    def add(a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
     for z in kids(pid):
         own, reaped = one(z)
         out['zygotes'] = add(out['zygotes'], own)

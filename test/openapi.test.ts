@@ -526,7 +526,8 @@ test('/docs renders every operation in headless Chromium, with no network', asyn
       child.once('error', reject)
       child.once('close', (code) => {
         clearTimeout(timer)
-        code === 0 ? resolve(text) : reject(new Error(`chromium exited ${String(code)}`))
+        if (code === 0) resolve(text)
+        else reject(new Error(`chromium exited ${String(code)}`))
       })
     })
     const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId ?? ''))

@@ -136,7 +136,10 @@ def missing(listing, doc):
     """What the listing holds that `doc` does not name: (tier, module, what) for each module, setter-like callable and
     object."""
     exact, prefixes = named(doc)
-    covered = lambda n: n in exact or bool(prefixes) and n.startswith(prefixes)
+
+    def covered(n):
+        return n in exact or bool(prefixes) and n.startswith(prefixes)
+
     out = []
     for tier, mods in listing.items():
         for name, m in mods.items():

@@ -305,7 +305,7 @@ def add_seccomp(program):
 # it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 
 import _signal
-import base64
+import builtins
 import gc
 import json
 import marshal
@@ -313,12 +313,14 @@ import os
 import signal
 import sys
 import traceback
-import __future__  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import ast  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import atexit  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import io  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import linecache  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+
+# what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import __future__  # noqa: F401
+import ast  # noqa: F401
+import atexit
+import io
+import linecache
+import types
 
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
@@ -333,8 +335,6 @@ _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
 # checks.)
-import builtins
-
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
@@ -1146,7 +1146,7 @@ def slot_descriptors(t):
             for k in t.__mro__
             if '__slots__' in k.__dict__
             for d in k.__dict__.values()
-            if type(d) is types.MemberDescriptorType
+            if type(d) is types.MemberDescriptorType  # noqa: E721 (the exact type: a job's class can lie in isinstance)
         )
     return found
 
@@ -1644,7 +1644,7 @@ class Watch:
         elif (
             event == 'object.__getattr__'
             and args[1] == 'f_code'
-            and type(args[0]) is types.FrameType
+            and type(args[0]) is types.FrameType  # noqa: E721 (the exact type: a job's class can lie in isinstance)
             and id(args[0].f_globals) in OWN_GLOBALS
         ):
             self.mark('a frame of the executor')

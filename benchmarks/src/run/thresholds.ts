@@ -30,8 +30,7 @@ export const METRICS: Readonly<Record<string, string>> = {
   leaked_sandboxes: "soak: sandboxes (the runner's child processes) and containers at rest after the run less before it"
 }
 
-const OPS = ['<=', '>=', '==', '!=', '<', '>'] as const
-type Op = (typeof OPS)[number]
+type Op = '<=' | '>=' | '==' | '!=' | '<' | '>'
 
 /** One parsed threshold. */
 export interface Threshold {

@@ -6,7 +6,7 @@
  */
 import { peerUsefulShare, type LoadReport } from '../load.ts'
 import type { Figure, ScenarioResult } from '../report.ts'
-import { fleetNote, type BenchContext, type Scenario } from './context.ts'
+import { type BenchContext, type Scenario } from './context.ts'
 import { TRIVIAL, loadExecute } from './workloads.ts'
 
 /**

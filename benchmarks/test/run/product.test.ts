@@ -205,7 +205,8 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
       child.once('error', reject)
       child.once('close', (code) => {
         clearTimeout(timer)
-        code === 0 ? resolve(text) : reject(new Error(`chromium exited ${String(code)}`))
+        if (code === 0) resolve(text)
+        else reject(new Error(`chromium exited ${String(code)}`))
       })
     })
   const shot = join(dir, 'shot.png')

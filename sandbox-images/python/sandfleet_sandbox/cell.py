@@ -10,7 +10,7 @@ import resource
 import sys
 import traceback
 
-from .limits import PAGE, address_space
+from .limits import address_space
 from .files import fetch_files, write_files
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)

@@ -4,7 +4,7 @@ Everything a job process does is paid in copy-on-write faults, once per job: it 
 it can, and imports nothing (what it uses is imported here, before the zygotes fork).
 """
 import _signal
-import base64
+import builtins
 import gc
 import json
 import marshal
@@ -12,12 +12,14 @@ import os
 import signal
 import sys
 import traceback
-import __future__  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import ast  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import atexit  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import io  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import linecache  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
-import types  # what a job process would import (ast: traceback's carets): once, before the zygotes fork
+
+# what a job process would import (ast: traceback's carets): once, before the zygotes fork
+import __future__  # noqa: F401
+import ast  # noqa: F401
+import atexit
+import io
+import linecache
+import types
 
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
@@ -33,8 +35,6 @@ _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.
 # The same for the builtins (int, str, isinstance, print, …): the executor reads them from its own globals, which a
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
 # checks.)
-import builtins
-
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
 WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]

@@ -195,7 +195,7 @@ def slot_descriptors(t):
             for k in t.__mro__
             if '__slots__' in k.__dict__
             for d in k.__dict__.values()
-            if type(d) is types.MemberDescriptorType
+            if type(d) is types.MemberDescriptorType  # noqa: E721 (the exact type: a job's class can lie in isinstance)
         )
     return found
 
@@ -693,7 +693,7 @@ class Watch:
         elif (
             event == 'object.__getattr__'
             and args[1] == 'f_code'
-            and type(args[0]) is types.FrameType
+            and type(args[0]) is types.FrameType  # noqa: E721 (the exact type: a job's class can lie in isinstance)
             and id(args[0].f_globals) in OWN_GLOBALS
         ):
             self.mark('a frame of the executor')

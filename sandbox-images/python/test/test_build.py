@@ -1,6 +1,5 @@
 """build.py: the programs on disk are the build of the package; the build refuses what would not run joined."""
 import os
-import shutil
 import subprocess
 import sys
 

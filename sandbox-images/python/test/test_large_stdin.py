@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import threading
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -133,6 +133,8 @@ export class GatewayMetrics {
       labelNames: ['reason'] as const,
       registers
     })
+    // prom-client calls `collect` with the metric as `this`; the gauges read the metrics object through `self`.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this
     this.inFlight = new Gauge({
       name: 'sandfleet_gateway_in_flight',

@@ -33,6 +33,8 @@ export interface Refusal {
 }
 
 /** A call route's declaration. `Body` is its body after the parse stage (shape-checked). */
+// The pipeline holds every route's declaration, whatever its body.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface RouteCalls<Body = any> {
   /** The calls `body` asks for, as the `ExecRequest`s they become, for the limits stage. */
   of: (body: Body) => readonly Call[]

@@ -70,6 +70,14 @@ export interface SessionHostOptions {
   sweepMs?: number
 }
 
+/** The session host's answer to `open`: the session's process and socket, or why it could not. */
+interface Opened {
+  pid: number
+  socket: string
+  isolated?: boolean
+  error?: string
+}
+
 interface Held {
   info: SessionInfo
   key: string
@@ -101,7 +109,7 @@ export class SessionHost implements RunnerSessionsApi {
   readonly #overrunMs: number
   readonly #sessions = new Map<string, Held>()
   readonly #lost = new Set<string>()
-  readonly #opening = new Map<string, (frame: any) => void>()
+  readonly #opening = new Map<string, (frame: Opened | undefined) => void>()
   readonly #dir: string
   #host: ChildProcess | undefined
   #ready: Promise<void> | undefined
@@ -143,9 +151,9 @@ export class SessionHost implements RunnerSessionsApi {
         for (const answer of this.#opening.values()) answer(undefined)
       })
       createInterface({ input: host.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-        const frame = JSON.parse(line) as { op: string; sid?: string }
+        const frame = JSON.parse(line) as { op: string; sid?: string } & Partial<Opened>
         if (frame.op === 'ready') resolve()
-        else if (frame.op === 'opened' && frame.sid !== undefined) this.#opening.get(frame.sid)?.(frame)
+        else if (frame.op === 'opened' && frame.sid !== undefined) this.#opening.get(frame.sid)?.(frame as Opened)
       })
       this.#sweeper = setInterval(() => this.#sweep(), this.#opts.sweepMs).unref()
     })
@@ -165,12 +173,10 @@ export class SessionHost implements RunnerSessionsApi {
       throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
-    const opened = await new Promise<{ pid: number; socket: string; isolated?: boolean; error?: string } | undefined>(
-      (resolve) => {
-        this.#opening.set(nonce, resolve)
-        this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
-      }
-    ).finally(() => this.#opening.delete(nonce))
+    const opened = await new Promise<Opened | undefined>((resolve) => {
+      this.#opening.set(nonce, resolve)
+      this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
+    }).finally(() => this.#opening.delete(nonce))
     if (opened === undefined)
       throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
     if (opened.error !== undefined)

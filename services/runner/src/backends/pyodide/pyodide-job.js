@@ -16,7 +16,6 @@
   const M = py._module
   const FS = M.FS
   const counter = globalThis.__sf_counter
-  const encoder = new TextEncoder()
   const decoder = new TextDecoder()
   const WORK = '/tmp/work'
   const SF = '/tmp/.sf'

@@ -3,7 +3,6 @@
 # __main__ and writes its outcome to /tmp/.sf/out.json. stdout and stderr are file descriptors
 # 1 and 2, captured and capped by the JavaScript side (pyodide-job.js). Every job starts from the
 # same memory image, so nothing here needs undoing.
-import builtins
 import io
 import json
 import linecache
@@ -14,13 +13,15 @@ import sys
 import time
 import traceback
 import types
-import codecs  # warm, shared by most jobs
-import collections  # warm, shared by most jobs
-import functools  # warm, shared by most jobs
-import itertools  # warm, shared by most jobs
-import math  # warm, shared by most jobs
-import re  # warm, shared by most jobs
-import string  # warm, shared by most jobs
+
+# warm, shared by most jobs
+import codecs  # noqa: F401
+import collections  # noqa: F401
+import functools  # noqa: F401
+import itertools  # noqa: F401
+import math  # noqa: F401
+import re  # noqa: F401
+import string  # noqa: F401
 
 _SF_IN = '/tmp/.sf/in.json'
 _SF_OUT = '/tmp/.sf/out.json'

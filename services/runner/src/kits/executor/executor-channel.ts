@@ -201,6 +201,7 @@ export class ExecutorChannel {
   }
 
   private onFrame(line: Buffer): void {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each op's fields are read as its case knows them
     let frame: any
     try {
       frame = JSON.parse(line.toString('utf8'))
