@@ -40,7 +40,7 @@ ENTRIES = {
         'results',
         'controller',
     ),
-    'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'host'),
+    'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'agent', 'host'),
 }
 
 

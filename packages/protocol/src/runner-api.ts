@@ -8,6 +8,7 @@ import type { ExecRequest, ExecResult } from './exec.ts'
 import type { RunnerInfo } from './info.ts'
 import type { RunnerCallOptions, RunnerLoad } from './runner.ts'
 import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
+import type { RunnerSandboxesApi } from './sandbox.ts'
 
 /** A value now (the runner, in its process) or later (a client of a runner elsewhere). */
 export type Awaitable<T> = T | Promise<T>
@@ -56,4 +57,6 @@ export interface RunnerApi {
   info(): Awaitable<RunnerInfo>
   /** Its sessions; undefined when it holds none (or, for a client, cannot reach them). */
   readonly sessions?: RunnerSessionsApi | undefined
+  /** Its sandboxes (sessions with files, processes and code contexts); undefined when it holds no sessions. */
+  readonly sandboxes?: RunnerSandboxesApi | undefined
 }

@@ -61,6 +61,8 @@ class Session:
         self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
+        # The code contexts beside the default one (`self.g`): each its own globals and working directory.
+        self.contexts = {}
 
     def serve(self):
         """The session loop in S; returns never (exits when the connection or the session ends)."""
@@ -100,6 +102,11 @@ class Session:
         if not line:
             os._exit(0)
         frame = _loads(line)
+        options = {}
+        if frame.get("op") == "cell":  # the next cell's options, then its exec frame
+            options = frame
+            line = self.rfile.readline()
+            frame = _loads(line) if line else {}
         if frame.get("op") != "exec":
             os._exit(0)
         write_all(
@@ -113,7 +120,10 @@ class Session:
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
+        if options:
+            self.run_in_context(options, frame, res_w)
+        else:
+            run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
@@ -121,6 +131,44 @@ class Session:
         _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
         os.write(ctl_w, b"k")
         os.close(ctl_w)
+
+    def run_in_context(self, options, frame, res_w):
+        """Runs a cell as its options say: in a code context (`context`: its globals and working directory, made
+        fresh the first time it is named; those in `forget` dropped first), with `env` set in the environment for this
+        cell only, and its value's display marked with `main_key`."""
+        for key in options.get("forget") or ():
+            self.contexts.pop(key, None)
+        key = options.get("context")
+        if key is None:
+            g, state = self.g, {}
+        else:
+            state = self.contexts.get(key)
+            if state is None:
+                g = {"__name__": "__main__", "__builtins__": __builtins__}
+                state = self.contexts[key] = {"g": g, "cwd": options.get("cwd")}
+            g = state["g"]
+        if state.get("cwd"):
+            try:
+                os.chdir(state["cwd"])
+            except OSError:
+                pass
+        saved = {}
+        for name, value in (options.get("env") or {}).items():
+            saved[name] = os.environ.get(name)
+            os.environ[name] = str(value)
+        try:
+            run_cell(frame, g, self.n, res_w, self.workdir, self.places, options.get("main_key"))
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            if key is not None:
+                try:
+                    state["cwd"] = os.getcwd()
+                except OSError:
+                    pass
 
     def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
         """S: waits for R to start a cell, drains it, answers; exits when R took over."""

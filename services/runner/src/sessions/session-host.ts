@@ -40,6 +40,7 @@ import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executo
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { outcomeResult } from '../pool/job-results.ts'
 import { prepareCall } from '../requests/prepared-call.ts'
+import { AgentChannel } from './session-agent.ts'
 
 /** The program that runs `session_host.py` for a socket directory. */
 export type SessionHostCommand = (socketDir: string) => ExecutorCommand
@@ -74,8 +75,34 @@ export interface SessionHostOptions {
 interface Opened {
   pid: number
   socket: string
+  /** The socket of the session's agent (files, processes), when it was opened with one. */
+  agent_socket?: string
   isolated?: boolean
   error?: string
+}
+
+/**
+ * How a sandbox's session is opened (sessions/session-sandboxes.ts): with an agent (its files and processes), `env` in
+ * its environment, `home` its working directory where the session has it as a private place, and an end fixed at
+ * `endAt` (not moved by its use; it is killed then, running or not).
+ */
+export interface SandboxOpen {
+  env: Record<string, string>
+  home: string
+  endAt: Date
+}
+
+/**
+ * A cell's options (a sandbox's run): the code context it runs in (`context`: a key of the session's own, made fresh
+ * the first time; `forget`: keys dropped first), `cwd` of a new context, `env` for this cell only, and `main_key`,
+ * the display key that marks the display of the cell's value.
+ */
+export interface CellOptions {
+  context?: string
+  cwd?: string
+  forget?: string[]
+  env?: Record<string, string>
+  main_key?: string
 }
 
 interface Held {
@@ -89,6 +116,8 @@ interface Held {
   /** Whether the session has its own user, mount, pid, IPC and network namespaces. */
   isolated: boolean
   busy: boolean
+  /** A sandbox's session: its agent, and its end is fixed (see {@link SandboxOpen}). */
+  agent?: AgentChannel
 }
 
 /** A session that has not answered by its cell's hard deadline is cut off (it is then lost). */
@@ -110,6 +139,7 @@ export class SessionHost implements RunnerSessionsApi {
   readonly #sessions = new Map<string, Held>()
   readonly #lost = new Set<string>()
   readonly #opening = new Map<string, (frame: Opened | undefined) => void>()
+  readonly #ended = new Set<(id: string) => void>()
   readonly #dir: string
   #host: ChildProcess | undefined
   #ready: Promise<void> | undefined
@@ -160,8 +190,11 @@ export class SessionHost implements RunnerSessionsApi {
     return this.#ready
   }
 
-  /** Opens a session for `key` (the caller's API key, '' when none). */
-  async create(req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
+  /**
+   * Opens a session for `key` (the caller's API key, '' when none); with `sandbox`, a sandbox's session (see
+   * {@link SandboxOpen}).
+   */
+  async create(req: SessionCreateRequest = {}, key = '', sandbox?: SandboxOpen): Promise<SessionInfo> {
     if ((req.language ?? 'python') !== 'python')
       throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
     const { maxSessions, maxSessionsPerKey } = this.#opts.config
@@ -173,19 +206,22 @@ export class SessionHost implements RunnerSessionsApi {
       throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
+    const memoryMb = req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb
+    const open =
+      sandbox === undefined
+        ? { op: 'open', sid: nonce }
+        : { op: 'open', sid: nonce, agent: true, env: sandbox.env, home: sandbox.home, memory_mb: memoryMb }
     const opened = await new Promise<Opened | undefined>((resolve) => {
       this.#opening.set(nonce, resolve)
-      this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
+      this.#host?.stdin?.write(JSON.stringify(open) + '\n')
     }).finally(() => this.#opening.delete(nonce))
     if (opened === undefined)
       throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
     if (opened.error !== undefined)
       throw new SessionError('SF_ERR_SESSION_HOST', `the session could not be opened: ${opened.error}`)
     // The host names the socket by its own path (inside its sandbox); it lives in our directory.
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(join(this.#dir, basename(opened.socket)), () => resolve(s))
-      s.once('error', reject)
-    })
+    const socket = await this.#connect(opened.socket)
+    const agentSocket = opened.agent_socket === undefined ? undefined : await this.#connect(opened.agent_socket)
     const now = new Date()
     const ttl = req.ttl_s ?? SESSION_LIMITS.defaultTtlS
     const id = encodeSessionId(this.#opts.runnerId, nonce)
@@ -195,10 +231,10 @@ export class SessionHost implements RunnerSessionsApi {
         language: 'python',
         runner: this.#opts.runnerId,
         ttl_s: ttl,
-        memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
+        memory_mb: memoryMb,
         created_at: now.toISOString(),
         last_used_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+        expires_at: (sandbox?.endAt ?? new Date(now.getTime() + ttl * 1000)).toISOString(),
         cells: 0
       },
       key,
@@ -206,12 +242,14 @@ export class SessionHost implements RunnerSessionsApi {
       channel: new ExecutorChannel(socket, socket),
       pid: opened.pid,
       isolated: opened.isolated === true,
-      busy: false
+      busy: false,
+      ...(agentSocket === undefined ? {} : { agent: new AgentChannel(agentSocket) })
     }
     socket.on('close', () => {
       if (this.#sessions.get(id) === held) {
         this.#remember(id)
         this.#sessions.delete(id)
+        this.#end(id, held)
       }
     })
     socket.on('error', () => {})
@@ -232,6 +270,15 @@ export class SessionHost implements RunnerSessionsApi {
    * throws the runner's 400 for a cell over its limits, and a {@link SessionError} otherwise.
    */
   async execute(id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
+    return await this.#execute(id, req, key)
+  }
+
+  /** Runs one cell of a sandbox's session (its caller checked already) with its options (see {@link CellOptions}). */
+  async executeCell(id: string, req: SessionExecRequest, cell: CellOptions): Promise<ExecResult> {
+    return await this.#execute(id, req, undefined, cell)
+  }
+
+  async #execute(id: string, req: SessionExecRequest, key?: string, cell?: CellOptions): Promise<ExecResult> {
     const call = prepareCall({ ...req, language: 'python' }, this.#opts.config, ANY_LANGUAGE)
     if (call.job === undefined)
       throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
@@ -243,6 +290,8 @@ export class SessionHost implements RunnerSessionsApi {
     try {
       const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
       const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
+      // the cell's options go just before its frame (session.py reads them first)
+      if (cell !== undefined) held.socket.write(JSON.stringify({ op: 'cell', ...cell }) + '\n')
       const outcome = await held.channel.run(job, deadline)
       if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed))
         throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
@@ -250,7 +299,8 @@ export class SessionHost implements RunnerSessionsApi {
       const now = new Date()
       held.info.cells++
       held.info.last_used_at = now.toISOString()
-      held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
+      if (held.agent === undefined)
+        held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
       const result = outcomeResult(this.#opts.runnerId, call.requestId, `session-${held.pid}`, 0, outcome)
       result.display = outcome.display ?? []
       return result
@@ -264,6 +314,32 @@ export class SessionHost implements RunnerSessionsApi {
     const held = this.#held(id, key)
     this.#sessions.delete(id)
     this.#kill(held)
+    this.#end(id, held)
+  }
+
+  /** The info of every session `key` holds. */
+  list(key: string): SessionInfo[] {
+    return [...this.#sessions.values()].filter((held) => held.key === key).map((held) => ({ ...held.info }))
+  }
+
+  /** The agent of a sandbox's session (its files and processes); throws not-found or lost. */
+  agentOf(id: string): AgentChannel {
+    const agent = this.#held(id).agent
+    if (agent === undefined) throw new SessionError(SESSION_NOT_FOUND, `session ${id} is not a sandbox`)
+    if (agent.closed) throw new SessionError(SESSION_LOST, `session ${id} lost: its processes died`)
+    return agent
+  }
+
+  /** Moves a sandbox's fixed end to `at` (it is killed then, running or not). */
+  setEnd(id: string, at: Date): SessionInfo {
+    const held = this.#held(id)
+    held.info.expires_at = at.toISOString()
+    return { ...held.info }
+  }
+
+  /** Calls `listener` with the id of each session that ends: closed, expired or lost. */
+  onEnd(listener: (id: string) => void): void {
+    this.#ended.add(listener)
   }
 
   /** Closes every session and the host. Idempotent. */
@@ -271,7 +347,10 @@ export class SessionHost implements RunnerSessionsApi {
     if (this.#closed) return
     this.#closed = true
     clearInterval(this.#sweeper)
-    for (const held of this.#sessions.values()) this.#kill(held)
+    for (const [id, held] of this.#sessions) {
+      this.#kill(held)
+      this.#end(id, held)
+    }
     this.#sessions.clear()
     this.#host?.stdin?.end(JSON.stringify({ op: 'shutdown' }) + '\n')
     if (this.#host !== undefined) killGroup(this.#host)
@@ -307,6 +386,18 @@ export class SessionHost implements RunnerSessionsApi {
     if (this.#lost.size > LOST_REMEMBERED) this.#lost.delete(this.#lost.values().next().value as string)
   }
 
+  #end(id: string, held: Held): void {
+    held.agent?.close()
+    for (const listener of this.#ended) listener(id)
+  }
+
+  async #connect(path: string): Promise<Socket> {
+    return await new Promise<Socket>((resolve, reject) => {
+      const s = connect(join(this.#dir, basename(path)), () => resolve(s))
+      s.once('error', reject)
+    })
+  }
+
   #kill(held: Held): void {
     held.socket.end(JSON.stringify({ op: 'close' }) + '\n')
     held.socket.destroy()
@@ -317,9 +408,11 @@ export class SessionHost implements RunnerSessionsApi {
   #sweep(): void {
     const now = Date.now()
     for (const [id, held] of this.#sessions) {
-      if (!held.busy && Date.parse(held.info.expires_at) <= now) {
+      // a sandbox ends at its end, running or not; a session once idle past its time
+      if ((!held.busy || held.agent !== undefined) && Date.parse(held.info.expires_at) <= now) {
         this.#sessions.delete(id)
         this.#kill(held)
+        this.#end(id, held)
       }
     }
   }
