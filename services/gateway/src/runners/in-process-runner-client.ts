@@ -4,7 +4,13 @@
  */
 import type { ErrorBody, ExecRequest, ExecResult, RunnerApi, RunnerInfo, RunnerLoad } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type {
+  BatchResultListener,
+  CallOptions,
+  RunnerClient,
+  RunnerSandboxes,
+  RunnerSessions
+} from './runner-client.ts'
 
 /**
  * What the gateway needs of an in-process runner: the protocol's {@link RunnerApi} and the
@@ -78,5 +84,27 @@ export class InProcessRunnerClient implements RunnerClient {
     }
   }
 
+  /** The runner's sandboxes, their errors as refusals; undefined when it holds none. */
+  get sandboxes(): RunnerSandboxes | undefined {
+    const local = this.#runner.sandboxes
+    if (local === undefined) return undefined
+    return {
+      create: async (request, key) => await refusing(() => local.create(request, key)),
+      list: async (key) => await refusing(() => local.list(key)),
+      call: async (id, auth, request, signal) => await refusing(() => local.call(id, auth, request, signal)),
+      stream: async (id, auth, request, onEvent, signal) =>
+        await refusing(() => local.stream(id, auth, request, onEvent, signal))
+    }
+  }
+
   async close(): Promise<void> {}
+}
+
+/** Runs `fn`, a thrown session or sandbox error turned into a {@link RunnerRefusal}. */
+async function refusing<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw refusal(err)
+  }
 }
