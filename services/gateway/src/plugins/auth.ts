@@ -18,6 +18,13 @@ declare module 'fastify' {
     /** The tenant of the API key presented; undefined without keys configured (and on open paths). */
     tenant: Tenant | undefined
   }
+  interface FastifyContextConfig {
+    /**
+     * The route authenticates its caller itself, with a credential of its API's (an E2B sandbox's access token),
+     * and sets the request's tenant: the API-key check passes it by.
+     */
+    ownAuth?: boolean
+  }
 }
 
 /** Paths that stay open with keys configured (probes, scrapes, the API description). */
@@ -41,7 +48,7 @@ export function installAuth(app: FastifyInstance, keys: KeyTable<Tenant>): void 
   app.decorateRequest('tenant', undefined)
   if (keys.size === 0) return
   app.addHook('onRequest', (request, reply, done) => {
-    if (OPEN.test(request.url)) {
+    if (OPEN.test(request.url) || request.routeOptions.config.ownAuth === true) {
       done()
       return
     }

@@ -12,10 +12,14 @@
  * Register it encapsulated: its error handlers, body parsers and lax validation stay here.
  */
 import type { FastifyError, FastifyInstance } from 'fastify'
+import { LIMITS } from '@sandfleet/protocol'
+import { depthLimited } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../../errors.ts'
 import { FleetSandboxes } from '../../sessions/fleet-sandboxes.ts'
-import type { Api } from '../api.ts'
+import type { Api, ApiContext } from '../api.ts'
 import { BadInput, lifecycleRoutes } from './e2b-lifecycle.ts'
+import { interpreterRoutes } from './e2b-interpreter.ts'
+import { installPortConstraint, sandboxAuth, sandboxErrorHandler } from './e2b-sandbox-url.ts'
 import { apiRefusal } from './e2b-shapes.ts'
 
 /** The API URL's routes, with their error shape. */
@@ -50,10 +54,32 @@ async function apiUrl(app: FastifyInstance, context: { sandboxes: FleetSandboxes
   lifecycleRoutes(app, context.sandboxes)
 }
 
+/** The sandbox URL's routes, with their own auth, body parsers and error shapes. */
+async function sandboxUrl(
+  app: FastifyInstance,
+  context: { sandboxes: FleetSandboxes; api: ApiContext }
+): Promise<void> {
+  const { sandboxes, api } = context
+  app.setValidatorCompiler(() => () => true)
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
+  // the interpreter takes an empty JSON body (a context's restart), as its own server does
+  const parse = depthLimited(app.getDefaultJsonParser('error', 'error'), LIMITS.maxJsonDepth)
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined)
+    else parse(request as never, body as string, done)
+  })
+  app.setErrorHandler(sandboxErrorHandler)
+  app.addHook('onRequest', sandboxAuth(sandboxes, api.tenants))
+  interpreterRoutes(app, sandboxes, api.config.maxTimeoutMs)
+}
+
 /** E2B on the gateway's fleet. */
 const routes: Api['routes'] = async (app, context) => {
   const sandboxes = new FleetSandboxes(context.runners)
+  installPortConstraint(app)
   await app.register(apiUrl, { sandboxes })
+  await app.register(sandboxUrl, { sandboxes, api: context })
 }
 
 /** E2B's sandbox API and its SDK's sandbox URL. */

@@ -61,6 +61,14 @@ async function create(key = KEY): Promise<Box> {
   return { id: made.body.sandboxID, token: made.body.envdAccessToken }
 }
 
+function inBox(box: Box, port: string, token: string | null = box.token): Record<string, string> {
+  return {
+    'e2b-sandbox-id': box.id,
+    'e2b-sandbox-port': port,
+    ...(token === null ? {} : { 'x-access-token': token })
+  }
+}
+
 test('bad input to the API URL is a 400 in E2B shape naming the field; a sandbox of no runner is a 404', async () => {
   for (const [body, field] of [
     [{ templateID: 'my-own' }, /^templateID: template 'my-own' is not one sandfleet makes/],
@@ -85,6 +93,47 @@ test('bad input to the API URL is a 400 in E2B shape naming the field; a sandbox
   assert.deepEqual([gone.status, gone.body.code], [404, 404])
   const noKey = await fetch(`${url}/v2/sandboxes`)
   assert.deepEqual([noKey.status, ((await noKey.json()) as { code: number }).code], [401, 401])
+})
+
+test("the interpreter: E2B's lines, a FastAPI 422 for bad input, and its owner's quota on the sandbox URL", async () => {
+  const box = await create()
+  const run = async (body: unknown): Promise<{ status: number; text: string }> => {
+    const res = await fetch(`${url}/execute`, {
+      method: 'POST',
+      headers: { ...inBox(box, '49999'), 'content-type': 'application/json' },
+      body: JSON.stringify(body)
+    })
+    return { status: res.status, text: await res.text() }
+  }
+  const ok = await run({ code: 'print("out")\n"s"' })
+  assert.equal(ok.status, 200)
+  assert.deepEqual(
+    ok.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string })
+      .map((l) => l.type),
+    ['number_of_executions', 'stdout', 'result', 'end_of_execution']
+  )
+  assert.match(ok.text, /"text":"s","is_main_result":true/)
+  const bad = await run({ code: 5 })
+  assert.equal(bad.status, 422)
+  assert.equal((JSON.parse(bad.text) as { detail: Array<{ loc: string[] }> }).detail[0]?.loc.join('.'), 'body.code')
+  assert.equal((await run({ code: '1', context_id: 'c', language: 'python' })).status, 400)
+  assert.equal((await run({ code: '1', language: 'cobol' })).status, 400)
+  assert.equal((await run({ code: '1', context_id: 'nope' })).status, 404)
+  await api('DELETE', `/sandboxes/${box.id}`)
+
+  // a sandbox of the slow key: its sandbox URL's calls take that key's quota (one call a long while)
+  const slow = await create(SLOW)
+  const refused = await fetch(`${url}/execute`, {
+    method: 'POST',
+    headers: { ...inBox(slow, '49999'), 'content-type': 'application/json' },
+    body: JSON.stringify({ code: '1' })
+  })
+  assert.equal(refused.status, 429)
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1)
+  assert.equal((await api('DELETE', `/sandboxes/${slow.id}`, undefined, SLOW)).status, 204)
 })
 
 test("a sandbox's life on the API URL: made, listed for its key only, its info, timeout and connect, killed", async () => {
