@@ -18,6 +18,7 @@ import { GatewayError, RunnerRefusal } from '../../errors.ts'
 import { FleetSandboxes } from '../../sessions/fleet-sandboxes.ts'
 import type { Api, ApiContext } from '../api.ts'
 import { BadInput, lifecycleRoutes } from './e2b-lifecycle.ts'
+import { envdRoutes, installRawBodies } from './e2b-envd.ts'
 import { interpreterRoutes } from './e2b-interpreter.ts'
 import { installPortConstraint, sandboxAuth, sandboxErrorHandler } from './e2b-sandbox-url.ts'
 import { apiRefusal } from './e2b-shapes.ts'
@@ -69,9 +70,11 @@ async function sandboxUrl(
     if (body === '') done(null, undefined)
     else parse(request as never, body as string, done)
   })
+  installRawBodies(app)
   app.setErrorHandler(sandboxErrorHandler)
   app.addHook('onRequest', sandboxAuth(sandboxes, api.tenants))
   interpreterRoutes(app, sandboxes, api.config.maxTimeoutMs)
+  envdRoutes(app, sandboxes)
 }
 
 /** E2B on the gateway's fleet. */

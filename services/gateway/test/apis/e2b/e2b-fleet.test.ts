@@ -8,9 +8,11 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { loadGatewayConfig, startGateway, type RunningGateway } from '@sandfleet/gateway'
 import { listenRunner, runnerConfig, silentLogger, type RunnerServer } from '@sandfleet/runner'
+import { boundaryOf, parseForm } from '../../../src/apis/e2b/multipart.ts'
 
 const KEY = 'e2b-fleet-key-1'
 const SLOW = 'e2b-fleet-slow-key'
@@ -95,6 +97,40 @@ test('bad input to the API URL is a 400 in E2B shape naming the field; a sandbox
   assert.deepEqual([noKey.status, ((await noKey.json()) as { code: number }).code], [401, 401])
 })
 
+test('the headers tell the sandbox URL: its routes take only requests with E2b-Sandbox-Port, and such a request reaches no other route', async () => {
+  const box = await create()
+  // without the port header, /execute is no route of the gateway
+  const plain = await fetch(`${url}/execute`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ code: '1' })
+  })
+  assert.equal(plain.status, 404)
+  // with it, the gateway's own routes are out of reach (and a sandbox token is no API key)
+  const native = await fetch(`${url}/v1/execute`, {
+    method: 'POST',
+    headers: { ...inBox(box, '49983'), 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ code: 'print(1)' })
+  })
+  assert.equal(native.status, 404)
+  const tokenOnly = await fetch(`${url}/v1/execute`, {
+    method: 'POST',
+    headers: { ...inBox(box, '49983'), 'content-type': 'application/json' },
+    body: JSON.stringify({ code: 'print(1)' })
+  })
+  assert.equal(tokenOnly.status, 401, 'a route of its own takes the API key, never a token')
+  const health = await fetch(`${url}/health`, { headers: inBox(box, '49983') })
+  assert.equal(health.status, 204)
+  assert.equal((await fetch(`${url}/health`, { headers: inBox(box, '49983', null) })).status, 401)
+  assert.equal((await fetch(`${url}/health`, { headers: inBox(box, '49983', 'wrong') })).status, 401)
+  const unknown = await fetch(`${url}/health`, {
+    headers: { 'e2b-sandbox-id': 'bm8tcnVubmVy.0123456789abcdef', 'e2b-sandbox-port': '49983', 'x-access-token': 't' }
+  })
+  assert.equal(unknown.status, 502, 'a sandbox not there answers as E2B answers one gone')
+  assert.equal(((await unknown.json()) as { sandboxId: string }).sandboxId, 'bm8tcnVubmVy.0123456789abcdef')
+  assert.equal((await api('DELETE', `/sandboxes/${box.id}`)).status, 204)
+})
+
 test("the interpreter: E2B's lines, a FastAPI 422 for bad input, and its owner's quota on the sandbox URL", async () => {
   const box = await create()
   const run = async (body: unknown): Promise<{ status: number; text: string }> => {
@@ -134,6 +170,56 @@ test("the interpreter: E2B's lines, a FastAPI 422 for bad input, and its owner's
   assert.equal(refused.status, 429)
   assert.ok(Number(refused.headers.get('retry-after')) >= 1)
   assert.equal((await api('DELETE', `/sandboxes/${slow.id}`, undefined, SLOW)).status, 204)
+})
+
+test("envd's files: a multipart upload and an octet-stream one (gzip too), read back; refusals in envd's shape", async () => {
+  const box = await create()
+  const form = new FormData()
+  form.append('file', new Blob([Buffer.from([0, 1, 2, 255])]), '/home/user/up/a.bin')
+  const up = await fetch(`${url}/files?username=user`, { method: 'POST', headers: inBox(box, '49983'), body: form })
+  assert.equal(up.status, 200)
+  assert.deepEqual(await up.json(), [{ name: 'a.bin', type: 'file', path: '/home/user/up/a.bin' }])
+  const read = await fetch(`${url}/files?path=${encodeURIComponent('up/a.bin')}`, { headers: inBox(box, '49983') })
+  assert.equal(read.headers.get('content-type'), 'application/octet-stream')
+  assert.deepEqual([...Buffer.from(await read.arrayBuffer())], [0, 1, 2, 255])
+  const zipped = await fetch(`${url}/files?path=/tmp/z.txt`, {
+    method: 'POST',
+    headers: { ...inBox(box, '49983'), 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+    body: gzipSync('unzipped')
+  })
+  assert.equal(zipped.status, 200)
+  assert.equal(await (await fetch(`${url}/files?path=/tmp/z.txt`, { headers: inBox(box, '49983') })).text(), 'unzipped')
+  const missing = await fetch(`${url}/files?path=nothing`, { headers: inBox(box, '49983') })
+  assert.equal(missing.status, 404)
+  assert.equal(((await missing.json()) as { code: number }).code, 404)
+  const outside = await fetch(`${url}/files?path=/etc/x`, {
+    method: 'POST',
+    headers: { ...inBox(box, '49983'), 'content-type': 'application/octet-stream' },
+    body: 'x'
+  })
+  assert.equal(outside.status, 403)
+  await api('DELETE', `/sandboxes/${box.id}`)
+})
+
+test('a multipart form is read into its parts, binary bytes as they were', () => {
+  const bytes = Buffer.from([0, 13, 10, 45, 45, 255])
+  const body = Buffer.concat([
+    Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="/home/user/a.bin"\r\n'),
+    Buffer.from('Content-Type: application/octet-stream\r\n\r\n'),
+    bytes,
+    Buffer.from('\r\n--XyZ\r\nContent-Disposition: form-data; name="file"; filename="b.txt"\r\n\r\nhi\r\n--XyZ--\r\n')
+  ])
+  assert.equal(boundaryOf('multipart/form-data; boundary=XyZ'), 'XyZ')
+  assert.equal(boundaryOf('multipart/form-data; boundary="a b"'), 'a b')
+  const parts = parseForm(body, 'XyZ')
+  assert.deepEqual(
+    parts.map((p) => [p.name, p.filename, p.data.toString('hex')]),
+    [
+      ['file', '/home/user/a.bin', bytes.toString('hex')],
+      ['file', 'b.txt', Buffer.from('hi').toString('hex')]
+    ]
+  )
+  assert.throws(() => parseForm(Buffer.from('no parts here'), 'XyZ'))
 })
 
 test("a sandbox's life on the API URL: made, listed for its key only, its info, timeout and connect, killed", async () => {
