@@ -20,6 +20,7 @@ import type { Api, ApiContext } from '../api.ts'
 import { BadInput, lifecycleRoutes } from './e2b-lifecycle.ts'
 import { envdRoutes, installRawBodies } from './e2b-envd.ts'
 import { interpreterRoutes } from './e2b-interpreter.ts'
+import { rpcRoutes } from './e2b-rpc.ts'
 import { installPortConstraint, sandboxAuth, sandboxErrorHandler } from './e2b-sandbox-url.ts'
 import { apiRefusal } from './e2b-shapes.ts'
 
@@ -75,6 +76,7 @@ async function sandboxUrl(
   app.addHook('onRequest', sandboxAuth(sandboxes, api.tenants))
   interpreterRoutes(app, sandboxes, api.config.maxTimeoutMs)
   envdRoutes(app, sandboxes)
+  rpcRoutes(app, sandboxes, api.config.maxCodeBytes)
 }
 
 /** E2B on the gateway's fleet. */

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { loadGatewayConfig, startGateway, type RunningGateway } from '@sandfleet/gateway'
 import { listenRunner, runnerConfig, silentLogger, type RunnerServer } from '@sandfleet/runner'
+import { envelope, unenvelope } from '../../../src/apis/e2b/connect-rpc.ts'
 import { boundaryOf, parseForm } from '../../../src/apis/e2b/multipart.ts'
 
 const KEY = 'e2b-fleet-key-1'
@@ -198,6 +199,65 @@ test("envd's files: a multipart upload and an octet-stream one (gzip too), read 
     body: 'x'
   })
   assert.equal(outside.status, 403)
+  await api('DELETE', `/sandboxes/${box.id}`)
+})
+
+test('envd over Connect: unary answers and errors, a process started as a stream of enveloped events', async () => {
+  const box = await create()
+  const rpc = async (method: string, message: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(`${url}/${method}`, {
+      method: 'POST',
+      headers: { ...inBox(box, '49983'), 'content-type': 'application/json', 'connect-protocol-version': '1' },
+      body: JSON.stringify(message)
+    })
+    return { status: res.status, body: await res.json() }
+  }
+  const made = await rpc('filesystem.Filesystem/MakeDir', { path: '/home/user/d' })
+  assert.equal(made.status, 200)
+  assert.equal(made.body.entry.type, 'FILE_TYPE_DIRECTORY')
+  assert.deepEqual(await rpc('filesystem.Filesystem/MakeDir', { path: '/home/user/d' }), {
+    status: 409,
+    body: { code: 'already_exists', message: '/home/user/d already exists' }
+  })
+  const missing = await rpc('filesystem.Filesystem/Stat', { path: '/home/user/none' })
+  assert.deepEqual([missing.status, missing.body.code], [404, 'not_found'])
+  assert.equal((await rpc('filesystem.Filesystem/CreateWatcher', { path: '/home/user' })).body.code, 'unimplemented')
+  assert.equal(
+    (await rpc('process.Process/SendSignal', { process: { pid: 99999 }, signal: 'SIGNAL_SIGKILL' })).body.code,
+    'not_found'
+  )
+
+  const start = async (message: unknown): Promise<unknown[]> => {
+    const res = await fetch(`${url}/process.Process/Start`, {
+      method: 'POST',
+      headers: { ...inBox(box, '49983'), 'content-type': 'application/connect+json', 'connect-protocol-version': '1' },
+      body: envelope(message)
+    })
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'application/connect+json')
+    const bytes = Buffer.from(await res.arrayBuffer())
+    const out: unknown[] = []
+    for (let at = 0; at < bytes.length;) {
+      const length = bytes.readUInt32BE(at + 1)
+      out.push({ flags: bytes[at], message: unenvelope(bytes.subarray(at, at + 5 + length)) })
+      at += 5 + length
+    }
+    return out
+  }
+  const events = await start({ process: { cmd: '/bin/bash', args: ['-l', '-c', 'echo hi; exit 4'] }, stdin: false })
+  assert.deepEqual(events.slice(1), [
+    { flags: 0, message: { event: { data: { stdout: Buffer.from('hi\n').toString('base64') } } } },
+    { flags: 0, message: { event: { end: { exitCode: 4, exited: true, status: 'exit status 4' } } } },
+    { flags: 2, message: {} }
+  ])
+  assert.ok((events[0] as { message: { event: { start: { pid: number } } } }).message.event.start.pid > 0)
+  const noCwd = await start({ process: { cmd: '/bin/true', args: [], cwd: '/home/user/not-there' } })
+  assert.deepEqual(noCwd, [
+    {
+      flags: 2,
+      message: { error: { code: 'invalid_argument', message: 'working directory /home/user/not-there does not exist' } }
+    }
+  ])
   await api('DELETE', `/sandboxes/${box.id}`)
 })
 
