@@ -1,7 +1,8 @@
 /**
  * Optional API-key auth: when keys are configured, every route that runs code (the native API's
  * and the compatible APIs', apis/) needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
- * Health, readiness, metrics and docs stay open. The key presented is looked up in constant time
+ * Health, readiness, metrics and docs stay open; a route that authenticates its caller itself
+ * (`config.ownAuth`: E2B's sandbox URL, by the sandbox's token) is passed by. The key presented is looked up in constant time
  * ({@link KeyTable}); its tenant is set on the request (`request.tenant`), named on every log
  * line of the request (`tenant`), and is the request's tenant context
  * (`tenants/tenant-context.ts`) for the rest of its handling: every call the request makes to a
