@@ -183,6 +183,18 @@ test('processes: bash -l -c with exit code and stderr, background killed by sign
   await sandboxes.call(id, { key: 'k1' }, { op: 'kill' })
 })
 
+test("a sandbox's processes have its limits: memory (address space), at most 512 processes", async () => {
+  const box = await make()
+  const token = box.token ?? ''
+  const big = await started(box.sandbox_id, token, 'python3 -c "b = bytearray(1536 << 20)"')
+  assert.deepEqual(big.at(-1), { event: 'end', exit_code: 1, exited: true, status: 'exit status 1' })
+  assert.match(text(big, 'stderr'), /MemoryError/)
+  const limits = await started(box.sandbox_id, token, 'grep -E "Max (processes|address space)" /proc/self/limits')
+  assert.match(text(limits, 'stdout'), /Max processes\s+512\s+512/)
+  assert.match(text(limits, 'stdout'), /Max address space\s+805306368\s+805306368/, '512 MiB and 256 for the program')
+  await sandboxes.call(box.sandbox_id, { key: 'k1' }, { op: 'kill' })
+})
+
 test("a sandbox is another key's not found, listed for its own key, and gone after its end", async () => {
   const box = await make('k2', 2)
   await assert.rejects(

@@ -153,6 +153,10 @@ test("the interpreter: E2B's lines, a FastAPI 422 for bad input, and its owner's
     ['number_of_executions', 'stdout', 'result', 'end_of_execution']
   )
   assert.match(ok.text, /"text":"s","is_main_result":true/)
+  const slow = await run({ code: 'import time\ntime.sleep(0.8)\nprint("late")' })
+  assert.equal(slow.status, 200, 'a run past half a second: its head first, its lines at its end')
+  assert.match(slow.text, /"type":"stdout","text":"late\\n"/)
+  assert.match(slow.text, /"type":"end_of_execution"/)
   const bad = await run({ code: 5 })
   assert.equal(bad.status, 422)
   assert.equal((JSON.parse(bad.text) as { detail: Array<{ loc: string[] }> }).detail[0]?.loc.join('.'), 'body.code')
@@ -162,15 +166,15 @@ test("the interpreter: E2B's lines, a FastAPI 422 for bad input, and its owner's
   await api('DELETE', `/sandboxes/${box.id}`)
 
   // a sandbox of the slow key: its sandbox URL's calls take that key's quota (one call a long while)
-  const slow = await create(SLOW)
+  const slowKey = await create(SLOW)
   const refused = await fetch(`${url}/execute`, {
     method: 'POST',
-    headers: { ...inBox(slow, '49999'), 'content-type': 'application/json' },
+    headers: { ...inBox(slowKey, '49999'), 'content-type': 'application/json' },
     body: JSON.stringify({ code: '1' })
   })
   assert.equal(refused.status, 429)
   assert.ok(Number(refused.headers.get('retry-after')) >= 1)
-  assert.equal((await api('DELETE', `/sandboxes/${slow.id}`, undefined, SLOW)).status, 204)
+  assert.equal((await api('DELETE', `/sandboxes/${slowKey.id}`, undefined, SLOW)).status, 204)
 })
 
 test("envd's files: a multipart upload and an octet-stream one (gzip too), read back; refusals in envd's shape", async () => {
