@@ -11,6 +11,7 @@
  * (`SF_ERR_SESSION_LOST`), never as a fresh one.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import type { CallContext } from './call-context.ts'
 import type { ExecResult } from './exec.ts'
 
 /** Bounds of sandboxes (a deployment may configure tighter ones). */
@@ -214,12 +215,12 @@ export interface RunnerSandboxesApi {
   create(request: SandboxCreateRequest, key: string): Promise<SandboxInfo>
   /** The sandboxes of `key` on this runner. */
   list(key: string): SandboxInfo[] | Promise<SandboxInfo[]>
-  /** One call on sandbox `id`. */
+  /** One call on sandbox `id`, in `context` (a run's: its caller's signal; none: the runner's own limits alone). */
   call<C extends SandboxCall>(
     id: string,
     auth: SandboxAuth,
     request: C,
-    signal?: AbortSignal
+    context?: CallContext
   ): Promise<SandboxAnswer<C>>
   /**
    * A streamed call on sandbox `id`: `onEvent` sees its events in order; resolves after its `end` (or when `signal`

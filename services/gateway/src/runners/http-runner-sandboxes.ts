@@ -96,16 +96,10 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
       await request<SandboxInfo>('POST', RUNNER_SANDBOX_PATHS.all, req, authHeaders({ key }), 30_000),
     list: async (key) =>
       await request<SandboxInfo[]>('GET', RUNNER_SANDBOX_PATHS.all, undefined, authHeaders({ key }), 10_000),
-    call: async (id, auth, call, signal) => {
+    call: async (id, auth, call, context) => {
       const run = call.op === 'run' ? (call.timeout_ms ?? options.maxRunMs) : 30_000
-      return await request(
-        'POST',
-        pathOf(RUNNER_SANDBOX_PATHS.call, id),
-        call,
-        authHeaders(auth),
-        run + graceMs,
-        signal
-      )
+      const path = pathOf(RUNNER_SANDBOX_PATHS.call, id)
+      return await request('POST', path, call, authHeaders(auth), run + graceMs, context?.signal)
     },
     stream: async (id, auth, call, onEvent, signal) => {
       const path = pathOf(RUNNER_SANDBOX_PATHS.stream, id)

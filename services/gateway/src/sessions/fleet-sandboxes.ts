@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto'
 import {
   decodeSessionId,
   SESSION_LOST,
+  type CallContext,
   SESSION_NOT_FOUND,
   type SandboxAnswer,
   type SandboxAuth,
@@ -97,15 +98,15 @@ export class FleetSandboxes {
     return lists.flat()
   }
 
-  /** One call on sandbox `id`. */
+  /** One call on sandbox `id`, in `context` (a run's: its caller's signal). */
   async call<C extends SandboxCall>(
     id: string,
     auth: SandboxAuth,
     request: C,
-    signal?: AbortSignal
+    context?: CallContext
   ): Promise<SandboxAnswer<C>> {
     const { member, sandboxes } = this.#locate(id)
-    return await this.#reach(member, () => sandboxes.call(id, auth, request, signal))
+    return await this.#reach(member, () => sandboxes.call(id, auth, request, context))
   }
 
   /** A streamed call on sandbox `id` (see the protocol's `RunnerSandboxesApi.stream`). */

@@ -14,6 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   NDJSON,
+  callContext,
   RUNNER_HEADERS,
   RUNNER_SANDBOX_PATHS,
   SANDBOX_AUTH_HEADER,
@@ -78,7 +79,16 @@ export function sandboxRoutes(app: FastifyInstance, sandboxes: () => SessionSand
     RUNNER_SANDBOX_PATHS.call,
     { schema: { params: PARAMS, body: OP } },
     async (request, reply) =>
-      await answer(reply, async () => await held().call(request.params.id, authOf(request), request.body))
+      await answer(
+        reply,
+        async () =>
+          await held().call(
+            request.params.id,
+            authOf(request),
+            request.body,
+            callContext({ signal: callerSignal(reply.raw), requestId: request.id })
+          )
+      )
   )
 
   app.post<{ Params: { id: string }; Body: SandboxStreamCall }>(

@@ -14,10 +14,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import {
   AGENT_OPS,
+  NO_CALL_CONTEXT,
   SANDBOX_TOKEN,
   SESSION_LIMITS,
   SESSION_NOT_FOUND,
   TOKENLESS_OPS,
+  type CallContext,
   type ContextLanguage,
   type RunnerSandboxesApi,
   type SandboxAnswer,
@@ -135,11 +137,16 @@ export class SessionSandboxes implements RunnerSandboxesApi {
     })
   }
 
-  async call<C extends SandboxCall>(id: string, auth: SandboxAuth, request: C): Promise<SandboxAnswer<C>> {
+  async call<C extends SandboxCall>(
+    id: string,
+    auth: SandboxAuth,
+    request: C,
+    context: CallContext = NO_CALL_CONTEXT
+  ): Promise<SandboxAnswer<C>> {
     const call: SandboxCall = request
     const sandbox = this.#authorize(id, auth, call.op)
     if (AGENT_OPS.has(call.op)) return await this.#host.agentOf(id).call<SandboxAnswer<C>>(call)
-    return (await this.#own(sandbox, call, 'key' in auth)) as SandboxAnswer<C>
+    return (await this.#own(sandbox, call, 'key' in auth, context)) as SandboxAnswer<C>
   }
 
   async stream(
@@ -159,7 +166,7 @@ export class SessionSandboxes implements RunnerSandboxesApi {
   }
 
   /** The calls a sandbox answers itself (not its agent). */
-  async #own(sandbox: Sandbox, call: SandboxCall, byKey: boolean): Promise<unknown> {
+  async #own(sandbox: Sandbox, call: SandboxCall, byKey: boolean, context: CallContext): Promise<unknown> {
     switch (call.op) {
       case 'info':
         return this.#infoOf(sandbox, this.#host.get(sandbox.id), byKey)
@@ -169,7 +176,7 @@ export class SessionSandboxes implements RunnerSandboxesApi {
         await this.#host.close(sandbox.id)
         return {}
       case 'run':
-        return await this.#turn(sandbox, async () => await this.#run(sandbox, call))
+        return await this.#turn(sandbox, async () => await this.#run(sandbox, call, context))
       case 'context_create':
         return this.#public(this.#newContext(sandbox, call.language, call.cwd ?? SANDBOX_HOME, false))
       case 'context_list':
@@ -219,7 +226,7 @@ export class SessionSandboxes implements RunnerSandboxesApi {
     return await mine
   }
 
-  async #run(sandbox: Sandbox, call: SandboxCalls['run']['request']): Promise<SandboxRun> {
+  async #run(sandbox: Sandbox, call: SandboxCalls['run']['request'], callContext: CallContext): Promise<SandboxRun> {
     const context =
       call.context !== undefined
         ? this.#context(sandbox, call.context)
@@ -240,7 +247,8 @@ export class SessionSandboxes implements RunnerSandboxesApi {
         main_key: MAIN_KEY,
         ...(forget.length > 0 ? { forget } : {}),
         ...(call.env === undefined ? {} : { env: call.env })
-      }
+      },
+      callContext
     )
     const results: SandboxDisplay[] = (result.display ?? []).map((item) => {
       const { [MAIN_KEY]: main, ...data } = item

@@ -133,8 +133,6 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
           `language ${JSON.stringify(body.language)} is not one sandfleet runs: python, javascript`
         )
       const { id, auth } = sandboxRef(request)
-      const controller = new AbortController()
-      reply.raw.once('close', () => controller.abort())
       let headSent = false
       let keepalive: NodeJS.Timeout | undefined
       const sendHead = (): void => {
@@ -156,7 +154,7 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
             ...(env === undefined ? {} : { env }),
             timeout_ms: maxTimeoutMs
           },
-          controller.signal
+          request.callContext
         )
         if (!headSent && FLEET.has(run.result.status))
           return plain(reply, 503, `${run.result.status}: ${run.result.error?.message ?? 'the fleet could not run it'}`)

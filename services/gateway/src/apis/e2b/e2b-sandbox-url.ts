@@ -13,7 +13,6 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { SANDBOX_LIMITS, type SandboxAuth } from '@sandfleet/protocol'
 import { GatewayError, RunnerRefusal } from '../../errors.ts'
 import type { FleetSandboxes } from '../../sessions/fleet-sandboxes.ts'
-import { tenantContext } from '../../tenants/tenant-context.ts'
 import type { Tenant } from '../../tenants/tenants.ts'
 import { ConnectError } from './connect-rpc.ts'
 import { isGone, isUnauthorized, sandboxGone } from './e2b-shapes.ts'
@@ -136,9 +135,9 @@ export function sandboxAuth(
           done()
           return
         }
-        request.tenant = tenant
+        request.tenant = tenant // the pipeline's call context takes it from here
         request.log = reply.log = request.log.child({ tenant: tenant.name })
-        tenantContext.run(tenant.name, done)
+        done()
       },
       (err: unknown) => {
         void answerRefusal(request, reply, err)
