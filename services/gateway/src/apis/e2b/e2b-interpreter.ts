@@ -158,12 +158,12 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
         )
         if (!headSent && FLEET.has(run.result.status))
           return plain(reply, 503, `${run.result.status}: ${run.result.error?.message ?? 'the fleet could not run it'}`)
-        sendHead()
-        reply.raw.end(
-          executionLines(run)
-            .map((l) => JSON.stringify(l) + '\n')
-            .join('')
-        )
+        const lines = executionLines(run)
+          .map((l) => JSON.stringify(l) + '\n')
+          .join('')
+        // a run that ended before its head went: one answer, through Fastify (its hooks, its metrics)
+        if (!headSent) return await reply.code(200).type('application/x-ndjson').send(lines)
+        reply.raw.end(lines)
         return reply
       } catch (err) {
         if (!headSent) {
