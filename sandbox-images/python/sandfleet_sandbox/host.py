@@ -60,6 +60,7 @@ from .limits import DEFAULT_MEMORY_MB
 from .cell import DEVNULL, _dumps, write_all
 from .session import Session
 from .agent import Agent
+from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -109,7 +110,7 @@ def mount(source, target, fstype, flags=0, data=None):
 # cells may write a request's files and fetch them from. /home/user, where the sandbox has it (the process driver
 # makes it), is a sandbox session's home.
 PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm", "/home/user")
-SESSION_MAX_PROCS = int(os.environ.get("SANDFLEET_SESSION_MAX_PROCS", "512"))
+SESSION_MAX_PROCS = int(os.environ.get(SANDBOX_KNOBS["session_max_procs"], "512"))
 
 
 def init_main(srv, path, sockdir, ready_w, opts):
@@ -149,7 +150,7 @@ def init_main(srv, path, sockdir, ready_w, opts):
     # Reaped here, not by the kernel (the host ignores SIGCHLD): the session's CPU time then adds
     # up in this process's children's times, where the fleet's accounting sees it.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    home = sandbox_env(opts, ok == b"1")
+    home = sandbox_environ(opts, ok == b"1")
     pid = os.fork()
     if pid == 0:
         if agent is not None:
@@ -188,7 +189,7 @@ def memory_of(opts):
     return int(opts.get("memory_mb") or DEFAULT_MEMORY_MB)
 
 
-def sandbox_env(opts, isolated):
+def sandbox_environ(opts, isolated):
     """A sandbox session's environment (the open frame's `env`, HOME, USER) set in this process, for the session and
     the agent to inherit; answers its home: the open frame's when it is a private place here, else None (a work dir of
     its own in /tmp)."""
@@ -219,7 +220,7 @@ def accept_agent(opts, dirfd):
 def open_session(srv, path, sockdir, report_w, opts):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
-    if os.environ.get("SANDFLEET_SESSION_NAMESPACES") == "1" and unshare_session():
+    if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -243,7 +244,7 @@ def open_session(srv, path, sockdir, report_w, opts):
     agent = accept_agent(opts, dirfd)
     os.close(dirfd)
     if agent is not None:  # a process of its own beside the session, in the session's Unix session
-        sandbox_env(opts, False)
+        sandbox_environ(opts, False)
         workdir = tempfile.mkdtemp(prefix="sf-session-")
         if os.fork() == 0:
             conn.close()
@@ -300,7 +301,7 @@ def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     warnings.filterwarnings("ignore", message=".*(non-GUI backend|non-interactive).*", category=UserWarning)
-    for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
+    for mod in os.environ.get(SANDBOX_KNOBS["session_preload"], "").split(","):
         if mod:
             try:
                 __import__(mod)

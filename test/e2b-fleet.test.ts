@@ -12,8 +12,7 @@ import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { loadGatewayConfig, startGateway, type RunningGateway } from '@sandfleet/gateway'
 import { listenRunner, runnerConfig, silentLogger, type RunnerServer } from '@sandfleet/runner'
-import { envelope, unenvelope } from '../../../src/apis/e2b/connect-rpc.ts'
-import { boundaryOf, parseForm } from '../../../src/apis/e2b/multipart.ts'
+import { envelope, unenvelope } from '../services/gateway/src/apis/e2b/connect-rpc.ts'
 
 const KEY = 'e2b-fleet-key-1'
 const SLOW = 'e2b-fleet-slow-key'
@@ -263,27 +262,6 @@ test('envd over Connect: unary answers and errors, a process started as a stream
     }
   ])
   await api('DELETE', `/sandboxes/${box.id}`)
-})
-
-test('a multipart form is read into its parts, binary bytes as they were', () => {
-  const bytes = Buffer.from([0, 13, 10, 45, 45, 255])
-  const body = Buffer.concat([
-    Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="/home/user/a.bin"\r\n'),
-    Buffer.from('Content-Type: application/octet-stream\r\n\r\n'),
-    bytes,
-    Buffer.from('\r\n--XyZ\r\nContent-Disposition: form-data; name="file"; filename="b.txt"\r\n\r\nhi\r\n--XyZ--\r\n')
-  ])
-  assert.equal(boundaryOf('multipart/form-data; boundary=XyZ'), 'XyZ')
-  assert.equal(boundaryOf('multipart/form-data; boundary="a b"'), 'a b')
-  const parts = parseForm(body, 'XyZ')
-  assert.deepEqual(
-    parts.map((p) => [p.name, p.filename, p.data.toString('hex')]),
-    [
-      ['file', '/home/user/a.bin', bytes.toString('hex')],
-      ['file', 'b.txt', Buffer.from('hi').toString('hex')]
-    ]
-  )
-  assert.throws(() => parseForm(Buffer.from('no parts here'), 'XyZ'))
 })
 
 test("a sandbox's life on the API URL: made, listed for its key only, its info, timeout and connect, killed", async () => {
