@@ -25,6 +25,7 @@ ENTRIES = {
         'boot',
         'libc',
         'limits',
+        'frames',
         'files',
         'tampering',
         'seccomp',
@@ -40,7 +41,7 @@ ENTRIES = {
         'results',
         'controller',
     ),
-    'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'host'),
+    'session_host.py': ('libc', 'limits', 'frames', 'files', 'cell', 'session', 'host'),
 }
 
 

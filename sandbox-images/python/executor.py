@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, frames, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -58,18 +58,14 @@ def prctl(option, arg):
 
 
 # ---------------- sandfleet_sandbox/limits.py
-# What a job or a cell may use, by default and as set: memory, time, file size, open files, processes.
+# What a job or a cell may use: memory, CPU time, file size, open files, processes. (Their per-job values come in the
+# job's frame, as the runner resolved them: frames.py.)
 
 import os
 
-# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
-# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
-DEFAULT_MEMORY_MB = 1024
-DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
-NPROC = int(
-    os.environ.get('SANDFLEET_MAX_PROCS', '0')
-)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+# RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
@@ -78,14 +74,157 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
 
 
-def address_space(pages, frame):
-    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
-    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+def address_space(pages, memory_mb):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate `memory_mb` beyond that."""
+    return pages * PAGE + memory_mb * 1048576
 
 
-def timeout_ms_of(frame):
-    """The frame's `timeout_ms`, or the default."""
-    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)
+def cpu_backstop_s(timeout_ms):
+    """RLIMIT_CPU's soft limit for a job of `timeout_ms`, in seconds past what its process used before it: a backstop
+    past the controller's own stop at the deadline."""
+    return timeout_ms // 1000 + 2
+
+
+# ---------------- sandfleet_sandbox/frames.py
+# The runner's frames, parsed once where they come in: each kind a frozen type, its fields as the runner resolved them.
+#
+# The runner sends every field of a job, its defaults applied once, on its side (resolveExecRequest and the runner's
+# settings; services/runner/src/kits/executor/executor-channel.ts writes the frames): nothing here defaults a field, and
+# nothing after the parse reads a frame's dict. A frame that is not as docs/executor-protocol.md says is refused here
+# (`FrameError`, naming the field): its program answers it, never runs it.
+#
+# A new kind of job is one more frozen type here, its parser in PARSERS, and its handler where the program dispatches
+# (Controller.handlers in the executor).
+
+import collections
+import types
+
+
+class FrameError(ValueError):
+    """A frame refused at its parse: `message` says why; `frame_id` is its `id` when it had a usable one (its answer
+    then names it), else None."""
+
+    def __init__(self, message, frame_id=None):
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+class ExecJob(
+    collections.namedtuple(
+        'ExecJob',
+        (
+            'id',
+            'code',
+            'stdin',
+            'timeout_ms',
+            'memory_mb',
+            'files',
+            'fetch_files',
+            'max_output_bytes',
+            'isolation',
+            'wait_ms',
+            'tenant',
+        ),
+    )
+):
+    """An `exec` frame: one job to run. `id` (the runner's, echoed in every frame about the job), `code`, `stdin`,
+    `timeout_ms` (from the job's start: the soft stop, then the kill), `memory_mb` (beyond the process's size),
+    `files` (path → base64, a read-only mapping), `fetch_files` (a tuple of paths), `max_output_bytes` (the cap of
+    each of stdout and stderr), `isolation` (`fork` or `reuse`), `wait_ms` (what is left of the job's queue timeout,
+    the most it may wait for a tier still warming; None: no limit), `tenant` (whose job it is; None: the one tenant
+    of a fleet without API keys)."""
+
+    __slots__ = ()
+
+
+class Shutdown(collections.namedtuple('Shutdown', ())):
+    """A `shutdown` frame: kill every job, exit."""
+
+    __slots__ = ()
+
+
+ISOLATION_LEVELS = ('fork', 'reuse')
+
+
+def field(frame, name):
+    """Field `name` of frame `frame`; FrameError when it has none."""
+    try:
+        return frame[name]
+    except KeyError:
+        raise FrameError('no %s' % name, frame_id(frame)) from None
+
+
+def frame_id(frame):
+    """A frame's `id` when it is a string, else None (a refusal then names no job)."""
+    value = frame.get('id')
+    return value if type(value) is str else None
+
+
+def text_of(frame, name):
+    value = field(frame, name)
+    if type(value) is not str:
+        raise FrameError('%s is not a string' % name, frame_id(frame))
+    return value
+
+
+def count_of(frame, name, least):
+    """An integer field of at least `least` (a bool is not one)."""
+    value = field(frame, name)
+    if type(value) is not int or value < least:
+        raise FrameError('%s is not an integer of at least %d' % (name, least), frame_id(frame))
+    return value
+
+
+def exec_job(frame):
+    """An `exec` frame's ExecJob."""
+    files = field(frame, 'files')
+    if type(files) is not dict or not all(type(k) is str and type(v) is str for k, v in files.items()):
+        raise FrameError('files is not an object of path to base64 text', frame_id(frame))
+    fetch = field(frame, 'fetch_files')
+    if type(fetch) is not list or not all(type(p) is str for p in fetch):
+        raise FrameError('fetch_files is not a list of paths', frame_id(frame))
+    isolation = field(frame, 'isolation')
+    if isolation not in ISOLATION_LEVELS:
+        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
+    wait_ms = field(frame, 'wait_ms')
+    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
+        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
+    tenant = field(frame, 'tenant')
+    if tenant is not None and type(tenant) is not str:
+        raise FrameError('tenant is not null or a string', frame_id(frame))
+    return ExecJob(
+        text_of(frame, 'id'),
+        text_of(frame, 'code'),
+        text_of(frame, 'stdin'),
+        count_of(frame, 'timeout_ms', 1),
+        count_of(frame, 'memory_mb', 1),
+        types.MappingProxyType(files),
+        tuple(fetch),
+        count_of(frame, 'max_output_bytes', 0),
+        isolation,
+        wait_ms,
+        tenant,
+    )
+
+
+def shutdown(frame):
+    return SHUTDOWN
+
+
+SHUTDOWN = Shutdown()
+# Each op the runner sends: its frame's parser.
+PARSERS = {'exec': exec_job, 'shutdown': shutdown}
+
+
+def parse_frame(frame):
+    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
+    ops, or not as its op's parser wants it."""
+    if type(frame) is not dict:
+        raise FrameError('a frame that is not a JSON object')
+    parser = PARSERS.get(frame.get('op'))
+    if parser is None:
+        raise FrameError('a frame of no known op (%.40r)' % (frame.get('op'),), frame_id(frame))
+    return parser(frame)
 
 
 # ---------------- sandfleet_sandbox/files.py
@@ -2651,9 +2790,6 @@ def sweep(children, keep):
 import os
 import select
 
-# A job's cap on each of its stdout and stderr, for a frame that gives none.
-DEFAULT_OUTPUT_CAP = 65536
-
 
 class Capture:
     """The pipes of one job (the controller's ends, non-blocking), read into bytearrays. Registered on the controller's
@@ -2724,12 +2860,12 @@ import os
 import signal
 
 
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need
-    not."""
+def failed(job_id, status, type_, message, retire_reason=None):
+    """The result of job `job_id` that did not run; `retire_reason`: why the sandbox must be replaced, None when it
+    need not."""
     result = {
         'op': 'result',
-        'id': job.get('id'),
+        'id': job_id,
         'status': status,
         'exit_code': None,
         'stdout': '',
@@ -2746,19 +2882,18 @@ def failed(job, status, type_, message, retire_reason=None):
     return result
 
 
-def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
-    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its
-    process's
-    wait status as its zygote reported it, or `done` the end a reuse process reported (None both: its zygote is gone);
-    `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()` whether the sandbox's memory
-    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then
-    dropped).
+def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
+    """(status, exit_code, error, out_of_memory) of a job of `timeout_ms` that ran: `timed_out` by the controller;
+    `wstatus` its process's wait status as its zygote reported it, or `done` the end a reuse process reported (None
+    both: its zygote is gone); `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()`
+    whether the sandbox's memory cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a
+    reuse process is then dropped).
     """
     if timed_out:
         return (
             'timeout',
             None,
-            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')},
+            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % timeout_ms},
             False,
         )
     if wstatus is None and done is None:
@@ -2886,9 +3021,7 @@ def grow_pipe(fd, size):
 
 def job_size(job):
     """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
-    files = job.get('files')
-    size = len(job.get('code') or '') + len(job.get('stdin') or '')
-    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
+    return len(job.code) + len(job.stdin) + sum(map(len, job.files.values()))
 
 
 class Taken:
@@ -2896,8 +3029,9 @@ class Taken:
     report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
     `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
 
-    def __init__(self, z, pid, fds, reuser, refused):
+    def __init__(self, z, pid, fds, reuser, refused, waited_ms):
         self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
+        self.waited_ms = waited_ms  # how long the job waited for its tier to warm (None: it did not)
         self.t0 = time.perf_counter()  # the job's time runs from here
         self.capture = None  # its output (watch_run)
         self.duration, self.timed_out = (
@@ -2920,7 +3054,8 @@ class Controller:
         os.close(null)
         os.set_inheritable(self.chan_in, False)
         os.set_inheritable(self.chan, False)
-        self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
+        # buf: the chunks of a frame not ended yet; jobs: the typed frames to answer, in order (a FrameError: refused)
+        self.buf, self.jobs, self.closing, self.told = [], [], False, None
         self.running = None  # the reuse process running the job, if one is
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
@@ -2997,18 +3132,22 @@ class Controller:
             self.buf.append(data[start:] if start else data)
 
     def take(self, line):
-        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        """One frame of the runner's, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused
+        at its parse queued to be answered (a result naming its id), or logged when it names no job."""
         if not line.strip():
             return
         try:
-            frame = json.loads(line)
-        except ValueError:
-            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
-            return
-        if frame.get('op') == 'shutdown':
+            job = parse_frame(json.loads(line))
+        except ValueError as e:  # not JSON (json's own error is a ValueError), or a FrameError
+            error = e if isinstance(e, FrameError) else FrameError('a frame that is not JSON')
+            if error.frame_id is None:
+                self.send({'op': 'log', 'level': 'error', 'message': 'frame refused: %s' % error})
+                return
+            job = error
+        if isinstance(job, Shutdown):
             self.closing = True
-        elif frame.get('op') == 'exec':
-            self.frames.append(frame)
+        else:
+            self.jobs.append(job)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -3041,9 +3180,11 @@ class Controller:
         )
         self.told = {}
         self.tell()
+        handlers = {ExecJob: self.run, FrameError: self.refuse}
         while not self.closing:
-            if self.frames:
-                self.send(self.run(self.frames.pop(0)))
+            if self.jobs:
+                job = self.jobs.pop(0)
+                self.send(handlers[type(job)](job))
                 if self.after_reuse is not None:
                     self.clean_after_reuse()
                 self.settle()  # a reuse process whose verdict came with its job's end
@@ -3052,38 +3193,43 @@ class Controller:
         sweep(self.children, self.keep)
         remove_tree(WORKDIR)
 
-    def tier_for(self, frame):
-        """The job's zygote, once it has a spare child; a cheaper one when the job's tier died; None when the job's
-        `wait_ms` (what is left of its queue timeout) ran out while its tier warmed."""
+    def refuse(self, error):
+        """The answer to a frame refused at its parse (the runner's fault: nothing ran)."""
+        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
+
+    def tier_for(self, job):
+        """(zygote, waited_ms): the job's zygote, once it has a spare child, a cheaper one when the job's tier died,
+        and how long the job waited for it to warm (None: it did not); the zygote None when the job's `wait_ms` (what
+        is left of its queue timeout) ran out while its tier warmed."""
+        waited_ms = None
         while True:
-            z = self.zygotes[
-                pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)
-            ]
+            z = self.zygotes[pick_tier(job.code, {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
             if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
-                self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
+                self.send({'op': 'waiting', 'id': job.id, 'tier': z.name})
                 t0 = time.perf_counter()
-                limit = frame.get('wait_ms')
-                end = t0 + limit / 1000 if isinstance(limit, (int, float)) else None
+                end = None if job.wait_ms is None else t0 + job.wait_ms / 1000
                 while not z.ready and not z.dead and not self.closing:
                     if end is None:
                         self.pump(-1)
                         continue
                     left = end - time.perf_counter()
                     if left <= 0:
-                        return None
+                        return None, job.wait_ms
                     self.pump(max(1, int(left * 1000)))
-                frame['waited_ms'] = (time.perf_counter() - t0) * 1000
+                waited_ms = (time.perf_counter() - t0) * 1000
             while not z.ready and not z.dead and not self.closing:
                 self.pump(-1)
             if not z.dead or z.name == 'bare':
-                return z
+                return z, waited_ms
 
     def run(self, job):
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None:
-            return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
-        self.check_idle(job.get('tenant'))
+            return failed(
+                job.id, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup'
+            )
+        self.check_idle(job.tenant)
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         taken = self.take_process(job)
         if isinstance(taken, dict):
@@ -3099,39 +3245,41 @@ class Controller:
     def reuse_refusal(self, job):
         """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
         when it may run reused; None too for a job that asks for `fork`."""
-        if job.get('isolation') != 'reuse':
+        if job.isolation != 'reuse':
             return None
-        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+        if not TAGS_WORK:
+            return 'unsupported'
+        return 'static' if static_taint(job.code) else None
 
     def take_process(self, job):
         """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
         there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
         warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
-        reuse = job.get('isolation') == 'reuse'
+        reuse = job.isolation == 'reuse'
         refused = self.reuse_refusal(job)
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
-            z = self.tier_for(job)
+            z, waited_ms = self.tier_for(job)
             if z is None:
                 result = failed(
-                    job,
+                    job.id,
                     'queue_timeout',
                     'TierWarming',
-                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'],
+                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job.wait_ms,
                 )
-                result['waited_ms'] = job['wait_ms']
+                result['waited_ms'] = waited_ms
                 return result
             taken = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
                 if r is not None:
                     self.running = r  # its own, until its job is answered: settle leaves it to this
-                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
+                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused, waited_ms)
             if taken is None:
                 if z.dead or self.closing or z.spare is None:
-                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                    return failed(job.id, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
                 if reuse:
                     z.ask_reuse()  # for the next reuse job of this tier
-                taken = self.take_spare(z, job, refused)
+                taken = self.take_spare(z, job, refused, waited_ms)
                 if taken is None:
                     continue
                 if isinstance(taken, dict):
@@ -3139,11 +3287,11 @@ class Controller:
             # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
             # here, as the job's own does (Taken.t0).
             if job_size(job) > PIPE_BYTES:
-                self.send({'op': 'started', 'id': job.get('id')})
+                self.send({'op': 'started', 'id': job.id})
             return taken
-        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+        return failed(job.id, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
 
-    def take_spare(self, z, job, refused):
+    def take_spare(self, z, job, refused, waited_ms):
         """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
         job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
         try:
@@ -3160,7 +3308,7 @@ class Controller:
                 for fd in fds:
                     os.close(fd)
                 return failed(
-                    job,
+                    job.id,
                     'infra_error',
                     'SandboxTampered',
                     'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
@@ -3174,7 +3322,7 @@ class Controller:
             self.limit(z, pid, job)
             os.kill(pid, signal.SIGCONT)  # or a job stopped it
             self.hand_over(pid, fds[0], self.job_bytes(job, None))
-            return Taken(z, pid, fds, None, refused)  # its time runs from here
+            return Taken(z, pid, fds, None, refused, waited_ms)  # its time runs from here
         except OSError:
             for fd in fds:
                 os.close(fd)
@@ -3214,14 +3362,8 @@ class Controller:
         _, out_r, err_r, rep_r = taken.fds
         if r is None:
             os.close(taken.fds[0])
-        capture = taken.capture = Capture(
-            out_r,
-            err_r,
-            rep_r if r is None else None,
-            int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP),
-            self.poller,
-        )
-        deadline = taken.t0 + timeout_ms_of(job) / 1000
+        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, job.max_output_bytes, self.poller)
+        deadline = taken.t0 + job.timeout_ms / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
@@ -3319,7 +3461,7 @@ class Controller:
         else:
             r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
-        wanted = job.get('fetch_files') or ()
+        wanted = job.fetch_files
         if wstatus is not None or done is not None:
             taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
         else:
@@ -3351,14 +3493,14 @@ class Controller:
         """The result frame of a job that ran, from its Taken once after_run filled it in."""
         z, r, capture = taken.z, taken.reuser, taken.capture
         status, exit_code, error, out_of_memory = ending(
-            job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
+            job.timeout_ms, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
         )
         if out_of_memory and taken.done is not None:
             r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
         out, err = capture.out_r, capture.err_r
         result = {
             'op': 'result',
-            'id': job.get('id'),
+            'id': job.id,
             'status': status,
             'exit_code': exit_code,
             'stdout': capture.text(out),
@@ -3379,8 +3521,8 @@ class Controller:
             result['fetch_errors'] = taken.fetch_errors
         if taken.refused is not None:
             result['reuse_refused'] = taken.refused
-        if 'waited_ms' in job:
-            result['waited_ms'] = job['waited_ms']
+        if taken.waited_ms is not None:
+            result['waited_ms'] = taken.waited_ms
         return result
 
     def oom_killed(self):
@@ -3404,7 +3546,7 @@ class Controller:
         if r.gone():  # killed while idle (a job of another tier can)
             self.drop(z, r, 'exit', 'the process ended between jobs')
             return None, 'warming'
-        tenant = job.get('tenant')
+        tenant = job.tenant
         if r.jobs > 0 and r.tenant != tenant:
             self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
             z.ask_reuse()
@@ -3425,10 +3567,10 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
+            data = self.job_bytes(job, nonce, wait_files=bool(job.fetch_files))
             if len(data) > PIPE_BYTES:
                 grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
+            taken = r.send(data, min(job.timeout_ms, TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -3484,14 +3626,14 @@ class Controller:
         self.last_clean = None
         if not ran:
             return failed(
-                job,
+                job.id,
                 'infra_error',
                 'SandboxTampered',
                 'the reuse process given this job did not take it (an earlier job took it over); the job did not run',
                 reason or 'tampered',
             )
         result = failed(
-            job,
+            job.id,
             'infra_error',
             'ReuseViolation',
             'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, '
@@ -3508,9 +3650,8 @@ class Controller:
         of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
         controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
         twice more, here and in the job process)."""
-        code = job.get('code', '')
-        stdin = (job.get('stdin') or '').encode()
-        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        stdin = job.stdin.encode()
+        payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
         return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):
@@ -3618,11 +3759,10 @@ class Controller:
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
         memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
-        mem = address_space(
-            int(os.pread(z.statm, 256, 0).split()[0]), job
-        )  # the zygote's size: the spare's, forked from it
+        # the zygote's size: the spare's, forked from it
+        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job.memory_mb)
         resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
-        cpu = timeout_ms_of(job) // 1000 + 2
+        cpu = cpu_backstop_s(job.timeout_ms)
         resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
         if NPROC:
             resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
@@ -3632,8 +3772,8 @@ class Controller:
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
         plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
         for limit, value in (
-            (resource.RLIMIT_AS, address_space(r.pages(), job)),
-            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2),
+            (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
+            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
         ):
             hard = SPARE_LIMITS[RLIMITS.index(limit)][
                 1

@@ -4,9 +4,6 @@ blocks on a full pipe once its pipes are watched, and nothing is buffered unboun
 import os
 import select
 
-# A job's cap on each of its stdout and stderr, for a frame that gives none.
-DEFAULT_OUTPUT_CAP = 65536
-
 
 class Capture:
     """The pipes of one job (the controller's ends, non-blocking), read into bytearrays. Registered on the controller's

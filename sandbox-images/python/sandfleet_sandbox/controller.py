@@ -24,7 +24,8 @@ import sys
 import time
 
 from .libc import prctl
-from .limits import NPROC, SOFT_STOP_S, address_space, timeout_ms_of
+from .limits import NPROC, SOFT_STOP_S, address_space, cpu_backstop_s
+from .frames import ExecJob, FrameError, Shutdown, parse_frame
 from .files import fetch_files
 from .tampering import RLIMITS, SPARE_LIMITS, controller_tampered, signalled, tampered, zygote_tampered
 from .seccomp import add_seccomp
@@ -35,7 +36,7 @@ from .taint import static_taint
 from .reuser import Reuser
 from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
-from .capture import DEFAULT_OUTPUT_CAP, Capture
+from .capture import Capture
 from .results import ending, failed
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
@@ -113,9 +114,7 @@ def grow_pipe(fd, size):
 
 def job_size(job):
     """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
-    files = job.get('files')
-    size = len(job.get('code') or '') + len(job.get('stdin') or '')
-    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
+    return len(job.code) + len(job.stdin) + sum(map(len, job.files.values()))
 
 
 class Taken:
@@ -123,8 +122,9 @@ class Taken:
     report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
     `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
 
-    def __init__(self, z, pid, fds, reuser, refused):
+    def __init__(self, z, pid, fds, reuser, refused, waited_ms):
         self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
+        self.waited_ms = waited_ms  # how long the job waited for its tier to warm (None: it did not)
         self.t0 = time.perf_counter()  # the job's time runs from here
         self.capture = None  # its output (watch_run)
         self.duration, self.timed_out = (
@@ -147,7 +147,8 @@ class Controller:
         os.close(null)
         os.set_inheritable(self.chan_in, False)
         os.set_inheritable(self.chan, False)
-        self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
+        # buf: the chunks of a frame not ended yet; jobs: the typed frames to answer, in order (a FrameError: refused)
+        self.buf, self.jobs, self.closing, self.told = [], [], False, None
         self.running = None  # the reuse process running the job, if one is
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
@@ -224,18 +225,22 @@ class Controller:
             self.buf.append(data[start:] if start else data)
 
     def take(self, line):
-        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        """One frame of the runner's, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused
+        at its parse queued to be answered (a result naming its id), or logged when it names no job."""
         if not line.strip():
             return
         try:
-            frame = json.loads(line)
-        except ValueError:
-            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
-            return
-        if frame.get('op') == 'shutdown':
+            job = parse_frame(json.loads(line))
+        except ValueError as e:  # not JSON (json's own error is a ValueError), or a FrameError
+            error = e if isinstance(e, FrameError) else FrameError('a frame that is not JSON')
+            if error.frame_id is None:
+                self.send({'op': 'log', 'level': 'error', 'message': 'frame refused: %s' % error})
+                return
+            job = error
+        if isinstance(job, Shutdown):
             self.closing = True
-        elif frame.get('op') == 'exec':
-            self.frames.append(frame)
+        else:
+            self.jobs.append(job)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -268,9 +273,11 @@ class Controller:
         )
         self.told = {}
         self.tell()
+        handlers = {ExecJob: self.run, FrameError: self.refuse}
         while not self.closing:
-            if self.frames:
-                self.send(self.run(self.frames.pop(0)))
+            if self.jobs:
+                job = self.jobs.pop(0)
+                self.send(handlers[type(job)](job))
                 if self.after_reuse is not None:
                     self.clean_after_reuse()
                 self.settle()  # a reuse process whose verdict came with its job's end
@@ -279,38 +286,43 @@ class Controller:
         sweep(self.children, self.keep)
         remove_tree(WORKDIR)
 
-    def tier_for(self, frame):
-        """The job's zygote, once it has a spare child; a cheaper one when the job's tier died; None when the job's
-        `wait_ms` (what is left of its queue timeout) ran out while its tier warmed."""
+    def refuse(self, error):
+        """The answer to a frame refused at its parse (the runner's fault: nothing ran)."""
+        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
+
+    def tier_for(self, job):
+        """(zygote, waited_ms): the job's zygote, once it has a spare child, a cheaper one when the job's tier died,
+        and how long the job waited for it to warm (None: it did not); the zygote None when the job's `wait_ms` (what
+        is left of its queue timeout) ran out while its tier warmed."""
+        waited_ms = None
         while True:
-            z = self.zygotes[
-                pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)
-            ]
+            z = self.zygotes[pick_tier(job.code, {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
             if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
-                self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
+                self.send({'op': 'waiting', 'id': job.id, 'tier': z.name})
                 t0 = time.perf_counter()
-                limit = frame.get('wait_ms')
-                end = t0 + limit / 1000 if isinstance(limit, (int, float)) else None
+                end = None if job.wait_ms is None else t0 + job.wait_ms / 1000
                 while not z.ready and not z.dead and not self.closing:
                     if end is None:
                         self.pump(-1)
                         continue
                     left = end - time.perf_counter()
                     if left <= 0:
-                        return None
+                        return None, job.wait_ms
                     self.pump(max(1, int(left * 1000)))
-                frame['waited_ms'] = (time.perf_counter() - t0) * 1000
+                waited_ms = (time.perf_counter() - t0) * 1000
             while not z.ready and not z.dead and not self.closing:
                 self.pump(-1)
             if not z.dead or z.name == 'bare':
-                return z
+                return z, waited_ms
 
     def run(self, job):
         """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
         idle and may take this code, else on the tier's spare, forked for it."""
         if self.broken is not None:
-            return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
-        self.check_idle(job.get('tenant'))
+            return failed(
+                job.id, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup'
+            )
+        self.check_idle(job.tenant)
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         taken = self.take_process(job)
         if isinstance(taken, dict):
@@ -326,39 +338,41 @@ class Controller:
     def reuse_refusal(self, job):
         """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
         when it may run reused; None too for a job that asks for `fork`."""
-        if job.get('isolation') != 'reuse':
+        if job.isolation != 'reuse':
             return None
-        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+        if not TAGS_WORK:
+            return 'unsupported'
+        return 'static' if static_taint(job.code) else None
 
     def take_process(self, job):
         """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
         there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
         warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
-        reuse = job.get('isolation') == 'reuse'
+        reuse = job.isolation == 'reuse'
         refused = self.reuse_refusal(job)
         for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
-            z = self.tier_for(job)
+            z, waited_ms = self.tier_for(job)
             if z is None:
                 result = failed(
-                    job,
+                    job.id,
                     'queue_timeout',
                     'TierWarming',
-                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'],
+                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job.wait_ms,
                 )
-                result['waited_ms'] = job['wait_ms']
+                result['waited_ms'] = waited_ms
                 return result
             taken = None
             if reuse and refused is None:
                 r, refused = self.hand_to_reuser(z, job)
                 if r is not None:
                     self.running = r  # its own, until its job is answered: settle leaves it to this
-                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
+                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused, waited_ms)
             if taken is None:
                 if z.dead or self.closing or z.spare is None:
-                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                    return failed(job.id, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
                 if reuse:
                     z.ask_reuse()  # for the next reuse job of this tier
-                taken = self.take_spare(z, job, refused)
+                taken = self.take_spare(z, job, refused, waited_ms)
                 if taken is None:
                     continue
                 if isinstance(taken, dict):
@@ -366,11 +380,11 @@ class Controller:
             # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
             # here, as the job's own does (Taken.t0).
             if job_size(job) > PIPE_BYTES:
-                self.send({'op': 'started', 'id': job.get('id')})
+                self.send({'op': 'started', 'id': job.id})
             return taken
-        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+        return failed(job.id, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
 
-    def take_spare(self, z, job, refused):
+    def take_spare(self, z, job, refused, waited_ms):
         """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
         job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
         try:
@@ -387,7 +401,7 @@ class Controller:
                 for fd in fds:
                     os.close(fd)
                 return failed(
-                    job,
+                    job.id,
                     'infra_error',
                     'SandboxTampered',
                     'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
@@ -401,7 +415,7 @@ class Controller:
             self.limit(z, pid, job)
             os.kill(pid, signal.SIGCONT)  # or a job stopped it
             self.hand_over(pid, fds[0], self.job_bytes(job, None))
-            return Taken(z, pid, fds, None, refused)  # its time runs from here
+            return Taken(z, pid, fds, None, refused, waited_ms)  # its time runs from here
         except OSError:
             for fd in fds:
                 os.close(fd)
@@ -441,14 +455,8 @@ class Controller:
         _, out_r, err_r, rep_r = taken.fds
         if r is None:
             os.close(taken.fds[0])
-        capture = taken.capture = Capture(
-            out_r,
-            err_r,
-            rep_r if r is None else None,
-            int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP),
-            self.poller,
-        )
-        deadline = taken.t0 + timeout_ms_of(job) / 1000
+        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, job.max_output_bytes, self.poller)
+        deadline = taken.t0 + job.timeout_ms / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
@@ -546,7 +554,7 @@ class Controller:
         else:
             r.since, r.jobs = time.perf_counter(), r.jobs + 1
         self.running = None
-        wanted = job.get('fetch_files') or ()
+        wanted = job.fetch_files
         if wstatus is not None or done is not None:
             taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
         else:
@@ -578,14 +586,14 @@ class Controller:
         """The result frame of a job that ran, from its Taken once after_run filled it in."""
         z, r, capture = taken.z, taken.reuser, taken.capture
         status, exit_code, error, out_of_memory = ending(
-            job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
+            job.timeout_ms, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
         )
         if out_of_memory and taken.done is not None:
             r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
         out, err = capture.out_r, capture.err_r
         result = {
             'op': 'result',
-            'id': job.get('id'),
+            'id': job.id,
             'status': status,
             'exit_code': exit_code,
             'stdout': capture.text(out),
@@ -606,8 +614,8 @@ class Controller:
             result['fetch_errors'] = taken.fetch_errors
         if taken.refused is not None:
             result['reuse_refused'] = taken.refused
-        if 'waited_ms' in job:
-            result['waited_ms'] = job['waited_ms']
+        if taken.waited_ms is not None:
+            result['waited_ms'] = taken.waited_ms
         return result
 
     def oom_killed(self):
@@ -631,7 +639,7 @@ class Controller:
         if r.gone():  # killed while idle (a job of another tier can)
             self.drop(z, r, 'exit', 'the process ended between jobs')
             return None, 'warming'
-        tenant = job.get('tenant')
+        tenant = job.tenant
         if r.jobs > 0 and r.tenant != tenant:
             self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
             z.ask_reuse()
@@ -652,10 +660,10 @@ class Controller:
             r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
             self.limit_reuse(r, job)
             r.thaw()
-            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
+            data = self.job_bytes(job, nonce, wait_files=bool(job.fetch_files))
             if len(data) > PIPE_BYTES:
                 grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
+            taken = r.send(data, min(job.timeout_ms, TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
         except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
             self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
             return None, 'warming'
@@ -711,14 +719,14 @@ class Controller:
         self.last_clean = None
         if not ran:
             return failed(
-                job,
+                job.id,
                 'infra_error',
                 'SandboxTampered',
                 'the reuse process given this job did not take it (an earlier job took it over); the job did not run',
                 reason or 'tampered',
             )
         result = failed(
-            job,
+            job.id,
             'infra_error',
             'ReuseViolation',
             'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, '
@@ -735,9 +743,8 @@ class Controller:
         of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
         controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
         twice more, here and in the job process)."""
-        code = job.get('code', '')
-        stdin = (job.get('stdin') or '').encode()
-        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        stdin = job.stdin.encode()
+        payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
         return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):
@@ -845,11 +852,10 @@ class Controller:
     def limit(self, z, pid, job):
         """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
         memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
-        mem = address_space(
-            int(os.pread(z.statm, 256, 0).split()[0]), job
-        )  # the zygote's size: the spare's, forked from it
+        # the zygote's size: the spare's, forked from it
+        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job.memory_mb)
         resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
-        cpu = timeout_ms_of(job) // 1000 + 2
+        cpu = cpu_backstop_s(job.timeout_ms)
         resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
         if NPROC:
             resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
@@ -859,8 +865,8 @@ class Controller:
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
         plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
         for limit, value in (
-            (resource.RLIMIT_AS, address_space(r.pages(), job)),
-            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2),
+            (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
+            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
         ):
             hard = SPARE_LIMITS[RLIMITS.index(limit)][
                 1
