@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, frames, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, frames, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -12,6 +12,10 @@ sympy and mpmath; `sci`: plus numpy and scipy too) each keep one child forked ah
 waiting on a pipe for its job; the controller picks the cheapest tier that has what the job
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
+The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
+their types by frames.py, and out), where a job runs (placement.py), its reuse processes
+(reuse_keeper.py), one run from its watch to its result (job_run.py); this module holds them
+together: the one poll, the zygotes, each frame's handler.
 """
 
 # ---------------- sandfleet_sandbox/boot.py
@@ -553,7 +557,7 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
     stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
@@ -2310,7 +2314,7 @@ def warm(tier):
     std_streams()
     fresh_main()
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
-    # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
+    # the job's own: the controller sets them on the spare when its job comes; see Placement.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
@@ -2528,7 +2532,7 @@ class Zygote:
             finally:
                 os._exit(0)
         theirs.close()
-        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
+        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Placement.limit)
 
     def ask(self):
         """Asks the zygote for its next job process, forked ahead of its job."""
@@ -2590,7 +2594,7 @@ class Zygote:
             pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
             self.cpu_us[int(pid)] = int(cpu_us)
-        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
+        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Leftovers)
             fds = self.reuse_asked if rest == b'u' else self.asked
             for fd in fds or ():
                 os.close(fd)
@@ -2603,7 +2607,8 @@ class Zygote:
 
 # ---------------- sandfleet_sandbox/cleanup.py
 # After each job: the processes it left behind killed, its work dir removed, the scratch dirs and System V IPC
-# objects back to what the sandbox started with; the next job must see none of it.
+# objects back to what the sandbox started with, the zygotes and the controller read from outside; the next job must see
+# none of it (`Leftovers`).
 
 import ctypes
 import os
@@ -2782,6 +2787,44 @@ def sweep(children, keep):
     return False, cpu_us
 
 
+class Leftovers:
+    """What the jobs leave in the sandbox, found and undone after each: the processes reparented to the controller
+    swept (all but `keep`, the zygotes), the zygotes resumed and read from outside, the controller's own limits read,
+    the dirs cleaned (`dirs`, a Cleanup). `broken`: why no more job may run here (something could not be undone: the
+    runner replaces the sandbox), or None."""
+
+    def __init__(self, dirs, keep):
+        self.dirs, self.keep = dirs, keep
+        self.broken = None
+        # /proc/self/task/PID/children, kept open and read again with pread (cheaper than open, read and close)
+        self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
+
+    def after_job(self, alive, clean):
+        """After a job: its processes swept; each zygote of `alive` (those live as it began) asked for its next spare
+        (its fork may have failed during the job: the sandbox's process limit) and, when the job did not end `clean`ly
+        in a reuse process, resumed (SIGCONT: a stopped one goes on) and read from outside; the controller's own limits
+        read. (Why the sandbox retires, or None; the CPU time of the processes swept, in microseconds.)"""
+        swept, orphans_us = sweep(self.children, self.keep)
+        reason = None if swept else 'unswept'  # a process of the job survived SIGKILL
+        for z in alive:
+            if not z.dead:
+                if not clean:
+                    try:
+                        os.kill(z.pid, signal.SIGCONT)
+                    except OSError:
+                        pass
+                z.ask()
+            if not clean and reason is None and (z.dead or zygote_tampered(z)):
+                reason = 'zygote'
+        if controller_tampered():
+            reason = 'tampered'  # the job reniced or prlimited the controller
+        return reason, orphans_us
+
+    def sweep_all(self):
+        """At the controller's end: every process but the zygotes killed."""
+        sweep(self.children, self.keep)
+
+
 # ---------------- sandfleet_sandbox/capture.py
 # A job's output as the controller reads it while the job runs: its stdout and stderr pipes and, for a forked job, its
 # report pipe, each kept up to the job's cap (what comes past it is read and dropped, and marked truncated): a job never
@@ -2930,24 +2973,20 @@ def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
     )
 
 
-# ---------------- sandfleet_sandbox/controller.py
+# ---------------- sandfleet_sandbox/runner_channel.py
+# The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
+# queued in order for the controller to answer.
+#
+# The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
+# /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
 
-import base64
 import fcntl
 import json
-import marshal
 import os
-import resource
-import select
-import signal
 import socket
 import stat
-import sys
-import time
 
 
-# How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
-PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
 # buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
 # pipe-full is a turn between the writer and the reader: fewer turns under load).
@@ -2955,42 +2994,18 @@ CHANNEL_READ = 1 << 20
 BIG_BUFFER = 1 << 20
 PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
 F_SETPIPE_SZ = 1031
-# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
-# that took this long is stuck, and the next spare takes the job).
-HAND_OVER_WAIT_S = 30.0
-# The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
-OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
 
-def oom_kills():
-    """OOM kills in this sandbox's memory cgroup so far, or None where no cgroup file is visible."""
-    for path in OOM_FILES:
-        try:
-            with open(path) as f:
-                for line in f:
-                    key, _, value = line.partition(' ')
-                    if key == 'oom_kill':
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def oom_score_adj(value):
-    """Sets this process's OOM score adjustment (writable only while the process is dumpable: no job may run then)."""
-    prctl(4, 1)  # PR_SET_DUMPABLE
+def grow_pipe(fd, size):
+    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
+    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
     try:
-        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
-        try:
-            os.write(fd, b'%d' % value)
-        finally:
-            os.close(fd)
+        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
     except OSError:
         pass
-    prctl(4, 0)
 
 
-def channel():
+def open_channel():
     """The runner's channel: (fd read from, fd written to). stdin/stdout; or, when SANDFLEET_CHANNEL names the runner's
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
@@ -3010,130 +3025,62 @@ def channel():
     return fd, fd
 
 
-def grow_pipe(fd, size):
-    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
-    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
-    try:
-        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
-    except OSError:
-        pass
+class RunnerChannel:
+    """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
+    frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
+    its turn); `closing` once a `shutdown` came or the runner closed its end."""
 
-
-def job_size(job):
-    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
-    return len(job.code) + len(job.stdin) + sum(map(len, job.files.values()))
-
-
-class Taken:
-    """The process a job runs in, from when its job was handed to it: tier `z`, its pid and pipes (job, stdout, stderr,
-    report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
-    `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
-
-    def __init__(self, z, pid, fds, reuser, refused, waited_ms):
-        self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
-        self.waited_ms = waited_ms  # how long the job waited for its tier to warm (None: it did not)
-        self.t0 = time.perf_counter()  # the job's time runs from here
-        self.capture = None  # its output (watch_run)
-        self.duration, self.timed_out = (
-            0.0,
-            False,
-        )  # its run time in ms; whether the controller stopped it at its deadline
-        # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
-        # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
-        # and why some were not, its error report
-        self.done = self.wstatus = self.cpu_ns = self.retire = self.report = None
-        self.files, self.fetch_errors = {}, {}
-
-
-class Controller:
     def __init__(self):
-        self.chan_in, self.chan = channel()
+        self.fd_in, self.fd_out = open_channel()
         null = os.open('/dev/null', os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        os.set_inheritable(self.chan_in, False)
-        os.set_inheritable(self.chan, False)
-        # buf: the chunks of a frame not ended yet; jobs: the typed frames to answer, in order (a FrameError: refused)
-        self.buf, self.jobs, self.closing, self.told = [], [], False, None
-        self.running = None  # the reuse process running the job, if one is
-        self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
-        self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
-        self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
-        self.dead = []  # zygotes that died and are not reaped yet
-        self.cleanup = Cleanup(WORKDIR, SCRATCH)
-        self.ooms = oom_kills()
-        # what every tier has: the executor's own imports (a job importing only those runs on bare)
-        self.loaded = frozenset(m.split('.')[0] for m in sys.modules)
-        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each
-        # fork)
-        self.zygotes = {'bare': Zygote('bare', [])}
-        self.planned = plan_tiers()
-        for name in self.planned:
-            if name not in self.zygotes:
-                self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
-        self.keep = {z.pid for z in self.zygotes.values()}
-        # /proc files kept open and read again with pread (cheaper than open, read and close each time)
-        self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
-        self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
-        self.poller = select.poll()
-        self.poller.register(self.chan_in, select.POLLIN)
-        for fd in self.by_fd:
-            self.poller.register(fd, select.POLLIN)
-        # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
+        os.set_inheritable(self.fd_in, False)
+        os.set_inheritable(self.fd_out, False)
+        self.jobs = []
+        self.closing = False
+        self.pieces = []  # the pieces of a frame not ended yet
+        self.inbuf = None  # what the channel is read into (allocate: after the zygotes' fork, none of them holds it)
+
+    def allocate(self):
         self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
     def send(self, frame):
-        os.write(self.chan, json.dumps(frame).encode() + b'\n')
+        os.write(self.fd_out, json.dumps(frame).encode() + b'\n')
 
-    def pump(self, timeout_ms):
-        """One poll round: zygote messages and channel input. Returns the fds that were readable."""
-        events = self.poller.poll(timeout_ms)
-        for fd, _ in events:
-            z = self.by_fd.get(fd)
-            if isinstance(z, Reuser):
-                if not z.read():
-                    self.poller.unregister(fd)
-                    del self.by_fd[fd]
-            elif z is not None:
-                kind = z.on_message()
-                if kind is None:
-                    self.poller.unregister(fd)
-                    del self.by_fd[fd]
-                    self.dead.append(z.pid)  # reaped once it has exited
-                    self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
-                if kind is None or kind == b'r':
-                    self.tell()
-            elif fd == self.chan_in:
-                self.read_channel()
-        self.settle()
-        return events
+    def log(self, level, message):
+        self.send({'op': 'log', 'level': level, 'message': message})
 
-    def read_channel(self):
-        """One read of the runner's channel, its frames taken. A frame of megabytes (stdin, files) comes in many reads:
-        its pieces are joined once, at its newline (joining and scanning the whole buffer at each read would be
-        quadratic in the frame's size, and each copy of megabytes costs the job)."""
-        n = os.readv(self.chan_in, [self.inbuf])
+    def read(self):
+        """One read of the channel, its frames taken; False at its end (the runner closed it: `closing`). A frame of
+        megabytes (stdin, files) comes in many reads: its pieces are joined once, at its newline (joining and scanning
+        the whole buffer at each read would be quadratic in the frame's size, and each copy of megabytes costs the
+        job)."""
+        n = os.readv(self.fd_in, [self.inbuf])
         if not n:
             self.closing = True
-            self.poller.unregister(self.chan_in)
-            return
+            return False
         data = bytes(self.inbuf[:n])
-        start, nl = 0, data.find(b'\n')
+        start = 0
+        nl = data.find(b'\n')
         while nl != -1:
-            if self.buf:
-                self.buf.append(data[start:nl])
-                line, self.buf = b''.join(self.buf), []
+            if self.pieces:
+                self.pieces.append(data[start:nl])
+                line = b''.join(self.pieces)
+                self.pieces = []
             else:
                 line = data[start:nl]
             self.take(line)
-            start, nl = nl + 1, data.find(b'\n', nl + 1)
+            start = nl + 1
+            nl = data.find(b'\n', nl + 1)
         if start < n:
-            self.buf.append(data[start:] if start else data)
+            self.pieces.append(data[start:] if start else data)
+        return True
 
     def take(self, line):
-        """One frame of the runner's, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused
-        at its parse queued to be answered (a result naming its id), or logged when it names no job."""
+        """One frame, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused at its parse
+        queued to be answered (a result naming its id), or logged when it names no job."""
         if not line.strip():
             return
         try:
@@ -3141,7 +3088,7 @@ class Controller:
         except ValueError as e:  # not JSON (json's own error is a ValueError), or a FrameError
             error = e if isinstance(e, FrameError) else FrameError('a frame that is not JSON')
             if error.frame_id is None:
-                self.send({'op': 'log', 'level': 'error', 'message': 'frame refused: %s' % error})
+                self.log('error', 'frame refused: %s' % error)
                 return
             job = error
         if isinstance(job, Shutdown):
@@ -3149,237 +3096,105 @@ class Controller:
         else:
             self.jobs.append(job)
 
-    def tell(self):
-        """After `ready`: one `tier` frame per tier that finished warming, or died."""
-        if self.told is None:
-            return
-        for z in self.zygotes.values():
-            state = 'dead' if z.dead else 'warm' if z.warm else None
-            if state is None or self.told.get(z.name) == state:
-                continue
-            self.told[z.name] = state
-            if z.name != 'bare' or z.dead:
-                self.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
 
-    def serve(self):
-        bare = self.zygotes['bare']
-        while not bare.ready and not bare.dead:
-            self.pump(-1)
-        if bare.dead:
-            sys.exit(1)
-        self.send(
-            {
-                'op': 'ready',
-                'protocol': 1,
-                'pid': os.getpid(),
-                'python': sys.version.split()[0],
-                'tiers': self.planned,
-                'packages': {},
-                'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork'],
-            }
-        )
-        self.told = {}
-        self.tell()
-        handlers = {ExecJob: self.run, FrameError: self.refuse}
-        while not self.closing:
-            if self.jobs:
-                job = self.jobs.pop(0)
-                self.send(handlers[type(job)](job))
-                if self.after_reuse is not None:
-                    self.clean_after_reuse()
-                self.settle()  # a reuse process whose verdict came with its job's end
-            else:
-                self.pump(-1)
-        sweep(self.children, self.keep)
-        remove_tree(WORKDIR)
+# ---------------- sandfleet_sandbox/job_run.py
+# One run of a job, from the moment its process has it to its result frame: its output read while it runs and its
+# deadline kept (`Run.watch`: the soft stop, then the kill), what it left swept and its files read back (`Run.after`),
+# its result (`Run.result`). The process is chosen and the job handed to it before (placement.py).
 
-    def refuse(self, error):
-        """The answer to a frame refused at its parse (the runner's fault: nothing ran)."""
-        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
+import json
+import os
+import signal
+import time
 
-    def tier_for(self, job):
-        """(zygote, waited_ms): the job's zygote, once it has a spare child, a cheaper one when the job's tier died,
-        and how long the job waited for it to warm (None: it did not); the zygote None when the job's `wait_ms` (what
-        is left of its queue timeout) ran out while its tier warmed."""
-        waited_ms = None
-        while True:
-            z = self.zygotes[pick_tier(job.code, {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
-            if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
-                self.send({'op': 'waiting', 'id': job.id, 'tier': z.name})
-                t0 = time.perf_counter()
-                end = None if job.wait_ms is None else t0 + job.wait_ms / 1000
-                while not z.ready and not z.dead and not self.closing:
-                    if end is None:
-                        self.pump(-1)
-                        continue
-                    left = end - time.perf_counter()
-                    if left <= 0:
-                        return None, job.wait_ms
-                    self.pump(max(1, int(left * 1000)))
-                waited_ms = (time.perf_counter() - t0) * 1000
-            while not z.ready and not z.dead and not self.closing:
-                self.pump(-1)
-            if not z.dead or z.name == 'bare':
-                return z, waited_ms
 
-    def run(self, job):
-        """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
-        idle and may take this code, else on the tier's spare, forked for it."""
-        if self.broken is not None:
-            return failed(
-                job.id, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup'
-            )
-        self.check_idle(job.tenant)
-        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
-        taken = self.take_process(job)
-        if isinstance(taken, dict):
-            return taken  # the job did not run: its result
-        self.watch_run(job, taken)
-        r = taken.reuser
-        if r is not None and r.violation is not None:
-            taken.capture.unwatch()
-            return self.violated(job, taken.z, r, taken.duration, alive, ran=not r.unread())
-        self.after_run(job, taken, alive)
-        return self.result_of(job, taken)
+# How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
+PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+# The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
+OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
-    def reuse_refusal(self, job):
-        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
-        when it may run reused; None too for a job that asks for `fork`."""
-        if job.isolation != 'reuse':
-            return None
-        if not TAGS_WORK:
-            return 'unsupported'
-        return 'static' if static_taint(job.code) else None
 
-    def take_process(self, job):
-        """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
-        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
-        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
-        reuse = job.isolation == 'reuse'
-        refused = self.reuse_refusal(job)
-        for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
-            z, waited_ms = self.tier_for(job)
-            if z is None:
-                result = failed(
-                    job.id,
-                    'queue_timeout',
-                    'TierWarming',
-                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job.wait_ms,
-                )
-                result['waited_ms'] = waited_ms
-                return result
-            taken = None
-            if reuse and refused is None:
-                r, refused = self.hand_to_reuser(z, job)
-                if r is not None:
-                    self.running = r  # its own, until its job is answered: settle leaves it to this
-                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused, waited_ms)
-            if taken is None:
-                if z.dead or self.closing or z.spare is None:
-                    return failed(job.id, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-                if reuse:
-                    z.ask_reuse()  # for the next reuse job of this tier
-                taken = self.take_spare(z, job, refused, waited_ms)
-                if taken is None:
-                    continue
-                if isinstance(taken, dict):
-                    return taken
-            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
-            # here, as the job's own does (Taken.t0).
-            if job_size(job) > PIPE_BYTES:
-                self.send({'op': 'started', 'id': job.id})
-            return taken
-        return failed(job.id, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
-
-    def take_spare(self, z, job, refused, waited_ms):
-        """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
-        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
+def oom_kills():
+    """OOM kills in this sandbox's memory cgroup so far, or None where no cgroup file is visible."""
+    for path in OOM_FILES:
         try:
-            os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-        except OSError:
-            pass
-        pid, fds = z.spare
-        z.spare = None
-        z.ready = False
-        z.ask()  # the next job process is forked while this job runs
-        try:
-            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
-                os.kill(pid, signal.SIGKILL)
-                for fd in fds:
-                    os.close(fd)
-                return failed(
-                    job.id,
-                    'infra_error',
-                    'SandboxTampered',
-                    'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
-                    'tampered',
-                )
-            if signalled(
-                pid
-            ):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
-                os.kill(pid, signal.SIGKILL)
-                raise OSError('a signal is pending for the spare job process')
-            self.limit(z, pid, job)
-            os.kill(pid, signal.SIGCONT)  # or a job stopped it
-            self.hand_over(pid, fds[0], self.job_bytes(job, None))
-            return Taken(z, pid, fds, None, refused, waited_ms)  # its time runs from here
-        except OSError:
-            for fd in fds:
-                os.close(fd)
-            return None
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(' ')
+                    if key == 'oom_kill':
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
 
-    def hand_over(self, pid, job_w, data):
-        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
-        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
-        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed).
-        """
-        if len(data) <= PIPE_BYTES:
-            os.write(job_w, data)  # an empty pipe takes it whole
-            return
-        grow_pipe(job_w, BIG_BUFFER)
-        os.set_blocking(job_w, False)
-        view, until = memoryview(data), time.perf_counter() + HAND_OVER_WAIT_S
-        self.poller.register(job_w, select.POLLOUT)
-        try:
-            while view:
-                try:
-                    view = view[os.write(job_w, view) :]
-                except BlockingIOError:
-                    left = until - time.perf_counter()
-                    if left <= 0:
-                        os.kill(pid, signal.SIGKILL)
-                        raise OSError('the spare job process did not read its job')
-                    self.pump(max(1, int(left * 1000)))
-        finally:
-            self.poller.unregister(job_w)
 
-    def watch_run(self, job, taken):
-        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its
-        end
-        or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
-        SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
-        z, pid, r = taken.z, taken.pid, taken.reuser
-        _, out_r, err_r, rep_r = taken.fds
+class OomCount:
+    """The sandbox's memory cgroup's OOM kills, as last seen."""
+
+    def __init__(self):
+        self.seen = oom_kills()
+
+    def killed(self):
+        """Whether the cgroup killed a process since the last time this was asked (never where no cgroup file is
+        visible)."""
+        ooms = oom_kills() if self.seen is not None else None
+        if ooms is None or ooms <= self.seen:
+            return False
+        self.seen = ooms
+        return True
+
+
+class Run:
+    """A job in the process it runs in, from when its job was handed to it: `job` (its frames.ExecJob), tier `z`, its
+    pid and pipes (job, stdout, stderr, report: the controller's ends), `reuser` (its handle when it is a reuse
+    process; None: a spare, forked for it), `refused` (why a job that asked for reuse runs forked, or None),
+    `waited_ms` (how long it waited for its tier to warm; None: it did not); then what the controller saw of it."""
+
+    def __init__(self, job, z, pid, fds, reuser, refused, waited_ms):
+        self.job, self.z, self.pid, self.fds, self.reuser = job, z, pid, fds, reuser
+        self.refused, self.waited_ms = refused, waited_ms
+        self.t0 = time.perf_counter()  # the job's time runs from here
+        self.capture = None  # its output (watch)
+        self.duration = 0.0  # its run time in ms
+        self.timed_out = False  # whether the controller stopped it at its deadline
+        # after: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone), its
+        # CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), its error report, the files it
+        # asked for back and why some were not
+        self.done = None
+        self.wstatus = None
+        self.cpu_ns = None
+        self.retire = None
+        self.report = None
+        self.files = {}
+        self.fetch_errors = {}
+
+    def watch(self, pump, poller, channel):
+        """Reads the job's output while it runs (`pump`: the controller's poll round; `poller` its poll), until its
+        process ends (a forked job), its reuse process reports its end or breaks the protocol, or its deadline: then
+        the soft stop (SIGTERM to its process group), SOFT_STOP_S later SIGKILL; at once when the runner's `channel`
+        is closing. Sets `capture`, `duration` and `timed_out`."""
+        z, pid, r = self.z, self.pid, self.reuser
+        _, out_r, err_r, rep_r = self.fds
         if r is None:
-            os.close(taken.fds[0])
-        capture = taken.capture = Capture(out_r, err_r, rep_r if r is None else None, job.max_output_bytes, self.poller)
-        deadline = taken.t0 + job.timeout_ms / 1000
+            os.close(self.fds[0])
+        capture = self.capture = Capture(out_r, err_r, rep_r if r is None else None, self.job.max_output_bytes, poller)
+        deadline = self.t0 + self.job.timeout_ms / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
-        watch_from = taken.t0 + PATIENCE_S
-        timed_out = killed = False
+        watch_from = self.t0 + PATIENCE_S
+        timed_out = False
+        killed = False
         while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
-            if (left <= 0 or self.closing) and not killed:
+            if (left <= 0 or channel.closing) and not killed:
                 if r is not None and not timed_out and r.unread():
                     r.violate('it did not take its job')  # the job never started: another sandbox runs it
                     break
-                if (
-                    not self.closing and not timed_out
-                ):  # the deadline: the soft stop first (the executor's handler flushes
-                    # what Python holds of the job's output; a handler of the job's own runs instead)
+                if not channel.closing and not timed_out:
+                    # the deadline: the soft stop first (the executor's handler flushes what Python holds of the job's
+                    # output; a handler of the job's own runs instead)
                     timed_out = True
                     if r is not None:
                         r.cpu_seen = r.cpu_ns()
@@ -3402,78 +3217,57 @@ class Controller:
             if not capture.watching and now >= watch_from:
                 capture.watch()
             wait = left if capture.watching else min(left, watch_from - now)
-            for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
+            for fd, _ in pump(int(max(wait, 0) * 1000) + 1):
                 if fd in capture.open:
                     capture.drain(fd)
-        taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
+        self.duration = (time.perf_counter() - self.t0) * 1000
+        self.timed_out = timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
-            r.violate(
-                'not alone at its end: %s' % r.company()
-            )  # a job that left a thread or child ends as a forked one: no D comes
+            # a job that left a thread or child ends as a forked one: no D comes
+            r.violate('not alone at its end: %s' % r.company())
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
 
-    def after_run(self, job, taken, alive):
+    def after(self, leftovers, keeper, alive):
         """After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
-        SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
-        have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running). Then its
-        output read to its end, its process let go (reaped, dropped, or kept for the next job), the files it asked for
-        read back and the work dir cleaned (after a reuse process's verdict, when it goes on). Sets the Taken's `done`,
-        `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
-        z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
-        done = taken.done = r.done if r is not None else None
-        wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
+        reparented to the controller is killed; after one that did not end cleanly in a reuse process the zygotes of
+        `alive` get SIGCONT and their limits, scheduling and lives are read (`leftovers`: cleanup.Leftovers). Then its
+        output read to its end, its process let go (reaped; or, a reuse process, dropped or kept for the next job:
+        `keeper`, the ReuseKeeper), the files it asked for read back and the work dir cleaned (after a reuse process's
+        verdict, when it goes on). Sets `done`, `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
+        z, pid, r, capture = self.z, self.pid, self.reuser, self.capture
+        done = self.done = r.done if r is not None else None
+        wstatus = self.wstatus = z.exits.get(pid) if done is None else None
         if r is not None:
             cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else:
             cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        clean = done is not None
-        swept, orphans_us = sweep(self.children, self.keep)
+        reason, orphans_us = leftovers.after_job(alive, done is not None)
         if cpu_ns is not None:
             cpu_ns += orphans_us * 1000
-        taken.cpu_ns = cpu_ns
-        unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in alive:
-            if not other.dead:
-                if not clean:
-                    try:
-                        os.kill(other.pid, signal.SIGCONT)
-                    except OSError:
-                        pass
-                other.ask()  # when its fork failed during the job (the sandbox's process limit)
-            if not clean and unswept is None and (other.dead or zygote_tampered(other)):
-                unswept = 'zygote'
-        if controller_tampered():
-            unswept = 'tampered'  # the job reniced or prlimited the controller
-        self.last_clean = None
+        self.cpu_ns = cpu_ns
+        keeper.last_clean = None
         capture.finish()
         if r is None:
             z.exits.pop(pid, None)
             capture.close()
-        elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(
-                z,
-                r,
-                'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit',
-                r.tainted or 'the process ended with its job',
-            )
         else:
-            r.since, r.jobs = time.perf_counter(), r.jobs + 1
-        self.running = None
-        wanted = job.fetch_files
+            keeper.job_ended(z, r, self.timed_out)
+        keeper.running = None
+        wanted = self.job.fetch_files
         if wstatus is not None or done is not None:
-            taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+            self.files, self.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
         else:
-            taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
-        if (
-            done is not None
-        ):  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
+            self.fetch_errors = dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if done is not None:
+            # the reuse process goes on (it drops the job's objects, then checks): the dirs are cleaned after its
+            # verdict
             if wanted:
                 r.send(b'g', 0)
-            self.after_reuse, cleaned = (z, r), True
+            keeper.answered = (z, r)
+            cleaned = True
         else:
-            cleaned = self.cleanup.clean()
+            cleaned = leftovers.dirs.clean()
         if r is not None:
             report = done['report'] if done is not None else r.error
         else:
@@ -3481,104 +3275,291 @@ class Controller:
                 report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
             except ValueError:
                 report = None
-        taken.report = report if isinstance(report, dict) else None
+        self.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        taken.retire = (
-            unswept
-            or (None if cleaned else 'cleanup')
-            or ('zygote' if z.dead or (wstatus is None and done is None) else None)
-        )
+        if reason is None and not cleaned:
+            reason = 'cleanup'
+        if reason is None and (z.dead or (wstatus is None and done is None)):
+            reason = 'zygote'
+        self.retire = reason
 
-    def result_of(self, job, taken):
-        """The result frame of a job that ran, from its Taken once after_run filled it in."""
-        z, r, capture = taken.z, taken.reuser, taken.capture
+    def result(self, oom_killed):
+        """The result frame, once `after` filled the run in (`oom_killed()`: whether the sandbox's memory cgroup killed
+        a process since it was last asked)."""
+        z, r, capture = self.z, self.reuser, self.capture
         status, exit_code, error, out_of_memory = ending(
-            job.timeout_ms, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
+            self.job.timeout_ms, z.name, self.timed_out, self.wstatus, self.done, self.report, oom_killed
         )
-        if out_of_memory and taken.done is not None:
+        if out_of_memory and self.done is not None:
             r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
         out, err = capture.out_r, capture.err_r
         result = {
             'op': 'result',
-            'id': job.id,
+            'id': self.job.id,
             'status': status,
             'exit_code': exit_code,
             'stdout': capture.text(out),
             'stderr': capture.text(err),
-            'duration_ms': taken.duration,
+            'duration_ms': self.duration,
             'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
             'error': error,
-            'files': taken.files,
-            'retire': taken.retire is not None,
+            'files': self.files,
+            'retire': self.retire is not None,
             'tier': z.name,
             'isolation': 'reuse' if r is not None else 'fork',
         }
-        if taken.retire is not None:
-            result['retire_reason'] = taken.retire
-        if taken.cpu_ns is not None:
-            result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
-        if taken.fetch_errors:
-            result['fetch_errors'] = taken.fetch_errors
-        if taken.refused is not None:
-            result['reuse_refused'] = taken.refused
-        if taken.waited_ms is not None:
-            result['waited_ms'] = taken.waited_ms
+        if self.retire is not None:
+            result['retire_reason'] = self.retire
+        if self.cpu_ns is not None:
+            result['cpu_ms'] = round(self.cpu_ns / 1e6, 3)
+        if self.fetch_errors:
+            result['fetch_errors'] = self.fetch_errors
+        if self.refused is not None:
+            result['reuse_refused'] = self.refused
+        if self.waited_ms is not None:
+            result['waited_ms'] = self.waited_ms
         return result
 
-    def oom_killed(self):
-        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no
-        cgroup
-        file is visible)."""
-        ooms = oom_kills() if self.ooms is not None else None
-        if ooms is None or ooms <= self.ooms:
-            return False
-        self.ooms = ooms
-        return True
 
-    def hand_to_reuser(self, z, job):
-        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
-        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
-        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked.
-        """
-        r = self.reuser_for(z)
-        if r is None:
-            return None, 'warming'
-        if r.gone():  # killed while idle (a job of another tier can)
-            self.drop(z, r, 'exit', 'the process ended between jobs')
-            return None, 'warming'
-        tenant = job.tenant
-        if r.jobs > 0 and r.tenant != tenant:
-            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
-            z.ask_reuse()
-            return None, 'tenant'
-        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
-        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
-        # signals as they were.
-        # (The process that ran the last job and passed its check since has run nothing but its own loop: it need not
-        # be found blocked first.)
-        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
-            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
-            return None, 'tampered'
-        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
-            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-            return None, 'tampered'
-        nonce = os.urandom(12).hex()
+# ---------------- sandfleet_sandbox/placement.py
+# Where a job runs: its tier (the cheapest that has what it imports; one still warming waited for, at most the job's
+# `wait_ms`), then its tier's reuse process when the job may run there and the process takes it (reuse_keeper.py), else
+# the tier's spare, checked and limited from outside before its job is written to it. The answer is a `Run` (job_run.py),
+# or the result of a job that cannot run.
+
+import marshal
+import os
+import resource
+import select
+import signal
+import time
+
+
+# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
+# that took this long is stuck, and the next spare takes the job).
+HAND_OVER_WAIT_S = 30.0
+
+
+def precompile(code):
+    """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
+    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
+    that; the code object travels to the job process marshalled."""
+    try:
+        return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
+    except BaseException:
+        return None
+
+
+def job_bytes(job, nonce, wait_files=False):
+    """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
+    code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length of
+    stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
+    has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
+    and in the job process)."""
+    stdin = job.stdin.encode()
+    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    return len(payload).to_bytes(8, 'little') + payload + stdin
+
+
+def job_size(job):
+    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
+    return len(job.code) + len(job.stdin) + sum(map(len, job.files.values()))
+
+
+class Placement:
+    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote.Zygote), `loaded` (the
+    top-level modules every tier has), the runner's `channel`, the controller's `pump` and `poller`, and `keeper` (the
+    ReuseKeeper, which answers for the reuse processes)."""
+
+    def __init__(self, zygotes, loaded, channel, pump, poller, keeper):
+        self.zygotes, self.loaded, self.channel = zygotes, loaded, channel
+        self.pump, self.poller, self.keeper = pump, poller, keeper
+
+    def tier_for(self, job):
+        """(zygote, waited_ms): the job's zygote, once it has a spare child, a cheaper one when the job's tier died,
+        and how long the job waited for it to warm (None: it did not); the zygote None when the job's `wait_ms` (what
+        is left of its queue timeout) ran out while its tier warmed."""
+        waited_ms = None
+        channel = self.channel
+        while True:
+            z = self.zygotes[pick_tier(job.code, {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
+            if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
+                channel.send({'op': 'waiting', 'id': job.id, 'tier': z.name})
+                t0 = time.perf_counter()
+                end = None if job.wait_ms is None else t0 + job.wait_ms / 1000
+                while not z.ready and not z.dead and not channel.closing:
+                    if end is None:
+                        self.pump(-1)
+                        continue
+                    left = end - time.perf_counter()
+                    if left <= 0:
+                        return None, job.wait_ms
+                    self.pump(max(1, int(left * 1000)))
+                waited_ms = (time.perf_counter() - t0) * 1000
+            while not z.ready and not z.dead and not channel.closing:
+                self.pump(-1)
+            if not z.dead or z.name == 'bare':
+                return z, waited_ms
+
+    def take_process(self, job):
+        """The process the job runs in, its job handed to it (a `Run`): its tier's reuse process when the job may run
+        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
+        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
+        reuse = job.isolation == 'reuse'
+        refused = self.keeper.refusal(job)
+        for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
+            z, waited_ms = self.tier_for(job)
+            if z is None:
+                result = failed(
+                    job.id,
+                    'queue_timeout',
+                    'TierWarming',
+                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job.wait_ms,
+                )
+                result['waited_ms'] = waited_ms
+                return result
+            run = None
+            if reuse and refused is None:
+                r, refused = self.keeper.take(z, job)
+                if r is not None:
+                    self.keeper.running = r  # its own, until its job is answered: settle leaves it to this
+                    run = Run(job, z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused, waited_ms)
+            if run is None:
+                if z.dead or self.channel.closing or z.spare is None:
+                    return failed(job.id, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                if reuse:
+                    z.ask_reuse()  # for the next reuse job of this tier
+                run = self.take_spare(z, job, refused, waited_ms)
+                if run is None:
+                    continue
+                if isinstance(run, dict):
+                    return run
+            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
+            # here, as the job's own does (Run.t0).
+            if job_size(job) > PIPE_BYTES:
+                self.channel.send({'op': 'started', 'id': job.id})
+            return run
+        return failed(job.id, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+
+    def take_spare(self, z, job, refused, waited_ms):
+        """Tier `z`'s spare with the job written to it (a `Run`); the result of a job that cannot run when an earlier
+        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
         try:
-            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
-            self.limit_reuse(r, job)
-            r.thaw()
-            data = self.job_bytes(job, nonce, wait_files=bool(job.fetch_files))
-            if len(data) > PIPE_BYTES:
-                grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, min(job.timeout_ms, TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
-        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
-            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
-            return None, 'warming'
-        if not taken:  # it did not read its job: what runs in it is not the reuse process's loop (the job runs forked)
-            self.drop(z, r, 'violation', 'it did not read its job')
-            return None, 'tampered'
-        r.begin(nonce, tenant)
-        return r, None
+            os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError:
+            pass
+        pid, fds = z.spare
+        z.spare = None
+        z.ready = False
+        z.ask()  # the next job process is forked while this job runs
+        try:
+            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
+                os.kill(pid, signal.SIGKILL)
+                for fd in fds:
+                    os.close(fd)
+                return failed(
+                    job.id,
+                    'infra_error',
+                    'SandboxTampered',
+                    'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
+                    'tampered',
+                )
+            if signalled(pid):
+                # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                os.kill(pid, signal.SIGKILL)
+                raise OSError('a signal is pending for the spare job process')
+            self.limit(z, pid, job)
+            os.kill(pid, signal.SIGCONT)  # or a job stopped it
+            self.hand_over(pid, fds[0], job_bytes(job, None))
+            return Run(job, z, pid, fds, None, refused, waited_ms)  # its time runs from here
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return None
+
+    def hand_over(self, pid, job_w, data):
+        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
+        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is
+        killed)."""
+        if len(data) <= PIPE_BYTES:
+            os.write(job_w, data)  # an empty pipe takes it whole
+            return
+        grow_pipe(job_w, BIG_BUFFER)
+        os.set_blocking(job_w, False)
+        view = memoryview(data)
+        until = time.perf_counter() + HAND_OVER_WAIT_S
+        self.poller.register(job_w, select.POLLOUT)
+        try:
+            while view:
+                try:
+                    view = view[os.write(job_w, view) :]
+                except BlockingIOError:
+                    left = until - time.perf_counter()
+                    if left <= 0:
+                        os.kill(pid, signal.SIGKILL)
+                        raise OSError('the spare job process did not read its job')
+                    self.pump(max(1, int(left * 1000)))
+        finally:
+            self.poller.unregister(job_w)
+
+    @staticmethod
+    def limit(z, pid, job):
+        """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
+        memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
+        # the zygote's size: the spare's, forked from it
+        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job.memory_mb)
+        resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
+        cpu = cpu_backstop_s(job.timeout_ms)
+        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if NPROC:
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+
+# ---------------- sandfleet_sandbox/reuse_keeper.py
+# The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuser.Reuser): which may take a job
+# (idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and the job
+# handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between its
+# jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of one
+# tenant cannot reach the jobs of another: docs/reuse-trust.md.
+
+import os
+import resource
+import select
+import time
+
+
+# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
+CHECK_WAIT_S = 2.0
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
+TAKE_WAIT_MS = 1000
+
+
+class ReuseKeeper:
+    """The reuse processes of `zygotes` (tier name → zygote.Zygote) as the controller keeps them, with the runner's
+    `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll wakes for:
+    each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state: `running` (the
+    reuse process running the job, if one is), `answered` ((zygote, process) of the job just answered: its dirs are
+    cleaned after its verdict), `last_clean` (the process that ran the last job and passed its check since, if one
+    did)."""
+
+    def __init__(self, zygotes, channel, pump, poller, by_fd, leftovers):
+        self.zygotes, self.channel, self.pump = zygotes, channel, pump
+        self.poller, self.by_fd, self.leftovers = poller, by_fd, leftovers
+        self.running = None
+        self.answered = None
+        self.last_clean = None
+
+    @staticmethod
+    def refusal(job):
+        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
+        when it may run reused; None too for a job that asks for `fork`."""
+        if job.isolation != 'reuse':
+            return None
+        if not TAGS_WORK:
+            return 'unsupported'
+        return 'static' if static_taint(job.code) else None
 
     def check_idle(self, tenant):
         """Before each job: every idle reuse process runs nothing (blocked or stopped, its CPU time where it was when it
@@ -3596,80 +3577,131 @@ class Controller:
             elif r.jobs > 0 and r.tenant != tenant and not r.isolate():
                 self.drop(z, r, 'tampered', 'it did not stop')
 
-    def violated(self, job, z, r, duration, alive, ran=True):
+    def take(self, z, job):
+        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
+        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
+        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs
+        forked."""
+        r = self.idle_process(z)
+        if r is None:
+            return None, 'warming'
+        if r.gone():  # killed while idle (a job of another tier can)
+            self.drop(z, r, 'exit', 'the process ended between jobs')
+            return None, 'warming'
+        tenant = job.tenant
+        if r.jobs > 0 and r.tenant != tenant:
+            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
+            z.ask_reuse()
+            return None, 'tenant'
+        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
+        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
+        # signals as they were. (The process that ran the last job and passed its check since has run nothing but its
+        # own loop: it need not be found blocked first.)
+        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
+            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
+            return None, 'tampered'
+        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
+            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+            return None, 'tampered'
+        nonce = os.urandom(12).hex()
+        try:
+            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
+            self.limit(r, job)
+            r.thaw()
+            data = job_bytes(job, nonce, wait_files=bool(job.fetch_files))
+            if len(data) > PIPE_BYTES:
+                grow_pipe(r.job_w, BIG_BUFFER)
+            taken = r.send(data, min(job.timeout_ms, TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
+        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
+            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
+            return None, 'warming'
+        if not taken:  # it did not read its job: what runs in it is not the reuse process's loop (the job runs forked)
+            self.drop(z, r, 'violation', 'it did not read its job')
+            return None, 'tampered'
+        r.begin(nonce, tenant)
+        return r, None
+
+    @staticmethod
+    def limit(r, job):
+        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
+        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
+        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
+        for limit, value in (
+            (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
+            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
+        ):
+            # as the zygote left it: the check, inside and from here, holds it
+            hard = SPARE_LIMITS[RLIMITS.index(limit)][1]
+            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+        if NPROC and r.jobs == 0:
+            resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+    def job_ended(self, z, r, timed_out):
+        """Reuse process `r` of tier `z` after its job: counted, when it reported the job's end; else dropped (it ended
+        as a forked job ends: tainted, `timed_out`, crashed, os._exit)."""
+        if r.done is None:
+            what = 'timeout' if timed_out else 'taint' if r.tainted else 'exit'
+            self.drop(z, r, what, r.tainted or 'the process ended with its job')
+        else:
+            r.since = time.perf_counter()
+            r.jobs += 1
+
+    def violated(self, run, alive):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
-        end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
-        infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
-        False) is answered as one an earlier job kept from running (SandboxTampered: the runner runs it elsewhere)."""
+        end, its job never read): it is killed, what the job left is swept as after any job (`alive`: the zygotes live
+        as it began), and the job answered infra_error: nothing the process said can be told from what a job wrote
+        itself. A job it never took is answered as one an earlier job kept from running (SandboxTampered: the runner
+        runs it elsewhere)."""
+        z, r = run.z, run.reuser
+        ran = not r.unread()
         what = r.violation
         r.kill()
-        until = time.perf_counter() + 1
-        while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
-            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        self.await_exit(z, r)
         self.drop(z, r, 'violation', what)
         self.running = None
-        swept, _ = sweep(self.children, self.keep)
-        reason = None if swept else 'unswept'
-        for other in alive:
-            if not other.dead:
-                try:
-                    os.kill(other.pid, signal.SIGCONT)
-                except OSError:
-                    pass
-                other.ask()
-            if reason is None and (other.dead or zygote_tampered(other)):
-                reason = 'zygote'
-        if controller_tampered():
-            reason = 'tampered'
-        if not self.cleanup.clean():
+        reason, _ = self.leftovers.after_job(alive, False)
+        if not self.leftovers.dirs.clean():
             reason = reason or 'cleanup'
         self.last_clean = None
         if not ran:
             return failed(
-                job.id,
+                run.job.id,
                 'infra_error',
                 'SandboxTampered',
                 'the reuse process given this job did not take it (an earlier job took it over); the job did not run',
                 reason or 'tampered',
             )
         result = failed(
-            job.id,
+            run.job.id,
             'infra_error',
             'ReuseViolation',
             'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, '
             'and nothing it said answers the job' % what,
             reason,
         )
-        result.update({'duration_ms': duration, 'tier': z.name, 'isolation': 'reuse'})
+        result.update({'duration_ms': run.duration, 'tier': z.name, 'isolation': 'reuse'})
         return result
 
-    @staticmethod
-    def job_bytes(job, nonce, wait_files=False):
-        """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
-        code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
-        of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
-        controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
-        twice more, here and in the job process)."""
-        stdin = job.stdin.encode()
-        payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
-        return len(payload).to_bytes(8, 'little') + payload + stdin
+    def await_exit(self, z, r):
+        """Pumps until zygote `z` reports the exit of reuse process `r` (killed, or retired by its check), at most a
+        second."""
+        until = time.perf_counter() + 1
+        while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
+            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
 
-    def clean_after_reuse(self):
+    def clean_after(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
         finalizers may have written files), then the work dir and scratch dirs cleaned. What cannot be cleaned breaks
         the sandbox: every later job is answered infra_error, and the runner replaces it."""
-        z, r = self.after_reuse
-        self.after_reuse = None
+        z, r = self.answered
+        self.answered = None
         self.await_verdict(z, r)
-        if (
-            r.state == 'gone' and z.reuser is r
-        ):  # retired: it exits; the next job finds it reaped, as a forked job's process
-            until = time.perf_counter() + 1
-            while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
-                self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        if r.state == 'gone' and z.reuser is r:
+            # retired: it exits; the next job finds it reaped, as a forked job's process
+            self.await_exit(z, r)
             self.settle()
-        if not self.cleanup.clean(ipc=False):
-            self.broken = 'what a job left could not be removed'
+        if not self.leftovers.dirs.clean(ipc=False):
+            self.leftovers.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None:
                 self.drop(z, r, r.drop_after, 'its job ran out of memory')
@@ -3695,7 +3727,7 @@ class Controller:
         elif r.state == 'checking' and z.reuser is r:
             self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
 
-    def reuser_for(self, z):
+    def idle_process(self, z):
         """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
         ready (one is asked for)."""
         r = z.reuser
@@ -3722,19 +3754,11 @@ class Controller:
         z.cpu_us.pop(r.pid, None)
         if z.exits.pop(r.pid, None) is None:
             z.forget.add(r.pid)
-        self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
+        self.channel.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
     def settle(self):
-        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the
-        zygotes
-        that died (an OOM kill, a job's kill)."""
-        for pid in list(self.dead):
-            try:
-                reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
-            except ChildProcessError:
-                reaped = True
-            if reaped:
-                self.dead.remove(pid)
+        """After each poll round: the report pipe of each new reuse process watched; those gone (a failed check, an
+        exit) dropped; the exits of those dropped before their exit came forgotten."""
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
                 z.forget.discard(pid)
@@ -3749,55 +3773,173 @@ class Controller:
             if r.violation is not None and r.state != 'checking':  # while it checks, await_verdict answers for it
                 self.drop(z, r, 'violation', r.violation)
             elif r.state == 'gone':
-                what, detail = (
-                    r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
-                )
+                if isinstance(r.retire, list) and len(r.retire) == 2:
+                    what, detail = r.retire
+                else:
+                    what, detail = 'check', str(r.retire)
                 self.drop(z, r, str(what), str(detail))
             elif r.pid in z.exits:
                 self.drop(z, r, 'exit', 'the process ended between jobs')
 
-    def limit(self, z, pid, job):
-        """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
-        memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
-        # the zygote's size: the spare's, forked from it
-        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job.memory_mb)
-        resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
-        cpu = cpu_backstop_s(job.timeout_ms)
-        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if NPROC:
-            resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
 
-    def limit_reuse(self, r, job):
-        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
-        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
-        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
-        for limit, value in (
-            (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
-            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
-        ):
-            hard = SPARE_LIMITS[RLIMITS.index(limit)][
-                1
-            ]  # as the zygote left it: the check, inside and from here, holds it
-            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
-        if NPROC and r.jobs == 0:
-            resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+# ---------------- sandfleet_sandbox/controller.py
+
+import base64
+import os
+import select
+import sys
 
 
-# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
-CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
-# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
-TAKE_WAIT_MS = 1000
 
-
-def precompile(code):
-    """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
-    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
-    that; the code object travels to the job process marshalled."""
+def oom_score_adj(value):
+    """Sets this process's OOM score adjustment (writable only while the process is dumpable: no job may run then)."""
+    prctl(4, 1)  # PR_SET_DUMPABLE
     try:
-        return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
-    except BaseException:
-        return None
+        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
+        try:
+            os.write(fd, b'%d' % value)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    prctl(4, 0)
+
+
+class Controller:
+    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote.Zygote), its one poll
+    (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
+    result frame). A new kind of job: its frozen type in frames.py, its handler here."""
+
+    def __init__(self):
+        self.channel = RunnerChannel()
+        cleanup = Cleanup(WORKDIR, SCRATCH)
+        self.ooms = OomCount()
+        # what every tier has: the executor's own imports (a job importing only those runs on bare)
+        self.loaded = frozenset(m.split('.')[0] for m in sys.modules)
+        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each
+        # fork)
+        self.zygotes = {'bare': Zygote('bare', [])}
+        self.planned = plan_tiers()
+        for name in self.planned:
+            if name not in self.zygotes:
+                self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
+        self.dead = []  # zygotes that died and are not reaped yet
+        self.told = None  # after `ready`: each tier's state the runner was told (tell)
+        self.leftovers = Leftovers(cleanup, {z.pid for z in self.zygotes.values()})
+        # fd → what the poll wakes for: a zygote's socket, a reuse process's report pipe (the channel's is its own)
+        self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
+        self.poller = select.poll()
+        self.poller.register(self.channel.fd_in, select.POLLIN)
+        for fd in self.by_fd:
+            self.poller.register(fd, select.POLLIN)
+        self.keeper = ReuseKeeper(self.zygotes, self.channel, self.pump, self.poller, self.by_fd, self.leftovers)
+        self.placement = Placement(self.zygotes, self.loaded, self.channel, self.pump, self.poller, self.keeper)
+        self.handlers = {ExecJob: self.run_exec, FrameError: self.refuse}
+        self.channel.allocate()
+
+    def pump(self, timeout_ms):
+        """One poll round: zygote messages, reuse processes' reports and channel input. Returns the fds that were
+        readable."""
+        events = self.poller.poll(timeout_ms)
+        for fd, _ in events:
+            z = self.by_fd.get(fd)
+            if isinstance(z, Reuser):
+                if not z.read():
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
+            elif z is not None:
+                kind = z.on_message()
+                if kind is None:
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
+                    self.dead.append(z.pid)  # reaped once it has exited
+                    self.channel.log('error', 'zygote %s exited' % z.name)
+                if kind is None or kind == b'r':
+                    self.tell()
+            elif fd == self.channel.fd_in:
+                if not self.channel.read():
+                    self.poller.unregister(fd)
+        self.settle()
+        return events
+
+    def settle(self):
+        """Reaps the zygotes that died (an OOM kill, a job's kill); the reuse processes settled (ReuseKeeper.settle)."""
+        for pid in list(self.dead):
+            try:
+                reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError:
+                reaped = True
+            if reaped:
+                self.dead.remove(pid)
+        self.keeper.settle()
+
+    def tell(self):
+        """After `ready`: one `tier` frame per tier that finished warming, or died."""
+        if self.told is None:
+            return
+        for z in self.zygotes.values():
+            state = 'dead' if z.dead else 'warm' if z.warm else None
+            if state is None or self.told.get(z.name) == state:
+                continue
+            self.told[z.name] = state
+            if z.name != 'bare' or z.dead:
+                self.channel.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
+
+    def serve(self):
+        bare = self.zygotes['bare']
+        while not bare.ready and not bare.dead:
+            self.pump(-1)
+        if bare.dead:
+            sys.exit(1)
+        self.channel.send(
+            {
+                'op': 'ready',
+                'protocol': 1,
+                'pid': os.getpid(),
+                'python': sys.version.split()[0],
+                'tiers': self.planned,
+                'packages': {},
+                'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork'],
+            }
+        )
+        self.told = {}
+        self.tell()
+        channel, keeper, handlers = self.channel, self.keeper, self.handlers
+        while not channel.closing:
+            if channel.jobs:
+                job = channel.jobs.pop(0)
+                channel.send(handlers[type(job)](job))
+                if keeper.answered is not None:
+                    keeper.clean_after()
+                self.settle()  # a reuse process whose verdict came with its job's end
+            else:
+                self.pump(-1)
+        self.leftovers.sweep_all()
+        remove_tree(WORKDIR)
+
+    def run_exec(self, job):
+        """Runs an `exec` job (a frames.ExecJob) and answers its result frame: on its tier's reuse process when it asks
+        for `reuse` and one is idle and may take this code, else on the tier's spare, forked for it."""
+        if self.leftovers.broken is not None:
+            reason = self.leftovers.broken + '; the sandbox is replaced'
+            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup')
+        self.keeper.check_idle(job.tenant)
+        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
+        run = self.placement.take_process(job)
+        if type(run) is dict:
+            return run  # the job did not run: its result
+        run.watch(self.pump, self.poller, self.channel)
+        r = run.reuser
+        if r is not None and r.violation is not None:
+            run.capture.unwatch()
+            return self.keeper.violated(run, alive)
+        run.after(self.leftovers, self.keeper, alive)
+        return run.result(self.ooms.killed)
+
+    @staticmethod
+    def refuse(error):
+        """The answer to a frame refused at its parse (a frames.FrameError: the runner's fault; nothing ran)."""
+        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
 
 
 def main():

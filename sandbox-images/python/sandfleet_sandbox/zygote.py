@@ -84,7 +84,7 @@ def warm(tier):
     std_streams()
     fresh_main()
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
-    # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
+    # the job's own: the controller sets them on the spare when its job comes; see Placement.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
@@ -302,7 +302,7 @@ class Zygote:
             finally:
                 os._exit(0)
         theirs.close()
-        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
+        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Placement.limit)
 
     def ask(self):
         """Asks the zygote for its next job process, forked ahead of its job."""
@@ -364,7 +364,7 @@ class Zygote:
             pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
             self.cpu_us[int(pid)] = int(cpu_us)
-        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
+        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Leftovers)
             fds = self.reuse_asked if rest == b'u' else self.asked
             for fd in fds or ():
                 os.close(fd)
