@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, frames, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, frames, files, tamper_checks, seccomp, job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -314,7 +314,7 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
     return files, errors
 
 
-# ---------------- sandfleet_sandbox/tampering.py
+# ---------------- sandfleet_sandbox/tamper_checks.py
 # What an earlier job could have changed in the sandbox's other processes, read from outside them.
 #
 # Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare
@@ -391,9 +391,9 @@ def signalled(pid):
 
 
 def zygote_tampered(z):
-    """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
-    is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
-    a spare's (a spare gets its job's own from the controller)."""
+    """True when zygote `z` (a zygote_handle.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or,
+    once it is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits
+    are then a spare's (a spare gets its job's own from the controller)."""
     try:
         return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
     except (OSError, ValueError, IndexError):
@@ -441,7 +441,7 @@ def add_seccomp(program):
         raise OSError(ctypes.get_errno(), 'the seccomp filter was refused: %s' % os.strerror(ctypes.get_errno()))
 
 
-# ---------------- sandfleet_sandbox/job.py
+# ---------------- sandfleet_sandbox/job_process.py
 # A job process: forked by its zygote ahead of its job, it runs one job's code in a fresh `__main__` and exits.
 #
 # Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
@@ -785,7 +785,7 @@ def pick_tier(code, tiers, loaded):
     return 'bare'
 
 
-# ---------------- sandfleet_sandbox/census.py
+# ---------------- sandfleet_sandbox/reuse_c_state.py
 # The C-level state of the extension modules the zygote tiers preload, for the `reuse` level's check.
 #
 # State kept in C (a module's globals in its C code, not in any Python dict) is invisible to the baseline's walk. Each
@@ -856,10 +856,12 @@ def c_state():
     return out
 
 
-# ---------------- sandfleet_sandbox/taint.py
-# What code may run in a reuse process: `static_taint`, read by the controller before it hands a job to one, and by the
-# reuse process's audit hook at each compile while a job runs (reuse.Watch); `assigns_attributes`, after which the caches
-# a job may have changed are emptied. Code it refuses runs forked: what it names the reuse check cannot follow.
+# ---------------- sandfleet_sandbox/reuse_denylist.py
+# The deny-list of what code may name to run in a reuse process: `static_taint` (the first name of it the code names,
+# or None), read by the controller before it hands a job to one, and by the reuse process's audit hook at each compile
+# while a job runs (reuse_process.Watch); `assigns_attributes`, after which the caches a job may have changed are
+# emptied. Code it refuses runs forked: what it names the reuse check cannot follow. (A static scan of the text, not taint
+# tracking: what a job reaches at run time is the audit hook's, reuse_process.TAINTS.)
 
 import re
 
@@ -1108,7 +1110,7 @@ def static_taint(code):
     return None
 
 
-# ---------------- sandfleet_sandbox/reuse.py
+# ---------------- sandfleet_sandbox/reuse_process.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no
 # trace.
 #
@@ -1120,12 +1122,12 @@ def static_taint(code):
 # group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
 # caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
 # and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
-# reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
-# and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
-# after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what
-# a job in
-# another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
-# of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
+# reaches it: code that names it (`static_taint`, reuse_denylist.py; also applied to code compiled while a job runs)
+# runs forked, and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the
+# process end after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from
+# outside what a job in another process could do to it (rlimits, scheduling, pending signals), and holds what the process
+# says to what it reads of it (reuse_handle.py). This module is the reuse process's own code; the controller runs none of
+# it but `tags_work`.
 
 import _functools
 import _locale
@@ -1827,9 +1829,8 @@ def reuse_child():
     watch = Watch()
     base = take_baseline().adopt()
     watch.owners = base.owners
-    own = {
-        fd: base.fds[fd] for fd in (3, 4, null, *stdio)
-    }  # the descriptors this process needs: a job may not take them
+    # the descriptors this process needs: a job may not take them
+    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}
     main, touched = prepare(base, stdio, None)
     main_refs = sys.getrefcount(main)
     context = contextvars.copy_context()
@@ -1914,7 +1915,7 @@ def prepare(base, stdio, touched, stdin=True):
     return main, touched
 
 
-# ---------------- sandfleet_sandbox/reuser.py
+# ---------------- sandfleet_sandbox/reuse_handle.py
 # The controller's handle on a reuse process, and what the controller trusts of it.
 #
 # A reuse process runs its jobs' code in its own address space, so nothing it says about itself is proof: a job can find
@@ -1951,7 +1952,7 @@ SPIN = 50  # looks between yields before each further look waits a millisecond
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
-class Reuser:
+class ReuseHandle:
     """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
     state (`warming` until its baseline is taken, then `idle` (stopped), `busy` while it runs a job, `checking` until
     its verdict, `gone`), what its report pipe said, and `violation`: the first thing it did that the protocol does not
@@ -1961,20 +1962,17 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = (
-            'warming',
-            b'',
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
+        self.state = 'warming'
+        self.buf = b''  # what the report pipe said after its last newline
+        self.nonce = None  # the nonce of the job in flight (None: none is)
+        self.done = None  # the job's end (`D`), once reported
+        self.error = None  # a tainted job's error report (`E`)
+        self.tainted = None  # what tainted the job (`T`), or None
+        self.retire = None  # the verdict's reason to retire (`V`), or None
         self.violation = None
         self.tenant = None  # the tenant whose jobs it runs, bound by its first job
-        self.drop_after = (
-            None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
-        )
+        # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.drop_after = None
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
@@ -2233,8 +2231,9 @@ class Reuser:
         self.state = 'gone'
 
 
-# ---------------- sandfleet_sandbox/zygote.py
-# A zygote: a warm process of one tier that forks a job process ahead of each job; and the controller's handle on it.
+# ---------------- sandfleet_sandbox/zygote_process.py
+# A zygote process: warm with one tier's modules, it forks a job process (or a reuse process) ahead of each job, reaps
+# each and reports its end. Its code runs in the zygote; the controller's handle on it is zygote_handle.py.
 #
 # The controller sends the next job process's pipes with each request; they arrive as fds 1-4 (the
 # lowest free ones: the zygote keeps 1-4 closed), where the job process needs them.
@@ -2506,18 +2505,34 @@ def zygote(sock, tier, controller):
                 ready = b''
 
 
+# ---------------- sandfleet_sandbox/zygote_handle.py
+# The controller's handle on a zygote (zygote_process.py): its socket, its spare job process, its reuse process, the
+# exits it reported.
+
+import json
+import os
+import socket
+
+
+
 class Zygote:
-    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
-    reuse.Reuser), the exit statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
+    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`), the exit
+    statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
 
     def __init__(self, name, others):
-        self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
-        self.reuser, self.reuse_asked, self.forget = (
-            None,
-            None,
-            set(),
-        )  # forget: reuse processes dropped before their exit came
+        self.name = name
+        self.warm = False  # it reported its tier warm
+        self.ready = False  # it has a spare
+        self.dead = False
+        self.modules = []  # what it preloaded
+        self.ms = 0  # how long it took to warm
+        self.spare = None  # (pid, the controller's ends of its pipes) of the job process it forked ahead
+        self.exits = {}  # pid → wait status of each child it reaped
+        self.cpu_us = {}  # pid → CPU time of each child it reaped
+        self.asked = None  # the pipes sent with a request for a spare, until it comes
+        self.reuser = None  # its reuse process (a reuse_handle.ReuseHandle), once it has one
+        self.reuse_asked = None  # the pipes sent with a request for a reuse process, until it comes
+        self.forget = set()  # reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
@@ -2573,9 +2588,8 @@ class Zygote:
             self.dead = True
             return None
         first = None
-        for part in msg.split(
-            b'\n'
-        ):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+        # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+        for part in msg.split(b'\n'):
             kind = self.on_part(part)
             first = first or kind
         return first
@@ -2589,7 +2603,7 @@ class Zygote:
         elif kind == b'c':
             self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
         elif kind == b'u':
-            self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
+            self.reuser, self.reuse_asked = ReuseHandle(int(rest), self.reuse_asked), None
         elif kind == b'x':
             pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
@@ -2843,7 +2857,7 @@ class Capture:
         self.cap, self.poller, self.watching = cap, poller, False
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
         if rep_r is not None:
-            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its ReuseHandle
         self.truncated = dict.fromkeys(self.bufs, False)
         self.open = set(self.bufs)
 
@@ -3351,9 +3365,9 @@ def precompile(code):
 
 
 def job_bytes(job, nonce, wait_files=False):
-    """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
-    code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length of
-    stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
+    """A job as its job process reads it from its pipe (job_process.read_job): the length of what follows, marshalled:
+    the code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+    of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
     has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
     and in the job process)."""
     stdin = job.stdin.encode()
@@ -3367,7 +3381,7 @@ def job_size(job):
 
 
 class Placement:
-    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote.Zygote), `loaded` (the
+    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote_handle.Zygote), `loaded` (the
     top-level modules every tier has), the runner's `channel`, the controller's `pump` and `poller`, and `keeper` (the
     ReuseKeeper, which answers for the reuse processes)."""
 
@@ -3517,11 +3531,11 @@ class Placement:
 
 
 # ---------------- sandfleet_sandbox/reuse_keeper.py
-# The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuser.Reuser): which may take a job
-# (idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and the job
-# handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between its
-# jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of one
-# tenant cannot reach the jobs of another: docs/reuse-trust.md.
+# The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuse_handle.ReuseHandle): which may
+# take a job (idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and
+# the job handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between
+# its jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of
+# one tenant cannot reach the jobs of another: docs/reuse-trust.md.
 
 import os
 import resource
@@ -3537,9 +3551,10 @@ TAKE_WAIT_MS = 1000
 
 
 class ReuseKeeper:
-    """The reuse processes of `zygotes` (tier name → zygote.Zygote) as the controller keeps them, with the runner's
-    `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll wakes for:
-    each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state: `running` (the
+    """The reuse processes of `zygotes` (tier name → zygote_handle.Zygote) as the controller keeps them, with the
+    runner's `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll
+    wakes for: each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state:
+    `running` (the
     reuse process running the job, if one is), `answered` ((zygote, process) of the job just answered: its dirs are
     cleaned after its verdict), `last_clean` (the process that ran the last job and passed its check since, if one
     did)."""
@@ -3625,7 +3640,7 @@ class ReuseKeeper:
     def limit(r, job):
         """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
-        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
+        plus the backstop. (Raising them is refused inside: reuse_process.Watch.)"""
         for limit, value in (
             (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
             (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
@@ -3806,7 +3821,7 @@ def oom_score_adj(value):
 
 
 class Controller:
-    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote.Zygote), its one poll
+    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
     result frame). A new kind of job: its frozen type in frames.py, its handler here."""
 
@@ -3843,7 +3858,7 @@ class Controller:
         events = self.poller.poll(timeout_ms)
         for fd, _ in events:
             z = self.by_fd.get(fd)
-            if isinstance(z, Reuser):
+            if isinstance(z, ReuseHandle):
                 if not z.read():
                     self.poller.unregister(fd)
                     del self.by_fd[fd]

@@ -14,7 +14,7 @@ class Capture:
         self.cap, self.poller, self.watching = cap, poller, False
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
         if rep_r is not None:
-            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its ReuseHandle
         self.truncated = dict.fromkeys(self.bufs, False)
         self.open = set(self.bufs)
 

@@ -7,7 +7,7 @@ import signal
 import stat
 
 from .libc import LIBC
-from .tampering import controller_tampered, zygote_tampered
+from .tamper_checks import controller_tampered, zygote_tampered
 
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
 SYSV_IPC = (

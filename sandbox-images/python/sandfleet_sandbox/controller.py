@@ -22,11 +22,11 @@ import sys
 from .libc import prctl
 from .frames import ExecJob, FrameError
 from .seccomp import add_seccomp
-from .job import SCRATCH, WORKDIR
+from .job_process import SCRATCH, WORKDIR
 from .tiers import plan_tiers
-from .reuse import TAGS_WORK
-from .reuser import Reuser
-from .zygote import Zygote
+from .reuse_process import TAGS_WORK
+from .reuse_handle import ReuseHandle
+from .zygote_handle import Zygote
 from .cleanup import Cleanup, Leftovers, remove_tree
 from .results import failed
 from .runner_channel import RunnerChannel
@@ -50,7 +50,7 @@ def oom_score_adj(value):
 
 
 class Controller:
-    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote.Zygote), its one poll
+    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
     result frame). A new kind of job: its frozen type in frames.py, its handler here."""
 
@@ -87,7 +87,7 @@ class Controller:
         events = self.poller.poll(timeout_ms)
         for fd, _ in events:
             z = self.by_fd.get(fd)
-            if isinstance(z, Reuser):
+            if isinstance(z, ReuseHandle):
                 if not z.read():
                     self.poller.unregister(fd)
                     del self.by_fd[fd]

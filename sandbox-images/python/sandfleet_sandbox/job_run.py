@@ -8,7 +8,7 @@ import time
 
 from .limits import SOFT_STOP_S
 from .files import fetch_files
-from .job import PLACES, WORKDIR
+from .job_process import PLACES, WORKDIR
 from .capture import Capture
 from .results import ending
 

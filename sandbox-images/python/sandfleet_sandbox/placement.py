@@ -10,8 +10,8 @@ import signal
 import time
 
 from .limits import NPROC, address_space, cpu_backstop_s
-from .tampering import signalled, tampered
-from .job import MAIN_FILE
+from .tamper_checks import signalled, tampered
+from .job_process import MAIN_FILE
 from .tiers import pick_tier
 from .results import failed
 from .runner_channel import BIG_BUFFER, PIPE_BYTES, grow_pipe
@@ -33,9 +33,9 @@ def precompile(code):
 
 
 def job_bytes(job, nonce, wait_files=False):
-    """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
-    code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length of
-    stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
+    """A job as its job process reads it from its pipe (job_process.read_job): the length of what follows, marshalled:
+    the code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+    of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
     has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
     and in the job process)."""
     stdin = job.stdin.encode()
@@ -49,7 +49,7 @@ def job_size(job):
 
 
 class Placement:
-    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote.Zygote), `loaded` (the
+    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote_handle.Zygote), `loaded` (the
     top-level modules every tier has), the runner's `channel`, the controller's `pump` and `poller`, and `keeper` (the
     ReuseKeeper, which answers for the reuse processes)."""
 

@@ -1,17 +1,17 @@
-"""The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuser.Reuser): which may take a job
-(idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and the job
-handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between its
-jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of one
-tenant cannot reach the jobs of another: docs/reuse-trust.md."""
+"""The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuse_handle.ReuseHandle): which may
+take a job (idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and
+the job handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between
+its jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of
+one tenant cannot reach the jobs of another: docs/reuse-trust.md."""
 import os
 import resource
 import select
 import time
 
 from .limits import NPROC, address_space, cpu_backstop_s
-from .tampering import RLIMITS, SPARE_LIMITS, signalled, tampered
-from .reuse import TAGS_WORK
-from .taint import static_taint
+from .tamper_checks import RLIMITS, SPARE_LIMITS, signalled, tampered
+from .reuse_process import TAGS_WORK
+from .reuse_denylist import static_taint
 from .results import failed
 from .runner_channel import BIG_BUFFER, PIPE_BYTES, grow_pipe
 from .placement import HAND_OVER_WAIT_S, job_bytes
@@ -24,9 +24,10 @@ TAKE_WAIT_MS = 1000
 
 
 class ReuseKeeper:
-    """The reuse processes of `zygotes` (tier name → zygote.Zygote) as the controller keeps them, with the runner's
-    `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll wakes for:
-    each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state: `running` (the
+    """The reuse processes of `zygotes` (tier name → zygote_handle.Zygote) as the controller keeps them, with the
+    runner's `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll
+    wakes for: each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state:
+    `running` (the
     reuse process running the job, if one is), `answered` ((zygote, process) of the job just answered: its dirs are
     cleaned after its verdict), `last_clean` (the process that ran the last job and passed its check since, if one
     did)."""
@@ -112,7 +113,7 @@ class ReuseKeeper:
     def limit(r, job):
         """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
         the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
-        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
+        plus the backstop. (Raising them is refused inside: reuse_process.Watch.)"""
         for limit, value in (
             (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
             (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
