@@ -2,22 +2,12 @@
 import base64
 import json
 import os
-import subprocess
-import sys
 
-from exec_frames import exec_frame, exec_line
-
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from exec_frames import exec_frame, exec_line, start_executor
 
 
 def test_the_built_executor_runs_a_job_with_its_files(tmp_path):
-    env = {'PATH': '/usr/bin:/bin', 'SANDFLEET_WORKDIR': str(tmp_path / 'work')}
-    p = subprocess.Popen(
-        [sys.executable, '-I', os.path.join(HERE, 'executor.py')],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-    )
+    p = start_executor(tmp_path / 'work')
     try:
         ready = json.loads(p.stdout.readline())
         assert ready['op'] == 'ready' and 'bare' in ready['tiers']
@@ -69,13 +59,7 @@ def answers(p, op='result'):
 
 
 def test_a_malformed_frame_is_refused_at_its_parse_and_the_executor_goes_on(tmp_path):
-    env = {'PATH': '/usr/bin:/bin', 'SANDFLEET_WORKDIR': str(tmp_path / 'work')}
-    p = subprocess.Popen(
-        [sys.executable, '-I', os.path.join(HERE, 'executor.py')],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-    )
+    p = start_executor(tmp_path / 'work')
     try:
         answers(p, 'ready')
         whole = exec_frame('m0', 'print(1)')

@@ -4,7 +4,7 @@
  * drivers and by the sessions (a session's socket speaks the same `exec` and `result` frames).
  */
 import type { Readable, Writable } from 'node:stream'
-import { GRACES, type IsolationLevel } from '@sandfleet/protocol'
+import { GRACES, type ResolvedExecRequest } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
@@ -37,20 +37,15 @@ export interface ReadyFrame {
  * default of their own: a frame without a field, or with one of another type, is refused with an
  * `infra_error` result of type `BadFrame` (SF_ERR_EXECUTOR_BAD_FRAME), and nothing runs.
  */
-export interface ExecFrame {
+export interface ExecFrame extends Pick<
+  ResolvedExecRequest,
+  'code' | 'stdin' | 'timeout_ms' | 'memory_mb' | 'files' | 'fetch_files' | 'isolation'
+> {
   op: 'exec'
   /** The channel's own id of the job, echoed by every frame about it. */
   id: string
-  code: string
-  stdin: string
-  timeout_ms: number
-  memory_mb: number
-  /** Path → base64. */
-  files: Record<string, string>
-  fetch_files: string[]
   /** The cap of each of stdout and stderr. */
   max_output_bytes: number
-  isolation: IsolationLevel
   /** What is left of the job's queue budget (`Job.startBy`): its longest wait for a warming tier; null: no limit. */
   wait_ms: number | null
   /** The tenant the job runs for; null: the one tenant of a fleet without API keys. */
