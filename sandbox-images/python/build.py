@@ -22,6 +22,7 @@ PACKAGE = 'sandfleet_sandbox'
 # program file: its modules, each after those it imports from; the last one's `main()` runs the program
 ENTRIES = {
     'executor.py': (
+        'sandbox_env',
         'boot',
         'libc',
         'limits',
@@ -46,7 +47,7 @@ ENTRIES = {
         'reuse_keeper',
         'controller',
     ),
-    'session_host.py': ('libc', 'limits', 'frames', 'files', 'cell', 'session', 'host'),
+    'session_host.py': ('sandbox_env', 'libc', 'limits', 'frames', 'files', 'cell', 'session', 'host'),
 }
 
 

@@ -33,6 +33,7 @@ from .runner_channel import RunnerChannel
 from .job_run import OomCount
 from .placement import Placement
 from .reuse_keeper import ReuseKeeper
+from .sandbox_env import SANDBOX_ENV
 
 
 def oom_score_adj(value):
@@ -187,8 +188,8 @@ class Controller:
 
 
 def main():
-    if os.environ.get('SANDFLEET_SECCOMP'):
-        add_seccomp(base64.b64decode(os.environ.pop('SANDFLEET_SECCOMP')))
+    if os.environ.get(SANDBOX_ENV['seccomp']):
+        add_seccomp(base64.b64decode(os.environ.pop(SANDBOX_ENV['seccomp'])))
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
     prctl(4, 0)  # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):

@@ -11,9 +11,10 @@ from .files import fetch_files
 from .job_process import PLACES, WORKDIR
 from .capture import Capture
 from .results import ending
+from .sandbox_env import SANDBOX_KNOBS
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
-PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+PATIENCE_S = float(os.environ.get(SANDBOX_KNOBS['pipe_patience_ms'], '20')) / 1000
 # The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
 OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 

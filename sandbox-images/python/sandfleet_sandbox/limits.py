@@ -2,15 +2,17 @@
 job's frame, as the runner resolved them: frames.py.)"""
 import os
 
-FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+from .sandbox_env import SANDBOX_ENV
+
+FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
 # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
-NPROC = int(os.environ.get('SANDFLEET_MAX_PROCS', '0'))
+NPROC = int(os.environ.get(SANDBOX_ENV['max_procs'], '0'))
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
+SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
 def address_space(pages, memory_mb):

@@ -11,6 +11,7 @@ import socket
 import stat
 
 from .frames import FrameError, Shutdown, parse_frame
+from .sandbox_env import SANDBOX_ENV
 
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
 # buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
@@ -34,7 +35,7 @@ def open_channel():
     """The runner's channel: (fd read from, fd written to). stdin/stdout; or, when SANDFLEET_CHANNEL names the runner's
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
-    path = os.environ.get('SANDFLEET_CHANNEL')
+    path = os.environ.get(SANDBOX_ENV['channel'])
     if not path:
         fds = os.dup(0), os.dup(1)
         if stat.S_ISFIFO(os.fstat(fds[0]).st_mode):
