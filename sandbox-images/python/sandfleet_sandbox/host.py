@@ -16,8 +16,10 @@ Runs inside the sandbox. The runner writes NDJSON frames on stdin:
 Each session then talks NDJSON over its own Unix socket (one connection; the socket's path is
 unlinked once the runner is connected):
   {"op": "exec", "id", "code", "stdin", "timeout_ms", "memory_mb", "files", "fetch_files",
-   "max_output_bytes"} -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code",
-   "duration_ms", "truncated", "error", "display", "files", "pid"}
+   "max_output_bytes", "isolation", "wait_ms", "tenant"} (the executor's exec frame, parsed once by
+   frames.exec_job; one it refuses is answered status infra_error, BadFrame, and nothing runs)
+   -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code", "duration_ms",
+   "truncated", "error", "display", "files", "pid"}
   {"op": "close"}              -> the session ends
 
 Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NAMESPACES=1 (the
@@ -56,7 +58,6 @@ import tempfile
 import warnings
 
 from .libc import LIBC, prctl
-from .limits import DEFAULT_MEMORY_MB
 from .cell import DEVNULL, _dumps, write_all
 from .session import Session
 from .agent import Agent
@@ -186,7 +187,8 @@ def places_of(workdir, isolated):
 
 
 def memory_of(opts):
-    return int(opts.get("memory_mb") or DEFAULT_MEMORY_MB)
+    """A sandbox's memory_mb, as the runner sends it with its open frame (every sandbox's has it)."""
+    return int(opts["memory_mb"])
 
 
 def sandbox_environ(opts, isolated):

@@ -123,6 +123,18 @@ interface Held {
   agent?: AgentChannel
 }
 
+/** A cell's options as the session reads them (frames.py's `cell`): every field, null where it has none. */
+function cellFrame(cell: CellOptions): object {
+  return {
+    op: 'cell',
+    context: cell.context ?? null,
+    cwd: cell.cwd ?? null,
+    forget: cell.forget ?? [],
+    env: cell.env ?? {},
+    main_key: cell.main_key ?? null
+  }
+}
+
 /** A session that has not answered by its cell's hard deadline is cut off (it is then lost). */
 const cutOff = (held: Held): void => {
   held.socket.destroy()
@@ -310,7 +322,7 @@ export class SessionHost implements RunnerSessionsApi {
       const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
       const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
       // the cell's options go just before its frame (session.py reads them first)
-      if (cell !== undefined) held.socket.write(JSON.stringify({ op: 'cell', ...cell }) + '\n')
+      if (cell !== undefined) held.socket.write(JSON.stringify(cellFrame(cell)) + '\n')
       const outcome = await held.channel.run(job, deadline)
       if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed))
         throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
