@@ -47,7 +47,7 @@ ENTRIES = {
         'reuse_keeper',
         'controller',
     ),
-    'session_host.py': ('sandbox_env', 'libc', 'limits', 'frames', 'files', 'cell', 'session', 'host'),
+    'session_host.py': ('sandbox_env', 'libc', 'limits', 'frames', 'files', 'cell', 'session', 'agent', 'host'),
 }
 
 

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, libc, limits, frames, files, cell, session, host.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, libc, limits, frames, files, cell, session, agent, host.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
   {"op": "open", "sid": ...}   -> forks a session listening on <sockdir>/<sid>.sock, answers
                                   {"op": "opened", "sid", "pid", "socket", "isolated"} on stdout
-                                  (or {"op": "opened", "sid", "error"})
+                                  (or {"op": "opened", "sid", "error"}); with "agent": true also
+                                  an agent (agent.py: the session's files and processes) on
+                                  <sockdir>/<sid>.agent.sock ("agent_socket" in "opened"), and
+                                  "env" (set in the session's environment), "home" (its working
+                                  directory and HOME, where the session has it as a private
+                                  place), "memory_mb" (its processes' limit)
   {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
                                   which differ from the runner's when the host has a pid namespace);
                                   with it every process of the session (see kill_session)
@@ -24,10 +29,12 @@ Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NA
 process driver sets it) and where the kernel lets an unprivileged process make namespaces (inside
 bubblewrap it does), each session gets its own user, mount, pid,
 IPC and network namespaces. Its first process there (pid 1, "init") mounts its own /proc (only
-its processes), a fresh tmpfs on /tmp (its work dir), /mnt and /dev/shm, hides the socket directory,
-and reaps. `pid` in "opened" is then that init's (killing it ends every process of the session)
-and results carry no `pid`. Without namespaces the session runs as a plain process and `pid` in
-each result is the process holding the session now.
+its processes), a fresh tmpfs on /tmp (its work dir), /mnt, /dev/shm and /home/user, hides the socket directory,
+and reaps (with an agent, the init is the agent, and leaves when the runner closes the agent's
+socket). `pid` in "opened" is then that init's (killing it ends every process of the session)
+and results carry no `pid`. An isolated session holds at most SANDFLEET_SESSION_MAX_PROCS (512)
+processes (RLIMIT_NPROC, counted in its own user namespace). Without namespaces the session runs
+as a plain process and `pid` in each result is the process holding the session now.
 
 Fork per cell, with the next cell's process forked ahead of time: the session process S holds
 the state; right after it becomes the session it forks R, which waits for the next frame on the
@@ -65,6 +72,7 @@ SANDBOX_KNOBS = {
     'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
     'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
     'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+    'session_max_procs': 'SANDFLEET_SESSION_MAX_PROCS',
 }
 
 
@@ -165,6 +173,16 @@ class ExecJob(
     __slots__ = ()
 
 
+class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forget', 'env', 'main_key'))):
+    """A `cell` frame, which a session's runner sends just before a cell's `exec` (a sandbox's run): the code context
+    it runs in (`context`: a key of the session's own, its globals made fresh the first time; None: the session's
+    own), `cwd` (a new context's working directory, or None), `forget` (context keys dropped first, a tuple), `env`
+    (set for this cell only, a read-only mapping) and `main_key` (the display key that marks its value's display, or
+    None)."""
+
+    __slots__ = ()
+
+
 class Shutdown(collections.namedtuple('Shutdown', ())):
     """A `shutdown` frame: kill every job, exit."""
 
@@ -232,6 +250,31 @@ def exec_job(frame):
         isolation,
         wait_ms,
         tenant,
+    )
+
+
+def optional_text(frame, name):
+    """A field that is a string or null (None)."""
+    value = field(frame, name)
+    if value is not None and type(value) is not str:
+        raise FrameError('%s is not null or a string' % name, frame_id(frame))
+    return value
+
+
+def cell_options(frame):
+    """A `cell` frame's CellOptions."""
+    forget = field(frame, 'forget')
+    if type(forget) is not list or not all(type(k) is str for k in forget):
+        raise FrameError('forget is not a list of context keys', frame_id(frame))
+    env = field(frame, 'env')
+    if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
+        raise FrameError('env is not an object of names to strings', frame_id(frame))
+    return CellOptions(
+        optional_text(frame, 'context'),
+        optional_text(frame, 'cwd'),
+        tuple(forget),
+        types.MappingProxyType(env),
+        optional_text(frame, 'main_key'),
     )
 
 
@@ -419,8 +462,9 @@ def open_figures():
     return shown
 
 
-def run_code(code, g, n):
-    """Runs one cell in globals g; returns (status, exit_code, error, display)."""
+def run_code(code, g, n, main_key=None):
+    """Runs one cell in globals g; returns (status, exit_code, error, display). With `main_key`, the display of the
+    cell's value (not those of its figures) carries that key."""
     name = "<cell %d>" % n
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     try:
@@ -435,6 +479,8 @@ def run_code(code, g, n):
             if value is not None:
                 g["_"] = value
                 display = [mime_bundle(value)]
+                if main_key:
+                    display[0][main_key] = ""
         return "ok", 0, None, display + open_figures()
     except SystemExit as e:
         if e.code is None or e.code == 0:
@@ -455,10 +501,10 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(job, g, n, res_w, workdir, places):
+def run_cell(job, g, n, res_w, workdir, places, main_key=None):
     """In R: runs the cell (`job`, its frames.ExecJob; fd 1/2 already on the output pipes), then writes the result to
     res_w. The request's files are written and read back relative to the session's work dir `workdir` (whatever the
-    cells made the current one), each in one of `places`."""
+    cells made the current one), each in one of `places`; `main_key` marks its value's display (run_code)."""
     data = job.stdin
     if data:
         fd = os.memfd_create("stdin")
@@ -479,7 +525,7 @@ def run_cell(job, g, n, res_w, workdir, places):
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     else:
-        status, code, error, display = run_code(job.code, g, n)
+        status, code, error, display = run_code(job.code, g, n, main_key)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -633,6 +679,8 @@ class Session:
         self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
+        # The code contexts beside the default one (`self.g`): each its own globals and working directory.
+        self.contexts = {}
 
     def serve(self):
         """The session loop in S; returns never (exits when the connection or the session ends)."""
@@ -671,8 +719,13 @@ class Session:
         line = self.rfile.readline()
         if not line:
             os._exit(0)
+        options = None
         try:
             frame = _loads(line)
+            if type(frame) is dict and frame.get("op") == "cell":  # the cell's options, then its exec frame
+                exec_line = self.rfile.readline()
+                options = cell_options(frame)
+                frame = _loads(exec_line) if exec_line else None
             if type(frame) is not dict or frame.get("op") != "exec":
                 os._exit(0)  # `close`: the session ends
             job = exec_job(frame)
@@ -686,6 +739,9 @@ class Session:
         os.close(err_w)
         if job is None:
             refuse_cell(refused, res_w)
+        elif options is not None:
+            self.n += 1
+            self.run_in_context(options, job, res_w)
         else:
             self.n += 1
             run_cell(job, self.g, self.n, res_w, self.workdir, self.places)
@@ -696,6 +752,44 @@ class Session:
         _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
         os.write(ctl_w, b"k")
         os.close(ctl_w)
+
+    def run_in_context(self, options, job, res_w):
+        """Runs a cell as its options (frames.CellOptions) say: in a code context (its globals and working directory,
+        made fresh the first time it is named; those in `forget` dropped first), with `env` set in the environment for
+        this cell only, and its value's display marked with `main_key`."""
+        for key in options.forget:
+            self.contexts.pop(key, None)
+        key = options.context
+        if key is None:
+            g, state = self.g, {}
+        else:
+            state = self.contexts.get(key)
+            if state is None:
+                g = {"__name__": "__main__", "__builtins__": __builtins__}
+                state = self.contexts[key] = {"g": g, "cwd": options.cwd}
+            g = state["g"]
+        if state.get("cwd"):
+            try:
+                os.chdir(state["cwd"])
+            except OSError:
+                pass
+        saved = {}
+        for name, value in options.env.items():
+            saved[name] = os.environ.get(name)
+            os.environ[name] = value
+        try:
+            run_cell(job, g, self.n, res_w, self.workdir, self.places, options.main_key)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            if key is not None:
+                try:
+                    state["cwd"] = os.getcwd()
+                except OSError:
+                    pass
 
     def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
         """S: waits for R to start a cell, drains it, answers; exits when R took over."""
@@ -797,6 +891,499 @@ def warm_supervisor():
         result_line(result_head(bufs[a], bufs[b], cut[a], cut[b], started), ', "pid": %d' % 1, raw)
 
 
+# ---------------- sandfleet_sandbox/agent.py
+# A session's agent: its files and its processes, in the session's own namespaces (the sandbox surface a session
+# offers beside its cells: what E2B's envd gives a sandbox).
+#
+# It speaks NDJSON with the runner over its own socket. A request is `{"id": N, "op": ...}`; a one-shot answer is
+# `{"id": N, "ok": {...}}` or `{"id": N, "error": {"kind", "message"}}`, `kind` one of not_found, exists, invalid,
+# denied, too_large, io. A process started (`start`) or reattached (`connect`) answers a stream of events instead:
+# `{"id": N, "event": "start", "pid"}`, then `stdout` and `stderr` (`data`: base64), then `end` (`exit_code`, `exited`,
+# `status`) and nothing more for N; `{"op": "detach", "stream": N}` stops a stream (the process runs on).
+#
+# Ops: read, write, stat, list (depth), mkdir, move, remove on files (a path relative to the session's home, or
+# absolute; what changes a file must lie in one of the session's writable places); start (cmd, args, envs, cwd, stdin,
+# tag), connect, ps, signal (9 or 15, to the process's group), stdin, close_stdin on processes. A process runs in a
+# process group of its own, with the session's environment and its own, and the session's memory limit as its address
+# space limit (plus room for the program itself).
+#
+# Where the session has namespaces of its own the agent is its pid 1 (host.py's init_main): it reaps every process of
+# the session, and leaves, taking the namespace's processes with it, when the runner closes its socket.
+
+import base64
+import errno
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import stat
+import time
+
+
+READ_MAX_BYTES = 64 << 20  # a larger file is refused (too_large), not cut
+END_GRACE_S = 0.2  # after a process exits, how long its pipes may stay open (a child it left holds them) before its end
+PROGRAM_ROOM_MB = 256  # a process's address space beyond the session's memory_mb: its program and libraries
+SIGNALS = {9: signal.SIGKILL, 15: signal.SIGTERM}
+FILE_TYPES = ((stat.S_ISREG, 'file'), (stat.S_ISDIR, 'dir'), (stat.S_ISLNK, 'symlink'))
+
+
+class AgentError(Exception):
+    """A request the agent refuses: `kind` says which (see the module comment)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def os_error(err, path):
+    """The AgentError of an OSError about `path`."""
+    kinds = {
+        errno.ENOENT: 'not_found',
+        errno.ENOTDIR: 'not_found',
+        errno.EEXIST: 'exists',
+        errno.ENOTEMPTY: 'exists',
+        errno.EACCES: 'denied',
+        errno.EPERM: 'denied',
+        errno.EROFS: 'denied',
+        errno.EISDIR: 'invalid',
+        errno.EFBIG: 'too_large',
+        errno.ENOSPC: 'too_large',
+    }
+    return AgentError(kinds.get(err.errno, 'io'), '%s: %s' % (path, err.strerror or err))
+
+
+def entry_of(path):
+    """What a file is, as the agent answers it (its last link not followed)."""
+    st = os.lstat(path)
+    kind = next((name for test, name in FILE_TYPES if test(st.st_mode)), 'other')
+    entry = {
+        'name': os.path.basename(path) or '/',
+        'type': kind,
+        'path': path,
+        'size': st.st_size,
+        'mode': stat.S_IMODE(st.st_mode),
+        'permissions': stat.filemode(st.st_mode),
+        'owner': str(st.st_uid),
+        'group': str(st.st_gid),
+        'mtime': st.st_mtime,
+    }
+    if kind == 'symlink':
+        entry['symlink_target'] = os.readlink(path)
+    return entry
+
+
+class Proc:
+    """One process the agent started: its pipes, who listens to it, how it ended."""
+
+    def __init__(self, pid, config, out_fd, err_fd, in_fd):
+        self.pid, self.config = pid, config
+        self.fds = {out_fd: 'stdout', err_fd: 'stderr'}
+        self.stdin, self.pending = in_fd, bytearray()
+        self.listeners = set()
+        self.status, self.ended_at = None, None
+
+
+class Agent:
+    """The agent loop of one session; see the module comment."""
+
+    def __init__(self, conn, home, places, env, memory_mb):
+        self.conn = conn
+        self.buffered = b''
+        self.home, self.places, self.env = home, places, env
+        self.memory_mb = memory_mb
+        self.procs = {}
+        self.by_fd = {}
+        self.gone = False
+
+    # -- the loop
+
+    def serve(self):
+        """Answers requests until the runner closes the socket; then every process it started is killed."""
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        conn_fd = self.conn.fileno()
+        try:
+            while True:
+                readable = [conn_fd, wake_r, *self.by_fd]
+                writable = [p.stdin for p in self.procs.values() if p.stdin is not None and p.pending]
+                ready, can_write, _ = select.select(readable, writable, [], self.wait_s())
+                if wake_r in ready:
+                    try:
+                        while os.read(wake_r, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+                self.reap()
+                for fd in ready:
+                    if fd in self.by_fd:
+                        self.pipe_ready(fd)
+                for fd in can_write:
+                    self.feed(fd)
+                if (conn_fd in ready and not self.requests()) or self.gone:
+                    return
+                self.finish()
+        finally:
+            for pid in list(self.procs):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def wait_s(self):
+        """How long select may wait: until the first exited process's pipes are given up on, or a reap's tick."""
+        ended = [p.ended_at for p in self.procs.values() if p.ended_at is not None]
+        if ended:
+            return max(0.0, min(ended) + END_GRACE_S - time.monotonic())
+        return 1.0 if self.procs else None
+
+    def requests(self):
+        """Reads what the socket holds and answers each whole request in it; False at the socket's end."""
+        chunk = self.conn.recv(1 << 20)
+        if not chunk:
+            return False
+        self.buffered += chunk
+        *lines, self.buffered = self.buffered.split(b'\n')
+        for line in lines:
+            if line:
+                self.request(line)
+        return True
+
+    def request(self, line):
+        """Answers one request."""
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            return
+        rid = frame.get('id')
+        op = frame.get('op')
+        if op == 'detach':
+            for p in self.procs.values():
+                p.listeners.discard(frame.get('stream'))
+            return
+        try:
+            if op in ('start', 'connect'):
+                getattr(self, 'op_' + op)(rid, frame)
+                return
+            handler = getattr(self, 'op_' + str(op), None)
+            if handler is None:
+                raise AgentError('invalid', 'unknown op %r' % op)
+            self.send({'id': rid, 'ok': handler(frame)})
+        except AgentError as e:
+            self.send({'id': rid, 'error': {'kind': e.kind, 'message': str(e)}})
+        except ValueError as e:
+            self.send({'id': rid, 'error': {'kind': 'invalid', 'message': str(e)}})
+        except OSError as e:
+            self.send({'id': rid, 'error': {'kind': 'io', 'message': str(e)}})
+
+    def send(self, frame):
+        """Sends one answer or event; once the runner is gone, nothing (the loop then ends at the socket's end)."""
+        if self.gone:
+            return
+        try:
+            self.conn.sendall((json.dumps(frame) + '\n').encode())
+        except OSError:
+            self.gone = True
+
+    # -- files
+
+    def path_of(self, frame, key='path'):
+        """The absolute path a request names (relative: to the home)."""
+        path = frame.get(key)
+        if not isinstance(path, str) or path == '':
+            return self.home
+        if '\0' in path:
+            raise AgentError('invalid', '%r holds a NUL byte' % path)
+        return os.path.normpath(os.path.join(self.home, path))
+
+    def writable(self, path):
+        """`path` if it lies in one of the session's writable places (a link out of them counts as outside)."""
+        try:
+            place_of(self.home, path, self.places)
+        except ValueError as e:
+            raise AgentError('denied', str(e))
+        return path
+
+    def op_read(self, frame):
+        path = self.path_of(frame)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as e:
+            raise os_error(e, path)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise AgentError('invalid', '%s is a directory' % path)
+            if not stat.S_ISREG(st.st_mode):
+                raise AgentError('invalid', '%s is not a regular file' % path)
+            with open(fd, 'rb', closefd=False) as f:
+                data = f.read(READ_MAX_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(data) > READ_MAX_BYTES:
+            raise AgentError('too_large', '%s is larger than %d bytes' % (path, READ_MAX_BYTES))
+        return {'data': base64.b64encode(data).decode()}
+
+    def op_write(self, frame):
+        path = self.writable(self.path_of(frame))
+        data = base64.b64decode(frame.get('data') or '')
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'wb') as f:
+                f.write(data)
+            return {'entry': entry_of(path)}
+        except OSError as e:
+            raise os_error(e, path)
+
+    def op_stat(self, frame):
+        path = self.path_of(frame)
+        try:
+            return {'entry': entry_of(path)}
+        except OSError as e:
+            raise os_error(e, path)
+
+    def op_list(self, frame):
+        path = self.path_of(frame)
+        depth = max(1, int(frame.get('depth') or 1))
+        try:
+            if not stat.S_ISDIR(os.stat(path).st_mode):
+                raise AgentError('invalid', '%s is not a directory' % path)
+            entries = []
+            self.walk(path, depth, entries)
+            return {'entries': entries}
+        except OSError as e:
+            raise os_error(e, path)
+
+    def walk(self, path, depth, entries):
+        for name in sorted(os.listdir(path)):
+            child = os.path.join(path, name)
+            try:
+                entry = entry_of(child)
+            except OSError:
+                continue  # gone meanwhile
+            entries.append(entry)
+            if depth > 1 and entry['type'] == 'dir':
+                try:
+                    self.walk(child, depth - 1, entries)
+                except OSError:
+                    pass
+
+    def op_mkdir(self, frame):
+        path = self.writable(self.path_of(frame))
+        if os.path.lexists(path):
+            raise AgentError('exists', '%s already exists' % path)
+        try:
+            os.makedirs(path)
+            return {'entry': entry_of(path)}
+        except OSError as e:
+            raise os_error(e, path)
+
+    def op_move(self, frame):
+        source = self.writable(self.path_of(frame, 'source'))
+        destination = self.writable(self.path_of(frame, 'destination'))
+        try:
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+            shutil.move(source, destination)
+            return {'entry': entry_of(destination)}
+        except OSError as e:
+            raise os_error(e, source)
+
+    def op_remove(self, frame):
+        path = self.writable(self.path_of(frame))
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            return {}
+        except OSError as e:
+            raise os_error(e, path)
+
+    # -- processes
+
+    def op_start(self, rid, frame):
+        cmd = frame.get('cmd')
+        args = frame.get('args') or []
+        envs = frame.get('envs') or {}
+        if not isinstance(cmd, str) or cmd == '' or not all(isinstance(a, str) for a in args):
+            raise AgentError('invalid', 'a process needs a command (cmd) and string args')
+        cwd = self.path_of(frame, 'cwd')
+        if not os.path.isdir(cwd):
+            raise AgentError('invalid', 'working directory %s does not exist' % cwd)
+        env = dict(self.env)
+        env.update({str(k): str(v) for k, v in envs.items()})
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe() if frame.get('stdin') else (os.open(os.devnull, os.O_RDONLY), None)
+        pid = os.fork()
+        if pid == 0:
+            self.child(cmd, args, env, cwd, in_r, out_w, err_w)
+        for fd in (out_w, err_w, in_r):
+            os.close(fd)
+        if in_w is not None:
+            os.set_blocking(in_w, False)
+        config = {'cmd': cmd, 'args': args, 'envs': envs, 'cwd': cwd}
+        if isinstance(frame.get('tag'), str):
+            config['tag'] = frame['tag']
+        proc = Proc(pid, config, out_r, err_r, in_w)
+        self.procs[pid] = proc
+        self.by_fd[out_r] = self.by_fd[err_r] = proc
+        proc.listeners.add(rid)
+        self.send({'id': rid, 'event': 'start', 'pid': pid})
+
+    def child(self, cmd, args, env, cwd, in_r, out_w, err_w):
+        """In the forked child: its own process group, its pipes as fds 0-2, nothing else open, its limits; then the
+        program. Never returns."""
+        try:
+            os.setpgid(0, 0)
+            signal.set_wakeup_fd(-1)
+            for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_DFL)
+            os.dup2(in_r, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            limit = (self.memory_mb + PROGRAM_ROOM_MB) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            os.chdir(cwd)
+            os.execvpe(cmd, [cmd, *args], env)
+        except BaseException as e:  # noqa: BLE001 - the child never returns into the agent
+            try:
+                os.write(2, ('%s: %s\n' % (cmd, e)).encode())
+            except OSError:
+                pass
+        os._exit(127)
+
+    def op_connect(self, rid, frame):
+        proc = self.proc_of(frame)
+        proc.listeners.add(rid)
+        self.send({'id': rid, 'event': 'start', 'pid': proc.pid})
+
+    def proc_of(self, frame):
+        pid = frame.get('pid')
+        proc = self.procs.get(pid) if isinstance(pid, int) else None
+        if proc is None or proc.status is not None:
+            raise AgentError('not_found', 'no running process %s' % pid)
+        return proc
+
+    def op_ps(self, frame):
+        return {
+            'processes': [{'pid': p.pid, **p.config} for p in self.procs.values() if p.status is None],
+        }
+
+    def op_signal(self, frame):
+        proc = self.proc_of(frame)
+        sig = SIGNALS.get(frame.get('signal'))
+        if sig is None:
+            raise AgentError('invalid', 'signal %r is not one of %s' % (frame.get('signal'), sorted(SIGNALS)))
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            os.kill(proc.pid, sig)
+        return {}
+
+    def op_stdin(self, frame):
+        proc = self.proc_of(frame)
+        if proc.stdin is None:
+            raise AgentError('invalid', 'process %d was started without stdin' % proc.pid)
+        proc.pending += base64.b64decode(frame.get('data') or '')
+        self.feed(proc.stdin)
+        return {}
+
+    def op_close_stdin(self, frame):
+        proc = self.proc_of(frame)
+        if proc.stdin is not None:
+            os.close(proc.stdin)
+            proc.stdin = None
+        return {}
+
+    def feed(self, fd):
+        """Writes what a process's stdin may take now of what waits for it."""
+        proc = next((p for p in self.procs.values() if p.stdin == fd), None)
+        if proc is None or not proc.pending:
+            return
+        try:
+            n = os.write(fd, proc.pending)
+            del proc.pending[:n]
+        except BlockingIOError:
+            pass
+        except OSError:  # the process closed its stdin
+            proc.pending.clear()
+
+    def pipe_ready(self, fd):
+        proc = self.by_fd[fd]
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b''
+        if not chunk:
+            self.close_pipe(proc, fd)
+            return
+        data = base64.b64encode(chunk).decode()
+        for rid in list(proc.listeners):
+            self.send({'id': rid, 'event': proc.fds[fd], 'data': data})
+
+    def close_pipe(self, proc, fd):
+        del self.by_fd[fd]
+        del proc.fds[fd]
+        os.close(fd)
+
+    def reap(self):
+        """Reaps every exited child (as pid 1 of the session, also what is not its own) and notes how its own ended."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            proc = self.procs.get(pid)
+            if proc is not None:
+                proc.status, proc.ended_at = status, time.monotonic()
+
+    def finish(self):
+        """Ends the processes that exited and whose pipes are closed, or held open past the grace."""
+        now = time.monotonic()
+        for pid, proc in list(self.procs.items()):
+            if proc.ended_at is None or (proc.fds and now < proc.ended_at + END_GRACE_S):
+                continue
+            for fd in list(proc.fds):
+                self.drain(proc, fd)
+            if proc.stdin is not None:
+                os.close(proc.stdin)
+            del self.procs[pid]
+            end = {'event': 'end', **ending(proc.status)}
+            for rid in proc.listeners:
+                self.send({'id': rid, **end})
+
+    def drain(self, proc, fd):
+        """What a pipe holds now, sent; then it is closed."""
+        try:
+            os.set_blocking(fd, False)
+            chunk = os.read(fd, 1 << 20)
+            if chunk:
+                data = base64.b64encode(chunk).decode()
+                for rid in proc.listeners:
+                    self.send({'id': rid, 'event': proc.fds[fd], 'data': data})
+        except OSError:
+            pass
+        self.close_pipe(proc, fd)
+
+
+def ending(status):
+    """How a process ended, as its end event says it: an exit code, or -1 and the signal that killed it."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        names = {signal.SIGKILL: 'killed', signal.SIGTERM: 'terminated'}
+        return {'exit_code': -1, 'exited': False, 'status': 'signal: %s' % names.get(sig, 'signal %d' % sig)}
+    code = os.WEXITSTATUS(status)
+    return {'exit_code': code, 'exited': True, 'status': 'exit status %d' % code}
+
+
 # ---------------- sandfleet_sandbox/host.py
 
 import ctypes
@@ -804,6 +1391,7 @@ import gc
 import io
 import json
 import os
+import resource
 import signal
 import socket
 import sys
@@ -856,12 +1444,15 @@ def mount(source, target, fstype, flags=0, data=None):
 
 
 # The dirs an isolated session gets as its own fresh tmpfs: with its work dir (in /tmp), where its
-# cells may write a request's files and fetch them from.
-PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm")
+# cells may write a request's files and fetch them from. /home/user, where the sandbox has it (the process driver
+# makes it), is a sandbox session's home.
+PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm", "/home/user")
+SESSION_MAX_PROCS = int(os.environ.get(SANDBOX_KNOBS["session_max_procs"], "512"))
 
 
-def init_main(srv, path, sockdir, ready_w):
-    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt and /dev/shm; then the session; then reaps."""
+def init_main(srv, path, sockdir, ready_w, opts):
+    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt, /dev/shm and /home/user; then the session; then
+    reaps, or is the session's agent."""
     ok = b"1"
     dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)  # the socket's directory, also once covered
     try:
@@ -870,7 +1461,8 @@ def init_main(srv, path, sockdir, ready_w):
         for d in PRIVATE_DIRS:
             if os.path.isdir(d):
                 mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-    except OSError:
+        resource.setrlimit(resource.RLIMIT_NPROC, (SESSION_MAX_PROCS, SESSION_MAX_PROCS))
+    except (OSError, ValueError):
         ok = b"0"
     # Not dumpable from here on (and so neither the session nor its cells, forked from this one): a
     # cell, the same uid, can then neither ptrace nor open /proc/PID/mem of this init or of the
@@ -881,6 +1473,7 @@ def init_main(srv, path, sockdir, ready_w):
     os.close(ready_w)
     conn, _ = srv.accept()
     srv.close()
+    agent = accept_agent(opts, dirfd)
     try:
         os.unlink(os.path.basename(path), dir_fd=dirfd)
     except OSError:
@@ -894,10 +1487,16 @@ def init_main(srv, path, sockdir, ready_w):
     # Reaped here, not by the kernel (the host ignores SIGCHLD): the session's CPU time then adds
     # up in this process's children's times, where the fleet's accounting sees it.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    home = sandbox_environ(opts, ok == b"1")
     pid = os.fork()
     if pid == 0:
-        session_main(conn, ok == b"1")
+        if agent is not None:
+            agent.close()
+        session_main(conn, ok == b"1", home)
     conn.close()
+    if agent is not None:  # the agent reaps too; it leaves (and the namespace with it) when the runner closes it
+        Agent(agent, home or os.getcwd(), places_of(home, ok == b"1"), dict(os.environ), memory_of(opts)).serve()
+        os._exit(0)
     # Every process of the session is this one's child or is reparented to it: it ends when none is left.
     while True:
         try:
@@ -908,17 +1507,55 @@ def init_main(srv, path, sockdir, ready_w):
             continue
 
 
-def session_main(conn, isolated):
+def session_main(conn, isolated, home=None):
     prctl(PR_SET_DUMPABLE, 0)  # a session without namespaces too (see init_main)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    workdir = tempfile.mkdtemp(prefix="sf-session-")
+    workdir = home or tempfile.mkdtemp(prefix="sf-session-")
     os.chdir(workdir)
-    places = [workdir, *(d for d in PRIVATE_DIRS if os.path.isdir(d))] if isolated else [workdir]
-    Session(conn, isolated, workdir, places).serve()
+    Session(conn, isolated, workdir, places_of(workdir, isolated)).serve()
     os._exit(0)
 
 
-def open_session(srv, path, sockdir, report_w):
+def places_of(workdir, isolated):
+    """Where a session's files may be written: its work dir, and its private dirs when it has them."""
+    private = [d for d in PRIVATE_DIRS if d != workdir and os.path.isdir(d)] if isolated else []
+    return [workdir, *private] if workdir else private
+
+
+def memory_of(opts):
+    """A sandbox's memory_mb, as the runner sends it with its open frame (every sandbox's has it)."""
+    return int(opts["memory_mb"])
+
+
+def sandbox_environ(opts, isolated):
+    """A sandbox session's environment (the open frame's `env`, HOME, USER) set in this process, for the session and
+    the agent to inherit; answers its home: the open frame's when it is a private place here, else None (a work dir of
+    its own in /tmp)."""
+    home = opts.get("home")
+    home = home if isolated and home in PRIVATE_DIRS and os.path.isdir(home) else None
+    if opts.get("agent"):
+        os.environ.update({str(k): str(v) for k, v in (opts.get("env") or {}).items()})
+        os.environ["USER"] = "user"
+        if home:
+            os.environ["HOME"] = home
+    return home
+
+
+def accept_agent(opts, dirfd):
+    """The agent's connection, when the session has one (the runner connects once the session is opened)."""
+    srv = opts.get("agent_srv")
+    if srv is None:
+        return None
+    conn, _ = srv.accept()
+    srv.close()
+    try:
+        os.unlink(os.path.basename(opts["agent_path"]), dir_fd=dirfd)
+    except OSError:
+        pass
+    return conn
+
+
+def open_session(srv, path, sockdir, report_w, opts):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
     if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
@@ -927,7 +1564,7 @@ def open_session(srv, path, sockdir, report_w):
         if pid == 0:
             os.close(ready_r)
             os.close(report_w)
-            init_main(srv, path, sockdir, ready_w)
+            init_main(srv, path, sockdir, ready_w, opts)
             os._exit(0)
         os.close(ready_w)
         ok = os.read(ready_r, 1) == b"1"
@@ -941,7 +1578,29 @@ def open_session(srv, path, sockdir, report_w):
         os.unlink(path)
     except OSError:
         pass
+    dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)
+    agent = accept_agent(opts, dirfd)
+    os.close(dirfd)
+    if agent is not None:  # a process of its own beside the session, in the session's Unix session
+        sandbox_environ(opts, False)
+        workdir = tempfile.mkdtemp(prefix="sf-session-")
+        if os.fork() == 0:
+            conn.close()
+            prctl(PR_SET_DUMPABLE, 0)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            Agent(agent, workdir, [workdir], dict(os.environ), memory_of(opts)).serve()
+            os._exit(0)
+        agent.close()
+        session_main(conn, False, workdir)
     session_main(conn, False)
+
+
+def listening(path):
+    """A Unix socket bound at `path`, listening for its one connection."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    return srv
 
 
 def kill_session(pid, plain):
@@ -1003,19 +1662,23 @@ def main():
             continue
         if frame.get("op") == "open":
             path = os.path.join(sockdir, frame["sid"] + ".sock")
-            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            srv.bind(path)
-            srv.listen(1)
+            srv = listening(path)
+            opts = {k: frame.get(k) for k in ("agent", "env", "home", "memory_mb")}
+            if frame.get("agent"):
+                opts["agent_path"] = os.path.join(sockdir, frame["sid"] + ".agent.sock")
+                opts["agent_srv"] = listening(opts["agent_path"])
             report_r, report_w = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(report_r)
                 frames.close()
                 channel.close()
-                open_session(srv, path, sockdir, report_w)
+                open_session(srv, path, sockdir, report_w, opts)
                 os._exit(0)
             os.close(report_w)
             srv.close()
+            if opts.get("agent_srv") is not None:
+                opts["agent_srv"].close()
             report = b""
             while True:
                 chunk = os.read(report_r, 64)
@@ -1030,9 +1693,10 @@ def main():
                 continue
             if isolated != 1:
                 plain.add(pid)
-            send(
-                channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
-            )
+            opened = {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
+            if opts.get("agent_path"):
+                opened["agent_socket"] = opts["agent_path"]
+            send(channel, opened)
 
 
 if __name__ == '__main__':

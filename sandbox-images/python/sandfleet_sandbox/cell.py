@@ -80,8 +80,9 @@ def open_figures():
     return shown
 
 
-def run_code(code, g, n):
-    """Runs one cell in globals g; returns (status, exit_code, error, display)."""
+def run_code(code, g, n, main_key=None):
+    """Runs one cell in globals g; returns (status, exit_code, error, display). With `main_key`, the display of the
+    cell's value (not those of its figures) carries that key."""
     name = "<cell %d>" % n
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     try:
@@ -96,6 +97,8 @@ def run_code(code, g, n):
             if value is not None:
                 g["_"] = value
                 display = [mime_bundle(value)]
+                if main_key:
+                    display[0][main_key] = ""
         return "ok", 0, None, display + open_figures()
     except SystemExit as e:
         if e.code is None or e.code == 0:
@@ -116,10 +119,10 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(job, g, n, res_w, workdir, places):
+def run_cell(job, g, n, res_w, workdir, places, main_key=None):
     """In R: runs the cell (`job`, its frames.ExecJob; fd 1/2 already on the output pipes), then writes the result to
     res_w. The request's files are written and read back relative to the session's work dir `workdir` (whatever the
-    cells made the current one), each in one of `places`."""
+    cells made the current one), each in one of `places`; `main_key` marks its value's display (run_code)."""
     data = job.stdin
     if data:
         fd = os.memfd_create("stdin")
@@ -140,7 +143,7 @@ def run_cell(job, g, n, res_w, workdir, places):
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     else:
-        status, code, error, display = run_code(job.code, g, n)
+        status, code, error, display = run_code(job.code, g, n, main_key)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

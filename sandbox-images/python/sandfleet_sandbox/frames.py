@@ -49,6 +49,16 @@ class ExecJob(
     __slots__ = ()
 
 
+class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forget', 'env', 'main_key'))):
+    """A `cell` frame, which a session's runner sends just before a cell's `exec` (a sandbox's run): the code context
+    it runs in (`context`: a key of the session's own, its globals made fresh the first time; None: the session's
+    own), `cwd` (a new context's working directory, or None), `forget` (context keys dropped first, a tuple), `env`
+    (set for this cell only, a read-only mapping) and `main_key` (the display key that marks its value's display, or
+    None)."""
+
+    __slots__ = ()
+
+
 class Shutdown(collections.namedtuple('Shutdown', ())):
     """A `shutdown` frame: kill every job, exit."""
 
@@ -116,6 +126,31 @@ def exec_job(frame):
         isolation,
         wait_ms,
         tenant,
+    )
+
+
+def optional_text(frame, name):
+    """A field that is a string or null (None)."""
+    value = field(frame, name)
+    if value is not None and type(value) is not str:
+        raise FrameError('%s is not null or a string' % name, frame_id(frame))
+    return value
+
+
+def cell_options(frame):
+    """A `cell` frame's CellOptions."""
+    forget = field(frame, 'forget')
+    if type(forget) is not list or not all(type(k) is str for k in forget):
+        raise FrameError('forget is not a list of context keys', frame_id(frame))
+    env = field(frame, 'env')
+    if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
+        raise FrameError('env is not an object of names to strings', frame_id(frame))
+    return CellOptions(
+        optional_text(frame, 'context'),
+        optional_text(frame, 'cwd'),
+        tuple(forget),
+        types.MappingProxyType(env),
+        optional_text(frame, 'main_key'),
     )
 
 

@@ -7,7 +7,7 @@ import time
 
 from .libc import LIBC
 from .limits import SOFT_STOP_S
-from .frames import FrameError, exec_job
+from .frames import FrameError, cell_options, exec_job
 from .cell import _dumps, _loads, refuse_cell, run_cell, warm_cell, write_all
 from .sandbox_env import SANDBOX_KNOBS
 
@@ -63,6 +63,8 @@ class Session:
         self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
+        # The code contexts beside the default one (`self.g`): each its own globals and working directory.
+        self.contexts = {}
 
     def serve(self):
         """The session loop in S; returns never (exits when the connection or the session ends)."""
@@ -101,8 +103,13 @@ class Session:
         line = self.rfile.readline()
         if not line:
             os._exit(0)
+        options = None
         try:
             frame = _loads(line)
+            if type(frame) is dict and frame.get("op") == "cell":  # the cell's options, then its exec frame
+                exec_line = self.rfile.readline()
+                options = cell_options(frame)
+                frame = _loads(exec_line) if exec_line else None
             if type(frame) is not dict or frame.get("op") != "exec":
                 os._exit(0)  # `close`: the session ends
             job = exec_job(frame)
@@ -116,6 +123,9 @@ class Session:
         os.close(err_w)
         if job is None:
             refuse_cell(refused, res_w)
+        elif options is not None:
+            self.n += 1
+            self.run_in_context(options, job, res_w)
         else:
             self.n += 1
             run_cell(job, self.g, self.n, res_w, self.workdir, self.places)
@@ -126,6 +136,44 @@ class Session:
         _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
         os.write(ctl_w, b"k")
         os.close(ctl_w)
+
+    def run_in_context(self, options, job, res_w):
+        """Runs a cell as its options (frames.CellOptions) say: in a code context (its globals and working directory,
+        made fresh the first time it is named; those in `forget` dropped first), with `env` set in the environment for
+        this cell only, and its value's display marked with `main_key`."""
+        for key in options.forget:
+            self.contexts.pop(key, None)
+        key = options.context
+        if key is None:
+            g, state = self.g, {}
+        else:
+            state = self.contexts.get(key)
+            if state is None:
+                g = {"__name__": "__main__", "__builtins__": __builtins__}
+                state = self.contexts[key] = {"g": g, "cwd": options.cwd}
+            g = state["g"]
+        if state.get("cwd"):
+            try:
+                os.chdir(state["cwd"])
+            except OSError:
+                pass
+        saved = {}
+        for name, value in options.env.items():
+            saved[name] = os.environ.get(name)
+            os.environ[name] = value
+        try:
+            run_cell(job, g, self.n, res_w, self.workdir, self.places, options.main_key)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            if key is not None:
+                try:
+                    state["cwd"] = os.getcwd()
+                except OSError:
+                    pass
 
     def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
         """S: waits for R to start a cell, drains it, answers; exits when R took over."""
