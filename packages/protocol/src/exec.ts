@@ -95,7 +95,7 @@ export const ExecRequestSchema = Type.Object(
         Type.String({ contentEncoding: 'base64' }),
         {
           description:
-            "Files written before the job runs: path → base64 content. A path is relative to the job's working directory, or absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory); a path outside them fails the run with a ValueError naming it"
+            "Files written before the job runs: path → base64 content (the standard alphabet, padded). A path is relative to the job's working directory and stays in it, or is absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory). A content that is not base64, or a path outside those places, is refused before anything runs: invalid_request (HTTP 400) naming files/PATH"
         }
       )
     ),

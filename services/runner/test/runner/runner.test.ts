@@ -63,6 +63,20 @@ test('runner: requests over the configured limits are invalid_request, nothing r
   )
 })
 
+test("runner: a file the sandbox could not decode is the caller's mistake (invalid_request), never the code's error", async () => {
+  const driver = new ScriptedDriver()
+  await started(new Runner(runnerConfig({ poolSize: 1, languages: ['python'] }), { driver }), async (runner) => {
+    const text = await runner.execute({ code: 'echo x', files: { 'a.txt': 'hello world!' } })
+    assert.deepEqual([text.status, text.error?.type], ['invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST'])
+    assert.match(text.error?.message ?? '', /the content of "a\.txt" is not base64/)
+    const outside = await runner.execute({ code: 'echo x', files: { '/usr/x': 'eA==' } })
+    assert.equal(outside.status, 'invalid_request')
+    assert.match(outside.error?.message ?? '', /"\/usr\/x" is outside the sandbox's writable places/)
+    assert.equal(driver.sandboxes[0].ran.length, 0)
+    assert.equal((await runner.execute({ code: 'echo fine', files: { 'a.txt': 'eA==' } })).status, 'ok')
+  })
+})
+
 test('runner: executeBatch answers in request order and reports each result once', async () => {
   const driver = new ScriptedDriver()
   await started(new Runner(runnerConfig({ poolSize: 2 }), { driver }), async (runner) => {
