@@ -159,10 +159,11 @@ export const RUNNER_ERRORS = Object.freeze({
       'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced'
   },
   // The session API's refusals (sessions/session-routes.ts), each with its HTTP status.
+  // A fleet status: the caller did nothing wrong, and a fresh session retries what the lost one held.
   [SESSION_LOST]: {
     statusCode: 410,
-    status: 'invalid_request',
-    message: "The session's process or sandbox died; its state is gone. Open a new session."
+    status: 'infra_error',
+    message: "The session's process or sandbox died; its state is gone (the fleet's fault). Open a new session."
   },
   [SESSION_NOT_FOUND]: {
     statusCode: 404,

@@ -8,8 +8,8 @@
  *
  * Refusals are {@link RunnerRefusal}s: an id sandfleet did not make is 404
  * `SF_ERR_SESSION_NOT_FOUND`; a session whose runner left the fleet or stopped answering is 410
- * `SF_ERR_SESSION_LOST` (its state is gone: open a new one); the runner's own refusals pass
- * through unchanged.
+ * `SF_ERR_SESSION_LOST`, status `infra_error` (its state is gone, the fleet's fault: a new
+ * session retries it); the runner's own refusals pass through unchanged.
  */
 import {
   decodeSessionId,
@@ -31,8 +31,9 @@ const TRY_ANOTHER: ReadonlySet<string> = new Set([
   'SF_ERR_SESSION_HOST'
 ])
 
+/** A session the fleet lost: 410 (the session is gone), and the fleet's fault (`infra_error`), never the caller's. */
 function lost(message: string): RunnerRefusal {
-  return new RunnerRefusal(410, { status: 'invalid_request', error: { code: SESSION_LOST, message } })
+  return new RunnerRefusal(410, { status: 'infra_error', error: { code: SESSION_LOST, message } })
 }
 
 /** The fleet's sessions as one gateway reaches them; see the module comment. */

@@ -10,8 +10,9 @@
  * {@link JobDeadline} (`timeout_ms` + the soft stop + the runner's `graceMs`: a session that has
  * not answered by then is cut off, and counted lost), its result built by `outcomeResult`.
  *
- * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410),
- * never a fresh state; an unknown, closed or expired one `SF_ERR_SESSION_NOT_FOUND` (404).
+ * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410,
+ * status `infra_error`: the fleet's fault), never a fresh state; an unknown, closed or expired one
+ * `SF_ERR_SESSION_NOT_FOUND` (404).
  */
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
