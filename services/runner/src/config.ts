@@ -87,7 +87,12 @@ export const RunnerConfigSchema = Type.Object(
     graceMs: int(
       0,
       600_000,
-      "Beyond timeout_ms and the backend's own stop time, how long a sandbox may take to answer before its job is answered timeout and the sandbox killed"
+      "Beyond timeout_ms and the backend's own stop time, how long a sandbox may take to answer before its job is answered infra_error (stalled: the fleet's fault) and the sandbox killed"
+    ),
+    freezeMs: int(
+      50,
+      600_000,
+      "A jump of the runner's own clock longer than this is a freeze (the runner paused, stopped or its event loop blocked): a job whose hard deadline it slept through, or that its sandbox answered timeout across it, is answered infra_error (stalled), not timeout"
     ),
     isolation: Type.Union(
       ISOLATION_LEVELS.map((l) => Type.Literal(l)),
@@ -157,6 +162,7 @@ export function runnerConfigDefaults(): Static<typeof RunnerConfigSchema> {
     maxBodyBytes: 32 * 1024 * 1024,
     maxOutputBytes: 64 * 1024,
     graceMs: GRACES.sandboxMs,
+    freezeMs: 1000,
     isolation: 'fork',
     allowReuse: true,
     pythonPath: 'python3',

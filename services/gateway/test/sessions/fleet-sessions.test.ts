@@ -6,25 +6,27 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildGatewayApp, loadGatewayConfig, RunnerRefusal } from '@sandfleet/gateway'
+import { buildGatewayApp, loadGatewayConfig, RunnerRefusal, type RunnerClient } from '@sandfleet/gateway'
 import { encodeSessionId } from '@sandfleet/protocol'
 import { echoRunner } from '../helpers/fake-runner.ts'
 
 /** A runner whose sessions die before their first cell, as a crashed session host's do (the runner's 410). */
-function losingRunner(): ReturnType<typeof echoRunner> {
+function losingRunner(): RunnerClient {
   const runner = echoRunner('losing')
   const sessions = runner.sessions
   if (sessions === undefined) throw new Error('the echo runner holds sessions')
-  runner.sessions = {
-    ...sessions,
-    execute: async (id) => {
-      throw new RunnerRefusal(410, {
-        status: 'infra_error',
-        error: { code: 'SF_ERR_SESSION_LOST', message: `session ${id} lost: its process died` }
-      })
+  return {
+    ...runner,
+    sessions: {
+      ...sessions,
+      execute: async (id: string) => {
+        throw new RunnerRefusal(410, {
+          status: 'infra_error',
+          error: { code: 'SF_ERR_SESSION_LOST', message: `session ${id} lost: its process died` }
+        })
+      }
     }
   }
-  return runner
 }
 
 test("a lost session is the fleet's fault (infra_error) on the native API, /run_jupyter and MCP", async () => {

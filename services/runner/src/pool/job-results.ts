@@ -67,6 +67,27 @@ export function outcomeResult(
   return result
 }
 
+/**
+ * The result of a job its sandbox did not answer by the job's hard deadline, or answered `timeout` across a freeze of
+ * the runner (`message` says which): `infra_error`, stalled, the fleet's fault.
+ */
+export function stalledResult(
+  runnerId: string,
+  requestId: string | undefined,
+  sandboxId: string,
+  queueMs: number,
+  message: string
+): ExecResult {
+  const result = poolFailure(runnerId, requestId, 'infra_error', 'SF_ERR_RUNNER_STALLED', queueMs, message)
+  result.sandbox = sandboxId
+  return result
+}
+
+/** The message of a `timeout` answered stalled because the runner was frozen `frozenMs` while the job ran. */
+export function frozenTimeoutMessage(frozenMs: number): string {
+  return `stalled: the runner was frozen ${Math.round(frozenMs)} ms while the job ran, and its sandbox stopped the job at a deadline the freeze may have taken; the fleet's fault, not a timeout of the code (the job ran, maybe not for its timeout_ms)`
+}
+
 /** The result of a job whose sandbox's execute rejected (`err`): `infra_error`, the fleet's fault. */
 export function sandboxFailure(
   runnerId: string,

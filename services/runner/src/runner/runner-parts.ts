@@ -5,6 +5,7 @@
  */
 import type { Language } from '@sandfleet/protocol'
 import type { Driver } from '../sandbox/contract.ts'
+import type { FreezeWatch } from '../pool/freeze-watch.ts'
 import type { Pool } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 
@@ -18,9 +19,11 @@ export interface RunnerParts {
   sessions: SessionHost | undefined
   /** Which backend the Python pool uses and why. */
   backendReason: string
+  /** The runner's clock watch (`freezeMs`), shared by its pools and sessions; closed at release. */
+  freezes: FreezeWatch | undefined
 }
 
 /** Parts with nothing in them yet (a runner before start). */
 export function noParts(): RunnerParts {
-  return { pools: new Map(), drivers: [], sessions: undefined, backendReason: '' }
+  return { pools: new Map(), drivers: [], sessions: undefined, backendReason: '', freezes: undefined }
 }
