@@ -90,7 +90,7 @@ export const SessionExecRequestSchema = Type.Object(
       exec.fetch_files,
       'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'
     ),
-    request_id: exec.request_id
+    request_id: described(exec.request_id, "The cell's id, echoed in the result and the logs")
   },
   { $id: 'SessionExecRequest', additionalProperties: false }
 )

@@ -322,8 +322,10 @@ export class Runner implements RunnerApi {
     this.#state = 'closed'
   }
 
+  /** The answer of a call the runner refused before any pool took it: nothing ran. */
   #failed(call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
     const result = failedResult(status, code, message ?? RUNNER_ERRORS[code].message, { runner: this.id })
+    if (status !== 'invalid_request') result.maybe_ran = false
     if (call.requestId !== undefined) result.request_id = call.requestId
     return result
   }

@@ -62,6 +62,7 @@ test('pool: a job that waited past its deadline is answered queue_timeout and ne
     assert.equal(first.status, 'ok')
     assert.equal(late.status, 'queue_timeout')
     assert.equal(late.error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
+    assert.equal(late.maybe_ran, false, 'it says it surely did not run')
     assert.equal(late.request_id, 'req-7')
     assert.ok(!driver.sandboxes[0].ran.includes('echo late'))
   })
@@ -171,6 +172,7 @@ test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + grace
         /^stalled: the sandbox did not answer within timeout_ms=50 plus 50 ms; it was stopped/
       )
       assert.deepEqual(stalled, ['sandbox'])
+      assert.equal(hung.maybe_ran, true, 'the sandbox had it: it may have run')
       assert.equal(first.state, 'closed', 'its close is the hard kill')
       await until(() => replaced.length === 1 && p.stats().warm === 1)
       const next = await p.run(job('echo next'))
