@@ -180,6 +180,16 @@ export function resolveExecRequest(req: ExecRequest, defaults: RunnerDefaults = 
   return resolved
 }
 
+/** Headers of the public API a caller may set beside its body. */
+export const GATEWAY_HEADERS = Object.freeze({
+  /**
+   * The runner that had this call: the `runner` of an earlier answer to the same `request_id`. A
+   * retry that names it is sent there while that runner is up, whichever gateway takes it, so
+   * the runner answers it from its first run (`replayed`) instead of running it again.
+   */
+  runner: 'x-sandfleet-runner'
+})
+
 /** Schema of {@link ExecErrorInfo}. */
 export const ExecErrorInfoSchema = Type.Object(
   {
