@@ -1,8 +1,11 @@
 /**
  * Routing: each call goes to the least loaded runner; a call that failed at the infrastructure
- * level (`infra_error`, `overloaded`, a connection failure), or was answered `queue_timeout`
- * while its queue budget lasts (by a runner whose own `queueTimeoutMs` is shorter), is tried
- * again on another runner while that budget lasts. A status of the user's code is never retried.
+ * level and surely did not run (`overloaded`, an `infra_error` with `maybe_ran: false`, a
+ * connection never made), or was answered `queue_timeout` while its queue budget lasts (by a
+ * runner whose own `queueTimeoutMs` is shorter), is tried again on another runner while that
+ * budget lasts; so is one whose runner died under it (`unanswered.ts`). One that may have run
+ * on a runner that may still live (`maybe_ran: true`: it stalled, or the runner went silent) is
+ * answered as it is, never run a second time. A status of the user's code is never retried.
  *
  * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
  * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
@@ -11,11 +14,11 @@
  * start + `queueTimeoutMs` + `timeout_ms` + grace, retries included, and the answer is the
  * runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of the gateway.
  */
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
-import { GatewayError } from '../errors.ts'
+import { failedResult, mayHaveRun, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { currentTenant } from '../tenants/tenant-context.ts'
 import type { BatchResultListener, CallOptions } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
+import { unanswered } from './unanswered.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
 export type ResultObserver = (
@@ -43,9 +46,20 @@ export interface RouterOptions {
 }
 
 /**
- * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final).
+ * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final),
+ * when the code surely did not run.
  */
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
+
+/** A runner's answer the router tries elsewhere: a fleet status whose code surely did not run. */
+function retried(result: ExecResult): boolean {
+  return RETRIED.has(result.status) && !mayHaveRun(result)
+}
+
+/** The caller's signal and the member's silence, which a call on it watches. */
+function watching(signal: AbortSignal | undefined, member: RunnerMember): AbortSignal {
+  return signal === undefined ? member.silenced : AbortSignal.any([signal, member.silenced])
+}
 /** A runner's answer that it drains (its error type): the gateway stops sending to it until its next load report. */
 const RUNNER_DRAINING = 'SF_ERR_RUNNER_DRAINING'
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
@@ -62,12 +76,6 @@ function noRunner(request: ExecRequest, pinned?: string): ExecResult {
 function withId(result: ExecResult, request: ExecRequest): ExecResult {
   if (request.request_id !== undefined && result.request_id === undefined) result.request_id = request.request_id
   return result
-}
-
-function unreachableResult(err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
-  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
-  const message = err instanceof Error ? err.message : String(err)
-  return withId(failedResult('infra_error', code, message, { runner: member.id }), request)
 }
 
 /** Sends calls to runners of a {@link RunnerSet}. */
@@ -130,23 +138,21 @@ export class Router {
       if (member === undefined) return last ?? noRunner(request, pinned)
       member.outstanding++
       let result: ExecResult
+      let again: boolean
       try {
-        result = await member.client.execute(request, this.#callOptions(start, signal))
+        const options = this.#callOptions(start, watching(signal, member))
+        result = await member.client.execute(request, options)
+        member.answered()
+        again = retried(result)
       } catch (err) {
         if (signal?.aborted !== true) member.up = false
-        result = unreachableResult(err, member, request)
+        ;({ result, retry: again } = unanswered(err, member, request))
       } finally {
         member.outstanding--
       }
       this.#emit(result, request, member, attempt)
       if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-      if (
-        !RETRIED.has(result.status) ||
-        pinned !== undefined ||
-        signal?.aborted === true ||
-        this.#budgetLeft(start) === 0
-      )
-        return result
+      if (!again || pinned !== undefined || signal?.aborted === true || this.#budgetLeft(start) === 0) return result
       tried.add(member)
       last = result
     }
@@ -196,7 +202,8 @@ export class Router {
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
+        const options = this.#callOptions(start, watching(signal, member))
+        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, options, signal))
       }
     }
     await Promise.all(sends)
@@ -210,21 +217,22 @@ export class Router {
     requests: ExecRequest[],
     settle: (i: number, r: ExecResult) => void,
     retry: (i: number, member: RunnerMember, last: ExecResult) => void,
-    options: CallOptions
+    options: CallOptions,
+    signal: AbortSignal | undefined
   ): Promise<void> {
-    const { signal } = options
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
       await member.client.executeBatch(
         chunk.map((i) => requests[i]),
         (j, result) => {
+          member.answered()
           if (answered[j]) return
           answered[j] = true
           member.outstanding--
           const i = chunk[j]
           this.#emit(result, requests[i], member, 1)
           if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-          if (RETRIED.has(result.status)) retry(i, member, result)
+          if (retried(result)) retry(i, member, result)
           else settle(i, result)
         },
         options
@@ -236,9 +244,10 @@ export class Router {
         answered[j] = true
         member.outstanding--
         const i = chunk[j]
-        const result = unreachableResult(err, member, requests[i])
+        const { result, retry: again } = unanswered(err, member, requests[i])
         this.#emit(result, requests[i], member, 1)
-        retry(i, member, result)
+        if (again) retry(i, member, result)
+        else settle(i, result)
       }
     }
   }

@@ -81,7 +81,9 @@ export class FleetSessions {
   /** Runs one cell in the session's state, for the key that opened it. */
   async execute(id: string, request: SessionExecRequest, key: string, signal?: AbortSignal): Promise<ExecResult> {
     const { member, sessions } = this.#locate(id)
-    return await this.#reach(member, () => sessions.execute(id, request, key, signal === undefined ? {} : { signal }))
+    // a runner found silent aborts the cell: the session is lost at once, not at the cell's deadline
+    const watching = signal === undefined ? member.silenced : AbortSignal.any([signal, member.silenced])
+    return await this.#reach(member, () => sessions.execute(id, request, key, { signal: watching }))
   }
 
   /** Closes the session, for the key that opened it. */
@@ -107,7 +109,9 @@ export class FleetSessions {
   /** A call on the runner holding a session: no answer at all means the session is lost. */
   async #reach<T>(member: RunnerMember, call: () => Promise<T>): Promise<T> {
     try {
-      return await this.#on(member, call)
+      const answer = await this.#on(member, call)
+      member.answered()
+      return answer
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE') {
         member.up = false
