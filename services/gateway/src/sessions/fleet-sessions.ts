@@ -13,8 +13,11 @@
  */
 import {
   decodeSessionId,
+  NO_CALL_CONTEXT,
+  withSignal,
   SESSION_LOST,
   SESSION_NOT_FOUND,
+  type CallContext,
   type ExecResult,
   type SessionCreateRequest,
   type SessionExecRequest,
@@ -78,12 +81,12 @@ export class FleetSessions {
     return await this.#reach(member, () => sessions.get(id, key))
   }
 
-  /** Runs one cell in the session's state, for the key that opened it. */
-  async execute(id: string, request: SessionExecRequest, key: string, signal?: AbortSignal): Promise<ExecResult> {
+  /** Runs one cell in the session's state, for the key that opened it, in the request's `context`. */
+  async execute(id: string, request: SessionExecRequest, key: string, context?: CallContext): Promise<ExecResult> {
     const { member, sessions } = this.#locate(id)
     // a runner found silent aborts the cell: the session is lost at once, not at the cell's deadline
-    const watching = signal === undefined ? member.silenced : AbortSignal.any([signal, member.silenced])
-    return await this.#reach(member, () => sessions.execute(id, request, key, { signal: watching }))
+    const watching = withSignal(context ?? NO_CALL_CONTEXT, member.silenced)
+    return await this.#reach(member, () => sessions.execute(id, request, key, watching))
   }
 
   /** Closes the session, for the key that opened it. */
