@@ -94,6 +94,12 @@ export const RunnerConfigSchema = Type.Object(
       600_000,
       "A jump of the runner's own clock longer than this is a freeze (the runner paused, stopped or its event loop blocked): a job whose hard deadline it slept through, or that its sandbox answered timeout across it, is answered infra_error (stalled), not timeout"
     ),
+    replayCalls: int(
+      0,
+      1_000_000,
+      "Calls with a request_id remembered after they ran (0: none): the same request sent again with the same id gets the first run's answer (replayed), or waits for it while it runs, instead of running twice; results held at most 64 MiB"
+    ),
+    replayWindowS: int(1, 86_400, 'How long a call that ran is remembered for its retries, in seconds'),
     isolation: Type.Union(
       ISOLATION_LEVELS.map((l) => Type.Literal(l)),
       {
@@ -163,6 +169,8 @@ export function runnerConfigDefaults(): Static<typeof RunnerConfigSchema> {
     maxOutputBytes: 64 * 1024,
     graceMs: GRACES.sandboxMs,
     freezeMs: 1000,
+    replayCalls: 4096,
+    replayWindowS: 300,
     isolation: 'fork',
     allowReuse: true,
     pythonPath: 'python3',

@@ -40,6 +40,7 @@ export class RunnerMetrics {
   readonly #replaceSeconds: Histogram<string>
   readonly #startFailures: Counter<string>
   readonly #stalled: Counter<string>
+  readonly #replayed: Counter<string>
   readonly #reuseJobs: Counter<string>
   readonly #reuseRetirements: Counter<string>
   readonly #bound = new Map<Language, Bound>()
@@ -98,6 +99,12 @@ export class RunnerMetrics {
       name: 'sandfleet_runner_stalled_jobs_total',
       help: "Jobs answered infra_error because they stalled (never timeout): by who stopped answering, the job's sandbox past its hard deadline (sandbox), or the runner itself, frozen past that deadline or across the job's timeout (runner)",
       labelNames: ['language', 'backend', 'cause'],
+      registers
+    })
+    this.#replayed = new Counter({
+      name: 'sandfleet_runner_replayed_total',
+      help: 'Retries of a call this runner ran (its request_id, the same request) answered from that run instead of running again: finished (its first answer) or running (the retry waited for it)',
+      labelNames: ['run'],
       registers
     })
     this.#reuseJobs = new Counter({
@@ -179,6 +186,11 @@ export class RunnerMetrics {
   /** Pool event: a job stalled (answered infra_error: its sandbox, or the runner, stopped answering). */
   stalled(pool: Pool, cause: StallCause): void {
     this.#stalled.inc({ language: pool.language, backend: pool.driver.name, cause })
+  }
+
+  /** A retry answered from the run of its request id, `finished` or still `running`. */
+  replayed(run: 'finished' | 'running'): void {
+    this.#replayed.inc({ run })
   }
 
   /** Pool event: a sandbox failed to start. */

@@ -7,6 +7,11 @@
  * on a runner that may still live (`maybe_ran: true`: it stalled, or the runner went silent) is
  * answered as it is, never run a second time. A status of the user's code is never retried.
  *
+ * Every call has a `request_id` (the caller's, or one given here and returned in its result), and
+ * a call whose id this gateway sent lately, or that names the runner that had it (the caller's
+ * retry: `GATEWAY_HEADERS.runner`), goes to that runner first while it is up (`call-places.ts`):
+ * the runner answers it from its first run instead of running it again.
+ *
  * The deadline of a call is its context's (`CallContext.deadline`: the gateway's `queueTimeoutMs`
  * from when the pipeline took the request): every attempt (every sub-batch) hands the runner the
  * same context, which says what is left of it; the runner starts the job by then or answers
@@ -26,6 +31,7 @@ import {
 } from '@sandfleet/protocol'
 import type { BatchResultListener } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
+import { CallPlaces, identified } from './call-places.ts'
 import { unanswered } from './unanswered.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
@@ -89,6 +95,7 @@ export class Router {
   readonly #set: RunnerSet
   readonly #options: RouterOptions
   readonly #observers: ResultObserver[] = []
+  readonly #places = new CallPlaces()
 
   constructor(set: RunnerSet, options: RouterOptions) {
     this.#set = set
@@ -104,32 +111,48 @@ export class Router {
     for (const o of this.#observers) o(result, request, member, attempt)
   }
 
-  /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
-  #choose(request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
+  /**
+   * Chooses the member for the next attempt, or undefined (then `pinned` says why): the one holding its session, else
+   * the one that had the call (`preferred`) while it is up and untried, else the least loaded.
+   */
+  #choose(
+    request: ExecRequest,
+    tried: ReadonlySet<RunnerMember>,
+    preferred?: string
+  ): { member?: RunnerMember; pinned?: string } {
     const pinned = this.#options.affinity?.(request)
     if (pinned !== undefined) {
       const member = this.#set.byId(pinned)
       return member === undefined || tried.has(member) ? { pinned } : { member, pinned }
     }
+    const had = preferred === undefined ? undefined : this.#set.byId(preferred)
+    if (had !== undefined && !tried.has(had)) return { member: had }
     const member = this.#set.pick(tried)
     return member === undefined ? {} : { member }
   }
 
   /**
    * Runs one call in `context`, retrying infrastructure failures on other runners while its
-   * deadline lasts. Never rejects.
+   * deadline lasts; `runner`, the runner the caller says had it (a retry's). Never rejects.
    */
-  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
-    return await this.#attempts(request, context, new Set())
+  async execute(request: ExecRequest, context: CallContext, runner?: string): Promise<ExecResult> {
+    const call = identified(request)
+    return withId(await this.#attempts(call, context, new Set(), runner ?? this.#places.where(call, context)), call)
   }
 
   /** {@link execute}, the runners in `tried` excluded (they answered it already). */
-  async #attempts(request: ExecRequest, context: CallContext, tried: Set<RunnerMember>): Promise<ExecResult> {
+  async #attempts(
+    request: ExecRequest,
+    context: CallContext,
+    tried: Set<RunnerMember>,
+    preferred?: string
+  ): Promise<ExecResult> {
     const { signal } = context
     let last: ExecResult | undefined
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
-      const { member, pinned } = this.#choose(request, tried)
+      const { member, pinned } = this.#choose(request, tried, preferred)
       if (member === undefined) return last ?? noRunner(request, pinned)
+      this.#places.sent(request, context, member.id)
       member.outstanding++
       let result: ExecResult
       let again: boolean
@@ -164,14 +187,16 @@ export class Router {
     onResult?: BatchResultListener
   ): Promise<ExecResult[]> {
     const { signal } = context
+    requests = requests.map(identified)
     const results = new Array<ExecResult>(requests.length)
     const settle = (i: number, r: ExecResult): void => {
-      results[i] = r
-      onResult?.(i, r)
+      results[i] = withId(r, requests[i])
+      onResult?.(i, results[i])
     }
     const groups = new Map<RunnerMember, number[]>()
     for (let i = 0; i < requests.length; i++) {
-      const { member, pinned } = this.#choose(requests[i], NONE_TRIED)
+      const { member, pinned } = this.#choose(requests[i], NONE_TRIED, this.#places.where(requests[i], context))
+      if (member !== undefined) this.#places.sent(requests[i], context, member.id)
       if (member === undefined) {
         settle(i, noRunner(requests[i], pinned))
         continue
