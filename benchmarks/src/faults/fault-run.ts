@@ -8,7 +8,7 @@
  * before and after, says whether any call ran twice: the load's code always ends `ok`.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { callLoad, type CallRecord } from '../docker-fleet/call-load.ts'
+import { callLoad, gatewayRetries, type CallRecord } from '../docker-fleet/call-load.ts'
 import type { FaultFleet } from './process-fleet.ts'
 
 /** Options of {@link runFault}. */
@@ -39,8 +39,13 @@ export interface FaultRun {
   undoneAt: number | undefined
   /** The retries of the answers that may have run, by request id. */
   retries: Map<string, CallRecord>
-  /** Runs that ended `ok` on the runners during the load and the retries (the ones still answering at the end). */
-  okRuns: number
+  /**
+   * Runs that ended `ok` on the runners during the load and the retries; undefined when a runner died meanwhile (its
+   * runs died with it, uncounted).
+   */
+  okRuns: number | undefined
+  /** Attempts the gateways made again on another runner during the load (`sandfleet_gateway_retries_total`). */
+  gatewayRetries: number
 }
 
 /** The runs that ended `ok` on each runner at `urls` (`sandfleet_runner_executions_total`), by URL. */
@@ -64,6 +69,9 @@ export async function runFault(fleet: FaultFleet, options: FaultRunOptions): Pro
   const alive = (): string[] =>
     fleet.runners.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.url)
   const before = await okRuns(alive())
+  const retriedBefore = new Map(
+    await Promise.all(gateways.map(async (url) => [url, await gatewayRetries(url)] as const))
+  )
   let stop = false
   const load = callLoad({
     gateways,
@@ -85,6 +93,9 @@ export async function runFault(fleet: FaultFleet, options: FaultRunOptions): Pro
   await sleep(options.afterMs)
   stop = true
   const records = await load
+  let retriedDuring = 0
+  for (const g of fleet.gateways.filter((p) => !exited(p)))
+    retriedDuring += (await gatewayRetries(g.url)) - (retriedBefore.get(g.url) ?? 0)
   const retries = new Map<string, CallRecord>()
   const living = fleet.gateways.filter((g) => !exited(g)).map((g) => g.url)
   await Promise.all(
@@ -124,7 +135,9 @@ export async function runFault(fleet: FaultFleet, options: FaultRunOptions): Pro
         })
       })
   )
-  let ran = 0
-  for (const [url, runs] of await okRuns(alive())) ran += runs - (before.get(url) ?? 0)
-  return { records, faultAt, undoneAt, retries, okRuns: ran }
+  const after = await okRuns(alive())
+  let ran: number | undefined = 0
+  for (const [url, runs] of before)
+    ran = after.has(url) && ran !== undefined ? ran + (after.get(url) as number) - runs : undefined
+  return { records, faultAt, undoneAt, retries, okRuns: ran, gatewayRetries: retriedDuring }
 }

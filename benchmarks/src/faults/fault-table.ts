@@ -95,12 +95,12 @@ function row(fault: string, run: FaultRun, faulted: string | undefined): string 
   const okIds = new Set(
     [...records.filter((r) => r.status === 'ok'), ...retried.filter((r) => r.status === 'ok')].map((r) => r.requestId)
   )
-  const twice = run.okRuns - okIds.size
+  const twice = run.okRuns === undefined ? 'n/a (a runner died with its runs)' : String(run.okRuns - okIds.size)
   const p99 = quantile(
     records.map((r) => r.latencyMs),
     0.99
   )
-  return `| ${fault} | ${records.length} | ${right} | ${timeouts} | ${[...others].map(([k, v]) => `${v} ${k}`).join('; ') || '–'} | ${answered} | ${retried.length === 0 ? '–' : `${retried.length}: ${replayed} replayed, ${once} ran once, ${retried.length - replayed - once} other`} | ${twice} | ${ms(p99)} |`
+  return `| ${fault} | ${records.length} | ${right} | ${timeouts} | ${[...others].map(([k, v]) => `${v} ${k}`).join('; ') || '–'} | ${answered} | ${run.gatewayRetries} | ${retried.length === 0 ? '–' : `${retried.length}: ${replayed} replayed, ${once} ran once, ${retried.length - replayed - once} other`} | ${twice} | ${ms(p99)} |`
 }
 
 async function main(): Promise<void> {
@@ -116,9 +116,9 @@ async function main(): Promise<void> {
     `3 runners (process backend, --pool-size ${values['pool-size']}, one in a network namespace of its own), 2 gateways (--load-poll-ms 250 --runner-silence-ms 2000); a 50 ms print at ${concurrency} in flight through both gateways, timeout_ms 5000; ${values['before-s']} s of load before each fault, ${values['after-s']} s after it is undone\n`
   )
   console.log(
-    '| fault (mid-load) | calls | right | `timeout` | other answers | calls the faulted runner held, answered after the fault | retried after (may have run) | ran twice | p99 |'
+    '| fault (mid-load) | calls | right | `timeout` | other answers | calls the faulted runner held, answered after the fault | tried again by the gateways (surely not run, or runner died) | retried after (may have run) | ran twice | p99 |'
   )
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   const start = async (): Promise<FaultFleet> => {
     const fleet = await FaultFleet.start({
       name: `ft${process.pid % 10_000}`,

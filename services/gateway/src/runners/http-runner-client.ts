@@ -26,6 +26,7 @@ import {
 import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
+import { requestJson } from './runner-request.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -140,16 +141,16 @@ export class HttpRunnerClient implements RunnerClient {
   async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
     const { headers, timeout } = this.#deadline([request], context)
     try {
-      const { statusCode, body } = await this.#pool.request({
+      // a request of its own: a call that never left (its connection still being made) is known
+      const { statusCode, body } = await requestJson(this.#pool, {
         method: 'POST',
         path: RUNNER_PATHS.execute,
         headers: { ...this.#jsonHeaders, ...headers },
         body: JSON.stringify(request),
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal: context.signal
+        timeoutMs: timeout,
+        ...(context.signal === undefined ? {} : { signal: context.signal })
       })
-      return toResult(statusCode, await body.json())
+      return toResult(statusCode, body)
     } catch (err) {
       throw unreachable(this.name, err)
     }

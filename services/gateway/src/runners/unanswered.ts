@@ -2,8 +2,9 @@
  * A call its runner did not answer (its client rejected), as the result the router gives, with
  * whether the code may have run (`maybe_ran`) and whether the router tries it on another runner:
  *
- * - the connection was never made (refused, unreachable, the connect timed out): nothing ran,
- *   `maybe_ran: false`, tried elsewhere;
+ * - the request never left (its connection refused, unreachable, the connect timed out, or
+ *   still being made when the call was aborted: `NotSentError`): nothing ran, `maybe_ran: false`,
+ *   tried elsewhere, also when its runner went silent;
  * - the runner went silent ({@link RunnerSilentError}: paused, cut off, stuck): it may have
  *   started the call and may still finish it, `maybe_ran: true`, not tried again (a second run
  *   while the first may live: the fleet runs a call at most once while its runner lives);
@@ -56,6 +57,9 @@ export function unanswered(err: unknown, member: RunnerMember, request: ExecRequ
   const message = err instanceof Error ? err.message : String(err)
   const extra: Partial<ExecResult> = { runner: member.id }
   if (request.request_id !== undefined) extra.request_id = request.request_id
+  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
+  if (codeIn(err, NEVER_SENT) || [...causes(err)].some((e) => (e as { neverSent?: unknown }).neverSent === true))
+    return { result: failedResult('infra_error', code, message, { ...extra, maybe_ran: false }), retry: true }
   const silent = [...causes(err)].find((e): e is RunnerSilentError => e instanceof RunnerSilentError)
   if (silent !== undefined)
     return {
@@ -65,9 +69,6 @@ export function unanswered(err: unknown, member: RunnerMember, request: ExecRequ
       }),
       retry: false
     }
-  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
-  if (codeIn(err, NEVER_SENT))
-    return { result: failedResult('infra_error', code, message, { ...extra, maybe_ran: false }), retry: true }
   return {
     result: failedResult('infra_error', code, message, { ...extra, maybe_ran: true }),
     retry: codeIn(err, DIED)
