@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: libc, limits, files, cell, session, host.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, libc, limits, frames, files, cell, session, host.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
@@ -14,8 +14,10 @@ Runs inside the sandbox. The runner writes NDJSON frames on stdin:
 Each session then talks NDJSON over its own Unix socket (one connection; the socket's path is
 unlinked once the runner is connected):
   {"op": "exec", "id", "code", "stdin", "timeout_ms", "memory_mb", "files", "fetch_files",
-   "max_output_bytes"} -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code",
-   "duration_ms", "truncated", "error", "display", "files", "pid"}
+   "max_output_bytes", "isolation", "wait_ms", "tenant"} (the executor's exec frame, parsed once by
+   frames.exec_job; one it refuses is answered status infra_error, BadFrame, and nothing runs)
+   -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code", "duration_ms",
+   "truncated", "error", "display", "files", "pid"}
   {"op": "close"}              -> the session ends
 
 Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NAMESPACES=1 (the
@@ -40,6 +42,32 @@ frame comes (that cell then pays for the fork).
 Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, this module last.
 """
 
+# ---------------- sandfleet_sandbox/sandbox_env.py
+# The environment the sandbox reads, every name once.
+#
+# SANDBOX_ENV: what the runner hands the executor and the session host, keyed as SANDBOX_ENV in
+# services/runner/src/kits/executor/sandbox-env.ts keys it (snake_case here; python-package.test.ts holds the two tables
+# equal). SANDBOX_KNOBS: settings of the sandbox's own that no driver sets (tests, benchmarks, an operator's image).
+
+SANDBOX_ENV = {
+    'work_dir': 'SANDFLEET_WORKDIR',
+    'scratch': 'SANDFLEET_SCRATCH',
+    'soft_stop_ms': 'SANDFLEET_SOFT_STOP_MS',
+    'max_file_mb': 'SANDFLEET_MAX_FILE_MB',
+    'max_procs': 'SANDFLEET_MAX_PROCS',
+    'isolation': 'SANDFLEET_ISOLATION',
+    'channel': 'SANDFLEET_CHANNEL',
+    'seccomp': 'SANDFLEET_SECCOMP',
+    'session_namespaces': 'SANDFLEET_SESSION_NAMESPACES',
+}
+SANDBOX_KNOBS = {
+    'pipe_patience_ms': 'SANDFLEET_PIPE_PATIENCE_MS',
+    'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
+    'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
+    'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+}
+
+
 # ---------------- sandfleet_sandbox/libc.py
 # The C library, for the system calls Python's os module lacks (prctl, madvise, the System V IPC controls).
 
@@ -57,34 +85,174 @@ def prctl(option, arg):
 
 
 # ---------------- sandfleet_sandbox/limits.py
-# What a job or a cell may use, by default and as set: memory, time, file size, open files, processes.
+# What a job or a cell may use: memory, CPU time, file size, open files, processes. (Their per-job values come in the
+# job's frame, as the runner resolved them: frames.py.)
 
 import os
 
-# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
-# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
-DEFAULT_MEMORY_MB = 1024
-DEFAULT_TIMEOUT_MS = 10000
-FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
-NPROC = int(
-    os.environ.get('SANDFLEET_MAX_PROCS', '0')
-)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+
+FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
+# RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(os.environ.get(SANDBOX_ENV['max_procs'], '0'))
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
+SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
-def address_space(pages, frame):
-    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
-    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+def address_space(pages, memory_mb):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate `memory_mb` beyond that."""
+    return pages * PAGE + memory_mb * 1048576
 
 
-def timeout_ms_of(frame):
-    """The frame's `timeout_ms`, or the default."""
-    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)
+def cpu_backstop_s(timeout_ms):
+    """RLIMIT_CPU's soft limit for a job of `timeout_ms`, in seconds past what its process used before it: a backstop
+    past the controller's own stop at the deadline."""
+    return timeout_ms // 1000 + 2
+
+
+# ---------------- sandfleet_sandbox/frames.py
+# The runner's frames, parsed once where they come in: each kind a frozen type, its fields as the runner resolved them.
+#
+# The runner sends every field of a job, its defaults applied once, on its side (resolveExecRequest and the runner's
+# settings; services/runner/src/kits/executor/executor-channel.ts writes the frames): nothing here defaults a field, and
+# nothing after the parse reads a frame's dict. A frame that is not as docs/executor-protocol.md says is refused here
+# (`FrameError`, naming the field): its program answers it, never runs it.
+#
+# A new kind of job is one more frozen type here, its parser in PARSERS, and its handler where the program dispatches
+# (Controller.handlers in the executor).
+
+import collections
+import types
+
+
+class FrameError(ValueError):
+    """A frame refused at its parse: `message` says why; `frame_id` is its `id` when it had a usable one (its answer
+    then names it), else None."""
+
+    def __init__(self, message, frame_id=None):
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+class ExecJob(
+    collections.namedtuple(
+        'ExecJob',
+        (
+            'id',
+            'code',
+            'stdin',
+            'timeout_ms',
+            'memory_mb',
+            'files',
+            'fetch_files',
+            'max_output_bytes',
+            'isolation',
+            'wait_ms',
+            'tenant',
+        ),
+    )
+):
+    """An `exec` frame: one job to run. `id` (the runner's, echoed in every frame about the job), `code`, `stdin`,
+    `timeout_ms` (from the job's start: the soft stop, then the kill), `memory_mb` (beyond the process's size),
+    `files` (path → base64, a read-only mapping), `fetch_files` (a tuple of paths), `max_output_bytes` (the cap of
+    each of stdout and stderr), `isolation` (`fork` or `reuse`), `wait_ms` (what is left of the job's queue timeout,
+    the most it may wait for a tier still warming; None: no limit), `tenant` (whose job it is; None: the one tenant
+    of a fleet without API keys)."""
+
+    __slots__ = ()
+
+
+class Shutdown(collections.namedtuple('Shutdown', ())):
+    """A `shutdown` frame: kill every job, exit."""
+
+    __slots__ = ()
+
+
+ISOLATION_LEVELS = ('fork', 'reuse')
+
+
+def field(frame, name):
+    """Field `name` of frame `frame`; FrameError when it has none."""
+    try:
+        return frame[name]
+    except KeyError:
+        raise FrameError('no %s' % name, frame_id(frame)) from None
+
+
+def frame_id(frame):
+    """A frame's `id` when it is a string, else None (a refusal then names no job)."""
+    value = frame.get('id')
+    return value if type(value) is str else None
+
+
+def text_of(frame, name):
+    value = field(frame, name)
+    if type(value) is not str:
+        raise FrameError('%s is not a string' % name, frame_id(frame))
+    return value
+
+
+def count_of(frame, name, least):
+    """An integer field of at least `least` (a bool is not one)."""
+    value = field(frame, name)
+    if type(value) is not int or value < least:
+        raise FrameError('%s is not an integer of at least %d' % (name, least), frame_id(frame))
+    return value
+
+
+def exec_job(frame):
+    """An `exec` frame's ExecJob."""
+    files = field(frame, 'files')
+    if type(files) is not dict or not all(type(k) is str and type(v) is str for k, v in files.items()):
+        raise FrameError('files is not an object of path to base64 text', frame_id(frame))
+    fetch = field(frame, 'fetch_files')
+    if type(fetch) is not list or not all(type(p) is str for p in fetch):
+        raise FrameError('fetch_files is not a list of paths', frame_id(frame))
+    isolation = field(frame, 'isolation')
+    if isolation not in ISOLATION_LEVELS:
+        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
+    wait_ms = field(frame, 'wait_ms')
+    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
+        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
+    tenant = field(frame, 'tenant')
+    if tenant is not None and type(tenant) is not str:
+        raise FrameError('tenant is not null or a string', frame_id(frame))
+    return ExecJob(
+        text_of(frame, 'id'),
+        text_of(frame, 'code'),
+        text_of(frame, 'stdin'),
+        count_of(frame, 'timeout_ms', 1),
+        count_of(frame, 'memory_mb', 1),
+        types.MappingProxyType(files),
+        tuple(fetch),
+        count_of(frame, 'max_output_bytes', 0),
+        isolation,
+        wait_ms,
+        tenant,
+    )
+
+
+def shutdown(frame):
+    return SHUTDOWN
+
+
+SHUTDOWN = Shutdown()
+# Each op the runner sends: its frame's parser.
+PARSERS = {'exec': exec_job, 'shutdown': shutdown}
+
+
+def parse_frame(frame):
+    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
+    ops, or not as its op's parser wants it."""
+    if type(frame) is not dict:
+        raise FrameError('a frame that is not a JSON object')
+    parser = PARSERS.get(frame.get('op'))
+    if parser is None:
+        raise FrameError('a frame of no known op (%.40r)' % (frame.get('op'),), frame_id(frame))
+    return parser(frame)
 
 
 # ---------------- sandfleet_sandbox/files.py
@@ -287,11 +455,11 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(frame, g, n, res_w, workdir, places):
-    """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w. The request's files
-    are written and read back relative to the session's work dir `workdir` (whatever the cells made the current one),
-    each in one of `places`."""
-    data = frame.get("stdin") or ""
+def run_cell(job, g, n, res_w, workdir, places):
+    """In R: runs the cell (`job`, its frames.ExecJob; fd 1/2 already on the output pipes), then writes the result to
+    res_w. The request's files are written and read back relative to the session's work dir `workdir` (whatever the
+    cells made the current one), each in one of `places`."""
+    data = job.stdin
     if data:
         fd = os.memfd_create("stdin")
         write_all(fd, data.encode())
@@ -302,26 +470,26 @@ def run_cell(frame, g, n, res_w, workdir, places):
     try:
         with open("/proc/self/statm", "rb") as f:
             pages = int(f.read().split()[0])
-        resource.setrlimit(resource.RLIMIT_AS, (address_space(pages, frame), hard))
+        resource.setrlimit(resource.RLIMIT_AS, (address_space(pages, job.memory_mb), hard))
     except (OSError, ValueError):
         pass
     try:
-        write_files(workdir, frame.get("files") or {}, places)
+        write_files(workdir, job.files, places)
     except (OSError, ValueError) as e:  # the cell does not run: the error is its own, the session's state unchanged
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     else:
-        status, code, error, display = run_code(frame.get("code", ""), g, n)
+        status, code, error, display = run_code(job.code, g, n)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # noqa: BLE001
         pass
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
+    files, fetch_errors = fetch_files(workdir, job.fetch_files, places)
     try:
         result = {
-            "id": frame.get("id"),
+            "id": job.id,
             "status": status,
             "exit_code": code,
             "error": error,
@@ -334,7 +502,7 @@ def run_cell(frame, g, n, res_w, workdir, places):
     except (TypeError, ValueError) as e:
         body = _dumps(
             {
-                "id": frame.get("id"),
+                "id": job.id,
                 "status": "error",
                 "exit_code": 1,
                 "error": {"type": type(e).__name__, "message": str(e)},
@@ -344,11 +512,30 @@ def run_cell(frame, g, n, res_w, workdir, places):
         )
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
     # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
+    end_cell(body, res_w)
+
+
+def end_cell(body, res_w):
+    """In R: the cell's result `body` (its JSON) written to S, R's standard streams let go."""
     write_all(res_w, body.encode())
     os.close(res_w)
     os.dup2(DEVNULL, 0)
     os.dup2(DEVNULL, 1)
     os.dup2(DEVNULL, 2)
+
+
+def refuse_cell(error, res_w):
+    """In R: the answer to a cell whose frame was refused at its parse (`error`, a frames.FrameError): nothing ran, the
+    session's state is as it was."""
+    body = {
+        "id": error.frame_id,
+        "status": "infra_error",
+        "exit_code": None,
+        "error": {"type": "BadFrame", "message": "the session refused the cell's frame: %s" % error},
+        "display": [],
+        "files": {},
+    }
+    end_cell(_dumps(body), res_w)
 
 
 WARM_FRAME = _dumps(
@@ -358,9 +545,13 @@ WARM_FRAME = _dumps(
         "code": "_ = 0",
         "stdin": "",
         "timeout_ms": 10000,
+        "memory_mb": 1024,
         "files": {},
         "fetch_files": [],
         "max_output_bytes": 1 << 20,
+        "isolation": "fork",
+        "wait_ms": None,
+        "tenant": None,
     }
 )
 
@@ -368,8 +559,7 @@ WARM_FRAME = _dumps(
 def warm_cell():
     """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
     page faults happen before the frame arrives, not after."""
-    frame = _loads(WARM_FRAME)
-    code = frame["code"]
+    code = exec_job(_loads(WARM_FRAME)).code
     linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
     tree = ast.parse(code, "<warm>", "exec")
     if isinstance(tree.body[-1], ast.Expr):
@@ -394,7 +584,7 @@ import time
 PR_SET_PDEATHSIG = 1
 # How long the next cell's process R waits for a frame before it exits (and S forks it anew
 # when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
-SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+SPARE_IDLE_S = float(os.environ.get(SANDBOX_KNOBS["session_spare_idle_s"], "10"))
 _prctl = LIBC.prctl
 
 
@@ -481,21 +671,24 @@ class Session:
         line = self.rfile.readline()
         if not line:
             os._exit(0)
-        frame = _loads(line)
-        if frame.get("op") != "exec":
-            os._exit(0)
-        write_all(
-            ctl_w,
-            (
-                _dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n"
-            ).encode(),
-        )
-        self.n += 1
+        try:
+            frame = _loads(line)
+            if type(frame) is not dict or frame.get("op") != "exec":
+                os._exit(0)  # `close`: the session ends
+            job = exec_job(frame)
+        except ValueError as e:  # not JSON, or a FrameError: refused, answered, the session as it was
+            job, refused = None, e if isinstance(e, FrameError) else FrameError("a frame that is not JSON")
+        head = [1000, 0, refused.frame_id] if job is None else [job.timeout_ms, job.max_output_bytes, job.id]
+        write_all(ctl_w, (_dumps(head) + "\n").encode())
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
+        if job is None:
+            refuse_cell(refused, res_w)
+        else:
+            self.n += 1
+            run_cell(job, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
@@ -728,7 +921,7 @@ def session_main(conn, isolated):
 def open_session(srv, path, sockdir, report_w):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
-    if os.environ.get("SANDFLEET_SESSION_NAMESPACES") == "1" and unshare_session():
+    if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -787,7 +980,7 @@ def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     warnings.filterwarnings("ignore", message=".*(non-GUI backend|non-interactive).*", category=UserWarning)
-    for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
+    for mod in os.environ.get(SANDBOX_KNOBS["session_preload"], "").split(","):
         if mod:
             try:
                 __import__(mod)

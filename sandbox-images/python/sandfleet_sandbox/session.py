@@ -6,13 +6,15 @@ import signal
 import time
 
 from .libc import LIBC
-from .limits import SOFT_STOP_S, timeout_ms_of
-from .cell import _dumps, _loads, run_cell, warm_cell, write_all
+from .limits import SOFT_STOP_S
+from .frames import FrameError, exec_job
+from .cell import _dumps, _loads, refuse_cell, run_cell, warm_cell, write_all
+from .sandbox_env import SANDBOX_KNOBS
 
 PR_SET_PDEATHSIG = 1
 # How long the next cell's process R waits for a frame before it exits (and S forks it anew
 # when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
-SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+SPARE_IDLE_S = float(os.environ.get(SANDBOX_KNOBS["session_spare_idle_s"], "10"))
 _prctl = LIBC.prctl
 
 
@@ -99,21 +101,24 @@ class Session:
         line = self.rfile.readline()
         if not line:
             os._exit(0)
-        frame = _loads(line)
-        if frame.get("op") != "exec":
-            os._exit(0)
-        write_all(
-            ctl_w,
-            (
-                _dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n"
-            ).encode(),
-        )
-        self.n += 1
+        try:
+            frame = _loads(line)
+            if type(frame) is not dict or frame.get("op") != "exec":
+                os._exit(0)  # `close`: the session ends
+            job = exec_job(frame)
+        except ValueError as e:  # not JSON, or a FrameError: refused, answered, the session as it was
+            job, refused = None, e if isinstance(e, FrameError) else FrameError("a frame that is not JSON")
+        head = [1000, 0, refused.frame_id] if job is None else [job.timeout_ms, job.max_output_bytes, job.id]
+        write_all(ctl_w, (_dumps(head) + "\n").encode())
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
+        if job is None:
+            refuse_cell(refused, res_w)
+        else:
+            self.n += 1
+            run_cell(job, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":

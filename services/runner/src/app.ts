@@ -51,6 +51,13 @@ import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors
 import type { Runner } from './runner/runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The context of the request's calls, from its headers (on `/v1/execute` and `/v1/execute/batch`). */
+    callContext: CallContext
+  }
+}
+
 /** Options of {@link buildRunnerApp}. */
 export interface RunnerAppOptions {
   /** A pino logger instance (anything with `child`, `fatal`, `trace`), or none (default). */
@@ -62,15 +69,6 @@ export interface RunnerAppOptions {
 /** The ErrorBody of one of the runner's codes. */
 function errorBody(code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
   return registryBody(RUNNER_ERRORS, code, message, field)
-}
-
-/**
- * The call's context from the request's headers, its signal the response's (a caller that goes
- * away, a gateway past its deadline, takes its jobs still waiting out of the queue: they never
- * run); undefined when the queue budget is not whole milliseconds.
- */
-function contextOf(request: FastifyRequest, reply: FastifyReply): CallContext | undefined {
-  return contextOfHeaders(request.headers, callerSignal(reply.raw), request.id)
 }
 
 const BAD_QUEUE_TIMEOUT = errorBody(
@@ -115,16 +113,26 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   }
 
   const errorResponses = { 400: ErrorBodySchema, 503: ErrorBodySchema }
+  /**
+   * The call's context, made once from the request's headers (a 400 when its queue budget is not
+   * whole milliseconds), its signal the response's: a caller that goes away (a gateway past its
+   * deadline) takes its jobs still waiting out of the queue, and they never run.
+   */
+  app.decorateRequest('callContext', null as unknown as CallContext)
+  const withContext = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const context = contextOfHeaders(request.headers, callerSignal(reply.raw), request.id)
+    if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+    request.callContext = context
+  }
 
   app.post<{ Body: ExecRequest }>(
     RUNNER_PATHS.execute,
     {
-      schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
+      schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } },
+      preHandler: withContext
     },
     async (request, reply) => {
-      const context = contextOf(request, reply)
-      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      const call = runner.prepare(request.body, context)
+      const call = runner.prepare(request.body, request.callContext)
       if (call.problem !== undefined)
         return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
       return await runner.run(call)
@@ -134,12 +142,11 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   app.post<{ Body: BatchRequest }>(
     RUNNER_PATHS.batch,
     {
-      schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
+      schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } },
+      preHandler: withContext
     },
     async (request, reply) => {
-      const context = contextOf(request, reply)
-      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      const calls = request.body.requests.map((r) => runner.prepare(r, context))
+      const calls = request.body.requests.map((r) => runner.prepare(r, request.callContext))
       for (let i = 0; i < calls.length; i++) {
         const problem = calls[i].problem
         if (problem !== undefined)

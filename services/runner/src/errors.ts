@@ -158,6 +158,12 @@ export const RUNNER_ERRORS = Object.freeze({
     message:
       "The executor's zygote of the job's tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced"
   },
+  SF_ERR_EXECUTOR_BAD_FRAME: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      "The executor refused the job's frame (a field missing or of another type than the executor protocol's); nothing ran"
+  },
   SF_ERR_EXECUTOR_SPARE_EXITED: {
     statusCode: 200,
     status: 'killed',

@@ -77,6 +77,7 @@ export type {
   SandboxState,
   SandboxStats
 } from './sandbox/contract.ts'
+export { SANDBOX_PATH } from './backends/process/process-driver.ts'
 export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './kits/executor/python-image.ts'
 export {
   SessionHost,

@@ -40,6 +40,7 @@ import { RunnerError, SessionError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
 import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
+import { sandboxEnv } from '../kits/executor/sandbox-env.ts'
 import type { FreezeWatch } from '../pool/freeze-watch.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { frozenTimeoutMessage, outcomeResult, stalledResult } from '../pool/job-results.ts'
@@ -52,7 +53,7 @@ export type SessionHostCommand = (socketDir: string) => ExecutorCommand
 export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({
   file: 'python3',
   args: [SHIPPED_SESSION_HOST, socketDir],
-  env: process.env
+  env: { ...process.env, ...sandboxEnv({}) }
 })
 
 /** Options of a {@link SessionHost}. */
