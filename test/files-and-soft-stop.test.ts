@@ -62,7 +62,7 @@ for (const { backend, isolation } of RUNS) {
       })
 
       await t.test(
-        'files by relative or absolute path in each writable place; a path outside them fails the run naming it',
+        'files by relative or absolute path in each writable place; a path outside them is a 400 naming it, nothing run',
         async () => {
           const files = {
             'in/a.txt': b64('rel'),
@@ -79,11 +79,15 @@ for (const { backend, isolation } of RUNS) {
             'in/a.txt': 'rel',
             '/mnt/c/d.txt': 'mnt'
           })
+          // the caller's mistake, refused before anything runs (never the code's error)
           for (const bad of ['/etc/x', '../../etc/x', '/usr/lib/x']) {
-            const refused = await exec(fleet, { code: 'print("ran")', files: { [bad]: b64('x') } })
+            const { status, body: refused } = await post(`${fleet.url}/v1/execute`, {
+              code: 'print("ran")',
+              files: { [bad]: b64('x') }
+            })
             assert.deepEqual(
-              [refused.status, refused.stdout, refused.error?.type],
-              ['error', '', 'ValueError'],
+              [status, refused.status, refused.error?.field],
+              [400, 'invalid_request', `files/${bad}`],
               JSON.stringify(refused)
             )
             assert.match(refused.error?.message ?? '', /writable places/)

@@ -105,14 +105,14 @@ test('an idle session expires after its TTL: 404', async () => {
   assert.deepEqual([res.status, res.body.error.code], [404, 'SF_ERR_SESSION_NOT_FOUND'])
 })
 
-test('a session whose process died answers 410 session lost, never a fresh state', async () => {
+test("a session whose process died answers 410 session lost, the fleet's fault (infra_error), never a fresh state", async () => {
   const id = await open()
   await cell(id, 'x = 1')
   const holder = fleet.runners.find((r) => r.runner.id === decodeSessionId(id)?.runner)
   assert.ok(holder?.runner.sessions !== undefined)
   await holder.runner.sessions.crash(id)
   const res = await cell(id, 'x')
-  assert.deepEqual([res.status, res.body.error.code], [410, 'SF_ERR_SESSION_LOST'])
+  assert.deepEqual([res.status, res.body.status, res.body.error.code], [410, 'infra_error', 'SF_ERR_SESSION_LOST'])
 })
 
 test('ids sandfleet did not make are 404; bad bodies are 400 naming the field', async () => {
@@ -133,7 +133,7 @@ test('a session on a runner that left the fleet answers 410', async () => {
     const id = created.body.session_id as string
     await small.runners[0].close()
     const res = await post(`${small.url}/v1/sessions/${id}/execute`, { code: '1' })
-    assert.deepEqual([res.status, res.body.error.code], [410, 'SF_ERR_SESSION_LOST'])
+    assert.deepEqual([res.status, res.body.status, res.body.error.code], [410, 'infra_error', 'SF_ERR_SESSION_LOST'])
   } finally {
     await small.close()
   }

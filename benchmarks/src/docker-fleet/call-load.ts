@@ -15,6 +15,13 @@ export interface CallRecord {
   correct: boolean
   runner: string
   error?: unknown
+  /** Its `request_id` (`call-INDEX`) and its code: what a retry of it sends again. */
+  requestId: string
+  code: string
+  /** The answer's `error.type` (a stable code for the fleet's faults), its `maybe_ran` and `replayed`. */
+  type?: string
+  maybeRan?: boolean
+  replayed?: boolean
 }
 
 /** Options of {@link callLoad}. */
@@ -28,6 +35,8 @@ export interface CallLoadOptions {
   prelude?: string
   /** Sees every answer as it comes. */
   onAnswer?: (record: CallRecord, answered: number) => void
+  /** Each call's `timeout_ms` (default: the fleet's). */
+  timeoutMs?: number
 }
 
 /** Runs the load; resolves with one record per call, in call order. */
@@ -48,14 +57,20 @@ export async function callLoad(options: CallLoadOptions): Promise<CallRecord[]> 
         const res = await fetch(`${gateway}/v1/execute`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ code, request_id: `call-${index}` })
+          body: JSON.stringify({
+            code,
+            request_id: `call-${index}`,
+            ...(options.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs })
+          })
         })
         const body = (await res.json()) as {
           status: string
           stdout: string
           request_id?: string
           runner?: string
-          error?: unknown
+          error?: { type?: string } | null
+          maybe_ran?: boolean
+          replayed?: boolean
         }
         record = {
           index,
@@ -69,7 +84,12 @@ export async function callLoad(options: CallLoadOptions): Promise<CallRecord[]> 
             body.stdout === `${index * index + salt}\n` &&
             body.request_id === `call-${index}`,
           runner: body.runner ?? '',
-          error: body.error
+          error: body.error,
+          requestId: `call-${index}`,
+          code,
+          ...(typeof body.error?.type === 'string' ? { type: body.error.type } : {}),
+          ...(body.maybe_ran === undefined ? {} : { maybeRan: body.maybe_ran }),
+          ...(body.replayed === undefined ? {} : { replayed: body.replayed })
         }
       } catch (err) {
         record = {
@@ -80,7 +100,9 @@ export async function callLoad(options: CallLoadOptions): Promise<CallRecord[]> 
           status: 'no_answer',
           correct: false,
           runner: '',
-          error: String(err)
+          error: String(err),
+          requestId: `call-${index}`,
+          code
         }
       }
       records[index] = record

@@ -29,6 +29,7 @@ from .types import (
     is_retriable,
     is_tool_error,
     is_user_status,
+    may_have_run,
 )
 
 __version__ = '0.1.0'
@@ -60,4 +61,5 @@ __all__ = [
     'is_retriable',
     'is_tool_error',
     'is_user_status',
+    'may_have_run',
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Protocol, Sequence
 
-from .types import STATUSES, ExecResult
+from .types import FLEET_STATUSES, STATUSES, ExecResult
 
 CONNECTION = 'SF_ERR_CLIENT_CONNECTION'
 BAD_RESPONSE = 'SF_ERR_CLIENT_BAD_RESPONSE'
@@ -49,7 +49,9 @@ class Transport(Protocol):
     async def _post_json(self, path: str, body: Any, deadline: float) -> Answer:
         ...
 
-    async def _post_exec(self, path: str, body: Any, deadline: float) -> Attempt:
+    async def _post_exec(
+        self, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None
+    ) -> Attempt:
         ...
 
     async def with_retries(
@@ -70,18 +72,23 @@ def is_error_body(body: Any) -> bool:
 
 
 def result_from_error(http_status: int, body: Any) -> ExecResult:
-    """The result a non-2xx answer stands for."""
+    """The result a non-2xx answer stands for. The fleet refused the whole request, so a fleet status says nothing ran
+    (``maybe_ran`` False), but for a session lost (410: its cell may have)."""
     if is_error_body(body):
         error = body['error']
         message = error['message'] if error.get('field') is None else f"{error['message']} (field: {error['field']})"
-        return ExecResult.failed(body['status'], error['code'], message)
+        refused = body['status'] in FLEET_STATUSES and http_status != 410
+        return ExecResult.failed(body['status'], error['code'], message, maybe_ran=False if refused else None)
     return ExecResult.failed(
         'overloaded' if http_status == 429 else 'infra_error', BAD_RESPONSE, f'HTTP {http_status} without an ErrorBody'
     )
 
 
-def result_from_failure(err: Optional[BaseException], deadline_passed: bool) -> ExecResult:
-    """The result of a call whose connection failed, or whose deadline passed in flight."""
+def result_from_failure(err: Optional[BaseException], deadline_passed: bool, never_sent: bool = False) -> ExecResult:
+    """The result of a call whose connection failed, or whose deadline passed in flight: it may have run, unless its
+    connection was never made (``never_sent``)."""
     if deadline_passed:
-        return ExecResult.failed('infra_error', DEADLINE, "the call's deadline passed before the fleet answered")
-    return ExecResult.failed('infra_error', CONNECTION, f'{type(err).__name__}: {err}')
+        return ExecResult.failed(
+            'infra_error', DEADLINE, "the call's deadline passed before the fleet answered", maybe_ran=True
+        )
+    return ExecResult.failed('infra_error', CONNECTION, f'{type(err).__name__}: {err}', maybe_ran=not never_sent)

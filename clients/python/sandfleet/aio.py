@@ -1,7 +1,9 @@
 """The asyncio client: :class:`AsyncClient`.
 
 Single calls are batched automatically, the fleet's retriable statuses retried with backoff
-(honouring ``Retry-After``) within each call's deadline, and every call returns an
+(honouring ``Retry-After``) within each call's deadline (only those whose code surely did not
+run, unless ``retry_maybe_ran=True``: then under the call's ``request_id``, to the runner that had
+it, so it is answered from its first run while that runner lives), and every call returns an
 :class:`~sandfleet.types.ExecResult` whose ``status`` says what happened: nothing is raised for
 a status. Cancel a call by cancelling its task (``asyncio.timeout`` works too).
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Optional, Sequence, Union
 
@@ -30,7 +33,10 @@ from ._coalescer import Coalescer
 from .errors import ClientClosedError
 from .retry import RetryPolicy, backoff_delay_s, parse_retry_after_s
 from .session import AsyncSession
-from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, exec_request, is_exec_result, is_retriable
+from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, exec_request, is_exec_result
+
+RUNNER_HEADER = 'x-sandfleet-runner'
+"""The header a retry names the runner that had the call with (the protocol's ``GATEWAY_HEADERS.runner``)."""
 
 MAX_BATCH_ITEMS = 1024
 """Most items of one batch request (the protocol's limit)."""
@@ -63,6 +69,11 @@ class AsyncClient:
     :param batch_window_s: how long a single call waits for company before it leaves (0: no batching)
     :param max_batch: most calls per automatic batch
     :param retry: attempts and backoff for the fleet's retriable statuses
+    :param retry_maybe_ran: also retry fleet answers whose code may have run (an ``infra_error`` whose ``maybe_ran``
+        is not False, a connection lost mid-call); by default only what surely did not run is retried, so a call
+        never runs twice. When True each call carries a ``request_id`` (one is made when it has none) and a retry
+        names the runner that had it, which answers from its first run (``replayed``) while it lives; a runner that
+        died may have run it (at least once)
     :param deadline_slack_s: time a call may take beyond its ``timeout_ms`` (queueing, retries); keep
         it above the gateway's ``queueTimeoutMs`` + ``callGraceMs`` (25 s by default)
     """
@@ -78,6 +89,7 @@ class AsyncClient:
         max_batch: int = 64,
         retry: RetryPolicy = RetryPolicy(),
         deadline_slack_s: float = 30.0,
+        retry_maybe_ran: bool = False,
     ) -> None:
         all_headers = dict(headers or {})
         if api_key:
@@ -92,6 +104,7 @@ class AsyncClient:
             Coalescer(self, batch_window_s, min(max_batch, MAX_BATCH_ITEMS)) if batch_window_s > 0 else None
         )
         self.policy = retry
+        self.retry_maybe_ran = retry_maybe_ran
         self.slack_s = deadline_slack_s
         self.stats = RetryStats()
         self.closed = False
@@ -117,6 +130,17 @@ class AsyncClient:
             return
         self.closed = True
         await self._http.aclose()
+
+    def _retriable(self, result: ExecResult) -> bool:
+        """Whether a result is retried: a fleet status whose code surely did not run (any fleet status with
+        ``retry_maybe_ran``)."""
+        return result.retriable and (self.retry_maybe_ran or not result.may_have_run)
+
+    def _identified(self, request: ExecRequest) -> ExecRequest:
+        """``request`` as it is sent: with a ``request_id`` of its own when retries may repeat a call that ran."""
+        if self.retry_maybe_ran and 'request_id' not in request:
+            return {**request, 'request_id': uuid.uuid4().hex}
+        return request
 
     def _check_open(self) -> None:
         if self.closed:
@@ -145,8 +169,12 @@ class AsyncClient:
         )
         try:
             res = await request
+        except httpx.ConnectTimeout as err:  # the connection was never made: nothing was sent
+            return Answer(0, None, 0.0, result_from_failure(err, False, never_sent=True))
         except httpx.TimeoutException:
             return Answer(0, None, 0.0, result_from_failure(None, True))
+        except httpx.ConnectError as err:
+            return Answer(0, None, 0.0, result_from_failure(err, False, never_sent=True))
         except httpx.HTTPError as err:
             return Answer(0, None, 0.0, result_from_failure(err, False))
         retry_after_s = parse_retry_after_s(res.headers.get('retry-after'))
@@ -160,8 +188,10 @@ class AsyncClient:
     async def _post_json(self, path: str, body: Any, deadline: float) -> Answer:
         return await self._request('POST', path, body, deadline)
 
-    async def _post_exec(self, path: str, body: Any, deadline: float) -> Attempt:
-        answer = await self._request('POST', path, body, deadline)
+    async def _post_exec(
+        self, path: str, body: Any, deadline: float, headers: Optional[dict[str, str]] = None
+    ) -> Attempt:
+        answer = await self._request('POST', path, body, deadline, headers)
         if answer.result is not None:
             return Attempt(answer.result, answer.retry_after_s, answer.http_status)
         result = (
@@ -175,10 +205,12 @@ class AsyncClient:
         self,
         attempt: Callable[[], Awaitable[Attempt]],
         deadline: float,
-        retriable: Callable[[Attempt], bool] = lambda a: is_retriable(a.result.status),
+        retriable: Optional[Callable[[Attempt], bool]] = None,
     ) -> Attempt:
-        """Runs ``attempt`` until it is not retriable, the attempts run out, or the next try would start past
-        ``deadline``."""
+        """Runs ``attempt`` until it is not retriable (default: :meth:`_retriable`), the attempts run out, or the next
+        try would start past ``deadline``."""
+        if retriable is None:
+            retriable = lambda a: self._retriable(a.result)  # noqa: E731
         loop = asyncio.get_running_loop()
         self.stats.calls += 1
         last: Optional[Attempt] = None
@@ -234,11 +266,19 @@ class AsyncClient:
         self._check_open()
         deadline = self.deadline([request], deadline_s)
         coalescer = self._coalescer
+        sent = self._identified(request)
+        last: list[Attempt] = []
 
         async def attempt() -> Attempt:
-            if coalescer is not None:
-                return await coalescer.submit(request, deadline)
-            return await self._post_exec('/v1/execute', request, deadline)
+            # a retry goes to the runner that had the call, which answers it from its first run while it lives
+            runner = last[-1].result.runner if last else ''
+            if coalescer is not None and not runner:
+                outcome = await coalescer.submit(sent, deadline)
+            else:
+                headers = {RUNNER_HEADER: runner} if runner else None
+                outcome = await self._post_exec('/v1/execute', sent, deadline, headers)
+            last.append(outcome)
+            return outcome
 
         return (await self.with_retries(attempt, deadline)).result
 
@@ -248,7 +288,7 @@ class AsyncClient:
         """Runs many calls as explicit batches (chunks of 1024); results in request order; items
         that come back retriable are sent again together."""
         self._check_open()
-        reqs = [as_request(r) for r in requests]
+        reqs = [self._identified(as_request(r)) for r in requests]
         if not reqs:
             return []
         deadline = self.deadline(reqs, deadline_s)
@@ -268,7 +308,7 @@ class AsyncClient:
             again = []
             for i, result in zip(pending, got):
                 results[i] = result
-                if result.retriable:
+                if self._retriable(result):
                     again.append(i)
             delay = backoff_delay_s(self.policy, round_, answer.retry_after_s)
             if not again or round_ == self.policy.max_attempts or loop.time() + delay >= deadline:
@@ -300,7 +340,7 @@ class AsyncClient:
         """Runs a batch with a streamed answer (NDJSON): yields ``(index, result)`` as each item
         finishes (completion order). Retriable items are sent again after the stream ends."""
         self._check_open()
-        reqs = [as_request(r) for r in requests]
+        reqs = [self._identified(as_request(r)) for r in requests]
         if len(reqs) > MAX_BATCH_ITEMS:
             raise ValueError(f'a streamed batch holds at most {MAX_BATCH_ITEMS} requests')
         if not reqs:
@@ -340,7 +380,7 @@ class AsyncClient:
                                 continue
                             k, result = item
                             seen.add(k)
-                            if result.retriable and not last:
+                            if self._retriable(result) and not last:
                                 again.append(pending[k])
                             else:
                                 yield pending[k], result
@@ -352,7 +392,7 @@ class AsyncClient:
                 if k in seen:
                     continue
                 result = failure or ExecResult.failed('infra_error', BAD_RESPONSE, 'the stream ended without this item')
-                if result.retriable and not last:
+                if self._retriable(result) and not last:
                     again.append(index)
                 else:
                     yield index, result

@@ -24,7 +24,8 @@ class ClientClosedError(SandfleetError):
 
 
 class SessionLostError(SandfleetError):
-    """The fleet answered HTTP 410: the session's runner or sandbox died and its state is gone."""
+    """The fleet answered HTTP 410: the session's runner or sandbox died and its state is gone. The fleet's fault
+    (status ``infra_error``), never the code's: open a new session and run its cells again."""
 
     code = 'SF_ERR_CLIENT_SESSION_LOST'
 

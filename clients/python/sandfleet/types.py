@@ -35,6 +35,20 @@ def is_retriable(status: str) -> bool:
     return status in FLEET_STATUSES
 
 
+def may_have_run(status: str, maybe_ran: Optional[bool] = None) -> bool:
+    """Whether the code of a call answered ``status`` (and ``maybe_ran``) may have run: always for the code's own
+    statuses, never for ``invalid_request``; ``overloaded`` and ``queue_timeout`` did not unless ``maybe_ran`` says so;
+    an ``infra_error`` may have, unless ``maybe_ran`` is False. Retrying only what this says did not run never runs a
+    call twice."""
+    if status == 'invalid_request':
+        return False
+    if status in ('overloaded', 'queue_timeout'):
+        return maybe_ran is True
+    if status == 'infra_error':
+        return maybe_ran is not False
+    return True
+
+
 def is_user_status(status: str) -> bool:
     """True when the status says what the code did (it ran)."""
     return status in USER_STATUSES
@@ -150,6 +164,11 @@ class ExecResult:
     """Session cells only: rich results (``{"text/plain": repr(value)}``)."""
     isolation: Optional[Isolation] = None
     """The level a Python job ran at, on a backend with levels."""
+    maybe_ran: Optional[bool] = None
+    """On a fleet status: False, the code surely did not run (a retry runs it once); True, it may have (its answer
+    was lost, or it stalled). None on an ``infra_error``: as True."""
+    replayed: bool = False
+    """True: the answer of an earlier run of this ``request_id`` on its runner, not a second run."""
 
     @property
     def ok(self) -> bool:
@@ -160,6 +179,11 @@ class ExecResult:
     def retriable(self) -> bool:
         """The fleet's fault (see :func:`is_retriable`)."""
         return is_retriable(self.status)
+
+    @property
+    def may_have_run(self) -> bool:
+        """Whether the code may have run (see :func:`may_have_run`)."""
+        return may_have_run(self.status, self.maybe_ran)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> 'ExecResult':
@@ -185,12 +209,14 @@ class ExecResult:
             request_id=body.get('request_id'),
             display=body.get('display'),
             isolation=body.get('isolation'),
+            maybe_ran=body.get('maybe_ran'),
+            replayed=body.get('replayed') is True,
         )
 
     @classmethod
-    def failed(cls, status: Status, code: str, message: str) -> 'ExecResult':
+    def failed(cls, status: Status, code: str, message: str, maybe_ran: Optional[bool] = None) -> 'ExecResult':
         """A result of a call that reached no code (a fleet or request status); ``error.type`` is the code."""
-        return cls(status=status, error=ExecError(type=code, message=message))
+        return cls(status=status, error=ExecError(type=code, message=message), maybe_ran=maybe_ran)
 
 
 def is_exec_result(body: Any) -> bool:

@@ -1,8 +1,11 @@
 /**
  * {@link SandfleetClient}: the one object a trainer or agent holds to talk to a fleet.
- * Single calls are coalesced into batches, retriable statuses retried within the deadline,
- * and every call resolves with an {@link ExecResult} whose `status` says what happened.
+ * Single calls are coalesced into batches, retriable statuses retried within the deadline (those
+ * whose code surely did not run; with `retryMaybeRan`, also those that may have, under the same
+ * `request_id`), and every call resolves with an {@link ExecResult} whose `status` says what
+ * happened.
  */
+import { randomUUID } from 'node:crypto'
 import {
   GRACES,
   LIMITS,
@@ -18,7 +21,7 @@ import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backof
 import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
 import { ClientError, CLIENT_ERROR_CODES, abortedError, closedError } from './errors.ts'
-import { withRetries, type RetryStats } from './retry.ts'
+import { retriableResult, withRetries, type RetryPredicate, type RetryStats } from './retry.ts'
 import { Session } from './session.ts'
 import { isExecResult, resultFromError, resultFromFailure, Transport } from './transport.ts'
 
@@ -36,6 +39,14 @@ export interface ClientOptions {
   maxBatch?: number
   /** Retry policy (defaults: 6 attempts, 50 ms base, 2 s cap). */
   retry?: Partial<RetryPolicy>
+  /**
+   * Also retry fleet answers whose code may have run (`infra_error` with `maybe_ran` true or absent, a connection
+   * lost mid-call); default false: only what surely did not run is retried, so a call never runs twice. When true,
+   * each call carries a `request_id` (one is made when it has none) and a retry sends it again with the runner that
+   * had it (`x-sandfleet-runner`), so while that runner lives it answers with its first run (`replayed`) instead of
+   * running again; a runner that died may have run it (at least once).
+   */
+  retryMaybeRan?: boolean
   /**
    * Time a call may take beyond its own `timeout_ms`, queueing and retries included (default
    * 30 000 ms). Keep it above the gateway's `queueTimeoutMs` + `callGraceMs` (25 000 ms by
@@ -68,6 +79,8 @@ export class SandfleetClient {
   private readonly coalescer: Coalescer | undefined
   private readonly policy: RetryPolicy
   private readonly slackMs: number
+  private readonly retryMaybeRan: boolean
+  private readonly retriable: RetryPredicate
   private stateValue: ClientState = 'open'
 
   /** A client; it connects lazily. Call {@link close} when done. */
@@ -88,6 +101,13 @@ export class SandfleetClient {
       })
     this.policy = { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
     this.slackMs = options.deadlineSlackMs ?? GRACES.clientSlackMs
+    this.retryMaybeRan = options.retryMaybeRan === true
+    this.retriable = retriableResult(this.retryMaybeRan)
+  }
+
+  /** `req` as it is sent: with a request_id of its own when retries may repeat a call that ran. */
+  private identified(req: ExecRequest): ExecRequest {
+    return this.retryMaybeRan && req.request_id === undefined ? { ...req, request_id: randomUUID() } : req
   }
 
   /** `open` or `closed`. */
@@ -117,12 +137,16 @@ export class SandfleetClient {
     this.checkOpen()
     const deadline = this.deadlineFor([req], options)
     const signal = options.signal
+    const sent = this.identified(req)
     return await withRetries(
-      async (attemptSignal) => {
-        if (this.coalescer && req.session_id === undefined) return await this.coalescer.submit(req, deadline, signal)
-        return await this.transport.execAttempt('/v1/execute', req, attemptSignal, signal)
+      async (attemptSignal, last) => {
+        // a retry goes to the runner that had the call, which answers it from its first run while it lives
+        const runner = last === undefined || last.runner === '' ? undefined : last.runner
+        if (this.coalescer && sent.session_id === undefined && runner === undefined)
+          return await this.coalescer.submit(sent, deadline, signal)
+        return await this.transport.execAttempt('/v1/execute', sent, attemptSignal, signal, runner)
       },
-      { policy: this.policy, deadline, stats: this.stats, ...(signal ? { signal } : {}) }
+      { policy: this.policy, deadline, stats: this.stats, retriable: this.retriable, ...(signal ? { signal } : {}) }
     )
   }
 
@@ -137,7 +161,14 @@ export class SandfleetClient {
     for (let i = 0; i < reqs.length; i += LIMITS.maxBatchItems) chunks.push(reqs.slice(i, i + LIMITS.maxBatchItems))
     const deadline = this.deadlineFor(reqs, options)
     const parts = await Promise.all(
-      chunks.map(async (chunk) => await this.batchRounds(chunk, deadline, options.signal))
+      chunks.map(
+        async (chunk) =>
+          await this.batchRounds(
+            chunk.map((r) => this.identified(r)),
+            deadline,
+            options.signal
+          )
+      )
     )
     return parts.flat()
   }
@@ -187,7 +218,7 @@ export class SandfleetClient {
       const again: number[] = []
       pending.forEach((i, k) => {
         results[i] = got[k]
-        if (isRetriable(got[k].status) && round < this.policy.maxAttempts) again.push(i)
+        if (this.retriable(got[k]) && round < this.policy.maxAttempts) again.push(i)
       })
       if (again.length === 0) break
       const delay = backoffDelayMs(this.policy, round, retryAfterMs)
@@ -215,6 +246,7 @@ export class SandfleetClient {
       throw new RangeError(`a streamed batch holds at most ${LIMITS.maxBatchItems} requests`)
     const deadline = this.deadlineFor(reqs, options)
     const signal = options.signal
+    const sent = reqs.map((r) => this.identified(r))
     let pending = reqs.map((_, i) => i)
     this.stats.calls += reqs.length
     for (let round = 1; pending.length > 0; round++) {
@@ -238,7 +270,7 @@ export class SandfleetClient {
         if (typeof line?.index !== 'number' || !isExecResult(line.result) || order[line.index] === undefined) return
         const index = order[line.index]
         seen.add(line.index)
-        if (isRetriable(line.result.status) && !last) again.push(index)
+        if (this.retriable(line.result) && !last) again.push(index)
         else ready.push({ index, result: line.result })
         wake?.()
       }
@@ -246,7 +278,7 @@ export class SandfleetClient {
       let failure: ExecResult | undefined
       let retryAfterMs = 0
       const stream = this.transport
-        .ndjson('/v1/execute/batch', { requests: pending.map((i) => reqs[i]) }, onLine, combined)
+        .ndjson('/v1/execute/batch', { requests: pending.map((i) => sent[i]) }, onLine, combined)
         .then(
           (ans) => {
             retryAfterMs = ans.retryAfterMs
@@ -280,7 +312,7 @@ export class SandfleetClient {
         if (seen.has(k)) return
         const result =
           failure ?? failedResult('infra_error', CLIENT_ERROR_CODES.BAD_RESPONSE, 'the stream ended without this item')
-        if (isRetriable(result.status) && !last) again.push(index)
+        if (this.retriable(result) && !last) again.push(index)
         else ready.push({ index, result })
       })
       while (ready.length > 0) yield ready.shift() as BatchStreamLine

@@ -57,11 +57,14 @@ export function abortedError(cause?: unknown): ClientError {
   return new ClientError(CLIENT_ERROR_CODES.ABORTED, 'the call was aborted by its AbortSignal', 499, { cause })
 }
 
-/** The session is gone (HTTP 410); its state cannot be recovered, create a new one. */
+/**
+ * The session is gone (HTTP 410, status `infra_error`: the fleet's fault, never the code's); its state cannot be
+ * recovered: create a new one and run its cells again.
+ */
 export function sessionLostError(sessionId: string, result?: ExecResult): ClientError {
   return new ClientError(
     CLIENT_ERROR_CODES.SESSION_LOST,
-    `session ${sessionId} is lost (HTTP 410): its state is gone, create a new session`,
+    `session ${sessionId} is lost (HTTP 410, the fleet's fault): its state is gone, create a new session`,
     410,
     result ? { result } : {}
   )

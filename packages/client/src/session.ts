@@ -1,5 +1,5 @@
 /** A session: one sandbox whose interpreter state persists across calls, until its TTL or close. */
-import { timeoutMsOf, type ExecRequest, type ExecResult, type Status } from '@sandfleet/protocol'
+import { timeoutMsOf, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { sessionClosedError, sessionLostError } from './errors.ts'
 import type { Transport } from './transport.ts'
 import { withRetries, type RetryStats } from './retry.ts'
@@ -7,7 +7,8 @@ import type { RetryPolicy } from './backoff.ts'
 import type { CallOptions } from './call-options.ts'
 
 /** Inside a session only statuses that prove nothing ran are retried (`infra_error` may have run half a cell). */
-const sessionRetriable = (status: Status): boolean => status === 'overloaded' || status === 'queue_timeout'
+const sessionRetriable = (result: ExecResult): boolean =>
+  result.status === 'overloaded' || result.status === 'queue_timeout'
 
 /** Lifecycle of a {@link Session}. */
 export type SessionState = 'open' | 'lost' | 'closed'

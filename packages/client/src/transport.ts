@@ -3,7 +3,15 @@
  * mapping of every HTTP answer (2xx, ErrorBody, garbage, a dropped connection) to results.
  */
 import { Pool } from 'undici'
-import { failedResult, type ErrorBody, type ExecResult, type Status, STATUSES } from '@sandfleet/protocol'
+import {
+  FLEET_STATUSES,
+  GATEWAY_HEADERS,
+  failedResult,
+  type ErrorBody,
+  type ExecResult,
+  type Status,
+  STATUSES
+} from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { parseRetryAfterMs } from './backoff.ts'
 import { CLIENT_ERROR_CODES, abortedError } from './errors.ts'
@@ -38,6 +46,29 @@ export interface TransportOptions {
 }
 
 const statusSet: ReadonlySet<string> = new Set(STATUSES)
+const fleetSet: ReadonlySet<string> = new Set(FLEET_STATUSES)
+
+/**
+ * The codes of a connection that was never made (refused, unreachable, no such host, the connect itself timed out):
+ * the request never left, so nothing ran.
+ */
+const NEVER_SENT: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT'
+])
+
+/** True when `err` (undici's, or one it caused) says the connection was never made. */
+export function neverSent(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e != null && depth < 4; depth++) {
+    if (typeof e.code === 'string' && NEVER_SENT.has(e.code)) return true
+    e = e.cause as typeof e
+  }
+  return false
+}
 
 /** True when `body` has the {@link ErrorBody} shape. */
 export function isErrorBody(body: unknown): body is ErrorBody {
@@ -66,28 +97,37 @@ export function isExecResult(body: unknown): body is ExecResult {
   )
 }
 
-/** The result standing for a non-2xx answer: the ErrorBody's status and code, or infra_error. */
+/**
+ * The result standing for a non-2xx answer: the ErrorBody's status and code, or infra_error. The fleet refused the
+ * whole request, so a fleet status says nothing ran (`maybe_ran: false`), but for a session lost (410: its cell may
+ * have).
+ */
 export function resultFromError(httpStatus: number, body: unknown): ExecResult {
   if (isErrorBody(body)) {
     const extra: Partial<ExecResult> = {}
     if (body.error.field !== undefined)
       extra.error = { type: body.error.code, message: `${body.error.message} (field: ${body.error.field})` }
+    if (fleetSet.has(body.status) && httpStatus !== 410) extra.maybe_ran = false
     return failedResult(body.status, body.error.code, body.error.message, extra)
   }
   const status: Status = httpStatus === 429 ? 'overloaded' : 'infra_error'
   return failedResult(status, CLIENT_ERROR_CODES.BAD_RESPONSE, `HTTP ${httpStatus} without an ErrorBody`)
 }
 
-/** The result of a call whose connection failed or whose deadline passed in flight. */
+/**
+ * The result of a call whose connection failed or whose deadline passed in flight: it may have run (`maybe_ran`),
+ * unless its connection was never made.
+ */
 export function resultFromFailure(err: unknown, deadlinePassed: boolean): ExecResult {
   if (deadlinePassed)
     return failedResult(
       'infra_error',
       CLIENT_ERROR_CODES.DEADLINE,
-      "the call's deadline passed before the fleet answered"
+      "the call's deadline passed before the fleet answered",
+      { maybe_ran: true }
     )
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
-  return failedResult('infra_error', CLIENT_ERROR_CODES.CONNECTION, message)
+  return failedResult('infra_error', CLIENT_ERROR_CODES.CONNECTION, message, { maybe_ran: !neverSent(err) })
 }
 
 /** A connection pool to one fleet gateway. */
@@ -124,7 +164,8 @@ export class Transport {
     method: 'POST' | 'DELETE' | 'GET',
     path: string,
     body: unknown,
-    signal?: AbortSignal
+    signal?: AbortSignal,
+    extraHeaders?: Record<string, string>
   ): Promise<JsonAnswer> {
     return await this.limiter.run(async () => {
       const res = await this.pool.request({
@@ -133,7 +174,8 @@ export class Transport {
         headers: {
           ...this.headers,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          accept: 'application/json'
+          accept: 'application/json',
+          ...extraHeaders
         },
         body: body === undefined ? null : JSON.stringify(body),
         signal: signal ?? null
@@ -186,11 +228,19 @@ export class Transport {
 
   /**
    * Posts an {@link ExecRequest}-shaped body and maps whatever happens to an {@link Attempt}:
-   * it never rejects except when `callerSignal` aborted.
+   * it never rejects except when `callerSignal` aborted. `runner`: the runner that had the call
+   * (a retry's), sent as `GATEWAY_HEADERS.runner`.
    */
-  async execAttempt(path: string, body: unknown, signal: AbortSignal, callerSignal?: AbortSignal): Promise<Attempt> {
+  async execAttempt(
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    callerSignal?: AbortSignal,
+    runner?: string
+  ): Promise<Attempt> {
     try {
-      const ans = await this.json('POST', path, body, signal)
+      const headers = runner === undefined ? undefined : { [GATEWAY_HEADERS.runner]: runner }
+      const ans = await this.json('POST', path, body, signal, headers)
       if (ans.httpStatus >= 200 && ans.httpStatus < 300) {
         if (isExecResult(ans.body))
           return { result: ans.body, retryAfterMs: ans.retryAfterMs, httpStatus: ans.httpStatus }

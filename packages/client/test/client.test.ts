@@ -95,9 +95,9 @@ test('429 with Retry-After is retried until it succeeds', async () => {
   )
 })
 
-test('infra_error and queue_timeout results are retried; the last status reaches the caller', async () => {
+test('an infra_error that surely did not run, and a queue_timeout, are retried; the last status reaches the caller', async () => {
   await withFleet(
-    (req) => result(req.code === 'infra' ? 'infra_error' : 'queue_timeout'),
+    (req) => (req.code === 'infra' ? { ...result('infra_error'), maybe_ran: false } : result('queue_timeout')),
     async (url, fleet) => {
       const client = new SandfleetClient({ url, batchWindowMs: 0, retry: fastRetry })
       try {
@@ -108,6 +108,41 @@ test('infra_error and queue_timeout results are retried; the last status reaches
         assert.equal(q.status, 'queue_timeout')
       } finally {
         await client.close()
+      }
+    }
+  )
+})
+
+test('an infra_error that may have run is not retried, unless told: then under its request_id, to the runner that had it', async () => {
+  const seen: Array<{ id: string | undefined }> = []
+  await withFleet(
+    (req, ctx) => {
+      seen.push({ id: req.request_id })
+      return ctx.attempt === 1
+        ? { ...result('infra_error'), maybe_ran: true, runner: 'runner-a', request_id: req.request_id }
+        : { ...result('ok', 'first run'), replayed: true, request_id: req.request_id }
+    },
+    async (url, fleet) => {
+      const plain = new SandfleetClient({ url, batchWindowMs: 0, retry: fastRetry })
+      try {
+        const r = await plain.execute({ code: 'ran?' })
+        assert.deepEqual([r.status, r.maybe_ran, fleet.log.length], ['infra_error', true, 1], 'not retried')
+      } finally {
+        await plain.close()
+      }
+      const told = new SandfleetClient({ url, batchWindowMs: 0, retry: fastRetry, retryMaybeRan: true })
+      try {
+        const r = await told.execute({ code: 'ran again?' })
+        assert.deepEqual([r.status, r.replayed], ['ok', true])
+        assert.deepEqual(
+          fleet.log.map((e) => e.runner),
+          [undefined, undefined, 'runner-a'],
+          'the retry names the runner that had the call'
+        )
+        const [first, second] = seen.slice(1)
+        assert.ok(first.id !== undefined && first.id === second.id, 'one request_id, made by the client, both times')
+      } finally {
+        await told.close()
       }
     }
   )
@@ -166,6 +201,7 @@ test('a refused connection becomes an infra_error result after retries', async (
     const r = await client.execute({ code: 'print(1)' })
     assert.equal(r.status, 'infra_error')
     assert.equal(r.error?.type, 'SF_ERR_CLIENT_CONNECTION')
+    assert.equal(r.maybe_ran, false, 'the connection was never made: nothing ran')
     assert.equal(client.stats.attempts, 4)
   } finally {
     await client.close()
@@ -198,7 +234,7 @@ test('executeBatch keeps order and re-sends only the retriable items', async () 
   await withFleet(
     (req, ctx) =>
       req.code.startsWith('flaky') && ctx.attempt === 1
-        ? result('infra_error')
+        ? { ...result('infra_error'), maybe_ran: false }
         : result(req.code === 'err' ? 'error' : 'ok', req.code),
     async (url, fleet) => {
       const client = new SandfleetClient({ url, retry: fastRetry })

@@ -78,6 +78,15 @@ export function withDeadline(context: CallContext, deadline: number): CallContex
 }
 
 /**
+ * `context` watched by one more `signal` as well (a call made on a runner that may be found silent, which aborts it):
+ * aborted when either is; the rest is the same.
+ */
+export function withSignal(context: CallContext, signal: AbortSignal): CallContext {
+  const both = context.signal === undefined ? signal : AbortSignal.any([context.signal, signal])
+  return Object.freeze({ ...context, signal: both })
+}
+
+/**
  * The headers that carry `context` to a runner: what is left of its deadline, in whole ms
  * (`RUNNER_HEADERS.queueTimeoutMs`; none without a deadline), its tenant and its request id.
  */

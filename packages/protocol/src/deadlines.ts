@@ -27,7 +27,8 @@ export const QUEUE_TIMEOUT_MS = 20_000
 export const GRACES = Object.freeze({
   /**
    * Beyond `timeout_ms` and its driver's own stop time, how long a sandbox may take to answer before the runner's pool
-   * answers `timeout` and kills it (the runner's `graceMs`).
+   * answers `infra_error` (stalled: the fleet's fault, never the code's `timeout`) and kills it (the runner's
+   * `graceMs`).
    */
   sandboxMs: 2000,
   /**

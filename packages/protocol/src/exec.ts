@@ -95,7 +95,7 @@ export const ExecRequestSchema = Type.Object(
         Type.String({ contentEncoding: 'base64' }),
         {
           description:
-            "Files written before the job runs: path → base64 content. A path is relative to the job's working directory, or absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory); a path outside them fails the run with a ValueError naming it"
+            "Files written before the job runs: path → base64 content (the standard alphabet, padded). A path is relative to the job's working directory and stays in it, or is absolute in a writable place of the sandbox (/tmp, /mnt, /dev/shm, the working directory). A content that is not base64, or a path outside those places, is refused before anything runs: invalid_request (HTTP 400) naming files/PATH"
         }
       )
     ),
@@ -115,7 +115,12 @@ export const ExecRequestSchema = Type.Object(
       Type.String({ minLength: 1, maxLength: 128, description: 'Run inside this session (state persists)' })
     ),
     request_id: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, description: "Caller's id, echoed in the result and the logs" })
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          "The call's id, echoed in the result and the logs (without one the gateway gives one, returned in the result). The runner that ran it remembers it for a while: the same request sent again with it gets the first run's answer (replayed: true), or waits for it while it runs, instead of running twice"
+      })
     )
   },
   { $id: 'ExecRequest', additionalProperties: false }
@@ -174,6 +179,16 @@ export function resolveExecRequest(req: ExecRequest, defaults: RunnerDefaults = 
   if (req.request_id !== undefined) resolved.request_id = req.request_id
   return resolved
 }
+
+/** Headers of the public API a caller may set beside its body. */
+export const GATEWAY_HEADERS = Object.freeze({
+  /**
+   * The runner that had this call: the `runner` of an earlier answer to the same `request_id`. A
+   * retry that names it is sent there while that runner is up, whichever gateway takes it, so
+   * the runner answers it from its first run (`replayed`) instead of running it again.
+   */
+  runner: 'x-sandfleet-runner'
+})
 
 /** Schema of {@link ExecErrorInfo}. */
 export const ExecErrorInfoSchema = Type.Object(
@@ -235,7 +250,24 @@ export const ExecResultSchema = Type.Object(
         'The level the job ran at, on a backend with levels (process, docker): reuse only when it ran in a reused warm process'
       )
     ),
-    request_id: Type.Optional(Type.String()),
+    request_id: Type.Optional(
+      Type.String({
+        description:
+          "The call's id: the caller's request_id, or one the gateway gave it. A retry that sends it again is answered by the run it names, where the fleet still remembers it (replayed), instead of running again"
+      })
+    ),
+    maybe_ran: Type.Optional(
+      Type.Boolean({
+        description:
+          'On a fleet status (overloaded, queue_timeout, infra_error): whether the code may have started. false: it surely did not run, and a retry runs it once; true: it may have run (its answer was lost, or it stalled), and a retry may run it again unless it carries the same request_id to the runner that had it. Absent on an infra_error: as true'
+      })
+    ),
+    replayed: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: this call (its request_id, the same request) had run, or was running, on this runner, and this is the first run's answer, not a second run"
+      })
+    ),
     display: Type.Optional(
       Type.Array(DisplayDataSchema, {
         description:
@@ -248,6 +280,26 @@ export const ExecResultSchema = Type.Object(
 
 /** The outcome of one tool call. */
 export type ExecResult = Static<typeof ExecResultSchema>
+
+/**
+ * Whether the code of a call answered `result` may have run: always for a status of the code,
+ * never for `invalid_request`; for a fleet status, what its `maybe_ran` says (`overloaded` and
+ * `queue_timeout` did not run unless it says so; an `infra_error` may have, unless it says
+ * `false`). A caller that retries only what this says did not run never runs a call twice.
+ */
+export function mayHaveRun(result: Pick<ExecResult, 'status' | 'maybe_ran'>): boolean {
+  switch (result.status) {
+    case 'invalid_request':
+      return false
+    case 'overloaded':
+    case 'queue_timeout':
+      return result.maybe_ran === true
+    case 'infra_error':
+      return result.maybe_ran !== false
+    default:
+      return true
+  }
+}
 
 /**
  * Builds the result of a call that never reached user code (a fleet or request status).

@@ -30,7 +30,7 @@ export const RunnerLoadSchema = Type.Object(
     grace_ms: Type.Optional(
       Type.Integer({
         description:
-          "Its graceMs: past timeout_ms and its backends' stop, how long a sandbox may take to answer before the runner answers timeout"
+          "Its graceMs: past timeout_ms and its backends' stop, how long a sandbox may take to answer before the runner answers infra_error (stalled)"
       })
     ),
     stop_ms: Type.Optional(

@@ -3,8 +3,8 @@
  *
  * A session lives on exactly one runner. Its id names that runner (see
  * {@link encodeSessionId}), so any gateway replica routes a call to it without shared state.
- * A session whose runner or sandbox died answers HTTP 410 with `SF_ERR_SESSION_LOST`, never a
- * silent fresh state.
+ * A session whose runner or sandbox died answers HTTP 410 with `SF_ERR_SESSION_LOST` and status
+ * `infra_error` (the fleet's fault, retriable as a fresh session is), never a silent fresh state.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { boundedInteger } from './bounded-integer.ts'
@@ -90,14 +90,14 @@ export const SessionExecRequestSchema = Type.Object(
       exec.fetch_files,
       'Paths read back after the cell, as `files` names them; each one not returned is in `fetch_errors` with the reason'
     ),
-    request_id: exec.request_id
+    request_id: described(exec.request_id, "The cell's id, echoed in the result and the logs")
   },
   { $id: 'SessionExecRequest', additionalProperties: false }
 )
 /** `POST /v1/sessions/:id/execute` body; the answer is an `ExecResult` (with `display`). */
 export type SessionExecRequest = Static<typeof SessionExecRequestSchema>
 
-/** Stable code of the "session lost" error (HTTP 410): its runner or sandbox died. */
+/** Stable code of the "session lost" error (HTTP 410, status `infra_error`): its runner or sandbox died. */
 export const SESSION_LOST = 'SF_ERR_SESSION_LOST'
 /** Stable code of the "no such session" error (HTTP 404): never existed, closed or expired. */
 export const SESSION_NOT_FOUND = 'SF_ERR_SESSION_NOT_FOUND'

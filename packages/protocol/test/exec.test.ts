@@ -1,7 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ExecRequestSchema, ExecResultSchema, LIMITS, failedResult, resolveExecRequest } from '../src/index.ts'
+import {
+  ExecRequestSchema,
+  ExecResultSchema,
+  LIMITS,
+  failedResult,
+  mayHaveRun,
+  resolveExecRequest
+} from '../src/index.ts'
 
 const request = TypeCompiler.Compile(ExecRequestSchema)
 const result = TypeCompiler.Compile(ExecResultSchema)
@@ -51,4 +58,16 @@ test('failedResult builds a valid result with the stable code as error.type', ()
   const r = failedResult('infra_error', 'SF_ERR_TEST', 'runner went away')
   assert.equal(result.Check(r), true)
   assert.equal(r.error?.type, 'SF_ERR_TEST')
+})
+
+test("mayHaveRun: the code's statuses ran, a refusal did not; a fleet status says it with maybe_ran", () => {
+  for (const status of ['ok', 'error', 'timeout', 'memory', 'killed'] as const)
+    assert.equal(mayHaveRun({ status }), true, status)
+  assert.equal(mayHaveRun({ status: 'invalid_request' }), false)
+  assert.equal(mayHaveRun({ status: 'overloaded' }), false)
+  assert.equal(mayHaveRun({ status: 'queue_timeout' }), false)
+  assert.equal(mayHaveRun({ status: 'infra_error' }), true, 'an infra_error that does not say is taken as may have run')
+  assert.equal(mayHaveRun({ status: 'infra_error', maybe_ran: false }), false)
+  assert.equal(mayHaveRun({ status: 'infra_error', maybe_ran: true }), true)
+  assert.ok(result.Check({ ...failedResult('infra_error', 'SF_ERR_X', 'x'), maybe_ran: true, replayed: false }))
 })

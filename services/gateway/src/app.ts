@@ -91,6 +91,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
     dns: config.runnersDns,
     dnsRefreshMs: config.dnsRefreshMs,
     loadPollMs: config.loadPollMs,
+    silenceMs: config.runnerSilenceMs,
     connections: config.runnerConnections,
     queueTimeoutMs: config.queueTimeoutMs,
     graceMs: config.callGraceMs,

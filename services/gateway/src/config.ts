@@ -34,6 +34,12 @@ export const GatewayConfigSchema = Type.Object(
       default: 500,
       description: "How often each runner's /v1/runner/load is polled"
     }),
+    runnerSilenceMs: Type.Integer({
+      minimum: 100,
+      default: 2000,
+      description:
+        'A runner that has answered this gateway nothing (a load report, a call) for this long is marked down, and its calls in flight answered infra_error with maybe_ran true (it may have started them); its load, polled every loadPollMs on a connection of its own, keeps a live runner answering (at least two load polls: never less than 2 × loadPollMs)'
+    }),
     runnerConnections: Type.Integer({ minimum: 1, default: 256, description: 'Keep-alive connections per runner' }),
     maxInFlight: Type.Integer({
       minimum: 0,

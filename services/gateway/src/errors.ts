@@ -65,7 +65,14 @@ export const GATEWAY_ERRORS = Object.freeze({
   SF_ERR_GATEWAY_RUNNER_UNREACHABLE: {
     statusCode: 502,
     status: 'infra_error',
-    message: 'The runner could not be reached or dropped the connection (retried on another runner)'
+    message:
+      "The runner could not be reached (maybe_ran false: retried on another runner), or dropped the connection under the call (it died: retried on another runner, though it may have run there), or gave no answer within the call's wait (maybe_ran true)"
+  },
+  SF_ERR_GATEWAY_RUNNER_SILENT: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      'The runner answered this gateway nothing for runnerSilenceMs (paused, cut off, stuck) and was marked down; the call may have started there (maybe_ran true) and is not run again while that runner may live'
   },
   SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE: {
     statusCode: 502,

@@ -118,9 +118,9 @@ test('a wrong method on a known path is a 405 whose Allow lists the methods it t
   }
 })
 
-test('an infra_error is retried on another runner, a user error is not', async () => {
+test('an infra_error that surely did not run is retried on another runner, a user error is not', async () => {
   const broken = fakeClient('broken', (r) =>
-    failedResult('infra_error', 'SF_ERR_X', 'boom', { runner: 'broken', request_id: r.request_id })
+    failedResult('infra_error', 'SF_ERR_X', 'boom', { runner: 'broken', request_id: r.request_id, maybe_ran: false })
   )
   const good = fakeClient('good', ok('good'))
   const { app } = await buildGatewayApp({

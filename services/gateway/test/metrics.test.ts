@@ -125,7 +125,10 @@ test('gateway metrics count a retried attempt by the status it ended with', asyn
     const base = runner(name, 'process')
     const answer = (r: ExecRequest): ExecResult =>
       ++calls === 1
-        ? failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died', { runner: name })
+        ? failedResult('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 'no sandbox could start', {
+            runner: name,
+            maybe_ran: false
+          })
         : {
             ...failedResult('ok', 'x', ''),
             error: null,

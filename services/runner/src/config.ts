@@ -83,8 +83,19 @@ export const RunnerConfigSchema = Type.Object(
     graceMs: int(
       0,
       600_000,
-      "Beyond timeout_ms and the backend's own stop time, how long a sandbox may take to answer before its job is answered timeout and the sandbox killed"
+      "Beyond timeout_ms and the backend's own stop time, how long a sandbox may take to answer before its job is answered infra_error (stalled: the fleet's fault) and the sandbox killed"
     ),
+    freezeMs: int(
+      50,
+      600_000,
+      "A jump of the runner's own clock longer than this is a freeze (the runner paused, stopped or its event loop blocked): a job whose hard deadline it slept through, or that its sandbox answered timeout across it, is answered infra_error (stalled), not timeout"
+    ),
+    replayCalls: int(
+      0,
+      1_000_000,
+      "Calls with a request_id remembered after they ran (0: none): the same request sent again with the same id gets the first run's answer (replayed), or waits for it while it runs, instead of running twice; results held at most 64 MiB"
+    ),
+    replayWindowS: int(1, 86_400, 'How long a call that ran is remembered for its retries, in seconds'),
     isolation: Type.Union(
       ISOLATION_LEVELS.map((l) => Type.Literal(l)),
       {
@@ -153,6 +164,9 @@ export function runnerConfigDefaults(): Static<typeof RunnerConfigSchema> {
     maxBodyBytes: 32 * 1024 * 1024,
     maxOutputBytes: 64 * 1024,
     graceMs: GRACES.sandboxMs,
+    freezeMs: 1000,
+    replayCalls: 4096,
+    replayWindowS: 300,
     isolation: 'fork',
     allowReuse: true,
     pythonPath: 'python3',

@@ -53,6 +53,12 @@ export const RUNNER_ERRORS = Object.freeze({
     message:
       "The reused process that ran the job broke the executor's protocol (a forged or out-of-order frame, not alone at its end): it was killed, and nothing it said answers the job"
   },
+  SF_ERR_RUNNER_STALLED: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      "stalled: the job's sandbox, or the runner itself, stopped answering past the job's hard deadline (timeout_ms + the backend's stop + graceMs), or the runner was frozen while the job ran; the fleet's fault, not a timeout of the code (the job may have run)"
+  },
   SF_ERR_RUNNER_NO_SANDBOX: {
     statusCode: 503,
     status: 'infra_error',
@@ -165,10 +171,11 @@ export const RUNNER_ERRORS = Object.freeze({
       'The job processes forked for the job were killed before it reached them (an earlier job killed them); the sandbox is replaced'
   },
   // The session API's refusals (sessions/session-routes.ts), each with its HTTP status.
+  // A fleet status: the caller did nothing wrong, and a fresh session retries what the lost one held.
   [SESSION_LOST]: {
     statusCode: 410,
-    status: 'invalid_request',
-    message: "The session's process or sandbox died; its state is gone. Open a new session."
+    status: 'infra_error',
+    message: "The session's process or sandbox died; its state is gone (the fleet's fault). Open a new session."
   },
   [SESSION_NOT_FOUND]: {
     statusCode: 404,

@@ -19,6 +19,7 @@ import runnerPackage from '../package.json' with { type: 'json' }
 import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
 import type { ReuseEvent } from './sandbox/contract.ts'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
+import type { StallCause } from './pool/slot-supervisor.ts'
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
@@ -38,6 +39,8 @@ export class RunnerMetrics {
   readonly #replacements: Counter<string>
   readonly #replaceSeconds: Histogram<string>
   readonly #startFailures: Counter<string>
+  readonly #stalled: Counter<string>
+  readonly #replayed: Counter<string>
   readonly #reuseJobs: Counter<string>
   readonly #reuseRetirements: Counter<string>
   readonly #bound = new Map<Language, Bound>()
@@ -75,7 +78,7 @@ export class RunnerMetrics {
     })
     this.#replacements = new Counter({
       name: 'sandfleet_runner_sandbox_replacements_total',
-      help: "Sandboxes replaced, by reason: what the sandbox could not undo after a job (unswept, cleanup, zygote, tampered, oom, broken, exited, ffi, files, grown, hard_stop, other), or the pool's own (crash, tampered, max_jobs, hung)",
+      help: "Sandboxes replaced, by reason: what the sandbox could not undo after a job (unswept, cleanup, zygote, tampered, oom, broken, exited, ffi, files, grown, hard_stop, other), or the pool's own (crash, tampered, max_jobs, stalled)",
       labelNames: ['language', 'backend', 'reason'],
       registers
     })
@@ -90,6 +93,18 @@ export class RunnerMetrics {
       name: 'sandfleet_runner_sandbox_start_failures_total',
       help: 'Sandbox start attempts that failed',
       labelNames: ['language', 'backend'],
+      registers
+    })
+    this.#stalled = new Counter({
+      name: 'sandfleet_runner_stalled_jobs_total',
+      help: "Jobs answered infra_error because they stalled (never timeout): by who stopped answering, the job's sandbox past its hard deadline (sandbox), or the runner itself, frozen past that deadline or across the job's timeout (runner)",
+      labelNames: ['language', 'backend', 'cause'],
+      registers
+    })
+    this.#replayed = new Counter({
+      name: 'sandfleet_runner_replayed_total',
+      help: 'Retries of a call this runner ran (its request_id, the same request) answered from that run instead of running again: finished (its first answer) or running (the retry waited for it)',
+      labelNames: ['run'],
       registers
     })
     this.#reuseJobs = new Counter({
@@ -166,6 +181,16 @@ export class RunnerMetrics {
   readonly reuse = (event: ReuseEvent): void => {
     if (event.kind === 'ran') this.#reuseJobs.inc({ level: event.level, refused: event.refused ?? '' })
     else this.#reuseRetirements.inc({ reason: event.reason })
+  }
+
+  /** Pool event: a job stalled (answered infra_error: its sandbox, or the runner, stopped answering). */
+  stalled(pool: Pool, cause: StallCause): void {
+    this.#stalled.inc({ language: pool.language, backend: pool.driver.name, cause })
+  }
+
+  /** A retry answered from the run of its request id, `finished` or still `running`. */
+  replayed(run: 'finished' | 'running'): void {
+    this.#replayed.inc({ run })
   }
 
   /** Pool event: a sandbox failed to start. */

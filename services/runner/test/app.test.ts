@@ -39,7 +39,10 @@ test('app: bad input is a 400 ErrorBody naming the field, nothing runs', async (
     [{ code: 'x', timeout_ms: '100' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'timeout_ms'],
     [{ code: 'x', language: 'cobol' }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'language'],
     [{ code: 'x', extra: 1 }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'extra'],
-    [{ code: 'x', timeout_ms: 6000 }, 'SF_ERR_RUNNER_LIMIT', 'timeout_ms']
+    [{ code: 'x', timeout_ms: 6000 }, 'SF_ERR_RUNNER_LIMIT', 'timeout_ms'],
+    // what the sandbox would decode: a file's content that is not base64, a path that names no writable place
+    [{ code: 'x', files: { 'a.txt': 'hello world!' } }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'files/a.txt'],
+    [{ code: 'x', files: { '../../etc/x': 'eA==' } }, 'SF_ERR_RUNNER_INVALID_REQUEST', 'files/../../etc/x']
   ]
   for (const [payload, code, field] of cases) {
     const res = await app.inject({ method: 'POST', url: '/v1/execute', payload: payload as object })

@@ -8,7 +8,22 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import { failedResult, timeoutMsOf, type ErrorBody, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import {
+  GATEWAY_HEADERS,
+  failedResult,
+  timeoutMsOf,
+  type ErrorBody,
+  type ExecRequest,
+  type ExecResult
+} from '@sandfleet/protocol'
+
+/** An item of a batch the behavior answered with an HTTP error: refused before it ran. */
+function refusedItem(reply: FakeHttpReply): ExecResult {
+  const status = typeof reply.body === 'string' ? 'infra_error' : reply.body.status
+  const result = failedResult(status, 'SF_ERR_FAKE_HTTP', `HTTP ${reply.http}`)
+  if (status === 'overloaded' || status === 'queue_timeout' || status === 'infra_error') result.maybe_ran = false
+  return result
+}
 
 /** A non-2xx answer the behavior wants sent. */
 export interface FakeHttpReply {
@@ -41,6 +56,8 @@ export interface FakeLogEntry {
   path: string
   items: number
   accept: string
+  /** The runner a retry named (`x-sandfleet-runner`), when it named one. */
+  runner?: string
 }
 
 /** A running fake fleet. */
@@ -183,6 +200,8 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
       const body = req.method === 'POST' ? ((await readJson(req)) as Record<string, unknown> | null) : null
       const accept = String(req.headers.accept ?? '')
       const entry: FakeLogEntry = { method: req.method ?? '', path: url.pathname, items: 1, accept }
+      const runner = req.headers[GATEWAY_HEADERS.runner]
+      if (typeof runner === 'string') entry.runner = runner
       log.push(entry)
       if (req.method === 'POST' && url.pathname === '/v1/execute') {
         if (typeof body?.code !== 'string') {
@@ -210,13 +229,7 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
           await Promise.all(
             requests.map(async (r, index) => {
               const out = await run(r, 'batch')
-              const result = isHttpReply(out)
-                ? failedResult(
-                    typeof out.body === 'string' ? 'infra_error' : out.body.status,
-                    'SF_ERR_FAKE_HTTP',
-                    `HTTP ${out.http}`
-                  )
-                : out
+              const result = isHttpReply(out) ? refusedItem(out) : out
               res.write(JSON.stringify({ index, result }) + '\n')
             })
           )
@@ -230,15 +243,7 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
           return
         }
         send(res, 200, {
-          results: outs.map((o) =>
-            isHttpReply(o)
-              ? failedResult(
-                  typeof o.body === 'string' ? 'infra_error' : o.body.status,
-                  'SF_ERR_FAKE_HTTP',
-                  `HTTP ${o.http}`
-                )
-              : o
-          )
+          results: outs.map((o) => (isHttpReply(o) ? refusedItem(o) : o))
         })
         return
       }

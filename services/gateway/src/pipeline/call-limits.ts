@@ -5,9 +5,11 @@
  * `ExecRequest` it was mapped to. The contract's own bounds (the protocol's schemas) are the
  * parse stage's; these are the deployment's, never looser than the contract's (the config's
  * schema bounds each by it). A call over one is refused naming its field and the setting, as its
- * flag, that it passed.
+ * flag, that it passed. The same stage refuses a call whose `files` a sandbox could not decode
+ * (not base64, a path that names no writable place: the protocol's `fileFieldsProblem`), so that
+ * every API answers that mistake as the caller's, in its own shape, before anything runs.
  */
-import type { ExecRequest } from '@sandfleet/protocol'
+import { fileFieldsProblem, type ExecRequest } from '@sandfleet/protocol'
 import type { GatewayConfig } from '../config.ts'
 
 /** The limits a deployment configures on its calls. */
@@ -15,17 +17,20 @@ export type CallLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | '
 
 /**
  * What a route's body asks the fleet for, as far as the limits see it: an `ExecRequest`'s limited
- * fields (a session cell has no `memory_mb`, a session's creation no `code`). A field that is not
- * of its type is left to the route's parse stage and not checked here.
+ * and decoded fields (a session cell has no `memory_mb`, a session's creation no `code`). A field
+ * that is not of its type is left to the route's parse stage and not checked here.
  */
-export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb'>>
+export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb' | 'files'>>
 
 /** A call over a limit: which call (its index in the route's calls), the field, and why. */
 export interface OverLimit {
   /** The call's index in what the route declared; `undefined` when the calls together are too many. */
   index: number | undefined
-  /** The `ExecRequest` field at fault (`code`, `timeout_ms`, `memory_mb`), or `requests` for too many calls. */
-  field: 'code' | 'timeout_ms' | 'memory_mb' | 'requests'
+  /**
+   * The `ExecRequest` field at fault (`code`, `timeout_ms`, `memory_mb`, `files/PATH` for a file a sandbox could not
+   * decode), or `requests` for too many calls.
+   */
+  field: 'code' | 'timeout_ms' | 'memory_mb' | 'requests' | `files/${string}`
   /** Says the value, the limit, and the setting that holds it. */
   message: string
 }
@@ -49,10 +54,8 @@ export function overLimit(calls: readonly Call[], limits: CallLimits, batch = fa
   return undefined
 }
 
-function callOverLimit(
-  { code, timeout_ms: timeoutMs, memory_mb: memoryMb }: Call,
-  limits: CallLimits
-): Omit<OverLimit, 'index'> | undefined {
+function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
+  const { code, timeout_ms: timeoutMs, memory_mb: memoryMb } = call
   // a UTF-16 unit is at most 3 UTF-8 bytes: a short string is within the limit without counting
   if (typeof code === 'string' && code.length * 3 > limits.maxCodeBytes) {
     const bytes = Buffer.byteLength(code)
@@ -74,5 +77,7 @@ function callOverLimit(
       message: `memory_mb ${memoryMb} is over this deployment's limit of ${limits.maxMemoryMb} (maxMemoryMb, --max-memory-mb)`
     }
   }
+  const undecodable = call.files === undefined ? undefined : fileFieldsProblem(call)
+  if (undecodable !== undefined) return { field: undecodable.field as `files/${string}`, message: undecodable.message }
   return undefined
 }

@@ -1,5 +1,5 @@
 /** A {@link RunnerClient} over the runner's internal HTTP API, on a keep-alive undici Pool. */
-import { Pool } from 'undici'
+import { Client, Pool } from 'undici'
 import {
   GRACES,
   LIMITS,
@@ -11,6 +11,7 @@ import {
   budgetLeft,
   contextHeaders,
   failedResult,
+  isRetriable,
   timeoutMsOf,
   type CallContext,
   type ErrorBody,
@@ -27,6 +28,7 @@ import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
 import { httpRunnerSandboxes } from './http-runner-sandboxes.ts'
 import type { BatchResultListener, RunnerClient, RunnerSandboxes, RunnerSessions } from './runner-client.ts'
+import { requestJson } from './runner-request.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -60,7 +62,10 @@ function isResult(v: unknown): v is ExecResult {
   )
 }
 
-/** Turns any runner answer (a result, or an ErrorBody for a refused call) into a result. */
+/**
+ * Turns any runner answer (a result, or an ErrorBody for a refused call) into a result. A refusal is of the whole
+ * request, before anything ran: a fleet status says so (`maybe_ran: false`).
+ */
 function toResult(statusCode: number, data: unknown): ExecResult {
   if (isResult(data)) return data
   const body = data as { status?: Status; error?: { code?: string; message?: string } } | null
@@ -70,7 +75,9 @@ function toResult(statusCode: number, data: unknown): ExecResult {
     typeof body.status === 'string' &&
     typeof body.error?.code === 'string'
   ) {
-    return failedResult(body.status, body.error.code, body.error.message ?? '')
+    const refused = failedResult(body.status, body.error.code, body.error.message ?? '')
+    if (isRetriable(body.status)) refused.maybe_ran = false
+    return refused
   }
   throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner answered HTTP ${statusCode} without a result`)
 }
@@ -90,6 +97,8 @@ export class HttpRunnerClient implements RunnerClient {
   readonly name: string
   readonly graceMs: number
   readonly #pool: Pool
+  /** The load polls' own connection: a poll never waits behind calls for one of the pool's. */
+  readonly #probe: Client
   readonly #queueTimeoutMs: number
   /** Headers of every request (the secret, when there is one); JSON and NDJSON requests add theirs. */
   readonly #headers: Record<string, string>
@@ -120,6 +129,7 @@ export class HttpRunnerClient implements RunnerClient {
       graceMs: this.graceMs,
       maxRunMs: LIMITS.maxTimeoutMs
     })
+    this.#probe = new Client(this.name, { pipelining: 1, keepAliveTimeout: 30_000, connectTimeout: 2000 })
   }
 
   /**
@@ -142,16 +152,16 @@ export class HttpRunnerClient implements RunnerClient {
   async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
     const { headers, timeout } = this.#deadline([request], context)
     try {
-      const { statusCode, body } = await this.#pool.request({
+      // a request of its own: a call that never left (its connection still being made) is known
+      const { statusCode, body } = await requestJson(this.#pool, {
         method: 'POST',
         path: RUNNER_PATHS.execute,
         headers: { ...this.#jsonHeaders, ...headers },
         body: JSON.stringify(request),
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal: context.signal
+        timeoutMs: timeout,
+        ...(context.signal === undefined ? {} : { signal: context.signal })
       })
-      return toResult(statusCode, await body.json())
+      return toResult(statusCode, body)
     } catch (err) {
       throw unreachable(this.name, err)
     }
@@ -278,12 +288,14 @@ export class HttpRunnerClient implements RunnerClient {
     )
   }
 
+  /** The runner's load report, on the probe's own connection (a liveness signal: see `RunnerSet`). */
   async load(): Promise<RunnerLoad> {
     return await this.#report<RunnerLoad>(
       RUNNER_PATHS.load,
       2000,
       'load report',
-      (d) => typeof d?.capacity === 'number'
+      (d) => typeof d?.capacity === 'number',
+      this.#probe
     )
   }
 
@@ -293,9 +305,15 @@ export class HttpRunnerClient implements RunnerClient {
   }
 
   /** GETs one of the runner's reports; anything but HTTP 200 with the expected shape is a bad response. */
-  async #report<T>(path: string, timeoutMs: number, what: string, valid: (data: T | undefined) => boolean): Promise<T> {
+  async #report<T>(
+    path: string,
+    timeoutMs: number,
+    what: string,
+    valid: (data: T | undefined) => boolean,
+    through: Pool | Client = this.#pool
+  ): Promise<T> {
     try {
-      const { statusCode, body } = await this.#pool.request({
+      const { statusCode, body } = await through.request({
         method: 'GET',
         path,
         headers: this.#headers,
@@ -319,6 +337,9 @@ export class HttpRunnerClient implements RunnerClient {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await this.#pool.close().catch(() => this.#pool.destroy())
+    await Promise.all([
+      this.#pool.close().catch(() => this.#pool.destroy()),
+      this.#probe.close().catch(() => this.#probe.destroy())
+    ])
   }
 }

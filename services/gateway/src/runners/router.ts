@@ -1,8 +1,16 @@
 /**
  * Routing: each call goes to the least loaded runner; a call that failed at the infrastructure
- * level (`infra_error`, `overloaded`, a connection failure), or was answered `queue_timeout`
- * while its queue budget lasts (by a runner whose own `queueTimeoutMs` is shorter), is tried
- * again on another runner while that budget lasts. A status of the user's code is never retried.
+ * level and surely did not run (`overloaded`, an `infra_error` with `maybe_ran: false`, a
+ * connection never made), or was answered `queue_timeout` while its queue budget lasts (by a
+ * runner whose own `queueTimeoutMs` is shorter), is tried again on another runner while that
+ * budget lasts; so is one whose runner died under it (`unanswered.ts`). One that may have run
+ * on a runner that may still live (`maybe_ran: true`: it stalled, or the runner went silent) is
+ * answered as it is, never run a second time. A status of the user's code is never retried.
+ *
+ * Every call has a `request_id` (the caller's, or one given here and returned in its result), and
+ * a call whose id this gateway sent lately, or that names the runner that had it (the caller's
+ * retry: `GATEWAY_HEADERS.runner`), goes to that runner first while it is up (`call-places.ts`):
+ * the runner answers it from its first run instead of running it again.
  *
  * The deadline of a call is its context's (`CallContext.deadline`: the gateway's `queueTimeoutMs`
  * from when the pipeline took the request): every attempt (every sub-batch) hands the runner the
@@ -12,10 +20,19 @@
  * included, and the answer is the runner's (`queue_timeout` with its `queue_ms`, or the
  * result), never a timeout of the gateway.
  */
-import { budgetLeft, failedResult, type CallContext, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
-import { GatewayError } from '../errors.ts'
+import {
+  budgetLeft,
+  failedResult,
+  mayHaveRun,
+  withSignal,
+  type CallContext,
+  type ExecRequest,
+  type ExecResult
+} from '@sandfleet/protocol'
 import type { BatchResultListener } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
+import { CallPlaces, identified } from './call-places.ts'
+import { unanswered } from './unanswered.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
 export type ResultObserver = (
@@ -41,9 +58,20 @@ export interface RouterOptions {
 }
 
 /**
- * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final).
+ * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final),
+ * when the code surely did not run.
  */
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
+
+/** A runner's answer the router tries elsewhere: a fleet status whose code surely did not run. */
+function retried(result: ExecResult): boolean {
+  return RETRIED.has(result.status) && !mayHaveRun(result)
+}
+
+/** The call's context, watching the member's silence too: a call on it is aborted when it is found silent. */
+function watching(context: CallContext, member: RunnerMember): CallContext {
+  return withSignal(context, member.silenced)
+}
 /** A runner's answer that it drains (its error type): the gateway stops sending to it until its next load report. */
 const RUNNER_DRAINING = 'SF_ERR_RUNNER_DRAINING'
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
@@ -62,17 +90,12 @@ function withId(result: ExecResult, request: ExecRequest): ExecResult {
   return result
 }
 
-function unreachableResult(err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
-  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
-  const message = err instanceof Error ? err.message : String(err)
-  return withId(failedResult('infra_error', code, message, { runner: member.id }), request)
-}
-
 /** Sends calls to runners of a {@link RunnerSet}. */
 export class Router {
   readonly #set: RunnerSet
   readonly #options: RouterOptions
   readonly #observers: ResultObserver[] = []
+  readonly #places = new CallPlaces()
 
   constructor(set: RunnerSet, options: RouterOptions) {
     this.#set = set
@@ -88,46 +111,64 @@ export class Router {
     for (const o of this.#observers) o(result, request, member, attempt)
   }
 
-  /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
-  #choose(request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
+  /**
+   * Chooses the member for the next attempt, or undefined (then `pinned` says why): the one holding its session, else
+   * the one that had the call (`preferred`) while it is up and untried, else the least loaded.
+   */
+  #choose(
+    request: ExecRequest,
+    tried: ReadonlySet<RunnerMember>,
+    preferred?: string
+  ): { member?: RunnerMember; pinned?: string } {
     const pinned = this.#options.affinity?.(request)
     if (pinned !== undefined) {
       const member = this.#set.byId(pinned)
       return member === undefined || tried.has(member) ? { pinned } : { member, pinned }
     }
+    const had = preferred === undefined ? undefined : this.#set.byId(preferred)
+    if (had !== undefined && !tried.has(had)) return { member: had }
     const member = this.#set.pick(tried)
     return member === undefined ? {} : { member }
   }
 
   /**
    * Runs one call in `context`, retrying infrastructure failures on other runners while its
-   * deadline lasts. Never rejects.
+   * deadline lasts; `runner`, the runner the caller says had it (a retry's). Never rejects.
    */
-  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
-    return await this.#attempts(request, context, new Set())
+  async execute(request: ExecRequest, context: CallContext, runner?: string): Promise<ExecResult> {
+    const call = identified(request)
+    return withId(await this.#attempts(call, context, new Set(), runner ?? this.#places.where(call, context)), call)
   }
 
   /** {@link execute}, the runners in `tried` excluded (they answered it already). */
-  async #attempts(request: ExecRequest, context: CallContext, tried: Set<RunnerMember>): Promise<ExecResult> {
+  async #attempts(
+    request: ExecRequest,
+    context: CallContext,
+    tried: Set<RunnerMember>,
+    preferred?: string
+  ): Promise<ExecResult> {
     const { signal } = context
     let last: ExecResult | undefined
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
-      const { member, pinned } = this.#choose(request, tried)
+      const { member, pinned } = this.#choose(request, tried, preferred)
       if (member === undefined) return last ?? noRunner(request, pinned)
+      this.#places.sent(request, context, member.id)
       member.outstanding++
       let result: ExecResult
+      let again: boolean
       try {
-        result = await member.client.execute(request, context)
+        result = await member.client.execute(request, watching(context, member))
+        member.answered()
+        again = retried(result)
       } catch (err) {
         if (signal?.aborted !== true) member.up = false
-        result = unreachableResult(err, member, request)
+        ;({ result, retry: again } = unanswered(err, member, request))
       } finally {
         member.outstanding--
       }
       this.#emit(result, request, member, attempt)
       if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || budgetLeft(context) === 0)
-        return result
+      if (!again || pinned !== undefined || signal?.aborted === true || budgetLeft(context) === 0) return result
       tried.add(member)
       last = result
     }
@@ -146,14 +187,16 @@ export class Router {
     onResult?: BatchResultListener
   ): Promise<ExecResult[]> {
     const { signal } = context
+    requests = requests.map(identified)
     const results = new Array<ExecResult>(requests.length)
     const settle = (i: number, r: ExecResult): void => {
-      results[i] = r
-      onResult?.(i, r)
+      results[i] = withId(r, requests[i])
+      onResult?.(i, results[i])
     }
     const groups = new Map<RunnerMember, number[]>()
     for (let i = 0; i < requests.length; i++) {
-      const { member, pinned } = this.#choose(requests[i], NONE_TRIED)
+      const { member, pinned } = this.#choose(requests[i], NONE_TRIED, this.#places.where(requests[i], context))
+      if (member !== undefined) this.#places.sent(requests[i], context, member.id)
       if (member === undefined) {
         settle(i, noRunner(requests[i], pinned))
         continue
@@ -177,7 +220,7 @@ export class Router {
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, context))
+        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, watching(context, member), context.signal))
       }
     }
     await Promise.all(sends)
@@ -191,21 +234,22 @@ export class Router {
     requests: ExecRequest[],
     settle: (i: number, r: ExecResult) => void,
     retry: (i: number, member: RunnerMember, last: ExecResult) => void,
-    context: CallContext
+    context: CallContext,
+    signal: AbortSignal | undefined
   ): Promise<void> {
-    const { signal } = context
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
       await member.client.executeBatch(
         chunk.map((i) => requests[i]),
         (j, result) => {
+          member.answered()
           if (answered[j]) return
           answered[j] = true
           member.outstanding--
           const i = chunk[j]
           this.#emit(result, requests[i], member, 1)
           if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-          if (RETRIED.has(result.status)) retry(i, member, result)
+          if (retried(result)) retry(i, member, result)
           else settle(i, result)
         },
         context
@@ -217,9 +261,10 @@ export class Router {
         answered[j] = true
         member.outstanding--
         const i = chunk[j]
-        const result = unreachableResult(err, member, requests[i])
+        const { result, retry: again } = unanswered(err, member, requests[i])
         this.#emit(result, requests[i], member, 1)
-        retry(i, member, result)
+        if (again) retry(i, member, result)
+        else settle(i, result)
       }
     }
   }

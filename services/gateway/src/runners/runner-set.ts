@@ -1,7 +1,16 @@
 /**
  * The runners a gateway routes to: discovered from a list of URLs, from DNS (a headless
  * Kubernetes service, re-resolved periodically) or handed over in-process; each one's load
- * polled from `/v1/runner/load`; {@link RunnerSet.pick} returns the least loaded.
+ * polled from `/v1/runner/load`, each on its own schedule; {@link RunnerSet.pick} returns the
+ * least loaded.
+ *
+ * Liveness: a member counts when its runner last answered this gateway anything (a load report,
+ * a call's answer, a line of a streamed batch). One that has answered nothing for `silenceMs`
+ * (paused, partitioned, its event loop stuck) is marked down at once, not after its load polls
+ * time out, and the calls in flight on it are aborted ({@link RunnerMember.silenced}): the router
+ * answers them `infra_error`, maybe run (the runner may have started them and may still finish
+ * them), and stops routing to it until a load report comes back. A runner whose connection is
+ * refused or reset is down at once too.
  */
 import { lookup } from 'node:dns/promises'
 import type { RunnerLoad } from '@sandfleet/protocol'
@@ -16,6 +25,19 @@ export interface SetLogger {
   error(obj: object, msg: string): void
 }
 
+/** Why a member's calls in flight were aborted: its runner stopped answering this gateway. */
+export class RunnerSilentError extends Error {
+  constructor(
+    readonly runner: string,
+    readonly silentMs: number
+  ) {
+    super(
+      `runner ${runner} answered nothing for ${Math.round(silentMs)} ms (paused, cut off, or stuck): marked down; the call may have started there`
+    )
+    this.name = 'RunnerSilentError'
+  }
+}
+
 /** One runner in the set, with what the gateway knows of its load. */
 export class RunnerMember {
   readonly client: RunnerClient
@@ -23,6 +45,11 @@ export class RunnerMember {
   load: RunnerLoad | null = null
   /** False after a failed poll or call, until a poll succeeds. */
   up = true
+  /** When the runner last answered this gateway anything (`performance.now()`). */
+  lastAnswerAt = performance.now()
+  /** A load poll is out (one at a time). */
+  polling = false
+  #silence = new AbortController()
   /**
    * Why this gateway does not route to it: its last load report says it may answer later than
    * the client waits (grace-agreement.ts); undefined when it agrees.
@@ -58,22 +85,40 @@ export class RunnerMember {
     return estimate / capacity
   }
 
+  /**
+   * Aborted, with a {@link RunnerSilentError}, when the runner is found silent: a call made now watches it. A new one
+   * is made for the calls after.
+   */
+  get silenced(): AbortSignal {
+    return this.#silence.signal
+  }
+
+  /** The runner answered something: it is alive. */
+  answered(): void {
+    this.lastAnswerAt = performance.now()
+  }
+
+  /** The runner answered nothing for `silentMs`: down, its calls in flight aborted. */
+  silence(silentMs: number): void {
+    this.up = false
+    const silenced = this.#silence
+    this.#silence = new AbortController()
+    silenced.abort(new RunnerSilentError(this.id, silentMs))
+  }
+
   /** It answered that it drains: no more calls until a load report says otherwise. */
   markDraining(): void {
     if (this.load === null) this.up = false
     else if (this.load.state !== 'closed') this.load = { ...this.load, state: 'draining' }
   }
 
-  /** Load polls in a row whose answer came too late. */
-  slowPolls = 0
-
   /** Records a load report. */
   report(load: RunnerLoad): void {
     this.refused = this.client.graceMs === undefined ? undefined : uncoveredGrace(this.client.graceMs, load)
     this.load = load
     this.up = true
-    this.slowPolls = 0
     this.#outstandingAtPoll = this.outstanding
+    this.answered()
   }
 }
 
@@ -87,6 +132,11 @@ export interface RunnerSetOptions {
   dns?: string
   dnsRefreshMs?: number
   loadPollMs?: number
+  /**
+   * How long a runner may answer nothing before it is marked down and its calls in flight aborted (at least two load
+   * polls; default 2000).
+   */
+  silenceMs?: number
   /** Options of the HTTP clients the set makes (see `HttpRunnerClientOptions`). */
   connections?: number
   queueTimeoutMs?: number
@@ -97,9 +147,6 @@ export interface RunnerSetOptions {
 }
 
 const noLog: SetLogger = { info() {}, warn() {}, error() {} }
-
-/** Load polls in a row that may time out before a runner that answered before counts as down. */
-const SLOW_POLLS_DOWN = 3
 
 /** True when `err` (a runner client's) is a timeout of the answer, not a refused or broken connection. */
 function timedOut(err: unknown): boolean {
@@ -182,24 +229,47 @@ export class RunnerSet {
   }
 
   async #pollMembers(members: RunnerMember[]): Promise<void> {
-    await Promise.all(
-      members.map(async (m) => {
-        try {
-          const wasRefused = m.refused
-          m.report(await m.client.load())
-          if (m.refused !== undefined && m.refused !== wasRefused)
-            this.#log.error({ runner: m.client.name }, `runner refused: ${m.refused}`)
-          else if (m.refused === undefined && wasRefused !== undefined)
-            this.#log.info({ runner: m.client.name }, "runner taken back: this gateway's callGraceMs covers it now")
-        } catch (err) {
-          // a report that came too late says the runner (or this gateway) is slow, not that it is
-          // gone: it counts only when it happens SLOW_POLLS_DOWN times in a row
-          if (timedOut(err) && m.load !== null && ++m.slowPolls < SLOW_POLLS_DOWN) return
-          if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
-          m.up = false
-        }
-      })
-    )
+    await Promise.all(members.map(async (m) => await this.#pollOne(m)))
+  }
+
+  /** Polls one member's load (one poll at a time a member: a runner that does not answer holds up no other's). */
+  async #pollOne(m: RunnerMember): Promise<void> {
+    if (m.polling) return
+    m.polling = true
+    try {
+      const wasRefused = m.refused
+      const wasUp = m.up
+      m.report(await m.client.load())
+      if (!wasUp) this.#log.info({ runner: m.client.name }, 'runner answers again: taken back')
+      if (m.refused !== undefined && m.refused !== wasRefused)
+        this.#log.error({ runner: m.client.name }, `runner refused: ${m.refused}`)
+      else if (m.refused === undefined && wasRefused !== undefined)
+        this.#log.info({ runner: m.client.name }, "runner taken back: this gateway's callGraceMs covers it now")
+    } catch (err) {
+      // a report that came late says the runner (or this gateway) is slow, not that it is gone:
+      // its silence (#watch) decides; a refused or broken connection takes it out at once
+      if (timedOut(err) && m.load !== null) return
+      if (m.up) this.#log.warn({ runner: m.client.name, err: (err as Error).message }, 'runner load poll failed')
+      m.up = false
+    } finally {
+      m.polling = false
+    }
+  }
+
+  /** How long a runner may answer nothing before it is marked down. */
+  get silenceMs(): number {
+    return Math.max(this.#options.silenceMs ?? 2000, 2 * (this.#options.loadPollMs ?? 500))
+  }
+
+  /** Marks down every member that answered nothing for {@link silenceMs}, aborting its calls in flight. */
+  watch(now = performance.now()): void {
+    const limit = this.silenceMs
+    for (const m of this.#members.values()) {
+      const silentMs = now - m.lastAnswerAt
+      if (!m.up || silentMs < limit) continue
+      this.#log.warn({ runner: m.client.name, silentMs: Math.round(silentMs) }, 'runner silent: marked down')
+      m.silence(silentMs)
+    }
   }
 
   /** Discovers and polls once, then keeps doing both in the background. */
@@ -220,7 +290,15 @@ export class RunnerSet {
       t.unref()
       this.#timers.push(t)
     }
-    every(this.#options.loadPollMs ?? 500, () => this.poll())
+    const pollMs = this.#options.loadPollMs ?? 500
+    const poll = setInterval(() => {
+      for (const m of this.#members.values()) void this.#pollOne(m)
+    }, pollMs)
+    poll.unref()
+    this.#timers.push(poll)
+    const watch = setInterval(() => this.watch(), Math.max(10, Math.min(250, Math.floor(this.silenceMs / 8))))
+    watch.unref()
+    this.#timers.push(watch)
     if (this.#options.dns !== undefined && this.#options.dns !== '')
       every(this.#options.dnsRefreshMs ?? 5000, () => this.discover())
   }

@@ -8,11 +8,13 @@
  *
  * Refusals are {@link RunnerRefusal}s: an id sandfleet did not make is 404
  * `SF_ERR_SESSION_NOT_FOUND`; a session whose runner left the fleet or stopped answering is 410
- * `SF_ERR_SESSION_LOST` (its state is gone: open a new one); the runner's own refusals pass
- * through unchanged.
+ * `SF_ERR_SESSION_LOST`, status `infra_error` (its state is gone, the fleet's fault: a new
+ * session retries it); the runner's own refusals pass through unchanged.
  */
 import {
   decodeSessionId,
+  NO_CALL_CONTEXT,
+  withSignal,
   SESSION_LOST,
   SESSION_NOT_FOUND,
   type CallContext,
@@ -32,8 +34,9 @@ const TRY_ANOTHER: ReadonlySet<string> = new Set([
   'SF_ERR_SESSION_HOST'
 ])
 
+/** A session the fleet lost: 410 (the session is gone), and the fleet's fault (`infra_error`), never the caller's. */
 function lost(message: string): RunnerRefusal {
-  return new RunnerRefusal(410, { status: 'invalid_request', error: { code: SESSION_LOST, message } })
+  return new RunnerRefusal(410, { status: 'infra_error', error: { code: SESSION_LOST, message } })
 }
 
 /** The fleet's sessions as one gateway reaches them; see the module comment. */
@@ -81,7 +84,9 @@ export class FleetSessions {
   /** Runs one cell in the session's state, for the key that opened it, in the request's `context`. */
   async execute(id: string, request: SessionExecRequest, key: string, context?: CallContext): Promise<ExecResult> {
     const { member, sessions } = this.#locate(id)
-    return await this.#reach(member, () => sessions.execute(id, request, key, context))
+    // a runner found silent aborts the cell: the session is lost at once, not at the cell's deadline
+    const watching = withSignal(context ?? NO_CALL_CONTEXT, member.silenced)
+    return await this.#reach(member, () => sessions.execute(id, request, key, watching))
   }
 
   /** Closes the session, for the key that opened it. */
@@ -107,7 +112,9 @@ export class FleetSessions {
   /** A call on the runner holding a session: no answer at all means the session is lost. */
   async #reach<T>(member: RunnerMember, call: () => Promise<T>): Promise<T> {
     try {
-      return await this.#on(member, call)
+      const answer = await this.#on(member, call)
+      member.answered()
+      return answer
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE') {
         member.up = false

@@ -206,3 +206,50 @@ test('every API answers a call over a limit in its own shape, and nothing over o
     await app.close()
   }
 })
+
+test("a file a sandbox could not decode is the caller's mistake on every API that carries files, and reaches no runner", async () => {
+  const runner = recordingRunner()
+  const config = loadGatewayConfig({ env: {}, values: {} })
+  const { app } = await buildGatewayApp({ config, clients: [runner], logger: false })
+  const post = async (url: string, payload: unknown): Promise<{ status: number; body: any }> => {
+    const res = await app.inject({ method: 'POST', url, payload: payload as object })
+    return { status: res.statusCode, body: res.json() }
+  }
+  const text = { 'a.txt': 'hello world!' } // a new user's first try: text where base64 goes
+  try {
+    await app.ready()
+    const one = await post('/v1/execute', { code: 'x', files: text })
+    assert.deepEqual(
+      [one.status, one.body.status, one.body.error.code, one.body.error.field],
+      [400, 'invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', 'files/a.txt']
+    )
+    assert.match(one.body.error.message, /the content of "a\.txt" is not base64/)
+    const outside = await post('/v1/execute', { code: 'x', files: { '/etc/cron.d/x': 'eA==' } })
+    assert.deepEqual([outside.status, outside.body.error.field], [400, 'files//etc/cron.d/x'])
+    const batch = await post('/v1/execute/batch', { requests: [{ code: 'x' }, { code: 'y', files: text }] })
+    assert.deepEqual([batch.status, batch.body.error.field], [400, 'requests/1/files/a.txt'])
+    const session = (await post('/v1/sessions', {})).body.session_id as string
+    const cell = await post(`/v1/sessions/${session}/execute`, { code: 'x', files: text })
+    assert.deepEqual([cell.status, cell.body.error.field], [400, 'files/a.txt'])
+
+    for (const url of ['/run_code', '/run_jupyter']) {
+      const sf = await post(
+        url,
+        url === '/run_code' ? { code: 'x', language: 'python', files: text } : { cells: ['x'], files: text }
+      )
+      assert.equal(sf.status, 422, `${url} ${JSON.stringify(sf.body)}`)
+      assert.deepEqual([sf.body.detail[0].loc, sf.body.detail[0].input], [['body', 'files'], 'a.txt'])
+      assert.match(sf.body.detail[0].msg, /is not base64/)
+    }
+    const piston = await post('/api/v2/execute', {
+      language: 'python',
+      version: '*',
+      files: [{ content: 'print(1)' }, { name: 'data.bin', content: 'hello world!', encoding: 'base64' }]
+    })
+    assert.equal(piston.status, 400)
+    assert.match(piston.body.message, /^files\[1\]\.content is not base64/)
+    assert.equal(runner.timeouts.length, 0, 'nothing ran')
+  } finally {
+    await app.close()
+  }
+})

@@ -86,7 +86,12 @@ async function fakeRunner(
 }
 
 const ok = (): ExecResult => ({ ...failedResult('ok', 'x', ''), error: null, exit_code: 0, stdout: 'ran\n' })
-const infraError = (): ExecResult => failedResult('infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died')
+/** A fault of the fleet that says the code surely did not run: tried on another runner. */
+const infraError = (): ExecResult =>
+  failedResult('infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 'no sandbox can be started', { maybe_ran: false })
+/** A fault of the fleet after which the code may have run: answered as it is, never run a second time. */
+const stalled = (): ExecResult =>
+  failedResult('infra_error', 'SF_ERR_RUNNER_STALLED', 'stalled: the sandbox did not answer', { maybe_ran: true })
 
 /** Runs `fn` against a gateway in front of `runners`, then closes the gateway and the runners, whatever happened. */
 async function withGateway(
@@ -213,7 +218,7 @@ test("router: a call whose queue budget is spent is not retried: the runner's an
     const result = await execute(gateway, { code: 'print(1)', timeout_ms: 300 })
     assert.deepEqual(
       [result.status, result.error?.type, result.runner],
-      ['infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'failing']
+      ['infra_error', 'SF_ERR_RUNNER_NO_SANDBOX', 'failing']
     )
     assert.deepEqual(healthy.budgets, [], 'no attempt without time to wait for a sandbox')
   })
@@ -238,11 +243,88 @@ test("router: a batch's sub-batches carry the batch's queue budget", async () =>
 })
 
 test('router: a runner that answered it drains gets no more calls until its load report says otherwise', async () => {
-  const draining = (): ExecResult => failedResult('infra_error', 'SF_ERR_RUNNER_DRAINING', 'the runner is draining')
+  const draining = (): ExecResult =>
+    failedResult('infra_error', 'SF_ERR_RUNNER_DRAINING', 'the runner is draining', { maybe_ran: false })
   // the draining runner reports less load, so by load alone it would be picked first every time
   const runners = [await fakeRunner('r-draining', 0, 0, draining), await fakeRunner('r-busy', 5, 0, ok)]
   await withGateway(runners, {}, async (gateway) => {
     for (let i = 0; i < 5; i++) assert.deepEqual([(await execute(gateway, { code: 'x' })).runner], ['r-busy'])
     assert.equal(runners[0].budgets.length, 1, 'asked once, then left alone')
+  })
+})
+
+test('router: an infra_error after which the code may have run (maybe_ran true) is answered, never run on a second runner', async () => {
+  const first = await fakeRunner('first', 0, 0, stalled)
+  const second = await fakeRunner('second', 5, 0, ok) // busier: it would be the retry
+  await withGateway([first, second], { queueTimeoutMs: 3000 }, async (gateway) => {
+    const result = await execute(gateway, { code: 'print(1)', timeout_ms: 50 })
+    assert.deepEqual(
+      [result.status, result.error?.type, result.maybe_ran, result.runner],
+      ['infra_error', 'SF_ERR_RUNNER_STALLED', true, 'first']
+    )
+    assert.deepEqual(second.budgets, [], 'not sent to a second runner')
+  })
+})
+
+test('router: a call in flight on a runner that goes silent is answered within runnerSilenceMs, maybe run, and not run again elsewhere', async () => {
+  const other = await fakeRunner('other', 5, 0, ok) // busier: it would be the retry
+  let silent = false
+  const load: RunnerLoad = {
+    runner: 'silent',
+    state: 'ready',
+    backend: 'process',
+    languages: ['python'],
+    capacity: 10,
+    in_flight: 0,
+    queued: 0,
+    queue_limit: 100,
+    warm: 10,
+    busy: 0,
+    sessions: 0
+  }
+  // answers its load until a call comes, then nothing at all (as a paused or cut-off runner)
+  const server = createServer((req, res) => {
+    if (req.url === '/v1/runner/load' && !silent) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(load))
+      return
+    }
+    silent = true
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const silentRunner: FakeRunner = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    budgets: [],
+    contexts: [],
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+  await withGateway(
+    [silentRunner, other],
+    { loadPollMs: 50, runnerSilenceMs: 300, queueTimeoutMs: 60_000 },
+    async (gateway) => {
+      await sleep(200) // both polled
+      // without the silence, the gateway would wait its whole budget: 60 s + timeout_ms + grace
+      const result = await execute(gateway, { code: 'print(1)', timeout_ms: 60_000 })
+      assert.deepEqual(
+        [result.status, result.error?.type, result.maybe_ran, result.runner],
+        ['infra_error', 'SF_ERR_GATEWAY_RUNNER_SILENT', true, 'silent']
+      )
+      assert.ok(result.request_id === undefined || typeof result.request_id === 'string')
+      assert.deepEqual(other.budgets, [], 'it may have run: not sent to a second runner')
+      const next = await execute(gateway, { code: 'print(2)' })
+      assert.equal(next.runner, 'other', 'the silent runner is down: the next call goes elsewhere')
+    }
+  )
+})
+
+test('router: a call whose connection was never made (refused) surely did not run: it is tried on another runner', async () => {
+  const gone = await fakeRunner('gone', 0, 0, ok)
+  const other = await fakeRunner('other', 5, 0, ok)
+  await withGateway([gone, other], { loadPollMs: 60_000 }, async (gateway) => {
+    await gone.close() // it was polled at start, and looks least loaded; its port now refuses
+    const result = await execute(gateway, { code: 'print(1)' })
+    assert.deepEqual([result.status, result.runner], ['ok', 'other'])
   })
 })

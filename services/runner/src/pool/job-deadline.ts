@@ -1,6 +1,8 @@
 /**
- * A job's hard deadline: one timer per job, the only one that answers a job `timeout` for a
- * sandbox that did not. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
+ * A job's hard deadline: one timer per job, the backstop for a sandbox (or a runner) that stopped
+ * answering. The code's own `timeout` is the sandbox's to report, at `timeout_ms` (its soft stop
+ * and the stop's grace); what this timer catches is the fleet's fault, answered `infra_error`
+ * (stalled), never `timeout`. Armed when a sandbox takes the job, at `timeout_ms` plus the pool's
  * overrun (the driver's `stopMs` and the runner's `graceMs`) from then; moved later, to the same
  * from the moment the job reached the sandbox, when its frame took a while to get there, and again
  * from when the sandbox says the job reached the process that runs it ({@link delivered}); moved once, to the job's
@@ -29,6 +31,11 @@ export class JobDeadline<T> implements JobWatch {
   ) {
     this.#endsAt = this.handedAt + job.request.timeout_ms + overrunMs
     this.#timer = setTimeout(JobDeadline.#expire, job.request.timeout_ms + overrunMs, this)
+  }
+
+  /** When the deadline falls (`performance.now()`): a timer that fires much later says the runner was frozen. */
+  get endsAt(): number {
+    return this.#endsAt
   }
 
   /** The job waits in its sandbox before it runs: the deadline moves to its `startBy` plus the same time. */
@@ -64,11 +71,17 @@ export class JobDeadline<T> implements JobWatch {
     return true
   }
 
-  /** Why the job was answered `timeout`, for its error message. */
-  describe(): string {
+  /**
+   * Why the job was answered `infra_error` at this deadline, for its error message: `lateMs`, how late the timer fired,
+   * when that says the runner itself was frozen past it (`frozen`).
+   */
+  describe(frozen = false, lateMs = 0): string {
     const t = this.job.request.timeout_ms
     const from = this.#moved ? " after the job's start deadline" : this.#delivered ? ' after the job reached it' : ''
-    return `the sandbox did not answer within timeout_ms=${t} plus ${this.overrunMs} ms${from}; it was stopped and is replaced`
+    const limit = `timeout_ms=${t} plus ${this.overrunMs} ms${from}`
+    if (frozen)
+      return `stalled: the runner was frozen ${Math.round(lateMs)} ms past the job's hard deadline (${limit}) and holds no answer of its sandbox; the sandbox is replaced (the fleet's fault, not the code's: the job may have run)`
+    return `stalled: the sandbox did not answer within ${limit}; it was stopped and is replaced (the fleet's fault, not a timeout of the code: the job may have run)`
   }
 
   static #expire<T>(deadline: JobDeadline<T>): void {

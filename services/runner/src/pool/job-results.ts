@@ -1,23 +1,32 @@
 /**
  * The {@link ExecResult} a pool answers with, built in one place: from a sandbox's outcome, or for
  * a job the pool answered itself (refused, cancelled, expired, drained, its sandbox failed). Each
- * carries the runner's id and the caller's request id when it gave one.
+ * carries the runner's id and the caller's request id when it gave one, and a fleet status says
+ * whether the code may have run (`maybe_ran`): not for a job the pool answered before a sandbox
+ * took it, maybe for one whose sandbox failed or stalled with it.
  */
-import { failedResult, type ExecResult } from '@sandfleet/protocol'
+import { FLEET_STATUSES, failedResult, type ExecResult } from '@sandfleet/protocol'
+
+const fleet: ReadonlySet<string> = new Set(FLEET_STATUSES)
 import type { RunOutcome } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 
-/** A result the pool gives without the user's code having run; `message` defaults to the code's. */
+/**
+ * A result the pool gives without the user's code having run (`maybe_ran: false` on a fleet status, unless `maybeRan`
+ * says it may have); `message` defaults to the code's.
+ */
 export function poolFailure(
   runnerId: string,
   requestId: string | undefined,
   status: ExecResult['status'],
   code: RunnerErrorCode | string,
   queueMs: number,
-  message?: string
+  message?: string,
+  maybeRan = false
 ): ExecResult {
   const spec = (RUNNER_ERRORS as Record<string, { message: string }>)[code]
   const result = failedResult(status, code, message ?? spec?.message ?? code, { queue_ms: queueMs, runner: runnerId })
+  if (fleet.has(status)) result.maybe_ran = maybeRan
   if (requestId !== undefined) result.request_id = requestId
   return result
 }
@@ -67,7 +76,31 @@ export function outcomeResult(
   return result
 }
 
-/** The result of a job whose sandbox's execute rejected (`err`): `infra_error`, the fleet's fault. */
+/**
+ * The result of a job its sandbox did not answer by the job's hard deadline, or answered `timeout` across a freeze of
+ * the runner (`message` says which): `infra_error`, stalled, the fleet's fault.
+ */
+export function stalledResult(
+  runnerId: string,
+  requestId: string | undefined,
+  sandboxId: string,
+  queueMs: number,
+  message: string
+): ExecResult {
+  const result = poolFailure(runnerId, requestId, 'infra_error', 'SF_ERR_RUNNER_STALLED', queueMs, message, true)
+  result.sandbox = sandboxId
+  return result
+}
+
+/** The message of a `timeout` answered stalled because the runner was frozen `frozenMs` while the job ran. */
+export function frozenTimeoutMessage(frozenMs: number): string {
+  return `stalled: the runner was frozen ${Math.round(frozenMs)} ms while the job ran, and its sandbox stopped the job at a deadline the freeze may have taken; the fleet's fault, not a timeout of the code (the job ran, maybe not for its timeout_ms)`
+}
+
+/**
+ * The result of a job whose sandbox's execute rejected (`err`): `infra_error`, the fleet's fault; the code may have run
+ * (the sandbox had it), unless the sandbox refused it before it ran (found tampered with).
+ */
 export function sandboxFailure(
   runnerId: string,
   requestId: string | undefined,
@@ -82,7 +115,8 @@ export function sandboxFailure(
     'infra_error',
     code,
     queueMs,
-    `${RUNNER_ERRORS.SF_ERR_RUNNER_SANDBOX_FAILED.message}: ${err}`
+    `${RUNNER_ERRORS.SF_ERR_RUNNER_SANDBOX_FAILED.message}: ${err}`,
+    code !== 'SF_ERR_RUNNER_SANDBOX_TAMPERED'
   )
   result.sandbox = sandboxId
   return result

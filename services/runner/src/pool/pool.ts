@@ -12,7 +12,10 @@
  *   fault) and after `maxJobsPerSandbox` jobs; after any other outcome, `timeout`, `memory` and
  *   `killed` included, it takes the next job. Its result is built by `job-results.ts`. Each job's hard deadline
  *   ({@link JobDeadline}) is here: a sandbox that has not answered by then gets its job
- *   answered `timeout` for it and is retired (`hung`), its close being the hard kill.
+ *   answered `infra_error`, stalled (the fleet's fault, never the code's `timeout`, which is the
+ *   sandbox's to report), and is retired (`stalled`), its close being the hard kill. A `timeout` a
+ *   sandbox reports for a run that a freeze of the runner overlapped ({@link FreezeWatch}) is
+ *   answered stalled too: it measured the freeze, not the code.
  * - the sandboxes' lives ({@link SlotSupervisor}): start, replacement in the background (never
  *   blocking the other slots), retries of a failed start with exponential backoff, close.
  * - drain (here, {@link Pool.close}): new jobs refused, the rest given `drainTimeoutMs` to finish.
@@ -24,11 +27,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { GRACES, NO_CALL_CONTEXT, type CallContext, type ExecResult, type Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
 import type { Driver, PooledJob, RunOutcome } from '../sandbox/contract.ts'
-import { failedOutcome } from '../sandbox/failed-outcome.ts'
 import { codeOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
+import type { FreezeWatch } from './freeze-watch.ts'
 import { JobDeadline } from './job-deadline.ts'
-import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'
+import { frozenTimeoutMessage, outcomeResult, poolFailure, sandboxFailure, stalledResult } from './job-results.ts'
 import { SlotSupervisor, type PoolEvents, type ReplaceReason, type Slot } from './slot-supervisor.ts'
 import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 
@@ -67,6 +70,12 @@ export interface PoolOptions {
    * `GRACES.sandboxMs`).
    */
   graceMs?: number
+  /**
+   * The runner's clock watch: a job whose hard deadline fired later than its threshold, or whose sandbox answered
+   * `timeout` across a freeze it saw, is answered stalled, the runner's fault (none: every late deadline is the
+   * sandbox's).
+   */
+  freezes?: FreezeWatch
   logger?: Logger
   events?: PoolEvents
 }
@@ -300,7 +309,8 @@ export class Pool {
     // No named closure per job: under tsx each one costs a defineProperty of its name.
     pending.then(
       (outcome) => {
-        if (deadline.answer()) this.#finish(slot, queueMs, call.job.request.request_id, done, outcome, undefined)
+        if (deadline.answer())
+          this.#finish(slot, queueMs, call.job.request.request_id, done, outcome, undefined, deadline.handedAt)
       },
       (err: unknown) => {
         if (deadline.answer()) this.#rejected(slot, call, queueMs, done, err)
@@ -309,26 +319,44 @@ export class Pool {
   }
 
   /**
-   * A job's hard deadline passed with no answer from its sandbox: answered `timeout`, the sandbox retired (its close
-   * kills it).
+   * A job's hard deadline passed with no answer from its sandbox: answered `infra_error`, stalled, the sandbox retired
+   * (its close kills it). A deadline that fired much later than it fell says the runner itself was frozen past it.
    */
   readonly #expired = ({ slot, call, queueMs, done }: Running, deadline: JobDeadline<Running>): void => {
     this.#busy--
+    const lateMs = this.#options.freezes?.late(deadline.endsAt) ?? 0
+    const frozen = lateMs > (this.#options.freezes?.thresholdMs ?? Infinity)
     this.#log.warn(
       {
         sandbox: slot.sandbox.id,
         reqId: call.context.requestId,
         timeoutMs: call.job.request.timeout_ms,
-        overrunMs: this.#overrunMs
+        overrunMs: this.#overrunMs,
+        lateMs
       },
-      "sandbox did not answer by its job's hard deadline; replacing it"
+      frozen
+        ? "runner was frozen past a job's hard deadline; replacing its sandbox"
+        : "sandbox did not answer by its job's hard deadline (stalled); replacing it"
     )
-    const outcome = failedOutcome('timeout', 'Timeout', deadline.describe(), {
-      durationMs: performance.now() - deadline.handedAt
-    })
-    const result = outcomeResult(this.#options.runnerId, call.job.request.request_id, slot.sandbox.id, queueMs, outcome)
-    this.#retire(slot, 'hung')
+    const message = deadline.describe(frozen, lateMs)
+    const requestId = call.job.request.request_id
+    const result = stalledResult(this.#options.runnerId, requestId, slot.sandbox.id, queueMs, message)
+    this.#options.events?.stalled?.(frozen ? 'runner' : 'sandbox')
+    this.#retire(slot, 'stalled')
     done(result)
+  }
+
+  /**
+   * A sandbox's `timeout` for a run a freeze of the runner overlapped (it started at `handedAt`): the sandbox, frozen
+   * with the runner, woke past its deadline and stopped the job, which may not have had its time. Undefined when
+   * there was no freeze, or the outcome is not a `timeout`.
+   */
+  #frozenTimeout(outcome: RunOutcome, handedAt: number): string | undefined {
+    if (outcome.status !== 'timeout' || this.#options.freezes === undefined) return undefined
+    const frozenMs = this.#options.freezes.frozenSince(handedAt)
+    if (frozenMs === 0) return undefined
+    this.#options.events?.stalled?.('runner')
+    return frozenTimeoutMessage(frozenMs)
   }
 
   /**
@@ -358,13 +386,18 @@ export class Pool {
     requestId: string | undefined,
     done: Done,
     outcome: RunOutcome | undefined,
-    err: unknown
+    err: unknown,
+    handedAt = 0
   ): void {
     this.#busy--
     const { runnerId, maxJobsPerSandbox: max } = this.#options
     let result: ExecResult
     if (outcome !== undefined) {
-      result = outcomeResult(runnerId, requestId, slot.sandbox.id, queueMs, outcome)
+      const frozen = this.#frozenTimeout(outcome, handedAt)
+      result =
+        frozen === undefined
+          ? outcomeResult(runnerId, requestId, slot.sandbox.id, queueMs, outcome)
+          : stalledResult(runnerId, requestId, slot.sandbox.id, queueMs, frozen)
     } else {
       if (this.#state !== 'closed')
         this.#log.warn({ sandbox: slot.sandbox.id, err: messageOf(err) }, 'sandbox execute failed; replacing it')

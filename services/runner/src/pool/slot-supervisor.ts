@@ -19,9 +19,12 @@ import type { Logger } from '../logger.ts'
  * Why a sandbox was replaced: the reason its outcome gave with `retire` (what it could not undo
  * after the job, `sandbox/retire-reasons.ts`), or the pool's own: its execute rejected or it died
  * idle (`crash`), it was found tampered with before a job ran (`tampered`), it ran
- * `maxJobsPerSandbox` jobs (`max_jobs`), it did not answer by a job's hard deadline (`hung`).
+ * `maxJobsPerSandbox` jobs (`max_jobs`), it did not answer by a job's hard deadline (`stalled`).
  */
-export type ReplaceReason = RetireReason | 'crash' | 'hung'
+export type ReplaceReason = RetireReason | 'crash' | 'stalled'
+
+/** Who stopped answering when a job stalled: its sandbox, or the runner itself (frozen). */
+export type StallCause = 'sandbox' | 'runner'
 
 /** Hooks a pool calls on rare events (metrics, logs). Job completions are not reported here. */
 export interface PoolEvents {
@@ -29,6 +32,11 @@ export interface PoolEvents {
   replaced?: (reason: ReplaceReason, ms: number) => void
   /** A sandbox failed to start (it will be retried). */
   startFailed?: (error: unknown) => void
+  /**
+   * A job was answered `infra_error`, stalled: its sandbox did not answer by its hard deadline (`sandbox`), or the
+   * runner was frozen past it, or across the job's `timeout` (`runner`).
+   */
+  stalled?: (cause: StallCause) => void
 }
 
 /** A started sandbox, with the jobs it was given. */

@@ -1,9 +1,11 @@
 /**
  * The runner's own limits on a request, checked before it is queued: a field over the configured
- * limits, or a language the runner does not serve. The shape of a request (types, the contract's
- * bounds) is the schema's, checked by whoever parsed it (the HTTP app, the gateway).
+ * limits, a field the sandbox could not decode (a `files` value that is not base64, a path that
+ * names no writable place: the protocol's `fileFieldsProblem`), or a language the runner does not
+ * serve. The shape of a request (types, the contract's bounds) is the schema's, checked by whoever
+ * parsed it (the HTTP app, the gateway).
  */
-import type { ExecRequest, Language } from '@sandfleet/protocol'
+import { fileFieldsProblem, type ExecRequest, type Language } from '@sandfleet/protocol'
 import type { RunnerConfig } from '../config.ts'
 import type { RunnerErrorCode } from '../errors.ts'
 
@@ -11,7 +13,7 @@ import type { RunnerErrorCode } from '../errors.ts'
 export interface RequestProblem {
   code: RunnerErrorCode
   message: string
-  /** The field at fault (`timeout_ms`, `code`, `language`). */
+  /** The field at fault (`timeout_ms`, `code`, `language`, `files/a.txt`). */
   field: string
 }
 
@@ -48,6 +50,8 @@ export function checkRequest(
       message: `memory_mb ${request.memory_mb} is over this runner's limit of ${c.maxMemoryMb}`
     }
   }
+  const undecodable = fileFieldsProblem(request)
+  if (undecodable !== undefined) return { code: 'SF_ERR_RUNNER_INVALID_REQUEST', ...undecodable }
   const language = request.language ?? 'python'
   return served.size > 0 && !served.has(language) ? languageProblem(language, served) : undefined
 }

@@ -1,8 +1,8 @@
 /**
  * Putting a runner together at start-up and taking it apart at close: the backends planned
  * (`backend-plan.ts`), a pool made per language from the configuration, the session host, the
- * metrics attached, every pool warmed; then, at close, sessions shut down, pools drained and
- * closed, drivers closed.
+ * runner's clock watch they share (`freezeMs`), the metrics attached, every pool warmed; then, at
+ * close, sessions shut down, pools drained and closed, drivers closed.
  */
 import type { Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
@@ -11,6 +11,7 @@ import type { RunnerConfig } from '../config.ts'
 
 import type { Logger } from '../logger.ts'
 import type { RunnerMetrics } from '../metrics.ts'
+import { FreezeWatch } from '../pool/freeze-watch.ts'
 import { Pool } from '../pool/pool.ts'
 import { SessionHost } from '../sessions/session-host.ts'
 import { SessionSandboxes } from '../sessions/session-sandboxes.ts'
@@ -34,10 +35,12 @@ export interface AssemblyContext {
 export async function assemble(parts: RunnerParts, ctx: AssemblyContext): Promise<void> {
   const { config, runnerId } = ctx
   const plan = { runnerId, config, logger: ctx.logger, given: ctx.given, parts, events: { reuse: ctx.metrics.reuse } }
-  for (const [language, driver] of await planBackends(plan)) parts.pools.set(language, makePool(language, driver, ctx))
+  const freezes = (parts.freezes = new FreezeWatch(config.freezeMs))
+  for (const [language, driver] of await planBackends(plan))
+    parts.pools.set(language, makePool(language, driver, ctx, freezes))
   const command = config.maxSessions > 0 ? await sessionHostCommand(parts.pools.get('python')?.driver, plan) : undefined
   if (command !== undefined) {
-    parts.sessions = new SessionHost({ runnerId, config, command })
+    parts.sessions = new SessionHost({ runnerId, config, command, freezes })
     parts.sandboxes = new SessionSandboxes(parts.sessions, { runnerId, maxTimeoutMs: config.maxTimeoutMs })
   }
   ctx.metrics.attach([...parts.pools.values()])
@@ -52,7 +55,7 @@ export async function assemble(parts: RunnerParts, ctx: AssemblyContext): Promis
  * A language's pool, sized by the configuration and capped by its driver's `maxPoolSize`; its rare events go to the
  * metrics.
  */
-function makePool(language: Language, driver: Driver, ctx: AssemblyContext): Pool {
+function makePool(language: Language, driver: Driver, ctx: AssemblyContext, freezes: FreezeWatch): Pool {
   const c = ctx.config
   const pool: Pool = new Pool({
     driver,
@@ -64,6 +67,7 @@ function makePool(language: Language, driver: Driver, ctx: AssemblyContext): Poo
     replaceBackoffMs: c.replaceBackoffMs,
     replaceBackoffMaxMs: c.replaceBackoffMaxMs,
     graceMs: c.graceMs,
+    freezes,
     logger: ctx.logger,
     events: {
       replaced: (reason, ms) => {
@@ -71,6 +75,9 @@ function makePool(language: Language, driver: Driver, ctx: AssemblyContext): Poo
       },
       startFailed: () => {
         ctx.metrics.startFailed(pool)
+      },
+      stalled: (cause) => {
+        ctx.metrics.stalled(pool, cause)
       }
     }
   })
@@ -88,6 +95,7 @@ export async function release(
 ): Promise<void> {
   await parts.sessions?.shutdown()
   parts.sandboxes?.close()
+  parts.freezes?.close()
   await Promise.all(
     [...parts.pools.values()].map(async (pool) => {
       await pool.close(drainTimeoutMs)

@@ -5,6 +5,7 @@
  */
 import type { Language } from '@sandfleet/protocol'
 import type { Driver } from '../sandbox/contract.ts'
+import type { FreezeWatch } from '../pool/freeze-watch.ts'
 import type { Pool } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 import type { SessionSandboxes } from '../sessions/session-sandboxes.ts'
@@ -21,9 +22,18 @@ export interface RunnerParts {
   sandboxes: SessionSandboxes | undefined
   /** Which backend the Python pool uses and why. */
   backendReason: string
+  /** The runner's clock watch (`freezeMs`), shared by its pools and sessions; closed at release. */
+  freezes: FreezeWatch | undefined
 }
 
 /** Parts with nothing in them yet (a runner before start). */
 export function noParts(): RunnerParts {
-  return { pools: new Map(), drivers: [], sessions: undefined, sandboxes: undefined, backendReason: '' }
+  return {
+    pools: new Map(),
+    drivers: [],
+    sessions: undefined,
+    sandboxes: undefined,
+    backendReason: '',
+    freezes: undefined
+  }
 }

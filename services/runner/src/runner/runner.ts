@@ -33,6 +33,7 @@ import type { PoolStats } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 import type { SessionSandboxes } from '../sessions/session-sandboxes.ts'
 import { assemble, release } from './assembly.ts'
+import { CallMemory, requestDigest } from './call-memory.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
 import { languageProblem } from '../requests/request-check.ts'
 import { infoReport, isolationsOf, loadReport } from './reports.ts'
@@ -67,6 +68,8 @@ export class Runner implements RunnerApi {
   readonly registry: Registry
   readonly #log: Logger
   readonly #metrics: RunnerMetrics
+  /** The calls it ran, by request id, for a while: a retry is answered from its first run (`call-memory.ts`). */
+  readonly #memory: CallMemory
   readonly #givenDriver: Driver | undefined
   readonly #parts: RunnerParts = noParts()
   /** The pools by language (the parts' own map). */
@@ -81,6 +84,7 @@ export class Runner implements RunnerApi {
     this.#log = options.logger ?? silentLogger
     this.#givenDriver = options.driver
     this.#metrics = new RunnerMetrics(this.id, options.processMetrics === true)
+    this.#memory = new CallMemory({ maxCalls: config.replayCalls, windowMs: config.replayWindowS * 1000 })
     this.registry = this.#metrics.registry
   }
 
@@ -224,7 +228,23 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, field === '' ? message : `${field}: ${message}`))
       return
     }
-    this.#dispatch(call, call.job, done)
+    const key = CallMemory.keyOf(call.requestId, call.job.tenant)
+    if (key === undefined) {
+      this.#dispatch(call, call.job, done)
+      return
+    }
+    // a call with an id: a retry of one this runner ran, or runs, is answered from that run
+    const recalled = this.#memory.begin(key, requestDigest(call.job.request))
+    if (recalled.kind === 'replay') {
+      this.#metrics.replayed(recalled.answer instanceof Promise ? 'running' : 'finished')
+      if (recalled.answer instanceof Promise) void recalled.answer.then(done)
+      else done(recalled.answer)
+      return
+    }
+    this.#dispatch(call, call.job, (result) => {
+      recalled.settle(result)
+      done(result)
+    })
   }
 
   /** Hands a call's job to its language's pool, once the runner has started. */
@@ -320,8 +340,10 @@ export class Runner implements RunnerApi {
     this.#state = 'closed'
   }
 
+  /** The answer of a call the runner refused before any pool took it: nothing ran. */
   #failed(call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
     const result = failedResult(status, code, message ?? RUNNER_ERRORS[code].message, { runner: this.id })
+    if (status !== 'invalid_request') result.maybe_ran = false
     if (call.requestId !== undefined) result.request_id = call.requestId
     return result
   }

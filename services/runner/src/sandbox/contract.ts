@@ -17,7 +17,8 @@
  *   SIGKILL, isolated-vm's timeouts, an interrupt) and answers `timeout` with what the code
  *   wrote, within the driver's {@link Driver.stopMs}. The hard deadline is the pool's, one timer
  *   per job (`pool/job-deadline.ts`): a sandbox that has not answered by `timeout_ms` +
- *   `stopMs` + the runner's `graceMs` is answered `timeout` for and retired, and its `close()`
+ *   `stopMs` + the runner's `graceMs` has its job answered `infra_error` (stalled: a backstop
+ *   catches the fleet's fault, never the code's `timeout`) and is retired, and its `close()`
  *   is the hard kill. A sandbox that keeps a job waiting before it runs (an executor tier still
  *   warming) says so through {@link JobWatch.waiting}, which moves that deadline once, to the
  *   job's `startBy` + the same.

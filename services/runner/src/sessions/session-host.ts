@@ -10,8 +10,9 @@
  * {@link JobDeadline} (`timeout_ms` + the soft stop + the runner's `graceMs`: a session that has
  * not answered by then is cut off, and counted lost), its result built by `outcomeResult`.
  *
- * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410),
- * never a fresh state; an unknown, closed or expired one `SF_ERR_SESSION_NOT_FOUND` (404).
+ * A session whose process died answers {@link SessionError} `SF_ERR_SESSION_LOST` (HTTP 410,
+ * status `infra_error`: the fleet's fault), never a fresh state; an unknown, closed or expired one
+ * `SF_ERR_SESSION_NOT_FOUND` (404).
  */
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -40,8 +41,9 @@ import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
 import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
 import { sandboxEnv } from '../kits/executor/sandbox-env.ts'
+import type { FreezeWatch } from '../pool/freeze-watch.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
-import { outcomeResult } from '../pool/job-results.ts'
+import { frozenTimeoutMessage, outcomeResult, stalledResult } from '../pool/job-results.ts'
 import { prepareCall } from '../requests/prepared-call.ts'
 import { AgentChannel } from './session-agent.ts'
 
@@ -72,6 +74,11 @@ export interface SessionHostOptions {
   command?: SessionHostCommand
   /** How often idle sessions are swept, in ms (default 1000). */
   sweepMs?: number
+  /**
+   * The runner's clock watch: a cell answered `timeout` across a freeze of the runner is answered `infra_error`
+   * (stalled), as a job is; the session keeps the state it had before the cell.
+   */
+  freezes?: FreezeWatch
 }
 
 /** The session host's answer to `open`: the session's process and socket, or why it could not. */
@@ -148,7 +155,7 @@ export const LOST_REMEMBERED = 10_000
 
 /** The sessions of one runner; see the module comment. */
 export class SessionHost implements RunnerSessionsApi {
-  readonly #opts: Required<SessionHostOptions>
+  readonly #opts: Required<Omit<SessionHostOptions, 'freezes'>> & Pick<SessionHostOptions, 'freezes'>
   /** Past a cell's `timeout_ms`, when its hard deadline falls: the session's soft stop and the grace. */
   readonly #overrunMs: number
   readonly #sessions = new Map<string, Held>()
@@ -332,7 +339,11 @@ export class SessionHost implements RunnerSessionsApi {
       held.info.last_used_at = now.toISOString()
       if (held.agent === undefined)
         held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
-      const result = outcomeResult(this.#opts.runnerId, call.requestId, `session-${held.pid}`, 0, outcome)
+      const sandbox = `session-${held.pid}`
+      const frozenMs = outcome.status === 'timeout' ? (this.#opts.freezes?.frozenSince(deadline.handedAt) ?? 0) : 0
+      if (frozenMs > 0)
+        return stalledResult(this.#opts.runnerId, call.requestId, sandbox, 0, frozenTimeoutMessage(frozenMs))
+      const result = outcomeResult(this.#opts.runnerId, call.requestId, sandbox, 0, outcome)
       result.display = outcome.display ?? []
       return result
     } finally {

@@ -146,6 +146,11 @@ export class ScriptedSandbox implements Sandbox {
         return outcome('ok', `waited ${arg}\n`)
       }
       if (cmd === 'timeout' || cmd === 'memory' || cmd === 'killed') return { ...outcome(cmd), cpu_ms: 0.25 }
+      // as an executor that stopped its job at its deadline, `arg` ms after it took it
+      if (cmd === 'times-out') {
+        await new Promise((resolve) => setTimeout(resolve, Number(arg)))
+        return outcome('timeout')
+      }
       if (cmd === 'retire') return { ...outcome('timeout'), retire: true, retire_reason: arg as RetireReason }
       // as an executor whose tier warmed for `arg` ms first: prints the wait left to the job by its startBy
       if (cmd === 'warmed') return { ...outcome('ok', `${String(waitLeft(job))}\n`), waited_ms: Number(arg) }

@@ -21,7 +21,7 @@ test('a job whose frame took long to reach its sandbox has its deadline count fr
   assert.deepEqual(expired, [], "not at the hand-off's deadline")
   for (let waited = 0; expired.length === 0 && waited < 10_000; waited += 100) await sleep(100)
   assert.deepEqual(expired, [
-    'slow delivery: the sandbox did not answer within timeout_ms=1800 plus 200 ms after the job reached it; it was stopped and is replaced'
+    "slow delivery: stalled: the sandbox did not answer within timeout_ms=1800 plus 200 ms after the job reached it; it was stopped and is replaced (the fleet's fault, not a timeout of the code: the job may have run)"
   ])
 })
 

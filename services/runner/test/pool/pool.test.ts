@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { getEventListeners } from 'node:events'
 import { callContext } from '@sandfleet/protocol'
+import { FreezeWatch } from '../../src/pool/freeze-watch.ts'
 import { Pool, type PoolOptions } from '../../src/pool/pool.ts'
 import { ScriptedDriver, job } from '../helpers/scripted-driver.ts'
 
@@ -62,6 +63,7 @@ test('pool: a job that waited past its deadline is answered queue_timeout and ne
     assert.equal(first.status, 'ok')
     assert.equal(late.status, 'queue_timeout')
     assert.equal(late.error?.type, 'SF_ERR_RUNNER_QUEUE_TIMEOUT')
+    assert.equal(late.maybe_ran, false, 'it says it surely did not run')
     assert.equal(late.request_id, 'req-7')
     assert.ok(!driver.sandboxes[0].ran.includes('echo late'))
   })
@@ -143,15 +145,19 @@ test('pool: a rejected execute answers infra_error and replaces the sandbox', as
   })
 })
 
-test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + graceMs gets its job answered timeout, is closed and replaced; its late answer is ignored", async () => {
+test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + graceMs stalled: its job is answered infra_error (never timeout), it is closed and replaced; its late answer is ignored", async () => {
   const driver = new ScriptedDriver({ stopMs: 20 })
   const replaced: string[] = []
+  const stalled: string[] = []
   await started(
     pool(driver, {
       graceMs: 30,
       events: {
         replaced: (reason) => {
           replaced.push(reason)
+        },
+        stalled: (cause) => {
+          stalled.push(cause)
         }
       }
     }),
@@ -160,15 +166,20 @@ test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + grace
       const hung = await p.run(timed('hang', 50, { requestId: 'h' }))
       assert.deepEqual(
         [hung.status, hung.error?.type, hung.exit_code, hung.request_id, hung.sandbox],
-        ['timeout', 'Timeout', null, 'h', first.id]
+        ['infra_error', 'SF_ERR_RUNNER_STALLED', null, 'h', first.id]
       )
-      assert.match(hung.error?.message ?? '', /did not answer within timeout_ms=50 plus 50 ms; it was stopped/)
+      assert.match(
+        hung.error?.message ?? '',
+        /^stalled: the sandbox did not answer within timeout_ms=50 plus 50 ms; it was stopped/
+      )
+      assert.deepEqual(stalled, ['sandbox'])
+      assert.equal(hung.maybe_ran, true, 'the sandbox had it: it may have run')
       assert.equal(first.state, 'closed', 'its close is the hard kill')
       await until(() => replaced.length === 1 && p.stats().warm === 1)
       const next = await p.run(job('echo next'))
       assert.deepEqual([next.status, next.sandbox], ['ok', driver.sandboxes[1].id])
       // the hung sandbox's execute rejected as it closed: ignored, nothing else replaced
-      assert.deepEqual([replaced, p.stats().busy, p.stats().replacements], [['hung'], 0, 1])
+      assert.deepEqual([replaced, p.stats().busy, p.stats().replacements], [['stalled'], 0, 1])
     }
   )
 })
@@ -179,7 +190,7 @@ test('pool: a job its sandbox says waits to start has until its startBy plus the
     const waited = await p.run(timed('waits 300', 50, { waitMs: 60_000 }))
     assert.deepEqual([waited.status, waited.stdout], ['ok', 'waited 300\n'])
     const slow = await p.run(timed('sleep 300', 50, { waitMs: 60_000 }))
-    assert.deepEqual([slow.status, slow.error?.type], ['timeout', 'Timeout'])
+    assert.deepEqual([slow.status, slow.error?.type], ['infra_error', 'SF_ERR_RUNNER_STALLED'])
   })
 })
 
@@ -394,4 +405,52 @@ test('pool: the second try of a job found on a tampered sandbox waits no longer 
       []
     )
   })
+})
+
+/** Blocks this thread for `ms`, as a runner stopped whole (SIGSTOP, docker pause) is: no timer, no I/O runs. */
+function freeze(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+test("pool: a runner frozen past a job's hard deadline answers the job infra_error (stalled, the runner's), never timeout", async () => {
+  const driver = new ScriptedDriver()
+  const freezes = new FreezeWatch(300)
+  const stalled: string[] = []
+  try {
+    await started(
+      pool(driver, { graceMs: 20, freezes, events: { stalled: (cause) => stalled.push(cause) } }),
+      async (p) => {
+        const answer = p.run(timed('hang', 30, { requestId: 'f' }))
+        freeze(1200) // past the deadline (30 + 20 ms), which the frozen runner never got to serve
+        const r = await answer
+        assert.deepEqual([r.status, r.error?.type, r.request_id], ['infra_error', 'SF_ERR_RUNNER_STALLED', 'f'])
+        assert.match(r.error?.message ?? '', /^stalled: the runner was frozen \d+ ms past the job's hard deadline/)
+        assert.deepEqual(stalled, ['runner'])
+      }
+    )
+  } finally {
+    freezes.close()
+  }
+})
+
+test("pool: a sandbox's timeout across a freeze of the runner is answered infra_error (stalled); one without a freeze stays the code's timeout", async () => {
+  const driver = new ScriptedDriver()
+  const freezes = new FreezeWatch(300)
+  try {
+    await started(pool(driver, { freezes }), async (p) => {
+      const own = await p.run(job('timeout'))
+      assert.deepEqual([own.status, own.error], ['timeout', null], 'no freeze: what the sandbox said')
+      const answer = p.run(job('times-out 100'))
+      freeze(1200) // the sandbox, frozen with the runner, stops the job as it wakes past its deadline
+      const r = await answer
+      assert.deepEqual([r.status, r.error?.type], ['infra_error', 'SF_ERR_RUNNER_STALLED'])
+      assert.match(r.error?.message ?? '', /^stalled: the runner was frozen \d+ ms while the job ran/)
+      assert.ok(freezes.freezes.length >= 1)
+      const after = await p.run(job('timeout'))
+      assert.equal(after.status, 'timeout', 'a job that started after the freeze is not touched by it')
+      assert.equal(driver.sandboxes.length, 1, 'the sandbox answered: it is kept')
+    })
+  } finally {
+    freezes.close()
+  }
 })

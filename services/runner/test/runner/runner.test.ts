@@ -63,6 +63,20 @@ test('runner: requests over the configured limits are invalid_request, nothing r
   )
 })
 
+test("runner: a file the sandbox could not decode is the caller's mistake (invalid_request), never the code's error", async () => {
+  const driver = new ScriptedDriver()
+  await started(new Runner(runnerConfig({ poolSize: 1, languages: ['python'] }), { driver }), async (runner) => {
+    const text = await runner.execute({ code: 'echo x', files: { 'a.txt': 'hello world!' } })
+    assert.deepEqual([text.status, text.error?.type], ['invalid_request', 'SF_ERR_RUNNER_INVALID_REQUEST'])
+    assert.match(text.error?.message ?? '', /the content of "a\.txt" is not base64/)
+    const outside = await runner.execute({ code: 'echo x', files: { '/usr/x': 'eA==' } })
+    assert.equal(outside.status, 'invalid_request')
+    assert.match(outside.error?.message ?? '', /"\/usr\/x" is outside the sandbox's writable places/)
+    assert.equal(driver.sandboxes[0].ran.length, 0)
+    assert.equal((await runner.execute({ code: 'echo fine', files: { 'a.txt': 'eA==' } })).status, 'ok')
+  })
+})
+
 test('runner: executeBatch answers in request order and reports each result once', async () => {
   const driver = new ScriptedDriver()
   await started(new Runner(runnerConfig({ poolSize: 2 }), { driver }), async (runner) => {
@@ -183,4 +197,39 @@ test('runner: a prepared call is checked once; run answers a refused one invalid
       assert.deepEqual(driver.sandboxes[0].ran, ['echo y'])
     }
   )
+})
+
+test('runner: a retry of a call it ran (its request_id, the same request, the same tenant) gets the first answer, replayed, and runs nothing', async () => {
+  const driver = new ScriptedDriver()
+  await started(new Runner(runnerConfig({ poolSize: 2, languages: ['python'] }), { driver }), async (runner) => {
+    const ran = (): number => driver.sandboxes.reduce((n, s) => n + s.ran.length, 0)
+    const first = await runner.execute({ code: 'echo once', request_id: 'call-1' })
+    const again = await runner.execute({ code: 'echo once', request_id: 'call-1' })
+    assert.deepEqual([first.status, first.replayed, again.status, again.replayed], ['ok', undefined, 'ok', true])
+    assert.equal(again.sandbox, first.sandbox)
+    assert.equal(ran(), 1, 'the code ran once')
+    // a retry of one that still runs waits for its answer
+    const slow = runner.execute({ code: 'sleep 200', request_id: 'call-2' })
+    const waiting = await runner.execute({ code: 'sleep 200', request_id: 'call-2' })
+    assert.deepEqual([(await slow).stdout, waiting.stdout, waiting.replayed], ['slept 200\n', 'slept 200\n', true])
+    assert.equal(ran(), 2)
+    // not a retry: another request under the id, another tenant's id, a call without an id
+    await runner.execute({ code: 'echo other', request_id: 'call-1' })
+    await runner.execute({ code: 'echo once', request_id: 'call-1' }, callContext({ tenant: 'team-b' }))
+    await runner.execute({ code: 'echo once' })
+    await runner.execute({ code: 'echo once' })
+    assert.equal(ran(), 6)
+  })
+})
+
+test('runner: a call that surely did not run is not remembered: its retry runs it', async () => {
+  const driver = new ScriptedDriver()
+  await started(new Runner(runnerConfig({ poolSize: 1, languages: ['python'] }), { driver }), async (runner) => {
+    const busy = runner.execute({ code: 'sleep 300' })
+    const late = await runner.execute({ code: 'echo late', request_id: 'q' }, callContext({ budgetMs: 20 }))
+    assert.deepEqual([late.status, late.maybe_ran], ['queue_timeout', false])
+    await busy
+    const retry = await runner.execute({ code: 'echo late', request_id: 'q' })
+    assert.deepEqual([retry.status, retry.stdout, retry.replayed], ['ok', 'late\n', undefined])
+  })
 })

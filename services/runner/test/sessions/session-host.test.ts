@@ -96,7 +96,11 @@ test('a session whose process was killed answers session lost (410), never a fre
   const s = await host.create()
   await host.execute(s.session_id, { code: 'x = 1' })
   await host.crash(s.session_id)
-  await assert.rejects(host.execute(s.session_id, { code: 'x' }), { code: 'SF_ERR_SESSION_LOST', statusCode: 410 })
+  await assert.rejects(host.execute(s.session_id, { code: 'x' }), {
+    code: 'SF_ERR_SESSION_LOST',
+    statusCode: 410,
+    status: 'infra_error'
+  })
   assert.throws(() => host.get(s.session_id), { code: 'SF_ERR_SESSION_LOST' })
 })
 
@@ -297,14 +301,13 @@ test("fetch_files follows the executor's rules: a link out of the work dir, a FI
   await host.close(s.session_id)
 })
 
-test("a cell's files that leave the work dir are refused: the cell fails, its session keeps its state", async () => {
+test("a cell's files that leave the work dir are refused before it runs (the caller's 400), its session keeps its state", async () => {
   const s = await host.create()
   await host.execute(s.session_id, { code: 'x = 7' })
-  const r = await host.execute(s.session_id, {
-    code: 'x = 0',
-    files: { '../escape.txt': Buffer.from('x').toString('base64') }
-  })
-  assert.deepEqual([r.status, r.error?.type], ['error', 'ValueError'])
+  await assert.rejects(
+    host.execute(s.session_id, { code: 'x = 0', files: { '../escape.txt': Buffer.from('x').toString('base64') } }),
+    { code: 'SF_ERR_RUNNER_INVALID_REQUEST', statusCode: 400, field: 'files/../escape.txt' }
+  )
   assert.deepEqual((await host.execute(s.session_id, { code: 'x' })).display, [{ 'text/plain': '7' }])
   await host.close(s.session_id)
 })

@@ -52,7 +52,8 @@ const timeoutSchema = (maxTimeoutMs: number) => {
 /** What a session refusal means to the model calling the tool. */
 const SESSION_HINTS: Record<string, string> = {
   SF_ERR_SESSION_NOT_FOUND: 'the session is closed, expired or unknown; create_session opens a new one',
-  SF_ERR_SESSION_LOST: 'the fleet lost the session (its sandbox died); create_session opens a new one'
+  SF_ERR_SESSION_LOST:
+    "the fleet lost the session (its sandbox or runner died; not your code's fault); create_session opens a new one to run it again"
 }
 
 function errorResult(err: unknown): CallToolResult {

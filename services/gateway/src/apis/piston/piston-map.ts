@@ -16,7 +16,14 @@
  * The first file is the program; the others are written beside it. Times are milliseconds,
  * memory limits bytes (-1: the fleet's default).
  */
-import { LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import {
+  base64Problem,
+  filePathProblem,
+  LIMITS,
+  type ExecRequest,
+  type ExecResult,
+  type Language
+} from '@sandfleet/protocol'
 import type { Call } from '../../pipeline/call-limits.ts'
 import { truncationNote } from '../compat.ts'
 import type { PistonResult, PistonRun } from './piston-schemas.ts'
@@ -99,6 +106,8 @@ export function problemOf(body: unknown): string | undefined {
       return `files[${i}].name must be a non-empty string of at most ${LIMITS.maxPathLength} characters`
     if (file.encoding !== undefined && !(PISTON_ENCODINGS as readonly unknown[]).includes(file.encoding))
       return `files[${i}].encoding must be one of ${PISTON_ENCODINGS.join(', ')}`
+    const undecodable = fileProblem(file as unknown as PistonFile)
+    if (undecodable !== undefined) return `files[${i}].${undecodable}`
   }
   if (b.stdin !== undefined && typeof b.stdin !== 'string') return 'stdin must be a string'
   if (b.args !== undefined && (!Array.isArray(b.args) || b.args.some((a) => typeof a !== 'string')))
@@ -119,6 +128,24 @@ export function problemOf(body: unknown): string | undefined {
     return `language ${JSON.stringify(language)}: ${language}-${b.version} runtime is unknown (this fleet runs ${Object.keys(PISTON_ALIASES).join(', ')})`
   if (b.args !== undefined && (b.args as unknown[]).length > 0 && languageOf(language) === 'javascript')
     return 'args: javascript runs in a V8 isolate, which has no command line'
+  return undefined
+}
+
+/** Hex as Piston's `hex` encoding takes it: pairs of hex digits. */
+const HEX = /^(?:[0-9a-fA-F]{2})*$/
+
+/**
+ * What a sandbox could not take of one file (its name as a path that names no writable place, its
+ * content not of its encoding: the protocol's checks), as `field problem`; undefined when none.
+ */
+function fileProblem(file: PistonFile): string | undefined {
+  const where = file.name === undefined ? undefined : filePathProblem(file.name)
+  if (where !== undefined) return `name ${JSON.stringify(file.name)} ${where}`
+  if (file.encoding === 'base64') {
+    const what = base64Problem(file.content)
+    if (what !== undefined) return `content is not base64: it ${what}`
+  }
+  if (file.encoding === 'hex' && !HEX.test(file.content)) return 'content is not hex: pairs of the digits 0-9 and a-f'
   return undefined
 }
 

@@ -11,8 +11,7 @@
  * | overloaded, queue_timeout, infra_error | SandboxError | (`run_result` null) | |
  * | invalid_request | HTTP 422 `detail` | | |
  */
-import { posix } from 'node:path'
-import { FILE_PLACES, LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import { fileFieldsProblem, LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
 import { toNumber, type ModelSpec } from '../fastapi/fastapi-errors.ts'
 import { truncationNote } from '../compat.ts'
 import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-fusion-schemas.ts'
@@ -131,17 +130,16 @@ export function toExecRequest(body: RunCodeRequest, maxTimeoutMs: number = LIMIT
 }
 
 /**
- * The first path of `files` that names no writable place of a sandbox (an absolute path outside
- * {@link FILE_PLACES}, or a relative one that climbs out of the working directory), or undefined.
- * The sandbox's root is read-only: such a file could not be written. (`fetch_files` needs no
- * check: the sandbox reads only from its places and says why it left a file out.)
+ * The first file of `files` a sandbox could not decode (the protocol's `fileFieldsProblem`: a path
+ * that names no writable place of a sandbox, or a content that is not base64), as its path and
+ * the line saying why; undefined when every file can be written. (`fetch_files` needs no check:
+ * the sandbox reads only from its places and says why it left a file out.)
  */
-export function outsidePath(body: Pick<RunCodeRequest, 'files'>): string | undefined {
-  const outside = (p: string): boolean =>
-    p.startsWith('/')
-      ? !FILE_PLACES.some((place) => posix.normalize(p).startsWith(place + '/'))
-      : posix.normalize(p).split('/')[0] === '..'
-  return Object.keys(body.files ?? {}).find(outside)
+export function undecodableFile(body: Pick<RunCodeRequest, 'files'>): { path: string; message: string } | undefined {
+  if (body.files == null) return undefined
+  const files = Object.fromEntries(Object.entries(body.files).filter((e): e is [string, string] => e[1] != null))
+  const problem = fileFieldsProblem({ files })
+  return problem === undefined ? undefined : { path: problem.field.slice('files/'.length), message: problem.message }
 }
 
 /** True for the statuses SandboxFusion calls `SandboxError`: the fleet's fault, not the code's. */

@@ -12,7 +12,7 @@
  * ```
  */
 import type { FastifyPluginAsync } from 'fastify'
-import { FILE_PLACES, LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
 import type { Api } from '../api.ts'
 import { compatPath, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
 import {
@@ -28,7 +28,6 @@ import {
 import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import {
   isSandboxError,
-  outsidePath,
   RUN_CODE_MODEL,
   RUN_JUPYTER_MODEL,
   SF_DEFAULTS,
@@ -39,7 +38,8 @@ import {
   type JupyterCell,
   type RunCodeRequest,
   type RunJupyterRequest,
-  type RunJupyterResponse
+  type RunJupyterResponse,
+  undecodableFile
 } from './sandbox-fusion-map.ts'
 import { RunCodeResponseSchema, RunJupyterResponseSchema } from './sandbox-fusion-schemas.ts'
 
@@ -70,13 +70,16 @@ const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
   fetch_files: 'fetch_files'
 })
 
-/** A body of `model` whose files all name a sandbox's writable places, or the 422 items saying why not. */
+/**
+ * A body of `model` whose files a sandbox can all decode (each path in its writable places, each
+ * content base64), or the 422 items saying why not: the caller's mistake, before anything runs.
+ */
 function checkBody(model: Parameters<typeof validateModel>[1]): (body: unknown) => FastapiErrorItem[] {
   return (body) => {
     const detail = validateModel(body, model)
     if (detail.length > 0) return detail
-    const outside = outsidePath(body as RunCodeRequest)
-    return outside === undefined ? [] : outsideError(outside).detail
+    const file = undecodableFile(body as RunCodeRequest)
+    return file === undefined ? [] : valueError('files', file.message, file.path).detail
   }
 }
 
@@ -95,7 +98,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
         calls: {
           of: (body: RunCodeRequest) => [toExecRequest(body, maxTimeoutMs)],
           refuse: (over, body: RunCodeRequest) => {
-            const field = FIELD_OF[over.field] ?? 'code'
+            const field = over.field.startsWith('files/') ? 'files' : (FIELD_OF[over.field] ?? 'code')
             return {
               statusCode: UNPROCESSABLE,
               payload: valueError(field, over.message, (body as unknown as Record<string, unknown>)[field] ?? null)
@@ -180,15 +183,6 @@ const routes: Api['routes'] = async (app, context) => {
     sessions: sessionsFor(''),
     maxTimeoutMs: context.config.maxTimeoutMs
   })
-}
-
-/** The 422 for a file outside the sandbox's writable places (see {@link outsidePath}). */
-function outsideError(path: string): ReturnType<typeof valueError> {
-  return valueError(
-    'files',
-    `${JSON.stringify(path)} is outside the sandbox's writable places: a path relative to the working directory (its cwd), or an absolute one in ${FILE_PLACES.join(', ')}`,
-    path
-  )
 }
 
 /** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */

@@ -141,6 +141,13 @@ test('bad input is a 400 {message} naming its field', async () => {
     [body({ version: undefined }), /^version /],
     [body({ files: [{ name: 'a.py' }] }), /^files\[0\]\.content /],
     [body({ files: [{ content: 'x', encoding: 'rot13' }] }), /^files\[0\]\.encoding /],
+    // what a sandbox could not take: content not of its encoding, a name that is no writable place
+    [body({ files: [{ content: 'hello world!', encoding: 'base64' }] }), /^files\[0\]\.content is not base64/],
+    [body({ files: [{ content: 'abc', encoding: 'hex' }] }), /^files\[0\]\.content is not hex/],
+    [
+      body({ files: [{ content: 'x' }, { name: '/etc/passwd', content: 'y' }] }),
+      /^files\[1\]\.name "\/etc\/passwd" is outside/
+    ],
     [body({ stdin: 5 }), /^stdin /],
     [body({ args: [1] }), /^args /],
     [body({ run_timeout: 0 }), /^run_timeout /],

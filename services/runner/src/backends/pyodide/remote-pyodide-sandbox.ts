@@ -2,7 +2,7 @@
  * A pyodide sandbox as the runner sees it: a proxy to a {@link PyodideSandbox} in a host
  * process (pyodide-host-main.ts). The host stops a job at its deadline (soft interrupt, then the
  * isolate terminated). A host that does not answer at all is the pool's to handle: the job's
- * hard deadline answers it `timeout` and closes this sandbox, and a close the host does not
+ * hard deadline answers it `infra_error` (stalled) and closes this sandbox, and a close the host does not
  * answer within `closeTimeoutMs` kills the host (its other sandboxes are replaced). A host that
  * exits fails the job in flight with `SF_ERR_RUNNER_SANDBOX_FAILED` (`infra_error`, never a user
  * status) and tells the pool, through {@link onExit}, that an idle sandbox is gone.

@@ -187,7 +187,7 @@ test('pyodide host: kill -9 of the host answers the job in flight infra_error, a
   }
 })
 
-test("pyodide host: a host that stops answering has its job answered timeout by the pool's deadline, and is killed as the sandbox closes", async () => {
+test("pyodide host: a host that stops answering has its job answered infra_error (stalled, never timeout) by the pool's deadline, and is killed as the sandbox closes", async () => {
   const driver = newDriver()
   const pool = new Pool({
     driver,
@@ -206,8 +206,12 @@ test("pyodide host: a host that stops answering has its job answered timeout by 
     // Stopped before the job is sent (not after: a quick host could answer first).
     process.kill(host.pid as number, 'SIGSTOP')
     const result = await pool.run(job('print(1)', { timeout_ms: 200 }))
-    assert.deepEqual([result.status, result.error?.type], ['timeout', 'Timeout'], JSON.stringify(result))
-    assert.match(result.error?.message ?? '', /did not answer within timeout_ms=200/)
+    assert.deepEqual(
+      [result.status, result.error?.type],
+      ['infra_error', 'SF_ERR_RUNNER_STALLED'],
+      JSON.stringify(result)
+    )
+    assert.match(result.error?.message ?? '', /^stalled: the sandbox did not answer within timeout_ms=200/)
     await until('the stopped host to be gone', () => !alive(host.pid))
     assert.equal(host.alive, false)
     await until('a new sandbox in a new host', () => pool.stats().warm === 1)
