@@ -229,6 +229,22 @@ test('a sandboxed session writes and fetches files by absolute path in its own /
   for (const id of [a, b]) await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
 })
 
+test("a session's files hold at most its memory: past it the write fails, the session and its state go on", async () => {
+  const id = await open({ memory_mb: 64 })
+  assert.equal((await cell(id, 'kept = 5')).body.status, 'ok')
+  for (const dir of ['/tmp', '/mnt', '/dev/shm']) {
+    const code = `chunk = b"x" * (1 << 20)\ntry:\n    with open("${dir}/fill", "wb") as f:\n        for _ in range(96): f.write(chunk)\nexcept OSError as e:\n    print("refused", e.errno)\nimport os\nos.remove("${dir}/fill")`
+    const filled = await cell(id, code)
+    assert.deepEqual(
+      [filled.body.status, filled.body.stdout],
+      ['ok', 'refused 28\n'],
+      `${dir}: ${JSON.stringify(filled.body)}`
+    )
+  }
+  assert.deepEqual((await cell(id, 'kept')).body.display, [{ 'text/plain': '5' }])
+  await call('DELETE', `${fleet.url}/v1/sessions/${id}`)
+})
+
 test('closing a session ends every process it started, a background one included', async () => {
   const { readdirSync, readFileSync } = await import('node:fs')
   const sleepers = (): number =>

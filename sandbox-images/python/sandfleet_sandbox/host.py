@@ -1,14 +1,16 @@
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
-  {"op": "open", "sid": ...}   -> forks a session listening on <sockdir>/<sid>.sock, answers
+  {"op": "open", "sid", "memory_mb"}
+                               -> forks a session listening on <sockdir>/<sid>.sock, answers
                                   {"op": "opened", "sid", "pid", "socket", "isolated"} on stdout
                                   (or {"op": "opened", "sid", "error"}); with "agent": true also
                                   an agent (agent.py: the session's files and processes) on
                                   <sockdir>/<sid>.agent.sock ("agent_socket" in "opened"), and
                                   "env" (set in the session's environment), "home" (its working
                                   directory and HOME, where the session has it as a private
-                                  place), "memory_mb" (its processes' limit)
+                                  place); "memory_mb" is the session's memory: its processes'
+                                  limit, and the size of each of its private tmpfs
   {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
                                   which differ from the runner's when the host has a pid namespace);
                                   with it every process of the session (see kill_session)
@@ -122,9 +124,12 @@ def init_main(srv, path, sockdir, ready_w, opts):
     try:
         mount("none", "/", None, MS_REC | MS_PRIVATE)
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+        # Each at most the session's memory: the session host has no memory cgroup of its own, so a tmpfs without a
+        # size would let a session's files take the host's memory.
+        size = "mode=0700,size=%dm" % memory_of(opts)
         for d in PRIVATE_DIRS:
             if os.path.isdir(d):
-                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, size)
         resource.setrlimit(resource.RLIMIT_NPROC, (SESSION_MAX_PROCS, SESSION_MAX_PROCS))
     except (OSError, ValueError):
         ok = b"0"
@@ -187,7 +192,7 @@ def places_of(workdir, isolated):
 
 
 def memory_of(opts):
-    """A sandbox's memory_mb, as the runner sends it with its open frame (every sandbox's has it)."""
+    """A session's memory_mb, as the runner sends it with its open frame (every session's has it)."""
     return int(opts["memory_mb"])
 
 

@@ -25,7 +25,7 @@ def test_a_cell_whose_frame_is_refused_is_answered_and_the_session_goes_on(tmp_p
     conn = opened = None
     try:
         assert json.loads(host.stdout.readline())['op'] == 'ready'
-        host.stdin.write(b'{"op": "open", "sid": "s1"}\n')
+        host.stdin.write(b'{"op": "open", "sid": "s1", "memory_mb": 256}\n')
         host.stdin.flush()
         opened = json.loads(host.stdout.readline())
         assert opened['op'] == 'opened' and 'error' not in opened, opened

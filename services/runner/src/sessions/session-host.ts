@@ -231,7 +231,7 @@ export class SessionHost implements RunnerSessionsApi {
     const memoryMb = req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb
     const open =
       sandbox === undefined
-        ? { op: 'open', sid: nonce }
+        ? { op: 'open', sid: nonce, memory_mb: memoryMb }
         : { op: 'open', sid: nonce, agent: true, env: sandbox.env, home: sandbox.home, memory_mb: memoryMb }
     const opened = await new Promise<Opened | undefined>((resolve) => {
       this.#opening.set(nonce, resolve)
