@@ -24,7 +24,7 @@ SANDFLEET_DOCKER_IMAGE="$base" bash "$root/sandbox-images/python/build-image.sh"
 # What goes in, at its path in the build context. Tests, TypeScript's compiler and type
 # packages stay out (the image runs the bundle, made by esbuild).
 app=(deploy/fleet.Dockerfile package.json package-lock.json bin packages services cli benchmarks
-  sandbox-images/python/executor.py sandbox-images/python/session_host.py node_modules)
+  sandbox-images/python/executor.py sandbox-images/python/session_host.py sandbox-images/python/manifest.py node_modules)
 excludes=(--exclude=.cache --exclude=./packages/*/test --exclude=./services/*/test --exclude=./cli/test
   --exclude=./benchmarks/test --exclude=./benchmarks/results --exclude=./node_modules/typescript --exclude=./node_modules/@types)
 

@@ -29,7 +29,14 @@
  *   job and put the sandbox back.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
-import type { ExecResult, IsolationLevel, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
+import type {
+  ExecResult,
+  IsolationLevel,
+  Language,
+  ResolvedExecRequest,
+  RuntimeEnvironment,
+  SandboxManifest
+} from '@sandfleet/protocol'
 import type { Logger } from '../logger.ts'
 import type { RetireReason } from './retire-reasons.ts'
 
@@ -232,10 +239,15 @@ export interface Driver {
   createSandbox(id: string): Sandbox
   describe(): IsolationReport
   /**
-   * The sandbox environment's manifest (Python and package versions), read by `check()`, for
-   * /v1/info. Absent or undefined: this backend has none.
+   * A Python backend's environment (Python and package versions, where it comes from), read from a sandbox of its kind
+   * (or its image) by `check()`, for /v1/info. Absent or undefined: not known (a backend of another language).
    */
   manifest?(): SandboxManifest | undefined
+  /**
+   * What runs this backend's code (runtime, version, packages), read by `check()`, for /v1/info. Absent: a Python
+   * backend's is its {@link manifest}'s, run by CPython.
+   */
+  environment?(): RuntimeEnvironment | undefined
   /**
    * How to run `session_host.py` (stateful sessions) inside this driver's kind of sandbox, for
    * a host directory that will hold the sessions' Unix sockets. Absent: this backend holds no

@@ -16,7 +16,7 @@
  * - `cpu_ms`: the isolate's CPU (isolated-vm's `cpuTime`, the thread CPU clock) over the job.
  */
 import { availableParallelism } from 'node:os'
-import type { Language } from '@sandfleet/protocol'
+import type { Language, RuntimeEnvironment } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../../kits/isolate/node-flags.ts'
@@ -63,6 +63,11 @@ export class JavascriptDriver implements Driver {
     if (this.ivm === undefined || this.sources === undefined)
       throw new Error('JavascriptDriver.createSandbox before check()')
     return new JavascriptSandbox(id, this.ivm, this.sources, { defaultMemoryMb: LIMITS.defaultMemoryMb })
+  }
+
+  /** V8, the runner's own (isolated-vm runs its isolates on the Node process's V8); nothing to import. */
+  environment(): RuntimeEnvironment {
+    return { runtime: `V8 (isolated-vm, Node ${process.versions.node})`, version: process.versions.v8, packages: {} }
   }
 
   /** What this driver protects against. */

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import type { Language } from '@sandfleet/protocol'
+import type { Language, SandboxManifest } from '@sandfleet/protocol'
 import {
   SANDBOX_MAX_FILE_MB,
   type Driver,
@@ -21,7 +21,8 @@ import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import type { ProcessSettings } from './process-config.ts'
 import { ProcessSandbox } from './process-sandbox.ts'
-import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_MANIFEST_PROBE, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { probeManifest } from '../../kits/executor/manifest-probe.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
 
 /**
@@ -57,12 +58,17 @@ export class ProcessDriver implements Driver {
   private readonly seccomp = seccompFilter(SYSCALL_TABLES[process.arch])
   /** The session host's: it makes each session's namespaces (unshare, and mount for its /proc). */
   private readonly sessionSeccomp = seccompFilter(SYSCALL_TABLES[process.arch], ['unshare', 'mount'])
+  /** What the sandboxes' Python is and can import (read by {@link check} in a sandbox). */
+  #manifest: SandboxManifest | undefined
 
   constructor(private readonly options: DriverOptions<ProcessSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
-  /** Fails with how to install bubblewrap or python3 when either is missing. */
+  /**
+   * Fails with how to install bubblewrap or python3 when either is missing; reads the sandboxes' Python environment
+   * (manifest.py in a sandbox of this kind) for /v1/info.
+   */
   async check(): Promise<void> {
     for (const bin of ['bwrap', this.options.config.pythonPath]) {
       // looked up on the sandbox's own PATH: the interpreter checked is the one the sandbox runs
@@ -82,6 +88,7 @@ export class ProcessDriver implements Driver {
         stdio: ['ignore', 'pipe', 'ignore']
       }).includes('--disable-userns')
     } catch {}
+    const manifest = this.#readManifest()
     this.cgroups = await CgroupHost.open(this.options.config.id)
     if (this.cgroups === undefined)
       this.options.logger.warn(
@@ -93,6 +100,29 @@ export class ProcessDriver implements Driver {
         { driver: 'process', stale: this.cgroups.swept.length },
         'removed the cgroups of runners gone from this host'
       )
+    this.#manifest = await manifest
+  }
+
+  /** manifest.py in a sandbox like the executor's; undefined, with a warning, when it does not answer. */
+  async #readManifest(): Promise<SandboxManifest | undefined> {
+    try {
+      const command = this.bubblewrap(
+        { path: SHIPPED_MANIFEST_PROBE, at: '/opt/sandfleet/manifest.py' },
+        this.disableUserns ? ['--unshare-user', '--disable-userns'] : [],
+        [],
+        {},
+        this.seccomp
+      )
+      return await probeManifest(command, { image: 'host', build: 'host', executor: '/opt/sandfleet/executor.py' })
+    } catch (err) {
+      this.options.logger.warn({ driver: 'process', err: (err as Error).message }, 'no manifest for /v1/info')
+      return undefined
+    }
+  }
+
+  /** The sandboxes' Python version and packages, read by {@link check}. */
+  manifest(): SandboxManifest | undefined {
+    return this.#manifest
   }
 
   /** The bubblewrap command of one sandbox. */

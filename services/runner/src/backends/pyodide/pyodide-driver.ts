@@ -16,7 +16,7 @@
  * Packages: the stdlib, plus an operator's zip of pure-Python packages (`pyodidePackages`),
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
-import { GRACES, type Language } from '@sandfleet/protocol'
+import { GRACES, type Language, type RuntimeEnvironment, type SandboxManifest } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import { CgroupHost, type SandboxCgroup } from '../../kits/linux/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
@@ -175,6 +175,32 @@ export class PyodideDriver implements Driver {
     if (this.#ceiling === 'cgroup') return `${wasm}, the whole host ≤ ${mb} MiB (its cgroup)`
     if (this.#ceiling === 'none') return `${wasm}; no cgroup on this machine, so no ceiling on the whole host`
     return `${wasm}, the whole host ≤ ${mb} MiB where the machine offers a memory cgroup`
+  }
+
+  /** The sandboxes' Python and what it can import, as the live host says at its start (pyodide-manifest.ts). */
+  manifest(): SandboxManifest | undefined {
+    const info = this.#live?.info
+    if (info?.manifest === undefined) return undefined
+    const { os, python, packages } = info.manifest
+    return {
+      image: 'pyodide',
+      build: `pyodide ${info.pyodide} (npm)`,
+      os,
+      python,
+      executor: 'pyodide_harness.py',
+      packages
+    }
+  }
+
+  /** Pyodide's Python, with what its sandboxes can import. */
+  environment(): RuntimeEnvironment | undefined {
+    const manifest = this.manifest()
+    if (manifest === undefined) return undefined
+    return {
+      runtime: `Pyodide ${this.#live?.info?.pyodide ?? '?'} (CPython on WebAssembly)`,
+      version: manifest.python,
+      packages: manifest.packages
+    }
   }
 
   /** What this driver protects against. */

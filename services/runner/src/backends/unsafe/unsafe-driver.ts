@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Language } from '@sandfleet/protocol'
+import type { Language, SandboxManifest } from '@sandfleet/protocol'
 import type {
   Driver,
   DriverName,
@@ -15,7 +15,8 @@ import type {
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import type { ExecutorSettings } from '../process/process-config.ts'
 import { ProcessSandbox } from '../process/process-sandbox.ts'
-import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_MANIFEST_PROBE, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { probeManifest } from '../../kits/executor/manifest-probe.ts'
 
 /** Python with no sandbox at all (development only). */
 export class UnsafeDriver implements Driver {
@@ -24,20 +25,37 @@ export class UnsafeDriver implements Driver {
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
   private readonly executor: string
+  #manifest: SandboxManifest | undefined
 
   constructor(private readonly options: DriverOptions<ExecutorSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
-  /** Fails with how to install python3 when it is missing. */
+  /** Fails with how to install python3 when it is missing; reads its environment (manifest.py) for /v1/info. */
   async check(): Promise<void> {
+    const python = this.options.config.pythonPath
     try {
-      execFileSync(this.options.config.pythonPath, ['--version'], { stdio: 'ignore' })
+      execFileSync(python, ['--version'], { stdio: 'ignore' })
     } catch {
-      throw new Error(
-        `${this.options.config.pythonPath} is not runnable; install python3 (Debian: apt-get install python3)`
-      )
+      throw new Error(`${python} is not runnable; install python3 (Debian: apt-get install python3)`)
     }
+    try {
+      this.#manifest = await probeManifest(
+        {
+          file: python,
+          args: ['-I', SHIPPED_MANIFEST_PROBE],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }
+        },
+        { image: 'host', build: 'host', executor: this.executor }
+      )
+    } catch (err) {
+      this.options.logger.warn({ driver: 'unsafe', err: (err as Error).message }, 'no manifest for /v1/info')
+    }
+  }
+
+  /** The host Python's version and packages, read by {@link check}. */
+  manifest(): SandboxManifest | undefined {
+    return this.#manifest
   }
 
   /** A host-process sandbox, not started. */
