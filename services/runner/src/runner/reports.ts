@@ -4,6 +4,7 @@
  */
 import type { Language, RunnerInfo, RunnerLoad, RunnerState, RuntimeEnvironment } from '@sandfleet/protocol'
 import type { Driver, IsolationReport } from '../sandbox/contract.ts'
+import { lifeLine } from '../sandbox/retire-reasons.ts'
 import type { RunnerConfig } from '../config.ts'
 import type { RunnerParts } from './runner-parts.ts'
 
@@ -55,10 +56,16 @@ export function loadReport(runner: Reporter, parts: RunnerParts): RunnerLoad {
   return load
 }
 
+/** What `driver` protects against, with the line its declared {@link Driver.life} makes. */
+export function isolationOf(driver: Driver): IsolationReport {
+  const report = driver.describe()
+  return driver.life === undefined ? report : { ...report, properties: [...report.properties, lifeLine(driver.life)] }
+}
+
 /** The isolation report of every pool, by language. */
 export function isolationsOf(parts: RunnerParts): Partial<Record<Language, IsolationReport>> {
   const out: Partial<Record<Language, IsolationReport>> = {}
-  for (const [language, pool] of parts.pools) out[language] = pool.driver.describe()
+  for (const [language, pool] of parts.pools) out[language] = isolationOf(pool.driver)
   return out
 }
 

@@ -38,7 +38,7 @@ import type {
   SandboxManifest
 } from '@sandfleet/protocol'
 import type { Logger } from '../logger.ts'
-import type { RetireReason } from './retire-reasons.ts'
+import type { RetireReason, SandboxLife } from './retire-reasons.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
@@ -235,6 +235,11 @@ export interface Driver {
    * stop's grace, reading what a stopped job wrote); the pool's hard deadline adds it. Absent: 0.
    */
   readonly stopMs?: number
+  /**
+   * How its sandboxes live through their jobs: the job ends they serve on after, the reasons they retire with. The
+   * runner adds the line it makes (`lifeLine`) to {@link describe}'s report. Absent: the report says nothing of it.
+   */
+  readonly life?: SandboxLife
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport

@@ -18,7 +18,8 @@ import {
   type Sandbox
 } from '../../sandbox/contract.ts'
 import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
-import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { ProcessSettings } from './process-config.ts'
 import { ProcessSandbox } from './process-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_MANIFEST_PROBE, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
@@ -123,6 +124,15 @@ export class ProcessDriver implements Driver {
   /** The sandboxes' Python version and packages, read by {@link check}. */
   manifest(): SandboxManifest | undefined {
     return this.#manifest
+  }
+
+  /** Every job end is survived; the executor's reasons, and its cgroup running out of memory where it has one. */
+  get life(): SandboxLife {
+    return {
+      noun: 'sandbox',
+      keeps: ['timeout', 'memory', 'killed'],
+      retires: this.cgroups === undefined ? EXECUTOR_RETIRES : [...EXECUTOR_RETIRES, 'oom']
+    }
   }
 
   /** The bubblewrap command of one sandbox. */

@@ -12,7 +12,8 @@ import type {
   IsolationReport,
   Sandbox
 } from '../../sandbox/contract.ts'
-import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { ExecutorSettings } from '../process/process-config.ts'
 import { ProcessSandbox } from '../process/process-sandbox.ts'
 import { SHIPPED_EXECUTOR, SHIPPED_MANIFEST_PROBE, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
@@ -24,6 +25,8 @@ export class UnsafeDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
+  /** Every job end is survived; the executor's reasons. */
+  readonly life: SandboxLife = { noun: 'executor', keeps: ['timeout', 'memory', 'killed'], retires: EXECUTOR_RETIRES }
   private readonly executor: string
   #manifest: SandboxManifest | undefined
 
