@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { startFakeFleet } from '@sandfleet/client/testing'
 import { parseCommandLine, type ExecResult } from '@sandfleet/protocol'
 import { ROLLOUT_COMMAND, parseDatasetLine, passAtK, rolloutCommand, type TrajectoryRecord } from '@sandfleet/trainer'
-import { ScriptedTokenizer, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { ScriptedTokenizer, startScriptedEngine } from '@sandfleet/trainer'
 
 const ok = (stdout: string): ExecResult => ({
   status: 'ok',
