@@ -51,6 +51,12 @@ export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsa
  */
 export const SANDBOX_MAX_FILE_MB = 64
 
+/**
+ * The hostname code sees in a process or docker sandbox (its own UTS namespace): never the host's, which in a fleet's
+ * runner container is the container's id.
+ */
+export const SANDBOX_HOSTNAME = 'sandbox'
+
 /** Lifecycle of one sandbox. */
 export type SandboxState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed'
 

@@ -17,7 +17,12 @@ import { messageOf } from '@sandfleet/protocol/http'
 import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
-import { DEFAULT_MAX_JOBS_PER_SANDBOX, SANDBOX_MAX_FILE_MB, type DriverEvents } from '../../sandbox/contract.ts'
+import {
+  DEFAULT_MAX_JOBS_PER_SANDBOX,
+  SANDBOX_HOSTNAME,
+  SANDBOX_MAX_FILE_MB,
+  type DriverEvents
+} from '../../sandbox/contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -272,6 +277,7 @@ export class DockerEngine {
     return {
       Image: o.image,
       User: o.user,
+      Hostname: SANDBOX_HOSTNAME,
       WorkingDir: '/tmp',
       // As the process driver: isolated mode (no PYTHON* variables, no script dir on sys.path).
       Cmd: ['python3', '-I', EXECUTOR_PATH],

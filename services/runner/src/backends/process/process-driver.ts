@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import type { Language, SandboxManifest } from '@sandfleet/protocol'
 import {
+  SANDBOX_HOSTNAME,
   SANDBOX_MAX_FILE_MB,
   type Driver,
   type DriverName,
@@ -204,6 +205,9 @@ export class ProcessDriver implements Driver {
     const bw = [
       ...(seccomp === undefined ? [] : ['--seccomp', '3']),
       '--unshare-all',
+      // Its own UTS namespace's name: not the host's (in a fleet's runner container, the container's id).
+      '--hostname',
+      SANDBOX_HOSTNAME,
       '--die-with-parent',
       '--new-session',
       '--cap-drop',
@@ -294,7 +298,7 @@ export class ProcessDriver implements Driver {
       properties: [
         'no network (own network namespace)',
         'read-only host /usr, tmpfs /tmp and /mnt (emptied after each job)',
-        'own pid namespace, killed with the runner',
+        `own pid namespace, killed with the runner; own hostname (${SANDBOX_HOSTNAME})`,
         ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
         this.seccomp === undefined
           ? 'no seccomp filter (no system call table for this CPU)'
