@@ -44,7 +44,8 @@ export function loadReport(runner: Reporter, parts: RunnerParts): RunnerLoad {
   }
   for (const [language, pool] of parts.pools) {
     const s = pool.stats()
-    if (load.pools !== undefined) load.pools[language] = { capacity: s.size, queued: s.queued }
+    if (load.pools !== undefined)
+      load.pools[language] = { capacity: s.size, queued: s.queued, backend: pool.driver.name }
     load.capacity += s.size
     load.in_flight += s.busy
     load.busy += s.busy

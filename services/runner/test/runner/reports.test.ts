@@ -125,5 +125,6 @@ test("info: the javascript backend reports V8's version, the one its isolates ru
     assert.match(environment.runtime, /^V8 \(isolated-vm/)
     assert.equal(environment.version, process.versions.v8)
     assert.deepEqual(environment.packages, {})
+    assert.equal(runner.load().pools?.javascript?.backend, 'javascript', "the load report names each pool's backend")
   })
 })
