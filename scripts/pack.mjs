@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run pack [-- --out DIR]`: the installable packages, as npm tarballs in DIR (default
-// dist/): @sandfleet/protocol, @sandfleet/client and @sandfleet/trainer (JavaScript with type
+// dist/): @sandfleet/protocol, @sandfleet/command-line, @sandfleet/client and @sandfleet/trainer (JavaScript with type
 // declarations, scripts/pack/libraries.mjs) and @sandfleet/cli (the `sandfleet` command, one
 // bundle, scripts/pack/cli.mjs). Each is staged in a folder of its own under .cache/pack/ (one
 // per run, removed after it, so that runs at once never meet) and packed there with `npm pack`; the workspaces

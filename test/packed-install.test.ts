@@ -1,6 +1,6 @@
 /**
  * The packages as a user gets them: `npm run pack` makes the tarballs of @sandfleet/protocol,
- * client, trainer and cli; they install into an empty folder (`npm ci --offline`, every
+ * command-line, client, trainer and cli; they install into an empty folder (`npm ci --offline`, every
  * third-party package from npm's cache at the versions of the repository's lock: no network) and
  * work from plain Node, without tsx or the repository: the libraries import and talk to a fleet,
  * their type declarations compile a consumer under `strict`, and `npx sandfleet serve` from the
@@ -29,7 +29,13 @@ import { fileURLToPath } from 'node:url'
 import { offlineLock, type PackedPackage } from './helpers/offline-lock.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const PACKAGES = ['@sandfleet/protocol', '@sandfleet/client', '@sandfleet/trainer', '@sandfleet/cli']
+const PACKAGES = [
+  '@sandfleet/protocol',
+  '@sandfleet/command-line',
+  '@sandfleet/client',
+  '@sandfleet/trainer',
+  '@sandfleet/cli'
+]
 /** Plain Node: no loader, no flag inherited from the test runner. */
 const PLAIN_ENV = { ...process.env, NODE_OPTIONS: '' }
 
@@ -93,7 +99,7 @@ after(() => {
 
 test('each tarball holds JavaScript and declarations, and its exports name them, not the TypeScript sources', () => {
   assert.deepEqual([...packed.keys()].sort(), [...PACKAGES].sort())
-  for (const name of ['@sandfleet/protocol', '@sandfleet/client', '@sandfleet/trainer']) {
+  for (const name of PACKAGES.filter((p) => p !== '@sandfleet/cli')) {
     const { manifest, files } = packed.get(name)!
     const exports = manifest.exports as Record<string, { types: string; default: string }>
     for (const [key, target] of Object.entries(exports)) {

@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process'
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { SANDBOX_PATH } from '@sandfleet/runner'
 import { startCpuMeter } from './cpu.ts'
-import { SANDBOX_PATH } from '../../services/runner/src/backends/process/process-driver.ts'
 import { REPO_ROOT } from './fleet.ts'
 
 /** The context of one benchmark run. */

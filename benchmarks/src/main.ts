@@ -12,7 +12,7 @@
  * ```
  */
 import { pathToFileURL } from 'node:url'
-import { helpWidth, wrapHelp } from '@sandfleet/protocol'
+import { helpWidth, wrapHelp } from '@sandfleet/command-line'
 import { settle } from './cpu.ts'
 import { captureEnvironment } from './environment.ts'
 import { existingServer, startForkPrototype, startNaive, startServe, type Server } from './fleet.ts'

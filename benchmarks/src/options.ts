@@ -4,7 +4,7 @@
  * error listing every problem.
  */
 import { existsSync } from 'node:fs'
-import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+import { CommandLineError, commandHelp, defineCommand, parseCommandLine } from '@sandfleet/command-line'
 import { wrkAvailable } from './wrk.ts'
 import { TARGETS, type TargetName } from './run/targets.ts'
 import { parseThreshold, type Threshold } from './run/thresholds.ts'

@@ -1,7 +1,7 @@
 /**
  * The `sandfleet` command line: a table of commands, one file each in commands/, each imported
  * only when it runs (`serve` need not load the trainer library's math, nor `--help` anything).
- * Every command reads its flags with the one parser (`parseCommandLine` of @sandfleet/protocol)
+ * Every command reads its flags with the one parser (`parseCommandLine` of @sandfleet/command-line)
  * and answers `--help` from the same declaration.
  */
 import { readFileSync } from 'node:fs'

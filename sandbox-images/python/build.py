@@ -22,6 +22,7 @@ PACKAGE = 'sandfleet_sandbox'
 # program file: its modules, each after those it imports from; the last one's `main()` runs the program
 ENTRIES = {
     'executor.py': (
+        'sandbox_env',
         'boot',
         'libc',
         'limits',
@@ -40,7 +41,7 @@ ENTRIES = {
         'results',
         'controller',
     ),
-    'session_host.py': ('libc', 'limits', 'files', 'cell', 'session', 'host'),
+    'session_host.py': ('sandbox_env', 'libc', 'limits', 'files', 'cell', 'session', 'host'),
 }
 
 

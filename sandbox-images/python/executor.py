@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -13,6 +13,32 @@ waiting on a pipe for its job; the controller picks the cheapest tier that has w
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
 """
+
+# ---------------- sandfleet_sandbox/sandbox_env.py
+# The environment the sandbox reads, every name once.
+#
+# SANDBOX_ENV: what the runner hands the executor and the session host, keyed as SANDBOX_ENV in
+# services/runner/src/kits/executor/sandbox-env.ts keys it (snake_case here; python-package.test.ts holds the two tables
+# equal). SANDBOX_KNOBS: settings of the sandbox's own that no driver sets (tests, benchmarks, an operator's image).
+
+SANDBOX_ENV = {
+    'work_dir': 'SANDFLEET_WORKDIR',
+    'scratch': 'SANDFLEET_SCRATCH',
+    'soft_stop_ms': 'SANDFLEET_SOFT_STOP_MS',
+    'max_file_mb': 'SANDFLEET_MAX_FILE_MB',
+    'max_procs': 'SANDFLEET_MAX_PROCS',
+    'isolation': 'SANDFLEET_ISOLATION',
+    'channel': 'SANDFLEET_CHANNEL',
+    'seccomp': 'SANDFLEET_SECCOMP',
+    'session_namespaces': 'SANDFLEET_SESSION_NAMESPACES',
+}
+SANDBOX_KNOBS = {
+    'pipe_patience_ms': 'SANDFLEET_PIPE_PATIENCE_MS',
+    'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
+    'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
+    'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+}
+
 
 # ---------------- sandfleet_sandbox/boot.py
 # The executor's start: it runs itself again, at once, in a fresh interpreter.
@@ -62,20 +88,21 @@ def prctl(option, arg):
 
 import os
 
+
 # The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
 # every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_MS = 10000
-FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
 NPROC = int(
-    os.environ.get('SANDFLEET_MAX_PROCS', '0')
+    os.environ.get(SANDBOX_ENV['max_procs'], '0')
 )  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
+SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
 def address_space(pages, frame):
@@ -336,11 +363,11 @@ _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
 # checks.)
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
-WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
+WORKDIR = os.environ.get(SANDBOX_ENV['work_dir'], '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
 # name it. Not written there: the working directory holds the request's files only.
 MAIN_FILE = os.path.join(WORKDIR, 'main.py')
-SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
+SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d]  # dirs emptied after each job
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
@@ -2112,7 +2139,7 @@ import time
 # The runner's level for jobs that name none: with `reuse`, each zygote takes the reuse baseline as it warms (its reuse
 # process is made when a job first asks for one: a long-lived process holds privately the pages it touched, tens of MiB
 # on the scientific tiers, which a tier no job uses need not pay).
-REUSE_AHEAD = os.environ.get('SANDFLEET_ISOLATION') == 'reuse'
+REUSE_AHEAD = os.environ.get(SANDBOX_ENV['isolation']) == 'reuse'
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -2183,7 +2210,7 @@ def warm(tier):
     if LIBC is not None:
         LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     copy_code_mappings()
-    if tier in ('sym', 'sci') and not os.environ.get('SANDFLEET_NO_HUGEPAGES'):
+    if tier in ('sym', 'sci') and not os.environ.get(SANDBOX_KNOBS['no_hugepages']):
         collapse_huge_pages()
     return got
 
@@ -2812,7 +2839,7 @@ import time
 
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
-PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+PATIENCE_S = float(os.environ.get(SANDBOX_KNOBS['pipe_patience_ms'], '20')) / 1000
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
 # buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
 # pipe-full is a turn between the writer and the reader: fewer turns under load).
@@ -2859,7 +2886,7 @@ def channel():
     """The runner's channel: (fd read from, fd written to). stdin/stdout; or, when SANDFLEET_CHANNEL names the runner's
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
-    path = os.environ.get('SANDFLEET_CHANNEL')
+    path = os.environ.get(SANDBOX_ENV['channel'])
     if not path:
         fds = os.dup(0), os.dup(1)
         if stat.S_ISFIFO(os.fstat(fds[0]).st_mode):
@@ -3661,8 +3688,8 @@ def precompile(code):
 
 
 def main():
-    if os.environ.get('SANDFLEET_SECCOMP'):
-        add_seccomp(base64.b64decode(os.environ.pop('SANDFLEET_SECCOMP')))
+    if os.environ.get(SANDBOX_ENV['seccomp']):
+        add_seccomp(base64.b64decode(os.environ.pop(SANDBOX_ENV['seccomp'])))
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
     prctl(4, 0)  # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: libc, limits, files, cell, session, host.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, libc, limits, files, cell, session, host.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet session host: keeps stateful Python sessions, forking before every cell.
 
@@ -40,6 +40,32 @@ frame comes (that cell then pays for the fork).
 Built from the modules of sandbox-images/python/sandfleet_sandbox/ by build.py, this module last.
 """
 
+# ---------------- sandfleet_sandbox/sandbox_env.py
+# The environment the sandbox reads, every name once.
+#
+# SANDBOX_ENV: what the runner hands the executor and the session host, keyed as SANDBOX_ENV in
+# services/runner/src/kits/executor/sandbox-env.ts keys it (snake_case here; python-package.test.ts holds the two tables
+# equal). SANDBOX_KNOBS: settings of the sandbox's own that no driver sets (tests, benchmarks, an operator's image).
+
+SANDBOX_ENV = {
+    'work_dir': 'SANDFLEET_WORKDIR',
+    'scratch': 'SANDFLEET_SCRATCH',
+    'soft_stop_ms': 'SANDFLEET_SOFT_STOP_MS',
+    'max_file_mb': 'SANDFLEET_MAX_FILE_MB',
+    'max_procs': 'SANDFLEET_MAX_PROCS',
+    'isolation': 'SANDFLEET_ISOLATION',
+    'channel': 'SANDFLEET_CHANNEL',
+    'seccomp': 'SANDFLEET_SECCOMP',
+    'session_namespaces': 'SANDFLEET_SESSION_NAMESPACES',
+}
+SANDBOX_KNOBS = {
+    'pipe_patience_ms': 'SANDFLEET_PIPE_PATIENCE_MS',
+    'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
+    'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
+    'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+}
+
+
 # ---------------- sandfleet_sandbox/libc.py
 # The C library, for the system calls Python's os module lacks (prctl, madvise, the System V IPC controls).
 
@@ -61,20 +87,21 @@ def prctl(option, arg):
 
 import os
 
+
 # The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
 # every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_TIMEOUT_MS = 10000
-FSIZE = int(os.environ.get('SANDFLEET_MAX_FILE_MB', '64')) << 20
+FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
 NPROC = int(
-    os.environ.get('SANDFLEET_MAX_PROCS', '0')
+    os.environ.get(SANDBOX_ENV['max_procs'], '0')
 )  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
-SOFT_STOP_S = float(os.environ.get('SANDFLEET_SOFT_STOP_MS', '500')) / 1000
+SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
 def address_space(pages, frame):
@@ -394,7 +421,7 @@ import time
 PR_SET_PDEATHSIG = 1
 # How long the next cell's process R waits for a frame before it exits (and S forks it anew
 # when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
-SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+SPARE_IDLE_S = float(os.environ.get(SANDBOX_KNOBS["session_spare_idle_s"], "10"))
 _prctl = LIBC.prctl
 
 
@@ -728,7 +755,7 @@ def session_main(conn, isolated):
 def open_session(srv, path, sockdir, report_w):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
-    if os.environ.get("SANDFLEET_SESSION_NAMESPACES") == "1" and unshare_session():
+    if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -787,7 +814,7 @@ def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     warnings.filterwarnings("ignore", message=".*(non-GUI backend|non-interactive).*", category=UserWarning)
-    for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
+    for mod in os.environ.get(SANDBOX_KNOBS["session_preload"], "").split(","):
         if mod:
             try:
                 __import__(mod)

@@ -1,4 +1,4 @@
-// The published libraries (@sandfleet/protocol, client, trainer) as Node packages: tsc compiles
+// The published libraries (@sandfleet/protocol, command-line, client, trainer) as Node packages: tsc compiles
 // their sources to JavaScript with declarations (relative `.ts` imports rewritten to `.js`), and
 // each is staged as a folder whose package.json points its exports at dist/ instead of src/.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -7,7 +7,12 @@ import { createRequire } from 'node:module'
 import { join, relative } from 'node:path'
 
 /** The workspaces published as libraries, in dependency order. */
-export const LIBRARIES = Object.freeze(['packages/protocol', 'packages/client', 'packages/trainer'])
+export const LIBRARIES = Object.freeze([
+  'packages/protocol',
+  'packages/command-line',
+  'packages/client',
+  'packages/trainer'
+])
 
 /** Files and folders of a library's workspace shipped beside dist/ and package.json, when present. */
 const EXTRAS = ['README.md', 'python']

@@ -41,7 +41,7 @@ export function stripComments(source: string): string {
 
 const SPECIFIERS = [
   /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
-  /\bimport\s*['"]([^'"]+)['"]/g,
+  /^\s*import\s*['"]([^'"]+)['"]/gm,
   /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g
 ]
 

@@ -10,15 +10,8 @@
 import { readFile } from 'node:fs/promises'
 import { text } from 'node:stream/consumers'
 import { SandfleetClient } from '@sandfleet/client'
-import {
-  LANGUAGES,
-  commandHelp,
-  defineCommand,
-  parseCommandLine,
-  type ExecRequest,
-  type ExecResult,
-  type Language
-} from '@sandfleet/protocol'
+import { LANGUAGES, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import { commandHelp, defineCommand, parseCommandLine } from '@sandfleet/command-line'
 import { RUNNER_COMMAND, Runner, readRunnerConfig } from '@sandfleet/runner'
 
 const RUNNER_FLAGS = Object.fromEntries(

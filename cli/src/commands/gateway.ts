@@ -4,7 +4,7 @@
  * the gateway is a flag (`--max-in-flight 512`) or a `SANDFLEET_*` variable.
  */
 import { GatewayConfigSchema, closeOnSignals, loadGatewayConfig, startGateway } from '@sandfleet/gateway'
-import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/command-line'
 
 /** The command's flags: every key of the gateway's config. */
 export const GATEWAY_COMMAND = defineCommand({

@@ -7,7 +7,7 @@ import {
   startGateway
 } from '@sandfleet/gateway'
 import { pino } from 'pino'
-import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/protocol'
+import { commandHelp, configFlags, defineCommand, parseCommandLine } from '@sandfleet/command-line'
 import { RUNNER_COMMAND, Runner, RunnerConfigSchema, readRunnerConfig } from '@sandfleet/runner'
 
 /** Keys of the gateway alone (the in-process runner does not listen). */

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { parseCommandLine } from '@sandfleet/protocol'
+import { parseCommandLine } from '@sandfleet/command-line'
 import { SERVE_COMMAND, splitServeValues } from '../../src/commands/serve.ts'
 
 const split = (argv: string[]): ReturnType<typeof splitServeValues> =>

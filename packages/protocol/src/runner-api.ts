@@ -6,7 +6,8 @@
  */
 import type { ExecRequest, ExecResult } from './exec.ts'
 import type { RunnerInfo } from './info.ts'
-import type { RunnerCallOptions, RunnerLoad } from './runner.ts'
+import type { CallContext } from './call-context.ts'
+import type { RunnerLoad } from './runner.ts'
 import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
 
 /** A value now (the runner, in its process) or later (a client of a runner elsewhere). */
@@ -27,7 +28,7 @@ export interface RunnerSessionsApi {
   /** The session's info. */
   get(id: string, key: string): Awaitable<SessionInfo>
   /** Runs one cell; resolves with its result for every outcome of the code. */
-  execute(id: string, request: SessionExecRequest, key: string, options?: RunnerCallOptions): Promise<ExecResult>
+  execute(id: string, request: SessionExecRequest, key: string, context?: CallContext): Promise<ExecResult>
   /** Closes the session. */
   close(id: string, key: string): Promise<void>
 }
@@ -39,17 +40,13 @@ export interface RunnerSessionsApi {
  * rejects only when no answer came. Readiness is the load report's `state`.
  */
 export interface RunnerApi {
-  /** Runs one request. */
-  execute(request: ExecRequest, options?: RunnerCallOptions): Promise<ExecResult>
+  /** Runs one request, in `context` (none: the runner's own limits alone). */
+  execute(request: ExecRequest, context?: CallContext): Promise<ExecResult>
   /**
-   * Runs many, one queue budget for all; resolves with the results in request order, and
-   * `onResult` sees each as it finishes.
+   * Runs many in one `context` (one deadline for all); resolves with the results in request
+   * order, and `onResult` sees each as it finishes.
    */
-  executeBatch(
-    requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options?: RunnerCallOptions
-  ): Promise<ExecResult[]>
+  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, context?: CallContext): Promise<ExecResult[]>
   /** Capacity, load and lifecycle state, to route by (`GET /v1/runner/load`). */
   load(): Awaitable<RunnerLoad>
   /** What it runs: backend, isolation, environment manifest (`GET /v1/info`). */

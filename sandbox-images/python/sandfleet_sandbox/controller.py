@@ -37,9 +37,10 @@ from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
 from .capture import DEFAULT_OUTPUT_CAP, Capture
 from .results import ending, failed
+from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
-PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
+PATIENCE_S = float(os.environ.get(SANDBOX_KNOBS['pipe_patience_ms'], '20')) / 1000
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
 # buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
 # pipe-full is a turn between the writer and the reader: fewer turns under load).
@@ -86,7 +87,7 @@ def channel():
     """The runner's channel: (fd read from, fd written to). stdin/stdout; or, when SANDFLEET_CHANNEL names the runner's
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
-    path = os.environ.get('SANDFLEET_CHANNEL')
+    path = os.environ.get(SANDBOX_ENV['channel'])
     if not path:
         fds = os.dup(0), os.dup(1)
         if stat.S_ISFIFO(os.fstat(fds[0]).st_mode):
@@ -888,8 +889,8 @@ def precompile(code):
 
 
 def main():
-    if os.environ.get('SANDFLEET_SECCOMP'):
-        add_seccomp(base64.b64decode(os.environ.pop('SANDFLEET_SECCOMP')))
+    if os.environ.get(SANDBOX_ENV['seccomp']):
+        add_seccomp(base64.b64decode(os.environ.pop(SANDBOX_ENV['seccomp'])))
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: what a job leaves behind is reparented to us
     prctl(4, 0)  # PR_SET_DUMPABLE 0: job processes (same uid) cannot ptrace the controller or the zygotes
     for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):

@@ -50,6 +50,7 @@ import warnings
 from .libc import LIBC, prctl
 from .cell import DEVNULL, _dumps, write_all
 from .session import Session
+from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -161,7 +162,7 @@ def session_main(conn, isolated):
 def open_session(srv, path, sockdir, report_w):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
-    if os.environ.get("SANDFLEET_SESSION_NAMESPACES") == "1" and unshare_session():
+    if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -220,7 +221,7 @@ def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
     warnings.filterwarnings("ignore", message=".*(non-GUI backend|non-interactive).*", category=UserWarning)
-    for mod in os.environ.get("SANDFLEET_SESSION_PRELOAD", "").split(","):
+    for mod in os.environ.get(SANDBOX_KNOBS["session_preload"], "").split(","):
         if mod:
             try:
                 __import__(mod)

@@ -24,6 +24,7 @@ import types
 # Not `random`: it reseeds itself in every forked process (CPU in every job); jobs that import it run on `std`.
 
 from .files import write_files
+from .sandbox_env import SANDBOX_ENV
 
 # What a job process calls after the user's code, bound before it runs: a job that replaces os._exit, os.write,
 # json.dumps or traceback.format_exception (its own modules) still gets its own exit status and error report.
@@ -36,11 +37,11 @@ _set_handler, _SIGTERM, _SIG_DFL = _signal.signal, int(signal.SIGTERM), _signal.
 # job's `builtins.int = str` does not reach. (No module of the executor defines a name of the builtins: build.py
 # checks.)
 globals().update((k, v) for k, v in vars(builtins).items() if not k.startswith('_'))
-WORKDIR = os.environ.get('SANDFLEET_WORKDIR', '/tmp/sandfleet-work-%d' % os.getpid())
+WORKDIR = os.environ.get(SANDBOX_ENV['work_dir'], '/tmp/sandfleet-work-%d' % os.getpid())
 # The job's code as a script in its working directory: its tracebacks (lines from linecache), __file__ and sys.argv[0]
 # name it. Not written there: the working directory holds the request's files only.
 MAIN_FILE = os.path.join(WORKDIR, 'main.py')
-SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  # dirs emptied after each job
+SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d]  # dirs emptied after each job
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 

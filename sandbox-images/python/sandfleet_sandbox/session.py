@@ -8,11 +8,12 @@ import time
 from .libc import LIBC
 from .limits import SOFT_STOP_S, timeout_ms_of
 from .cell import _dumps, _loads, run_cell, warm_cell, write_all
+from .sandbox_env import SANDBOX_KNOBS
 
 PR_SET_PDEATHSIG = 1
 # How long the next cell's process R waits for a frame before it exits (and S forks it anew
 # when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
-SPARE_IDLE_S = float(os.environ.get("SANDFLEET_SESSION_SPARE_IDLE_S", "10"))
+SPARE_IDLE_S = float(os.environ.get(SANDBOX_KNOBS["session_spare_idle_s"], "10"))
 _prctl = LIBC.prctl
 
 

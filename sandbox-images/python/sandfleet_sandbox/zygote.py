@@ -21,11 +21,12 @@ from .job import _exit, child, fresh_main
 from .reuse import TAGS_WORK, reuse_child, take_baseline
 from .reuser import Reuser
 from .tiers import SCI, STD, SYM
+from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
 # The runner's level for jobs that name none: with `reuse`, each zygote takes the reuse baseline as it warms (its reuse
 # process is made when a job first asks for one: a long-lived process holds privately the pages it touched, tens of MiB
 # on the scientific tiers, which a tier no job uses need not pay).
-REUSE_AHEAD = os.environ.get('SANDFLEET_ISOLATION') == 'reuse'
+REUSE_AHEAD = os.environ.get(SANDBOX_ENV['isolation']) == 'reuse'
 ZYGOTE_SOCKET = 5  # a zygote's socket to the controller; fds 1-4 are the next job process's
 FDS_SPACE = socket.CMSG_SPACE(4 * 4)  # SCM_RIGHTS of four ints
 FDS_1_TO_4 = b''.join(fd.to_bytes(4, sys.byteorder) for fd in (1, 2, 3, 4))
@@ -96,7 +97,7 @@ def warm(tier):
     if LIBC is not None:
         LIBC.malloc_trim(0)  # what the imports freed goes back: fewer pages to copy at each fork
     copy_code_mappings()
-    if tier in ('sym', 'sci') and not os.environ.get('SANDFLEET_NO_HUGEPAGES'):
+    if tier in ('sym', 'sci') and not os.environ.get(SANDBOX_KNOBS['no_hugepages']):
         collapse_huge_pages()
     return got
 

@@ -4,14 +4,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import {
-  GRACES,
-  LIMITS,
-  QUEUE_TIMEOUT_MS,
-  configEnvName,
-  configFlagName,
-  schemaErrorMessage
-} from '@sandfleet/protocol'
+import { GRACES, LIMITS, QUEUE_TIMEOUT_MS } from '@sandfleet/protocol'
+import { configEnvName, configFlagName, schemaErrorMessage } from '@sandfleet/command-line'
 import { GatewayError } from './errors.ts'
 
 /** Schema of {@link GatewayConfig}. */

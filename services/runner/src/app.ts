@@ -5,8 +5,10 @@
  * - `POST /v1/execute`: an ExecRequest → an ExecResult (400 ErrorBody when it is refused).
  * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
- *   On both, `x-sandfleet-queue-timeout-ms` (`RUNNER_HEADERS.queueTimeoutMs`) is how long the
- *   caller lets the jobs wait for a sandbox; the runner's `queueTimeoutMs` caps it.
+ *   On both, the headers of the call's context (`contextOfHeaders` in the protocol): how long
+ *   the caller lets the jobs wait for a sandbox (`RUNNER_HEADERS.queueTimeoutMs`; the runner's
+ *   `queueTimeoutMs` caps it), the tenant they run for, the request's id at the gateway (the
+ *   runner's request takes it as its own, on its log lines).
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET
  *   /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
@@ -14,7 +16,7 @@
  * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
  * `runnerSecret` set, every route but `/healthz` and `/readyz` asks for it (`auth.ts`).
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import {
   BatchRequestSchema,
   BatchResponseSchema,
@@ -25,11 +27,13 @@ import {
   RUNNER_HEADERS,
   RUNNER_PATHS,
   RunnerInfoSchema,
+  contextOfHeaders,
   RunnerLoadSchema,
   SessionCreateRequestSchema,
   SessionExecRequestSchema,
   SessionInfoSchema,
   type BatchRequest,
+  type CallContext,
   type ErrorBody,
   type ExecRequest
 } from '@sandfleet/protocol'
@@ -47,6 +51,13 @@ import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors
 import type { Runner } from './runner/runner.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The context of the request's calls, from its headers (on `/v1/execute` and `/v1/execute/batch`). */
+    callContext: CallContext
+  }
+}
+
 /** Options of {@link buildRunnerApp}. */
 export interface RunnerAppOptions {
   /** A pino logger instance (anything with `child`, `fatal`, `trace`), or none (default). */
@@ -58,19 +69,6 @@ export interface RunnerAppOptions {
 /** The ErrorBody of one of the runner's codes. */
 function errorBody(code: RunnerErrorCode, message?: string, field?: string): ErrorBody {
   return registryBody(RUNNER_ERRORS, code, message, field)
-}
-
-/** The caller's queue budget from its header: undefined when absent, NaN when it is not whole milliseconds. */
-function queueTimeoutOf(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const raw = headers[RUNNER_HEADERS.queueTimeoutMs]
-  if (raw === undefined) return undefined
-  return typeof raw === 'string' && /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN
-}
-
-/** The tenant a gateway runs the call for (`RUNNER_HEADERS.tenant`), if it said. */
-function tenantOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const raw = headers[RUNNER_HEADERS.tenant]
-  return typeof raw === 'string' && raw !== '' ? raw : undefined
 }
 
 const BAD_QUEUE_TIMEOUT = errorBody(
@@ -91,6 +89,7 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   const app = Fastify({
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: edge.maxBodyBytes,
+    requestIdHeader: RUNNER_HEADERS.requestId,
     // verbose: an error carries the schema it broke (an unknown field's "did you mean", schema-problem.ts)
     ajv: {
       customOptions: {
@@ -123,34 +122,40 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   }
 
   const errorResponses = { 400: ErrorBodySchema, 503: ErrorBodySchema }
+  /**
+   * The call's context, made once from the request's headers (a 400 when its queue budget is not
+   * whole milliseconds), its signal the response's: a caller that goes away (a gateway past its
+   * deadline) takes its jobs still waiting out of the queue, and they never run.
+   */
+  app.decorateRequest('callContext', null as unknown as CallContext)
+  const withContext = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const context = contextOfHeaders(request.headers, callerSignal(reply.raw), request.id)
+    if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+    request.callContext = context
+  }
 
   app.post<{ Body: ExecRequest }>(
     RUNNER_PATHS.execute,
     {
-      schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
+      schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } },
+      preHandler: withContext
     },
     async (request, reply) => {
-      const call = runner.prepare(request.body)
+      const call = runner.prepare(request.body, request.callContext)
       if (call.problem !== undefined)
         return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
-      return await runner.run(call, {
-        signal: callerSignal(reply.raw),
-        queueTimeoutMs,
-        tenant: tenantOf(request.headers)
-      })
+      return await runner.run(call)
     }
   )
 
   app.post<{ Body: BatchRequest }>(
     RUNNER_PATHS.batch,
     {
-      schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
+      schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } },
+      preHandler: withContext
     },
     async (request, reply) => {
-      const calls = request.body.requests.map((r) => runner.prepare(r))
+      const calls = request.body.requests.map((r) => runner.prepare(r, request.callContext))
       for (let i = 0; i < calls.length; i++) {
         const problem = calls[i].problem
         if (problem !== undefined)
@@ -164,22 +169,14 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
               )
             )
       }
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      // A client that goes away cancels what still waits.
-      const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
       const accept = request.headers.accept ?? ''
-      if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
+      if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls) }
       // Streaming: one line per result as it finishes, the lines ready in one turn written together.
       const lines = new NdjsonWriter()
       void runner
-        .runBatch(
-          calls,
-          (index, result) => {
-            lines.push({ index, result })
-          },
-          options
-        )
+        .runBatch(calls, (index, result) => {
+          lines.push({ index, result })
+        })
         .then(() => {
           lines.end()
         })

@@ -7,12 +7,8 @@
 import { availableParallelism, hostname } from 'node:os'
 import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox'
 import { Value, ValuePointer } from '@sinclair/typebox/value'
+import { GRACES, ISOLATION_LEVELS, LANGUAGES, LIMITS, QUEUE_TIMEOUT_MS } from '@sandfleet/protocol'
 import {
-  GRACES,
-  ISOLATION_LEVELS,
-  LANGUAGES,
-  LIMITS,
-  QUEUE_TIMEOUT_MS,
   configEnvName,
   configFlagName,
   configFlags,
@@ -21,7 +17,7 @@ import {
   CommandLineError,
   type FlagSpec,
   schemaErrorMessage
-} from '@sandfleet/protocol'
+} from '@sandfleet/command-line'
 import { ConfigError } from './errors.ts'
 import { DOCKER_DEFAULTS, DOCKER_SETTINGS } from './backends/docker/docker-config.ts'
 import { PYODIDE_DEFAULTS, PYODIDE_SETTINGS } from './backends/pyodide/pyodide-config.ts'

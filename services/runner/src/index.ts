@@ -15,13 +15,7 @@
  * await app.close(); await runner.close()     // drain, then close every sandbox
  * ```
  */
-export {
-  Runner,
-  type RunnerOptions,
-  type ExecuteOptions,
-  type PreparedCall,
-  type RequestProblem
-} from './runner/runner.ts'
+export { Runner, type RunnerOptions, type PreparedCall, type RequestProblem } from './runner/runner.ts'
 export { buildRunnerApp, type RunnerAppOptions } from './app.ts'
 export {
   BACKENDS,
@@ -77,11 +71,13 @@ export type {
   ExecutorCommand,
   IsolationReport,
   Job,
+  PooledJob,
   RunOutcome,
   Sandbox,
   SandboxState,
   SandboxStats
 } from './sandbox/contract.ts'
+export { SANDBOX_PATH } from './backends/process/process-driver.ts'
 export { PYTHON_IMAGE_DIR, SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from './kits/executor/python-image.ts'
 export {
   SessionHost,

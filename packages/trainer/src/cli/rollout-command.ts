@@ -11,7 +11,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { SandfleetClient } from '@sandfleet/client'
-import { commandHelp, defineCommand, parseCommandLine, type IsolationLevel } from '@sandfleet/protocol'
+import { type IsolationLevel } from '@sandfleet/protocol'
+import { commandHelp, defineCommand, parseCommandLine } from '@sandfleet/command-line'
 import { ADVANTAGE_METHODS, ADVANTAGE_STDS, type AdvantageMethod, type AdvantageStd } from '../algo/advantages.ts'
 import { ROC_MODES, type RocMode } from '../algo/grpo-roc.ts'
 import { ERROR_COUNT_RULES, type ErrorCountRule } from '../algo/roc-penalties.ts'

@@ -7,8 +7,11 @@ import {
   RUNNER_HEADERS,
   RUNNER_PATHS,
   RUNNER_SESSION_PATHS,
+  budgetLeft,
+  contextHeaders,
   failedResult,
   timeoutMsOf,
+  type CallContext,
   type ErrorBody,
   type ExecRequest,
   type ExecResult,
@@ -21,7 +24,7 @@ import {
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -30,8 +33,8 @@ export interface HttpRunnerClientOptions {
   /** Keep-alive connections kept to this runner. */
   connections?: number
   /**
-   * Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default the protocol's
-   * `QUEUE_TIMEOUT_MS`.
+   * How long a call whose context has no deadline may wait for a sandbox, as far as this client
+   * waits for it (the runner's own `queueTimeoutMs` bounds it); default the protocol's `QUEUE_TIMEOUT_MS`.
    */
   queueTimeoutMs?: number
   /**
@@ -109,23 +112,24 @@ export class HttpRunnerClient implements RunnerClient {
   }
 
   /**
-   * The queue budget sent to the runner, and how long to wait for its answer: every job starts
-   * within the budget or is answered `queue_timeout` at it, and a job that started ends within
-   * its `timeout_ms` and the runner's grace, so the answer comes before budget + longest
-   * `timeout_ms` + grace. A timeout that fired sooner would turn a truthful `queue_timeout`, or a
-   * result, into an `infra_error` of the gateway's own making.
+   * The headers of the call's `context` (what is left of its deadline, sent once in each request,
+   * as gRPC's `grpc-timeout`; its tenant and request id), and how long to wait for the runner's
+   * answer: every job starts by the deadline or is answered `queue_timeout` at it, and a job that
+   * started ends within its `timeout_ms` and the runner's grace, so the answer comes before budget
+   * left + longest `timeout_ms` + grace. A timeout that fired sooner would turn a truthful
+   * `queue_timeout`, or a result, into an `infra_error` of the gateway's own making.
    */
-  #deadline(requests: ExecRequest[], options: CallOptions): { headers: Record<string, string>; timeout: number } {
-    const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
+  #deadline(requests: ExecRequest[], context: CallContext): { headers: Record<string, string>; timeout: number } {
+    const now = performance.now()
+    const left = budgetLeft(context, now)
+    const budget = Math.floor(left === Infinity ? this.#queueTimeoutMs : left)
     let max = 0
     for (const r of requests) max = Math.max(max, timeoutMsOf(r))
-    const headers: Record<string, string> = { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }
-    if (options.tenant !== undefined) headers[RUNNER_HEADERS.tenant] = options.tenant
-    return { headers, timeout: budget + max + this.graceMs }
+    return { headers: contextHeaders(context, now), timeout: budget + max + this.graceMs }
   }
 
-  async execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    const { headers, timeout } = this.#deadline([request], options)
+  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    const { headers, timeout } = this.#deadline([request], context)
     try {
       const { statusCode, body } = await this.#pool.request({
         method: 'POST',
@@ -134,7 +138,7 @@ export class HttpRunnerClient implements RunnerClient {
         body: JSON.stringify(request),
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: options.signal
+        signal: context.signal
       })
       return toResult(statusCode, await body.json())
     } catch (err) {
@@ -144,10 +148,10 @@ export class HttpRunnerClient implements RunnerClient {
 
   async executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options: CallOptions = {}
+    onResult: BatchResultListener | undefined,
+    context: CallContext
   ): Promise<ExecResult[]> {
-    const deadline = this.#deadline(requests, options)
+    const deadline = this.#deadline(requests, context)
     const timeout = deadline.timeout
     const results = new Array<ExecResult>(requests.length)
     try {
@@ -159,7 +163,7 @@ export class HttpRunnerClient implements RunnerClient {
         // every item starts within the one budget or is answered queue_timeout at it
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: options.signal
+        signal: context.signal
       })
       const type = String(headers['content-type'] ?? '')
       if (statusCode !== 200 || !type.startsWith(NDJSON)) {
@@ -212,14 +216,14 @@ export class HttpRunnerClient implements RunnerClient {
       await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
         [SESSION_KEY_HEADER]: key
       }),
-    execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
+    execute: async (id: string, request: SessionExecRequest, key: string, context?: CallContext) =>
       await this.#session<ExecResult>(
         'POST',
         sessionPath(RUNNER_SESSION_PATHS.execute, id),
         request,
         { [SESSION_KEY_HEADER]: key },
         timeoutMsOf(request) + this.graceMs,
-        options.signal
+        context?.signal
       ),
     close: async (id: string, key: string) => {
       await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {

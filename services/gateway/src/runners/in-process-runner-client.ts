@@ -1,10 +1,19 @@
 /**
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
- * straight to it, with no HTTP and no JSON round trip.
+ * straight to it, with no HTTP and no JSON round trip, their context as it is (one process, one
+ * `performance.now()` clock for its deadline).
  */
-import type { ErrorBody, ExecRequest, ExecResult, RunnerApi, RunnerInfo, RunnerLoad } from '@sandfleet/protocol'
+import type {
+  CallContext,
+  ErrorBody,
+  ExecRequest,
+  ExecResult,
+  RunnerApi,
+  RunnerInfo,
+  RunnerLoad
+} from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
 
 /**
  * What the gateway needs of an in-process runner: the protocol's {@link RunnerApi} and the
@@ -37,16 +46,16 @@ export class InProcessRunnerClient implements RunnerClient {
     this.name = `local:${runner.id}`
   }
 
-  execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    return this.#runner.execute(request, options)
+  execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    return this.#runner.execute(request, context)
   }
 
   executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options: CallOptions = {}
+    onResult: BatchResultListener | undefined,
+    context: CallContext
   ): Promise<ExecResult[]> {
-    return this.#runner.executeBatch(requests, onResult, options)
+    return this.#runner.executeBatch(requests, onResult, context)
   }
 
   async load(): Promise<RunnerLoad> {
@@ -71,7 +80,7 @@ export class InProcessRunnerClient implements RunnerClient {
     return {
       create: async (request, key) => await call(() => local.create(request, key)),
       get: async (id, key) => await call(() => local.get(id, key)),
-      execute: async (id, request, key, options) => await call(() => local.execute(id, request, key, options)),
+      execute: async (id, request, key, context) => await call(() => local.execute(id, request, key, context)),
       close: async (id, key) => {
         await call(() => local.close(id, key))
       }

@@ -11,25 +11,25 @@
  * fleet's faults, a user status when the code ran).
  */
 import {
+  NO_CALL_CONTEXT,
   failedResult,
+  type CallContext,
   type ExecRequest,
   type ExecResult,
   type Language,
   type RunnerApi,
   type RunnerInfo,
-  type RunnerCallOptions,
   type RunnerLoad,
   type RunnerState
 } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
-import type { Driver, IsolationReport, Job } from '../sandbox/contract.ts'
+import type { Driver, IsolationReport, PooledJob } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { RunnerMetrics } from '../metrics.ts'
 import type { PoolStats } from '../pool/pool.ts'
-import { startDeadline } from '../pool/start-deadline.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 import { assemble, release } from './assembly.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
@@ -55,12 +55,6 @@ export interface RunnerOptions {
    */
   processMetrics?: boolean
 }
-
-/**
- * Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered
- * `queue_timeout`, SF_ERR_RUNNER_CANCELLED).
- */
-export type ExecuteOptions = RunnerCallOptions
 
 /** The runner; see the module comment. Its API to gateways is the protocol's {@link RunnerApi}. */
 export class Runner implements RunnerApi {
@@ -142,59 +136,59 @@ export class Runner implements RunnerApi {
 
   /**
    * Checks `request` against the runner's own limits (a field over the configured limits, a
-   * language it does not serve) and resolves its defaults, once: the job to run, or why it is
-   * refused (what the HTTP app answers 400). Schema validation is the caller's (the HTTP app
-   * validates with the protocol's schema). {@link execute} is `run(prepare(request))`.
+   * language it does not serve) and resolves its defaults, once, in the call's `context` (none:
+   * the runner's own `queueTimeoutMs` alone bounds its wait): the complete, frozen job to run, or
+   * why it is refused (what the HTTP app answers 400). Schema validation is the caller's (the
+   * HTTP app validates with the protocol's schema). {@link execute} is `run(prepare(request, context))`.
    */
-  prepare(request: ExecRequest): PreparedCall {
-    return prepareCall(request, this.config, this.#pools)
+  prepare(request: ExecRequest, context: CallContext = NO_CALL_CONTEXT): PreparedCall {
+    return prepareCall(request, context, this.config, this.#pools)
   }
 
   /**
-   * Runs one request and resolves with its result; never rejects. Defaults come from the
-   * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
+   * Runs one request in `context` and resolves with its result; never rejects (a job whose
+   * caller's signal aborts while it waits is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED).
+   * Defaults come from the contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
    */
-  execute(request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
-    return this.run(this.prepare(request), options)
+  execute(request: ExecRequest, context?: CallContext): Promise<ExecResult> {
+    return this.run(this.prepare(request, context))
   }
 
   /** Runs one {@link prepare}d call (once); a refused one is answered `invalid_request`. Never rejects. */
-  run(call: PreparedCall, options?: ExecuteOptions): Promise<ExecResult> {
+  run(call: PreparedCall): Promise<ExecResult> {
     return new Promise((resolve) => {
-      this.#submit(call, options, resolve)
+      this.#submit(call, resolve)
     })
   }
 
   /**
-   * Runs many requests, queued in order; resolves with the results in request order. `onResult`
-   * sees each result as soon as it is ready, with its index (completion order; an item refused
-   * at once, such as one over the runner's limits, is seen before this returns). `options` apply
-   * to every item (one queue timeout for all, counted from this call). Never rejects.
+   * Runs many requests in one `context`, queued in order; resolves with the results in request
+   * order. `onResult` sees each result as soon as it is ready, with its index (completion order;
+   * an item refused at once, such as one over the runner's limits, is seen before this returns).
+   * Never rejects.
    */
   executeBatch(
     requests: ExecRequest[],
     onResult?: (index: number, result: ExecResult) => void,
-    options?: ExecuteOptions
+    context?: CallContext
   ): Promise<ExecResult[]> {
     return this.runBatch(
-      requests.map((request) => this.prepare(request)),
-      onResult,
-      options
+      requests.map((request) => this.prepare(request, context)),
+      onResult
     )
   }
 
   /** {@link executeBatch} of {@link prepare}d calls. */
   runBatch(
     calls: readonly PreparedCall[],
-    onResult?: (index: number, result: ExecResult) => void,
-    options?: ExecuteOptions
+    onResult?: (index: number, result: ExecResult) => void
   ): Promise<ExecResult[]> {
     const results = new Array<ExecResult>(calls.length)
     if (calls.length === 0) return Promise.resolve(results)
     return new Promise((resolve) => {
       let left = calls.length
       for (let i = 0; i < calls.length; i++) {
-        this.#submit(calls[i], options, (result) => {
+        this.#submit(calls[i], (result) => {
           results[i] = result
           if (onResult !== undefined) {
             try {
@@ -211,10 +205,10 @@ export class Runner implements RunnerApi {
 
   /**
    * A call comes in: `done` gets its result once, synchronously when it is refused at once. Its
-   * one deadline for waiting (`job.startBy`: the caller's budget, capped by `queueTimeoutMs`)
-   * is fixed here, so a wait for the runner's start counts against it.
+   * job's deadline for waiting was fixed when it was prepared, so a wait for the runner's start
+   * counts against it.
    */
-  #submit(call: PreparedCall, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
+  #submit(call: PreparedCall, done: (result: ExecResult) => void): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
       done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
       return
@@ -224,13 +218,11 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, field === '' ? message : `${field}: ${message}`))
       return
     }
-    call.job.startBy = startDeadline(options?.queueTimeoutMs, this.config.queueTimeoutMs)
-    if (options?.tenant !== undefined) call.job.tenant = options.tenant
-    this.#dispatch(call, call.job, options?.signal, done)
+    this.#dispatch(call, call.job, done)
   }
 
   /** Hands a call's job to its language's pool, once the runner has started. */
-  #dispatch(call: PreparedCall, job: Job, signal: AbortSignal | undefined, done: (result: ExecResult) => void): void {
+  #dispatch(call: PreparedCall, job: PooledJob, done: (result: ExecResult) => void): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
       done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
       return
@@ -243,7 +235,7 @@ export class Runner implements RunnerApi {
       }
       this.#starting.then(
         () => {
-          this.#dispatch(call, job, signal, done)
+          this.#dispatch(call, job, done)
         },
         (err: unknown) => {
           done(
@@ -265,7 +257,7 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, `${field}: ${message}`))
       return
     }
-    pool.submit(job, { requestId: call.requestId, signal }, (result) => {
+    pool.submit(job, call.context, (result) => {
       this.#metrics.record(language, result)
       done(result)
     })

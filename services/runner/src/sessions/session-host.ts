@@ -22,9 +22,11 @@ import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
   encodeSessionId,
+  NO_CALL_CONTEXT,
   SESSION_LIMITS,
   SESSION_LOST,
   SESSION_NOT_FOUND,
+  type CallContext,
   type ExecResult,
   type RunnerSessionsApi,
   type SessionCreateRequest,
@@ -37,6 +39,7 @@ import { RunnerError, SessionError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
 import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
+import { sandboxEnv } from '../kits/executor/sandbox-env.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { outcomeResult } from '../pool/job-results.ts'
 import { prepareCall } from '../requests/prepared-call.ts'
@@ -48,7 +51,7 @@ export type SessionHostCommand = (socketDir: string) => ExecutorCommand
 export const unsandboxedSessionHost: SessionHostCommand = (socketDir) => ({
   file: 'python3',
   args: [SHIPPED_SESSION_HOST, socketDir],
-  env: process.env
+  env: { ...process.env, ...sandboxEnv({}) }
 })
 
 /** Options of a {@link SessionHost}. */
@@ -231,8 +234,13 @@ export class SessionHost implements RunnerSessionsApi {
    * Runs one cell in the session's state. Resolves with a result for every outcome of the code;
    * throws the runner's 400 for a cell over its limits, and a {@link SessionError} otherwise.
    */
-  async execute(id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
-    const call = prepareCall({ ...req, language: 'python' }, this.#opts.config, ANY_LANGUAGE)
+  async execute(
+    id: string,
+    req: SessionExecRequest,
+    key?: string,
+    context: CallContext = NO_CALL_CONTEXT
+  ): Promise<ExecResult> {
+    const call = prepareCall({ ...req, language: 'python' }, context, this.#opts.config, ANY_LANGUAGE)
     if (call.job === undefined)
       throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
     const held = this.#held(id, key)

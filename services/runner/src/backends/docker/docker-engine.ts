@@ -14,15 +14,10 @@
 import Docker from 'dockerode'
 import type { IsolationLevel, SandboxManifest } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { SCRATCH_DIRS, envLines, sandboxEnv } from '../../kits/executor/sandbox-env.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
-import {
-  DEFAULT_MAX_JOBS_PER_SANDBOX,
-  SANDBOX_HOSTNAME,
-  SANDBOX_MAX_FILE_MB,
-  type DriverEvents
-} from '../../sandbox/contract.ts'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX, SANDBOX_HOSTNAME, type DriverEvents } from '../../sandbox/contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -295,15 +290,17 @@ export class DockerEngine {
         'PYTHONUNBUFFERED=1',
         'LANG=C.UTF-8',
         'HOME=/tmp',
-        'SANDFLEET_WORKDIR=/tmp/job',
-        'SANDFLEET_SCRATCH=/tmp:/mnt:/dev/shm:/dev/mqueue',
-        `SANDFLEET_SOFT_STOP_MS=${EXECUTOR_SOFT_STOP_MS}`,
-        `SANDFLEET_MAX_FILE_MB=${SANDBOX_MAX_FILE_MB}`,
-        `SANDFLEET_ISOLATION=${o.isolation}`,
-        ...(channelDir === undefined ? [] : [`SANDFLEET_CHANNEL=${CHANNEL_DIR}/${CHANNEL_SOCKET}`]),
-        // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …: EPERM),
-        // which the executor adds on top of Docker's default profile before any job runs.
-        ...(this.#seccomp === undefined ? [] : [`SANDFLEET_SECCOMP=${this.#seccomp}`])
+        ...envLines(
+          sandboxEnv({
+            workDir: '/tmp/job',
+            scratch: SCRATCH_DIRS.join(':'),
+            isolation: o.isolation,
+            channel: channelDir === undefined ? undefined : `${CHANNEL_DIR}/${CHANNEL_SOCKET}`,
+            // The process backend's seccomp filter (ptrace, process_vm_*, pidfd_getfd, keyrings, bpf, io_uring, …:
+            // EPERM), which the executor adds on top of Docker's default profile before any job runs.
+            seccomp: this.#seccomp
+          })
+        )
       ],
       HostConfig: {
         // The executor is the container's init: Docker's (docker-init) would run as the job's uid, dumpable, for the

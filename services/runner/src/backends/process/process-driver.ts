@@ -10,9 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import type { Language, SandboxManifest } from '@sandfleet/protocol'
 import {
   SANDBOX_HOSTNAME,
-  SANDBOX_MAX_FILE_MB,
   type Driver,
-  type DriverName,
   type DriverOptions,
   type ExecutorCommand,
   type IsolationReport,
@@ -20,6 +18,7 @@ import {
 } from '../../sandbox/contract.ts'
 import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
 import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { SCRATCH_DIRS, sandboxEnv, type SandboxEnvValues } from '../../kits/executor/sandbox-env.ts'
 import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { ProcessSettings } from './process-config.ts'
 import { ProcessSandbox } from './process-sandbox.ts'
@@ -45,7 +44,7 @@ const ETC = [
 
 /** Python under bubblewrap on this host. */
 export class ProcessDriver implements Driver {
-  readonly name: DriverName = 'process'
+  readonly name: Driver['name'] = 'process'
   readonly languages: readonly Language[] = ['python']
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
@@ -151,12 +150,7 @@ export class ProcessDriver implements Driver {
       { path: this.executor, at: '/opt/sandfleet/executor.py' },
       [...noUserns, '--as-pid-1'],
       [],
-      {
-        SANDFLEET_SCRATCH: '/tmp:/mnt:/dev/shm:/dev/mqueue',
-        SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS),
-        SANDFLEET_MAX_PROCS: '64',
-        SANDFLEET_ISOLATION: this.options.config.isolation
-      },
+      { scratch: SCRATCH_DIRS.join(':'), maxProcs: 64, isolation: this.options.config.isolation },
       this.seccomp
     )
   }
@@ -170,7 +164,7 @@ export class ProcessDriver implements Driver {
       { path: SHIPPED_SESSION_HOST, at: '/opt/sandfleet/session_host.py' },
       ['--bind', socketDir, '/run/sandfleet-sessions'],
       ['/run/sandfleet-sessions'],
-      { SANDFLEET_SESSION_NAMESPACES: '1', SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS) },
+      { sessionNamespaces: 1 },
       this.sessionSeccomp
     )
   }
@@ -198,7 +192,7 @@ export class ProcessDriver implements Driver {
     program: { path: string; at: string },
     binds: string[],
     args: string[],
-    extraEnv: Record<string, string>,
+    sandbox: SandboxEnvValues,
     seccomp: Buffer | undefined
   ): ExecutorCommand {
     const fds = [...(seccomp === undefined ? [] : [seccomp]), this.#program(program.path)]
@@ -258,9 +252,7 @@ export class ProcessDriver implements Driver {
       PATH: SANDBOX_PATH,
       LANG: 'C.UTF-8',
       HOME: '/tmp',
-      SANDFLEET_WORKDIR: '/tmp/work',
-      SANDFLEET_MAX_FILE_MB: String(SANDBOX_MAX_FILE_MB),
-      ...extraEnv
+      ...sandboxEnv({ workDir: '/tmp/work', ...sandbox })
     }
     if (process.getuid?.() === 0)
       return {

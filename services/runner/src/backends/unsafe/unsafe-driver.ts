@@ -13,6 +13,7 @@ import type {
   Sandbox
 } from '../../sandbox/contract.ts'
 import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { sandboxEnv } from '../../kits/executor/sandbox-env.ts'
 import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { ExecutorSettings } from '../process/process-config.ts'
 import { ProcessSandbox } from '../process/process-sandbox.ts'
@@ -72,9 +73,7 @@ export class UnsafeDriver implements Driver {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           LANG: 'C.UTF-8',
-          SANDFLEET_WORKDIR: join(dir, 'work'),
-          SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS),
-          SANDFLEET_ISOLATION: this.options.config.isolation
+          ...sandboxEnv({ workDir: join(dir, 'work'), isolation: this.options.config.isolation })
         }
       },
       this.options.events
@@ -86,11 +85,7 @@ export class UnsafeDriver implements Driver {
     return {
       file: this.options.config.pythonPath,
       args: ['-I', SHIPPED_SESSION_HOST, socketDir],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        LANG: 'C.UTF-8',
-        SANDFLEET_SOFT_STOP_MS: String(EXECUTOR_SOFT_STOP_MS)
-      }
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...sandboxEnv({}) }
     }
   }
 

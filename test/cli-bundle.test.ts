@@ -10,9 +10,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, ut
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cliBundle, sourceKey } from '../../bin/cli-bundle.mjs'
+import { cliBundle, sourceKey } from '../bin/cli-bundle.mjs'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BIN = join(ROOT, 'bin/sandfleet.mjs')
 
 test("the source key follows every source file's size and modification time, and nothing else", () => {
@@ -57,9 +57,7 @@ test("the bundle is built once for a tree of sources, runs the CLI, and keeps ea
       .map((f) => readFileSync(join(main, '..', f), 'utf8'))
       .join('\n')
     assert.ok(
-      js.includes(
-        JSON.stringify(new URL('../../services/runner/src/kits/executor/python-image.ts', import.meta.url).href)
-      )
+      js.includes(JSON.stringify(new URL('../services/runner/src/kits/executor/python-image.ts', import.meta.url).href))
     )
     assert.ok(!js.includes('import.meta.url'))
     assert.ok(statSync(join(main, '../pyodide-host.js')).isFile(), "the pyodide host's entry is built beside the CLI")

@@ -16,6 +16,7 @@
  * ```
  */
 import type { TObject } from '@sinclair/typebox'
+import { CommandLineError } from './errors.ts'
 import { configEnvName, configFlagName } from './schema-message.ts'
 
 /** How a flag's text becomes its value. `list`: comma-separated, and repeating the flag adds to it. */
@@ -79,15 +80,6 @@ export interface ParsedCommandLine<F extends Readonly<Record<string, FlagSpec>>>
   help: boolean
   /** Where each value came from (`--pool-size`, `SANDFLEET_POOL_SIZE`), keyed like `values`. */
   origin: Record<string, string>
-}
-
-/** Bad arguments: every problem, one a line. */
-export class CommandLineError extends Error {
-  readonly code = 'SF_ERR_COMMAND_LINE'
-  constructor(readonly problems: readonly string[]) {
-    super(problems.length === 1 ? problems[0] : `bad arguments:\n  - ${problems.join('\n  - ')}`)
-    this.name = 'CommandLineError'
-  }
 }
 
 /** Identity with the spec's literal type kept, so `values` are typed from it. */

@@ -8,7 +8,7 @@ import {
   defineCommand,
   parseCommandLine,
   wrapHelp
-} from '../src/command-line.ts'
+} from '@sandfleet/command-line'
 
 const SPEC = defineCommand({
   name: 'sandfleet demo',
