@@ -28,8 +28,9 @@ HOWTO = """\
 sandfleet (the Python client) needs httpx >= 0.23; {python} has none, and no package index pip would use answers:
 {why}
 Install httpx for this Python first, then the client, with one of:
-  - Debian or Ubuntu's python3: apt-get install python3-httpx
-    (in a virtualenv: python3 -m venv --system-site-packages .venv; .venv/bin/pip install ./clients/python)
+  - Debian or Ubuntu's python3: apt-get install python3-httpx; in a virtualenv of it, with its packages:
+    /usr/bin/python3 -m venv --system-site-packages .venv; .venv/bin/pip install ./clients/python
+    (/usr/bin/python3, not `python3`, where pyenv or conda puts its own Python first on the PATH)
   - a directory of wheels (httpx, httpcore, h11, anyio, sniffio, idna, certifi; on a machine with
     network: pip download httpx -d wheels), for any Python (pyenv, conda, a venv):
     pip install --no-index --find-links wheels ./clients/python
@@ -54,6 +55,15 @@ def installed_version(python: str) -> Optional[tuple[int, ...]]:
         return None
     parts = re.findall(r'\d+', out)[:3]
     return tuple(int(p) for p in parts) if parts else None
+
+
+def debian_python_with_httpx(system: str = '/usr/bin/python3') -> Optional[str]:
+    """The system's python3 when it has httpx (Debian's python3-httpx): a virtualenv of it with its packages is the
+    quickest way out, for a user of another Python (pyenv, conda) or of a venv made without them. None otherwise."""
+    if not os.path.exists(system):
+        return None
+    version = installed_version(system)
+    return system if version is not None and version >= REQUIRED else None
 
 
 def pip_command_line(pid: int) -> Optional[list[str]]:
@@ -186,6 +196,12 @@ def check(python: str = sys.executable, env: Optional[dict[str, str]] = None, pi
             )
         )
     why += [f'{s}: no httpx there' for s in local if s not in holding]
+    system = debian_python_with_httpx()
+    if system is not None:
+        why.append(
+            f'{system} has httpx: a virtualenv of it needs nothing more: '
+            f'{system} -m venv --system-site-packages .venv; .venv/bin/pip install ./clients/python'
+        )
     if not why:
         why = ['pip was given no index (--no-index) and no --find-links']
     raise HttpxMissing(HOWTO.format(python=shlex.quote(python), why='\n'.join(f'  - {w}' for w in why)))
