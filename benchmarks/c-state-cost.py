@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The cost of the reuse check's C-state readings (sandfleet_sandbox/census.py's c_state), per call and per tier, beside
-the interpreter settings it is part of (reuse.knobs, which calls it): both run after every job of a reuse process.
+"""The cost of the reuse check's C-state readings (sandfleet_sandbox/reuse_c_state.py's c_state), per call and per
+tier, beside the interpreter settings it is part of (reuse_process.knobs, which calls it): both run after every job of
+a reuse process.
 
-Each tier is measured in a fresh interpreter that warms it as its zygote does (zygote.warm), so that the modules c_state
-reads are loaded as in the sandbox; timeit, the best of --repeat rounds of --number calls. With --package NAME=DIR
-(repeatable) it measures those checkouts' packages side by side, tier by tier (an older one: `git archive COMMIT
-sandbox-images/python | tar -x -C DIR`).
+Each tier is measured in a fresh interpreter that warms it as its zygote does (zygote_process.warm), so that the
+modules c_state reads are loaded as in the sandbox; timeit, the best of --repeat rounds of --number calls. With
+--package NAME=DIR (repeatable) it measures those checkouts' packages side by side, tier by tier (an older one: `git
+archive COMMIT sandbox-images/python | tar -x -C DIR`; one from before the modules' renames of issue 47 names them
+census.py, reuse.py, zygote.py: not this script's).
 
 Usage: python3 benchmarks/c-state-cost.py [--number 20000] [--repeat 5] [--tiers bare,std,sym,sci] [--python
 /usr/bin/python3]
@@ -28,12 +30,12 @@ import sys
 import timeit
 package, tier, number, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 sys.path.insert(0, package)
-from sandfleet_sandbox import controller, zygote
+from sandfleet_sandbox import controller, zygote_process as zygote
 zygote.warm(tier)
-from sandfleet_sandbox import census, reuse
+from sandfleet_sandbox import reuse_c_state, reuse_process as reuse
 def per_call_us(f): return min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6
-print(json.dumps({'readings': len(census.c_state()),
-                  'c_state_us': round(per_call_us(census.c_state), 2), 'knobs_us': round(per_call_us(reuse.knobs), 2)}))
+print(json.dumps({'readings': len(reuse_c_state.c_state()), 'c_state_us': round(per_call_us(reuse_c_state.c_state), 2),
+                  'knobs_us': round(per_call_us(reuse.knobs), 2)}))
 '''
 
 

@@ -118,9 +118,15 @@ class Executor:
                     'op': 'exec',
                     'id': str(self.n),
                     'code': code,
+                    'stdin': '',
                     'timeout_ms': 10000,
                     'memory_mb': 1024,
+                    'files': {},
+                    'fetch_files': [],
+                    'max_output_bytes': 65536,
                     'isolation': isolation,
+                    'wait_ms': None,
+                    'tenant': None,
                 }
             ).encode()
             + b'\n'

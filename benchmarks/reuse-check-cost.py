@@ -34,7 +34,7 @@ os.makedirs(os.environ['SANDFLEET_WORKDIR'], exist_ok=True)
 sys.path.insert(0, package)
 for m in modules.split(','):
     if m: __import__(m)
-from sandfleet_sandbox import job, reuse
+from sandfleet_sandbox import job_process as job, reuse_process as reuse
 job.fresh_main()
 gc.collect(); gc.freeze()
 rss0 = reuse.rss()

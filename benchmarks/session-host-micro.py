@@ -27,6 +27,9 @@ FRAME = {
     "files": {},
     "fetch_files": [],
     "max_output_bytes": 1 << 20,
+    "isolation": "fork",
+    "wait_ms": None,
+    "tenant": None,
 }
 
 

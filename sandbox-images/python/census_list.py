@@ -6,10 +6,10 @@ docs/reuse-census.md classifies, made again for a new interpreter or package ver
     python3 sandbox-images/python/census_list.py --check [TIER ...]  # exits 1 naming what the census does not name
 
 A tier is listed from a fresh interpreter that imports the executor's package and warms the tier as its zygote does
-(zygote.warm), run by the Python this script runs under (the sandbox's: Debian's /usr/bin/python3). An extension module
-is one built into the interpreter or loaded from a shared object. For each: its callables (functions and types, private
-names too), and its other attributes that are neither constants nor what the baseline's walk watches (dicts, lists,
-sets, modules): objects of C types whose state a job might change in place (f2py's common blocks among them).
+(zygote_process.warm), run by the Python this script runs under (the sandbox's: Debian's /usr/bin/python3). An extension
+module is one built into the interpreter or loaded from a shared object. For each: its callables (functions and types,
+private names too), and its other attributes that are neither constants nor what the baseline's walk watches (dicts,
+lists, sets, modules): objects of C types whose state a job might change in place (f2py's common blocks among them).
 
 `--check` names each module, each callable that looks like a setter (SETTER, or EXTRA_SETTERS) and each object that
 the census (docs/reuse-census.md) does not name in backquotes; a name there ending in `*` stands for every name it
@@ -64,7 +64,7 @@ import os
 import sys
 import types
 sys.path.insert(0, sys.argv[1])
-from sandfleet_sandbox import controller, zygote
+from sandfleet_sandbox import controller, zygote_process as zygote
 zygote.warm(sys.argv[2])
 SUFFIXES = tuple(__import__('importlib.machinery').machinery.EXTENSION_SUFFIXES)
 PLAIN = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range, type(sys.intern('').startswith),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, frames, files, tamper_checks, seccomp, job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -12,6 +12,10 @@ sympy and mpmath; `sci`: plus numpy and scipy too) each keep one child forked ah
 waiting on a pipe for its job; the controller picks the cheapest tier that has what the job
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
+The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
+their types by frames.py, and out), where a job runs (placement.py), its reuse processes
+(reuse_keeper.py), one run from its watch to its result (job_run.py); this module holds them
+together: the one poll, the zygotes, each frame's handler.
 """
 
 # ---------------- sandfleet_sandbox/sandbox_env.py
@@ -37,6 +41,7 @@ SANDBOX_KNOBS = {
     'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
     'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
     'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+    'session_max_procs': 'SANDFLEET_SESSION_MAX_PROCS',
 }
 
 
@@ -84,19 +89,15 @@ def prctl(option, arg):
 
 
 # ---------------- sandfleet_sandbox/limits.py
-# What a job or a cell may use, by default and as set: memory, time, file size, open files, processes.
+# What a job or a cell may use: memory, CPU time, file size, open files, processes. (Their per-job values come in the
+# job's frame, as the runner resolved them: frames.py.)
 
 import os
 
 
-# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
-# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
-DEFAULT_MEMORY_MB = 1024
-DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
-NPROC = int(
-    os.environ.get(SANDBOX_ENV['max_procs'], '0')
-)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+# RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(os.environ.get(SANDBOX_ENV['max_procs'], '0'))
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
@@ -105,14 +106,192 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
-def address_space(pages, frame):
-    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
-    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+def address_space(pages, memory_mb):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate `memory_mb` beyond that."""
+    return pages * PAGE + memory_mb * 1048576
 
 
-def timeout_ms_of(frame):
-    """The frame's `timeout_ms`, or the default."""
-    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)
+def cpu_backstop_s(timeout_ms):
+    """RLIMIT_CPU's soft limit for a job of `timeout_ms`, in seconds past what its process used before it: a backstop
+    past the controller's own stop at the deadline."""
+    return timeout_ms // 1000 + 2
+
+
+# ---------------- sandfleet_sandbox/frames.py
+# The runner's frames, parsed once where they come in: each kind a frozen type, its fields as the runner resolved them.
+#
+# The runner sends every field of a job, its defaults applied once, on its side (resolveExecRequest and the runner's
+# settings; services/runner/src/kits/executor/executor-channel.ts writes the frames): nothing here defaults a field, and
+# nothing after the parse reads a frame's dict. A frame that is not as docs/executor-protocol.md says is refused here
+# (`FrameError`, naming the field): its program answers it, never runs it.
+#
+# A new kind of job is one more frozen type here, its parser in PARSERS, and its handler where the program dispatches
+# (Controller.handlers in the executor).
+
+import collections
+import types
+
+
+class FrameError(ValueError):
+    """A frame refused at its parse: `message` says why; `frame_id` is its `id` when it had a usable one (its answer
+    then names it), else None."""
+
+    def __init__(self, message, frame_id=None):
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+class ExecJob(
+    collections.namedtuple(
+        'ExecJob',
+        (
+            'id',
+            'code',
+            'stdin',
+            'timeout_ms',
+            'memory_mb',
+            'files',
+            'fetch_files',
+            'max_output_bytes',
+            'isolation',
+            'wait_ms',
+            'tenant',
+        ),
+    )
+):
+    """An `exec` frame: one job to run. `id` (the runner's, echoed in every frame about the job), `code`, `stdin`,
+    `timeout_ms` (from the job's start: the soft stop, then the kill), `memory_mb` (beyond the process's size),
+    `files` (path → base64, a read-only mapping), `fetch_files` (a tuple of paths), `max_output_bytes` (the cap of
+    each of stdout and stderr), `isolation` (`fork` or `reuse`), `wait_ms` (what is left of the job's queue timeout,
+    the most it may wait for a tier still warming; None: no limit), `tenant` (whose job it is; None: the one tenant
+    of a fleet without API keys)."""
+
+    __slots__ = ()
+
+
+class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forget', 'env', 'main_key'))):
+    """A `cell` frame, which a session's runner sends just before a cell's `exec` (a sandbox's run): the code context
+    it runs in (`context`: a key of the session's own, its globals made fresh the first time; None: the session's
+    own), `cwd` (a new context's working directory, or None), `forget` (context keys dropped first, a tuple), `env`
+    (set for this cell only, a read-only mapping) and `main_key` (the display key that marks its value's display, or
+    None)."""
+
+    __slots__ = ()
+
+
+class Shutdown(collections.namedtuple('Shutdown', ())):
+    """A `shutdown` frame: kill every job, exit."""
+
+    __slots__ = ()
+
+
+ISOLATION_LEVELS = ('fork', 'reuse')
+
+
+def field(frame, name):
+    """Field `name` of frame `frame`; FrameError when it has none."""
+    try:
+        return frame[name]
+    except KeyError:
+        raise FrameError('no %s' % name, frame_id(frame)) from None
+
+
+def frame_id(frame):
+    """A frame's `id` when it is a string, else None (a refusal then names no job)."""
+    value = frame.get('id')
+    return value if type(value) is str else None
+
+
+def text_of(frame, name):
+    value = field(frame, name)
+    if type(value) is not str:
+        raise FrameError('%s is not a string' % name, frame_id(frame))
+    return value
+
+
+def count_of(frame, name, least):
+    """An integer field of at least `least` (a bool is not one)."""
+    value = field(frame, name)
+    if type(value) is not int or value < least:
+        raise FrameError('%s is not an integer of at least %d' % (name, least), frame_id(frame))
+    return value
+
+
+def exec_job(frame):
+    """An `exec` frame's ExecJob."""
+    files = field(frame, 'files')
+    if type(files) is not dict or not all(type(k) is str and type(v) is str for k, v in files.items()):
+        raise FrameError('files is not an object of path to base64 text', frame_id(frame))
+    fetch = field(frame, 'fetch_files')
+    if type(fetch) is not list or not all(type(p) is str for p in fetch):
+        raise FrameError('fetch_files is not a list of paths', frame_id(frame))
+    isolation = field(frame, 'isolation')
+    if isolation not in ISOLATION_LEVELS:
+        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
+    wait_ms = field(frame, 'wait_ms')
+    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
+        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
+    tenant = field(frame, 'tenant')
+    if tenant is not None and type(tenant) is not str:
+        raise FrameError('tenant is not null or a string', frame_id(frame))
+    return ExecJob(
+        text_of(frame, 'id'),
+        text_of(frame, 'code'),
+        text_of(frame, 'stdin'),
+        count_of(frame, 'timeout_ms', 1),
+        count_of(frame, 'memory_mb', 1),
+        types.MappingProxyType(files),
+        tuple(fetch),
+        count_of(frame, 'max_output_bytes', 0),
+        isolation,
+        wait_ms,
+        tenant,
+    )
+
+
+def optional_text(frame, name):
+    """A field that is a string or null (None)."""
+    value = field(frame, name)
+    if value is not None and type(value) is not str:
+        raise FrameError('%s is not null or a string' % name, frame_id(frame))
+    return value
+
+
+def cell_options(frame):
+    """A `cell` frame's CellOptions."""
+    forget = field(frame, 'forget')
+    if type(forget) is not list or not all(type(k) is str for k in forget):
+        raise FrameError('forget is not a list of context keys', frame_id(frame))
+    env = field(frame, 'env')
+    if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
+        raise FrameError('env is not an object of names to strings', frame_id(frame))
+    return CellOptions(
+        optional_text(frame, 'context'),
+        optional_text(frame, 'cwd'),
+        tuple(forget),
+        types.MappingProxyType(env),
+        optional_text(frame, 'main_key'),
+    )
+
+
+def shutdown(frame):
+    return SHUTDOWN
+
+
+SHUTDOWN = Shutdown()
+# Each op the runner sends: its frame's parser.
+PARSERS = {'exec': exec_job, 'shutdown': shutdown}
+
+
+def parse_frame(frame):
+    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
+    ops, or not as its op's parser wants it."""
+    if type(frame) is not dict:
+        raise FrameError('a frame that is not a JSON object')
+    parser = PARSERS.get(frame.get('op'))
+    if parser is None:
+        raise FrameError('a frame of no known op (%.40r)' % (frame.get('op'),), frame_id(frame))
+    return parser(frame)
 
 
 # ---------------- sandfleet_sandbox/files.py
@@ -198,7 +377,7 @@ def fetch_files(base, wanted, places, limit=FETCH_MAX_BYTES):
     return files, errors
 
 
-# ---------------- sandfleet_sandbox/tampering.py
+# ---------------- sandfleet_sandbox/tamper_checks.py
 # What an earlier job could have changed in the sandbox's other processes, read from outside them.
 #
 # Every process of a sandbox has one uid: a job can signal, renice or prlimit the zygotes, the spare
@@ -275,9 +454,9 @@ def signalled(pid):
 
 
 def zygote_tampered(z):
-    """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
-    is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
-    a spare's (a spare gets its job's own from the controller)."""
+    """True when zygote `z` (a zygote_handle.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or,
+    once it is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits
+    are then a spare's (a spare gets its job's own from the controller)."""
     try:
         return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
     except (OSError, ValueError, IndexError):
@@ -325,7 +504,7 @@ def add_seccomp(program):
         raise OSError(ctypes.get_errno(), 'the seccomp filter was refused: %s' % os.strerror(ctypes.get_errno()))
 
 
-# ---------------- sandfleet_sandbox/job.py
+# ---------------- sandfleet_sandbox/job_process.py
 # A job process: forked by its zygote ahead of its job, it runs one job's code in a fresh `__main__` and exits.
 #
 # Everything a job process does is paid in copy-on-write faults, once per job: it does as little as
@@ -441,7 +620,7 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
     stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
@@ -669,7 +848,7 @@ def pick_tier(code, tiers, loaded):
     return 'bare'
 
 
-# ---------------- sandfleet_sandbox/census.py
+# ---------------- sandfleet_sandbox/reuse_c_state.py
 # The C-level state of the extension modules the zygote tiers preload, for the `reuse` level's check.
 #
 # State kept in C (a module's globals in its C code, not in any Python dict) is invisible to the baseline's walk. Each
@@ -740,10 +919,12 @@ def c_state():
     return out
 
 
-# ---------------- sandfleet_sandbox/taint.py
-# What code may run in a reuse process: `static_taint`, read by the controller before it hands a job to one, and by the
-# reuse process's audit hook at each compile while a job runs (reuse.Watch); `assigns_attributes`, after which the caches
-# a job may have changed are emptied. Code it refuses runs forked: what it names the reuse check cannot follow.
+# ---------------- sandfleet_sandbox/reuse_denylist.py
+# The deny-list of what code may name to run in a reuse process: `static_taint` (the first name of it the code names,
+# or None), read by the controller before it hands a job to one, and by the reuse process's audit hook at each compile
+# while a job runs (reuse_process.Watch); `assigns_attributes`, after which the caches a job may have changed are
+# emptied. Code it refuses runs forked: what it names the reuse check cannot follow. (A static scan of the text, not taint
+# tracking: what a job reaches at run time is the audit hook's, reuse_process.TAINTS.)
 
 import re
 
@@ -992,7 +1173,7 @@ def static_taint(code):
     return None
 
 
-# ---------------- sandfleet_sandbox/reuse.py
+# ---------------- sandfleet_sandbox/reuse_process.py
 # The `reuse` isolation level: a job process that takes another job only when a check proves the last one left no
 # trace.
 #
@@ -1004,12 +1185,12 @@ def static_taint(code):
 # group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
 # caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
 # and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
-# reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
-# and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
-# after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what
-# a job in
-# another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
-# of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
+# reaches it: code that names it (`static_taint`, reuse_denylist.py; also applied to code compiled while a job runs)
+# runs forked, and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the
+# process end after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from
+# outside what a job in another process could do to it (rlimits, scheduling, pending signals), and holds what the process
+# says to what it reads of it (reuse_handle.py). This module is the reuse process's own code; the controller runs none of
+# it but `tags_work`.
 
 import _functools
 import _locale
@@ -1711,9 +1892,8 @@ def reuse_child():
     watch = Watch()
     base = take_baseline().adopt()
     watch.owners = base.owners
-    own = {
-        fd: base.fds[fd] for fd in (3, 4, null, *stdio)
-    }  # the descriptors this process needs: a job may not take them
+    # the descriptors this process needs: a job may not take them
+    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}
     main, touched = prepare(base, stdio, None)
     main_refs = sys.getrefcount(main)
     context = contextvars.copy_context()
@@ -1798,7 +1978,7 @@ def prepare(base, stdio, touched, stdin=True):
     return main, touched
 
 
-# ---------------- sandfleet_sandbox/reuser.py
+# ---------------- sandfleet_sandbox/reuse_handle.py
 # The controller's handle on a reuse process, and what the controller trusts of it.
 #
 # A reuse process runs its jobs' code in its own address space, so nothing it says about itself is proof: a job can find
@@ -1835,7 +2015,7 @@ SPIN = 50  # looks between yields before each further look waits a millisecond
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
-class Reuser:
+class ReuseHandle:
     """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
     state (`warming` until its baseline is taken, then `idle` (stopped), `busy` while it runs a job, `checking` until
     its verdict, `gone`), what its report pipe said, and `violation`: the first thing it did that the protocol does not
@@ -1845,20 +2025,17 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = (
-            'warming',
-            b'',
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
+        self.state = 'warming'
+        self.buf = b''  # what the report pipe said after its last newline
+        self.nonce = None  # the nonce of the job in flight (None: none is)
+        self.done = None  # the job's end (`D`), once reported
+        self.error = None  # a tainted job's error report (`E`)
+        self.tainted = None  # what tainted the job (`T`), or None
+        self.retire = None  # the verdict's reason to retire (`V`), or None
         self.violation = None
         self.tenant = None  # the tenant whose jobs it runs, bound by its first job
-        self.drop_after = (
-            None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
-        )
+        # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.drop_after = None
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)
@@ -2117,8 +2294,9 @@ class Reuser:
         self.state = 'gone'
 
 
-# ---------------- sandfleet_sandbox/zygote.py
-# A zygote: a warm process of one tier that forks a job process ahead of each job; and the controller's handle on it.
+# ---------------- sandfleet_sandbox/zygote_process.py
+# A zygote process: warm with one tier's modules, it forks a job process (or a reuse process) ahead of each job, reaps
+# each and reports its end. Its code runs in the zygote; the controller's handle on it is zygote_handle.py.
 #
 # The controller sends the next job process's pipes with each request; they arrive as fds 1-4 (the
 # lowest free ones: the zygote keeps 1-4 closed), where the job process needs them.
@@ -2198,7 +2376,7 @@ def warm(tier):
     std_streams()
     fresh_main()
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
-    # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
+    # the job's own: the controller sets them on the spare when its job comes; see Placement.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
@@ -2390,18 +2568,34 @@ def zygote(sock, tier, controller):
                 ready = b''
 
 
+# ---------------- sandfleet_sandbox/zygote_handle.py
+# The controller's handle on a zygote (zygote_process.py): its socket, its spare job process, its reuse process, the
+# exits it reported.
+
+import json
+import os
+import socket
+
+
+
 class Zygote:
-    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
-    reuse.Reuser), the exit statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
+    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`), the exit
+    statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
 
     def __init__(self, name, others):
-        self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
-        self.reuser, self.reuse_asked, self.forget = (
-            None,
-            None,
-            set(),
-        )  # forget: reuse processes dropped before their exit came
+        self.name = name
+        self.warm = False  # it reported its tier warm
+        self.ready = False  # it has a spare
+        self.dead = False
+        self.modules = []  # what it preloaded
+        self.ms = 0  # how long it took to warm
+        self.spare = None  # (pid, the controller's ends of its pipes) of the job process it forked ahead
+        self.exits = {}  # pid → wait status of each child it reaped
+        self.cpu_us = {}  # pid → CPU time of each child it reaped
+        self.asked = None  # the pipes sent with a request for a spare, until it comes
+        self.reuser = None  # its reuse process (a reuse_handle.ReuseHandle), once it has one
+        self.reuse_asked = None  # the pipes sent with a request for a reuse process, until it comes
+        self.forget = set()  # reuse processes dropped before their exit came
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         controller = os.getpid()
         self.pid = os.fork()
@@ -2416,7 +2610,7 @@ class Zygote:
             finally:
                 os._exit(0)
         theirs.close()
-        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
+        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Placement.limit)
 
     def ask(self):
         """Asks the zygote for its next job process, forked ahead of its job."""
@@ -2457,9 +2651,8 @@ class Zygote:
             self.dead = True
             return None
         first = None
-        for part in msg.split(
-            b'\n'
-        ):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+        # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
+        for part in msg.split(b'\n'):
             kind = self.on_part(part)
             first = first or kind
         return first
@@ -2473,12 +2666,12 @@ class Zygote:
         elif kind == b'c':
             self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
         elif kind == b'u':
-            self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
+            self.reuser, self.reuse_asked = ReuseHandle(int(rest), self.reuse_asked), None
         elif kind == b'x':
             pid, status, cpu_us = rest.split()
             self.exits[int(pid)] = int(status)
             self.cpu_us[int(pid)] = int(cpu_us)
-        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
+        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Leftovers)
             fds = self.reuse_asked if rest == b'u' else self.asked
             for fd in fds or ():
                 os.close(fd)
@@ -2491,7 +2684,8 @@ class Zygote:
 
 # ---------------- sandfleet_sandbox/cleanup.py
 # After each job: the processes it left behind killed, its work dir removed, the scratch dirs and System V IPC
-# objects back to what the sandbox started with; the next job must see none of it.
+# objects back to what the sandbox started with, the zygotes and the controller read from outside; the next job must see
+# none of it (`Leftovers`).
 
 import ctypes
 import os
@@ -2670,6 +2864,44 @@ def sweep(children, keep):
     return False, cpu_us
 
 
+class Leftovers:
+    """What the jobs leave in the sandbox, found and undone after each: the processes reparented to the controller
+    swept (all but `keep`, the zygotes), the zygotes resumed and read from outside, the controller's own limits read,
+    the dirs cleaned (`dirs`, a Cleanup). `broken`: why no more job may run here (something could not be undone: the
+    runner replaces the sandbox), or None."""
+
+    def __init__(self, dirs, keep):
+        self.dirs, self.keep = dirs, keep
+        self.broken = None
+        # /proc/self/task/PID/children, kept open and read again with pread (cheaper than open, read and close)
+        self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
+
+    def after_job(self, alive, clean):
+        """After a job: its processes swept; each zygote of `alive` (those live as it began) asked for its next spare
+        (its fork may have failed during the job: the sandbox's process limit) and, when the job did not end `clean`ly
+        in a reuse process, resumed (SIGCONT: a stopped one goes on) and read from outside; the controller's own limits
+        read. (Why the sandbox retires, or None; the CPU time of the processes swept, in microseconds.)"""
+        swept, orphans_us = sweep(self.children, self.keep)
+        reason = None if swept else 'unswept'  # a process of the job survived SIGKILL
+        for z in alive:
+            if not z.dead:
+                if not clean:
+                    try:
+                        os.kill(z.pid, signal.SIGCONT)
+                    except OSError:
+                        pass
+                z.ask()
+            if not clean and reason is None and (z.dead or zygote_tampered(z)):
+                reason = 'zygote'
+        if controller_tampered():
+            reason = 'tampered'  # the job reniced or prlimited the controller
+        return reason, orphans_us
+
+    def sweep_all(self):
+        """At the controller's end: every process but the zygotes killed."""
+        sweep(self.children, self.keep)
+
+
 # ---------------- sandfleet_sandbox/capture.py
 # A job's output as the controller reads it while the job runs: its stdout and stderr pipes and, for a forked job, its
 # report pipe, each kept up to the job's cap (what comes past it is read and dropped, and marked truncated): a job never
@@ -2677,9 +2909,6 @@ def sweep(children, keep):
 
 import os
 import select
-
-# A job's cap on each of its stdout and stderr, for a frame that gives none.
-DEFAULT_OUTPUT_CAP = 65536
 
 
 class Capture:
@@ -2691,7 +2920,7 @@ class Capture:
         self.cap, self.poller, self.watching = cap, poller, False
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
         if rep_r is not None:
-            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its ReuseHandle
         self.truncated = dict.fromkeys(self.bufs, False)
         self.open = set(self.bufs)
 
@@ -2751,12 +2980,12 @@ import os
 import signal
 
 
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need
-    not."""
+def failed(job_id, status, type_, message, retire_reason=None):
+    """The result of job `job_id` that did not run; `retire_reason`: why the sandbox must be replaced, None when it
+    need not."""
     result = {
         'op': 'result',
-        'id': job.get('id'),
+        'id': job_id,
         'status': status,
         'exit_code': None,
         'stdout': '',
@@ -2773,19 +3002,18 @@ def failed(job, status, type_, message, retire_reason=None):
     return result
 
 
-def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
-    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its
-    process's
-    wait status as its zygote reported it, or `done` the end a reuse process reported (None both: its zygote is gone);
-    `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()` whether the sandbox's memory
-    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then
-    dropped).
+def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
+    """(status, exit_code, error, out_of_memory) of a job of `timeout_ms` that ran: `timed_out` by the controller;
+    `wstatus` its process's wait status as its zygote reported it, or `done` the end a reuse process reported (None
+    both: its zygote is gone); `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()`
+    whether the sandbox's memory cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a
+    reuse process is then dropped).
     """
     if timed_out:
         return (
             'timeout',
             None,
-            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')},
+            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % timeout_ms},
             False,
         )
     if wstatus is None and done is None:
@@ -2822,24 +3050,20 @@ def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
     )
 
 
-# ---------------- sandfleet_sandbox/controller.py
+# ---------------- sandfleet_sandbox/runner_channel.py
+# The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
+# queued in order for the controller to answer.
+#
+# The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
+# /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
 
-import base64
 import fcntl
 import json
-import marshal
 import os
-import resource
-import select
-import signal
 import socket
 import stat
-import sys
-import time
 
 
-# How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
-PATIENCE_S = float(os.environ.get(SANDBOX_KNOBS['pipe_patience_ms'], '20')) / 1000
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
 # buffer it asks the kernel for on the channel and on a job pipe whose job is larger than a pipe holds by default (each
 # pipe-full is a turn between the writer and the reader: fewer turns under load).
@@ -2847,42 +3071,18 @@ CHANNEL_READ = 1 << 20
 BIG_BUFFER = 1 << 20
 PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
 F_SETPIPE_SZ = 1031
-# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
-# that took this long is stuck, and the next spare takes the job).
-HAND_OVER_WAIT_S = 30.0
-# The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
-OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
 
-def oom_kills():
-    """OOM kills in this sandbox's memory cgroup so far, or None where no cgroup file is visible."""
-    for path in OOM_FILES:
-        try:
-            with open(path) as f:
-                for line in f:
-                    key, _, value = line.partition(' ')
-                    if key == 'oom_kill':
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def oom_score_adj(value):
-    """Sets this process's OOM score adjustment (writable only while the process is dumpable: no job may run then)."""
-    prctl(4, 1)  # PR_SET_DUMPABLE
+def grow_pipe(fd, size):
+    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
+    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
     try:
-        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
-        try:
-            os.write(fd, b'%d' % value)
-        finally:
-            os.close(fd)
+        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
     except OSError:
         pass
-    prctl(4, 0)
 
 
-def channel():
+def open_channel():
     """The runner's channel: (fd read from, fd written to). stdin/stdout; or, when SANDFLEET_CHANNEL names the runner's
     listening Unix socket (the docker driver binds it into the container), that socket, connected once, here, before
     any job runs."""
@@ -2902,369 +3102,176 @@ def channel():
     return fd, fd
 
 
-def grow_pipe(fd, size):
-    """Asks for a pipe buffer of `size` bytes on pipe `fd` (either end); where it is refused (past
-    /proc/sys/fs/pipe-max-size, or the user's pipe pages), the pipe keeps its own."""
-    try:
-        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
-    except OSError:
-        pass
+class RunnerChannel:
+    """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
+    frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
+    its turn); `closing` once a `shutdown` came or the runner closed its end."""
 
-
-def job_size(job):
-    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
-    files = job.get('files')
-    size = len(job.get('code') or '') + len(job.get('stdin') or '')
-    return size + (sum(len(v) for v in files.values() if isinstance(v, str)) if isinstance(files, dict) else 0)
-
-
-class Taken:
-    """The process a job runs in, from when its job was handed to it: tier `z`, its pid and pipes (job, stdout, stderr,
-    report: the controller's ends), `reuser` (its Reuser when it is a reuse process; None: a spare, forked for it) and
-    `refused` (why a job that asked for reuse runs forked, or None); then what the controller saw of the run."""
-
-    def __init__(self, z, pid, fds, reuser, refused):
-        self.z, self.pid, self.fds, self.reuser, self.refused = z, pid, fds, reuser, refused
-        self.t0 = time.perf_counter()  # the job's time runs from here
-        self.capture = None  # its output (watch_run)
-        self.duration, self.timed_out = (
-            0.0,
-            False,
-        )  # its run time in ms; whether the controller stopped it at its deadline
-        # after_run: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone),
-        # its CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), the files it asked for back
-        # and why some were not, its error report
-        self.done = self.wstatus = self.cpu_ns = self.retire = self.report = None
-        self.files, self.fetch_errors = {}, {}
-
-
-class Controller:
     def __init__(self):
-        self.chan_in, self.chan = channel()
+        self.fd_in, self.fd_out = open_channel()
         null = os.open('/dev/null', os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        os.set_inheritable(self.chan_in, False)
-        os.set_inheritable(self.chan, False)
-        self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
-        self.running = None  # the reuse process running the job, if one is
-        self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
-        self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
-        self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
-        self.dead = []  # zygotes that died and are not reaped yet
-        self.cleanup = Cleanup(WORKDIR, SCRATCH)
-        self.ooms = oom_kills()
-        # what every tier has: the executor's own imports (a job importing only those runs on bare)
-        self.loaded = frozenset(m.split('.')[0] for m in sys.modules)
-        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each
-        # fork)
-        self.zygotes = {'bare': Zygote('bare', [])}
-        self.planned = plan_tiers()
-        for name in self.planned:
-            if name not in self.zygotes:
-                self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
-        self.keep = {z.pid for z in self.zygotes.values()}
-        # /proc files kept open and read again with pread (cheaper than open, read and close each time)
-        self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
-        self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
-        self.poller = select.poll()
-        self.poller.register(self.chan_in, select.POLLIN)
-        for fd in self.by_fd:
-            self.poller.register(fd, select.POLLIN)
-        # What the channel is read into (allocated once the zygotes are forked: none of them holds it)
+        os.set_inheritable(self.fd_in, False)
+        os.set_inheritable(self.fd_out, False)
+        self.jobs = []
+        self.closing = False
+        self.pieces = []  # the pieces of a frame not ended yet
+        self.inbuf = None  # what the channel is read into (allocate: after the zygotes' fork, none of them holds it)
+
+    def allocate(self):
         self.inbuf = memoryview(bytearray(CHANNEL_READ))
 
     def send(self, frame):
-        os.write(self.chan, json.dumps(frame).encode() + b'\n')
+        os.write(self.fd_out, json.dumps(frame).encode() + b'\n')
 
-    def pump(self, timeout_ms):
-        """One poll round: zygote messages and channel input. Returns the fds that were readable."""
-        events = self.poller.poll(timeout_ms)
-        for fd, _ in events:
-            z = self.by_fd.get(fd)
-            if isinstance(z, Reuser):
-                if not z.read():
-                    self.poller.unregister(fd)
-                    del self.by_fd[fd]
-            elif z is not None:
-                kind = z.on_message()
-                if kind is None:
-                    self.poller.unregister(fd)
-                    del self.by_fd[fd]
-                    self.dead.append(z.pid)  # reaped once it has exited
-                    self.send({'op': 'log', 'level': 'error', 'message': 'zygote %s exited' % z.name})
-                if kind is None or kind == b'r':
-                    self.tell()
-            elif fd == self.chan_in:
-                self.read_channel()
-        self.settle()
-        return events
+    def log(self, level, message):
+        self.send({'op': 'log', 'level': level, 'message': message})
 
-    def read_channel(self):
-        """One read of the runner's channel, its frames taken. A frame of megabytes (stdin, files) comes in many reads:
-        its pieces are joined once, at its newline (joining and scanning the whole buffer at each read would be
-        quadratic in the frame's size, and each copy of megabytes costs the job)."""
-        n = os.readv(self.chan_in, [self.inbuf])
+    def read(self):
+        """One read of the channel, its frames taken; False at its end (the runner closed it: `closing`). A frame of
+        megabytes (stdin, files) comes in many reads: its pieces are joined once, at its newline (joining and scanning
+        the whole buffer at each read would be quadratic in the frame's size, and each copy of megabytes costs the
+        job)."""
+        n = os.readv(self.fd_in, [self.inbuf])
         if not n:
             self.closing = True
-            self.poller.unregister(self.chan_in)
-            return
+            return False
         data = bytes(self.inbuf[:n])
-        start, nl = 0, data.find(b'\n')
+        start = 0
+        nl = data.find(b'\n')
         while nl != -1:
-            if self.buf:
-                self.buf.append(data[start:nl])
-                line, self.buf = b''.join(self.buf), []
+            if self.pieces:
+                self.pieces.append(data[start:nl])
+                line = b''.join(self.pieces)
+                self.pieces = []
             else:
                 line = data[start:nl]
             self.take(line)
-            start, nl = nl + 1, data.find(b'\n', nl + 1)
+            start = nl + 1
+            nl = data.find(b'\n', nl + 1)
         if start < n:
-            self.buf.append(data[start:] if start else data)
+            self.pieces.append(data[start:] if start else data)
+        return True
 
     def take(self, line):
-        """One frame of the runner's: `exec` queued, `shutdown` heeded; a line that is not JSON logged."""
+        """One frame, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused at its parse
+        queued to be answered (a result naming its id), or logged when it names no job."""
         if not line.strip():
             return
         try:
-            frame = json.loads(line)
-        except ValueError:
-            self.send({'op': 'log', 'level': 'error', 'message': 'a frame that is not JSON'})
-            return
-        if frame.get('op') == 'shutdown':
+            job = parse_frame(json.loads(line))
+        except ValueError as e:  # not JSON (json's own error is a ValueError), or a FrameError
+            error = e if isinstance(e, FrameError) else FrameError('a frame that is not JSON')
+            if error.frame_id is None:
+                self.log('error', 'frame refused: %s' % error)
+                return
+            job = error
+        if isinstance(job, Shutdown):
             self.closing = True
-        elif frame.get('op') == 'exec':
-            self.frames.append(frame)
+        else:
+            self.jobs.append(job)
 
-    def tell(self):
-        """After `ready`: one `tier` frame per tier that finished warming, or died."""
-        if self.told is None:
-            return
-        for z in self.zygotes.values():
-            state = 'dead' if z.dead else 'warm' if z.warm else None
-            if state is None or self.told.get(z.name) == state:
-                continue
-            self.told[z.name] = state
-            if z.name != 'bare' or z.dead:
-                self.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
 
-    def serve(self):
-        bare = self.zygotes['bare']
-        while not bare.ready and not bare.dead:
-            self.pump(-1)
-        if bare.dead:
-            sys.exit(1)
-        self.send(
-            {
-                'op': 'ready',
-                'protocol': 1,
-                'pid': os.getpid(),
-                'python': sys.version.split()[0],
-                'tiers': self.planned,
-                'packages': {},
-                'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork'],
-            }
-        )
-        self.told = {}
-        self.tell()
-        while not self.closing:
-            if self.frames:
-                self.send(self.run(self.frames.pop(0)))
-                if self.after_reuse is not None:
-                    self.clean_after_reuse()
-                self.settle()  # a reuse process whose verdict came with its job's end
-            else:
-                self.pump(-1)
-        sweep(self.children, self.keep)
-        remove_tree(WORKDIR)
+# ---------------- sandfleet_sandbox/job_run.py
+# One run of a job, from the moment its process has it to its result frame: its output read while it runs and its
+# deadline kept (`Run.watch`: the soft stop, then the kill), what it left swept and its files read back (`Run.after`),
+# its result (`Run.result`). The process is chosen and the job handed to it before (placement.py).
 
-    def tier_for(self, frame):
-        """The job's zygote, once it has a spare child; a cheaper one when the job's tier died; None when the job's
-        `wait_ms` (what is left of its queue timeout) ran out while its tier warmed."""
-        while True:
-            z = self.zygotes[
-                pick_tier(frame.get('code', ''), {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)
-            ]
-            if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
-                self.send({'op': 'waiting', 'id': frame.get('id'), 'tier': z.name})
-                t0 = time.perf_counter()
-                limit = frame.get('wait_ms')
-                end = t0 + limit / 1000 if isinstance(limit, (int, float)) else None
-                while not z.ready and not z.dead and not self.closing:
-                    if end is None:
-                        self.pump(-1)
-                        continue
-                    left = end - time.perf_counter()
-                    if left <= 0:
-                        return None
-                    self.pump(max(1, int(left * 1000)))
-                frame['waited_ms'] = (time.perf_counter() - t0) * 1000
-            while not z.ready and not z.dead and not self.closing:
-                self.pump(-1)
-            if not z.dead or z.name == 'bare':
-                return z
+import json
+import os
+import signal
+import time
 
-    def run(self, job):
-        """Runs one job and answers its result frame: on its tier's reuse process when it asks for `reuse` and one is
-        idle and may take this code, else on the tier's spare, forked for it."""
-        if self.broken is not None:
-            return failed(job, 'infra_error', 'SandboxTampered', self.broken + '; the sandbox is replaced', 'cleanup')
-        self.check_idle(job.get('tenant'))
-        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
-        taken = self.take_process(job)
-        if isinstance(taken, dict):
-            return taken  # the job did not run: its result
-        self.watch_run(job, taken)
-        r = taken.reuser
-        if r is not None and r.violation is not None:
-            taken.capture.unwatch()
-            return self.violated(job, taken.z, r, taken.duration, alive, ran=not r.unread())
-        self.after_run(job, taken, alive)
-        return self.result_of(job, taken)
 
-    def reuse_refusal(self, job):
-        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
-        when it may run reused; None too for a job that asks for `fork`."""
-        if job.get('isolation') != 'reuse':
-            return None
-        return 'unsupported' if not TAGS_WORK else 'static' if static_taint(job.get('code', '')) else None
+# How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
+PATIENCE_S = float(os.environ.get(SANDBOX_KNOBS['pipe_patience_ms'], '20')) / 1000
+# The sandbox's memory cgroup, as a container sees it (v2, then v1): its count of OOM kills.
+OOM_FILES = ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control')
 
-    def take_process(self, job):
-        """The process the job runs in, its job handed to it (a `Taken`): its tier's reuse process when the job may run
-        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
-        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
-        reuse = job.get('isolation') == 'reuse'
-        refused = self.reuse_refusal(job)
-        for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
-            z = self.tier_for(job)
-            if z is None:
-                result = failed(
-                    job,
-                    'queue_timeout',
-                    'TierWarming',
-                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job['wait_ms'],
-                )
-                result['waited_ms'] = job['wait_ms']
-                return result
-            taken = None
-            if reuse and refused is None:
-                r, refused = self.hand_to_reuser(z, job)
-                if r is not None:
-                    self.running = r  # its own, until its job is answered: settle leaves it to this
-                    taken = Taken(z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused)
-            if taken is None:
-                if z.dead or self.closing or z.spare is None:
-                    return failed(job, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
-                if reuse:
-                    z.ask_reuse()  # for the next reuse job of this tier
-                taken = self.take_spare(z, job, refused)
-                if taken is None:
-                    continue
-                if isinstance(taken, dict):
-                    return taken
-            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
-            # here, as the job's own does (Taken.t0).
-            if job_size(job) > PIPE_BYTES:
-                self.send({'op': 'started', 'id': job.get('id')})
-            return taken
-        return failed(job, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
 
-    def take_spare(self, z, job, refused):
-        """Tier `z`'s spare with the job written to it (a `Taken`); the result of a job that cannot run when an earlier
-        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
+def oom_kills():
+    """OOM kills in this sandbox's memory cgroup so far, or None where no cgroup file is visible."""
+    for path in OOM_FILES:
         try:
-            os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
-        except OSError:
-            pass
-        pid, fds = z.spare
-        z.spare = None
-        z.ready = False
-        z.ask()  # the next job process is forked while this job runs
-        try:
-            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
-                os.kill(pid, signal.SIGKILL)
-                for fd in fds:
-                    os.close(fd)
-                return failed(
-                    job,
-                    'infra_error',
-                    'SandboxTampered',
-                    'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
-                    'tampered',
-                )
-            if signalled(
-                pid
-            ):  # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
-                os.kill(pid, signal.SIGKILL)
-                raise OSError('a signal is pending for the spare job process')
-            self.limit(z, pid, job)
-            os.kill(pid, signal.SIGCONT)  # or a job stopped it
-            self.hand_over(pid, fds[0], self.job_bytes(job, None))
-            return Taken(z, pid, fds, None, refused)  # its time runs from here
-        except OSError:
-            for fd in fds:
-                os.close(fd)
-            return None
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(' ')
+                    if key == 'oom_kill':
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
 
-    def hand_over(self, pid, job_w, data):
-        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
-        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
-        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is killed).
-        """
-        if len(data) <= PIPE_BYTES:
-            os.write(job_w, data)  # an empty pipe takes it whole
-            return
-        grow_pipe(job_w, BIG_BUFFER)
-        os.set_blocking(job_w, False)
-        view, until = memoryview(data), time.perf_counter() + HAND_OVER_WAIT_S
-        self.poller.register(job_w, select.POLLOUT)
-        try:
-            while view:
-                try:
-                    view = view[os.write(job_w, view) :]
-                except BlockingIOError:
-                    left = until - time.perf_counter()
-                    if left <= 0:
-                        os.kill(pid, signal.SIGKILL)
-                        raise OSError('the spare job process did not read its job')
-                    self.pump(max(1, int(left * 1000)))
-        finally:
-            self.poller.unregister(job_w)
 
-    def watch_run(self, job, taken):
-        """Reads the job's output while it runs, until its process ends (a forked job), its reuse process reports its
-        end
-        or breaks the protocol, or its deadline: then the soft stop (SIGTERM to its process group), SOFT_STOP_S later
-        SIGKILL. Sets the Taken's `capture`, `duration` and `timed_out`."""
-        z, pid, r = taken.z, taken.pid, taken.reuser
-        _, out_r, err_r, rep_r = taken.fds
+class OomCount:
+    """The sandbox's memory cgroup's OOM kills, as last seen."""
+
+    def __init__(self):
+        self.seen = oom_kills()
+
+    def killed(self):
+        """Whether the cgroup killed a process since the last time this was asked (never where no cgroup file is
+        visible)."""
+        ooms = oom_kills() if self.seen is not None else None
+        if ooms is None or ooms <= self.seen:
+            return False
+        self.seen = ooms
+        return True
+
+
+class Run:
+    """A job in the process it runs in, from when its job was handed to it: `job` (its frames.ExecJob), tier `z`, its
+    pid and pipes (job, stdout, stderr, report: the controller's ends), `reuser` (its handle when it is a reuse
+    process; None: a spare, forked for it), `refused` (why a job that asked for reuse runs forked, or None),
+    `waited_ms` (how long it waited for its tier to warm; None: it did not); then what the controller saw of it."""
+
+    def __init__(self, job, z, pid, fds, reuser, refused, waited_ms):
+        self.job, self.z, self.pid, self.fds, self.reuser = job, z, pid, fds, reuser
+        self.refused, self.waited_ms = refused, waited_ms
+        self.t0 = time.perf_counter()  # the job's time runs from here
+        self.capture = None  # its output (watch)
+        self.duration = 0.0  # its run time in ms
+        self.timed_out = False  # whether the controller stopped it at its deadline
+        # after: the end a reuse process reported, the wait status of a forked one (None both: its zygote is gone), its
+        # CPU time in ns (None: unknown), why the sandbox retires (None: it goes on), its error report, the files it
+        # asked for back and why some were not
+        self.done = None
+        self.wstatus = None
+        self.cpu_ns = None
+        self.retire = None
+        self.report = None
+        self.files = {}
+        self.fetch_errors = {}
+
+    def watch(self, pump, poller, channel):
+        """Reads the job's output while it runs (`pump`: the controller's poll round; `poller` its poll), until its
+        process ends (a forked job), its reuse process reports its end or breaks the protocol, or its deadline: then
+        the soft stop (SIGTERM to its process group), SOFT_STOP_S later SIGKILL; at once when the runner's `channel`
+        is closing. Sets `capture`, `duration` and `timed_out`."""
+        z, pid, r = self.z, self.pid, self.reuser
+        _, out_r, err_r, rep_r = self.fds
         if r is None:
-            os.close(taken.fds[0])
-        capture = taken.capture = Capture(
-            out_r,
-            err_r,
-            rep_r if r is None else None,
-            int(job.get('max_output_bytes') or DEFAULT_OUTPUT_CAP),
-            self.poller,
-        )
-        deadline = taken.t0 + timeout_ms_of(job) / 1000
+            os.close(self.fds[0])
+        capture = self.capture = Capture(out_r, err_r, rep_r if r is None else None, self.job.max_output_bytes, poller)
+        deadline = self.t0 + self.job.timeout_ms / 1000
         # The pipes are watched only once the job has run PATIENCE_S: most jobs end sooner, their output waiting in the
         # pipes, and the controller wakes once, for the zygote's report of the exit (or the reuse process's end of the
         # job, on its report pipe, always watched), not also for each write.
-        watch_from = taken.t0 + PATIENCE_S
-        timed_out = killed = False
+        watch_from = self.t0 + PATIENCE_S
+        timed_out = False
+        killed = False
         while pid not in z.exits and not z.dead and (r is None or (r.done is None and r.violation is None)):
             now = time.perf_counter()
             left = deadline - now
-            if (left <= 0 or self.closing) and not killed:
+            if (left <= 0 or channel.closing) and not killed:
                 if r is not None and not timed_out and r.unread():
                     r.violate('it did not take its job')  # the job never started: another sandbox runs it
                     break
-                if (
-                    not self.closing and not timed_out
-                ):  # the deadline: the soft stop first (the executor's handler flushes
-                    # what Python holds of the job's output; a handler of the job's own runs instead)
+                if not channel.closing and not timed_out:
+                    # the deadline: the soft stop first (the executor's handler flushes what Python holds of the job's
+                    # output; a handler of the job's own runs instead)
                     timed_out = True
                     if r is not None:
                         r.cpu_seen = r.cpu_ns()
@@ -3287,78 +3294,57 @@ class Controller:
             if not capture.watching and now >= watch_from:
                 capture.watch()
             wait = left if capture.watching else min(left, watch_from - now)
-            for fd, _ in self.pump(int(max(wait, 0) * 1000) + 1):
+            for fd, _ in pump(int(max(wait, 0) * 1000) + 1):
                 if fd in capture.open:
                     capture.drain(fd)
-        taken.duration, taken.timed_out = (time.perf_counter() - taken.t0) * 1000, timed_out
+        self.duration = (time.perf_counter() - self.t0) * 1000
+        self.timed_out = timed_out
         if r is not None and r.done is not None and r.violation is None and not r.alone():
-            r.violate(
-                'not alone at its end: %s' % r.company()
-            )  # a job that left a thread or child ends as a forked one: no D comes
+            # a job that left a thread or child ends as a forked one: no D comes
+            r.violate('not alone at its end: %s' % r.company())
         if r is not None and r.done is None and r.violation is None and r.unread():
             r.violate('it ended without taking its job')  # the job never started: another sandbox runs it
 
-    def after_run(self, job, taken, alive):
+    def after(self, leftovers, keeper, alive):
         """After every job, a reuse process's clean end too (its word that it left nothing is no proof): what it left
-        reparented to the controller is killed. After one that did not end cleanly in a reuse process the zygotes get
-        SIGCONT (a stopped one resumes) and their limits, scheduling and lives are read; a zygote a clean reuse job may
-        have stopped gets its SIGCONT as a forked job of its tier starts (the only job that needs it running). Then its
-        output read to its end, its process let go (reaped, dropped, or kept for the next job), the files it asked for
-        read back and the work dir cleaned (after a reuse process's verdict, when it goes on). Sets the Taken's `done`,
-        `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
-        z, pid, r, capture = taken.z, taken.pid, taken.reuser, taken.capture
-        done = taken.done = r.done if r is not None else None
-        wstatus = taken.wstatus = z.exits.get(pid) if done is None else None
+        reparented to the controller is killed; after one that did not end cleanly in a reuse process the zygotes of
+        `alive` get SIGCONT and their limits, scheduling and lives are read (`leftovers`: cleanup.Leftovers). Then its
+        output read to its end, its process let go (reaped; or, a reuse process, dropped or kept for the next job:
+        `keeper`, the ReuseKeeper), the files it asked for read back and the work dir cleaned (after a reuse process's
+        verdict, when it goes on). Sets `done`, `wstatus`, `cpu_ns`, `retire`, `files`, `fetch_errors` and `report`."""
+        z, pid, r, capture = self.z, self.pid, self.reuser, self.capture
+        done = self.done = r.done if r is not None else None
+        wstatus = self.wstatus = z.exits.get(pid) if done is None else None
         if r is not None:
             cpu_ns = (r.cpu_ns() if done is not None else r.cpu_seen) - r.cpu_at
         else:
             cpu_ns = z.cpu_us.pop(pid, 0) * 1000 if wstatus is not None else None
-        clean = done is not None
-        swept, orphans_us = sweep(self.children, self.keep)
+        reason, orphans_us = leftovers.after_job(alive, done is not None)
         if cpu_ns is not None:
             cpu_ns += orphans_us * 1000
-        taken.cpu_ns = cpu_ns
-        unswept = None if swept else 'unswept'  # a process of the job survived SIGKILL
-        for other in alive:
-            if not other.dead:
-                if not clean:
-                    try:
-                        os.kill(other.pid, signal.SIGCONT)
-                    except OSError:
-                        pass
-                other.ask()  # when its fork failed during the job (the sandbox's process limit)
-            if not clean and unswept is None and (other.dead or zygote_tampered(other)):
-                unswept = 'zygote'
-        if controller_tampered():
-            unswept = 'tampered'  # the job reniced or prlimited the controller
-        self.last_clean = None
+        self.cpu_ns = cpu_ns
+        keeper.last_clean = None
         capture.finish()
         if r is None:
             z.exits.pop(pid, None)
             capture.close()
-        elif done is None:  # it ended as a forked job ends: tainted, timed out, crashed, os._exit
-            self.drop(
-                z,
-                r,
-                'timeout' if taken.timed_out else 'taint' if r.tainted else 'exit',
-                r.tainted or 'the process ended with its job',
-            )
         else:
-            r.since, r.jobs = time.perf_counter(), r.jobs + 1
-        self.running = None
-        wanted = job.get('fetch_files') or ()
+            keeper.job_ended(z, r, self.timed_out)
+        keeper.running = None
+        wanted = self.job.fetch_files
         if wstatus is not None or done is not None:
-            taken.files, taken.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
+            self.files, self.fetch_errors = fetch_files(WORKDIR, wanted, PLACES)
         else:
-            taken.files, taken.fetch_errors = {}, dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
-        if (
-            done is not None
-        ):  # the reuse process may go on (it drops the job's objects, then checks); cleaned after its verdict
+            self.fetch_errors = dict.fromkeys(wanted, 'not read: the zygote that ran the job is gone')
+        if done is not None:
+            # the reuse process goes on (it drops the job's objects, then checks): the dirs are cleaned after its
+            # verdict
             if wanted:
                 r.send(b'g', 0)
-            self.after_reuse, cleaned = (z, r), True
+            keeper.answered = (z, r)
+            cleaned = True
         else:
-            cleaned = self.cleanup.clean()
+            cleaned = leftovers.dirs.clean()
         if r is not None:
             report = done['report'] if done is not None else r.error
         else:
@@ -3366,104 +3352,292 @@ class Controller:
                 report = json.loads(capture.bufs[capture.rep_r]) if capture.bufs[capture.rep_r] else None
             except ValueError:
                 report = None
-        taken.report = report if isinstance(report, dict) else None
+        self.report = report if isinstance(report, dict) else None
         # The sandbox takes the next job unless something of this one could not be undone.
-        taken.retire = (
-            unswept
-            or (None if cleaned else 'cleanup')
-            or ('zygote' if z.dead or (wstatus is None and done is None) else None)
-        )
+        if reason is None and not cleaned:
+            reason = 'cleanup'
+        if reason is None and (z.dead or (wstatus is None and done is None)):
+            reason = 'zygote'
+        self.retire = reason
 
-    def result_of(self, job, taken):
-        """The result frame of a job that ran, from its Taken once after_run filled it in."""
-        z, r, capture = taken.z, taken.reuser, taken.capture
+    def result(self, oom_killed):
+        """The result frame, once `after` filled the run in (`oom_killed()`: whether the sandbox's memory cgroup killed
+        a process since it was last asked)."""
+        z, r, capture = self.z, self.reuser, self.capture
         status, exit_code, error, out_of_memory = ending(
-            job, z.name, taken.timed_out, taken.wstatus, taken.done, taken.report, self.oom_killed
+            self.job.timeout_ms, z.name, self.timed_out, self.wstatus, self.done, self.report, oom_killed
         )
-        if out_of_memory and taken.done is not None:
+        if out_of_memory and self.done is not None:
             r.drop_after = 'memory'  # its heap ran out: a fresh fork of its zygote takes over
         out, err = capture.out_r, capture.err_r
         result = {
             'op': 'result',
-            'id': job.get('id'),
+            'id': self.job.id,
             'status': status,
             'exit_code': exit_code,
             'stdout': capture.text(out),
             'stderr': capture.text(err),
-            'duration_ms': taken.duration,
+            'duration_ms': self.duration,
             'truncated': {'stdout': capture.truncated[out], 'stderr': capture.truncated[err]},
             'error': error,
-            'files': taken.files,
-            'retire': taken.retire is not None,
+            'files': self.files,
+            'retire': self.retire is not None,
             'tier': z.name,
             'isolation': 'reuse' if r is not None else 'fork',
         }
-        if taken.retire is not None:
-            result['retire_reason'] = taken.retire
-        if taken.cpu_ns is not None:
-            result['cpu_ms'] = round(taken.cpu_ns / 1e6, 3)
-        if taken.fetch_errors:
-            result['fetch_errors'] = taken.fetch_errors
-        if taken.refused is not None:
-            result['reuse_refused'] = taken.refused
-        if 'waited_ms' in job:
-            result['waited_ms'] = job['waited_ms']
+        if self.retire is not None:
+            result['retire_reason'] = self.retire
+        if self.cpu_ns is not None:
+            result['cpu_ms'] = round(self.cpu_ns / 1e6, 3)
+        if self.fetch_errors:
+            result['fetch_errors'] = self.fetch_errors
+        if self.refused is not None:
+            result['reuse_refused'] = self.refused
+        if self.waited_ms is not None:
+            result['waited_ms'] = self.waited_ms
         return result
 
-    def oom_killed(self):
-        """Whether the sandbox's memory cgroup killed a process since the last time this was asked (never where no
-        cgroup
-        file is visible)."""
-        ooms = oom_kills() if self.ooms is not None else None
-        if ooms is None or ooms <= self.ooms:
-            return False
-        self.ooms = ooms
-        return True
 
-    def hand_to_reuser(self, z, job):
-        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
-        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
-        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs forked.
-        """
-        r = self.reuser_for(z)
-        if r is None:
-            return None, 'warming'
-        if r.gone():  # killed while idle (a job of another tier can)
-            self.drop(z, r, 'exit', 'the process ended between jobs')
-            return None, 'warming'
-        tenant = job.get('tenant')
-        if r.jobs > 0 and r.tenant != tenant:
-            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
-            z.ask_reuse()
-            return None, 'tenant'
-        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
-        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
-        # signals as they were.
-        # (The process that ran the last job and passed its check since has run nothing but its own loop: it need not
-        # be found blocked first.)
-        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
-            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
-            return None, 'tampered'
-        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
-            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
-            return None, 'tampered'
-        nonce = os.urandom(12).hex()
+# ---------------- sandfleet_sandbox/placement.py
+# Where a job runs: its tier (the cheapest that has what it imports; one still warming waited for, at most the job's
+# `wait_ms`), then its tier's reuse process when the job may run there and the process takes it (reuse_keeper.py), else
+# the tier's spare, checked and limited from outside before its job is written to it. The answer is a `Run` (job_run.py),
+# or the result of a job that cannot run.
+
+import marshal
+import os
+import resource
+import select
+import signal
+import time
+
+
+# How long a spare may take to read a job larger than its pipe holds (it reads at once, as fast as it is written; one
+# that took this long is stuck, and the next spare takes the job).
+HAND_OVER_WAIT_S = 30.0
+
+
+def precompile(code):
+    """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
+    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
+    that; the code object travels to the job process marshalled."""
+    try:
+        return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
+    except BaseException:
+        return None
+
+
+def job_bytes(job, nonce, wait_files=False):
+    """A job as its job process reads it from its pipe (job_process.read_job): the length of what follows, marshalled:
+    the code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
+    of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
+    has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
+    and in the job process)."""
+    stdin = job.stdin.encode()
+    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    return len(payload).to_bytes(8, 'little') + payload + stdin
+
+
+def job_size(job):
+    """About the bytes of a job's hand-over to its process: its code, stdin and files as its frame carries them."""
+    return len(job.code) + len(job.stdin) + sum(map(len, job.files.values()))
+
+
+class Placement:
+    """Chooses each job's process and hands the job to it. `zygotes` (tier name → zygote_handle.Zygote), `loaded` (the
+    top-level modules every tier has), the runner's `channel`, the controller's `pump` and `poller`, and `keeper` (the
+    ReuseKeeper, which answers for the reuse processes)."""
+
+    def __init__(self, zygotes, loaded, channel, pump, poller, keeper):
+        self.zygotes, self.loaded, self.channel = zygotes, loaded, channel
+        self.pump, self.poller, self.keeper = pump, poller, keeper
+
+    def tier_for(self, job):
+        """(zygote, waited_ms): the job's zygote, once it has a spare child, a cheaper one when the job's tier died,
+        and how long the job waited for it to warm (None: it did not); the zygote None when the job's `wait_ms` (what
+        is left of its queue timeout) ran out while its tier warmed."""
+        waited_ms = None
+        channel = self.channel
+        while True:
+            z = self.zygotes[pick_tier(job.code, {n for n, z in self.zygotes.items() if not z.dead}, self.loaded)]
+            if not z.warm and not z.dead:  # the runner allows a job that waits for a warming tier more time
+                channel.send({'op': 'waiting', 'id': job.id, 'tier': z.name})
+                t0 = time.perf_counter()
+                end = None if job.wait_ms is None else t0 + job.wait_ms / 1000
+                while not z.ready and not z.dead and not channel.closing:
+                    if end is None:
+                        self.pump(-1)
+                        continue
+                    left = end - time.perf_counter()
+                    if left <= 0:
+                        return None, job.wait_ms
+                    self.pump(max(1, int(left * 1000)))
+                waited_ms = (time.perf_counter() - t0) * 1000
+            while not z.ready and not z.dead and not channel.closing:
+                self.pump(-1)
+            if not z.dead or z.name == 'bare':
+                return z, waited_ms
+
+    def take_process(self, job):
+        """The process the job runs in, its job handed to it (a `Run`): its tier's reuse process when the job may run
+        there and it takes the job, else the tier's spare; or the result of a job that cannot run (its tier still
+        warming at the end of its wait, the zygote gone, the spare changed by an earlier job, three spares gone)."""
+        reuse = job.isolation == 'reuse'
+        refused = self.keeper.refusal(job)
+        for _ in range(3):  # an earlier job may have killed the spare job process: take the next one
+            z, waited_ms = self.tier_for(job)
+            if z is None:
+                result = failed(
+                    job.id,
+                    'queue_timeout',
+                    'TierWarming',
+                    'the tier this job needs was still warming when its queue timeout ran out (%d ms)' % job.wait_ms,
+                )
+                result['waited_ms'] = waited_ms
+                return result
+            run = None
+            if reuse and refused is None:
+                r, refused = self.keeper.take(z, job)
+                if r is not None:
+                    self.keeper.running = r  # its own, until its job is answered: settle leaves it to this
+                    run = Run(job, z, r.pid, (r.job_w, r.out_r, r.err_r, r.rep_r), r, refused, waited_ms)
+            if run is None:
+                if z.dead or self.channel.closing or z.spare is None:
+                    return failed(job.id, 'killed', 'ZygoteExited', 'the %s zygote is gone' % z.name, 'zygote')
+                if reuse:
+                    z.ask_reuse()  # for the next reuse job of this tier
+                run = self.take_spare(z, job, refused, waited_ms)
+                if run is None:
+                    continue
+                if isinstance(run, dict):
+                    return run
+            # A job larger than a pipe holds took a while to reach its process: the runner's hard deadline counts from
+            # here, as the job's own does (Run.t0).
+            if job_size(job) > PIPE_BYTES:
+                self.channel.send({'op': 'started', 'id': job.id})
+            return run
+        return failed(job.id, 'killed', 'SpareExited', 'the job process was killed before its job came', 'zygote')
+
+    def take_spare(self, z, job, refused, waited_ms):
+        """Tier `z`'s spare with the job written to it (a `Run`); the result of a job that cannot run when an earlier
+        job changed the spare (the sandbox is replaced); None when the spare is gone (the next one is taken)."""
         try:
-            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
-            self.limit_reuse(r, job)
-            r.thaw()
-            data = self.job_bytes(job, nonce, wait_files=bool(job.get('fetch_files')))
-            if len(data) > PIPE_BYTES:
-                grow_pipe(r.job_w, BIG_BUFFER)
-            taken = r.send(data, min(timeout_ms_of(job), TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
-        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
-            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
-            return None, 'warming'
-        if not taken:  # it did not read its job: what runs in it is not the reuse process's loop (the job runs forked)
-            self.drop(z, r, 'violation', 'it did not read its job')
-            return None, 'tampered'
-        r.begin(nonce, tenant)
-        return r, None
+            os.kill(z.pid, signal.SIGCONT)  # a job of a reuse process may have stopped it: it reports this job's end
+        except OSError:
+            pass
+        pid, fds = z.spare
+        z.spare = None
+        z.ready = False
+        z.ask()  # the next job process is forked while this job runs
+        try:
+            if tampered(pid):  # reniced, limited, pinned by a job that ran while it waited
+                os.kill(pid, signal.SIGKILL)
+                for fd in fds:
+                    os.close(fd)
+                return failed(
+                    job.id,
+                    'infra_error',
+                    'SandboxTampered',
+                    'an earlier job changed the limits of this sandbox\'s processes; the sandbox is replaced',
+                    'tampered',
+                )
+            if signalled(pid):
+                # an earlier job signalled it, and the signal waits (a stopped process keeps it): it would end this job
+                os.kill(pid, signal.SIGKILL)
+                raise OSError('a signal is pending for the spare job process')
+            self.limit(z, pid, job)
+            os.kill(pid, signal.SIGCONT)  # or a job stopped it
+            self.hand_over(pid, fds[0], job_bytes(job, None))
+            return Run(job, z, pid, fds, None, refused, waited_ms)  # its time runs from here
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return None
+
+    def hand_over(self, pid, job_w, data):
+        """Writes job `data` to spare `pid`'s job pipe (the job process reads it all before it runs anything). What the
+        pipe does not take at once goes as the process reads it, the controller pumping its channel and its zygotes
+        meanwhile; raises OSError when the process is gone, or did not read it within HAND_OVER_WAIT_S (it is
+        killed)."""
+        if len(data) <= PIPE_BYTES:
+            os.write(job_w, data)  # an empty pipe takes it whole
+            return
+        grow_pipe(job_w, BIG_BUFFER)
+        os.set_blocking(job_w, False)
+        view = memoryview(data)
+        until = time.perf_counter() + HAND_OVER_WAIT_S
+        self.poller.register(job_w, select.POLLOUT)
+        try:
+            while view:
+                try:
+                    view = view[os.write(job_w, view) :]
+                except BlockingIOError:
+                    left = until - time.perf_counter()
+                    if left <= 0:
+                        os.kill(pid, signal.SIGKILL)
+                        raise OSError('the spare job process did not read its job')
+                    self.pump(max(1, int(left * 1000)))
+        finally:
+            self.poller.unregister(job_w)
+
+    @staticmethod
+    def limit(z, pid, job):
+        """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
+        memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
+        # the zygote's size: the spare's, forked from it
+        mem = address_space(int(os.pread(z.statm, 256, 0).split()[0]), job.memory_mb)
+        resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
+        cpu = cpu_backstop_s(job.timeout_ms)
+        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if NPROC:
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+
+# ---------------- sandfleet_sandbox/reuse_keeper.py
+# The controller's reuse processes, at most one a tier (its zygote's `reuser`, a reuse_handle.ReuseHandle): which may
+# take a job (idle, running nothing since its verdict, untouched from outside, its tenant's), its limits for the job and
+# the job handed to it; after the job, its verdict awaited and the dirs cleaned; one that broke the protocol, ran between
+# its jobs, was changed from outside or ran another tenant's jobs dropped, the runner told (`retired`). Why a process of
+# one tenant cannot reach the jobs of another: docs/reuse-trust.md.
+
+import os
+import resource
+import select
+import time
+
+
+# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
+CHECK_WAIT_S = 2.0
+# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
+# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
+TAKE_WAIT_MS = 1000
+
+
+class ReuseKeeper:
+    """The reuse processes of `zygotes` (tier name → zygote_handle.Zygote) as the controller keeps them, with the
+    runner's `channel` (told of each retirement), the controller's `pump`, `poller` and `by_fd` (fd → what the poll
+    wakes for: each reuse process's report pipe is added there), and `leftovers` (cleanup.Leftovers). Its state:
+    `running` (the
+    reuse process running the job, if one is), `answered` ((zygote, process) of the job just answered: its dirs are
+    cleaned after its verdict), `last_clean` (the process that ran the last job and passed its check since, if one
+    did)."""
+
+    def __init__(self, zygotes, channel, pump, poller, by_fd, leftovers):
+        self.zygotes, self.channel, self.pump = zygotes, channel, pump
+        self.poller, self.by_fd, self.leftovers = poller, by_fd, leftovers
+        self.running = None
+        self.answered = None
+        self.last_clean = None
+
+    @staticmethod
+    def refusal(job):
+        """Why a job that asks for `reuse` runs forked whatever its tier's reuse process (`unsupported`, `static`), None
+        when it may run reused; None too for a job that asks for `fork`."""
+        if job.isolation != 'reuse':
+            return None
+        if not TAGS_WORK:
+            return 'unsupported'
+        return 'static' if static_taint(job.code) else None
 
     def check_idle(self, tenant):
         """Before each job: every idle reuse process runs nothing (blocked or stopped, its CPU time where it was when it
@@ -3481,81 +3655,131 @@ class Controller:
             elif r.jobs > 0 and r.tenant != tenant and not r.isolate():
                 self.drop(z, r, 'tampered', 'it did not stop')
 
-    def violated(self, job, z, r, duration, alive, ran=True):
+    def take(self, z, job):
+        """Tier `z`'s reuse process with `job` handed to it (its limits set, let run, the job written) and None; or None
+        and why not: none is idle (`warming`), it runs another tenant's jobs (`tenant`), or what the controller reads of
+        it from outside says it ran, wrote or was changed since its last verdict (`tampered`). The job then runs
+        forked."""
+        r = self.idle_process(z)
+        if r is None:
+            return None, 'warming'
+        if r.gone():  # killed while idle (a job of another tier can)
+            self.drop(z, r, 'exit', 'the process ended between jobs')
+            return None, 'warming'
+        tenant = job.tenant
+        if r.jobs > 0 and r.tenant != tenant:
+            self.drop(z, r, 'tenant', 'it ran jobs of another tenant')
+            z.ask_reuse()
+            return None, 'tenant'
+        # Before any of its code runs again: running nothing since its verdict (check_idle, a moment ago), silent and
+        # alone; and, unless it ran the last job and passed its check since (no other job's code ran), its limits and
+        # signals as they were. (The process that ran the last job and passed its check since has run nothing but its
+        # own loop: it need not be found blocked first.)
+        if (r is not self.last_clean and r.idle_cpu is None and not r.settled(full=False)) or not r.quiet():
+            self.drop(z, r, 'tampered', r.violation or 'it ran, wrote or was not alone between its jobs')
+            return None, 'tampered'
+        if self.last_clean is not r and (tampered(r.pid, reused=True) or signalled(r.pid)):
+            self.drop(z, r, 'tampered', 'an earlier job changed the limits or signals of this reuse process')
+            return None, 'tampered'
+        nonce = os.urandom(12).hex()
+        try:
+            r.cpu_at = r.cpu_seen = r.idle_cpu if r.idle_cpu is not None else r.cpu_ns()
+            self.limit(r, job)
+            r.thaw()
+            data = job_bytes(job, nonce, wait_files=bool(job.fetch_files))
+            if len(data) > PIPE_BYTES:
+                grow_pipe(r.job_w, BIG_BUFFER)
+            taken = r.send(data, min(job.timeout_ms, TAKE_WAIT_MS) / 1000, HAND_OVER_WAIT_S)
+        except (OSError, ValueError):  # gone, or a limit it lowered cannot be raised
+            self.drop(z, r, 'exit' if r.gone() else 'tampered', 'its limits cannot be set for its next job')
+            return None, 'warming'
+        if not taken:  # it did not read its job: what runs in it is not the reuse process's loop (the job runs forked)
+            self.drop(z, r, 'violation', 'it did not read its job')
+            return None, 'tampered'
+        r.begin(nonce, tenant)
+        return r, None
+
+    @staticmethod
+    def limit(r, job):
+        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
+        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
+        plus the backstop. (Raising them is refused inside: reuse_process.Watch.)"""
+        for limit, value in (
+            (resource.RLIMIT_AS, address_space(r.pages(), job.memory_mb)),
+            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + cpu_backstop_s(job.timeout_ms)),
+        ):
+            # as the zygote left it: the check, inside and from here, holds it
+            hard = SPARE_LIMITS[RLIMITS.index(limit)][1]
+            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
+        if NPROC and r.jobs == 0:
+            resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+
+    def job_ended(self, z, r, timed_out):
+        """Reuse process `r` of tier `z` after its job: counted, when it reported the job's end; else dropped (it ended
+        as a forked job ends: tainted, `timed_out`, crashed, os._exit)."""
+        if r.done is None:
+            what = 'timeout' if timed_out else 'taint' if r.tainted else 'exit'
+            self.drop(z, r, what, r.tainted or 'the process ended with its job')
+        else:
+            r.since = time.perf_counter()
+            r.jobs += 1
+
+    def violated(self, run, alive):
         """The job's reuse process broke the protocol (a frame out of order or with another nonce, not alone at its
-        end, its job never read): it is killed, what the job left is swept as after any job, and the job answered
-        infra_error: nothing the process said can be told from what a job wrote itself. A job it never took (`ran`
-        False) is answered as one an earlier job kept from running (SandboxTampered: the runner runs it elsewhere)."""
+        end, its job never read): it is killed, what the job left is swept as after any job (`alive`: the zygotes live
+        as it began), and the job answered infra_error: nothing the process said can be told from what a job wrote
+        itself. A job it never took is answered as one an earlier job kept from running (SandboxTampered: the runner
+        runs it elsewhere)."""
+        z, r = run.z, run.reuser
+        ran = not r.unread()
         what = r.violation
         r.kill()
-        until = time.perf_counter() + 1
-        while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
-            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        self.await_exit(z, r)
         self.drop(z, r, 'violation', what)
         self.running = None
-        swept, _ = sweep(self.children, self.keep)
-        reason = None if swept else 'unswept'
-        for other in alive:
-            if not other.dead:
-                try:
-                    os.kill(other.pid, signal.SIGCONT)
-                except OSError:
-                    pass
-                other.ask()
-            if reason is None and (other.dead or zygote_tampered(other)):
-                reason = 'zygote'
-        if controller_tampered():
-            reason = 'tampered'
-        if not self.cleanup.clean():
+        reason, _ = self.leftovers.after_job(alive, False)
+        if not self.leftovers.dirs.clean():
             reason = reason or 'cleanup'
         self.last_clean = None
         if not ran:
             return failed(
-                job,
+                run.job.id,
                 'infra_error',
                 'SandboxTampered',
                 'the reuse process given this job did not take it (an earlier job took it over); the job did not run',
                 reason or 'tampered',
             )
         result = failed(
-            job,
+            run.job.id,
             'infra_error',
             'ReuseViolation',
             'the reuse process that ran this job broke the executor\'s protocol (%s): it was killed, '
             'and nothing it said answers the job' % what,
             reason,
         )
-        result.update({'duration_ms': duration, 'tier': z.name, 'isolation': 'reuse'})
+        result.update({'duration_ms': run.duration, 'tier': z.name, 'isolation': 'reuse'})
         return result
 
-    @staticmethod
-    def job_bytes(job, nonce, wait_files=False):
-        """A job as its job process reads it from its pipe (job.read_job): the length of what follows, marshalled: the
-        code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
-        of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the
-        controller has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied
-        twice more, here and in the job process)."""
-        code = job.get('code', '')
-        stdin = (job.get('stdin') or '').encode()
-        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
-        return len(payload).to_bytes(8, 'little') + payload + stdin
+    def await_exit(self, z, r):
+        """Pumps until zygote `z` reports the exit of reuse process `r` (killed, or retired by its check), at most a
+        second."""
+        until = time.perf_counter() + 1
+        while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
+            self.pump(max(1, int((until - time.perf_counter()) * 1000)))
 
-    def clean_after_reuse(self):
+    def clean_after(self):
         """After a job answered from a reuse process: its verdict awaited (the process dropped the job's objects, whose
         finalizers may have written files), then the work dir and scratch dirs cleaned. What cannot be cleaned breaks
         the sandbox: every later job is answered infra_error, and the runner replaces it."""
-        z, r = self.after_reuse
-        self.after_reuse = None
+        z, r = self.answered
+        self.answered = None
         self.await_verdict(z, r)
-        if (
-            r.state == 'gone' and z.reuser is r
-        ):  # retired: it exits; the next job finds it reaped, as a forked job's process
-            until = time.perf_counter() + 1
-            while r.pid not in z.exits and not z.dead and time.perf_counter() < until:
-                self.pump(max(1, int((until - time.perf_counter()) * 1000)))
+        if r.state == 'gone' and z.reuser is r:
+            # retired: it exits; the next job finds it reaped, as a forked job's process
+            self.await_exit(z, r)
             self.settle()
-        if not self.cleanup.clean(ipc=False):
-            self.broken = 'what a job left could not be removed'
+        if not self.leftovers.dirs.clean(ipc=False):
+            self.leftovers.broken = 'what a job left could not be removed'
         if r.state == 'idle' and z.reuser is r:
             if r.drop_after is not None:
                 self.drop(z, r, r.drop_after, 'its job ran out of memory')
@@ -3581,7 +3805,7 @@ class Controller:
         elif r.state == 'checking' and z.reuser is r:
             self.drop(z, r, 'stuck', 'no verdict within %d ms of its job' % (CHECK_WAIT_S * 1000))
 
-    def reuser_for(self, z):
+    def idle_process(self, z):
         """Tier `z`'s reuse process once it is idle (waiting out its check, at most CHECK_WAIT_S); None when it has none
         ready (one is asked for)."""
         r = z.reuser
@@ -3608,19 +3832,11 @@ class Controller:
         z.cpu_us.pop(r.pid, None)
         if z.exits.pop(r.pid, None) is None:
             z.forget.add(r.pid)
-        self.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
+        self.channel.send({'op': 'retired', 'tier': z.name, 'reason': what, 'detail': detail[:200], 'jobs': r.jobs})
 
     def settle(self):
-        """Watches the report pipe of each new reuse process; drops those gone (a failed check, an exit); reaps the
-        zygotes
-        that died (an OOM kill, a job's kill)."""
-        for pid in list(self.dead):
-            try:
-                reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
-            except ChildProcessError:
-                reaped = True
-            if reaped:
-                self.dead.remove(pid)
+        """After each poll round: the report pipe of each new reuse process watched; those gone (a failed check, an
+        exit) dropped; the exits of those dropped before their exit came forgotten."""
         for z in self.zygotes.values():
             for pid in [p for p in z.forget if p in z.exits]:
                 z.forget.discard(pid)
@@ -3635,56 +3851,173 @@ class Controller:
             if r.violation is not None and r.state != 'checking':  # while it checks, await_verdict answers for it
                 self.drop(z, r, 'violation', r.violation)
             elif r.state == 'gone':
-                what, detail = (
-                    r.retire if isinstance(r.retire, list) and len(r.retire) == 2 else ('check', str(r.retire))
-                )
+                if isinstance(r.retire, list) and len(r.retire) == 2:
+                    what, detail = r.retire
+                else:
+                    what, detail = 'check', str(r.retire)
                 self.drop(z, r, str(what), str(detail))
             elif r.pid in z.exits:
                 self.drop(z, r, 'exit', 'the process ended between jobs')
 
-    def limit(self, z, pid, job):
-        """Sets the job's own limits on spare `pid` of zygote `z`, from here (prlimit): address space (its size plus
-        memory_mb), CPU time (a backstop past timeout_ms) and, where configured, processes."""
-        mem = address_space(
-            int(os.pread(z.statm, 256, 0).split()[0]), job
-        )  # the zygote's size: the spare's, forked from it
-        resource.prlimit(pid, resource.RLIMIT_AS, (mem, mem))
-        cpu = timeout_ms_of(job) // 1000 + 2
-        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if NPROC:
-            resource.prlimit(pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
 
-    def limit_reuse(self, r, job):
-        """A reuse process's limits for its next job: the soft ones only (a hard limit lowered could not be raised for
-        the next job), what the job may use past what the process holds: its size plus memory_mb, its CPU time so far
-        plus the backstop. (Raising them is refused inside: reuse.Watch.)"""
-        for limit, value in (
-            (resource.RLIMIT_AS, address_space(r.pages(), job)),
-            (resource.RLIMIT_CPU, r.cpu_seen // 10**9 + timeout_ms_of(job) // 1000 + 2),
-        ):
-            hard = SPARE_LIMITS[RLIMITS.index(limit)][
-                1
-            ]  # as the zygote left it: the check, inside and from here, holds it
-            resource.prlimit(r.pid, limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
-        if NPROC and r.jobs == 0:
-            resource.prlimit(r.pid, resource.RLIMIT_NPROC, (NPROC, NPROC))
+# ---------------- sandfleet_sandbox/controller.py
+
+import base64
+import os
+import select
+import sys
 
 
-# How long a job waits for the verdict of its tier's reuse process before the process is retired as stuck.
-CHECK_WAIT_S = 2.0
-# How long a reuse process, let run, may leave a job larger than its pipe holds unread (its loop reads at once): each
-# pipe-full of it (a job of megabytes, at most HAND_OVER_WAIT_S in all).
-TAKE_WAIT_MS = 1000
 
-
-def precompile(code):
-    """The job's code compiled here, or None when it does not compile (the job then raises the error itself). Compiling
-    in a fresh fork costs copy-on-write faults; here, where the compiler's pages are already private, a fraction of
-    that; the code object travels to the job process marshalled."""
+def oom_score_adj(value):
+    """Sets this process's OOM score adjustment (writable only while the process is dumpable: no job may run then)."""
+    prctl(4, 1)  # PR_SET_DUMPABLE
     try:
-        return compile(code, MAIN_FILE, 'exec', dont_inherit=True)
-    except BaseException:
-        return None
+        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
+        try:
+            os.write(fd, b'%d' % value)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    prctl(4, 0)
+
+
+class Controller:
+    """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
+    (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
+    result frame). A new kind of job: its frozen type in frames.py, its handler here."""
+
+    def __init__(self):
+        self.channel = RunnerChannel()
+        cleanup = Cleanup(WORKDIR, SCRATCH)
+        self.ooms = OomCount()
+        # what every tier has: the executor's own imports (a job importing only those runs on bare)
+        self.loaded = frozenset(m.split('.')[0] for m in sys.modules)
+        # bare first: forked before anything else is imported or allocated here (each page it holds is copied at each
+        # fork)
+        self.zygotes = {'bare': Zygote('bare', [])}
+        self.planned = plan_tiers()
+        for name in self.planned:
+            if name not in self.zygotes:
+                self.zygotes[name] = Zygote(name, list(self.zygotes.values()))
+        self.dead = []  # zygotes that died and are not reaped yet
+        self.told = None  # after `ready`: each tier's state the runner was told (tell)
+        self.leftovers = Leftovers(cleanup, {z.pid for z in self.zygotes.values()})
+        # fd → what the poll wakes for: a zygote's socket, a reuse process's report pipe (the channel's is its own)
+        self.by_fd = {z.sock.fileno(): z for z in self.zygotes.values()}
+        self.poller = select.poll()
+        self.poller.register(self.channel.fd_in, select.POLLIN)
+        for fd in self.by_fd:
+            self.poller.register(fd, select.POLLIN)
+        self.keeper = ReuseKeeper(self.zygotes, self.channel, self.pump, self.poller, self.by_fd, self.leftovers)
+        self.placement = Placement(self.zygotes, self.loaded, self.channel, self.pump, self.poller, self.keeper)
+        self.handlers = {ExecJob: self.run_exec, FrameError: self.refuse}
+        self.channel.allocate()
+
+    def pump(self, timeout_ms):
+        """One poll round: zygote messages, reuse processes' reports and channel input. Returns the fds that were
+        readable."""
+        events = self.poller.poll(timeout_ms)
+        for fd, _ in events:
+            z = self.by_fd.get(fd)
+            if isinstance(z, ReuseHandle):
+                if not z.read():
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
+            elif z is not None:
+                kind = z.on_message()
+                if kind is None:
+                    self.poller.unregister(fd)
+                    del self.by_fd[fd]
+                    self.dead.append(z.pid)  # reaped once it has exited
+                    self.channel.log('error', 'zygote %s exited' % z.name)
+                if kind is None or kind == b'r':
+                    self.tell()
+            elif fd == self.channel.fd_in:
+                if not self.channel.read():
+                    self.poller.unregister(fd)
+        self.settle()
+        return events
+
+    def settle(self):
+        """Reaps the zygotes that died (an OOM kill, a job's kill); the reuse processes settled (ReuseKeeper.settle)."""
+        for pid in list(self.dead):
+            try:
+                reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
+            except ChildProcessError:
+                reaped = True
+            if reaped:
+                self.dead.remove(pid)
+        self.keeper.settle()
+
+    def tell(self):
+        """After `ready`: one `tier` frame per tier that finished warming, or died."""
+        if self.told is None:
+            return
+        for z in self.zygotes.values():
+            state = 'dead' if z.dead else 'warm' if z.warm else None
+            if state is None or self.told.get(z.name) == state:
+                continue
+            self.told[z.name] = state
+            if z.name != 'bare' or z.dead:
+                self.channel.send({'op': 'tier', 'name': z.name, 'ready': not z.dead, 'ms': z.ms, 'modules': z.modules})
+
+    def serve(self):
+        bare = self.zygotes['bare']
+        while not bare.ready and not bare.dead:
+            self.pump(-1)
+        if bare.dead:
+            sys.exit(1)
+        self.channel.send(
+            {
+                'op': 'ready',
+                'protocol': 1,
+                'pid': os.getpid(),
+                'python': sys.version.split()[0],
+                'tiers': self.planned,
+                'packages': {},
+                'isolation': ['fork', 'reuse'] if TAGS_WORK else ['fork'],
+            }
+        )
+        self.told = {}
+        self.tell()
+        channel, keeper, handlers = self.channel, self.keeper, self.handlers
+        while not channel.closing:
+            if channel.jobs:
+                job = channel.jobs.pop(0)
+                channel.send(handlers[type(job)](job))
+                if keeper.answered is not None:
+                    keeper.clean_after()
+                self.settle()  # a reuse process whose verdict came with its job's end
+            else:
+                self.pump(-1)
+        self.leftovers.sweep_all()
+        remove_tree(WORKDIR)
+
+    def run_exec(self, job):
+        """Runs an `exec` job (a frames.ExecJob) and answers its result frame: on its tier's reuse process when it asks
+        for `reuse` and one is idle and may take this code, else on the tier's spare, forked for it."""
+        if self.leftovers.broken is not None:
+            reason = self.leftovers.broken + '; the sandbox is replaced'
+            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup')
+        self.keeper.check_idle(job.tenant)
+        alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
+        run = self.placement.take_process(job)
+        if type(run) is dict:
+            return run  # the job did not run: its result
+        run.watch(self.pump, self.poller, self.channel)
+        r = run.reuser
+        if r is not None and r.violation is not None:
+            run.capture.unwatch()
+            return self.keeper.violated(run, alive)
+        run.after(self.leftovers, self.keeper, alive)
+        return run.result(self.ooms.killed)
+
+    @staticmethod
+    def refuse(error):
+        """The answer to a frame refused at its parse (a frames.FrameError: the runner's fault; nothing ran)."""
+        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
 
 
 def main():

@@ -9,6 +9,7 @@ import type { RunnerInfo } from './info.ts'
 import type { CallContext } from './call-context.ts'
 import type { RunnerLoad } from './runner.ts'
 import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
+import type { RunnerSandboxesApi } from './sandbox.ts'
 
 /** A value now (the runner, in its process) or later (a client of a runner elsewhere). */
 export type Awaitable<T> = T | Promise<T>
@@ -53,4 +54,6 @@ export interface RunnerApi {
   info(): Awaitable<RunnerInfo>
   /** Its sessions; undefined when it holds none (or, for a client, cannot reach them). */
   readonly sessions?: RunnerSessionsApi | undefined
+  /** Its sandboxes (sessions with files, processes and code contexts); undefined when it holds no sessions. */
+  readonly sandboxes?: RunnerSandboxesApi | undefined
 }

@@ -4,9 +4,6 @@ blocks on a full pipe once its pipes are watched, and nothing is buffered unboun
 import os
 import select
 
-# A job's cap on each of its stdout and stderr, for a frame that gives none.
-DEFAULT_OUTPUT_CAP = 65536
-
 
 class Capture:
     """The pipes of one job (the controller's ends, non-blocking), read into bytearrays. Registered on the controller's
@@ -17,7 +14,7 @@ class Capture:
         self.cap, self.poller, self.watching = cap, poller, False
         self.bufs = {out_r: bytearray(), err_r: bytearray()}
         if rep_r is not None:
-            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its Reuser
+            self.bufs[rep_r] = bytearray()  # a reuse process's report pipe is read by its ReuseHandle
         self.truncated = dict.fromkeys(self.bufs, False)
         self.open = set(self.bufs)
 

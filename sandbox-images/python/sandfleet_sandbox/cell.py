@@ -11,6 +11,7 @@ import sys
 import traceback
 
 from .limits import address_space
+from .frames import exec_job
 from .files import fetch_files, write_files
 
 DEVNULL = os.open(os.devnull, os.O_RDWR)
@@ -79,8 +80,9 @@ def open_figures():
     return shown
 
 
-def run_code(code, g, n):
-    """Runs one cell in globals g; returns (status, exit_code, error, display)."""
+def run_code(code, g, n, main_key=None):
+    """Runs one cell in globals g; returns (status, exit_code, error, display). With `main_key`, the display of the
+    cell's value (not those of its figures) carries that key."""
     name = "<cell %d>" % n
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     try:
@@ -95,6 +97,8 @@ def run_code(code, g, n):
             if value is not None:
                 g["_"] = value
                 display = [mime_bundle(value)]
+                if main_key:
+                    display[0][main_key] = ""
         return "ok", 0, None, display + open_figures()
     except SystemExit as e:
         if e.code is None or e.code == 0:
@@ -115,11 +119,11 @@ def run_code(code, g, n):
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(frame, g, n, res_w, workdir, places):
-    """In R: runs the cell (fd 1/2 already on the output pipes), then writes the result to res_w. The request's files
-    are written and read back relative to the session's work dir `workdir` (whatever the cells made the current one),
-    each in one of `places`."""
-    data = frame.get("stdin") or ""
+def run_cell(job, g, n, res_w, workdir, places, main_key=None):
+    """In R: runs the cell (`job`, its frames.ExecJob; fd 1/2 already on the output pipes), then writes the result to
+    res_w. The request's files are written and read back relative to the session's work dir `workdir` (whatever the
+    cells made the current one), each in one of `places`; `main_key` marks its value's display (run_code)."""
+    data = job.stdin
     if data:
         fd = os.memfd_create("stdin")
         write_all(fd, data.encode())
@@ -130,26 +134,26 @@ def run_cell(frame, g, n, res_w, workdir, places):
     try:
         with open("/proc/self/statm", "rb") as f:
             pages = int(f.read().split()[0])
-        resource.setrlimit(resource.RLIMIT_AS, (address_space(pages, frame), hard))
+        resource.setrlimit(resource.RLIMIT_AS, (address_space(pages, job.memory_mb), hard))
     except (OSError, ValueError):
         pass
     try:
-        write_files(workdir, frame.get("files") or {}, places)
+        write_files(workdir, job.files, places)
     except (OSError, ValueError) as e:  # the cell does not run: the error is its own, the session's state unchanged
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     else:
-        status, code, error, display = run_code(frame.get("code", ""), g, n)
+        status, code, error, display = run_code(job.code, g, n, main_key)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:  # noqa: BLE001
         pass
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    files, fetch_errors = fetch_files(workdir, frame.get("fetch_files"), places)
+    files, fetch_errors = fetch_files(workdir, job.fetch_files, places)
     try:
         result = {
-            "id": frame.get("id"),
+            "id": job.id,
             "status": status,
             "exit_code": code,
             "error": error,
@@ -162,7 +166,7 @@ def run_cell(frame, g, n, res_w, workdir, places):
     except (TypeError, ValueError) as e:
         body = _dumps(
             {
-                "id": frame.get("id"),
+                "id": job.id,
                 "status": "error",
                 "exit_code": 1,
                 "error": {"type": type(e).__name__, "message": str(e)},
@@ -172,11 +176,30 @@ def run_cell(frame, g, n, res_w, workdir, places):
         )
     # The output is in its pipes already (flushed above): the result pipe's end tells S the cell is
     # over, and S takes what the output pipes hold without waiting for their ends (one wake-up).
+    end_cell(body, res_w)
+
+
+def end_cell(body, res_w):
+    """In R: the cell's result `body` (its JSON) written to S, R's standard streams let go."""
     write_all(res_w, body.encode())
     os.close(res_w)
     os.dup2(DEVNULL, 0)
     os.dup2(DEVNULL, 1)
     os.dup2(DEVNULL, 2)
+
+
+def refuse_cell(error, res_w):
+    """In R: the answer to a cell whose frame was refused at its parse (`error`, a frames.FrameError): nothing ran, the
+    session's state is as it was."""
+    body = {
+        "id": error.frame_id,
+        "status": "infra_error",
+        "exit_code": None,
+        "error": {"type": "BadFrame", "message": "the session refused the cell's frame: %s" % error},
+        "display": [],
+        "files": {},
+    }
+    end_cell(_dumps(body), res_w)
 
 
 WARM_FRAME = _dumps(
@@ -186,9 +209,13 @@ WARM_FRAME = _dumps(
         "code": "_ = 0",
         "stdin": "",
         "timeout_ms": 10000,
+        "memory_mb": 1024,
         "files": {},
         "fetch_files": [],
         "max_output_bytes": 1 << 20,
+        "isolation": "fork",
+        "wait_ms": None,
+        "tenant": None,
     }
 )
 
@@ -196,8 +223,7 @@ WARM_FRAME = _dumps(
 def warm_cell():
     """In a fresh R: walks the cell path once on throwaway data, so that most of its copy-on-write
     page faults happen before the frame arrives, not after."""
-    frame = _loads(WARM_FRAME)
-    code = frame["code"]
+    code = exec_job(_loads(WARM_FRAME)).code
     linecache.cache["<warm>"] = (len(code), None, code.splitlines(True), "<warm>")
     tree = ast.parse(code, "<warm>", "exec")
     if isinstance(tree.body[-1], ast.Expr):

@@ -1,11 +1,13 @@
 """After each job: the processes it left behind killed, its work dir removed, the scratch dirs and System V IPC
-objects back to what the sandbox started with; the next job must see none of it."""
+objects back to what the sandbox started with, the zygotes and the controller read from outside; the next job must see
+none of it (`Leftovers`)."""
 import ctypes
 import os
 import signal
 import stat
 
 from .libc import LIBC
+from .tamper_checks import controller_tampered, zygote_tampered
 
 # System V IPC objects outlive the job that made them (they belong to the sandbox's IPC namespace): file, remover.
 SYSV_IPC = (
@@ -176,3 +178,41 @@ def sweep(children, keep):
                 continue
             cpu_us += int((usage.ru_utime + usage.ru_stime) * 1e6)
     return False, cpu_us
+
+
+class Leftovers:
+    """What the jobs leave in the sandbox, found and undone after each: the processes reparented to the controller
+    swept (all but `keep`, the zygotes), the zygotes resumed and read from outside, the controller's own limits read,
+    the dirs cleaned (`dirs`, a Cleanup). `broken`: why no more job may run here (something could not be undone: the
+    runner replaces the sandbox), or None."""
+
+    def __init__(self, dirs, keep):
+        self.dirs, self.keep = dirs, keep
+        self.broken = None
+        # /proc/self/task/PID/children, kept open and read again with pread (cheaper than open, read and close)
+        self.children = os.open('/proc/self/task/%d/children' % os.getpid(), os.O_RDONLY)
+
+    def after_job(self, alive, clean):
+        """After a job: its processes swept; each zygote of `alive` (those live as it began) asked for its next spare
+        (its fork may have failed during the job: the sandbox's process limit) and, when the job did not end `clean`ly
+        in a reuse process, resumed (SIGCONT: a stopped one goes on) and read from outside; the controller's own limits
+        read. (Why the sandbox retires, or None; the CPU time of the processes swept, in microseconds.)"""
+        swept, orphans_us = sweep(self.children, self.keep)
+        reason = None if swept else 'unswept'  # a process of the job survived SIGKILL
+        for z in alive:
+            if not z.dead:
+                if not clean:
+                    try:
+                        os.kill(z.pid, signal.SIGCONT)
+                    except OSError:
+                        pass
+                z.ask()
+            if not clean and reason is None and (z.dead or zygote_tampered(z)):
+                reason = 'zygote'
+        if controller_tampered():
+            reason = 'tampered'  # the job reniced or prlimited the controller
+        return reason, orphans_us
+
+    def sweep_all(self):
+        """At the controller's end: every process but the zygotes killed."""
+        sweep(self.children, self.keep)

@@ -3,7 +3,12 @@
 Runs inside the sandbox. The runner writes NDJSON frames on stdin:
   {"op": "open", "sid": ...}   -> forks a session listening on <sockdir>/<sid>.sock, answers
                                   {"op": "opened", "sid", "pid", "socket", "isolated"} on stdout
-                                  (or {"op": "opened", "sid", "error"})
+                                  (or {"op": "opened", "sid", "error"}); with "agent": true also
+                                  an agent (agent.py: the session's files and processes) on
+                                  <sockdir>/<sid>.agent.sock ("agent_socket" in "opened"), and
+                                  "env" (set in the session's environment), "home" (its working
+                                  directory and HOME, where the session has it as a private
+                                  place), "memory_mb" (its processes' limit)
   {"op": "kill", "pid": N}     -> kills the process holding a session (pids are the host's own,
                                   which differ from the runner's when the host has a pid namespace);
                                   with it every process of the session (see kill_session)
@@ -11,18 +16,22 @@ Runs inside the sandbox. The runner writes NDJSON frames on stdin:
 Each session then talks NDJSON over its own Unix socket (one connection; the socket's path is
 unlinked once the runner is connected):
   {"op": "exec", "id", "code", "stdin", "timeout_ms", "memory_mb", "files", "fetch_files",
-   "max_output_bytes"} -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code",
-   "duration_ms", "truncated", "error", "display", "files", "pid"}
+   "max_output_bytes", "isolation", "wait_ms", "tenant"} (the executor's exec frame, parsed once by
+   frames.exec_job; one it refuses is answered status infra_error, BadFrame, and nothing runs)
+   -> {"op": "result", "id", "status", "stdout", "stderr", "exit_code", "duration_ms",
+   "truncated", "error", "display", "files", "pid"}
   {"op": "close"}              -> the session ends
 
 Isolation of one session from the others (`isolated`): with SANDFLEET_SESSION_NAMESPACES=1 (the
 process driver sets it) and where the kernel lets an unprivileged process make namespaces (inside
 bubblewrap it does), each session gets its own user, mount, pid,
 IPC and network namespaces. Its first process there (pid 1, "init") mounts its own /proc (only
-its processes), a fresh tmpfs on /tmp (its work dir), /mnt and /dev/shm, hides the socket directory,
-and reaps. `pid` in "opened" is then that init's (killing it ends every process of the session)
-and results carry no `pid`. Without namespaces the session runs as a plain process and `pid` in
-each result is the process holding the session now.
+its processes), a fresh tmpfs on /tmp (its work dir), /mnt, /dev/shm and /home/user, hides the socket directory,
+and reaps (with an agent, the init is the agent, and leaves when the runner closes the agent's
+socket). `pid` in "opened" is then that init's (killing it ends every process of the session)
+and results carry no `pid`. An isolated session holds at most SANDFLEET_SESSION_MAX_PROCS (512)
+processes (RLIMIT_NPROC, counted in its own user namespace). Without namespaces the session runs
+as a plain process and `pid` in each result is the process holding the session now.
 
 Fork per cell, with the next cell's process forked ahead of time: the session process S holds
 the state; right after it becomes the session it forks R, which waits for the next frame on the
@@ -41,6 +50,7 @@ import gc
 import io
 import json
 import os
+import resource
 import signal
 import socket
 import sys
@@ -50,6 +60,7 @@ import warnings
 from .libc import LIBC, prctl
 from .cell import DEVNULL, _dumps, write_all
 from .session import Session
+from .agent import Agent
 from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -97,12 +108,15 @@ def mount(source, target, fstype, flags=0, data=None):
 
 
 # The dirs an isolated session gets as its own fresh tmpfs: with its work dir (in /tmp), where its
-# cells may write a request's files and fetch them from.
-PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm")
+# cells may write a request's files and fetch them from. /home/user, where the sandbox has it (the process driver
+# makes it), is a sandbox session's home.
+PRIVATE_DIRS = ("/tmp", "/mnt", "/dev/shm", "/home/user")
+SESSION_MAX_PROCS = int(os.environ.get(SANDBOX_KNOBS["session_max_procs"], "512"))
 
 
-def init_main(srv, path, sockdir, ready_w):
-    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt and /dev/shm; then the session; then reaps."""
+def init_main(srv, path, sockdir, ready_w, opts):
+    """pid 1 of a session's namespaces: private /proc, /tmp, /mnt, /dev/shm and /home/user; then the session; then
+    reaps, or is the session's agent."""
     ok = b"1"
     dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)  # the socket's directory, also once covered
     try:
@@ -111,7 +125,8 @@ def init_main(srv, path, sockdir, ready_w):
         for d in PRIVATE_DIRS:
             if os.path.isdir(d):
                 mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-    except OSError:
+        resource.setrlimit(resource.RLIMIT_NPROC, (SESSION_MAX_PROCS, SESSION_MAX_PROCS))
+    except (OSError, ValueError):
         ok = b"0"
     # Not dumpable from here on (and so neither the session nor its cells, forked from this one): a
     # cell, the same uid, can then neither ptrace nor open /proc/PID/mem of this init or of the
@@ -122,6 +137,7 @@ def init_main(srv, path, sockdir, ready_w):
     os.close(ready_w)
     conn, _ = srv.accept()
     srv.close()
+    agent = accept_agent(opts, dirfd)
     try:
         os.unlink(os.path.basename(path), dir_fd=dirfd)
     except OSError:
@@ -135,10 +151,16 @@ def init_main(srv, path, sockdir, ready_w):
     # Reaped here, not by the kernel (the host ignores SIGCHLD): the session's CPU time then adds
     # up in this process's children's times, where the fleet's accounting sees it.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    home = sandbox_environ(opts, ok == b"1")
     pid = os.fork()
     if pid == 0:
-        session_main(conn, ok == b"1")
+        if agent is not None:
+            agent.close()
+        session_main(conn, ok == b"1", home)
     conn.close()
+    if agent is not None:  # the agent reaps too; it leaves (and the namespace with it) when the runner closes it
+        Agent(agent, home or os.getcwd(), places_of(home, ok == b"1"), dict(os.environ), memory_of(opts)).serve()
+        os._exit(0)
     # Every process of the session is this one's child or is reparented to it: it ends when none is left.
     while True:
         try:
@@ -149,17 +171,55 @@ def init_main(srv, path, sockdir, ready_w):
             continue
 
 
-def session_main(conn, isolated):
+def session_main(conn, isolated, home=None):
     prctl(PR_SET_DUMPABLE, 0)  # a session without namespaces too (see init_main)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    workdir = tempfile.mkdtemp(prefix="sf-session-")
+    workdir = home or tempfile.mkdtemp(prefix="sf-session-")
     os.chdir(workdir)
-    places = [workdir, *(d for d in PRIVATE_DIRS if os.path.isdir(d))] if isolated else [workdir]
-    Session(conn, isolated, workdir, places).serve()
+    Session(conn, isolated, workdir, places_of(workdir, isolated)).serve()
     os._exit(0)
 
 
-def open_session(srv, path, sockdir, report_w):
+def places_of(workdir, isolated):
+    """Where a session's files may be written: its work dir, and its private dirs when it has them."""
+    private = [d for d in PRIVATE_DIRS if d != workdir and os.path.isdir(d)] if isolated else []
+    return [workdir, *private] if workdir else private
+
+
+def memory_of(opts):
+    """A sandbox's memory_mb, as the runner sends it with its open frame (every sandbox's has it)."""
+    return int(opts["memory_mb"])
+
+
+def sandbox_environ(opts, isolated):
+    """A sandbox session's environment (the open frame's `env`, HOME, USER) set in this process, for the session and
+    the agent to inherit; answers its home: the open frame's when it is a private place here, else None (a work dir of
+    its own in /tmp)."""
+    home = opts.get("home")
+    home = home if isolated and home in PRIVATE_DIRS and os.path.isdir(home) else None
+    if opts.get("agent"):
+        os.environ.update({str(k): str(v) for k, v in (opts.get("env") or {}).items()})
+        os.environ["USER"] = "user"
+        if home:
+            os.environ["HOME"] = home
+    return home
+
+
+def accept_agent(opts, dirfd):
+    """The agent's connection, when the session has one (the runner connects once the session is opened)."""
+    srv = opts.get("agent_srv")
+    if srv is None:
+        return None
+    conn, _ = srv.accept()
+    srv.close()
+    try:
+        os.unlink(os.path.basename(opts["agent_path"]), dir_fd=dirfd)
+    except OSError:
+        pass
+    return conn
+
+
+def open_session(srv, path, sockdir, report_w, opts):
     """In the host's child: namespaces where possible, then the session. Reports "PID ISOLATED"."""
     os.setsid()
     if os.environ.get(SANDBOX_ENV["session_namespaces"]) == "1" and unshare_session():
@@ -168,7 +228,7 @@ def open_session(srv, path, sockdir, report_w):
         if pid == 0:
             os.close(ready_r)
             os.close(report_w)
-            init_main(srv, path, sockdir, ready_w)
+            init_main(srv, path, sockdir, ready_w, opts)
             os._exit(0)
         os.close(ready_w)
         ok = os.read(ready_r, 1) == b"1"
@@ -182,7 +242,29 @@ def open_session(srv, path, sockdir, report_w):
         os.unlink(path)
     except OSError:
         pass
+    dirfd = os.open(sockdir, os.O_RDONLY | os.O_DIRECTORY)
+    agent = accept_agent(opts, dirfd)
+    os.close(dirfd)
+    if agent is not None:  # a process of its own beside the session, in the session's Unix session
+        sandbox_environ(opts, False)
+        workdir = tempfile.mkdtemp(prefix="sf-session-")
+        if os.fork() == 0:
+            conn.close()
+            prctl(PR_SET_DUMPABLE, 0)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            Agent(agent, workdir, [workdir], dict(os.environ), memory_of(opts)).serve()
+            os._exit(0)
+        agent.close()
+        session_main(conn, False, workdir)
     session_main(conn, False)
+
+
+def listening(path):
+    """A Unix socket bound at `path`, listening for its one connection."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    return srv
 
 
 def kill_session(pid, plain):
@@ -244,19 +326,23 @@ def main():
             continue
         if frame.get("op") == "open":
             path = os.path.join(sockdir, frame["sid"] + ".sock")
-            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            srv.bind(path)
-            srv.listen(1)
+            srv = listening(path)
+            opts = {k: frame.get(k) for k in ("agent", "env", "home", "memory_mb")}
+            if frame.get("agent"):
+                opts["agent_path"] = os.path.join(sockdir, frame["sid"] + ".agent.sock")
+                opts["agent_srv"] = listening(opts["agent_path"])
             report_r, report_w = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(report_r)
                 frames.close()
                 channel.close()
-                open_session(srv, path, sockdir, report_w)
+                open_session(srv, path, sockdir, report_w, opts)
                 os._exit(0)
             os.close(report_w)
             srv.close()
+            if opts.get("agent_srv") is not None:
+                opts["agent_srv"].close()
             report = b""
             while True:
                 chunk = os.read(report_r, 64)
@@ -271,6 +357,7 @@ def main():
                 continue
             if isolated != 1:
                 plain.add(pid)
-            send(
-                channel, {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
-            )
+            opened = {"op": "opened", "sid": frame["sid"], "pid": holder, "socket": path, "isolated": isolated == 1}
+            if opts.get("agent_path"):
+                opened["agent_socket"] = opts["agent_path"]
+            send(channel, opened)

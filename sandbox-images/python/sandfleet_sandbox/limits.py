@@ -1,16 +1,12 @@
-"""What a job or a cell may use, by default and as set: memory, time, file size, open files, processes."""
+"""What a job or a cell may use: memory, CPU time, file size, open files, processes. (Their per-job values come in the
+job's frame, as the runner resolved them: frames.py.)"""
 import os
 
 from .sandbox_env import SANDBOX_ENV
 
-# The contract's defaults (LIMITS in packages/protocol/src/exec.ts), for a frame that lacks the field: the runner sends
-# every job's and every cell's own (a session's memory_mb is its own default, SESSION_LIMITS).
-DEFAULT_MEMORY_MB = 1024
-DEFAULT_TIMEOUT_MS = 10000
 FSIZE = int(os.environ.get(SANDBOX_ENV['max_file_mb'], '64')) << 20
-NPROC = int(
-    os.environ.get(SANDBOX_ENV['max_procs'], '0')
-)  # RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+# RLIMIT_NPROC of a job; only meaningful in a user namespace of its own
+NPROC = int(os.environ.get(SANDBOX_ENV['max_procs'], '0'))
 NOFILE = 1024
 PAGE = os.sysconf('SC_PAGE_SIZE')
 # The soft stop: at its deadline a job's (or a cell's) process group gets SIGTERM, and this long to end, then SIGKILL. A
@@ -19,11 +15,12 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
 
 
-def address_space(pages, frame):
-    """RLIMIT_AS for a process now `pages` pages large that may allocate the frame's `memory_mb` beyond that."""
-    return pages * PAGE + int(frame.get('memory_mb') or DEFAULT_MEMORY_MB) * 1048576
+def address_space(pages, memory_mb):
+    """RLIMIT_AS for a process now `pages` pages large that may allocate `memory_mb` beyond that."""
+    return pages * PAGE + memory_mb * 1048576
 
 
-def timeout_ms_of(frame):
-    """The frame's `timeout_ms`, or the default."""
-    return int(frame.get('timeout_ms') or DEFAULT_TIMEOUT_MS)
+def cpu_backstop_s(timeout_ms):
+    """RLIMIT_CPU's soft limit for a job of `timeout_ms`, in seconds past what its process used before it: a backstop
+    past the controller's own stop at the deadline."""
+    return timeout_ms // 1000 + 2

@@ -4,12 +4,12 @@ import os
 import signal
 
 
-def failed(job, status, type_, message, retire_reason=None):
-    """The result of a job that did not run; `retire_reason`: why the sandbox must be replaced, None when it need
-    not."""
+def failed(job_id, status, type_, message, retire_reason=None):
+    """The result of job `job_id` that did not run; `retire_reason`: why the sandbox must be replaced, None when it
+    need not."""
     result = {
         'op': 'result',
-        'id': job.get('id'),
+        'id': job_id,
         'status': status,
         'exit_code': None,
         'stdout': '',
@@ -26,19 +26,18 @@ def failed(job, status, type_, message, retire_reason=None):
     return result
 
 
-def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
-    """(status, exit_code, error, out_of_memory) of a job that ran: `timed_out` by the controller; `wstatus` its
-    process's
-    wait status as its zygote reported it, or `done` the end a reuse process reported (None both: its zygote is gone);
-    `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()` whether the sandbox's memory
-    cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a reuse process is then
-    dropped).
+def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
+    """(status, exit_code, error, out_of_memory) of a job of `timeout_ms` that ran: `timed_out` by the controller;
+    `wstatus` its process's wait status as its zygote reported it, or `done` the end a reuse process reported (None
+    both: its zygote is gone); `report` its error report (anything a job wrote to fd 3 may be there); `oom_killed()`
+    whether the sandbox's memory cgroup killed a process since it was last asked. `out_of_memory`: its heap ran out (a
+    reuse process is then dropped).
     """
     if timed_out:
         return (
             'timeout',
             None,
-            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % job.get('timeout_ms')},
+            {'type': 'Timeout', 'message': 'the run exceeded timeout_ms=%s' % timeout_ms},
             False,
         )
     if wstatus is None and done is None:

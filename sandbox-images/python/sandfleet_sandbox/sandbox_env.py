@@ -21,4 +21,5 @@ SANDBOX_KNOBS = {
     'no_hugepages': 'SANDFLEET_NO_HUGEPAGES',
     'session_spare_idle_s': 'SANDFLEET_SESSION_SPARE_IDLE_S',
     'session_preload': 'SANDFLEET_SESSION_PRELOAD',
+    'session_max_procs': 'SANDFLEET_SESSION_MAX_PROCS',
 }

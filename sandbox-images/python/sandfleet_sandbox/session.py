@@ -6,8 +6,9 @@ import signal
 import time
 
 from .libc import LIBC
-from .limits import SOFT_STOP_S, timeout_ms_of
-from .cell import _dumps, _loads, run_cell, warm_cell, write_all
+from .limits import SOFT_STOP_S
+from .frames import FrameError, cell_options, exec_job
+from .cell import _dumps, _loads, refuse_cell, run_cell, warm_cell, write_all
 from .sandbox_env import SANDBOX_KNOBS
 
 PR_SET_PDEATHSIG = 1
@@ -62,6 +63,8 @@ class Session:
         self.isolated, self.workdir, self.places = isolated, workdir, places
         self.g = {"__name__": "__main__", "__builtins__": __builtins__}
         self.n = 0
+        # The code contexts beside the default one (`self.g`): each its own globals and working directory.
+        self.contexts = {}
 
     def serve(self):
         """The session loop in S; returns never (exits when the connection or the session ends)."""
@@ -100,21 +103,32 @@ class Session:
         line = self.rfile.readline()
         if not line:
             os._exit(0)
-        frame = _loads(line)
-        if frame.get("op") != "exec":
-            os._exit(0)
-        write_all(
-            ctl_w,
-            (
-                _dumps([timeout_ms_of(frame), int(frame.get("max_output_bytes", 1 << 20)), frame.get("id")]) + "\n"
-            ).encode(),
-        )
-        self.n += 1
+        options = None
+        try:
+            frame = _loads(line)
+            if type(frame) is dict and frame.get("op") == "cell":  # the cell's options, then its exec frame
+                exec_line = self.rfile.readline()
+                options = cell_options(frame)
+                frame = _loads(exec_line) if exec_line else None
+            if type(frame) is not dict or frame.get("op") != "exec":
+                os._exit(0)  # `close`: the session ends
+            job = exec_job(frame)
+        except ValueError as e:  # not JSON, or a FrameError: refused, answered, the session as it was
+            job, refused = None, e if isinstance(e, FrameError) else FrameError("a frame that is not JSON")
+        head = [1000, 0, refused.frame_id] if job is None else [job.timeout_ms, job.max_output_bytes, job.id]
+        write_all(ctl_w, (_dumps(head) + "\n").encode())
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        run_cell(frame, self.g, self.n, res_w, self.workdir, self.places)
+        if job is None:
+            refuse_cell(refused, res_w)
+        elif options is not None:
+            self.n += 1
+            self.run_in_context(options, job, res_w)
+        else:
+            self.n += 1
+            run_cell(job, self.g, self.n, res_w, self.workdir, self.places)
         go = os.read(go_r, 1)
         os.close(go_r)
         if go != b"g":
@@ -122,6 +136,44 @@ class Session:
         _prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
         os.write(ctl_w, b"k")
         os.close(ctl_w)
+
+    def run_in_context(self, options, job, res_w):
+        """Runs a cell as its options (frames.CellOptions) say: in a code context (its globals and working directory,
+        made fresh the first time it is named; those in `forget` dropped first), with `env` set in the environment for
+        this cell only, and its value's display marked with `main_key`."""
+        for key in options.forget:
+            self.contexts.pop(key, None)
+        key = options.context
+        if key is None:
+            g, state = self.g, {}
+        else:
+            state = self.contexts.get(key)
+            if state is None:
+                g = {"__name__": "__main__", "__builtins__": __builtins__}
+                state = self.contexts[key] = {"g": g, "cwd": options.cwd}
+            g = state["g"]
+        if state.get("cwd"):
+            try:
+                os.chdir(state["cwd"])
+            except OSError:
+                pass
+        saved = {}
+        for name, value in options.env.items():
+            saved[name] = os.environ.get(name)
+            os.environ[name] = value
+        try:
+            run_cell(job, g, self.n, res_w, self.workdir, self.places, options.main_key)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            if key is not None:
+                try:
+                    state["cwd"] = os.getcwd()
+                except OSError:
+                    pass
 
     def supervise(self, pid, out_r, err_r, res_r, ctl_r, go_w):
         """S: waits for R to start a cell, drains it, answers; exits when R took over."""

@@ -7,6 +7,8 @@ import os
 import subprocess
 import threading
 
+from exec_frames import exec_frame
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MiB = 1 << 20
 READS = 'import sys, hashlib\nd = sys.stdin.buffer.read()\nprint(len(d), hashlib.sha256(d).hexdigest()[:12])'
@@ -20,34 +22,28 @@ def jobs_for(k):
         stdin = chr(97 + i + k) * n
         out.append(
             (
-                {'op': 'exec', 'id': '%d-read-%d' % (k, i), 'code': READS, 'stdin': stdin, 'timeout_ms': 120000},
+                exec_frame('%d-read-%d' % (k, i), READS, stdin=stdin, timeout_ms=120000),
                 'ok',
                 '%d %s\n' % (n, hashlib.sha256(stdin.encode()).hexdigest()[:12]),
             )
         )
         out.append(
             (
-                {'op': 'exec', 'id': '%d-unread-%d' % (k, i), 'code': 'print(1)', 'stdin': stdin, 'timeout_ms': 120000},
+                exec_frame('%d-unread-%d' % (k, i), 'print(1)', stdin=stdin, timeout_ms=120000),
                 'ok',
                 '1\n',
             )
         )
     out.append(
         (
-            {
-                'op': 'exec',
-                'id': '%d-spins' % k,
-                'code': 'while True: pass',
-                'stdin': 'x' * (8 * MiB),
-                'timeout_ms': 500,
-            },
+            exec_frame('%d-spins' % k, 'while True: pass', stdin='x' * (8 * MiB), timeout_ms=500),
             'timeout',
             None,
         )
     )
     out.append(
         (
-            {'op': 'exec', 'id': '%d-small' % k, 'code': 'print(input())', 'stdin': 'small\n', 'timeout_ms': 120000},
+            exec_frame('%d-small' % k, 'print(input())', stdin='small\n', timeout_ms=120000),
             'ok',
             'small\n',
         )

@@ -1,14 +1,13 @@
-"""limits: one default per field; cleanup: what a job leaves is removed, however it hid it."""
+"""limits: a job's own, from its frame; cleanup: what a job leaves is removed, however it hid it."""
 import os
 
 from sandfleet_sandbox.cleanup import Cleanup, remove_tree
-from sandfleet_sandbox.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, PAGE, address_space, timeout_ms_of
+from sandfleet_sandbox.limits import PAGE, address_space, cpu_backstop_s
 
 
-def test_a_frame_without_memory_or_timeout_gets_the_contracts_defaults():
-    assert address_space(10, {}) == 10 * PAGE + DEFAULT_MEMORY_MB * 1048576
-    assert address_space(10, {'memory_mb': 64}) == 10 * PAGE + 64 * 1048576
-    assert timeout_ms_of({}) == DEFAULT_TIMEOUT_MS and timeout_ms_of({'timeout_ms': 250}) == 250
+def test_a_jobs_address_space_is_its_process_and_its_memory_mb_and_its_cpu_a_backstop_past_its_timeout():
+    assert address_space(10, 64) == 10 * PAGE + 64 * 1048576
+    assert cpu_backstop_s(250) == 2 and cpu_backstop_s(10000) == 12
 
 
 def test_remove_tree_removes_what_a_job_made_unreadable_and_deep(tmp_path):

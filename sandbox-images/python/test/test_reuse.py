@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from sandfleet_sandbox.reuse import same, tags_work
-from sandfleet_sandbox.taint import assigns_attributes, static_taint
+from sandfleet_sandbox.reuse_process import same, tags_work
+from sandfleet_sandbox.reuse_denylist import assigns_attributes, static_taint
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -108,7 +108,7 @@ import json
 import os
 import sys
 sys.path.insert(0, %r)
-from sandfleet_sandbox import job, reuse
+from sandfleet_sandbox import job_process as job, reuse_process as reuse
 change = sys.argv[1]
 main = job.fresh_main()
 base = reuse.Baseline().adopt()
@@ -133,7 +133,7 @@ print(json.dumps(found))
         (
             'import os\nos.environ["SANDFLEET_LEAK"] = "1"',
             'state',
-        ),  # os.environ's dict (putenv itself taints: reuse.Watch)
+        ),  # os.environ's dict (putenv itself taints: reuse_process.Watch)
         ('import os\nos.umask(0)', 'umask'),
         ('import signal\nsignal.signal(signal.SIGUSR1, lambda *a: None)', 'signal'),
         ('import signal\nsignal.alarm(60)', 'signal'),
@@ -172,7 +172,7 @@ m.origin = Point(); m.origin.x = 0; m.origin.y = 0
 m._cache, m.registry = {'warm': 1}, {}
 m.square = functools.lru_cache(maxsize=None)(lambda x: x * x)
 sys.modules[m.__name__] = m
-from sandfleet_sandbox import job, reuse
+from sandfleet_sandbox import job_process as job, reuse_process as reuse
 main = job.fresh_main()
 base = reuse.Baseline().adopt()
 refs = sys.getrefcount(main)

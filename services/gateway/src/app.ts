@@ -131,7 +131,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
   })
   await app.register(swagger, openApiOptions(tenants.length > 0, APIS))
   const sessions = new FleetSessions(runners)
-  const context: ApiContext = { config, router, runners, sessions, schemas }
+  const context: ApiContext = { config, router, runners, sessions, schemas, tenants }
   for (const api of APIS) await app.register(api.routes, context)
   healthRoutes(app, runners)
   infoRoute(app, runners, schemas)

@@ -49,6 +49,7 @@ import {
 import { bearerCheck, OPEN_PATHS } from './auth.ts'
 import { RUNNER_EDGE_CODES, RUNNER_ERRORS, type RunnerErrorCode } from './errors.ts'
 import type { Runner } from './runner/runner.ts'
+import { sandboxRoutes } from './sessions/sandbox-routes.ts'
 import { sessionRoutes } from './sessions/session-routes.ts'
 
 declare module 'fastify' {
@@ -185,6 +186,7 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   )
 
   sessionRoutes(app, () => runner.sessions)
+  sandboxRoutes(app, () => runner.sandboxes)
 
   app.get(RUNNER_PATHS.load, { schema: { response: { 200: RunnerLoadSchema } } }, async () => runner.load())
   app.get(RUNNER_PATHS.info, { schema: { response: { 200: RunnerInfoSchema } } }, async () => runner.info())

@@ -6,7 +6,7 @@
  * code travels in `result.error.type`. These classes are thrown only at start-up (config, driver
  * choice) and used to name codes in results and HTTP error bodies.
  */
-import { SESSION_LOST, SESSION_NOT_FOUND } from '@sandfleet/protocol'
+import { SANDBOX_TOKEN, SESSION_LOST, SESSION_NOT_FOUND } from '@sandfleet/protocol'
 import {
   RegisteredError,
   type EdgeCodes,
@@ -152,6 +152,12 @@ export const RUNNER_ERRORS = Object.freeze({
     message:
       "The executor's zygote of the job's tier died before or while the job ran (an OOM kill, a kill from outside); the sandbox is replaced"
   },
+  SF_ERR_EXECUTOR_BAD_FRAME: {
+    statusCode: 502,
+    status: 'infra_error',
+    message:
+      "The executor refused the job's frame (a field missing or of another type than the executor protocol's); nothing ran"
+  },
   SF_ERR_EXECUTOR_SPARE_EXITED: {
     statusCode: 200,
     status: 'killed',
@@ -188,6 +194,58 @@ export const RUNNER_ERRORS = Object.freeze({
     statusCode: 501,
     status: 'invalid_request',
     message: 'Sessions are not enabled here (maxSessions is 0, or the backend cannot hold them)'
+  },
+  // The sandbox API's refusals (sessions/sandbox-routes.ts): a sandbox is a session, so not found and lost are the
+  // session's codes.
+  [SANDBOX_TOKEN]: {
+    statusCode: 401,
+    status: 'invalid_request',
+    message: "The sandbox's access token is missing or wrong"
+  },
+  SF_ERR_SANDBOX_BAD_ARGUMENT: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message: 'A call on a sandbox with a bad argument (a path that is a directory, a signal other than 9 or 15, …)'
+  },
+  SF_ERR_SANDBOX_PATH_NOT_FOUND: {
+    statusCode: 404,
+    status: 'invalid_request',
+    message: 'No such file or directory in the sandbox'
+  },
+  SF_ERR_SANDBOX_PATH_EXISTS: {
+    statusCode: 409,
+    status: 'invalid_request',
+    message: 'The path already exists in the sandbox (a directory made twice, a directory not empty)'
+  },
+  SF_ERR_SANDBOX_PATH_DENIED: {
+    statusCode: 403,
+    status: 'invalid_request',
+    message: "The path is outside the sandbox's writable places (its home, /tmp, /mnt, /dev/shm), or not readable"
+  },
+  SF_ERR_SANDBOX_TOO_LARGE: {
+    statusCode: 413,
+    status: 'invalid_request',
+    message: "A file larger than the sandbox's agent reads or writes (64 MiB), or no space left"
+  },
+  SF_ERR_SANDBOX_IO: {
+    statusCode: 500,
+    status: 'infra_error',
+    message: "The sandbox's agent failed to read or write (an I/O error)"
+  },
+  SF_ERR_SANDBOX_PROCESS_NOT_FOUND: {
+    statusCode: 404,
+    status: 'invalid_request',
+    message: 'No such running process in the sandbox (never started, or ended)'
+  },
+  SF_ERR_SANDBOX_CONTEXT_NOT_FOUND: {
+    statusCode: 404,
+    status: 'invalid_request',
+    message: 'No such code context in the sandbox (never made, or removed)'
+  },
+  SF_ERR_SANDBOX_UNSUPPORTED: {
+    statusCode: 501,
+    status: 'invalid_request',
+    message: 'The sandbox cannot do this here (a javascript context without isolated-vm)'
   }
 } satisfies ErrorRegistry)
 
@@ -221,6 +279,17 @@ export class SessionError extends RegisteredError<SessionErrorCode> {
   constructor(code: SessionErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
     super(RUNNER_ERRORS, code, message, options)
     this.name = 'SessionError'
+  }
+}
+
+/** A code of the sandbox API's own (besides the session codes it answers too). */
+export type SandboxErrorCode = Extract<RunnerErrorCode, `SF_ERR_SANDBOX_${string}`>
+
+/** An error of the sandbox API; `statusCode` is what the caller sees, `toBody()` its ErrorBody. */
+export class SandboxError extends RegisteredError<SandboxErrorCode> {
+  constructor(code: SandboxErrorCode, message?: string, options: RegisteredErrorOptions = {}) {
+    super(RUNNER_ERRORS, code, message, options)
+    this.name = 'SandboxError'
   }
 }
 

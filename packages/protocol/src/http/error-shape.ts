@@ -123,7 +123,10 @@ export interface EdgeRequest {
 
 /** What {@link installErrorShape} needs of a Fastify instance. */
 export interface ErrorShapeApp {
-  addHook(name: 'onRoute', hook: (route: { method: string | string[]; url: string }) => void): unknown
+  addHook(
+    name: 'onRoute',
+    hook: (route: { method: string | string[]; url: string; constraints?: Record<string, unknown> }) => void
+  ): unknown
   setSchemaErrorFormatter(formatter: (errors: SchemaError[], dataVar: string) => Error): unknown
   setErrorHandler(handler: (err: Error, request: EdgeRequest, reply: EdgeReply) => void): unknown
   setNotFoundHandler(handler: (request: EdgeRequest, reply: EdgeReply) => void): unknown
@@ -165,7 +168,9 @@ export function installErrorShape<Code extends string>(app: ErrorShapeApp, optio
   const { registry, codes, onAnswer } = options
   const methods = new RouteMethods()
   app.addHook('onRoute', (route) => {
-    methods.add(route.method, route.url)
+    // a route only a header's value reaches (a router constraint) gives its path no methods for other requests
+    if (route.constraints === undefined || Object.keys(route.constraints).length === 0)
+      methods.add(route.method, route.url)
   })
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const problem = schemaProblem(errors, dataVar)
@@ -182,7 +187,9 @@ export function installErrorShape<Code extends string>(app: ErrorShapeApp, optio
     answer(reply, error.statusCode, error.toBody(), onAnswer)
   })
   app.setNotFoundHandler((request, reply) => {
-    const allow = methods.allowed(request.url)
+    // a path that takes this very method was missed for another reason (a header a route is constrained to): 404
+    const allowed = methods.allowed(request.url)
+    const allow = allowed.includes(request.method) ? [] : allowed
     const error =
       allow.length === 0
         ? new RegisteredError(registry, codes.notFound, `no route ${request.method} ${request.url}`)

@@ -12,6 +12,7 @@ import type { Router } from '../runners/router.ts'
 import type { RunnerSet } from '../runners/runner-set.ts'
 import type { RouteSchemas } from '../schemas.ts'
 import type { FleetSessions } from '../sessions/fleet-sessions.ts'
+import type { Tenant } from '../tenants/tenants.ts'
 
 /** What the gateway hands every API: its settings and the fleet's path (routing, retries, sessions). */
 export interface ApiContext {
@@ -24,6 +25,8 @@ export interface ApiContext {
   sessions: FleetSessions
   /** The native routes' schemas (the protocol's). */
   schemas: RouteSchemas
+  /** The API keys' tenants (none: no auth), for an API whose routes authenticate otherwise (`config.ownAuth`). */
+  tenants: readonly Tenant[]
 }
 
 /** A heading of the OpenAPI document, under which an API's operations are listed. */

@@ -4,10 +4,11 @@
  */
 import type { Api } from './api.ts'
 import { codeJudgeApi } from './code-judge/code-judge.ts'
+import { e2bApi } from './e2b/e2b.ts'
 import { mcpApi } from './mcp/mcp.ts'
 import { nativeApi } from './native/native.ts'
 import { pistonApi } from './piston/piston.ts'
 import { sandboxFusionApi } from './sandbox-fusion/sandbox-fusion.ts'
 
 /** Every API the gateway serves. */
-export const APIS: readonly Api[] = [nativeApi, sandboxFusionApi, codeJudgeApi, mcpApi, pistonApi]
+export const APIS: readonly Api[] = [nativeApi, sandboxFusionApi, codeJudgeApi, mcpApi, pistonApi, e2bApi]

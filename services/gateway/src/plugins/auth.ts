@@ -1,9 +1,11 @@
 /**
  * Optional API-key auth: when keys are configured, every route that runs code (the native API's
  * and the compatible APIs', apis/) needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
- * Health, readiness, metrics and docs stay open. The key presented is looked up in constant time
- * ({@link KeyTable}); its tenant is set on the request (`request.tenant`, the one place the
- * gateway holds it) and named on every log line of the request (`tenant`). The pipeline puts its
+ * Health, readiness, metrics and docs stay open; a route that authenticates its caller itself
+ * (`config.ownAuth`: E2B's sandbox URL, by the sandbox's token) is passed by. The key presented
+ * is looked up in constant time ({@link KeyTable}); its tenant is set on the request
+ * (`request.tenant`, the one place the gateway holds it) and named on every log line of the
+ * request (`tenant`). The pipeline puts its
  * name into the request's call context (pipeline/call-context.ts), which every call the request
  * makes to a runner carries, whichever API the route belongs to.
  */
@@ -16,6 +18,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant of the API key presented; undefined without keys configured (and on open paths). */
     tenant: Tenant | undefined
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route authenticates its caller itself, with a credential of its API's (an E2B sandbox's access token),
+     * and sets the request's tenant: the API-key check passes it by.
+     */
+    ownAuth?: boolean
   }
 }
 
@@ -40,7 +49,7 @@ export function installAuth(app: FastifyInstance, keys: KeyTable<Tenant>): void 
   app.decorateRequest('tenant', undefined)
   if (keys.size === 0) return
   app.addHook('onRequest', (request, reply, done) => {
-    if (OPEN.test(request.url)) {
+    if (OPEN.test(request.url) || request.routeOptions.config.ownAuth === true) {
       done()
       return
     }

@@ -2,6 +2,7 @@
 import { Pool } from 'undici'
 import {
   GRACES,
+  LIMITS,
   NDJSON,
   QUEUE_TIMEOUT_MS,
   RUNNER_HEADERS,
@@ -24,7 +25,8 @@ import {
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
+import { httpRunnerSandboxes } from './http-runner-sandboxes.ts'
+import type { BatchResultListener, RunnerClient, RunnerSandboxes, RunnerSessions } from './runner-client.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -93,6 +95,8 @@ export class HttpRunnerClient implements RunnerClient {
   readonly #headers: Record<string, string>
   readonly #jsonHeaders: Record<string, string>
   readonly #ndjsonHeaders: Record<string, string>
+  /** The runner's sandbox API over HTTP. */
+  readonly sandboxes: RunnerSandboxes
   #closed = false
 
   constructor(baseUrl: string, options: HttpRunnerClientOptions = {}) {
@@ -108,6 +112,13 @@ export class HttpRunnerClient implements RunnerClient {
       pipelining: 1,
       keepAliveTimeout: 30_000,
       connectTimeout: 2000
+    })
+    this.sandboxes = httpRunnerSandboxes({
+      pool: this.#pool,
+      name: this.name,
+      headers: this.#headers,
+      graceMs: this.graceMs,
+      maxRunMs: LIMITS.maxTimeoutMs
     })
   }
 

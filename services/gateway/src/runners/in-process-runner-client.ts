@@ -13,7 +13,7 @@ import type {
   RunnerLoad
 } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient, RunnerSandboxes, RunnerSessions } from './runner-client.ts'
 
 /**
  * What the gateway needs of an in-process runner: the protocol's {@link RunnerApi} and the
@@ -87,5 +87,27 @@ export class InProcessRunnerClient implements RunnerClient {
     }
   }
 
+  /** The runner's sandboxes, their errors as refusals; undefined when it holds none. */
+  get sandboxes(): RunnerSandboxes | undefined {
+    const local = this.#runner.sandboxes
+    if (local === undefined) return undefined
+    return {
+      create: async (request, key) => await refusing(() => local.create(request, key)),
+      list: async (key) => await refusing(() => local.list(key)),
+      call: async (id, auth, request, context) => await refusing(() => local.call(id, auth, request, context)),
+      stream: async (id, auth, request, onEvent, signal) =>
+        await refusing(() => local.stream(id, auth, request, onEvent, signal))
+    }
+  }
+
   async close(): Promise<void> {}
+}
+
+/** Runs `fn`, a thrown session or sandbox error turned into a {@link RunnerRefusal}. */
+async function refusing<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw refusal(err)
+  }
 }

@@ -12,7 +12,9 @@ import type {
   RunnerApi,
   RunnerInfo,
   RunnerLoad,
+  RunnerSandboxesApi,
   RunnerSessionsApi,
+  SandboxInfo,
   SessionInfo
 } from '@sandfleet/protocol'
 
@@ -25,6 +27,14 @@ export type { BatchResultListener }
  */
 export interface RunnerSessions extends RunnerSessionsApi {
   get(id: string, key: string): Promise<SessionInfo>
+}
+
+/**
+ * The sandbox API of one runner (sandboxes: sessions with files, processes and code contexts). Refusals reject as
+ * the session API's do.
+ */
+export interface RunnerSandboxes extends RunnerSandboxesApi {
+  list(key: string): Promise<SandboxInfo[]>
 }
 
 /**
@@ -55,6 +65,8 @@ export interface RunnerClient extends RunnerApi {
   info(): Promise<RunnerInfo>
   /** Its session API (absent: this client cannot reach sessions). */
   readonly sessions?: RunnerSessions | undefined
+  /** Its sandbox API (absent: this client cannot reach sandboxes). */
+  readonly sandboxes?: RunnerSandboxes | undefined
   /** Frees connections. Idempotent. */
   close(): Promise<void>
 }

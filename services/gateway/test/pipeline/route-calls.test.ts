@@ -26,7 +26,8 @@ async function declaredCalls(): Promise<Map<string, RouteCalls>> {
     router: {},
     runners: { members: [] },
     sessions: {},
-    schemas: routeSchemas(config)
+    schemas: routeSchemas(config),
+    tenants: []
   } as unknown as ApiContext
   for (const api of APIS) await app.register(api.routes, context)
   await app.ready()

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts'
 import type { RunnerMetrics } from '../metrics.ts'
 import { Pool } from '../pool/pool.ts'
 import { SessionHost } from '../sessions/session-host.ts'
+import { SessionSandboxes } from '../sessions/session-sandboxes.ts'
 import { planBackends, sessionHostCommand } from './backend-plan.ts'
 import type { RunnerParts } from './runner-parts.ts'
 
@@ -37,6 +38,7 @@ export async function assemble(parts: RunnerParts, ctx: AssemblyContext): Promis
   const command = config.maxSessions > 0 ? await sessionHostCommand(parts.pools.get('python')?.driver, plan) : undefined
   if (command !== undefined) {
     parts.sessions = new SessionHost({ runnerId, config, command })
+    parts.sandboxes = new SessionSandboxes(parts.sessions, { runnerId, maxTimeoutMs: config.maxTimeoutMs })
   }
   ctx.metrics.attach([...parts.pools.values()])
   await Promise.all(
@@ -85,6 +87,7 @@ export async function release(
   drainTimeoutMs = 0
 ): Promise<void> {
   await parts.sessions?.shutdown()
+  parts.sandboxes?.close()
   await Promise.all(
     [...parts.pools.values()].map(async (pool) => {
       await pool.close(drainTimeoutMs)

@@ -7,6 +7,7 @@ import type { Language } from '@sandfleet/protocol'
 import type { Driver } from '../sandbox/contract.ts'
 import type { Pool } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
+import type { SessionSandboxes } from '../sessions/session-sandboxes.ts'
 
 /** The parts of a runner; see the module comment. */
 export interface RunnerParts {
@@ -16,11 +17,13 @@ export interface RunnerParts {
   readonly drivers: Driver[]
   /** The stateful sessions, when `maxSessions` > 0 and a sandbox can hold them. */
   sessions: SessionHost | undefined
+  /** The sandboxes, sessions of {@link sessions} with files, processes and code contexts. */
+  sandboxes: SessionSandboxes | undefined
   /** Which backend the Python pool uses and why. */
   backendReason: string
 }
 
 /** Parts with nothing in them yet (a runner before start). */
 export function noParts(): RunnerParts {
-  return { pools: new Map(), drivers: [], sessions: undefined, backendReason: '' }
+  return { pools: new Map(), drivers: [], sessions: undefined, sandboxes: undefined, backendReason: '' }
 }

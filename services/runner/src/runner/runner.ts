@@ -31,6 +31,7 @@ import { silentLogger, type Logger } from '../logger.ts'
 import { RunnerMetrics } from '../metrics.ts'
 import type { PoolStats } from '../pool/pool.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
+import type { SessionSandboxes } from '../sessions/session-sandboxes.ts'
 import { assemble, release } from './assembly.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
 import { languageProblem } from '../requests/request-check.ts'
@@ -99,6 +100,11 @@ export class Runner implements RunnerApi {
    */
   get sessions(): SessionHost | undefined {
     return this.#parts.sessions
+  }
+
+  /** The runner's sandboxes: sessions with files, processes and code contexts (undefined with no sessions). */
+  get sandboxes(): SessionSandboxes | undefined {
+    return this.#parts.sandboxes
   }
 
   /** Languages served (after {@link start}). */

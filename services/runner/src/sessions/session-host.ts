@@ -43,6 +43,7 @@ import { sandboxEnv } from '../kits/executor/sandbox-env.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
 import { outcomeResult } from '../pool/job-results.ts'
 import { prepareCall } from '../requests/prepared-call.ts'
+import { AgentChannel } from './session-agent.ts'
 
 /** The program that runs `session_host.py` for a socket directory. */
 export type SessionHostCommand = (socketDir: string) => ExecutorCommand
@@ -77,8 +78,34 @@ export interface SessionHostOptions {
 interface Opened {
   pid: number
   socket: string
+  /** The socket of the session's agent (files, processes), when it was opened with one. */
+  agent_socket?: string
   isolated?: boolean
   error?: string
+}
+
+/**
+ * How a sandbox's session is opened (sessions/session-sandboxes.ts): with an agent (its files and processes), `env` in
+ * its environment, `home` its working directory where the session has it as a private place, and an end fixed at
+ * `endAt` (not moved by its use; it is killed then, running or not).
+ */
+export interface SandboxOpen {
+  env: Record<string, string>
+  home: string
+  endAt: Date
+}
+
+/**
+ * A cell's options (a sandbox's run): the code context it runs in (`context`: a key of the session's own, made fresh
+ * the first time; `forget`: keys dropped first), `cwd` of a new context, `env` for this cell only, and `main_key`,
+ * the display key that marks the display of the cell's value.
+ */
+export interface CellOptions {
+  context?: string
+  cwd?: string
+  forget?: string[]
+  env?: Record<string, string>
+  main_key?: string
 }
 
 interface Held {
@@ -92,6 +119,20 @@ interface Held {
   /** Whether the session has its own user, mount, pid, IPC and network namespaces. */
   isolated: boolean
   busy: boolean
+  /** A sandbox's session: its agent, and its end is fixed (see {@link SandboxOpen}). */
+  agent?: AgentChannel
+}
+
+/** A cell's options as the session reads them (frames.py's `cell`): every field, null where it has none. */
+function cellFrame(cell: CellOptions): object {
+  return {
+    op: 'cell',
+    context: cell.context ?? null,
+    cwd: cell.cwd ?? null,
+    forget: cell.forget ?? [],
+    env: cell.env ?? {},
+    main_key: cell.main_key ?? null
+  }
 }
 
 /** A session that has not answered by its cell's hard deadline is cut off (it is then lost). */
@@ -113,6 +154,7 @@ export class SessionHost implements RunnerSessionsApi {
   readonly #sessions = new Map<string, Held>()
   readonly #lost = new Set<string>()
   readonly #opening = new Map<string, (frame: Opened | undefined) => void>()
+  readonly #ended = new Set<(id: string) => void>()
   readonly #dir: string
   #host: ChildProcess | undefined
   #ready: Promise<void> | undefined
@@ -163,8 +205,11 @@ export class SessionHost implements RunnerSessionsApi {
     return this.#ready
   }
 
-  /** Opens a session for `key` (the caller's API key, '' when none). */
-  async create(req: SessionCreateRequest = {}, key = ''): Promise<SessionInfo> {
+  /**
+   * Opens a session for `key` (the caller's API key, '' when none); with `sandbox`, a sandbox's session (see
+   * {@link SandboxOpen}).
+   */
+  async create(req: SessionCreateRequest = {}, key = '', sandbox?: SandboxOpen): Promise<SessionInfo> {
     if ((req.language ?? 'python') !== 'python')
       throw new SessionError('SF_ERR_SESSION_HOST', 'sessions run Python only')
     const { maxSessions, maxSessionsPerKey } = this.#opts.config
@@ -176,19 +221,22 @@ export class SessionHost implements RunnerSessionsApi {
       throw new SessionError('SF_ERR_SESSION_LIMIT', `this key holds its maximum of ${maxSessionsPerKey} sessions`)
     await this.start()
     const nonce = randomBytes(12).toString('hex')
+    const memoryMb = req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb
+    const open =
+      sandbox === undefined
+        ? { op: 'open', sid: nonce }
+        : { op: 'open', sid: nonce, agent: true, env: sandbox.env, home: sandbox.home, memory_mb: memoryMb }
     const opened = await new Promise<Opened | undefined>((resolve) => {
       this.#opening.set(nonce, resolve)
-      this.#host?.stdin?.write(JSON.stringify({ op: 'open', sid: nonce }) + '\n')
+      this.#host?.stdin?.write(JSON.stringify(open) + '\n')
     }).finally(() => this.#opening.delete(nonce))
     if (opened === undefined)
       throw new SessionError('SF_ERR_SESSION_HOST', 'the session host died while opening the session')
     if (opened.error !== undefined)
       throw new SessionError('SF_ERR_SESSION_HOST', `the session could not be opened: ${opened.error}`)
     // The host names the socket by its own path (inside its sandbox); it lives in our directory.
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(join(this.#dir, basename(opened.socket)), () => resolve(s))
-      s.once('error', reject)
-    })
+    const socket = await this.#connect(opened.socket)
+    const agentSocket = opened.agent_socket === undefined ? undefined : await this.#connect(opened.agent_socket)
     const now = new Date()
     const ttl = req.ttl_s ?? SESSION_LIMITS.defaultTtlS
     const id = encodeSessionId(this.#opts.runnerId, nonce)
@@ -198,10 +246,10 @@ export class SessionHost implements RunnerSessionsApi {
         language: 'python',
         runner: this.#opts.runnerId,
         ttl_s: ttl,
-        memory_mb: req.memory_mb ?? SESSION_LIMITS.defaultMemoryMb,
+        memory_mb: memoryMb,
         created_at: now.toISOString(),
         last_used_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + ttl * 1000).toISOString(),
+        expires_at: (sandbox?.endAt ?? new Date(now.getTime() + ttl * 1000)).toISOString(),
         cells: 0
       },
       key,
@@ -209,12 +257,14 @@ export class SessionHost implements RunnerSessionsApi {
       channel: new ExecutorChannel(socket, socket),
       pid: opened.pid,
       isolated: opened.isolated === true,
-      busy: false
+      busy: false,
+      ...(agentSocket === undefined ? {} : { agent: new AgentChannel(agentSocket) })
     }
     socket.on('close', () => {
       if (this.#sessions.get(id) === held) {
         this.#remember(id)
         this.#sessions.delete(id)
+        this.#end(id, held)
       }
     })
     socket.on('error', () => {})
@@ -240,6 +290,26 @@ export class SessionHost implements RunnerSessionsApi {
     key?: string,
     context: CallContext = NO_CALL_CONTEXT
   ): Promise<ExecResult> {
+    return await this.#execute(id, req, key, context)
+  }
+
+  /** Runs one cell of a sandbox's session (its caller checked already) with its options (see {@link CellOptions}). */
+  async executeCell(
+    id: string,
+    req: SessionExecRequest,
+    cell: CellOptions,
+    context: CallContext = NO_CALL_CONTEXT
+  ): Promise<ExecResult> {
+    return await this.#execute(id, req, undefined, context, cell)
+  }
+
+  async #execute(
+    id: string,
+    req: SessionExecRequest,
+    key: string | undefined,
+    context: CallContext,
+    cell?: CellOptions
+  ): Promise<ExecResult> {
     const call = prepareCall({ ...req, language: 'python' }, context, this.#opts.config, ANY_LANGUAGE)
     if (call.job === undefined)
       throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
@@ -251,6 +321,8 @@ export class SessionHost implements RunnerSessionsApi {
     try {
       const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
       const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
+      // the cell's options go just before its frame (session.py reads them first)
+      if (cell !== undefined) held.socket.write(JSON.stringify(cellFrame(cell)) + '\n')
       const outcome = await held.channel.run(job, deadline)
       if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed))
         throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
@@ -258,7 +330,8 @@ export class SessionHost implements RunnerSessionsApi {
       const now = new Date()
       held.info.cells++
       held.info.last_used_at = now.toISOString()
-      held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
+      if (held.agent === undefined)
+        held.info.expires_at = new Date(now.getTime() + held.info.ttl_s * 1000).toISOString()
       const result = outcomeResult(this.#opts.runnerId, call.requestId, `session-${held.pid}`, 0, outcome)
       result.display = outcome.display ?? []
       return result
@@ -272,6 +345,32 @@ export class SessionHost implements RunnerSessionsApi {
     const held = this.#held(id, key)
     this.#sessions.delete(id)
     this.#kill(held)
+    this.#end(id, held)
+  }
+
+  /** The info of every session `key` holds. */
+  list(key: string): SessionInfo[] {
+    return [...this.#sessions.values()].filter((held) => held.key === key).map((held) => ({ ...held.info }))
+  }
+
+  /** The agent of a sandbox's session (its files and processes); throws not-found or lost. */
+  agentOf(id: string): AgentChannel {
+    const agent = this.#held(id).agent
+    if (agent === undefined) throw new SessionError(SESSION_NOT_FOUND, `session ${id} is not a sandbox`)
+    if (agent.closed) throw new SessionError(SESSION_LOST, `session ${id} lost: its processes died`)
+    return agent
+  }
+
+  /** Moves a sandbox's fixed end to `at` (it is killed then, running or not). */
+  setEnd(id: string, at: Date): SessionInfo {
+    const held = this.#held(id)
+    held.info.expires_at = at.toISOString()
+    return { ...held.info }
+  }
+
+  /** Calls `listener` with the id of each session that ends: closed, expired or lost. */
+  onEnd(listener: (id: string) => void): void {
+    this.#ended.add(listener)
   }
 
   /** Closes every session and the host. Idempotent. */
@@ -279,7 +378,10 @@ export class SessionHost implements RunnerSessionsApi {
     if (this.#closed) return
     this.#closed = true
     clearInterval(this.#sweeper)
-    for (const held of this.#sessions.values()) this.#kill(held)
+    for (const [id, held] of this.#sessions) {
+      this.#kill(held)
+      this.#end(id, held)
+    }
     this.#sessions.clear()
     this.#host?.stdin?.end(JSON.stringify({ op: 'shutdown' }) + '\n')
     if (this.#host !== undefined) killGroup(this.#host)
@@ -315,6 +417,18 @@ export class SessionHost implements RunnerSessionsApi {
     if (this.#lost.size > LOST_REMEMBERED) this.#lost.delete(this.#lost.values().next().value as string)
   }
 
+  #end(id: string, held: Held): void {
+    held.agent?.close()
+    for (const listener of this.#ended) listener(id)
+  }
+
+  async #connect(path: string): Promise<Socket> {
+    return await new Promise<Socket>((resolve, reject) => {
+      const s = connect(join(this.#dir, basename(path)), () => resolve(s))
+      s.once('error', reject)
+    })
+  }
+
   #kill(held: Held): void {
     held.socket.end(JSON.stringify({ op: 'close' }) + '\n')
     held.socket.destroy()
@@ -325,9 +439,11 @@ export class SessionHost implements RunnerSessionsApi {
   #sweep(): void {
     const now = Date.now()
     for (const [id, held] of this.#sessions) {
-      if (!held.busy && Date.parse(held.info.expires_at) <= now) {
+      // a sandbox ends at its end, running or not; a session once idle past its time
+      if ((!held.busy || held.agent !== undefined) && Date.parse(held.info.expires_at) <= now) {
         this.#sessions.delete(id)
         this.#kill(held)
+        this.#end(id, held)
       }
     }
   }

@@ -157,12 +157,13 @@ export class ProcessDriver implements Driver {
 
   /**
    * The session host in one bubblewrap sandbox of the same kind, its socket directory bound in;
-   * each session then gets namespaces of its own inside it (session_host.py).
+   * each session then gets namespaces of its own inside it (session_host.py), and a private tmpfs on
+   * /home/user (a sandbox's home).
    */
   sessionHost(socketDir: string): ExecutorCommand {
     return this.bubblewrap(
       { path: SHIPPED_SESSION_HOST, at: '/opt/sandfleet/session_host.py' },
-      ['--bind', socketDir, '/run/sandfleet-sessions'],
+      ['--bind', socketDir, '/run/sandfleet-sessions', '--dir', '/home/user'],
       ['/run/sandfleet-sessions'],
       { sessionNamespaces: 1 },
       this.sessionSeccomp

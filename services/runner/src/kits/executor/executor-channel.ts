@@ -4,7 +4,7 @@
  * drivers and by the sessions (a session's socket speaks the same `exec` and `result` frames).
  */
 import type { Readable, Writable } from 'node:stream'
-import { GRACES } from '@sandfleet/protocol'
+import { GRACES, type ResolvedExecRequest } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf, type RetireReason } from '../../sandbox/retire-reasons.ts'
@@ -42,6 +42,28 @@ export interface ReadyFrame {
   isolation?: string[]
 }
 
+/**
+ * The `exec` frame: one job, every field present and resolved (the request's defaults applied by
+ * `resolveExecRequest`, the runner's by its settings). The executor and the session host parse it
+ * once into their frozen `ExecJob` (sandbox-images/python/sandfleet_sandbox/frames.py) and apply no
+ * default of their own: a frame without a field, or with one of another type, is refused with an
+ * `infra_error` result of type `BadFrame` (SF_ERR_EXECUTOR_BAD_FRAME), and nothing runs.
+ */
+export interface ExecFrame extends Pick<
+  ResolvedExecRequest,
+  'code' | 'stdin' | 'timeout_ms' | 'memory_mb' | 'files' | 'fetch_files' | 'isolation'
+> {
+  op: 'exec'
+  /** The channel's own id of the job, echoed by every frame about it. */
+  id: string
+  /** The cap of each of stdout and stderr. */
+  max_output_bytes: number
+  /** What is left of the job's queue budget (`Job.startBy`): its longest wait for a warming tier; null: no limit. */
+  wait_ms: number | null
+  /** The tenant the job runs for; null: the one tenant of a fleet without API keys. */
+  tenant: string | null
+}
+
 /** Options of an {@link ExecutorChannel}. */
 export interface ExecutorChannelOptions {
   /** Receives the executor's `log` frames. */
@@ -74,6 +96,7 @@ function fetchErrorsOf(frame: { fetch_errors?: unknown }): Record<string, string
 const EXECUTOR_FAULTS: Readonly<Record<string, { status: RunOutcome['status']; code: RunnerErrorCode }>> =
   Object.freeze({
     ReuseViolation: { status: 'infra_error', code: 'SF_ERR_RUNNER_REUSE_VIOLATION' },
+    BadFrame: { status: 'infra_error', code: 'SF_ERR_EXECUTOR_BAD_FRAME' },
     ZygoteExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_ZYGOTE_EXITED' },
     SpareExited: { status: 'killed', code: 'SF_ERR_EXECUTOR_SPARE_EXITED' }
   })
@@ -162,8 +185,8 @@ export class ExecutorChannel {
     const r = job.request
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
-    const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
-    const frame = JSON.stringify({
+    const waitLimitMs = job.startBy === undefined ? null : Math.max(0, Math.round(job.startBy - performance.now()))
+    const exec: ExecFrame = {
       op: 'exec',
       id,
       code: r.code,
@@ -173,10 +196,11 @@ export class ExecutorChannel {
       files: r.files,
       fetch_files: r.fetch_files,
       max_output_bytes: job.maxOutputBytes,
-      wait_ms: waitLimitMs,
       isolation: r.isolation,
-      tenant: job.tenant
-    })
+      wait_ms: waitLimitMs,
+      tenant: job.tenant ?? null
+    }
+    const frame = JSON.stringify(exec)
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event

@@ -9,12 +9,12 @@ process's part (threads, children, descriptors, umask, rlimits, scheduling, sign
 group), taken by each. After a job the process drops the job's objects, puts back what the job owns by design (the
 caches of RESET_DICTS, the counters of RESET_ATTRS, the warning filters, the random generators, lists that only grew)
 and checks the rest against the baseline: the first difference retires the process. What the check cannot see never
-reaches it: code that names it (`static_taint`, taint.py; also applied to code compiled while a job runs) runs forked,
-and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the process end
-after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from outside what
-a job in
-another process could do to it (rlimits, scheduling, pending signals), and holds what the process says to what it reads
-of it (reuser.py). This module is the reuse process's own code; the controller runs none of it but `tags_work`.
+reaches it: code that names it (`static_taint`, reuse_denylist.py; also applied to code compiled while a job runs)
+runs forked, and a call that reaches it while a job runs (TAINTS, seen by an audit hook no job can remove) makes the
+process end after that job as a forked one does: threads joined, atexit handlers run, exit. The controller checks from
+outside what a job in another process could do to it (rlimits, scheduling, pending signals), and holds what the process
+says to what it reads of it (reuse_handle.py). This module is the reuse process's own code; the controller runs none of
+it but `tags_work`.
 """
 import _functools
 import _locale
@@ -32,10 +32,10 @@ import sys
 import types
 
 from .limits import NPROC, PAGE
-from .tampering import PER_JOB_RLIMITS, RLIMITS, threads
-from .census import c_state
-from .taint import assigns_attributes, static_taint
-from .job import (
+from .tamper_checks import PER_JOB_RLIMITS, RLIMITS, threads
+from .reuse_c_state import c_state
+from .reuse_denylist import assigns_attributes, static_taint
+from .job_process import (
     _exit,
     _dumps,
     _write,
@@ -733,9 +733,8 @@ def reuse_child():
     watch = Watch()
     base = take_baseline().adopt()
     watch.owners = base.owners
-    own = {
-        fd: base.fds[fd] for fd in (3, 4, null, *stdio)
-    }  # the descriptors this process needs: a job may not take them
+    # the descriptors this process needs: a job may not take them
+    own = {fd: base.fds[fd] for fd in (3, 4, null, *stdio)}
     main, touched = prepare(base, stdio, None)
     main_refs = sys.getrefcount(main)
     context = contextvars.copy_context()

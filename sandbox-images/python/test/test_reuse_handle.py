@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from sandfleet_sandbox.reuser import Reuser
+from sandfleet_sandbox.reuse_handle import ReuseHandle
 
 
 def job(nonce, code='print(1)'):
@@ -49,7 +49,7 @@ def forger(behaviour):
         os.close(fd)
     for fd in (out_r, err_r, rep_r):
         os.set_blocking(fd, False)
-    return pid, Reuser(pid, (job_w, out_r, err_r, rep_r))
+    return pid, ReuseHandle(pid, (job_w, out_r, err_r, rep_r))
 
 
 def wait(pred, s=10):

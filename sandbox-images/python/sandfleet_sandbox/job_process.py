@@ -115,7 +115,7 @@ def finish():
 
 
 def read_job():
-    """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
+    """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
     stdin, files, nonce, wait_files); None when the controller is gone."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))

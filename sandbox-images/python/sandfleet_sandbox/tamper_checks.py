@@ -75,9 +75,9 @@ def signalled(pid):
 
 
 def zygote_tampered(z):
-    """True when zygote `z` (a zygote.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or, once it
-    is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits are then
-    a spare's (a spare gets its job's own from the controller)."""
+    """True when zygote `z` (a zygote_handle.Zygote) is gone (killed, a zombie not reaped yet: its size reads 0), or,
+    once it is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits
+    are then a spare's (a spare gets its job's own from the controller)."""
     try:
         return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
     except (OSError, ValueError, IndexError):

@@ -1,10 +1,12 @@
-"""What code may run in a reuse process: `static_taint`, read by the controller before it hands a job to one, and by the
-reuse process's audit hook at each compile while a job runs (reuse.Watch); `assigns_attributes`, after which the caches
-a job may have changed are emptied. Code it refuses runs forked: what it names the reuse check cannot follow."""
+"""The deny-list of what code may name to run in a reuse process: `static_taint` (the first name of it the code names,
+or None), read by the controller before it hands a job to one, and by the reuse process's audit hook at each compile
+while a job runs (reuse_process.Watch); `assigns_attributes`, after which the caches a job may have changed are
+emptied. Code it refuses runs forked: what it names the reuse check cannot follow. (A static scan of the text, not taint
+tracking: what a job reaches at run time is the audit hook's, reuse_process.TAINTS.)"""
 import re
 
 from .tiers import IMPORT_RE
-from .census import REFUSED_NAMES
+from .reuse_c_state import REFUSED_NAMES
 
 # Code that names one of these runs forked: what it reaches is not watched (C-level registries, soft rlimits) or is the
 # executor's own (frames, code objects, attribute access by computed name, dynamic code). Dunder names are refused but

@@ -25,7 +25,7 @@ import sys
 import time
 import _signal
 
-from .tampering import threads
+from .tamper_checks import threads
 
 # How long a reuse process may take to block (or stop) after its verdict: it is a few instructions from its read.
 FREEZE_WAIT_S = 0.5
@@ -35,7 +35,7 @@ SPIN = 50  # looks between yields before each further look waits a millisecond
 FIONREAD = 0x541B  # the bytes waiting in a pipe (Linux's ioctl number, on either end)
 
 
-class Reuser:
+class ReuseHandle:
     """The controller's handle on a reuse process: its pipes (job, stdout, stderr, report; the controller's ends), its
     state (`warming` until its baseline is taken, then `idle` (stopped), `busy` while it runs a job, `checking` until
     its verdict, `gone`), what its report pipe said, and `violation`: the first thing it did that the protocol does not
@@ -45,20 +45,17 @@ class Reuser:
         self.pid = pid
         self.job_w, self.out_r, self.err_r, self.rep_r = fds
         os.set_blocking(self.job_w, False)  # a process that does not read its job never holds the controller (send)
-        self.state, self.buf, self.nonce, self.done, self.error, self.tainted, self.retire = (
-            'warming',
-            b'',
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
+        self.state = 'warming'
+        self.buf = b''  # what the report pipe said after its last newline
+        self.nonce = None  # the nonce of the job in flight (None: none is)
+        self.done = None  # the job's end (`D`), once reported
+        self.error = None  # a tainted job's error report (`E`)
+        self.tainted = None  # what tainted the job (`T`), or None
+        self.retire = None  # the verdict's reason to retire (`V`), or None
         self.violation = None
         self.tenant = None  # the tenant whose jobs it runs, bound by its first job
-        self.drop_after = (
-            None  # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
-        )
+        # why it leaves service after its verdict however the verdict goes (its job ran out of memory)
+        self.drop_after = None
         self.statm = os.open('/proc/%d/statm' % pid, os.O_RDONLY)
         self.stat = os.open('/proc/%d/stat' % pid, os.O_RDONLY)
         self.sched = os.open('/proc/%d/schedstat' % pid, os.O_RDONLY)

@@ -1,4 +1,5 @@
-"""A zygote: a warm process of one tier that forks a job process ahead of each job; and the controller's handle on it.
+"""A zygote process: warm with one tier's modules, it forks a job process (or a reuse process) ahead of each job, reaps
+each and reports its end. Its code runs in the zygote; the controller's handle on it is zygote_handle.py.
 
 The controller sends the next job process's pipes with each request; they arrive as fds 1-4 (the
 lowest free ones: the zygote keeps 1-4 closed), where the job process needs them.
@@ -17,9 +18,8 @@ import time
 
 from .libc import LIBC, prctl
 from .limits import FSIZE, NOFILE
-from .job import _exit, child, fresh_main
-from .reuse import TAGS_WORK, reuse_child, take_baseline
-from .reuser import Reuser
+from .job_process import _exit, child, fresh_main
+from .reuse_process import TAGS_WORK, reuse_child, take_baseline
 from .tiers import SCI, STD, SYM
 from .sandbox_env import SANDBOX_ENV, SANDBOX_KNOBS
 
@@ -85,7 +85,7 @@ def warm(tier):
     std_streams()
     fresh_main()
     # Inherited by every job process: no per-job work for them. (Its address space, CPU time and process count are
-    # the job's own: the controller sets them on the spare when its job comes; see Controller.limit.)
+    # the job's own: the controller sets them on the spare when its job comes; see Placement.limit.)
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
     unbuffer_c_stdio()
@@ -275,102 +275,3 @@ def zygote(sock, tier, controller):
                 # its exit status and its CPU (user + system, its threads and the children it reaped), in microseconds
                 send(b'x %d %d %d%s' % (pid, status, (usage.ru_utime + usage.ru_stime) * 1e6, ready))
                 ready = b''
-
-
-class Zygote:
-    """The controller's handle on one zygote: its socket, its spare job process, its reuse process (`reuser`, a
-    reuse.Reuser), the exit statuses it reported (`exits`) and the CPU time of each exited process (`cpu_us`)."""
-
-    def __init__(self, name, others):
-        self.name, self.warm, self.ready, self.dead, self.modules, self.ms = name, False, False, False, [], 0
-        self.spare, self.exits, self.cpu_us, self.asked = None, {}, {}, None
-        self.reuser, self.reuse_asked, self.forget = (
-            None,
-            None,
-            set(),
-        )  # forget: reuse processes dropped before their exit came
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        controller = os.getpid()
-        self.pid = os.fork()
-        if self.pid == 0:
-            try:
-                for s in [self.sock] + [z.sock for z in others]:
-                    s.detach()
-                os.dup2(theirs.detach(), ZYGOTE_SOCKET)
-                os.closerange(3, ZYGOTE_SOCKET)
-                os.closerange(ZYGOTE_SOCKET + 1, 1 << 20)  # the channel, the other zygotes' sockets
-                zygote(socket.socket(fileno=ZYGOTE_SOCKET), name, controller)
-            finally:
-                os._exit(0)
-        theirs.close()
-        self.statm = os.open('/proc/%d/statm' % self.pid, os.O_RDONLY)  # read with pread at each job (Controller.limit)
-
-    def ask(self):
-        """Asks the zygote for its next job process, forked ahead of its job."""
-        if self.asked is not None or self.spare is not None or self.dead or not self.warm:
-            return
-        self.asked = self.request(b't')
-
-    def ask_reuse(self):
-        """Asks the zygote for a reuse process (it takes its baseline at once, then waits for a job)."""
-        if self.reuse_asked is not None or self.reuser is not None or self.dead or not self.warm:
-            return
-        self.reuse_asked = self.request(b'u')
-
-    def request(self, kind):
-        """Sends request `kind` with a new process's pipes (their other ends stay here, returned): job (read by it),
-        stdout, stderr and report (written by it). None when the zygote is gone."""
-        job, out, err, rep = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-        try:
-            socket.send_fds(self.sock, [kind], [out[1], err[1], rep[1], job[0]])
-        except OSError:
-            for fd in (job[1], out[0], err[0], rep[0]):
-                os.close(fd)
-            return None
-        finally:
-            for fd in (out[1], err[1], rep[1], job[0]):
-                os.close(fd)
-        for fd in (out[0], err[0], rep[0]):
-            os.set_blocking(fd, False)
-        return job[1], out[0], err[0], rep[0]
-
-    def on_message(self):
-        """Reads one message; answers its (first) kind (b'r', b'c', b'x', b'e'), or None when the zygote is gone."""
-        try:
-            msg = self.sock.recv(4096)
-        except OSError:
-            msg = b''
-        if not msg:
-            self.dead = True
-            return None
-        first = None
-        for part in msg.split(
-            b'\n'
-        ):  # a job's end and the spare forked meanwhile come together: b'x PID STATUS\nc PID'
-            kind = self.on_part(part)
-            first = first or kind
-        return first
-
-    def on_part(self, msg):
-        kind, rest = msg[:1], msg[2:]
-        if kind == b'r':
-            ms, mods = rest.split(b' ', 1)
-            self.ms, self.modules, self.warm = int(ms), json.loads(mods), True
-            self.ask()
-        elif kind == b'c':
-            self.spare, self.asked, self.ready = (int(rest), self.asked), None, True
-        elif kind == b'u':
-            self.reuser, self.reuse_asked = Reuser(int(rest), self.reuse_asked), None
-        elif kind == b'x':
-            pid, status, cpu_us = rest.split()
-            self.exits[int(pid)] = int(status)
-            self.cpu_us[int(pid)] = int(cpu_us)
-        elif kind == b'e':  # the fork failed (the sandbox's process limit): asked again after the job (Controller.run)
-            fds = self.reuse_asked if rest == b'u' else self.asked
-            for fd in fds or ():
-                os.close(fd)
-            if rest == b'u':
-                self.reuse_asked = None
-            else:
-                self.asked = None
-        return kind

@@ -10,12 +10,12 @@ import sys
 import pytest
 
 import census_list
-from sandfleet_sandbox.census import READ, REFUSED_NAMES
-from sandfleet_sandbox.taint import static_taint
+from sandfleet_sandbox.reuse_c_state import READ, REFUSED_NAMES
+from sandfleet_sandbox.reuse_denylist import static_taint
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# A change of each reading of census.READ, as a job makes it.
+# A change of each reading of reuse_c_state.READ, as a job makes it.
 CHANGES = {
     '_abc.get_cache_token': 'from collections.abc import Sized\nSized.register(int)',
     '_locale.textdomain': 'import _locale\n_locale.textdomain("census-test")',
@@ -38,7 +38,7 @@ import numpy
 import numpy.random
 import scipy.special
 import socket
-from sandfleet_sandbox.census import c_state
+from sandfleet_sandbox.reuse_c_state import c_state
 moved = {}
 for name, change in [('nothing', 'pass')] + sorted(json.loads(sys.argv[2]).items()):
     before = c_state()

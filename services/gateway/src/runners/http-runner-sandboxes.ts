@@ -1,0 +1,141 @@
+/**
+ * A runner's sandboxes over its internal HTTP API (`RUNNER_SANDBOX_PATHS`), on the {@link HttpRunnerClient}'s
+ * keep-alive pool. A refusal rejects with a {@link RunnerRefusal} (the runner's status and ErrorBody); no answer at
+ * all with `SF_ERR_GATEWAY_RUNNER_UNREACHABLE`. A streamed call reads the runner's NDJSON events as they come.
+ */
+import type { Pool } from 'undici'
+import {
+  RUNNER_HEADERS,
+  RUNNER_SANDBOX_PATHS,
+  SANDBOX_AUTH_HEADER as AUTH_HEADER,
+  SANDBOX_TOKEN_HEADER,
+  type ErrorBody,
+  type SandboxAuth,
+  type SandboxEvent,
+  type SandboxInfo
+} from '@sandfleet/protocol'
+import { readNdjson } from '@sandfleet/protocol/http'
+import { GatewayError, RunnerRefusal } from '../errors.ts'
+import type { RunnerSandboxes } from './runner-client.ts'
+
+/** What the sandbox calls share with their client. */
+export interface HttpSandboxesOptions {
+  pool: Pool
+  /** The runner's name, in errors. */
+  name: string
+  /** Headers of every request (the fleet's secret). */
+  headers: Record<string, string>
+  /** The longest a call may wait for its answer past its run (ms). */
+  graceMs: number
+  /** The longest a run may take (ms), when it names none. */
+  maxRunMs: number
+}
+
+function authHeaders(auth: SandboxAuth): Record<string, string> {
+  if ('key' in auth) return { [AUTH_HEADER]: 'key', [RUNNER_HEADERS.sessionKey]: auth.key }
+  return auth.token === undefined
+    ? { [AUTH_HEADER]: 'token' }
+    : { [AUTH_HEADER]: 'token', [SANDBOX_TOKEN_HEADER]: auth.token }
+}
+
+function unreachable(name: string, err: unknown): GatewayError {
+  if (err instanceof GatewayError || err instanceof RunnerRefusal) return err as GatewayError
+  const message = err instanceof Error ? err.message : String(err)
+  return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
+}
+
+/** A refusal of the runner's, or a bad response. */
+function refused(name: string, statusCode: number, data: unknown, what: string): Error {
+  const body = data as ErrorBody | null
+  if (typeof body?.error?.code === 'string') return new RunnerRefusal(statusCode, body)
+  return new GatewayError(
+    'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
+    `runner ${name} answered HTTP ${statusCode} to ${what} without an error body`
+  )
+}
+
+const pathOf = (template: string, id: string): string => template.replace(':id', encodeURIComponent(id))
+
+/** The sandboxes of the runner behind `options.pool`. */
+export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandboxes {
+  const { pool, name, headers, graceMs } = options
+  const json = { ...headers, 'content-type': 'application/json' }
+
+  const request = async <T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    extra: Record<string, string>,
+    timeout: number,
+    signal?: AbortSignal
+  ): Promise<T> => {
+    let statusCode: number
+    let data: unknown
+    try {
+      const res = await pool.request({
+        method,
+        path,
+        headers: { ...(body === undefined ? headers : json), ...extra },
+        body: body === undefined ? null : JSON.stringify(body),
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal
+      })
+      statusCode = res.statusCode
+      const text = await res.body.text()
+      data = text === '' ? null : JSON.parse(text)
+    } catch (err) {
+      throw unreachable(name, err)
+    }
+    if (statusCode >= 200 && statusCode < 300) return data as T
+    throw refused(name, statusCode, data, `${method} ${path}`)
+  }
+
+  return {
+    create: async (req, key) =>
+      await request<SandboxInfo>('POST', RUNNER_SANDBOX_PATHS.all, req, authHeaders({ key }), 30_000),
+    list: async (key) =>
+      await request<SandboxInfo[]>('GET', RUNNER_SANDBOX_PATHS.all, undefined, authHeaders({ key }), 10_000),
+    call: async (id, auth, call, context) => {
+      const run = call.op === 'run' ? (call.timeout_ms ?? options.maxRunMs) : 30_000
+      const path = pathOf(RUNNER_SANDBOX_PATHS.call, id)
+      return await request('POST', path, call, authHeaders(auth), run + graceMs, context?.signal)
+    },
+    stream: async (id, auth, call, onEvent, signal) => {
+      const path = pathOf(RUNNER_SANDBOX_PATHS.stream, id)
+      let res: Awaited<ReturnType<Pool['request']>>
+      try {
+        res = await pool.request({
+          method: 'POST',
+          path,
+          headers: { ...json, ...authHeaders(auth) },
+          body: JSON.stringify(call),
+          headersTimeout: 30_000,
+          bodyTimeout: 0, // a process runs as long as it runs
+          signal
+        })
+      } catch (err) {
+        if (signal?.aborted === true) return
+        throw unreachable(name, err)
+      }
+      if (res.statusCode !== 200) {
+        const text = await res.body.text().catch(() => '')
+        let data: unknown = null
+        try {
+          data = text === '' ? null : JSON.parse(text)
+        } catch {}
+        throw refused(name, res.statusCode, data, `POST ${path}`)
+      }
+      try {
+        await readNdjson(res.body, (line) => {
+          const event = line as SandboxEvent | { error: ErrorBody['error'] }
+          if ('error' in event) throw new RunnerRefusal(410, { status: 'invalid_request', error: event.error })
+          onEvent(event)
+        })
+      } catch (err) {
+        if (signal?.aborted === true) return
+        throw err instanceof RunnerRefusal ? err : unreachable(name, err)
+      }
+    }
+  }
+}
