@@ -3,7 +3,7 @@
 # image (sandbox-images/python/build-image.sh, from the debootstrap root cached in
 # /var/cache/sandfleet), with this machine's `node` and `bwrap` and the workspace's node_modules.
 #
-#   deploy/build-fleet-image.sh            # → sandfleet/fleet:1
+#   deploy/build-fleet-image.sh            # → sandfleet/sandfleet:VERSION (deploy/fleet-image.sh), the chart's image
 #   SANDFLEET_FLEET_IMAGE=my/fleet:dev deploy/build-fleet-image.sh
 #
 # Needs a running Docker engine, `npm ci` done, bubblewrap installed, and a Node 20 built for
@@ -12,7 +12,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-image="${SANDFLEET_FLEET_IMAGE:-sandfleet/fleet:1}"
+image="$(bash "$root/deploy/fleet-image.sh")"
 base="${SANDFLEET_DOCKER_IMAGE:-sandfleet/python:1}"
 node_bin="$(command -v node)"
 bwrap_bin="$(command -v bwrap || true)"
@@ -24,7 +24,7 @@ SANDFLEET_DOCKER_IMAGE="$base" bash "$root/sandbox-images/python/build-image.sh"
 # What goes in, at its path in the build context. Tests, TypeScript's compiler and type
 # packages stay out (the image runs the bundle, made by esbuild).
 app=(deploy/fleet.Dockerfile package.json package-lock.json bin packages services cli benchmarks
-  sandbox-images/python/executor.py sandbox-images/python/session_host.py node_modules)
+  sandbox-images/python/executor.py sandbox-images/python/session_host.py sandbox-images/python/manifest.py node_modules)
 excludes=(--exclude=.cache --exclude=./packages/*/test --exclude=./services/*/test --exclude=./cli/test
   --exclude=./benchmarks/test --exclude=./benchmarks/results --exclude=./node_modules/typescript --exclude=./node_modules/@types)
 

@@ -10,8 +10,10 @@
 #
 # Settings (environment):
 #   SANDFLEET_FLEET_NAME     prefix of every container and of the network (default sandfleet)
-#   SANDFLEET_FLEET_IMAGE    the image (default sandfleet/fleet:1, built by build-fleet-image.sh
-#                            unless SANDFLEET_FLEET_BUILD=0)
+#   SANDFLEET_FLEET_IMAGE    the image (default sandfleet/sandfleet:VERSION, deploy/fleet-image.sh: the
+#                            chart's; built by build-fleet-image.sh unless SANDFLEET_FLEET_BUILD=0)
+#   SANDFLEET_GATEWAY_PORT   the first gateway's port on 127.0.0.1 (each further gateway the next
+#                            one up); default: a free port the engine picks (`urls` prints them)
 #   SANDFLEET_RUNNER_SECRET  the fleet's shared secret; without one, a random one is made once and
 #                            kept in $SANDFLEET_FLEET_STATE/NAME.secret (mode 600)
 #   SANDFLEET_FLEET_STATE    (default ${XDG_STATE_HOME:-$HOME/.local/state}/sandfleet)
@@ -33,7 +35,9 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 name="${SANDFLEET_FLEET_NAME:-sandfleet}"
-image="${SANDFLEET_FLEET_IMAGE:-sandfleet/fleet:1}"
+image="$(bash "$root/deploy/fleet-image.sh")"
+gateway_port="${SANDFLEET_GATEWAY_PORT:-}"
+[[ -z "$gateway_port" || "$gateway_port" =~ ^[0-9]+$ ]] || { echo "fleet: SANDFLEET_GATEWAY_PORT must be a port number" >&2; exit 1; }
 network="$name-net"
 alias=runners
 label="org.sandfleet.fleet=$name"
@@ -61,25 +65,28 @@ next_index() {
   echo $((max + 1))
 }
 
+# A runner's container name is its hostname and its runner id (what results, /readyz and the logs
+# name), never the container's hash; its sandboxes have a hostname of their own (`sandbox`).
 run_runner() {
   local i; i="$(next_index runner)"
   # shellcheck disable=SC2086
-  docker run -d --init --name "$name-runner-$i" --label "$label" \
+  docker run -d --init --name "$name-runner-$i" --hostname "$name-runner-$i" --label "$label" \
     --network "$network" --network-alias "$alias" \
     --user 0:0 --cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add KILL --cap-add CHOWN --cap-add DAC_OVERRIDE \
     --read-only --tmpfs /tmp:rw,exec,size=512m --security-opt no-new-privileges \
     --security-opt seccomp=unconfined --security-opt systempaths=unconfined --security-opt apparmor=unconfined \
     --stop-timeout 40 ${SANDFLEET_RUNNER_DOCKER_ARGS:---memory 2g} \
     -e SANDFLEET_RUNNER_SECRET="$(secret)" \
-    "$image" runner --host 0.0.0.0 --port 8081 --backend process ${SANDFLEET_RUNNER_ARGS:---pool-size 2} >/dev/null
+    "$image" runner --id "$name-runner-$i" --host 0.0.0.0 --port 8081 --backend process ${SANDFLEET_RUNNER_ARGS:---pool-size 2} >/dev/null
   echo "$name-runner-$i"
 }
 
 run_gateway() {
-  local i; i="$(next_index gateway)"
+  local i port=""; i="$(next_index gateway)"
+  [[ -z "$gateway_port" ]] || port=$((gateway_port + i - 1))
   # shellcheck disable=SC2086
   docker run -d --init --name "$name-gateway-$i" --hostname "$name-gateway-$i" --label "$label" \
-    --network "$network" -p 127.0.0.1::8080 \
+    --network "$network" -p "127.0.0.1:$port:8080" \
     --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges \
     ${SANDFLEET_GATEWAY_DOCKER_ARGS:-} \
     -e SANDFLEET_RUNNER_SECRET="$(secret)" \

@@ -9,6 +9,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { createServer, type Server } from 'node:net'
 import { DockerFleet, callLoad, get, readyRunners, waitFor, type CallRecord } from '@sandfleet/benchmarks/docker-fleet'
 
 const SECRET = `sfmh-secret-${process.pid}-0123456789`
@@ -16,13 +17,32 @@ const SECRET = `sfmh-secret-${process.pid}-0123456789`
 const DNS_REFRESH_MS = 1000
 /** How often the gateways poll each runner's load (a runner DNS found is polled at once). */
 const LOAD_POLL_MS = 250
+/** Two consecutive ports free on 127.0.0.1 now, for the gateways' SANDFLEET_GATEWAY_PORT. */
+async function freePortPair(): Promise<number> {
+  const listen = async (port: number): Promise<Server | undefined> =>
+    await new Promise((resolve) => {
+      const server = createServer()
+      server.once('error', () => resolve(undefined))
+      server.listen(port, '127.0.0.1', () => resolve(server))
+    })
+  for (;;) {
+    const first = (await listen(0)) as Server
+    const port = (first.address() as { port: number }).port
+    const second = port < 65535 ? await listen(port + 1) : undefined
+    await Promise.all([first, second].map(async (s) => await new Promise((resolve) => s?.close(resolve) ?? resolve(0))))
+    if (second !== undefined) return port
+  }
+}
+
+const GATEWAY_PORT = await freePortPair()
 const fleet = new DockerFleet({
   name: `sfmh-t${process.pid}`,
   image: 'sfmh-fleet:test',
   secret: SECRET,
   runnerArgs: '--pool-size 2 --languages python --max-sessions 20',
   gatewayArgs: `--dns-refresh-ms ${DNS_REFRESH_MS} --load-poll-ms ${LOAD_POLL_MS}`,
-  runnerDockerArgs: '--memory 1g --cpus 1'
+  runnerDockerArgs: '--memory 1g --cpus 1',
+  gatewayPort: GATEWAY_PORT
 })
 let gateways: string[] = []
 
@@ -74,6 +94,21 @@ test("fleet hosts: a call without the fleet's secret is refused by a runner; the
   }
   const served = await callLoad({ gateways, concurrency: 4, calls: 20 })
   assert.deepEqual(failures(served), [])
+})
+
+test("fleet hosts: names: the gateways on the ports asked for, each runner's id its container's name, a sandbox's hostname its own", async () => {
+  assert.deepEqual(gateways, [`http://127.0.0.1:${GATEWAY_PORT}`, `http://127.0.0.1:${GATEWAY_PORT + 1}`])
+  const containers = (await fleet.runners()).map((r) => r.container)
+  assert.deepEqual((await readyRunners(gateways[0])).sort(), containers, 'runner ids are the container names')
+  const res = await fetch(`${gateways[0]}/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code: 'import socket; print(socket.gethostname())' })
+  })
+  const body = (await res.json()) as { status: string; stdout: string; runner: string }
+  assert.equal(body.status, 'ok', JSON.stringify(body))
+  assert.ok(containers.includes(body.runner), `a result names its runner's container: ${body.runner}`)
+  assert.equal(body.stdout, 'sandbox\n', "the code sees its sandbox's hostname, not the runner container's")
 })
 
 test('fleet hosts: a session opened through one gateway is used through the other', async () => {

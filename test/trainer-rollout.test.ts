@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { SandfleetClient } from '@sandfleet/client'
 import {
   CompletionsEngine,
@@ -18,12 +19,7 @@ import {
   runEpisode,
   type TrajectoryRecord
 } from '@sandfleet/trainer'
-import {
-  ScriptedTokenizer,
-  scriptedLogprob,
-  startScriptedEngine,
-  type Script
-} from '../packages/trainer/test/helpers/scripted-engine-server.ts'
+import { ScriptedTokenizer, scriptedLogprob, startScriptedEngine, type Script } from '@sandfleet/trainer'
 import { startFleet } from './helpers/fleet.ts'
 
 const call = (code: string): string =>
@@ -144,6 +140,50 @@ test('sandfleet rollout against a real fleet writes trajectories and a summary',
     }
   } finally {
     await server.close()
+    await fleet.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("the README's laptop rollout: --engine scripted over the example dataset, through a real fleet", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-laptop-'))
+  const fleet = await startFleet(['trainer-e2e-laptop'])
+  const said: string[] = []
+  try {
+    const dataset = fileURLToPath(new URL('../packages/trainer/examples/arithmetic.jsonl', import.meta.url))
+    const summary = await rolloutCommand(
+      [
+        '--engine',
+        'scripted',
+        '--dataset',
+        dataset,
+        '--fleet',
+        fleet.url,
+        '--out',
+        join(dir, 'r.jsonl'),
+        '--no-progress'
+      ],
+      { stdout: () => {}, stderr: { write: (t) => said.push(t) }, env: {} }
+    )
+    assert.ok(summary)
+    assert.match(said.join(''), /--engine scripted: a scripted arithmetic model at http:\/\/127\.0\.0\.1:\d+/)
+    // 8 problems × 8 rollouts; the model is wrong at seeds ≡ 0 (mod 4) and cannot read "the capital of France";
+    // its first code fails at seeds ≡ 1 (mod 5) (11 of the 56 solvable rollouts' seeds), and it fixes it.
+    assert.deepEqual(
+      [
+        summary.prompts,
+        summary.rollouts,
+        summary.failed,
+        summary.accuracy,
+        summary.tool_calls,
+        summary.tool_fleet_faults
+      ],
+      [8, 64, 0, 42 / 64, 67, 0]
+    )
+    assert.equal(summary.tool_error_ratio, 11 / 67)
+    assert.deepEqual(summary.stop_reasons, { answer: 64 })
+    assert.equal(summary.first_error, null)
+  } finally {
     await fleet.close()
     rmSync(dir, { recursive: true, force: true })
   }

@@ -38,8 +38,8 @@ export function existingServer(url: string): Server {
   return { url: url.replace(/\/+$/, ''), description: `existing fleet at ${url}`, close: async () => {} }
 }
 
-/** Starts `sandfleet serve --host 127.0.0.1 --port 0 …args` and waits until it serves. */
-export async function startServe(args: readonly string[], startTimeoutMs = 180_000): Promise<Server> {
+/** Starts `sandfleet serve --host 127.0.0.1 --port PORT …args` (0: a free port) and waits until it serves. */
+export async function startServe(args: readonly string[], startTimeoutMs = 180_000, port = 0): Promise<Server> {
   // --no-node-snapshot as bin/sandfleet.mjs wants it (isolate backends), so the shim does not re-exec.
   const argv = [
     '--no-node-snapshot',
@@ -48,7 +48,7 @@ export async function startServe(args: readonly string[], startTimeoutMs = 180_0
     '--host',
     '127.0.0.1',
     '--port',
-    '0',
+    String(port),
     ...args
   ]
   const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
@@ -63,7 +63,7 @@ export async function startServe(args: readonly string[], startTimeoutMs = 180_0
   return {
     poolSize: await pythonPoolSize(url),
     url,
-    description: `sandfleet serve --host 127.0.0.1 --port 0${args.length > 0 ? ' ' + args.join(' ') : ''}`,
+    description: `sandfleet serve --host 127.0.0.1 --port ${port}${args.length > 0 ? ' ' + args.join(' ') : ''}`,
     isolation: isolation === undefined ? undefined : `${isolation.driver ?? '?'}: ${isolation.boundary ?? '?'}`,
     pid: child.pid,
     processes: child.pid === undefined ? [] : [{ name: 'sandfleet serve (gateway and runner)', pid: child.pid }],
@@ -73,13 +73,15 @@ export async function startServe(args: readonly string[], startTimeoutMs = 180_0
 
 /**
  * Starts `runners` `sandfleet runner` processes and a `sandfleet gateway --runners …` in front of
- * them, each on 127.0.0.1 with a port the kernel picks; resolves when the gateway serves.
+ * them, each on 127.0.0.1 with a port the kernel picks (the gateway on `gatewayPort` when it is not 0); resolves when
+ * the gateway serves.
  */
 export async function startSplitFleet(
   runners: number,
   runnerArgs: readonly string[],
   gatewayArgs: readonly string[],
-  startTimeoutMs = 180_000
+  startTimeoutMs = 180_000,
+  gatewayPort = 0
 ): Promise<Server> {
   const bin = fileURLToPath(new URL('../../bin/sandfleet.mjs', import.meta.url))
   const stops: Array<() => Promise<void>> = []
@@ -119,7 +121,7 @@ export async function startSplitFleet(
         '--host',
         '127.0.0.1',
         '--port',
-        '0',
+        String(gatewayPort),
         '--runners',
         started.map((r) => r.url).join(','),
         ...gatewayArgs

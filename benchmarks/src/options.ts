@@ -26,8 +26,10 @@ export interface RunOptions {
   /** `open`: calls per second. */
   rate: number
   thresholds: Threshold[]
-  /** Reports go to OUT.json, OUT.md and OUT.html. */
+  /** Reports go to OUT.json, OUT.md and OUT.html (OUT-2.*, OUT-3.*, … when those exist: nothing is overwritten). */
   out: string
+  /** The port the fleet it starts listens on, on 127.0.0.1 (the gateway's, with runner processes); 0: a free one. */
+  port: number
   /** 0: one `sandfleet serve`; N: a `sandfleet gateway` and N `sandfleet runner` processes. */
   runnerProcesses: number
   gatewayArgs: string[]
@@ -232,7 +234,14 @@ export const BENCH_COMMAND = defineCommand({
       env: env('out'),
       placeholder: 'PREFIX',
       default: 'sandfleet-bench-report',
-      help: 'step/closed/open: the reports go to PREFIX.json, PREFIX.md, PREFIX.html'
+      help: 'step/closed/open: the reports go to PREFIX.json, PREFIX.md, PREFIX.html (PREFIX-2.*, PREFIX-3.*, … when those exist: an earlier run is never overwritten)'
+    },
+    port: {
+      type: 'integer',
+      env: env('port'),
+      min: 0,
+      default: 0,
+      help: 'step/closed/open/soak: the port the fleet it starts listens on, on 127.0.0.1 (its gateway with --runner-processes; default 0: a free one)'
     },
     'runner-processes': {
       type: 'integer',
@@ -329,6 +338,7 @@ function runOptions(v: Partial<Record<string, unknown>>, problems: string[]): Ru
   if (workload === 'jsonl' && file === undefined) problems.push('--workload jsonl: needs --file PATH')
   if (((v.hostileShare ?? 0) as number) > 1)
     problems.push(`--hostile-share (${env('hostile-share')}): a share, at most 1`)
+  if (((v.port ?? 0) as number) > 65535) problems.push(`--port (${env('port')}): a port, at most 65535`)
   const step: RlStepShape = {
     timeoutShare: (v.timeoutShare ?? RL_STEP_DEFAULTS.timeoutShare) as number,
     timeoutMs: (v.timeoutMs ?? RL_STEP_DEFAULTS.timeoutMs) as number,
@@ -352,6 +362,7 @@ function runOptions(v: Partial<Record<string, unknown>>, problems: string[]): Ru
     rate: (v.rate ?? 100) as number,
     thresholds,
     out: (v.out ?? 'sandfleet-bench-report') as string,
+    port: (v.port ?? 0) as number,
     runnerProcesses: (v.runnerProcesses ?? 0) as number,
     gatewayArgs: words(v.gatewayArgs),
     runnerArgs: words(v.runnerArgs),

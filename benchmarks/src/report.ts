@@ -27,6 +27,8 @@ export interface LoadRun {
   scenario: string
   /** `sandfleet` or `naive`, and any variant (`sandfleet poolSize=4`). */
   server: string
+  /** The calls it sent (`print(1+1)`, `sympy.factor`), for a scenario whose runs send more than one kind. */
+  workload?: string
   report: LoadReport
 }
 
@@ -85,7 +87,9 @@ export function figuresTable(figures: readonly Figure[]): string {
  * machine's CPU over the window (100 % = every core).
  */
 export function runsTable(runs: readonly LoadRun[]): string {
-  const rows = runs.map(({ scenario, server, report: r }) => {
+  // A workload column when a run names its workload: the rows of one scenario may send different calls.
+  const named = runs.some((run) => run.workload !== undefined)
+  const rows = runs.map(({ scenario, server, workload, report: r }) => {
     const counts =
       Object.entries(r.counts)
         .map(([k, n]) => `${k} ${n}`)
@@ -104,11 +108,11 @@ export function runsTable(runs: readonly LoadRun[]): string {
       fleetCpu = `${formatNumber(r.serverCpuMsPerCall)} (kernel ${share(r.cpu.serverKernelMs)} %; node ${root} %${main}, live children ${Math.max(0, 100 - root - reaped)} %, exited children ${reaped} %)`
     }
     const useful = r.usefulShare === undefined ? 'n/a' : `${(Math.round(r.usefulShare * 1000) / 10).toFixed(1)} %`
-    return `| ${scenario} | ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${useful} | ${cpu} |`
+    return `| ${scenario} |${named ? ` ${workload ?? ''} |` : ''} ${server} | ${r.concurrency}${r.callsPerRequest > 1 ? ` × ${r.callsPerRequest}` : ''} | ${formatNumber(r.okCallsPerS)} | ${formatNumber(r.latencyMs.p50)} | ${formatNumber(r.latencyMs.p90)} | ${formatNumber(r.latencyMs.p99)} | ${formatNumber(r.runMs.p50)} / ${formatNumber(r.queueMs.p50)} | ${r.failures} | ${counts} | ${fleetCpu} | ${useful} | ${cpu} |`
   })
   return [
-    '| scenario | server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | useful share | machine CPU % |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| scenario |${named ? ' workload |' : ''} server | in flight | ok calls/s | p50 ms | p90 ms | p99 ms | run / queue p50 ms | failures | outcomes | server CPU ms/call | useful share | machine CPU % |`,
+    `| --- |${named ? ' --- |' : ''} --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
     ...rows
   ].join('\n')
 }

@@ -63,6 +63,7 @@ const client: RunnerClient = {
     languages: ['python'],
     pool_size: 1024,
     isolation: {},
+    environments: {},
     manifest: null
   }),
   close: async () => {}

@@ -68,35 +68,11 @@ else
   echo "build-rootfs: warning: $here/executor.py not found; the rootfs has no executor yet" >&2
 fi
 
-# The manifest: what the runner reports on /v1/info, read from the interpreter itself.
-SANDFLEET_PYTHON_PACKAGES="$python_packages" chroot "$dir" /usr/bin/python3 - <<'PY' > "$dir/opt/sandfleet/manifest.json.tmp"
-import json, os, platform, importlib, importlib.metadata as md
-pkgs = {}
-for name in os.environ["SANDFLEET_PYTHON_PACKAGES"].split():
-    try:
-        version = md.version(name)
-    except md.PackageNotFoundError:
-        continue
-    if version in ("", "0.0.0"):  # Debian's mpmath ships metadata without a version
-        try: version = getattr(importlib.import_module(name), "__version__", version)
-        except ImportError: pass
-    pkgs[name] = version
-osr = {}
-try:
-    for line in open("/etc/os-release"):
-        k, _, v = line.strip().partition("=")
-        osr[k] = v.strip('"')
-except OSError:
-    pass
-print(json.dumps({
-    "image": "sandfleet/python",
-    "build": "debootstrap",
-    "os": osr.get("PRETTY_NAME", "unknown"),
-    "python": platform.python_version(),
-    "executor": "/opt/sandfleet/executor.py",
-    "packages": pkgs,
-}, indent=2, sort_keys=True))
-PY
+# The manifest: what the runner reports on /v1/info, read from the interpreter itself (manifest.py, which the process
+# backend also runs in its sandboxes at start-up).
+SANDFLEET_PYTHON_PACKAGES="$python_packages" chroot "$dir" /usr/bin/python3 -I - \
+  image=sandfleet/python build=debootstrap executor=/opt/sandfleet/executor.py \
+  < "$here/manifest.py" > "$dir/opt/sandfleet/manifest.json.tmp"
 mv "$dir/opt/sandfleet/manifest.json.tmp" "$dir/opt/sandfleet/manifest.json"
 echo "build-rootfs: ready: $dir"
 cat "$dir/opt/sandfleet/manifest.json"

@@ -12,10 +12,10 @@ import { builtinModules } from 'node:module'
 import { join, relative, sep } from 'node:path'
 import { cliBuildOptions } from '../../bin/cli-bundle.mjs'
 
-/** The sandbox's Python (executor.py, session_host.py): the process backend runs it from here. */
+/** The sandbox's Python (executor.py, session_host.py, manifest.py): the process backend runs it from here. */
 const PYTHON_DIR = 'sandbox-images/python'
 /** Its programs, each one file built from the package beside them (the package itself stays behind). */
-const PYTHON_PROGRAMS = ['executor.py', 'session_host.py']
+const PYTHON_PROGRAMS = ['executor.py', 'session_host.py', 'manifest.py']
 /** Third-party packages the CLI works without (a native build that may fail): optional dependencies. */
 const OPTIONAL = new Set(['isolated-vm'])
 

@@ -23,6 +23,8 @@ export interface DockerFleetOptions {
   gatewayArgs: string
   /** `docker run` options of each runner (limits). */
   runnerDockerArgs: string
+  /** The first gateway's port on 127.0.0.1, each further one the next (absent: ports the engine picks). */
+  gatewayPort?: number
 }
 
 /** A runner container and what the host reaches it at. */
@@ -48,7 +50,8 @@ export class DockerFleet {
       SANDFLEET_RUNNER_SECRET: o.secret,
       SANDFLEET_RUNNER_ARGS: o.runnerArgs,
       SANDFLEET_GATEWAY_ARGS: o.gatewayArgs,
-      SANDFLEET_RUNNER_DOCKER_ARGS: o.runnerDockerArgs
+      SANDFLEET_RUNNER_DOCKER_ARGS: o.runnerDockerArgs,
+      ...(o.gatewayPort === undefined ? {} : { SANDFLEET_GATEWAY_PORT: String(o.gatewayPort) })
     }
   }
 

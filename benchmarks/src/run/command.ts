@@ -5,7 +5,7 @@
  * checks every answer, and writes the report as JSON, Markdown and HTML. The exit code is 1 when a
  * threshold failed.
  */
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { GRACES, timeoutMsOf } from '@sandfleet/protocol'
 import { statusMiB } from '../proc-memory.ts'
 import type { Environment } from '../environment.ts'
@@ -60,12 +60,28 @@ async function startFleet(options: BenchOptions, log: (line: string) => void): P
     return await startSplitFleet(
       run.runnerProcesses,
       ['--backend', options.backend, ...pool, ...run.runnerArgs],
-      run.gatewayArgs
+      run.gatewayArgs,
+      undefined,
+      run.port
     )
   }
   const args = ['--backend', options.backend, ...pool, ...run.gatewayArgs, ...run.runnerArgs]
   log(`starting sandfleet serve ${args.join(' ')}`)
-  return await startServe(args)
+  return await startServe(args, undefined, run.port)
+}
+
+/** The reports' extensions. */
+const REPORT_FILES = ['json', 'md', 'html'] as const
+
+/**
+ * `prefix`, or the first of `prefix-2`, `prefix-3`, … whose reports do not exist: a run never overwrites an earlier
+ * run's reports.
+ */
+export function unusedReportPrefix(prefix: string, exists: (path: string) => boolean = existsSync): string {
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? prefix : `${prefix}-${n}`
+    if (REPORT_FILES.every((ext) => !exists(`${candidate}.${ext}`))) return candidate
+  }
 }
 
 /**
@@ -97,6 +113,9 @@ export async function runProduct(
   const pool = drawCalls(spec, mode === 'step' || soak ? run.calls : 10_000)
   if (soak && options.url !== undefined)
     throw new Error('soak watches the processes of the fleet it starts: drop --url')
+  // Chosen before the run: what it writes is said at its start, and a second run beside the first keeps both.
+  const out = unusedReportPrefix(run.out)
+  if (out !== run.out) log(`${run.out}.* hold an earlier run's reports: this run's go to ${out}.*`)
   const server = await startFleet(soak ? { ...options, run: { ...run, runnerProcesses: 1 } } : options, log)
   track(server)
   try {
@@ -180,10 +199,10 @@ export async function runProduct(
       }
     )
     if (reuse !== 'none') report.reuse = reuse
-    writeFileSync(`${run.out}.json`, JSON.stringify(report, null, 2) + '\n')
-    writeFileSync(`${run.out}.md`, markdownReport(report))
-    writeFileSync(`${run.out}.html`, htmlReport(report))
-    log(`reports: ${run.out}.json, ${run.out}.md, ${run.out}.html`)
+    writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + '\n')
+    writeFileSync(`${out}.md`, markdownReport(report))
+    writeFileSync(`${out}.html`, htmlReport(report))
+    log(`reports: ${out}.json, ${out}.md, ${out}.html`)
     return { report, code: report.thresholds.every((t) => t.passed) ? 0 : 1 }
   } finally {
     await server.close()

@@ -9,8 +9,12 @@ import { describeSetup, markdownReport, type ProductReport } from './run-report.
 const W = 960
 const H = 300
 const PAD = { left: 56, right: 12, top: 12, bottom: 34 }
-/** Room a percentile's label takes right of its mark (`p99 12,345 ms` at 10 px). */
-const MARK_LABEL_W = 90
+/** The histogram's band above its bars, where the percentiles' labels go (a row each), off the bars. */
+const MARK_BAND = 28
+/** Width of a character of a 10 px label, at most (DejaVu Sans, the widest fallback of system-ui here). */
+const CHAR_W = 6.5
+/** Drawn under a label: a white outline that keeps it legible over a line or a bar. */
+const HALO = 'stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"'
 
 function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
@@ -40,7 +44,7 @@ function lineChart(
   const xTicks = ticks
     .map(
       (f) =>
-        `<text x="${px(f * xMax).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="middle" font-size="10">${formatNumber(f * xMax)}</text>`
+        `<text x="${px(f * xMax).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="${f === 1 ? 'end' : 'middle'}" font-size="10">${formatNumber(f * xMax)}</text>`
     )
     .join('')
   const lines = series
@@ -68,6 +72,7 @@ function histogramChart(r: ProductReport): string {
   const { edgesMs, counts } = r.histogram
   if (counts.length === 0) return '<p>No latencies.</p>'
   const top = Math.max(1, ...counts)
+  const barsTop = PAD.top + MARK_BAND
   const bw = (W - PAD.left - PAD.right) / counts.length
   const lo = Math.log(edgesMs[0])
   const span = Math.log(edgesMs[edgesMs.length - 1]) - lo || 1
@@ -75,30 +80,32 @@ function histogramChart(r: ProductReport): string {
     PAD.left + ((Math.log(Math.max(ms, edgesMs[0])) - lo) / span) * (W - PAD.left - PAD.right)
   const bars = counts
     .map((c, i) => {
-      const h = (c / top) * (H - PAD.top - PAD.bottom)
+      const h = (c / top) * (H - barsTop - PAD.bottom)
       return `<rect class="bar" x="${(PAD.left + i * bw).toFixed(1)}" y="${(H - PAD.bottom - h).toFixed(1)}" width="${Math.max(1, bw - 1).toFixed(1)}" height="${h.toFixed(1)}" fill="#4c78a8"><title>${formatNumber(edgesMs[i])}–${formatNumber(edgesMs[i + 1])} ms: ${c}</title></rect>`
     })
     .join('')
+  const last = edgesMs.length - 1
   const labels = [0, 10, 20, 30, 40]
     .filter((i) => i < edgesMs.length)
     .map(
       (i) =>
-        `<text x="${(PAD.left + i * bw).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="middle" font-size="10">${formatNumber(edgesMs[i])}</text>`
+        `<text x="${(PAD.left + i * bw).toFixed(1)}" y="${H - PAD.bottom + 14}" text-anchor="${i === last ? 'end' : 'middle'}" font-size="10">${formatNumber(edgesMs[i])}</text>`
     )
     .join('')
-  // Each label right of its mark, or left of it where the chart's edge is near; p99's a row
-  // below p50's, so that two close marks do not write over each other.
+  // The labels in the band above the bars, p99's a row below p50's (two close marks do not write over each other):
+  // each right of its mark, or left of it where its text would cross the chart's right edge.
   const marks = (['p50', 'p99'] as const)
     .map((p, row) => {
       const x = xOf(r.latencyMs[p])
-      const left = x + 3 + MARK_LABEL_W > W - PAD.right
-      const label = `<text class="mark" x="${(left ? x - 3 : x + 3).toFixed(1)}" y="${PAD.top + 10 + 12 * row}" font-size="10" fill="#e45756"${left ? ' text-anchor="end"' : ''}>${p} ${formatNumber(r.latencyMs[p])} ms</text>`
-      return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${PAD.top}" y2="${H - PAD.bottom}" stroke="#e45756" stroke-dasharray="4 2"/>${label}`
+      const text = `${p} ${formatNumber(r.latencyMs[p])} ms`
+      const left = x + 3 + text.length * CHAR_W > W - PAD.right
+      const label = `<text class="mark" x="${(left ? x - 3 : x + 3).toFixed(1)}" y="${PAD.top + 10 + 12 * row}" font-size="10" fill="#e45756" ${HALO}${left ? ' text-anchor="end"' : ''}>${text}</text>`
+      return `<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${PAD.top + 12 * row}" y2="${H - PAD.bottom}" stroke="#e45756" stroke-dasharray="4 2"/>${label}`
     })
     .join('')
   return (
     `<figure><figcaption>Latency histogram (calls per bucket, log-spaced ms)</figcaption><svg id="latency-histogram" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="latency histogram">` +
-    `${bars}${labels}${marks}<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#333"/>` +
+    `${bars}${marks}${labels}<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#333"/>` +
     `<text x="${(W + PAD.left) / 2}" y="${H - 4}" text-anchor="middle" font-size="11">latency, ms</text></svg></figure>`
   )
 }

@@ -38,7 +38,12 @@ export const isolationBench: Scenario = {
           got[level] = report.okCallsPerS
           rates[level].push(report.okCallsPerS)
           if (report.usefulShare !== undefined) shares[level].push(report.usefulShare * 100)
-          runs.push({ scenario: `isolation ${round}`, server: `sandfleet, ${level}`, report })
+          runs.push({
+            scenario: `isolation ${round}`,
+            workload: `${workload.name} at concurrency ${c}`,
+            server: `sandfleet, ${level}`,
+            report
+          })
         }
         ratios.push(got.reuse / got.fork)
       }
@@ -81,7 +86,12 @@ export const isolationBench: Scenario = {
       for (const level of round % 2 === 1 ? (['fork', 'reuse'] as const) : (['reuse', 'fork'] as const)) {
         const report = await loadExecute(ctx, fleet, at(TRIVIAL, level), 1)
         p50[level].push(report.latencyMs.p50)
-        runs.push({ scenario: `isolation c1 ${round}`, server: `sandfleet, ${level}`, report })
+        runs.push({
+          scenario: `isolation c1 ${round}`,
+          workload: `${TRIVIAL.name} at concurrency 1`,
+          server: `sandfleet, ${level}`,
+          report
+        })
       }
     }
     figures.push(

@@ -1,7 +1,8 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -190,7 +191,7 @@ test('sandfleet bench step: a JSONL workload, progress without a flood, a failin
     '--disable-sync',
     '--no-first-run',
     `--user-data-dir=${join(dir, profile)}`,
-    '--window-size=1400,2400'
+    '--window-size=1366,2400'
   ]
   const chromium = async (extra: string[], profile: string): Promise<string> =>
     await new Promise((resolve, reject) => {
@@ -317,6 +318,35 @@ test("serve-ab's workload round: right calls/s, the fleet's CPU a call and the u
   assert.ok(round.rightPerS > 0)
   assert.ok(round.cpuMsPerCall > 0)
   assert.ok(round.usefulShare > 0 && round.usefulShare < 1, `a share of the fleet's CPU: ${round.usefulShare}`)
+})
+
+test('sandfleet bench step --port: the fleet it starts listens there; a second run beside the first keeps both reports', async () => {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as AddressInfo
+      probe.close(() => resolve(free))
+    })
+  })
+  const out = join(dir, 'twice')
+  const bench = (...flags: string[]): ReturnType<typeof spawnSync> =>
+    spawnSync(
+      process.execPath,
+      ['--no-node-snapshot', 'bin/sandfleet.mjs', 'bench', 'step', '--calls', '8', '--connections', '2', ...flags],
+      { cwd: root, encoding: 'utf8', timeout: 240_000, env }
+    )
+  const first = bench('--port', String(port), '--pool-size', '1', '--progress', 'none', '--out', out)
+  assert.equal(first.status, 0, String(first.stderr))
+  assert.match(
+    String(first.stderr),
+    new RegExp(`serve --host 127\\.0\\.0\\.1 --port ${port} .* at http://127\\.0\\.0\\.1:${port}\n`)
+  )
+  const report = readFileSync(`${out}.json`, 'utf8')
+  assert.equal((JSON.parse(report) as { setup: { fleet: string } }).setup.fleet.includes(`--port ${port}`), true)
+  const second = bench('--url', server.url, '--progress', 'none', '--out', out)
+  assert.equal(second.status, 0, String(second.stderr))
+  assert.match(String(second.stderr), /twice\.\* hold an earlier run's reports: this run's go to .*twice-2\.\*/)
+  assert.equal(readFileSync(`${out}.json`, 'utf8'), report, 'the first report is untouched')
+  for (const ext of ['json', 'md', 'html']) assert.ok(existsSync(`${out}-2.${ext}`), `${out}-2.${ext}`)
 })
 
 test('sandfleet bench --help lists the modes, the targets and the threshold flag, and exits 0', () => {

@@ -11,16 +11,19 @@ import base64
 import hashlib
 import io
 import pathlib
+import sys
 import tarfile
 import time
 import tomllib
 import zipfile
 from typing import Any, Optional
 
+import httpx_check
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = 'sandfleet'
 #: What an sdist holds beside the package: enough to build the wheel again.
-SDIST_FILES = ('pyproject.toml', 'README.md', 'build_backend/sandfleet_build.py')
+SDIST_FILES = ('pyproject.toml', 'README.md', 'build_backend/sandfleet_build.py', 'build_backend/httpx_check.py')
 TAG = 'py3-none-any'
 
 
@@ -100,10 +103,20 @@ def get_requires_for_build_editable(config_settings: Optional[dict] = None) -> l
     return []
 
 
+def _httpx_or_exit() -> None:
+    """Exits 1 with what to install when pip is about to look for httpx where it cannot find it (httpx_check.py)."""
+    try:
+        httpx_check.check()
+    except httpx_check.HttpxMissing as missing:
+        print(missing, file=sys.stderr)
+        raise SystemExit(1) from None
+
+
 def build_wheel(
     wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None
 ) -> str:
-    """PEP 517: the wheel of the package."""
+    """PEP 517: the wheel of the package (first, when pip will look for httpx: is it there or can pip get it?)."""
+    _httpx_or_exit()
     return _write_wheel(wheel_directory, _package_files())
 
 
@@ -111,6 +124,7 @@ def build_editable(
     wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None
 ) -> str:
     """PEP 660: a wheel whose ``.pth`` puts this folder on ``sys.path``, so edits take effect at once."""
+    _httpx_or_exit()
     return _write_wheel(wheel_directory, {f'_{PACKAGE}_editable.pth': f'{ROOT}\n'.encode()})
 
 

@@ -2,10 +2,16 @@
 
 verl's multi-turn rollout calls a tool through four coroutines: ``create`` (per trajectory),
 ``execute`` (per tool call, returning the text the model sees, a step reward and metrics),
-``calc_reward`` and ``release``. This class has that shape; register it in verl's tool config
-(subclassing ``verl.tools.base_tool.BaseTool``) or call it from any agent loop. One
-:class:`~sandfleet.AsyncClient` serves every trajectory of the worker, so the tool calls of a
-whole rollout batch travel to the fleet as a few batched HTTP requests.
+``calc_reward`` and ``release``. This class has that shape, and verl's tool loader makes it from
+the tool config beside this file, ``verl_tool_config.yaml`` (its ``class_name``, then
+``SandfleetCodeTool(config=…, tool_schema=…)``): put this directory on the workers' PYTHONPATH
+(or copy this file into your package and change ``class_name``), then point verl at the config:
+
+    actor_rollout_ref.rollout.multi_turn.tool_config_path=clients/python/examples/verl_tool_config.yaml
+
+It also runs in any agent loop, made with a client of your own. One :class:`~sandfleet.AsyncClient`
+serves every trajectory of the worker, so the tool calls of a whole rollout batch travel to the
+fleet as a few batched HTTP requests.
 
     python3 examples/verl_code_tool.py --url http://127.0.0.1:8080
 """
@@ -25,23 +31,60 @@ class SandfleetCodeTool:
     when ``stateful``, or runs every call fresh."""
 
     name = 'code_interpreter'
-    schema = {
+    schema: dict[str, Any] = {
         'type': 'function',
         'function': {
             'name': 'code_interpreter',
             'description': 'Run Python code and see what it prints.',
-            'parameters': {'type': 'object', 'properties': {'code': {'type': 'string'}}, 'required': ['code']},
+            'parameters': {
+                'type': 'object',
+                'properties': {'code': {'type': 'string', 'description': 'The Python code to run.'}},
+                'required': ['code'],
+            },
         },
     }
 
     def __init__(
-        self, client: AsyncClient, *, timeout_ms: int = 5000, stateful: bool = True, max_output_chars: int = 2000
+        self,
+        client: Optional[AsyncClient] = None,
+        *,
+        config: Optional[dict[str, Any]] = None,
+        tool_schema: Any = None,
+        timeout_ms: int = 5000,
+        stateful: bool = True,
+        max_output_chars: int = 2000,
     ) -> None:
-        self.client = client
-        self.timeout_ms = timeout_ms
-        self.stateful = stateful
-        self.max_output_chars = max_output_chars
+        """Made with a client of your own, or by verl from its tool config: ``config`` (``url``,
+        ``api_key``, ``timeout_ms``, ``stateful``, ``max_output_chars``) and ``tool_schema`` (the
+        schema the model is shown: a dict, or verl's model of one)."""
+        config = dict(config or {})
+        self.url = str(config.get('url', 'http://127.0.0.1:8080'))
+        self.api_key = config.get('api_key')
+        self.timeout_ms = int(config.get('timeout_ms', timeout_ms))
+        self.stateful = bool(config.get('stateful', stateful))
+        self.max_output_chars = int(config.get('max_output_chars', max_output_chars))
+        if tool_schema is not None:
+            dump = getattr(tool_schema, 'model_dump', None)
+            self.schema = dump(exclude_none=True) if callable(dump) else dict(tool_schema)
+            self.name = self.schema['function']['name']
+        self._client = client
         self.sessions: dict[str, Optional[AsyncSession]] = {}
+
+    @property
+    def client(self) -> AsyncClient:
+        """The client given, or one to ``config['url']``, made on first use (in the worker's event loop)."""
+        if self._client is None:
+            self._client = AsyncClient(self.url, api_key=self.api_key)
+        return self._client
+
+    def get_openai_tool_schema(self) -> Any:
+        """The schema the model is shown (what verl asks a tool for): verl's model of it where verl
+        is installed, else the dict."""
+        try:
+            from verl.tools.schemas import OpenAIFunctionToolSchema  # type: ignore[import-not-found]
+        except ImportError:
+            return self.schema
+        return OpenAIFunctionToolSchema.model_validate(self.schema)
 
     async def create(self, instance_id: Optional[str] = None, **kwargs: Any) -> str:
         instance_id = instance_id or uuid.uuid4().hex

@@ -18,7 +18,7 @@ test('the Python client passes its pytest suite against a real fleet', () => {
   const run = spawnSync(PYTHON, ['-m', 'pytest', 'tests', '-q', '-p', 'no:cacheprovider'], {
     cwd: PACKAGE,
     encoding: 'utf8',
-    timeout: 240_000,
+    timeout: 600_000,
     env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', SANDFLEET_NODE: process.execPath }
   })
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`)

@@ -3,9 +3,11 @@
  * package versions a reward was computed with) and for an operator to see the isolation.
  *
  * A runner answers a {@link RunnerInfo}: its backend, what that backend's boundary protects
- * against for each language it serves, and the sandbox environment's manifest (the image's
- * `/opt/sandfleet/manifest.json`, read at start-up). A gateway answers a {@link GatewayInfo}: the
- * info of each of its runners.
+ * against for each language it serves, what runs each language's code (its runtime's version and
+ * the packages it can import, read from the backend's sandboxes at start-up), and the Python
+ * environment's manifest (the docker image's `/opt/sandfleet/manifest.json`; on the process and
+ * unsafe backends what `sandbox-images/python/manifest.py` reads in a sandbox; pyodide's own). A
+ * gateway answers a {@link GatewayInfo}: the info of each of its runners.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { LANGUAGES } from './exec.ts'
@@ -29,11 +31,20 @@ export type IsolationReport = Static<typeof IsolationReportSchema>
 /** Schema of {@link SandboxManifest}. */
 export const SandboxManifestSchema = Type.Object(
   {
-    image: Type.String({ description: 'Image name without tag, e.g. sandfleet/python' }),
-    build: Type.String({ description: 'How the environment was built: dockerfile | debootstrap' }),
-    os: Type.String({ description: 'Base system, e.g. "Debian GNU/Linux 12 (bookworm)" or "python:3.12-slim"' }),
+    image: Type.String({
+      description:
+        "Image name without tag, e.g. sandfleet/python; `host` on the process and unsafe backends (the host's /usr), `pyodide` on the pyodide backend"
+    }),
+    build: Type.String({
+      description:
+        "How the environment was built: dockerfile | debootstrap | host (the host's own Python) | the pyodide npm package and its version"
+    }),
+    os: Type.String({
+      description:
+        'Base system, e.g. "Debian GNU/Linux 12 (bookworm)", "python:3.12-slim" or "Emscripten (WebAssembly)"'
+    }),
     python: Type.String({ description: 'Python version, e.g. 3.11.2' }),
-    executor: Type.String({ description: 'Path of the executor inside the sandbox' }),
+    executor: Type.String({ description: 'Path of the program that runs the jobs inside the sandbox' }),
     packages: Type.Record(Type.String(), Type.String(), { description: 'Package → version' }),
     image_id: Type.Optional(Type.String({ description: 'Content id of the image the manifest was read from' })),
     image_ref: Type.Optional(
@@ -45,6 +56,23 @@ export const SandboxManifestSchema = Type.Object(
 
 /** The sandbox environment: Python and package versions (sandbox-images/python writes it). */
 export type SandboxManifest = Static<typeof SandboxManifestSchema>
+
+/** Schema of {@link RuntimeEnvironment}. */
+export const RuntimeEnvironmentSchema = Type.Object(
+  {
+    runtime: Type.String({
+      description: 'What runs the code: CPython, Pyodide 0.27.7 (CPython on WebAssembly), V8 (isolated-vm)'
+    }),
+    version: Type.String({ description: "The language's version: Python's (3.11.2), or V8's for JavaScript" }),
+    packages: Type.Record(Type.String(), Type.String(), {
+      description: 'Package → version: what the code can import (empty: the standard library only, or no imports)'
+    })
+  },
+  { $id: 'RuntimeEnvironment' }
+)
+
+/** What runs one language's code on a runner: read from its backend's sandboxes at start-up. */
+export type RuntimeEnvironment = Static<typeof RuntimeEnvironmentSchema>
 
 /** Schema of {@link RunnerInfo}. */
 export const RunnerInfoSchema = Type.Object(
@@ -58,8 +86,11 @@ export const RunnerInfoSchema = Type.Object(
     isolation: Type.Record(Type.String(), IsolationReportSchema, {
       description: 'Language → what its backend protects against'
     }),
+    environments: Type.Record(Type.String(), RuntimeEnvironmentSchema, {
+      description: "Language → what runs its code: the runtime's version and the packages the code can import"
+    }),
     manifest: Type.Union([SandboxManifestSchema, Type.Null()], {
-      description: 'The Python sandbox environment, null when the backend has no manifest'
+      description: 'The Python sandbox environment, null when the runner serves no Python'
     })
   },
   { $id: 'RunnerInfo' }

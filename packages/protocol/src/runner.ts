@@ -10,7 +10,10 @@ export type RunnerState = (typeof RUNNER_STATES)[number]
 /** One language's pool in a {@link RunnerLoad}. */
 const PoolLoadSchema = Type.Object({
   capacity: Type.Integer({ description: 'Sandboxes of this language that can run at once' }),
-  queued: Type.Integer({ description: 'Jobs of this language waiting for a sandbox' })
+  queued: Type.Integer({ description: 'Jobs of this language waiting for a sandbox' }),
+  backend: Type.Optional(
+    Type.String({ description: "Driver of this language's pool (javascript's is javascript, whatever Python's)" })
+  )
 })
 
 /** Schema of {@link RunnerLoad}. */

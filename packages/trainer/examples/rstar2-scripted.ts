@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { startFakeFleet, type FakeBehavior } from '@sandfleet/client/testing'
 import { rolloutCommand, type RolloutSummary } from '@sandfleet/trainer'
-import { startScriptedEngine, type Script, type ScriptedLogEntry } from '../test/helpers/scripted-engine-server.ts'
+import { startScriptedEngine, type Script, type ScriptedLogEntry } from '@sandfleet/trainer'
 
 /** The scripted model: squares the problem's number with the tool, wrong when its sampling seed is a multiple of 4. */
 export const RSTAR2_SCRIPT: Script = (ctx) => {

@@ -83,7 +83,10 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
     bodyLimit: config.maxBodyBytes,
     return503OnClosing: true,
     frameworkErrors: frameworkError,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } }
+    // verbose: an error carries the schema it broke (an unknown field's "did you mean", schema-problem.ts)
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false, verbose: true }
+    }
   })
   const runners = new RunnerSet({
     clients: options.clients ?? [],

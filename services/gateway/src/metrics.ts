@@ -234,7 +234,8 @@ export class GatewayMetrics {
   ): void => {
     const language = request.language ?? 'python'
     const children = this.#childrenOf(language)
-    const backend = member?.load?.backend ?? 'none'
+    // The backend of the pool that ran it (a JavaScript call's is javascript, whatever runs the Python pool).
+    const backend = member?.load?.pools?.[language]?.backend ?? member?.load?.backend ?? 'none'
     let byStatus = children.executions.get(backend)
     if (byStatus === undefined) children.executions.set(backend, (byStatus = new Map()))
     let executions = byStatus.get(result.status)

@@ -20,7 +20,11 @@ function runner(name: string, backend: string): RunnerClient {
     queue_limit: 100,
     warm: 8,
     busy: 0,
-    sessions: 0
+    sessions: 0,
+    pools: {
+      python: { capacity: 4, queued: 0, backend },
+      javascript: { capacity: 4, queued: 0, backend: 'javascript' }
+    }
   }
   const answer = (r: ExecRequest): ExecResult =>
     r.code === 'late'
@@ -65,7 +69,7 @@ const series = (text: string, name: string, labels: string): number => {
   return Number(found[0].slice(found[0].lastIndexOf(' ') + 1))
 }
 
-test('gateway metrics count every item of a batch once, by status, language and backend, and the run and queue times of every runner answer', async () => {
+test('gateway metrics count every item of a batch once, by status, language and the backend of the pool that ran it, and the run and queue times of every runner answer', async () => {
   const { app } = await buildGatewayApp({
     config: loadGatewayConfig({ env: {} }),
     clients: [runner('r1', 'process')],
@@ -92,7 +96,11 @@ test('gateway metrics count every item of a batch once, by status, language and 
     await app.inject({ method: 'POST', url: '/v1/execute', payload: { code: 'd' } })
     const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
     const executions = (status: string, language: string): number =>
-      series(text, 'sandfleet_gateway_executions_total', `status="${status}",language="${language}",backend="process"`)
+      series(
+        text,
+        'sandfleet_gateway_executions_total',
+        `status="${status}",language="${language}",backend="${language === 'javascript' ? 'javascript' : 'process'}"`
+      )
     assert.deepEqual(
       [
         executions('ok', 'python'),
@@ -101,6 +109,11 @@ test('gateway metrics count every item of a batch once, by status, language and 
         executions('ok', 'javascript')
       ],
       [5, 2, 2, 2]
+    )
+    assert.deepEqual(
+      samples(text, 'sandfleet_gateway_executions_total', 'language="javascript",backend="process"'),
+      [],
+      "JavaScript calls are never counted under the Python pool's backend"
     )
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_count', 'language="python"'), 9)
     assert.equal(series(text, 'sandfleet_gateway_run_duration_seconds_bucket', 'le="0.0025",language="python"'), 9)

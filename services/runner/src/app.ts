@@ -91,7 +91,16 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: edge.maxBodyBytes,
     requestIdHeader: RUNNER_HEADERS.requestId,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // verbose: an error carries the schema it broke (an unknown field's "did you mean", schema-problem.ts)
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+        allErrors: false,
+        verbose: true
+      }
+    },
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler(edge)
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance

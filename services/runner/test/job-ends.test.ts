@@ -2,6 +2,8 @@
 // same sandbox answers the next job (a probe that must see nothing of the job before it) and the
 // pool replaced nothing; on every backend, through a real Runner with one sandbox. Where a backend
 // cannot keep its sandbox through an end, the test says which end and checks the reason counted.
+// What the runner says of it (its isolation report's "jobs:" line, made from the driver's declared
+// life) names exactly the ends each backend is shown here to keep.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
@@ -64,10 +66,18 @@ async function replacements(runner: Runner): Promise<Record<string, number>> {
   return out
 }
 
+/** The job ends the isolation report of `runner`'s `language` pool says its sandbox takes the next job after. */
+function saysKept(runner: Runner, language: string): string[] {
+  const line = runner.info().isolation[language]?.properties.find((p) => p.startsWith('jobs: ')) ?? ''
+  const ends = /^jobs: after a job that ended (.+?) the \w+ takes the next job; it is replaced when /.exec(line)
+  assert.ok(ends !== null, `the report says what its sandbox serves on after: ${line}`)
+  return ends[1].split(/, | or /).sort()
+}
+
 /**
  * Runs every end on a one-sandbox runner of `config`, each followed by the probe, and checks the
  * same sandbox answered all of them with no replacement (`driverFor`: the driver to use, made
- * from the runner's configuration).
+ * from the runner's configuration), and that the runner's report says so.
  */
 async function keptThrough(
   input: RunnerConfigInput,
@@ -104,6 +114,7 @@ async function keptThrough(
     const stats = runner.poolStats().find((s) => s.language === language)
     assert.equal(stats?.replacements, 0, 'no sandbox was replaced')
     assert.deepEqual(await replacements(runner), {})
+    assert.deepEqual(saysKept(runner, language), [...new Set(ends.map((e) => e.status))].sort())
   } finally {
     await runner.close()
   }
@@ -208,6 +219,11 @@ test('javascript backend: a timeout, an unsettled promise or a refused allocatio
     assert.deepEqual([next.status, next.stdout], ['ok', 'undefined\n'])
     assert.notEqual(next.sandbox, heap.sandbox, 'the disposed isolate was replaced')
     assert.deepEqual(await replacements(runner), { oom: 1 }, 'counted under its reason')
+    assert.match(
+      runner.info().isolation.javascript?.properties.join('\n') ?? '',
+      /it is replaced when a job's heap goes over memory_mb/,
+      'and the report says it is'
+    )
   } finally {
     await runner.close()
   }

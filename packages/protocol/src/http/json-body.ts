@@ -2,10 +2,23 @@
  * The JSON body parser of both services: Fastify's own (a `__proto__` or `constructor.prototype`
  * key refused), and a body nested deeper than the contract's `LIMITS.maxJsonDepth` refused as
  * invalid JSON before any route sees it, so that no recursive validation, serialization or echo
- * of the input meets unbounded depth.
+ * of the input meets unbounded depth. A body that is not JSON is refused saying where
+ * (`json-syntax.ts`: line, column and what was expected).
  */
 import { LIMITS } from '../exec.ts'
 import { nestsDeeperThan } from '../json-depth.ts'
+import { jsonSyntaxError } from './json-syntax.ts'
+
+/** Fastify's code of a body its JSON parser refused. */
+const INVALID_JSON_BODY = 'FST_ERR_CTP_INVALID_JSON_BODY'
+
+/** `err`, when it is Fastify's refusal of `body` as JSON, said with where `body` stops being JSON. */
+export function locatedJsonError(err: Error, body: string): Error {
+  if ((err as { code?: unknown }).code !== INVALID_JSON_BODY) return err
+  const where = jsonSyntaxError(body)
+  if (where === undefined) return err
+  return Object.assign(new SyntaxError(where, { cause: err }), { code: INVALID_JSON_BODY, statusCode: 400 })
+}
 
 /** A body parser in Fastify's callback form (`app.getDefaultJsonParser(…)`). */
 export type JsonBodyParser<R> = (request: R, body: string, done: (err: Error | null, value?: unknown) => void) => void
@@ -34,7 +47,7 @@ export function depthLimited<R>(parse: JsonBodyParser<R>, maxDepth: number): Jso
   return (request, body, done) => {
     parse(request, body, (err, value) => {
       if (err === null && nestsDeeperThan(value, maxDepth)) done(new JsonTooDeepError(maxDepth), undefined)
-      else done(err, value)
+      else done(err === null ? null : locatedJsonError(err, body), value)
     })
   }
 }

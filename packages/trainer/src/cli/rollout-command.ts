@@ -6,6 +6,7 @@
  *
  * ```sh
  * sandfleet rollout --preset rstar2 --engine http://127.0.0.1:8000 --model qwen --dataset train.jsonl
+ * sandfleet rollout --engine scripted --dataset packages/trainer/examples/arithmetic.jsonl   # no GPU: a scripted model
  * ```
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -18,6 +19,8 @@ import { ERROR_COUNT_RULES, type ErrorCountRule } from '../algo/roc-penalties.ts
 import { renderChatml } from '../engine/chatml.ts'
 import { CompletionsEngine } from '../engine/openai-completions.ts'
 import { RetryingEngine } from '../engine/retrying-engine.ts'
+import { arithmeticModel } from '../engine/arithmetic-model.ts'
+import { startScriptedEngine, type ScriptedEngine } from '../engine/scripted-engine.ts'
 import { SglangEngine } from '../engine/sglang-generate.ts'
 import type { Engine } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
@@ -38,6 +41,9 @@ import { SCHEDULE_POLICIES, type SchedulePolicy } from '../schedule/pick-engine.
 import { TRUNCATE_SIDES, type ResultStyle, type TruncateSide } from '../tools/format.ts'
 import type { ToolCallFormat } from '../tools/parse.ts'
 
+/** The `--engine` value that starts a scripted engine (arithmetic-model.ts) in the command's process. */
+export const SCRIPTED_ENGINE = 'scripted'
+
 /** Where the command writes; tests pass their own. */
 export interface CommandIo {
   stdout: (text: string) => void
@@ -49,10 +55,14 @@ export interface CommandIo {
 export const ROLLOUT_COMMAND = defineCommand({
   name: 'sandfleet rollout',
   summary:
-    'Multi-turn rollouts of a dataset through an inference engine and the fleet, written as JSONL with a summary (and as padded tensors with --tensors). Needs --engine, --model and --dataset.',
+    'Multi-turn rollouts of a dataset through an inference engine and the fleet, written as JSONL with a summary (and as padded tensors with --tensors). Needs --engine, --model and --dataset (--engine scripted: no model, no GPU).',
   flags: {
-    engine: { type: 'list', placeholder: 'URL[,URL…]', help: 'inference engine(s); repeat or separate with commas' },
-    model: { type: 'string', placeholder: 'M', help: 'model name sent to the engine' },
+    engine: {
+      type: 'list',
+      placeholder: 'URL[,URL…]',
+      help: "inference engine(s); repeat or separate with commas. `scripted`: a scripted model started here that solves a problem's arithmetic with the tool (try a rollout without a GPU)"
+    },
+    model: { type: 'string', placeholder: 'M', help: 'model name sent to the engine (--engine scripted: scripted)' },
     dataset: { type: 'string', placeholder: 'FILE.jsonl', help: 'prompts, one JSON object a line' },
     preset: {
       type: 'string',
@@ -275,7 +285,12 @@ export async function rolloutCommand(
     io.stdout(commandHelp(ROLLOUT_COMMAND) + '\n')
     return undefined
   }
-  const engineUrls = (values.engine ?? []).flatMap((e) => e.split(',')).filter((e) => e.length > 0)
+  let engineUrls = (values.engine ?? []).flatMap((e) => e.split(',')).filter((e) => e.length > 0)
+  const scripted = engineUrls.includes(SCRIPTED_ENGINE)
+  if (scripted) {
+    values.model ??= 'scripted'
+    values.seed ??= 0 // each rollout gets its own sampling seed, which the scripted model varies its answers by
+  }
   if (engineUrls.length === 0 || values.model === undefined || values.dataset === undefined) {
     throw new TrainerError(
       TRAINER_ERROR_CODES.BAD_INPUT,
@@ -333,22 +348,39 @@ export async function rolloutCommand(
   const out = values.out ?? 'rollouts.jsonl'
   const summaryPath = values.summary ?? `${out.replace(/\.jsonl$/, '')}.summary.json`
 
+  let scriptedEngine: ScriptedEngine | undefined
+  if (scripted) {
+    scriptedEngine = await startScriptedEngine(arithmeticModel)
+    const url = scriptedEngine.url
+    engineUrls = engineUrls.map((e) => (e === SCRIPTED_ENGINE ? url : e))
+    io.stderr.write(
+      `rollout: --engine scripted: a scripted arithmetic model at ${url} (no GPU; not a language model)\n`
+    )
+  }
   const Adapter = values.engineApi === 'sglang' ? SglangEngine : CompletionsEngine
-  const engines = engineUrls.map(
-    (url) =>
-      new Adapter({
-        url,
-        model: values.model as string,
-        ...(values.engineApiKey ? { apiKey: values.engineApiKey } : {}),
-        ...(values.renderChat === 'chatml' ? { renderChat: renderChatml } : {})
-      })
-  )
+  let engines: Engine[]
+  let fleet: SandfleetClient
+  let writer: JsonlWriter
+  try {
+    engines = engineUrls.map(
+      (url) =>
+        new Adapter({
+          url,
+          model: values.model as string,
+          ...(values.engineApiKey ? { apiKey: values.engineApiKey } : {}),
+          ...(values.renderChat === 'chatml' ? { renderChat: renderChatml } : {})
+        })
+    )
+    fleet = new SandfleetClient({
+      url: values.fleet ?? 'http://127.0.0.1:8080',
+      ...(values.apiKey ? { apiKey: values.apiKey } : {})
+    })
+    writer = new JsonlWriter(out)
+  } catch (err) {
+    await scriptedEngine?.close()
+    throw err
+  }
   let engine: Engine = engines[0]
-  const fleet = new SandfleetClient({
-    url: values.fleet ?? 'http://127.0.0.1:8080',
-    ...(values.apiKey ? { apiKey: values.apiKey } : {})
-  })
-  const writer = new JsonlWriter(out)
   const kept: TensorRecord[] = []
   try {
     if (engines.length > 1) {
@@ -437,5 +469,6 @@ export async function rolloutCommand(
     await engine.close() // a scheduler closes its engines; closing twice is safe
     await Promise.all(engines.map(async (e) => await e.close()))
     await fleet.close()
+    await scriptedEngine?.close()
   }
 }

@@ -7,7 +7,7 @@ import { startFakeFleet } from '@sandfleet/client/testing'
 import { type ExecResult } from '@sandfleet/protocol'
 import { parseCommandLine } from '@sandfleet/command-line'
 import { ROLLOUT_COMMAND, parseDatasetLine, passAtK, rolloutCommand, type TrajectoryRecord } from '@sandfleet/trainer'
-import { ScriptedTokenizer, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { ScriptedTokenizer, startScriptedEngine } from '@sandfleet/trainer'
 
 const ok = (stdout: string): ExecResult => ({
   status: 'ok',

@@ -8,7 +8,7 @@ import {
   SglangEngine,
   TrainerError
 } from '@sandfleet/trainer'
-import { EOS_ID, ScriptedTokenizer, scriptedLogprob, startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { EOS_ID, ScriptedTokenizer, scriptedLogprob, startScriptedEngine } from '@sandfleet/trainer'
 
 test('token-in / token-out: prompt ids go out, generated ids and their logprobs come back, the stop string kept', async () => {
   const server = await startScriptedEngine(() => 'Let me check. <tool_call>{"name":"python"}</tool_call> never sent')

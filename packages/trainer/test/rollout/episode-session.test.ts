@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { startFakeFleet } from '@sandfleet/client/testing'
 import { CompletionsEngine, EpisodeSession, runDataset, runEpisode } from '@sandfleet/trainer'
-import { startScriptedEngine, type Script } from '../helpers/scripted-engine-server.ts'
+import { startScriptedEngine, type Script } from '@sandfleet/trainer'
 
 // the fake fleet starts python3 (and replays a session's history) for each call: a loaded machine
 // takes seconds, and these tests are about state, not time limits

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { startFakeFleet } from '@sandfleet/client/testing'
 import { ChatCompletionsEngine, RSTAR2_PYTHON_TOOL, runChatEpisode } from '@sandfleet/trainer'
-import { startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { startScriptedEngine } from '@sandfleet/trainer'
 
 test('a chat episode: the tool result goes back as a message, the answer ends it', async () => {
   const server = await startScriptedEngine((ctx) =>

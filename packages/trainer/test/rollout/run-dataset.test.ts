@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
 import { startFakeFleet } from '@sandfleet/client/testing'
 import { CompletionsEngine, runDataset, type TrajectoryRecord } from '@sandfleet/trainer'
-import { startScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { startScriptedEngine } from '@sandfleet/trainer'
 
 test('runDataset: DAPO overlong penalty on the reward, equal-reward groups dropped, RoC draws reproducible per seed', async () => {
   let a = 0

@@ -12,12 +12,7 @@ import {
   toRocRollout,
   type Trajectory
 } from '@sandfleet/trainer'
-import {
-  ScriptedTokenizer,
-  scriptedLogprob,
-  startScriptedEngine,
-  type Script
-} from '../helpers/scripted-engine-server.ts'
+import { ScriptedTokenizer, scriptedLogprob, startScriptedEngine, type Script } from '@sandfleet/trainer'
 
 const call = (code: string): string =>
   `<tool_call>${JSON.stringify({ name: 'python', arguments: { code } })}</tool_call>`

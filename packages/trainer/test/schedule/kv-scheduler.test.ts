@@ -11,7 +11,7 @@ import {
   runEpisode,
   TrainerError
 } from '@sandfleet/trainer'
-import { startScriptedEngine, type ScriptedEngine } from '../helpers/scripted-engine-server.ts'
+import { startScriptedEngine, type ScriptedEngine } from '@sandfleet/trainer'
 
 const VLLM_METRICS = [
   '# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig',

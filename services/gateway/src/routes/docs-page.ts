@@ -85,6 +85,7 @@ function schemaView (s, depth) {
 function example (s, name, depth) {
   s = resolve(s)
   if (!s || depth > 5) return null
+  if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0]
   if (s.default !== undefined) return s.default
   if (s.enum) return s.enum[0]
   if (s.const !== undefined) return s.const
@@ -104,6 +105,24 @@ function example (s, name, depth) {
   if (t === 'boolean') return false
   return null
 }
+// the body the form starts with: the request's own example (a JSON-RPC request with its id, a call naming its
+// language), else one made from its schema
+function bodyExample (media) {
+  if (media.example !== undefined) return media.example
+  var named = media.examples && Object.keys(media.examples)[0]
+  if (named) return media.examples[named].value
+  return example(media.schema, '', 0)
+}
+// the request the page sends for an operation: its URL (path parameters filled in), method, headers and body
+function requestOf (path, method, op, params, body, key) {
+  var url = '.' + path.replace(/\\{(\\w+)\\}/g, function (_m, n) { return encodeURIComponent(params[n]) })
+  // an operation that may answer in server-sent events (MCP's) takes them only when asked for both
+  var answers = (op.responses && op.responses['200'] && op.responses['200'].content) || {}
+  var headers = { accept: answers['text/event-stream'] ? 'application/json, text/event-stream' : 'application/json' }
+  if (key) headers.authorization = 'Bearer ' + key
+  if (body != null) headers['content-type'] = 'application/json'
+  return { url: url, init: { method: method.toUpperCase(), headers: headers, body: body != null ? body : undefined } }
+}
 function needsKey (op) {
   var sec = op.security || doc.security || []
   return sec.length > 0 && !sec.some(function (r) { return Object.keys(r).length === 0 })
@@ -117,19 +136,15 @@ function tryForm (path, method, op) {
   })
   var media = op.requestBody && op.requestBody.content && op.requestBody.content['application/json']
   var body = null
-  if (media) { body = el('textarea', {}); body.value = JSON.stringify(example(media.schema, '', 0), null, 2); box.append(body) }
+  if (media) { body = el('textarea', {}); body.value = JSON.stringify(bodyExample(media), null, 2); box.append(body) }
   var out = el('pre', { class: 'out', text: '' })
   var send = el('button', { type: 'button', text: 'Send ' + method.toUpperCase() + ' ' + path })
   send.onclick = function () {
-    var url = '.' + path.replace(/\\{(\\w+)\\}/g, function (_m, n) { return encodeURIComponent(params[n].value) })
-    // an operation that may answer in server-sent events (MCP's) takes them only when asked for both
-    var answers = (op.responses && op.responses['200'] && op.responses['200'].content) || {}
-    var headers = { accept: answers['text/event-stream'] ? 'application/json, text/event-stream' : 'application/json' }
-    var key = document.getElementById('key').value
-    if (key) headers.authorization = 'Bearer ' + key
-    if (body) headers['content-type'] = 'application/json'
+    var values = {}
+    Object.keys(params).forEach(function (n) { values[n] = params[n].value })
+    var req = requestOf(path, method, op, values, body ? body.value : null, document.getElementById('key').value)
     out.textContent = '…'
-    fetch(url, { method: method.toUpperCase(), headers: headers, body: body ? body.value : undefined }).then(function (res) {
+    fetch(req.url, req.init).then(function (res) {
       return res.text().then(function (text) {
         var shown = text
         try { shown = JSON.stringify(JSON.parse(text), null, 2) } catch (e) {}

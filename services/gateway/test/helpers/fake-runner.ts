@@ -67,6 +67,7 @@ export function fakeInfo(load: RunnerLoad): RunnerInfo {
     languages: load.languages,
     pool_size: load.capacity,
     isolation: {},
+    environments: {},
     manifest: null
   }
 }

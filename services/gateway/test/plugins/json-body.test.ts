@@ -93,3 +93,29 @@ test('a JSON body that poisons __proto__ is still refused', async () => {
   assert.equal(r.statusCode, 422)
   assert.equal(r.json().detail[0].type, 'json_invalid')
 })
+
+test('a body that is not JSON is answered with where it stops being JSON; an unknown field with the known one it meant', async () => {
+  const post = async (url: string, payload: string): Promise<{ code: string; message: string; field?: string }> => {
+    const r = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
+    assert.equal(r.statusCode, 400, r.body)
+    return r.json().error
+  }
+  assert.deepEqual(await post('/v1/execute', '{"code": "print(1)",}'), {
+    code: 'SF_ERR_GATEWAY_INVALID_JSON',
+    message:
+      'request body is not valid JSON: line 1, column 21: "}" where a property name in double quotes was expected'
+  })
+  assert.match(
+    (await post('/v1/execute/batch', '{"requests": [\n  {"code": "x"}\n  {"code": "y"}\n]}')).message,
+    /^request body is not valid JSON: line 3, column 3: "\{" where ',' or '\]' was expected$/
+  )
+  assert.deepEqual(await post('/v1/execute', '{"code": "x", "timeout": 5}'), {
+    code: 'SF_ERR_GATEWAY_INVALID_REQUEST',
+    message: 'timeout is not a known field (did you mean timeout_ms?)',
+    field: 'timeout'
+  })
+  assert.equal(
+    (await post('/v1/execute/batch', '{"requests": [{"code": "x", "langauge": "python"}]}')).message,
+    'requests/0/langauge is not a known field (did you mean language?)'
+  )
+})

@@ -2,8 +2,9 @@
  * What a runner says about itself, built from its parts: the load report gateways route by
  * (`GET /v1/runner/load`), what it runs (`GET /v1/info`), and each pool's isolation.
  */
-import type { Language, RunnerInfo, RunnerLoad, RunnerState } from '@sandfleet/protocol'
-import type { IsolationReport } from '../sandbox/contract.ts'
+import type { Language, RunnerInfo, RunnerLoad, RunnerState, RuntimeEnvironment } from '@sandfleet/protocol'
+import type { Driver, IsolationReport } from '../sandbox/contract.ts'
+import { lifeLine } from '../sandbox/retire-reasons.ts'
 import type { RunnerConfig } from '../config.ts'
 import type { RunnerParts } from './runner-parts.ts'
 
@@ -43,7 +44,8 @@ export function loadReport(runner: Reporter, parts: RunnerParts): RunnerLoad {
   }
   for (const [language, pool] of parts.pools) {
     const s = pool.stats()
-    if (load.pools !== undefined) load.pools[language] = { capacity: s.size, queued: s.queued }
+    if (load.pools !== undefined)
+      load.pools[language] = { capacity: s.size, queued: s.queued, backend: pool.driver.name }
     load.capacity += s.size
     load.in_flight += s.busy
     load.busy += s.busy
@@ -55,19 +57,43 @@ export function loadReport(runner: Reporter, parts: RunnerParts): RunnerLoad {
   return load
 }
 
+/** What `driver` protects against, with the line its declared {@link Driver.life} makes. */
+export function isolationOf(driver: Driver): IsolationReport {
+  const report = driver.describe()
+  return driver.life === undefined ? report : { ...report, properties: [...report.properties, lifeLine(driver.life)] }
+}
+
 /** The isolation report of every pool, by language. */
 export function isolationsOf(parts: RunnerParts): Partial<Record<Language, IsolationReport>> {
   const out: Partial<Record<Language, IsolationReport>> = {}
-  for (const [language, pool] of parts.pools) out[language] = pool.driver.describe()
+  for (const [language, pool] of parts.pools) out[language] = isolationOf(pool.driver)
   return out
 }
 
-/** What the runner runs: its backend and why, each pool's isolation, the Python pool's environment manifest. */
+/** What runs a driver's code: its own word, else its manifest's Python under CPython; undefined: it knows neither. */
+function environmentOf(driver: Driver): RuntimeEnvironment | undefined {
+  const own = driver.environment?.()
+  if (own !== undefined) return own
+  const manifest = driver.manifest?.()
+  return manifest === undefined
+    ? undefined
+    : { runtime: 'CPython', version: manifest.python, packages: manifest.packages }
+}
+
+/**
+ * What the runner runs: its backend and why, each pool's isolation and what runs its code, the Python pool's
+ * environment manifest.
+ */
 export function infoReport(runner: Reporter, parts: RunnerParts): RunnerInfo {
   const python = parts.pools.get('python')?.driver
   const isolation: RunnerInfo['isolation'] = {}
   for (const [language, report] of Object.entries(isolationsOf(parts)))
     if (report !== undefined) isolation[language] = report
+  const environments: RunnerInfo['environments'] = {}
+  for (const [language, pool] of parts.pools) {
+    const environment = environmentOf(pool.driver)
+    if (environment !== undefined) environments[language] = environment
+  }
   return {
     runner: runner.id,
     state: runner.state,
@@ -76,6 +102,7 @@ export function infoReport(runner: Reporter, parts: RunnerParts): RunnerInfo {
     languages: [...parts.pools.keys()],
     pool_size: runner.config.poolSize,
     isolation,
+    environments,
     manifest: python?.manifest?.() ?? null
   }
 }

@@ -36,7 +36,7 @@ import { assemble, release } from './assembly.ts'
 import { CallMemory, requestDigest } from './call-memory.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
 import { languageProblem } from '../requests/request-check.ts'
-import { infoReport, isolationsOf, loadReport } from './reports.ts'
+import { infoReport, isolationOf, isolationsOf, loadReport } from './reports.ts'
 import { noParts, type RunnerParts } from './runner-parts.ts'
 
 export type { RequestProblem } from '../requests/request-check.ts'
@@ -315,7 +315,7 @@ export class Runner implements RunnerApi {
     const driver = this.#pools.get('python')?.driver ?? this.#parts.drivers[0] ?? this.#givenDriver
     if (driver === undefined)
       throw new RunnerError('SF_ERR_RUNNER_NOT_STARTED', 'isolation() is known once start() chose a backend')
-    return driver.describe()
+    return isolationOf(driver)
   }
 
   /** The isolation report of every pool, by language. */

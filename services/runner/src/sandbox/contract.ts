@@ -30,9 +30,16 @@
  *   job and put the sandbox back.
  * - `close()` is safe to call twice and leaves nothing behind (no process, container, cgroup).
  */
-import type { ExecResult, IsolationLevel, Language, ResolvedExecRequest, SandboxManifest } from '@sandfleet/protocol'
+import type {
+  ExecResult,
+  IsolationLevel,
+  Language,
+  ResolvedExecRequest,
+  RuntimeEnvironment,
+  SandboxManifest
+} from '@sandfleet/protocol'
 import type { Logger } from '../logger.ts'
-import type { RetireReason } from './retire-reasons.ts'
+import type { RetireReason, SandboxLife } from './retire-reasons.ts'
 
 /** Names of the shipped drivers. `unsafe` runs the executor with no isolation (a flag, with a warning). */
 export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsafe'
@@ -44,6 +51,12 @@ export type DriverName = 'process' | 'docker' | 'pyodide' | 'javascript' | 'unsa
  * truncate past it fails with `EFBIG` (an `OSError`, "File too large").
  */
 export const SANDBOX_MAX_FILE_MB = 64
+
+/**
+ * The hostname code sees in a process or docker sandbox (its own UTS namespace): never the host's, which in a fleet's
+ * runner container is the container's id.
+ */
+export const SANDBOX_HOSTNAME = 'sandbox'
 
 /** Lifecycle of one sandbox. */
 export type SandboxState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed'
@@ -235,14 +248,24 @@ export interface Driver {
    * stop's grace, reading what a stopped job wrote); the pool's hard deadline adds it. Absent: 0.
    */
   readonly stopMs?: number
+  /**
+   * How its sandboxes live through their jobs: the job ends they serve on after, the reasons they retire with. The
+   * runner adds the line it makes (`lifeLine`) to {@link describe}'s report. Absent: the report says nothing of it.
+   */
+  readonly life?: SandboxLife
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport
   /**
-   * The sandbox environment's manifest (Python and package versions), read by `check()`, for
-   * /v1/info. Absent or undefined: this backend has none.
+   * A Python backend's environment (Python and package versions, where it comes from), read from a sandbox of its kind
+   * (or its image) by `check()`, for /v1/info. Absent or undefined: not known (a backend of another language).
    */
   manifest?(): SandboxManifest | undefined
+  /**
+   * What runs this backend's code (runtime, version, packages), read by `check()`, for /v1/info. Absent: a Python
+   * backend's is its {@link manifest}'s, run by CPython.
+   */
+  environment?(): RuntimeEnvironment | undefined
   /**
    * How to run `session_host.py` (stateful sessions) inside this driver's kind of sandbox, for
    * a host directory that will hold the sessions' Unix sockets. Absent: this backend holds no

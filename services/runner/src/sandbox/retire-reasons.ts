@@ -43,3 +43,63 @@ const KNOWN: ReadonlySet<string> = new Set(RETIRE_REASONS)
 export function retireReasonOf(reason: unknown): RetireReason {
   return typeof reason === 'string' && KNOWN.has(reason) ? (reason as RetireReason) : 'other'
 }
+
+/** A job's end that is the code's, not the sandbox's: a sandbox that can stop the job and put itself back serves on. */
+export type JobEnd = 'timeout' | 'memory' | 'killed'
+
+/** What each reason means, as the isolation report says it ("it is replaced when …"). */
+export const RETIRE_REASON_TEXT: Readonly<Record<RetireReason, string>> = Object.freeze({
+  unswept: 'a process of the job survives SIGKILL',
+  cleanup: 'what the job left cannot be removed',
+  zygote: 'a warm zygote dies or is changed',
+  tampered: "a job changed the sandbox's own limits or scheduling",
+  oom: 'the whole sandbox (not only its job) runs out of memory',
+  broken: "the sandbox's own process or interpreter fails",
+  exited: 'its executor exits while a job runs',
+  ffi: 'a job used the JavaScript FFI',
+  files: 'a job changed files outside its writable places',
+  grown: 'a job grew the wasm memory past what may be kept (it cannot shrink)',
+  hard_stop: 'a job ignored the soft stop and the interpreter was cut mid-call',
+  max_jobs: 'it ran its job limit',
+  other: 'it fails in another way'
+})
+
+/**
+ * How a driver's sandboxes live through their jobs, declared by the driver: the job ends after which a sandbox takes
+ * the next job (job-ends.test.ts holds each backend to it), and the reasons its sandboxes retire with. Its isolation
+ * report's line is made from it ({@link lifeLine}), never written by hand.
+ */
+export interface SandboxLife {
+  /** What a sandbox is called in the report: `sandbox`, `container`, `isolate`, `executor`. */
+  noun: string
+  keeps: readonly JobEnd[]
+  retires: readonly RetireReason[]
+  /** This driver's own words for a reason (JavaScript's `oom`: the job's heap went over its limit). */
+  says?: Partial<Record<RetireReason, string>>
+}
+
+/** `a, b or c`. */
+function either(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`
+}
+
+/** The first half of {@link lifeLine}: what a sandbox serves on after. */
+export function keptPhrase(life: Pick<SandboxLife, 'noun' | 'keeps'>): string {
+  return life.keeps.length === 0
+    ? `no job's end is survived: every ${life.noun} serves one job`
+    : `after a job that ended ${either(life.keeps)} the ${life.noun} takes the next job`
+}
+
+/**
+ * The isolation report's line on a sandbox's life: what it serves on after, and every reason it is replaced for
+ * (its own, then the pool's: a job's hard deadline, a death, the runner's `maxJobsPerSandbox`).
+ */
+export function lifeLine(life: SandboxLife): string {
+  const own = life.retires.filter((r) => r !== 'other').map((r) => life.says?.[r] ?? RETIRE_REASON_TEXT[r])
+  const pool = [
+    "it does not answer by a job's hard deadline",
+    'it dies on its own',
+    "it reaches the runner's maxJobsPerSandbox"
+  ]
+  return `jobs: ${keptPhrase(life)}; it is replaced when ${either([...own, ...pool])}`
+}

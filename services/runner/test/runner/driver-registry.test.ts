@@ -112,7 +112,7 @@ test("drivers: the docker factory replaces a container after the runner's --max-
   try {
     assert.equal(driver.options.jobsPerContainer, 7)
     assert.ok(
-      driver.describe().properties.some((p) => p.includes('a crash or 7 jobs')),
+      driver.describe().properties.some((p) => p.includes('at most 7 jobs a container')),
       JSON.stringify(driver.describe().properties)
     )
     const defaults = (await factory(options)) as unknown as {

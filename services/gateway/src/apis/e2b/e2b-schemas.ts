@@ -35,7 +35,8 @@ export const E2bNewSandboxSchema = Type.Object(
     allow_internet_access: Type.Optional(Type.Boolean({ description: 'Only false: sandboxes have no network' })),
     secure: Type.Optional(Type.Boolean({ description: 'Ignored: every sandbox has an access token' }))
   },
-  { title: 'E2bNewSandbox' }
+  // /docs starts its form from this (a template the route takes), not from an empty templateID
+  { title: 'E2bNewSandbox', examples: [{ templateID: E2B_TEMPLATES[0], timeout: 60 }] }
 )
 
 /** A sandbox made or met again: its id and the token of its sandbox URL. */

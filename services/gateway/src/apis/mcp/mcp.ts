@@ -160,7 +160,17 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
         description:
           "Send Accept: application/json, text/event-stream. A tool's outcome is in its result (isError for any status but ok), never in the HTTP status.",
         tags,
-        body: Type.Union([JsonRpcRequestSchema, JsonRpcBatchSchema]),
+        // A request with an id: one without is a notification, answered 202 with no body.
+        body: Type.Union([JsonRpcRequestSchema, JsonRpcBatchSchema], {
+          examples: [
+            {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name: 'run_python', arguments: { code: 'print(6 * 7)' } }
+            }
+          ]
+        }),
         response: {
           200: { description: 'The JSON-RPC answer', content: jsonOrSse },
           202: { description: 'A notification was accepted (no body)', type: 'null' },

@@ -38,7 +38,7 @@ export const PistonRequestSchema = Type.Object(
     compile_memory_limit: Type.Optional(Type.Integer({ description: 'Accepted and unused' })),
     run_memory_limit: Type.Optional(Type.Integer({ description: "Bytes; -1 (default): the fleet's default" }))
   },
-  { title: 'PistonRequest' }
+  { title: 'PistonRequest', examples: [{ language: 'python', version: '*', files: [{ content: 'print(6 * 7)' }] }] }
 )
 
 /** Schema of {@link PistonRun}. */

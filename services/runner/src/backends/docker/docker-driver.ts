@@ -23,7 +23,8 @@
  */
 import type { Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { Driver, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
 import type { DockerSettings } from './docker-config.ts'
 import { DockerContainer } from './docker-container.ts'
@@ -74,6 +75,12 @@ export class DockerDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
+  /** Every job end is survived; the executor's reasons, the container's OOM killer, its job limit. */
+  readonly life: SandboxLife = {
+    noun: 'container',
+    keeps: ['timeout', 'memory', 'killed'],
+    retires: [...EXECUTOR_RETIRES, 'oom', 'max_jobs']
+  }
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
   /** Warm spares kept once the pool is up. */
@@ -151,10 +158,10 @@ export class DockerDriver implements Driver {
         `filesystem: ${o.readOnlyRoot ? 'read-only image root' : 'writable image root'}, ${o.tmpfsMb} MiB tmpfs at /tmp (the jobs' work dir) and at /mnt, emptied after each job`,
         `privileges: uid ${o.user}, CapDrop ALL, no-new-privileges, Docker's default seccomp profile and the runner's filter on top (ptrace, process_vm_*, pidfd_getfd, io_uring, …: EPERM); the executor is the container's init, not dumpable`,
         `resources: memory = memory+swap = ${o.memoryMb} MiB, pids ${o.pidsLimit}, CPU quota ${o.cpus}, nofile ${o.nofile}`,
-        'jobs: a fresh forked child per job inside the container; the container is replaced after a timeout, an OOM kill, a crash or ' +
-          `${o.jobsPerContainer > 0 ? String(o.jobsPerContainer) : 'unlimited'} jobs` +
+        'a fresh forked child per job inside the container' +
+          (o.jobsPerContainer > 0 ? `, at most ${o.jobsPerContainer} jobs a container` : '') +
           (this.spares > 0
-            ? ` (by one of ${this.spares} warm spare container${this.spares === 1 ? '' : 's'} that never ran a job)`
+            ? `; a container is replaced by one of ${this.spares} warm spare container${this.spares === 1 ? '' : 's'} that never ran a job`
             : ''),
         'shared kernel: a kernel exploit escapes any container; use a VM-backed runtime (gVisor, Kata) for that threat'
       ]

@@ -17,7 +17,7 @@ import { messageOf } from '@sandfleet/protocol/http'
 import { SCRATCH_DIRS, envLines, sandboxEnv } from '../../kits/executor/sandbox-env.ts'
 import { RunnerError, type RunnerErrorCode } from '../../errors.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
-import { DEFAULT_MAX_JOBS_PER_SANDBOX, type DriverEvents } from '../../sandbox/contract.ts'
+import { DEFAULT_MAX_JOBS_PER_SANDBOX, SANDBOX_HOSTNAME, type DriverEvents } from '../../sandbox/contract.ts'
 
 /** Label every container of the driver carries; its value is the runner's id. */
 export const RUNNER_LABEL = 'org.sandfleet.runner'
@@ -272,6 +272,7 @@ export class DockerEngine {
     return {
       Image: o.image,
       User: o.user,
+      Hostname: SANDBOX_HOSTNAME,
       WorkingDir: '/tmp',
       // As the process driver: isolated mode (no PYTHON* variables, no script dir on sys.path).
       Cmd: ['python3', '-I', EXECUTOR_PATH],

@@ -16,9 +16,10 @@
  * - `cpu_ms`: the isolate's CPU (isolated-vm's `cpuTime`, the thread CPU clock) over the job.
  */
 import { availableParallelism } from 'node:os'
-import type { Language } from '@sandfleet/protocol'
+import type { Language, RuntimeEnvironment } from '@sandfleet/protocol'
 import { LIMITS } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import { nodeSnapshotDisabled, setIsolateFlags, snapshotFlagMessage } from '../../kits/isolate/node-flags.ts'
 import { JavascriptSandbox, loadIsolateSources, type IsolateSources, type Ivm } from './javascript-sandbox.ts'
 
@@ -36,6 +37,14 @@ export class JavascriptDriver implements Driver {
   readonly languages: readonly Language[] = ['javascript']
   /** As many isolates as isolated-vm has threads for. */
   readonly maxPoolSize = ISOLATE_THREADS
+  /** A timeout and a refused allocation keep the isolate; a heap over its limit ends it (isolated-vm disposes it). */
+  readonly life: SandboxLife = {
+    noun: 'isolate',
+    keeps: ['timeout', 'memory'],
+    retires: ['oom'],
+    says: { oom: "a job's heap goes over memory_mb (isolated-vm disposes the isolate)" }
+  }
+
   /** isolated-vm stops a job at `timeout_ms` itself; reading what it wrote is quick. */
   readonly stopMs = 0
   private ivm: Ivm | undefined
@@ -65,6 +74,11 @@ export class JavascriptDriver implements Driver {
     return new JavascriptSandbox(id, this.ivm, this.sources, { defaultMemoryMb: LIMITS.defaultMemoryMb })
   }
 
+  /** V8, the runner's own (isolated-vm runs its isolates on the Node process's V8); nothing to import. */
+  environment(): RuntimeEnvironment {
+    return { runtime: `V8 (isolated-vm, Node ${process.versions.node})`, version: process.versions.v8, packages: {} }
+  }
+
   /** What this driver protects against. */
   describe(): IsolationReport {
     return {
@@ -72,7 +86,7 @@ export class JavascriptDriver implements Driver {
       boundary: 'V8 isolate (isolated-vm) in the runner process, fresh context per job',
       properties: [
         'no Node API in the sandbox: no require, process, import(), network or file system; no host function injected',
-        'heap limit per job (memory_mb) and timeout; an isolate that hit either is replaced',
+        'heap limit per job (memory_mb) and timeout, enforced inside the isolate',
         'no state shared between jobs (a new context each job)',
         "not an OS boundary: a V8 bug exploited by the code reaches the runner process (unlike pyodide's isolates, these stay in the runner: a round trip to a host process would take a large share of a call's 1 ms budget)"
       ]

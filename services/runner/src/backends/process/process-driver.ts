@@ -7,14 +7,23 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import type { Language } from '@sandfleet/protocol'
-import type { Driver, DriverOptions, ExecutorCommand, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
+import type { Language, SandboxManifest } from '@sandfleet/protocol'
+import {
+  SANDBOX_HOSTNAME,
+  type Driver,
+  type DriverOptions,
+  type ExecutorCommand,
+  type IsolationReport,
+  type Sandbox
+} from '../../sandbox/contract.ts'
 import { CgroupHost, CgroupSandbox } from '../../kits/linux/cgroups.ts'
-import { EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
+import { EXECUTOR_RETIRES, EXECUTOR_SOFT_STOP_MS } from '../../kits/executor/executor-channel.ts'
 import { SCRATCH_DIRS, sandboxEnv, type SandboxEnvValues } from '../../kits/executor/sandbox-env.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import type { ProcessSettings } from './process-config.ts'
 import { ProcessSandbox } from './process-sandbox.ts'
-import { SHIPPED_EXECUTOR, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { SHIPPED_EXECUTOR, SHIPPED_MANIFEST_PROBE, SHIPPED_SESSION_HOST } from '../../kits/executor/python-image.ts'
+import { probeManifest } from '../../kits/executor/manifest-probe.ts'
 import { SYSCALL_TABLES, seccompFilter } from '../../kits/linux/seccomp.ts'
 
 /**
@@ -50,12 +59,17 @@ export class ProcessDriver implements Driver {
   private readonly seccomp = seccompFilter(SYSCALL_TABLES[process.arch])
   /** The session host's: it makes each session's namespaces (unshare, and mount for its /proc). */
   private readonly sessionSeccomp = seccompFilter(SYSCALL_TABLES[process.arch], ['unshare', 'mount'])
+  /** What the sandboxes' Python is and can import (read by {@link check} in a sandbox). */
+  #manifest: SandboxManifest | undefined
 
   constructor(private readonly options: DriverOptions<ProcessSettings>) {
     this.executor = options.config.executorPath !== '' ? options.config.executorPath : SHIPPED_EXECUTOR
   }
 
-  /** Fails with how to install bubblewrap or python3 when either is missing. */
+  /**
+   * Fails with how to install bubblewrap or python3 when either is missing; reads the sandboxes' Python environment
+   * (manifest.py in a sandbox of this kind) for /v1/info.
+   */
   async check(): Promise<void> {
     for (const bin of ['bwrap', this.options.config.pythonPath]) {
       // looked up on the sandbox's own PATH: the interpreter checked is the one the sandbox runs
@@ -75,6 +89,7 @@ export class ProcessDriver implements Driver {
         stdio: ['ignore', 'pipe', 'ignore']
       }).includes('--disable-userns')
     } catch {}
+    const manifest = this.#readManifest()
     this.cgroups = await CgroupHost.open(this.options.config.id)
     if (this.cgroups === undefined)
       this.options.logger.warn(
@@ -86,6 +101,38 @@ export class ProcessDriver implements Driver {
         { driver: 'process', stale: this.cgroups.swept.length },
         'removed the cgroups of runners gone from this host'
       )
+    this.#manifest = await manifest
+  }
+
+  /** manifest.py in a sandbox like the executor's; undefined, with a warning, when it does not answer. */
+  async #readManifest(): Promise<SandboxManifest | undefined> {
+    try {
+      const command = this.bubblewrap(
+        { path: SHIPPED_MANIFEST_PROBE, at: '/opt/sandfleet/manifest.py' },
+        this.disableUserns ? ['--unshare-user', '--disable-userns'] : [],
+        [],
+        {},
+        this.seccomp
+      )
+      return await probeManifest(command, { image: 'host', build: 'host', executor: '/opt/sandfleet/executor.py' })
+    } catch (err) {
+      this.options.logger.warn({ driver: 'process', err: (err as Error).message }, 'no manifest for /v1/info')
+      return undefined
+    }
+  }
+
+  /** The sandboxes' Python version and packages, read by {@link check}. */
+  manifest(): SandboxManifest | undefined {
+    return this.#manifest
+  }
+
+  /** Every job end is survived; the executor's reasons, and its cgroup running out of memory where it has one. */
+  get life(): SandboxLife {
+    return {
+      noun: 'sandbox',
+      keeps: ['timeout', 'memory', 'killed'],
+      retires: this.cgroups === undefined ? EXECUTOR_RETIRES : [...EXECUTOR_RETIRES, 'oom']
+    }
   }
 
   /** The bubblewrap command of one sandbox. */
@@ -153,6 +200,9 @@ export class ProcessDriver implements Driver {
     const bw = [
       ...(seccomp === undefined ? [] : ['--seccomp', '3']),
       '--unshare-all',
+      // Its own UTS namespace's name: not the host's (in a fleet's runner container, the container's id).
+      '--hostname',
+      SANDBOX_HOSTNAME,
       '--die-with-parent',
       '--new-session',
       '--cap-drop',
@@ -241,7 +291,7 @@ export class ProcessDriver implements Driver {
       properties: [
         'no network (own network namespace)',
         'read-only host /usr, tmpfs /tmp and /mnt (emptied after each job)',
-        'own pid namespace, killed with the runner',
+        `own pid namespace, killed with the runner; own hostname (${SANDBOX_HOSTNAME})`,
         ...(this.disableUserns ? ['no user namespaces inside the sandbox'] : []),
         this.seccomp === undefined
           ? 'no seccomp filter (no system call table for this CPU)'

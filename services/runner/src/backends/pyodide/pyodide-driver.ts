@@ -16,8 +16,9 @@
  * Packages: the stdlib, plus an operator's zip of pure-Python packages (`pyodidePackages`),
  * optionally imported into the memory image (`pyodidePreimport`). Nothing is fetched.
  */
-import { GRACES, type Language } from '@sandfleet/protocol'
+import { GRACES, type Language, type RuntimeEnvironment, type SandboxManifest } from '@sandfleet/protocol'
 import type { Driver, DriverName, DriverOptions, IsolationReport, Sandbox } from '../../sandbox/contract.ts'
+import type { SandboxLife } from '../../sandbox/retire-reasons.ts'
 import { CgroupHost, type SandboxCgroup } from '../../kits/linux/cgroups.ts'
 import { PyodideHost } from './pyodide-host.ts'
 import type { PyodideSettings } from './pyodide-config.ts'
@@ -45,6 +46,16 @@ export class PyodideDriver implements Driver {
    */
   readonly stopMs: number
   readonly #limits: HostLimits
+  /**
+   * A soft-stopped timeout and a MemoryError keep the isolate (pyodide has no signals: no job ends killed); what the
+   * memory image cannot put back retires it (pyodide-sandbox.ts).
+   */
+  readonly life: SandboxLife = {
+    noun: 'isolate',
+    keeps: ['timeout', 'memory'],
+    retires: ['ffi', 'files', 'grown', 'hard_stop', 'broken', 'oom'],
+    says: { oom: "the isolate's JavaScript heap goes over its limit", broken: 'the interpreter or its restore fails' }
+  }
   #live: PyodideHost | undefined
   #starting: Promise<PyodideHost> | undefined
   #cgroups: CgroupHost | undefined
@@ -177,6 +188,32 @@ export class PyodideDriver implements Driver {
     return `${wasm}, the whole host ≤ ${mb} MiB where the machine offers a memory cgroup`
   }
 
+  /** The sandboxes' Python and what it can import, as the live host says at its start (pyodide-manifest.ts). */
+  manifest(): SandboxManifest | undefined {
+    const info = this.#live?.info
+    if (info?.manifest === undefined) return undefined
+    const { os, python, packages } = info.manifest
+    return {
+      image: 'pyodide',
+      build: `pyodide ${info.pyodide} (npm)`,
+      os,
+      python,
+      executor: 'pyodide_harness.py',
+      packages
+    }
+  }
+
+  /** Pyodide's Python, with what its sandboxes can import. */
+  environment(): RuntimeEnvironment | undefined {
+    const manifest = this.manifest()
+    if (manifest === undefined) return undefined
+    return {
+      runtime: `Pyodide ${this.#live?.info?.pyodide ?? '?'} (CPython on WebAssembly)`,
+      version: manifest.python,
+      packages: manifest.packages
+    }
+  }
+
   /** What this driver protects against. */
   describe(): IsolationReport {
     return {
@@ -185,7 +222,7 @@ export class PyodideDriver implements Driver {
         'Pyodide (CPython on WebAssembly) in a bare V8 isolate (isolated-vm), in a host process that is a child of the runner',
       properties: [
         'no Node API in the sandbox: no process, require, sockets, subprocess or host files; import js sees only the isolate',
-        'no state shared between jobs: the wasm memory is restored to a baseline image after each job; a job that used the JS FFI or wrote outside /tmp retires its isolate',
+        'no state shared between jobs: the wasm memory is restored to a baseline image after each job',
         'timeout by interrupt, then by isolate termination; memory_mb caps wasm memory growth (MemoryError)',
         'a process boundary between the sandboxes and the runner: a crash of the host (a V8 or wasm fault) answers its jobs in flight infra_error and a new host replaces it; the runner lives on',
         `host process limits: ${this.#ceilingText()}`,

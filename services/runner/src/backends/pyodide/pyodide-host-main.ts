@@ -13,6 +13,7 @@ import { Socket } from 'node:net'
 import { messageOf } from '@sandfleet/protocol/http'
 import { FramePipe } from './frame-pipe.ts'
 import { PyodideAssets, type Ivm } from './pyodide-assets.ts'
+import { pyodideManifest } from './pyodide-manifest.ts'
 import type { FromHost, HostInit, HostReply, ToHost } from './pyodide-host-protocol.ts'
 import { PyodideSandbox } from './pyodide-sandbox.ts'
 
@@ -103,7 +104,8 @@ async function boot(frame: HostInit): Promise<void> {
       pid: process.pid,
       pyodide: loaded.version,
       snapshot: loaded.snapshotSource,
-      bootMs: { loaded: loadedMs, assets: assetsMs, snapshot: Math.round(performance.now() - t) }
+      bootMs: { loaded: loadedMs, assets: assetsMs, snapshot: Math.round(performance.now() - t) },
+      manifest: pyodideManifest(loaded.lock, loaded.packages)
     })
   } catch (err) {
     pipe.send({ op: 'fatal', message: messageOf(err) })

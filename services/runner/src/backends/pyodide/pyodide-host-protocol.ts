@@ -48,6 +48,8 @@ export interface HostReady {
    * and its wasm compiled, the snapshot read or made.
    */
   bootMs: { loaded: number; assets: number; snapshot: number }
+  /** What its sandboxes' Python is and can import (pyodide-manifest.ts). */
+  manifest: { os: string; python: string; packages: Record<string, string> }
 }
 
 /** What the host sends. */

@@ -7,7 +7,7 @@ import type { Readable, Writable } from 'node:stream'
 import { GRACES, type ResolvedExecRequest } from '@sandfleet/protocol'
 import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
-import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
+import { retireReasonOf, type RetireReason } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
 
 /**
@@ -16,6 +16,18 @@ import type { RunnerErrorCode } from '../../errors.ts'
  * `stopMs`, which the runner's hard deadline adds.
  */
 export const EXECUTOR_SOFT_STOP_MS = GRACES.softStopMs
+
+/**
+ * The reasons an executor's sandbox retires with: what the executor could not undo after a job (a process that survived
+ * SIGKILL, what it left, a zygote, its own limits changed), or its own exit mid-job (this channel's).
+ */
+export const EXECUTOR_RETIRES: readonly RetireReason[] = Object.freeze([
+  'unswept',
+  'cleanup',
+  'zygote',
+  'tampered',
+  'exited'
+] as const)
 
 /** The executor's `ready` frame. */
 export interface ReadyFrame {

@@ -15,3 +15,6 @@ export const SHIPPED_EXECUTOR = `${PYTHON_IMAGE_DIR}executor.py`
 
 /** `session_host.py`: holds stateful sessions, a process each. */
 export const SHIPPED_SESSION_HOST = `${PYTHON_IMAGE_DIR}session_host.py`
+
+/** `manifest.py`: prints the sandbox's Python version, base system and importable distributions (manifest-probe.ts). */
+export const SHIPPED_MANIFEST_PROBE = `${PYTHON_IMAGE_DIR}manifest.py`

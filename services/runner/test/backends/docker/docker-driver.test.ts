@@ -37,6 +37,8 @@ test('a hardened container runs jobs: ok, uid 65534, read-only root, no network;
     assert.equal(ok.stdout, '2\n')
     const uid = await sandbox.execute(run('import os; print(os.getuid())'))
     assert.equal(uid.stdout, '65534\n')
+    const host = await sandbox.execute(run('import socket; print(socket.gethostname())'))
+    assert.equal(host.stdout, 'sandbox\n', "the container's hostname is not its id")
     const ro = await sandbox.execute(run('open("/etc/x", "w")'))
     assert.equal(ro.status, 'error')
     const net = await sandbox.execute(

@@ -27,6 +27,8 @@ test('process driver: statuses, uid 65534, read-only root, no network to a 127.0
     const ok = await run('import os; print(os.getuid(), os.getgid())')
     assert.equal(ok.status, 'ok')
     assert.equal(ok.stdout, '65534 65534\n')
+    const host = await run('import socket; print(socket.gethostname())')
+    assert.equal(host.stdout, 'sandbox\n', "the sandbox has a hostname of its own, not the host's")
     const ro = await run('open("/usr/sandfleet-test", "w")')
     assert.equal(ro.status, 'error')
     assert.equal(ro.error?.type, 'OSError')

@@ -1,5 +1,6 @@
 /**
- * A small scripted OpenAI-compatible inference server for tests: real HTTP (node:http on
+ * A small scripted OpenAI-compatible inference server, for tests and for trying `sandfleet rollout`
+ * without a GPU (`--engine scripted` runs one with {@link arithmeticModel}): real HTTP (node:http on
  * 127.0.0.1) speaking `/v1/completions` (prompt as token ids; token ids and logprobs back, in
  * vLLM's `return_token_ids` shape or the older `token_id:N` strings), SGLang's `/generate`, `/tokenize` (text or chat
  * messages through a ChatML template), `/v1/chat/completions` and `/metrics`. A script decides
@@ -8,7 +9,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { renderChatml, type ChatMessage, type ToolSchema } from '@sandfleet/trainer'
+import { renderChatml } from './chatml.ts'
+import type { ChatMessage, ToolSchema } from './engine.ts'
 
 /** Special tokens of the scripted tokenizer (ChatML, as Qwen). */
 export const SPECIAL_TOKENS: Readonly<Record<string, number>> = Object.freeze({
