@@ -113,6 +113,10 @@ async function poolStart(backend: Backend, pool: number, rounds: number): Promis
   return times
 }
 
+/** A job that prints the id of the container it runs in (the engine mounts files of the container's own directory). */
+const CONTAINER_ID =
+  'import re\nprint(re.search(r"/containers/([0-9a-f]{64})/", open("/proc/self/mountinfo").read()).group(1))'
+
 /** `docker kill` an idle container of runner `id`, until /metrics counts its replacement; `rounds` times. */
 async function killReplace(
   ctx: BenchContext,
@@ -123,11 +127,12 @@ async function killReplace(
   const before = await replaceMetric(server.url)
   const seen: number[] = []
   for (let i = 0; i < rounds; i++) {
-    // A container's hostname is its short id: the victim is the pool sandbox that served this call (not the spare).
-    const warm = await execute(server.url, { code: 'import socket\nprint(socket.gethostname())' })
+    // The victim is the pool sandbox that served this call (not the spare): its container's id, which the engine's
+    // bind mounts (/etc/hostname and the like, from the container's own directory) show in the job's mountinfo.
+    const warm = await execute(server.url, { code: CONTAINER_ID })
     if (warm.status !== 'ok') throw new Error(`docker fleet answered ${warm.status ?? '?'} before a kill`)
     const { stdout } = await run('docker', ['ps', '-q', '--no-trunc', '--filter', `label=${LABEL}=${id}`])
-    const victim = stdout.split('\n').find((c) => c !== '' && c.startsWith((warm.stdout ?? '').trim()))
+    const victim = stdout.split('\n').find((c) => c !== '' && c === (warm.stdout ?? '').trim())
     if (victim === undefined) throw new Error(`no container ${warm.stdout ?? '?'} labelled ${LABEL}=${id}`)
     await new Promise((resolve) => setTimeout(resolve, GAP_S * 1000))
     const count = (await replaceMetric(server.url)).count

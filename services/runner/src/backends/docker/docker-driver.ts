@@ -139,6 +139,12 @@ export class DockerDriver implements Driver {
     return sandbox
   }
 
+  /** The id of the container sandbox `sandboxId` (a result's `sandbox`) runs in now, if any (for tests and logs). */
+  containerOf(sandboxId: string): string | undefined {
+    for (const sandbox of this.#sandboxes) if (sandbox.id === sandboxId) return sandbox.containerId
+    return undefined
+  }
+
   /** Warm spares ready now (for tests and metrics). */
   get warmSpares(): number {
     return this.#spares.length

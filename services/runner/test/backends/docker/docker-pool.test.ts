@@ -11,24 +11,16 @@ import { DockerDriver } from '../../../src/backends/docker/docker-driver.ts'
 test('docker backend: an idle container killed from outside is replaced without a job noticing', async () => {
   const id = `docker-pool-${process.pid}`
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
-  const runner = new Runner(
-    runnerConfig({
-      id,
-      backend: 'docker',
-      languages: ['python'],
-      poolSize: 1,
-      maxSessions: 0,
-      executorPath: REPO_EXECUTOR
-    })
-  )
+  const driver = new DockerDriver({ runnerId: id, executorPath: REPO_EXECUTOR })
+  const runner = new Runner(runnerConfig({ id, languages: ['python'], poolSize: 1, maxSessions: 0 }), { driver })
   try {
     await runner.start()
-    // The container's hostname is its short id: the one that served this call.
-    const first = await runner.execute({ code: 'import socket\nprint(socket.gethostname())' })
+    // The container that served this call (code inside sees only the hostname `sandbox`).
+    const first = await runner.execute({ code: 'print(1)' })
     assert.equal(first.status, 'ok')
-    const short = first.stdout.trim()
-    const container = (await engine.listContainers()).find((c) => c.startsWith(short))
-    assert.ok(container !== undefined, `no container ${short} of the runner`)
+    const container = driver.containerOf(first.sandbox)
+    assert.ok(container !== undefined, `no container for ${first.sandbox}`)
+    assert.ok((await engine.listContainers()).includes(container), `container ${container} is not the runner's`)
     await engine.docker.getContainer(container).kill()
     const t0 = performance.now()
     while (runner.poolStats()[0].replacements < 1 || runner.poolStats()[0].warm < 1) {
@@ -54,10 +46,13 @@ test('docker backend: a timeout keeps the container; a warm spare takes over fro
   const engine = new DockerEngine(resolveDockerOptions({ runnerId: id }))
   const driver = new DockerDriver({ runnerId: id, executorPath: REPO_EXECUTOR, spares: 1 })
   const runner = new Runner(runnerConfig({ id, languages: ['python'], poolSize: 1, maxSessions: 0 }), { driver })
+  /** The container that served a call (code inside sees only the hostname `sandbox`). */
   const host = async (): Promise<string> => {
-    const r = await runner.execute({ code: 'import socket\nprint(socket.gethostname())' })
+    const r = await runner.execute({ code: 'print(1)' })
     assert.equal(r.status, 'ok')
-    return r.stdout.trim()
+    const container = driver.containerOf(r.sandbox)
+    assert.ok(container !== undefined, `no container for ${r.sandbox}`)
+    return container
   }
   /** The containers of the runner once the spare is warm and `n` containers are left. */
   const settle = async (n: number): Promise<string[]> => {
@@ -72,7 +67,7 @@ test('docker backend: a timeout keeps the container; a warm spare takes over fro
   try {
     await runner.start()
     const serving = await host()
-    const [spare] = (await settle(2)).filter((c) => !c.startsWith(serving))
+    const [spare] = (await settle(2)).filter((c) => c !== serving)
     assert.ok(spare !== undefined)
     const spin = await runner.execute({ code: 'while True: pass', timeout_ms: 200 })
     assert.equal(spin.status, 'timeout')
@@ -82,11 +77,11 @@ test('docker backend: a timeout keeps the container; a warm spare takes over fro
     assert.equal(attack.status, 'killed')
     const next = await host()
     assert.ok(
-      spare.startsWith(next),
-      `the call after the retirement ran in ${next}, not in the spare ${spare.slice(0, 12)}`
+      spare === next,
+      `the call after the retirement ran in ${next.slice(0, 12)}, not in the spare ${spare.slice(0, 12)}`
     )
     const now = await settle(2)
-    assert.ok(!now.some((c) => c.startsWith(serving)), 'the retired container was removed')
+    assert.ok(!now.includes(serving), 'the retired container was removed')
   } finally {
     await runner.close()
   }
