@@ -90,6 +90,10 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   const app = Fastify({
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: edge.maxBodyBytes,
+    // While the server closes, a request on a connection still open reaches its route, whose runner (closed by then)
+    // answers SF_ERR_RUNNER_DRAINING, nothing run (maybe_ran false: a gateway tries it elsewhere); Fastify's own 503
+    // would carry no result, which a gateway cannot tell from a call that may have run.
+    return503OnClosing: false,
     requestIdHeader: RUNNER_HEADERS.requestId,
     // verbose: an error carries the schema it broke (an unknown field's "did you mean", schema-problem.ts)
     ajv: {
