@@ -92,6 +92,29 @@ export function stalledResult(
   return result
 }
 
+/**
+ * The result of a job whose sandbox did not answer by the job's hard deadline because the job's code filled one of its
+ * limits (`exhausted`, the sandbox's words): `timeout`, the code's, as the sandbox would have answered it had the code
+ * let it (it ran `timeout_ms` and more, the runner not frozen).
+ */
+export function exhaustedResult(
+  runnerId: string,
+  requestId: string | undefined,
+  sandboxId: string,
+  queueMs: number,
+  ranMs: number,
+  exhausted: string
+): ExecResult {
+  const result = failedResult(
+    'timeout',
+    'Timeout',
+    `the job ran past its timeout and kept its sandbox from stopping it: ${exhausted}; the sandbox was killed and is replaced`,
+    { duration_ms: ranMs, queue_ms: queueMs, runner: runnerId, sandbox: sandboxId }
+  )
+  if (requestId !== undefined) result.request_id = requestId
+  return result
+}
+
 /** The message of a `timeout` answered stalled because the runner was frozen `frozenMs` while the job ran. */
 export function frozenTimeoutMessage(frozenMs: number): string {
   return `stalled: the runner was frozen ${Math.round(frozenMs)} ms while the job ran, and its sandbox stopped the job at a deadline the freeze may have taken; the fleet's fault, not a timeout of the code (the job ran, maybe not for its timeout_ms)`

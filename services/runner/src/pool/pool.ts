@@ -31,7 +31,14 @@ import { codeOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import type { FreezeWatch } from './freeze-watch.ts'
 import { JobDeadline } from './job-deadline.ts'
-import { frozenTimeoutMessage, outcomeResult, poolFailure, sandboxFailure, stalledResult } from './job-results.ts'
+import {
+  exhaustedResult,
+  frozenTimeoutMessage,
+  outcomeResult,
+  poolFailure,
+  sandboxFailure,
+  stalledResult
+} from './job-results.ts'
 import { SlotSupervisor, type PoolEvents, type ReplaceReason, type Slot } from './slot-supervisor.ts'
 import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 
@@ -320,29 +327,50 @@ export class Pool {
 
   /**
    * A job's hard deadline passed with no answer from its sandbox: answered `infra_error`, stalled, the sandbox retired
-   * (its close kills it). A deadline that fired much later than it fell says the runner itself was frozen past it.
+   * (its close kills it). A deadline that fired much later than it fell says the runner itself was frozen past it. A
+   * sandbox that says, from outside, its processes fill its limits (`exhausted`) was kept from answering by the job's
+   * code: that is the code's `timeout`.
    */
-  readonly #expired = ({ slot, call, queueMs, done }: Running, deadline: JobDeadline<Running>): void => {
+  readonly #expired = (running: Running, deadline: JobDeadline<Running>): void => {
     this.#busy--
     const lateMs = this.#options.freezes?.late(deadline.endsAt) ?? 0
     const frozen = lateMs > (this.#options.freezes?.thresholdMs ?? Infinity)
-    this.#log.warn(
-      {
-        sandbox: slot.sandbox.id,
-        reqId: call.context.requestId,
-        timeoutMs: call.job.request.timeout_ms,
-        overrunMs: this.#overrunMs,
-        lateMs
-      },
-      frozen
-        ? "runner was frozen past a job's hard deadline; replacing its sandbox"
-        : "sandbox did not answer by its job's hard deadline (stalled); replacing it"
-    )
-    const message = deadline.describe(frozen, lateMs)
+    const exhausted = frozen ? undefined : running.slot.sandbox.exhausted?.()
+    if (exhausted === undefined) this.#answerExpired(running, deadline, frozen, lateMs, undefined)
+    else
+      exhausted.then(
+        (what) => this.#answerExpired(running, deadline, frozen, lateMs, what),
+        () => this.#answerExpired(running, deadline, frozen, lateMs, undefined)
+      )
+  }
+
+  #answerExpired(
+    { slot, call, queueMs, done }: Running,
+    deadline: JobDeadline<Running>,
+    frozen: boolean,
+    lateMs: number,
+    exhausted: string | undefined
+  ): void {
     const requestId = call.job.request.request_id
-    const result = stalledResult(this.#options.runnerId, requestId, slot.sandbox.id, queueMs, message)
-    this.#options.events?.stalled?.(frozen ? 'runner' : 'sandbox')
-    this.#retire(slot, 'stalled')
+    const log = { sandbox: slot.sandbox.id, reqId: call.context.requestId, timeoutMs: call.job.request.timeout_ms }
+    let result: ExecResult
+    if (exhausted !== undefined) {
+      this.#log.warn({ ...log, exhausted }, 'a job kept its sandbox from answering by its hard deadline; replacing it')
+      const ranMs = performance.now() - deadline.handedAt
+      result = exhaustedResult(this.#options.runnerId, requestId, slot.sandbox.id, queueMs, ranMs, exhausted)
+      this.#retire(slot, 'exhausted')
+    } else {
+      this.#log.warn(
+        { ...log, overrunMs: this.#overrunMs, lateMs },
+        frozen
+          ? "runner was frozen past a job's hard deadline; replacing its sandbox"
+          : "sandbox did not answer by its job's hard deadline (stalled); replacing it"
+      )
+      const message = deadline.describe(frozen, lateMs)
+      result = stalledResult(this.#options.runnerId, requestId, slot.sandbox.id, queueMs, message)
+      this.#options.events?.stalled?.(frozen ? 'runner' : 'sandbox')
+      this.#retire(slot, 'stalled')
+    }
     done(result)
   }
 

@@ -181,6 +181,13 @@ export interface Sandbox {
    * handing it the next job. Optional: a driver without it is found dead by its next job.
    */
   onExit?(listener: () => void): void
+  /**
+   * Which of its own limits the sandbox is at now, read from outside it (the kernel's counts, through its engine), in a
+   * few words (`"its processes fill its limit (128 of 128)"`); undefined when it is at none or cannot say. Asked when a
+   * job's hard deadline passes with no answer: a sandbox whose processes fill its limit was kept from answering by the
+   * job's own code (a fork bomb starves the executor that must stop it), not stalled by the fleet. Optional.
+   */
+  exhausted?(): Promise<string | undefined>
   /** Stops the sandbox and frees everything it holds. Idempotent. */
   close(): Promise<void>
 }

@@ -28,6 +28,9 @@ export const RETIRE_REASONS = [
   'hard_stop',
   // The driver's own job limit (docker's `jobsPerContainer`).
   'max_jobs',
+  // The pool: a job kept the sandbox from answering by its hard deadline, its processes filling one of the sandbox's
+  // limits (a fork bomb starving the executor that must stop it); the job is answered `timeout`.
+  'exhausted',
   'other'
 ] as const
 
@@ -61,6 +64,7 @@ export const RETIRE_REASON_TEXT: Readonly<Record<RetireReason, string>> = Object
   grown: 'a job grew the wasm memory past what may be kept (it cannot shrink)',
   hard_stop: 'a job ignored the soft stop and the interpreter was cut mid-call',
   max_jobs: 'it ran its job limit',
+  exhausted: "a job's processes fill its limit and keep it from answering by the job's hard deadline",
   other: 'it fails in another way'
 })
 

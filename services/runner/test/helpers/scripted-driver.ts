@@ -41,6 +41,8 @@ export class ScriptedDriver implements Driver {
   startMs: number
   /** How many of the next executes report the sandbox tampered with (the job does not run). */
   tamperNext = 0
+  /** What each sandbox says it is at when asked (`Sandbox.exhausted`); undefined: at none. */
+  exhausted: string | undefined
   readonly maxPoolSize: number | undefined
   readonly stopMs: number | undefined
   starts = 0
@@ -169,6 +171,10 @@ export class ScriptedSandbox implements Sandbox {
 
   stats(): SandboxStats {
     return { jobs: this.jobs }
+  }
+
+  async exhausted(): Promise<string | undefined> {
+    return this.driver.exhausted
   }
 
   async close(): Promise<void> {

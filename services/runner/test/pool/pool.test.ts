@@ -184,6 +184,33 @@ test("pool: a sandbox with no answer by timeout_ms + its driver's stopMs + grace
   )
 })
 
+test("pool: a sandbox that did not answer by the hard deadline because the job filled its limits: the job is the code's timeout, the sandbox replaced as exhausted, nothing stalled", async () => {
+  const driver = new ScriptedDriver({ stopMs: 20 })
+  driver.exhausted = 'its processes fill its limit (128 of 128)'
+  const replaced: string[] = []
+  const stalled: string[] = []
+  const events = {
+    replaced: (reason: string) => replaced.push(reason),
+    stalled: (cause: string) => stalled.push(cause)
+  }
+  await started(pool(driver, { graceMs: 30, events }), async (p) => {
+    const first = driver.sandboxes[0]
+    const bomb = await p.run(timed('hang', 50, { requestId: 'b' }))
+    assert.deepEqual(
+      [bomb.status, bomb.error?.type, bomb.request_id, bomb.sandbox, 'maybe_ran' in bomb],
+      ['timeout', 'Timeout', 'b', first.id, false]
+    )
+    assert.match(
+      bomb.error?.message ?? '',
+      /kept its sandbox from stopping it: its processes fill its limit \(128 of 128\)/
+    )
+    assert.ok(bomb.duration_ms >= 50, `it ran its timeout and more: ${bomb.duration_ms}`)
+    assert.equal(first.state, 'closed', 'its close is the hard kill')
+    await until(() => replaced.length === 1 && p.stats().warm === 1)
+    assert.deepEqual([replaced, stalled], [['exhausted'], []])
+  })
+})
+
 test('pool: a job its sandbox says waits to start has until its startBy plus the same; a job that does not say so has not', async () => {
   const driver = new ScriptedDriver()
   await started(pool(driver, { graceMs: 10 }), async (p) => {

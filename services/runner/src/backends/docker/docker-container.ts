@@ -149,6 +149,24 @@ export class DockerContainer {
     return info?.State.OOMKilled === true
   }
 
+  /**
+   * The container's process count and limit now, from the engine (its pids cgroup, read at once: `one-shot`);
+   * undefined when the engine does not answer within `timeoutMs` or says neither.
+   */
+  async pids(timeoutMs: number): Promise<{ current: number; limit: number } | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)))
+    try {
+      const stats = await Promise.race([this.container.stats({ stream: false, 'one-shot': true }), late])
+      const { current, limit } = stats?.pids_stats ?? {}
+      return typeof current === 'number' && typeof limit === 'number' && limit > 0 ? { current, limit } : undefined
+    } catch {
+      return undefined
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** ` (container exited 137, OOM-killed)`, or '' while it runs. */
   async exitReason(): Promise<string> {
     return await exitReason(this.container)

@@ -79,7 +79,7 @@ export class DockerDriver implements Driver {
   readonly life: SandboxLife = {
     noun: 'container',
     keeps: ['timeout', 'memory', 'killed'],
-    retires: [...EXECUTOR_RETIRES, 'oom', 'max_jobs']
+    retires: [...EXECUTOR_RETIRES, 'oom', 'max_jobs', 'exhausted']
   }
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>

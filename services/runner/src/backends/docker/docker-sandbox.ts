@@ -8,6 +8,11 @@ import type { Job, JobWatch, RunOutcome, Sandbox, SandboxState, SandboxStats } f
 import type { DockerContainer } from './docker-container.ts'
 import { DockerDriverError, type DockerDriverOptions } from './docker-engine.ts'
 
+/** How long the engine may take to say a container's process count. */
+const PIDS_WAIT_MS = 1000
+/** A container holding at least this share of its process limit fills it (the executor's own processes count too). */
+const PIDS_FULL = 0.9
+
 /** What a sandbox gets from its driver: a booted container (a spare or a new one), and a call when it closed. */
 export interface SandboxHooks {
   boot: () => Promise<DockerContainer>
@@ -113,6 +118,13 @@ export class DockerSandbox implements Sandbox {
 
   stats(): SandboxStats {
     return { jobs: this.#jobs }
+  }
+
+  /** What of its limits the container is at: its processes filling its pids limit; see the contract. */
+  async exhausted(): Promise<string | undefined> {
+    const pids = await this.#booted?.pids(PIDS_WAIT_MS)
+    if (pids === undefined || pids.current < PIDS_FULL * pids.limit) return undefined
+    return `its processes fill its limit (${pids.current} of ${pids.limit})`
   }
 
   /** `listener` runs once if the container dies while the sandbox is not being closed. */

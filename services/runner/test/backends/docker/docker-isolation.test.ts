@@ -127,3 +127,37 @@ test('the attached stdin/stdout channel (for a remote engine) runs jobs as the s
     await driver.close()
   }
 })
+
+test("a docker sandbox says from outside when a job's processes fill its pids limit, and not while it is idle", async () => {
+  const driver = new DockerDriver({
+    runnerId: `docker-exhausted-${process.pid}`,
+    executorPath: REPO_EXECUTOR,
+    pidsLimit: 48,
+    spares: 0
+  })
+  const sandbox = driver.createSandbox('docker-exhausted-0')
+  try {
+    await driver.check()
+    await sandbox.start()
+    assert.equal(await sandbox.exhausted?.(), undefined, 'idle: at no limit')
+    // children that sleep, forked until the limit refuses more: the sandbox full, its CPU idle
+    const running = sandbox.execute({
+      request: resolveExecRequest({
+        code: 'import os, time\nwhile True:\n  try: os.fork() or time.sleep(60)\n  except OSError: time.sleep(0.05)',
+        timeout_ms: 8000
+      }),
+      maxOutputBytes: 65536
+    })
+    let said: string | undefined
+    for (let i = 0; i < 150 && said === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      said = await sandbox.exhausted?.()
+    }
+    assert.match(said ?? 'nothing', /^its processes fill its limit \(\d+ of 48\)$/)
+    const outcome = await running
+    assert.equal(outcome.status, 'timeout')
+  } finally {
+    await sandbox.close()
+    await driver.close()
+  }
+})
