@@ -2,7 +2,17 @@
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
  * straight to it, with no HTTP and no JSON round trip.
  */
-import type { ErrorBody, ExecRequest, ExecResult, RunnerApi, RunnerInfo, RunnerLoad } from '@sandfleet/protocol'
+import type {
+  ErrorBody,
+  ExecRequest,
+  ExecResult,
+  JudgeBatchResultListener,
+  JudgeRequest,
+  JudgeResult,
+  RunnerApi,
+  RunnerInfo,
+  RunnerLoad
+} from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
 import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
 
@@ -47,6 +57,18 @@ export class InProcessRunnerClient implements RunnerClient {
     options: CallOptions = {}
   ): Promise<ExecResult[]> {
     return this.#runner.executeBatch(requests, onResult, options)
+  }
+
+  judge(request: JudgeRequest, options: CallOptions = {}): Promise<JudgeResult> {
+    return this.#runner.judge(request, options)
+  }
+
+  judgeBatch(
+    requests: JudgeRequest[],
+    onResult?: JudgeBatchResultListener,
+    options: CallOptions = {}
+  ): Promise<JudgeResult[]> {
+    return this.#runner.judgeBatch(requests, onResult, options)
   }
 
   async load(): Promise<RunnerLoad> {

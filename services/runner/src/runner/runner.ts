@@ -11,9 +11,13 @@
  * fleet's faults, a user status when the code ran).
  */
 import {
+  failedJudgeResult,
   failedResult,
   type ExecRequest,
   type ExecResult,
+  type JudgeBatchResultListener,
+  type JudgeRequest,
+  type JudgeResult,
   type Language,
   type RunnerApi,
   type RunnerInfo,
@@ -33,6 +37,7 @@ import { startDeadline } from '../pool/start-deadline.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 import { assemble, release } from './assembly.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
+import { prepareJudge, type PreparedJudge } from '../judge/prepared-judge.ts'
 import { languageProblem } from '../requests/request-check.ts'
 import { infoReport, isolationsOf, loadReport } from './reports.ts'
 import { noParts, type RunnerParts } from './runner-parts.ts'
@@ -76,6 +81,8 @@ export class Runner implements RunnerApi {
   readonly #parts: RunnerParts = noParts()
   /** The pools by language (the parts' own map). */
   readonly #pools = this.#parts.pools
+  /** The languages it judges (by name), once started. */
+  readonly #judged = new Set<string>()
   #state: RunnerState = 'starting'
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
@@ -271,6 +278,62 @@ export class Runner implements RunnerApi {
     })
   }
 
+  /**
+   * Checks a judge request against the runner's limits and the contract, resolves its defaults and holds its language
+   * to those the runner judges, once: the judge to run, or why it is refused (what the HTTP app answers 400).
+   */
+  prepareJudge(request: JudgeRequest): PreparedJudge {
+    return prepareJudge(request, this.config, this.#judged)
+  }
+
+  /** Judges one program against its tests and resolves with its verdict; never rejects. */
+  judge(request: JudgeRequest, options?: ExecuteOptions): Promise<JudgeResult> {
+    return this.runJudge(this.prepareJudge(request), options)
+  }
+
+  /** Runs one {@link prepareJudge}d judge; a refused one is answered `invalid_request`. Never rejects. */
+  async runJudge(prepared: PreparedJudge, _options?: ExecuteOptions): Promise<JudgeResult> {
+    const problem = prepared.problem ?? {
+      code: 'SF_ERR_RUNNER_LANGUAGE' as const,
+      field: 'language',
+      message: 'this runner judges no language'
+    }
+    const { code, field, message } = problem
+    return this.#failedJudge(prepared, 'invalid_request', code, field === '' ? message : `${field}: ${message}`)
+  }
+
+  /** Judges many (one queue budget for all), resolving with the results in request order; never rejects. */
+  judgeBatch(
+    requests: JudgeRequest[],
+    onResult?: JudgeBatchResultListener,
+    options?: ExecuteOptions
+  ): Promise<JudgeResult[]> {
+    return this.runJudgeBatch(
+      requests.map((request) => this.prepareJudge(request)),
+      onResult,
+      options
+    )
+  }
+
+  /** {@link judgeBatch} of {@link prepareJudge}d judges. */
+  async runJudgeBatch(
+    prepared: readonly PreparedJudge[],
+    onResult?: JudgeBatchResultListener,
+    options?: ExecuteOptions
+  ): Promise<JudgeResult[]> {
+    return await Promise.all(
+      prepared.map(async (p, i) => {
+        const result = await this.runJudge(p, options)
+        try {
+          onResult?.(i, result)
+        } catch (err) {
+          this.#log.error({ runner: this.id, err: messageOf(err) }, 'judge batch onResult callback threw')
+        }
+        return result
+      })
+    )
+  }
+
   /** The load report gateways route by (`GET /v1/runner/load`). */
   load(): RunnerLoad {
     return loadReport(this, this.#parts)
@@ -320,6 +383,20 @@ export class Runner implements RunnerApi {
     this.#state = 'draining'
     await release(this.#parts, { runnerId: this.id, logger: this.#log }, this.config.drainTimeoutMs)
     this.#state = 'closed'
+  }
+
+  #failedJudge(
+    prepared: PreparedJudge,
+    verdict: JudgeResult['verdict'],
+    code: RunnerErrorCode,
+    message?: string
+  ): JudgeResult {
+    const language = prepared.judge?.language ?? 'python'
+    const result = failedJudgeResult(verdict, language, code, message ?? RUNNER_ERRORS[code].message, {
+      runner: this.id
+    })
+    if (prepared.requestId !== undefined) result.request_id = prepared.requestId
+    return result
   }
 
   #failed(call: PreparedCall, status: ExecResult['status'], code: RunnerErrorCode, message?: string): ExecResult {
