@@ -12,6 +12,9 @@
 //   POST /v1/execute/batch of the same 20 runs with the caller comparing (C++: each run compiles, as a caller of
 //   execute must), both over HTTP to the runner.
 //
+// - burst: 240 submissions at once (Python and C++, a mix of verdicts: accepted, wrong answer, runtime error, time
+//   limit, compile error), every verdict checked, none lost.
+//
 // Env: SANDFLEET_BACKEND (process), POOL (the runner's pool size, default its own), ROUNDS (3), PROBLEMS (16 a round
 // for Python, 8 for C++), SAMPLES (20, for cpu, pch and hit), ISOLATION (both: fork and reuse; or one of them).
 import { execFileSync } from 'node:child_process'
@@ -23,7 +26,9 @@ import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfl
 import { Runner, buildRunnerApp, runnerConfig } from '@sandfleet/runner'
 import { CompileCache, compileKeyOf } from '../services/runner/src/judge/compile-cache.ts'
 
-const parts = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp'])
+const parts = new Set(
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp', 'burst']
+)
 const backend = (process.env.SANDFLEET_BACKEND ?? 'process') as 'process' | 'docker'
 const rounds = Number(process.env.ROUNDS ?? 3)
 const samples = Number(process.env.SAMPLES ?? 20)
@@ -123,7 +128,8 @@ function treeCpuMs(): number {
     } catch {}
   }
   const below = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p))
+      if (p === process.pid) return true
     return false
   }
   let total = 0
@@ -290,6 +296,41 @@ try {
         verdicts
       })
     }
+  }
+  if (parts.has('burst')) {
+    // 240 submissions at once, each with the verdict it must get; none may be lost or misjudged.
+    const kinds: Array<[JudgeResult['verdict'], (i: number) => JudgeRequest]> = [
+      ['accepted', (i) => ({ code: AB_PY, tests: abTests(i % 4 === 4 ? 0 : 1).slice(0, 10) })],
+      ['wrong_answer', () => ({ code: AB_PY, tests: abTests(4).slice(10) })],
+      ['runtime_error', () => ({ code: 'print(1 // 0)', tests: abTests(0).slice(0, 5) })],
+      ['time_limit', () => ({ code: 'while True: pass', tests: abTests(0).slice(0, 3), timeout_ms: 300 })],
+      ['compile_error', () => ({ code: 'def f(:', tests: abTests(0).slice(0, 5) })],
+      ['accepted', (i) => ({ language: 'cpp', code: abCpp(i % 6), tests: abTests(1).slice(0, 10) })],
+      ['compile_error', () => ({ language: 'cpp', code: 'int main( {', tests: abTests(0).slice(0, 3) })]
+    ]
+    // the C++ sources once, so that the burst's C++ submissions are the compile cache's (6 sources, each 6 times)
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => await runner.judge({ language: 'cpp', code: abCpp(i), tests: [{}] }))
+    )
+    const t0 = performance.now()
+    const all = await Promise.all(
+      Array.from({ length: 240 }, async (_, i) => {
+        const [want, make] = kinds[i % kinds.length]
+        const r = await post<JudgeResult>('/v1/judge', make(i))
+        return { want, got: r.verdict }
+      })
+    )
+    const wrong = all.filter((a) => a.want !== a.got)
+    const counts: Record<string, number> = {}
+    for (const a of all) counts[a.got] = (counts[a.got] ?? 0) + 1
+    print({
+      part: 'burst: 240 submissions at once',
+      seconds: round3((performance.now() - t0) / 1000),
+      answered: all.length,
+      misjudged: wrong.length,
+      verdicts: counts,
+      firstMisjudged: wrong.slice(0, 3)
+    })
   }
 } finally {
   await app.close()

@@ -29,8 +29,15 @@ FLEET = ('infra_error', 'queue_timeout')
 
 
 def judge(ctl, frame):
-    """Judges `frame` on controller `ctl`: its result frame, once every test that runs has been answered."""
-    return Judge(ctl, frame).run()
+    """Judges `frame` on controller `ctl`: its result frame, once every test that runs has been answered. A frame this
+    code cannot read (a runner of another version) is answered infra_error, and the sandbox retires."""
+    ctl.stops.clear()  # a stop that came after its judge's end is no one's
+    try:
+        return Judge(ctl, frame).run()
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        return failed(
+            frame, 'infra_error', 'JudgeFrame', 'the executor could not read the judge frame: %r' % e, 'other'
+        )
 
 
 class Judge:
@@ -57,7 +64,7 @@ class Judge:
         answers = frame.get('answers') or []
         stop_on_failure = frame.get('stop_on_failure') is True
         for index, test in enumerate(frame.get('tests') or []):
-            if self.retire is not None or self.stopped():
+            if self.retire is not None or self.ctl.closing or self.stopped():
                 break
             result = self.run_one(self.test_job(program, test, checker is not None))
             if result['status'] in FLEET:
