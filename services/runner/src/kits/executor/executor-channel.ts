@@ -263,17 +263,22 @@ export class ExecutorChannel {
         const p = this.pending
         if (p?.judge === undefined || frame.id !== p.id) return
         p.watch?.progressed?.()
-        if (frame.op === 'compiled') {
-          p.judge.sink.compiled(compiledOf(frame))
-          return
+        let stop = true
+        try {
+          if (frame.op === 'compiled') {
+            p.judge.sink.compiled(compiledOf(frame))
+            return
+          }
+          stop = p.judge.sink.tested(testedOf(frame))
+        } catch (err) {
+          // the runner's own fault on one frame: the judge stops, its verdict what it had found
+          this.options.onLog?.('error', `a judge's frame could not be taken: ${String(err)}`)
         }
-        const tested = testedOf(frame)
-        const stop = p.judge.sink.tested(tested)
         if (p.judge.stopped) return
         if (stop) {
           p.judge.stopped = true
           this.output.write(judgeStopFrame(p.id) + '\n')
-        } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, tested.index) + '\n')
+        } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, Number(frame.index)) + '\n')
         return
       }
       case 'retired':
