@@ -4,17 +4,17 @@
  * while its queue budget lasts (by a runner whose own `queueTimeoutMs` is shorter), is tried
  * again on another runner while that budget lasts. A status of the user's code is never retried.
  *
- * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
- * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
- * the runner starts the job within it or answers `queue_timeout`, and the runner client waits
- * for that answer (budget left + `timeout_ms` + grace). So every attempt is answered by
- * start + `queueTimeoutMs` + `timeout_ms` + grace, retries included, and the answer is the
- * runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of the gateway.
+ * The deadline of a call is its context's (`CallContext.deadline`: the gateway's `queueTimeoutMs`
+ * from when the pipeline took the request): every attempt (every sub-batch) hands the runner the
+ * same context, which says what is left of it; the runner starts the job by then or answers
+ * `queue_timeout`, and the runner client waits for that answer (budget left + `timeout_ms` +
+ * grace). So every attempt is answered by the deadline + `timeout_ms` + grace, retries
+ * included, and the answer is the runner's (`queue_timeout` with its `queue_ms`, or the
+ * result), never a timeout of the gateway.
  */
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { budgetLeft, failedResult, type CallContext, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
-import { currentTenant } from '../tenants/tenant-context.ts'
-import type { BatchResultListener, CallOptions } from './runner-client.ts'
+import type { BatchResultListener } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
@@ -35,8 +35,6 @@ export type AffinityHook = (request: ExecRequest) => string | undefined
 export interface RouterOptions {
   /** Runners tried for one call, at most. */
   maxAttempts: number
-  /** Longest a call may wait for a sandbox, over all its attempts (see the module comment). */
-  queueTimeoutMs: number
   /** Most items of a batch sent to one runner in one request. */
   maxSubBatchItems: number
   affinity?: AffinityHook
@@ -90,19 +88,6 @@ export class Router {
     for (const o of this.#observers) o(result, request, member, attempt)
   }
 
-  /** What is left of the queue budget of a call the gateway took at `start` (0: spent). */
-  #budgetLeft(start: number): number {
-    return Math.max(0, start + this.#options.queueTimeoutMs - Date.now())
-  }
-
-  #callOptions(start: number, signal: AbortSignal | undefined): CallOptions {
-    const options: CallOptions = { queueTimeoutMs: this.#budgetLeft(start) }
-    if (signal !== undefined) options.signal = signal
-    const tenant = currentTenant()
-    if (tenant !== undefined) options.tenant = tenant
-    return options
-  }
-
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
   #choose(request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
     const pinned = this.#options.affinity?.(request)
@@ -115,15 +100,16 @@ export class Router {
   }
 
   /**
-   * Runs one call, retrying infrastructure failures on other runners. `start` (`Date.now()`) is
-   * when the gateway took the call: its queue budget counts from there. Never rejects.
+   * Runs one call in `context`, retrying infrastructure failures on other runners while its
+   * deadline lasts. Never rejects.
    */
-  async execute(
-    request: ExecRequest,
-    signal?: AbortSignal,
-    start = Date.now(),
-    tried = new Set<RunnerMember>()
-  ): Promise<ExecResult> {
+  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    return await this.#attempts(request, context, new Set())
+  }
+
+  /** {@link execute}, the runners in `tried` excluded (they answered it already). */
+  async #attempts(request: ExecRequest, context: CallContext, tried: Set<RunnerMember>): Promise<ExecResult> {
+    const { signal } = context
     let last: ExecResult | undefined
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
       const { member, pinned } = this.#choose(request, tried)
@@ -131,7 +117,7 @@ export class Router {
       member.outstanding++
       let result: ExecResult
       try {
-        result = await member.client.execute(request, this.#callOptions(start, signal))
+        result = await member.client.execute(request, context)
       } catch (err) {
         if (signal?.aborted !== true) member.up = false
         result = unreachableResult(err, member, request)
@@ -140,12 +126,7 @@ export class Router {
       }
       this.#emit(result, request, member, attempt)
       if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-      if (
-        !RETRIED.has(result.status) ||
-        pinned !== undefined ||
-        signal?.aborted === true ||
-        this.#budgetLeft(start) === 0
-      )
+      if (!RETRIED.has(result.status) || pinned !== undefined || signal?.aborted === true || budgetLeft(context) === 0)
         return result
       tried.add(member)
       last = result
@@ -156,15 +137,15 @@ export class Router {
   /**
    * Runs a batch: items are spread over runners by load (one sub-batch per runner and up to
    * `maxSubBatchItems` items), each result is handed to `onResult` as soon as it is final, and
-   * items that failed at the infrastructure level are retried one by one elsewhere, all within
-   * one queue budget counted from now. Resolves with every result in request order. Never rejects.
+   * items that failed at the infrastructure level are retried one by one elsewhere, all by the
+   * deadline of `context`. Resolves with every result in request order. Never rejects.
    */
   async executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    signal?: AbortSignal
+    context: CallContext,
+    onResult?: BatchResultListener
   ): Promise<ExecResult[]> {
-    const start = Date.now()
+    const { signal } = context
     const results = new Array<ExecResult>(requests.length)
     const settle = (i: number, r: ExecResult): void => {
       results[i] = r
@@ -186,17 +167,17 @@ export class Router {
     const retry = (i: number, member: RunnerMember, last: ExecResult): void => {
       const request = requests[i]
       const pinned = this.#options.affinity?.(request) !== undefined
-      if (pinned || signal?.aborted === true || this.#budgetLeft(start) === 0 || this.#options.maxAttempts < 2) {
+      if (pinned || signal?.aborted === true || budgetLeft(context) === 0 || this.#options.maxAttempts < 2) {
         settle(i, last)
         return
       }
-      retries.push(this.execute(request, signal, start, new Set([member])).then((r) => settle(i, r)))
+      retries.push(this.#attempts(request, context, new Set([member])).then((r) => settle(i, r)))
     }
     const sends: Promise<void>[] = []
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
+        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, context))
       }
     }
     await Promise.all(sends)
@@ -210,9 +191,9 @@ export class Router {
     requests: ExecRequest[],
     settle: (i: number, r: ExecResult) => void,
     retry: (i: number, member: RunnerMember, last: ExecResult) => void,
-    options: CallOptions
+    context: CallContext
   ): Promise<void> {
-    const { signal } = options
+    const { signal } = context
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
       await member.client.executeBatch(
@@ -227,7 +208,7 @@ export class Router {
           if (RETRIED.has(result.status)) retry(i, member, result)
           else settle(i, result)
         },
-        options
+        context
       )
     } catch (err) {
       if (signal?.aborted !== true) member.up = false

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyPluginAsync } from 'fastify'
-import { failedResult, LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { failedResult, LIMITS, type CallContext, type ExecResult } from '@sandfleet/protocol'
 import type { OverLimit } from '../../pipeline/call-limits.ts'
 import type { RouteCalls } from '../../pipeline/route-calls.ts'
 import type { Api } from '../api.ts'
@@ -85,7 +85,8 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   describeOnly(app)
   const tags = ['code-judge']
   const limits: SubmissionLimits = { ...CJ_DEFAULT_LIMITS, ...opts.limits }
-  const execute = async (sub: Submission): Promise<ExecResult> => await opts.execute(toExecRequest(sub, limits))
+  const execute = async (sub: Submission, context: CallContext): Promise<ExecResult> =>
+    await opts.execute(toExecRequest(sub, limits), context)
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
   const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
   // code-judge's results have no error field: the reason is said in stderr
@@ -124,7 +125,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
       },
       async (request) => {
         const sub = request.body as Submission
-        return shape(sub, await runOne(sub, execute), limits.stdoutChars)
+        return shape(sub, await runOne(sub, async (s) => await execute(s, request.callContext)), limits.stdoutChars)
       }
     )
 
@@ -162,7 +163,10 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
           const chunk = runnable.slice(i, i + LIMITS.maxBatchItems)
           let got: ExecResult[]
           try {
-            got = await opts.executeBatch(chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)))
+            got = await opts.executeBatch(
+              chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)),
+              request.callContext
+            )
           } catch (err) {
             got = chunk.map(() => resultOfThrown(err))
           }
@@ -193,10 +197,15 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
       async (request) => {
         const batch = request.body as BatchSubmission
         const deadline = Date.now() + waitMs
+        const context = request.callContext
         const results = await mapPool(
           batch.submissions,
           concurrency,
-          async (s) => await runOne(s, async (sub) => await patiently(async () => await execute(sub), deadline))
+          async (s) =>
+            await runOne(
+              s,
+              async (sub) => await patiently(async () => await execute(sub, context), deadline, context.signal)
+            )
         )
         return {
           sub_id: batch.sub_id ?? randomUUID(),
@@ -279,13 +288,22 @@ function checkBatch(body: unknown): FastapiErrorItem[] {
 
 /**
  * Runs `fn`, and while the fleet answers busy (`overloaded`, `queue_timeout`) tries again with
- * a growing pause, until `deadline`: a long batch waits for capacity instead of failing.
+ * a growing pause, until `deadline`, or until the caller went away (`signal`): a long batch waits
+ * for capacity instead of failing.
  */
-export async function patiently(fn: () => Promise<ExecResult>, deadline: number): Promise<ExecResult> {
+export async function patiently(
+  fn: () => Promise<ExecResult>,
+  deadline: number,
+  signal?: AbortSignal
+): Promise<ExecResult> {
   let pauseMs = 20
   for (;;) {
     const result = await settle(fn)
-    if ((result.status !== 'overloaded' && result.status !== 'queue_timeout') || Date.now() + pauseMs >= deadline)
+    if (
+      (result.status !== 'overloaded' && result.status !== 'queue_timeout') ||
+      Date.now() + pauseMs >= deadline ||
+      signal?.aborted === true
+    )
       return result
     await sleep(pauseMs)
     pauseMs = Math.min(2_000, pauseMs * 2)

@@ -10,7 +10,7 @@ import type { FastifyRequest } from 'fastify'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { LIMITS, SESSION_LIMITS, timeoutMsOf, type Language } from '@sandfleet/protocol'
+import { LIMITS, SESSION_LIMITS, timeoutMsOf, type CallContext, type Language } from '@sandfleet/protocol'
 import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
 import { RunnerRefusal } from '../../errors.ts'
 import { toToolResult } from './tool-results.ts'
@@ -33,17 +33,21 @@ export interface McpOptions {
 }
 
 /**
- * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. Its
- * `maximum` is said, not checked here: the deployment's limit is the pipeline's limits stage's.
+ * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets, and
+ * gives the default of a call without one (the one place MCP's calls get it, as the route
+ * schemas give /v1's). Its `maximum` is said, not checked here: the deployment's limit is the
+ * pipeline's limits stage's.
  */
-const timeoutSchema = (maxTimeoutMs: number) =>
-  z
+const timeoutSchema = (maxTimeoutMs: number) => {
+  const defaultMs = timeoutMsOf({}, maxTimeoutMs)
+  return z
     .number()
     .int()
     .min(LIMITS.minTimeoutMs)
-    .optional()
+    .default(defaultMs)
     .meta({ maximum: maxTimeoutMs })
-    .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
+    .describe(`Wall-clock limit, in milliseconds (default ${defaultMs}, at most ${maxTimeoutMs})`)
+}
 
 /** What a session refusal means to the model calling the tool. */
 const SESSION_HINTS: Record<string, string> = {
@@ -62,26 +66,17 @@ function errorResult(err: unknown): CallToolResult {
   }
 }
 
-/** Builds the MCP server with sandfleet's tools. */
-export function buildMcpServer(opts: McpOptions): McpServer {
+/** Builds the MCP server with sandfleet's tools, for one request: its calls run in its `context`. */
+export function buildMcpServer(opts: McpOptions, context: CallContext): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
   const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const timeout = timeoutSchema(maxTimeoutMs)
-  const defaultTimeoutMs = timeoutMsOf({}, maxTimeoutMs)
   const run =
     (language: Language) =>
-    async (args: {
-      code: string
-      stdin?: string | undefined
-      timeout_ms?: number | undefined
-    }): Promise<CallToolResult> => {
-      const req: Parameters<ExecuteFn>[0] = {
-        language,
-        code: args.code,
-        timeout_ms: args.timeout_ms ?? defaultTimeoutMs
-      }
+    async (args: { code: string; stdin?: string | undefined; timeout_ms: number }): Promise<CallToolResult> => {
+      const req: Parameters<ExecuteFn>[0] = { language, code: args.code, timeout_ms: args.timeout_ms }
       if (args.stdin !== undefined) req.stdin = args.stdin
-      return toToolResult(await settle(() => opts.execute(req)))
+      return toToolResult(await settle(() => opts.execute(req, context)))
     }
   const input = {
     code: z.string().describe('The program'),
@@ -155,9 +150,7 @@ export function buildMcpServer(opts: McpOptions): McpServer {
     async (args) => {
       if (sessions === undefined) return noSessions()
       try {
-        return toToolResult(
-          await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs })
-        )
+        return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms }))
       } catch (err) {
         return errorResult(err)
       }

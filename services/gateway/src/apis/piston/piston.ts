@@ -122,7 +122,7 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
       const body = request.body as PistonRequest
       const language = languageOf(body.language) as Language
       const [result, version] = await Promise.all([
-        settle(async () => await opts.execute(toExecRequest(body, maxTimeoutMs))),
+        settle(async () => await opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext)),
         versionOf(language)
       ])
       const fault = faultStatus(result.status)

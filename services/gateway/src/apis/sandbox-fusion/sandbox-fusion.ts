@@ -116,7 +116,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     },
     async (request, reply) => {
       const body = request.body as RunCodeRequest
-      const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
+      const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext))
       if (result.status === 'invalid_request') {
         const field = fieldOf(result)
         return reply

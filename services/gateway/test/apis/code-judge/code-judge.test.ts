@@ -1,13 +1,15 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { QUEUE_TIMEOUT_MS, failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { installCallContext } from '../../../src/pipeline/call-context.ts'
 import { codeJudgeCompat, mapPool, patiently } from '../../../src/apis/code-judge/code-judge.ts'
 import { assertSameShape, fleetFault, loadSamples, runPython } from '../helpers.ts'
 
 let app: FastifyInstance
 before(async () => {
   app = Fastify()
+  installCallContext(app, QUEUE_TIMEOUT_MS)
   await app.register(codeJudgeCompat, {
     execute: runPython,
     executeBatch: async (reqs) => await Promise.all(reqs.map(runPython)),
@@ -84,6 +86,7 @@ test("the compat limits default to code-judge's (384 MiB, 10 s) and a deployment
   ] as const) {
     const one = Fastify()
     try {
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: record,
         executeBatch: async (reqs) => await Promise.all(reqs.map(record)),
@@ -227,6 +230,7 @@ for (const [status, reason] of reasons) {
         ...failedResult(status, 'SF_ERR_X', 'why'),
         exit_code: status === 'error' ? 1 : null
       }
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: async () => result,
         executeBatch: async (r) => r.map(() => result),
@@ -263,6 +267,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
         ...failedResult('timeout', 'Timeout', 'the run exceeded timeout_ms=1000'),
         stdout: 'before\n'
       }
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: async () => result,
         executeBatch: async (r) => r.map(() => result),
@@ -293,6 +298,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
   }
   const ok = Fastify()
   try {
+    installCallContext(ok, QUEUE_TIMEOUT_MS)
     await ok.register(codeJudgeCompat, {
       execute: runPython,
       executeBatch: async () => [],
@@ -310,6 +316,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
 test('a batch whose execution path throws answers internal_error for each item, not a 500', async () => {
   const one = Fastify()
   try {
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     await one.register(codeJudgeCompat, {
       execute: fleetFault('infra_error'),
       executeBatch: async () => {
@@ -341,6 +348,7 @@ test('a batch whose execution path throws answers internal_error for each item, 
 test('GET /status reports the fleet and GET /ping answers "pong" as JSON', async () => {
   const one = Fastify()
   try {
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     await one.register(codeJudgeCompat, {
       execute: runPython,
       executeBatch: async () => [],
