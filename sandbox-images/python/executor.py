@@ -514,6 +514,10 @@ SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
+# Kinds of job besides the run of a program's code, by name (judge_job.py adds the judge's: a program run by exec, a
+# function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status, report)`.
+KINDS = {}
+
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
 # job process would cost copy-on-write faults in each.
@@ -585,14 +589,15 @@ def finish():
 
 def read_job():
     """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
-    stdin, files, nonce, wait_files); None when the controller is gone."""
+    stdin, files, nonce, wait_files, kind); None when the controller is gone. `kind`: None (the code runs), or (name,
+    spec) of one of KINDS."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
     if payload is None:
         return None
-    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    code, compiled, n, files, nonce, wait_files, kind = marshal.loads(payload)
     stdin = read_exactly(n)
-    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files, kind)
 
 
 def read_exactly(n):
@@ -620,7 +625,7 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*job[:4])
+        status, report = run_kind(*job[:4], job[6])
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -631,6 +636,13 @@ def child():
             pass
         status = 1
     _exit(status)
+
+
+def run_kind(code, compiled, stdin, files, kind, watch=None):
+    """Runs a job of its kind: its code (`kind` None), or one of KINDS with its spec."""
+    if kind is None:
+        return run_job(code, compiled, stdin, files, watch)
+    return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
 
 
 def run_job(code, compiled, stdin, files, watch=None):
@@ -1868,9 +1880,9 @@ def reuse_child():
         job = read_job()
         if job is None:
             _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = job
+        code, compiled, stdin, files, nonce, wait_files, kind = job
         watch.assigned = assigns_attributes(code)
-        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, kind, watch)
         if watch.taint is None:
             if not same_fds(own):
                 watch.mark('descriptors of its own closed or replaced')
@@ -1915,13 +1927,13 @@ def reuse_child():
             _exit(0)
 
 
-def run_in_context(code, compiled, stdin, files, watch):
+def run_in_context(code, compiled, stdin, files, kind, watch):
     """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
     one of them, made fresh as a forked job's first getcontext() makes it."""
     decimal = sys.modules.get('decimal')
     if decimal is not None:
         decimal.setcontext(decimal.Context())
-    return run_job(code, compiled, stdin, files, watch)
+    return run_kind(code, compiled, stdin, files, kind, watch)
 
 
 def prepare(base, stdio, touched, stdin=True):
@@ -3398,7 +3410,7 @@ def job_bytes(job, nonce, wait_files=False):
     has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
     and in the job process)."""
     stdin = job.stdin.encode()
-    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files, None))
     return len(payload).to_bytes(8, 'little') + payload + stdin
 
 

@@ -39,7 +39,7 @@ def job_bytes(job, nonce, wait_files=False):
     has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
     and in the job process)."""
     stdin = job.stdin.encode()
-    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files, None))
     return len(payload).to_bytes(8, 'little') + payload + stdin
 
 

@@ -5,10 +5,11 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES, type ResolvedExecRequest } from '@sandfleet/protocol'
-import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
+import type { DriverEvents, Job, JobWatch, JudgeSink, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
+import { compiledOf, judgeAckFrame, judgeFrame, judgeStopFrame, testedOf } from './judge-frames.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -66,6 +67,8 @@ interface Pending {
   watch: JobWatch | undefined
   askedReuse: boolean
   started: boolean
+  /** A judge's: where its `compiled` and `tested` frames go; whether its stop was sent. */
+  judge?: { sink: JudgeSink; stopped: boolean; acks: boolean }
 }
 
 /** The `fetch_errors` of a result frame, when it names any. */
@@ -188,9 +191,14 @@ export class ExecutorChannel {
       wait_ms: waitLimitMs,
       tenant: job.tenant ?? null
     }
-    const frame = JSON.stringify(exec)
+    const frame =
+      job.judge !== undefined ? judgeFrame(id, job, job.judge, waitLimitMs ?? undefined) : JSON.stringify(exec)
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
+      if (job.judge !== undefined) {
+        this.pending.judge = { sink: job.judge.sink, stopped: false, acks: job.judge.ackWindow > 0 }
+        job.judge.sink.begin()
+      }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
       if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined)
@@ -269,6 +277,30 @@ export class ExecutorChannel {
             })
         }
         p.resolve(outcome)
+        return
+      }
+      case 'compiled':
+      case 'tested': {
+        // A step of a judge ended: its sink has it, and the next step's time counts from here.
+        const p = this.pending
+        if (p?.judge === undefined || frame.id !== p.id) return
+        p.watch?.progressed?.()
+        let stop = true
+        try {
+          if (frame.op === 'compiled') {
+            p.judge.sink.compiled(compiledOf(frame))
+            return
+          }
+          stop = p.judge.sink.tested(testedOf(frame))
+        } catch (err) {
+          // the runner's own fault on one frame: the judge stops, its verdict what it had found
+          this.options.onLog?.('error', `a judge's frame could not be taken: ${String(err)}`)
+        }
+        if (p.judge.stopped) return
+        if (stop) {
+          p.judge.stopped = true
+          this.output.write(judgeStopFrame(p.id) + '\n')
+        } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, Number(frame.index)) + '\n')
         return
       }
       case 'retired':
