@@ -26,8 +26,7 @@ import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { request } from 'undici'
 import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfleet/protocol'
-import { Runner, buildRunnerApp, runnerConfig } from '@sandfleet/runner'
-import { CompileCache, compileKeyOf } from '../services/runner/src/judge/compile-cache.ts'
+import { CompileCache, Runner, buildRunnerApp, compileKeyOf, runnerConfig } from '@sandfleet/runner'
 
 const parts = new Set(
   process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp', 'stop', 'burst']

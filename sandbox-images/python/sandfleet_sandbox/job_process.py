@@ -45,8 +45,9 @@ SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
-# Kinds of job besides the run of a program's code, by name (judge_job.py adds the judge's: a program run by exec, a
-# function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status, report)`.
+# Kinds of job besides the run of a program's code, by name (judge_job_process.py adds the judge's: a program run by
+# exec, a function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status,
+# report)`.
 KINDS = {}
 
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
@@ -156,7 +157,8 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_kind(*job[:4], job[6])
+        code, compiled, stdin, files, _, _, kind = job
+        status, report = run_kind(code, compiled, stdin, files, kind)
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -170,16 +172,16 @@ def child():
 
 
 def run_kind(code, compiled, stdin, files, kind, watch=None):
-    """Runs a job of its kind: its code (`kind` None), or one of KINDS with its spec."""
+    """Runs a job of its kind: its code (`kind` None), or (name, spec) of one of KINDS."""
     if kind is None:
         return run_job(code, compiled, stdin, files, watch)
     return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
 
 
-def run_job(code, compiled, stdin, files, watch=None):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
-    exit
-    status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
+def take_input(stdin, files):
+    """What a job process does before its program runs: stdin on fd 0 (a memfd), the work dir its own, the request's
+    files written there. The error report when the files could not all be written (the program does not run), else
+    None."""
     if stdin:
         fd = os.memfd_create('stdin', 0)
         os.write(fd, stdin)
@@ -189,8 +191,18 @@ def run_job(code, compiled, stdin, files, watch=None):
     os.chdir(WORKDIR)  # made empty by the controller after the last job
     try:
         write_files(WORKDIR, files, PLACES)
-    except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
-        return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
+    except (ValueError, OSError) as e:
+        return {'type': type(e).__name__, 'message': 'files: %s' % e}
+    return None
+
+
+def run_job(code, compiled, stdin, files, watch=None):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
+    exit status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code
+    runs."""
+    failure = take_input(stdin, files)
+    if failure is not None:  # the code does not run: the request's files are not all there
+        return 1, failure
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None

@@ -53,6 +53,26 @@ export interface ExecFrame extends Pick<
   tenant: string | null
 }
 
+/** The `exec` frame of `job` as executor job `id`; `waitMs`: what is left of its wait. */
+function execFrame(id: string, job: Job, waitMs: number | null): string {
+  const r = job.request
+  const frame: ExecFrame = {
+    op: 'exec',
+    id,
+    code: r.code,
+    stdin: r.stdin,
+    timeout_ms: r.timeout_ms,
+    memory_mb: r.memory_mb,
+    files: r.files,
+    fetch_files: r.fetch_files,
+    max_output_bytes: job.maxOutputBytes,
+    isolation: r.isolation,
+    wait_ms: waitMs,
+    tenant: job.tenant ?? null
+  }
+  return JSON.stringify(frame)
+}
+
 /** Options of an {@link ExecutorChannel}. */
 export interface ExecutorChannelOptions {
   /** Receives the executor's `log` frames. */
@@ -165,9 +185,11 @@ export class ExecutorChannel {
   }
 
   /**
-   * Sends one `exec` and resolves on its result, or `killed` when the executor ends first (see the
-   * protocol's deadlines: the executor stops the job at `timeout_ms`; the hard deadline is the
-   * pool's, told through `watch` when the job waits for a tier still warming).
+   * Sends one `exec` (a job with `judge`: one `judge` frame, its `compiled` and `tested` frames
+   * to its sink as they come, each answered with an ack or the stop) and resolves on its result,
+   * or `killed` when the executor ends first (see the protocol's deadlines: the executor stops the
+   * job at `timeout_ms`; the hard deadline is the pool's, told through `watch` when the job waits
+   * for a tier still warming, and moved by each step of a judge).
    */
   async run(job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.isClosed)
@@ -177,22 +199,8 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? null : Math.max(0, Math.round(job.startBy - performance.now()))
-    const exec: ExecFrame = {
-      op: 'exec',
-      id,
-      code: r.code,
-      stdin: r.stdin,
-      timeout_ms: r.timeout_ms,
-      memory_mb: r.memory_mb,
-      files: r.files,
-      fetch_files: r.fetch_files,
-      max_output_bytes: job.maxOutputBytes,
-      isolation: r.isolation,
-      wait_ms: waitLimitMs,
-      tenant: job.tenant ?? null
-    }
     const frame =
-      job.judge !== undefined ? judgeFrame(id, job, job.judge, waitLimitMs ?? undefined) : JSON.stringify(exec)
+      job.judge !== undefined ? judgeFrame(id, job, job.judge, waitLimitMs) : execFrame(id, job, waitLimitMs)
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       if (job.judge !== undefined) {

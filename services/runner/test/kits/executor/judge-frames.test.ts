@@ -49,7 +49,12 @@ test("the channel's judge: its frame out, each step to the sink and the deadline
   const frame = sent[0]
   assert.equal(frame.op, 'judge')
   assert.equal(begun, 1)
-  assert.deepEqual(frame.tests, [{ stdin: '1' }, { stdin: '2' }, { stdin: '3', call: ['f', '[]'] }])
+  assert.deepEqual(frame.tests, [
+    { stdin: '1', call: null },
+    { stdin: '2', call: null },
+    { stdin: '3', call: ['f', '[]'] }
+  ])
+  assert.deepEqual([frame.checker, frame.answers, frame.tenant, frame.wait_ms], [null, null, null, null])
   assert.equal(frame.ack_window, 2)
   assert.equal((frame.program as { binary: unknown }).binary, null)
   const id = frame.id

@@ -1,6 +1,7 @@
-"""The judge's kinds of job, in the job process (registered in job.KINDS): a program run by exec (the compiler, named by
-its argv; or a compiled binary, from a sealed memfd no process can write), a function of the code called with JSON
-arguments (its return value reported as JSON), and a script given arguments (a Python checker's INPUT OUTPUT ANSWER).
+"""The judge's kinds of job, inside the job process (registered in job_process.KINDS): a program run by exec (the
+compiler, named by its argv; or a compiled binary, from a sealed memfd no process can write), a function of the code
+called with JSON arguments (its return value reported as JSON), and a script given arguments (a Python checker's INPUT
+OUTPUT ANSWER). The controller's end of a judge is judge_run.py.
 
 Like the rest of the job process, it imports nothing once the zygotes have forked: what it uses is imported here.
 """
@@ -11,11 +12,11 @@ import os
 import signal
 import sys
 
-from .files import write_files
-from .job import KINDS, MAIN_FILE, PLACES, WORKDIR, run_job
+from .job_process import KINDS, MAIN_FILE, run_job, take_input
 
 # memfd_create's flags and the seals of a binary's copy: nothing may write, grow or shrink it, or change its seals.
-MFD_CLOEXEC, MFD_ALLOW_SEALING = 1, 2
+MFD_CLOEXEC = 1
+MFD_ALLOW_SEALING = 2
 F_ADD_SEALS = 1033
 SEALED = 1 | 2 | 4 | 8  # F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE
 # The signals the interpreter ignores and an exec'd program would inherit ignored: it gets their defaults, as a program
@@ -25,32 +26,21 @@ DEFAULT_SIGNALS = (int(signal.SIGPIPE), int(signal.SIGXFSZ))
 RETURN_LIMIT = 1 << 18
 # The call test's harness, run in the job's __main__ after its code: the call, its value kept there.
 HARNESS = compile('__sandfleet_return__ = __sandfleet_call__()', '<judge>', 'exec')
-_json_loads, _json_dumps = json.loads, json.dumps
-
-
-def prepare_process(stdin, files):
-    """What every job process does before its program: stdin on fd 0 (a memfd), the work dir, the request's files.
-    An error report when the files could not all be written (the program does not run), else None."""
-    if stdin:
-        fd = os.memfd_create('stdin', 0)
-        os.write(fd, stdin)
-        os.lseek(fd, 0, 0)
-        os.dup2(fd, 0)
-        os.close(fd)
-    os.chdir(WORKDIR)  # made empty by the controller after the last job
-    try:
-        write_files(WORKDIR, files, PLACES)
-    except (ValueError, OSError) as e:
-        return {'type': type(e).__name__, 'message': 'files: %s' % e}
-    return None
+_json_loads = json.loads
+_json_dumps = json.dumps
+# The judge's kinds, by the names its steps give them (frames.JudgeStep.kind; judge_run.py makes them).
+EXEC = 'exec'
+CALL = 'call'
+ARGV = 'argv'
 
 
 def run_exec(code, compiled, stdin, files, spec, watch):
-    """Execs the program of `spec`: `argv` (argv[0] looked up on PATH), or, with `binary`, that binary from a sealed
-    memfd, argv[0] only its name. Returns (127, report) only when the exec failed; a program that runs ends this
-    process with its own status. The report pipe (fd 3) closes at the exec: the program cannot write the report."""
-    argv, binary = list(spec['argv']), spec.get('binary')
-    failure = prepare_process(stdin, files)
+    """Execs the program of `spec`, (argv, binary): argv[0] looked up on PATH when `binary` is None, else `binary` run
+    from a sealed memfd, argv[0] only its name. Returns (127, report) only when the exec failed; a program that runs
+    ends this process with its own status. The report pipe (fd 3) closes at the exec: the program cannot write the
+    report."""
+    argv, binary = spec
+    failure = take_input(stdin, files)
     if failure is not None:
         return 1, failure
     try:
@@ -89,8 +79,9 @@ def caller(name, args):
 
 
 def run_call(code, compiled, stdin, files, spec, watch):
-    """Runs the code, then calls its function `spec[0]` with the JSON arguments `spec[1]`; the report carries the return
-    value as JSON (`returned`), or why it has none (`returned_error`: no JSON value, or too long)."""
+    """Runs the code, then calls its function with the arguments of `spec`, (name, arguments as JSON text); the report
+    carries the return value as JSON (`returned`), or why it has none (`returned_error`: no JSON value, or too
+    long)."""
     name, args = spec
     status, report = run_job(code, compiled, stdin, files, watch)
     if status:
@@ -112,11 +103,9 @@ def run_call(code, compiled, stdin, files, spec, watch):
 
 
 def run_argv(code, compiled, stdin, files, spec, watch):
-    """Runs the code as `python3 main.py ARGS` would: `sys.argv` its path and the arguments `spec`."""
+    """Runs the code as `python3 main.py ARGS` would: `sys.argv` its path and the arguments `spec` (a tuple)."""
     sys.argv = [MAIN_FILE, *spec]
     return run_job(code, compiled, stdin, files, watch)
 
 
-# The judge's kinds, by the names the controller gives them (judge.py).
-JUDGE_KINDS = ('exec', 'call', 'argv')
-KINDS.update(zip(JUDGE_KINDS, (run_exec, run_call, run_argv)))
+KINDS.update({EXEC: run_exec, CALL: run_call, ARGV: run_argv})
