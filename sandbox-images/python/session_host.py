@@ -289,11 +289,11 @@ def count_of(frame, name, least):
     return value
 
 
-def texts_of(frame, name, least=0):
-    """A field that is a list of at least `least` strings, as a tuple."""
+def texts_of(frame, name):
+    """A field that is a list of strings, as a tuple."""
     value = field(frame, name)
-    if type(value) is not list or len(value) < least or not all(type(v) is str for v in value):
-        raise FrameError('%s is not a list of at least %d strings' % (name, least), frame_id(frame))
+    if type(value) is not list or not all(type(v) is str for v in value):
+        raise FrameError('%s is not a list of strings' % name, frame_id(frame))
     return tuple(value)
 
 
