@@ -5,13 +5,44 @@
 import { RunnerRefusal, type RunnerClient, type RunnerSessions } from '@sandfleet/gateway'
 import {
   encodeSessionId,
+  failedJudgeResult,
   failedResult,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type RunnerApi,
   type RunnerInfo,
   type RunnerLoad,
   type SessionInfo
 } from '@sandfleet/protocol'
+
+/**
+ * A fake runner's judge: every judge answered `infra_error` (SF_ERR_TEST_NO_JUDGE), for gateway tests that judge
+ * nothing.
+ */
+export function notJudging(name: string): Pick<RunnerApi, 'judge' | 'judgeBatch'> {
+  const answer = (r: JudgeRequest): JudgeResult =>
+    failedJudgeResult(
+      'infra_error',
+      r.language ?? 'python',
+      'SF_ERR_TEST_NO_JUDGE',
+      'this fake runner judges nothing',
+      {
+        runner: name
+      }
+    )
+  return {
+    async judge(r) {
+      return answer(r)
+    },
+    async judgeBatch(rs, on) {
+      const out = rs.map(answer)
+      out.forEach((r, i) => on?.(i, r))
+      return out
+    }
+  }
+}
 
 /** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
 function echoSessions(name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
@@ -114,6 +145,7 @@ export function echoRunner(name = 'echo'): RunnerClient & { calls: number } {
     async info() {
       return fakeInfo(load)
     },
+    ...notJudging(name),
     sessions: echoSessions(name, answer),
     async close() {}
   }
