@@ -7,7 +7,7 @@
  * schema bounds each by it). A call over one is refused naming its field and the setting, as its
  * flag, that it passed.
  */
-import type { ExecRequest } from '@sandfleet/protocol'
+import type { ExecRequest, JudgeRequest } from '@sandfleet/protocol'
 import type { GatewayConfig } from '../config.ts'
 
 /** The limits a deployment configures on its calls. */
@@ -15,17 +15,29 @@ export type CallLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | '
 
 /**
  * What a route's body asks the fleet for, as far as the limits see it: an `ExecRequest`'s limited
- * fields (a session cell has no `memory_mb`, a session's creation no `code`). A field that is not
- * of its type is left to the route's parse stage and not checked here.
+ * fields (a session cell has no `memory_mb`, a session's creation no `code`), and a judge's own: its
+ * compile step's time limit and its checker's code (held to `maxTimeoutMs` and `maxCodeBytes` as
+ * the program's are). A field that is not of its type is left to the route's parse stage and not
+ * checked here.
  */
-export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb'>>
+export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb'>> &
+  Partial<Pick<JudgeRequest, 'compile_timeout_ms'>> & {
+    /** A judge's checker (`compare.checker.code`): untrusted code run beside the program. */
+    checker_code?: string
+  }
+
+/** The fields of a {@link Call} the limits name, as their paths in a request's body. */
+export type LimitedField = 'code' | 'timeout_ms' | 'memory_mb' | 'compile_timeout_ms' | 'compare/checker/code'
 
 /** A call over a limit: which call (its index in the route's calls), the field, and why. */
 export interface OverLimit {
   /** The call's index in what the route declared; `undefined` when the calls together are too many. */
   index: number | undefined
-  /** The `ExecRequest` field at fault (`code`, `timeout_ms`, `memory_mb`), or `requests` for too many calls. */
-  field: 'code' | 'timeout_ms' | 'memory_mb' | 'requests'
+  /**
+   * The field at fault (`code`, `timeout_ms`, `memory_mb`; a judge's `compile_timeout_ms`, `compare/checker/code`), or
+   * `requests` for too many calls.
+   */
+  field: LimitedField | 'requests'
   /** Says the value, the limit, and the setting that holds it. */
   message: string
 }
@@ -49,24 +61,36 @@ export function overLimit(calls: readonly Call[], limits: CallLimits, batch = fa
   return undefined
 }
 
-function callOverLimit(
-  { code, timeout_ms: timeoutMs, memory_mb: memoryMb }: Call,
+/** `code` (named `field`) over `maxCodeBytes`, or undefined. */
+function codeOverLimit(
+  code: unknown,
+  field: 'code' | 'compare/checker/code',
   limits: CallLimits
 ): Omit<OverLimit, 'index'> | undefined {
   // a UTF-16 unit is at most 3 UTF-8 bytes: a short string is within the limit without counting
-  if (typeof code === 'string' && code.length * 3 > limits.maxCodeBytes) {
-    const bytes = Buffer.byteLength(code)
-    if (bytes > limits.maxCodeBytes)
-      return {
-        field: 'code',
-        message: `code is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
-      }
+  if (typeof code !== 'string' || code.length * 3 <= limits.maxCodeBytes) return undefined
+  const bytes = Buffer.byteLength(code)
+  if (bytes <= limits.maxCodeBytes) return undefined
+  return {
+    field,
+    message: `${field === 'code' ? 'code' : 'the checker'} is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
   }
-  if (typeof timeoutMs === 'number' && timeoutMs > limits.maxTimeoutMs) {
-    return {
-      field: 'timeout_ms',
-      message: `timeout_ms ${timeoutMs} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)`
-    }
+}
+
+function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
+  const { timeout_ms: timeoutMs, memory_mb: memoryMb, compile_timeout_ms: compileMs } = call
+  const code =
+    codeOverLimit(call.code, 'code', limits) ?? codeOverLimit(call.checker_code, 'compare/checker/code', limits)
+  if (code !== undefined) return code
+  for (const [field, ms] of [
+    ['timeout_ms', timeoutMs],
+    ['compile_timeout_ms', compileMs]
+  ] as const) {
+    if (typeof ms === 'number' && ms > limits.maxTimeoutMs)
+      return {
+        field,
+        message: `${field} ${ms} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)`
+      }
   }
   if (typeof memoryMb === 'number' && memoryMb > limits.maxMemoryMb) {
     return {

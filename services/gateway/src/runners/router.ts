@@ -3,18 +3,28 @@
  * level (`infra_error`, `overloaded`, a connection failure), or was answered `queue_timeout`
  * while its queue budget lasts (by a runner whose own `queueTimeoutMs` is shorter), is tried
  * again on another runner while that budget lasts. A status of the user's code is never retried.
+ * A judge takes the same path: its fleet verdicts are retried as those statuses are, a verdict on
+ * the program never.
  *
  * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
  * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
  * the runner starts the job within it or answers `queue_timeout`, and the runner client waits
- * for that answer (budget left + `timeout_ms` + grace). So every attempt is answered by
- * start + `queueTimeoutMs` + `timeout_ms` + grace, retries included, and the answer is the
- * runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of the gateway.
+ * for that answer (budget left + `timeout_ms` + grace; a judge: its `judgeTimeBoundMs`). So every
+ * attempt is answered by start + `queueTimeoutMs` + run time + grace, retries included, and the
+ * answer is the runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of
+ * the gateway.
  */
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import {
+  failedJudgeResult,
+  failedResult,
+  type ExecRequest,
+  type ExecResult,
+  type JudgeRequest,
+  type JudgeResult
+} from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
 import { currentTenant } from '../tenants/tenant-context.ts'
-import type { BatchResultListener, CallOptions } from './runner-client.ts'
+import type { BatchResultListener, CallOptions, RunnerClient } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
@@ -24,6 +34,17 @@ export type ResultObserver = (
   member: RunnerMember | undefined,
   attempt: number
 ) => void
+
+/** Sees every judge result a runner gave (each attempt), with the member that gave it. */
+export type JudgeObserver = (
+  result: JudgeResult,
+  request: JudgeRequest,
+  member: RunnerMember | undefined,
+  attempt: number
+) => void
+
+/** Called as each judge of a batch is final, in completion order, with its index in the batch. */
+export type JudgeResultListener = (index: number, result: JudgeResult) => void
 
 /**
  * Session affinity seam: names the runner that must serve a request (the one holding its
@@ -43,7 +64,8 @@ export interface RouterOptions {
 }
 
 /**
- * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final).
+ * Answers tried again elsewhere while the call's queue budget lasts (a `queue_timeout` that came at its end is final):
+ * the fleet's statuses, which are also the fleet's verdicts of a judge.
  */
 const RETRIED: ReadonlySet<string> = new Set(['infra_error', 'overloaded', 'queue_timeout'])
 /** A runner's answer that it drains (its error type): the gateway stops sending to it until its next load report. */
@@ -51,23 +73,37 @@ const RUNNER_DRAINING = 'SF_ERR_RUNNER_DRAINING'
 /** The runners a first attempt excludes: none (one set for every item of a batch, not one each). */
 const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 
-function noRunner(request: ExecRequest, pinned?: string): ExecResult {
-  const message =
-    pinned === undefined
-      ? 'no runner is ready to take the call'
-      : `runner ${pinned} holding this session is not available`
-  return withId(failedResult('infra_error', 'SF_ERR_GATEWAY_NO_RUNNERS', message), request)
+/** What the router sends (an execute or a judge): how a runner is asked, and how its answers are read. */
+interface CallKind<Req, Res> {
+  one(client: RunnerClient, request: Req, options: CallOptions): Promise<Res>
+  many(
+    client: RunnerClient,
+    requests: Req[],
+    onResult: (index: number, result: Res) => void,
+    options: CallOptions
+  ): Promise<Res[]>
+  /** The answer's status or verdict. */
+  outcome(result: Res): string
+  /** The answer's error type (an SF_ERR_ code), if any. */
+  errorType(result: Res): string | undefined
+  /** The fleet's `infra_error` for `request`, with the request's id. */
+  failed(request: Req, code: string, message: string, runner?: string): Res
+  /** The runner that must serve `request`, if one must. */
+  pinnedOf(request: Req): string | undefined
+  emit(result: Res, request: Req, member: RunnerMember | undefined, attempt: number): void
 }
 
-function withId(result: ExecResult, request: ExecRequest): ExecResult {
-  if (request.request_id !== undefined && result.request_id === undefined) result.request_id = request.request_id
-  return result
+function noRunnerMessage(pinned?: string): string {
+  return pinned === undefined
+    ? 'no runner is ready to take the call'
+    : `runner ${pinned} holding this session is not available`
 }
 
-function unreachableResult(err: unknown, member: RunnerMember, request: ExecRequest): ExecResult {
-  const code = err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE'
-  const message = err instanceof Error ? err.message : String(err)
-  return withId(failedResult('infra_error', code, message, { runner: member.id }), request)
+function thrown(err: unknown): { code: string; message: string } {
+  return {
+    code: err instanceof GatewayError ? err.code : 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE',
+    message: err instanceof Error ? err.message : String(err)
+  }
 }
 
 /** Sends calls to runners of a {@link RunnerSet}. */
@@ -75,19 +111,53 @@ export class Router {
   readonly #set: RunnerSet
   readonly #options: RouterOptions
   readonly #observers: ResultObserver[] = []
+  readonly #judgeObservers: JudgeObserver[] = []
+  readonly #exec: CallKind<ExecRequest, ExecResult>
+  readonly #judge: CallKind<JudgeRequest, JudgeResult>
 
   constructor(set: RunnerSet, options: RouterOptions) {
     this.#set = set
     this.#options = options
+    this.#exec = {
+      one: async (client, request, o) => await client.execute(request, o),
+      many: async (client, requests, on, o) => await client.executeBatch(requests, on, o),
+      outcome: (r) => r.status,
+      errorType: (r) => r.error?.type,
+      failed: (request, code, message, runner) => {
+        const result = failedResult('infra_error', code, message, runner === undefined ? {} : { runner })
+        if (request.request_id !== undefined) result.request_id = request.request_id
+        return result
+      },
+      pinnedOf: (request) => this.#options.affinity?.(request),
+      emit: (result, request, member, attempt) => {
+        for (const o of this.#observers) o(result, request, member, attempt)
+      }
+    }
+    this.#judge = {
+      one: async (client, request, o) => await client.judge(request, o),
+      many: async (client, requests, on, o) => await client.judgeBatch(requests, on, o),
+      outcome: (r) => r.verdict,
+      errorType: (r) => r.error?.type,
+      failed: (request, code, message, runner) =>
+        failedJudgeResult('infra_error', request.language ?? 'python', code, message, {
+          ...(runner === undefined ? {} : { runner }),
+          ...(request.request_id === undefined ? {} : { request_id: request.request_id })
+        }),
+      pinnedOf: () => undefined,
+      emit: (result, request, member, attempt) => {
+        for (const o of this.#judgeObservers) o(result, request, member, attempt)
+      }
+    }
   }
 
-  /** Adds an observer of every runner answer (metrics, tracing). */
+  /** Adds an observer of every runner answer to an execute (metrics, tracing). */
   observe(observer: ResultObserver): void {
     this.#observers.push(observer)
   }
 
-  #emit(result: ExecResult, request: ExecRequest, member: RunnerMember | undefined, attempt: number): void {
-    for (const o of this.#observers) o(result, request, member, attempt)
+  /** Adds an observer of every runner answer to a judge. */
+  observeJudges(observer: JudgeObserver): void {
+    this.#judgeObservers.push(observer)
   }
 
   /** What is left of the queue budget of a call the gateway took at `start` (0: spent). */
@@ -104,8 +174,7 @@ export class Router {
   }
 
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
-  #choose(request: ExecRequest, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
-    const pinned = this.#options.affinity?.(request)
+  #choose(pinned: string | undefined, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
     if (pinned !== undefined) {
       const member = this.#set.byId(pinned)
       return member === undefined || tried.has(member) ? { pinned } : { member, pinned }
@@ -118,39 +187,13 @@ export class Router {
    * Runs one call, retrying infrastructure failures on other runners. `start` (`Date.now()`) is
    * when the gateway took the call: its queue budget counts from there. Never rejects.
    */
-  async execute(
-    request: ExecRequest,
-    signal?: AbortSignal,
-    start = Date.now(),
-    tried = new Set<RunnerMember>()
-  ): Promise<ExecResult> {
-    let last: ExecResult | undefined
-    for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
-      const { member, pinned } = this.#choose(request, tried)
-      if (member === undefined) return last ?? noRunner(request, pinned)
-      member.outstanding++
-      let result: ExecResult
-      try {
-        result = await member.client.execute(request, this.#callOptions(start, signal))
-      } catch (err) {
-        if (signal?.aborted !== true) member.up = false
-        result = unreachableResult(err, member, request)
-      } finally {
-        member.outstanding--
-      }
-      this.#emit(result, request, member, attempt)
-      if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-      if (
-        !RETRIED.has(result.status) ||
-        pinned !== undefined ||
-        signal?.aborted === true ||
-        this.#budgetLeft(start) === 0
-      )
-        return result
-      tried.add(member)
-      last = result
-    }
-    return last ?? noRunner(request)
+  async execute(request: ExecRequest, signal?: AbortSignal, start = Date.now()): Promise<ExecResult> {
+    return await this.#call(this.#exec, request, signal, start, new Set())
+  }
+
+  /** Judges one program on the least loaded runner, retrying the fleet's verdicts as `execute` does. Never rejects. */
+  async judge(request: JudgeRequest, signal?: AbortSignal, start = Date.now()): Promise<JudgeResult> {
+    return await this.#call(this.#judge, request, signal, start, new Set())
   }
 
   /**
@@ -164,17 +207,74 @@ export class Router {
     onResult?: BatchResultListener,
     signal?: AbortSignal
   ): Promise<ExecResult[]> {
+    return await this.#batch(this.#exec, requests, onResult, signal)
+  }
+
+  /** Judges a batch as `executeBatch` runs one: spread by load, fleet verdicts retried, results as they are final. */
+  async judgeBatch(
+    requests: JudgeRequest[],
+    onResult?: JudgeResultListener,
+    signal?: AbortSignal
+  ): Promise<JudgeResult[]> {
+    return await this.#batch(this.#judge, requests, onResult, signal)
+  }
+
+  async #call<Req, Res>(
+    kind: CallKind<Req, Res>,
+    request: Req,
+    signal: AbortSignal | undefined,
+    start: number,
+    tried: Set<RunnerMember>
+  ): Promise<Res> {
+    let last: Res | undefined
+    const pinnedTo = kind.pinnedOf(request)
+    for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
+      const { member, pinned } = this.#choose(pinnedTo, tried)
+      if (member === undefined)
+        return last ?? kind.failed(request, 'SF_ERR_GATEWAY_NO_RUNNERS', noRunnerMessage(pinned))
+      member.outstanding++
+      let result: Res
+      try {
+        result = await kind.one(member.client, request, this.#callOptions(start, signal))
+      } catch (err) {
+        if (signal?.aborted !== true) member.up = false
+        const { code, message } = thrown(err)
+        result = kind.failed(request, code, message, member.id)
+      } finally {
+        member.outstanding--
+      }
+      kind.emit(result, request, member, attempt)
+      if (kind.errorType(result) === RUNNER_DRAINING) member.markDraining()
+      if (
+        !RETRIED.has(kind.outcome(result)) ||
+        pinned !== undefined ||
+        signal?.aborted === true ||
+        this.#budgetLeft(start) === 0
+      )
+        return result
+      tried.add(member)
+      last = result
+    }
+    return last ?? kind.failed(request, 'SF_ERR_GATEWAY_NO_RUNNERS', noRunnerMessage())
+  }
+
+  async #batch<Req, Res>(
+    kind: CallKind<Req, Res>,
+    requests: Req[],
+    onResult: ((index: number, result: Res) => void) | undefined,
+    signal: AbortSignal | undefined
+  ): Promise<Res[]> {
     const start = Date.now()
-    const results = new Array<ExecResult>(requests.length)
-    const settle = (i: number, r: ExecResult): void => {
+    const results = new Array<Res>(requests.length)
+    const settle = (i: number, r: Res): void => {
       results[i] = r
       onResult?.(i, r)
     }
     const groups = new Map<RunnerMember, number[]>()
     for (let i = 0; i < requests.length; i++) {
-      const { member, pinned } = this.#choose(requests[i], NONE_TRIED)
+      const { member, pinned } = this.#choose(kind.pinnedOf(requests[i]), NONE_TRIED)
       if (member === undefined) {
-        settle(i, noRunner(requests[i], pinned))
+        settle(i, kind.failed(requests[i], 'SF_ERR_GATEWAY_NO_RUNNERS', noRunnerMessage(pinned)))
         continue
       }
       member.outstanding++ // reserve, so the next item sees this one's weight
@@ -183,20 +283,20 @@ export class Router {
       group.push(i)
     }
     const retries: Promise<void>[] = []
-    const retry = (i: number, member: RunnerMember, last: ExecResult): void => {
+    const retry = (i: number, member: RunnerMember, last: Res): void => {
       const request = requests[i]
-      const pinned = this.#options.affinity?.(request) !== undefined
+      const pinned = kind.pinnedOf(request) !== undefined
       if (pinned || signal?.aborted === true || this.#budgetLeft(start) === 0 || this.#options.maxAttempts < 2) {
         settle(i, last)
         return
       }
-      retries.push(this.execute(request, signal, start, new Set([member])).then((r) => settle(i, r)))
+      retries.push(this.#call(kind, request, signal, start, new Set([member])).then((r) => settle(i, r)))
     }
     const sends: Promise<void>[] = []
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
+        sends.push(this.#sendChunk(kind, member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
       }
     }
     await Promise.all(sends)
@@ -204,40 +304,43 @@ export class Router {
     return results
   }
 
-  async #sendChunk(
+  async #sendChunk<Req, Res>(
+    kind: CallKind<Req, Res>,
     member: RunnerMember,
     chunk: number[],
-    requests: ExecRequest[],
-    settle: (i: number, r: ExecResult) => void,
-    retry: (i: number, member: RunnerMember, last: ExecResult) => void,
+    requests: Req[],
+    settle: (i: number, r: Res) => void,
+    retry: (i: number, member: RunnerMember, last: Res) => void,
     options: CallOptions
   ): Promise<void> {
     const { signal } = options
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
-      await member.client.executeBatch(
+      await kind.many(
+        member.client,
         chunk.map((i) => requests[i]),
         (j, result) => {
           if (answered[j]) return
           answered[j] = true
           member.outstanding--
           const i = chunk[j]
-          this.#emit(result, requests[i], member, 1)
-          if (result.error?.type === RUNNER_DRAINING) member.markDraining()
-          if (RETRIED.has(result.status)) retry(i, member, result)
+          kind.emit(result, requests[i], member, 1)
+          if (kind.errorType(result) === RUNNER_DRAINING) member.markDraining()
+          if (RETRIED.has(kind.outcome(result))) retry(i, member, result)
           else settle(i, result)
         },
         options
       )
     } catch (err) {
       if (signal?.aborted !== true) member.up = false
+      const { code, message } = thrown(err)
       for (let j = 0; j < chunk.length; j++) {
         if (answered[j]) continue
         answered[j] = true
         member.outstanding--
         const i = chunk[j]
-        const result = unreachableResult(err, member, requests[i])
-        this.#emit(result, requests[i], member, 1)
+        const result = kind.failed(requests[i], code, message, member.id)
+        kind.emit(result, requests[i], member, 1)
         retry(i, member, result)
       }
     }

@@ -44,6 +44,9 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
   const sub = { type: 'python', solution: 'print(1)' }
   assert.equal(weight('POST /v1/execute', { code: 'x' }), 1)
   assert.equal(weight('POST /v1/execute/batch', { requests: [{ code: 'a' }, { code: 'b' }, { code: 'c' }] }), 3)
+  const checked = { code: 'a', tests: [{ stdin: '' }], compare: { checker: { language: 'cpp', code: 'c' } } }
+  assert.equal(weight('POST /v1/judge', checked), 1, 'a judge is one call, its checker with it')
+  assert.equal(weight('POST /v1/judge/batch', { requests: [checked, checked] }), 2)
   assert.equal(weight('POST /v1/sessions', undefined), 1, 'opening a session is one call')
   assert.equal(weight('POST /v1/sessions/:id/execute', { code: 'x' }), 1)
   assert.equal(weight('POST /run_code', { code: 'x', language: 'python' }), 1)
@@ -72,6 +75,8 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
     'POST /run_jupyter',
     'POST /v1/execute',
     'POST /v1/execute/batch',
+    'POST /v1/judge',
+    'POST /v1/judge/batch',
     'POST /v1/sessions',
     'POST /v1/sessions/:id/execute'
   ]
@@ -102,6 +107,19 @@ test('the calls an API declares are what the limits see: an MCP tool call that r
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'close_session', arguments: { session_id: 's' } } }
     ]),
     [{ code: 'x', timeout_ms: 5 }, {}]
+  )
+  const native = declared.get('POST /v1/judge') as RouteCalls
+  assert.deepEqual(
+    native.of({
+      code: 'p',
+      tests: [{ stdin: '' }],
+      timeout_ms: 5,
+      compile_timeout_ms: 6,
+      memory_mb: 7,
+      compare: { checker: { language: 'c', code: 'c' } }
+    }),
+    [{ code: 'p', timeout_ms: 5, compile_timeout_ms: 6, memory_mb: 7, checker_code: 'c' }],
+    "a judge's program, its checker and its limits"
   )
   const judge = declared.get('POST /judge') as RouteCalls
   assert.deepEqual(judge.of({ type: 'python', solution: 'print(1)' }), [
