@@ -6,13 +6,18 @@
  * pipeline has held their calls to the limits, quotas and admission before their handlers run.
  */
 import {
+  failedJudgeResult,
   failedResult,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type JudgeVerdict,
   type Language,
   type Status,
   STATUSES
 } from '@sandfleet/protocol'
+import { judgedLanguages, type JudgedLanguages } from '../runners/judged-languages.ts'
 import type { ApiContext } from './api.ts'
 
 /** Runs one request through the fleet. Resolves with a result for every outcome it can name. */
@@ -20,6 +25,12 @@ export type ExecuteFn = (request: ExecRequest) => Promise<ExecResult>
 
 /** Runs many requests through the fleet; one result per request, in order. */
 export type ExecuteBatchFn = (requests: ExecRequest[]) => Promise<ExecResult[]>
+
+/** Judges one program through the fleet (a compiled program's run, too). Resolves with a result for every outcome. */
+export type JudgeFn = (request: JudgeRequest) => Promise<JudgeResult>
+
+/** Judges many through the fleet; one result per request, in order. */
+export type JudgeBatchFn = (requests: JudgeRequest[]) => Promise<JudgeResult[]>
 
 /** What a compat API needs to run cells in one state (SandboxFusion's /run_jupyter). */
 export interface CompatSessions {
@@ -40,13 +51,24 @@ export interface CompatPath {
   executeBatch: ExecuteBatchFn
   /** Sessions as a caller sees them (bound to its API key's digest, `callerKey`; '' for none). */
   sessionsFor: (key: string) => CompatSessions
+  judge: JudgeFn
+  judgeBatch: JudgeBatchFn
+  /** The languages the fleet judges now, with their versions (asked of the runners at most every 30 s). */
+  judgedLanguages: () => Promise<JudgedLanguages>
 }
 
 /** The compatible APIs' path through `context`'s router and sessions. */
-export function compatPath({ router, sessions }: Pick<ApiContext, 'router' | 'sessions'>): CompatPath {
+export function compatPath({
+  router,
+  sessions,
+  runners
+}: Pick<ApiContext, 'router' | 'sessions' | 'runners'>): CompatPath {
   return {
     execute: async (request) => await router.execute(request),
     executeBatch: async (requests) => await router.executeBatch(requests),
+    judge: async (request) => await router.judge(request),
+    judgeBatch: async (requests) => await router.judgeBatch(requests),
+    judgedLanguages: judgedLanguages(runners),
     sessionsFor: (key) => ({
       create: async (options) => (await sessions.create(options, key)).session_id,
       execute: async (id, cell) => await sessions.execute(id, cell, key),
@@ -89,6 +111,21 @@ export function resultOfThrown(err: unknown): ExecResult {
     typeof code === 'string' ? code : 'SF_ERR_GATEWAY_INTERNAL',
     typeof message === 'string' ? message : String(err)
   )
+}
+
+/** Runs a judge `fn` and turns a rejection into the fleet's verdict (as {@link resultOfThrown} does an execute's). */
+export async function settleJudge(fn: () => Promise<JudgeResult>, language: string): Promise<JudgeResult> {
+  try {
+    return await fn()
+  } catch (err) {
+    const r = resultOfThrown(err)
+    return failedJudgeResult(
+      r.status as JudgeVerdict,
+      language,
+      r.error?.type ?? 'SF_ERR_GATEWAY_INTERNAL',
+      r.error?.message ?? ''
+    )
+  }
 }
 
 /** Runs `fn` and turns a rejection into a result (see {@link resultOfThrown}). */

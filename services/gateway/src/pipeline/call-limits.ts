@@ -100,3 +100,16 @@ function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'>
   }
   return undefined
 }
+
+/** What the limits stage holds a judge to: its program, its checker, its time and memory limits. */
+export function judgeCall(request: JudgeRequest): Call {
+  const call: Call = {
+    code: request.code,
+    timeout_ms: request.timeout_ms,
+    memory_mb: request.memory_mb,
+    compile_timeout_ms: request.compile_timeout_ms
+  }
+  const compare = request.compare
+  if (typeof compare === 'object' && compare !== null && 'checker' in compare) call.checker_code = compare.checker.code
+  return call
+}

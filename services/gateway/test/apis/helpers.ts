@@ -25,6 +25,15 @@ export async function loadSamples(name: 'sandboxfusion' | 'code-judge'): Promise
   return JSON.parse(await readFile(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as Sample[]
 }
 
+/** Loads the captured C and C++ samples of one service (fixtures/cpp.json). */
+export async function loadCppSamples(service: 'sandboxfusion' | 'code-judge'): Promise<Sample[]> {
+  const all = JSON.parse(await readFile(new URL('./fixtures/cpp.json', import.meta.url), 'utf8')) as Record<
+    string,
+    Sample[]
+  >
+  return all[service] ?? []
+}
+
 /** Runs a Python request in a plain `python3` child (tests only), answering an ExecResult. */
 export async function runPython(request: ExecRequest): Promise<ExecResult> {
   const req = resolveExecRequest(request)

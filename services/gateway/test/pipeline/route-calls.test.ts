@@ -104,9 +104,25 @@ test('the calls an API declares are what the limits see: an MCP tool call that r
         method: 'tools/call',
         params: { name: 'run_python', arguments: { code: 'x', timeout_ms: 5 } }
       },
-      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'close_session', arguments: { session_id: 's' } } }
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'close_session', arguments: { session_id: 's' } }
+      },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'judge', arguments: { code: 'j', tests: [] } } }
     ]),
-    [{ code: 'x', timeout_ms: 5 }, {}]
+    [
+      { code: 'x', timeout_ms: 5 },
+      {},
+      { code: 'j', timeout_ms: undefined, memory_mb: undefined, compile_timeout_ms: undefined }
+    ]
+  )
+  const cpp = { type: 'cpp', solution: 'int main(){}' }
+  assert.deepEqual(
+    (declared.get('POST /run') as RouteCalls).of(cpp),
+    [{ code: 'int main(){}', timeout_ms: 10_000, memory_mb: 384, compile_timeout_ms: 10_000 }],
+    'a cpp submission is held to the limits with its compile step'
   )
   const native = declared.get('POST /v1/judge') as RouteCalls
   assert.deepEqual(

@@ -14,22 +14,9 @@ import {
   type JudgeRequestProblem
 } from '@sandfleet/protocol'
 import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
-import type { Call } from '../../pipeline/call-limits.ts'
+import { judgeCall } from '../../pipeline/call-limits.ts'
 import type { Router } from '../../runners/router.ts'
 import type { RouteSchemas } from '../../schemas.ts'
-
-/** What the limits stage holds a judge to: its program, its checker, its time and memory limits. */
-export function judgeCall(request: JudgeRequest): Call {
-  const call: Call = {
-    code: request.code,
-    timeout_ms: request.timeout_ms,
-    memory_mb: request.memory_mb,
-    compile_timeout_ms: request.compile_timeout_ms
-  }
-  const compare = request.compare
-  if (typeof compare === 'object' && compare !== null && 'checker' in compare) call.checker_code = compare.checker.code
-  return call
-}
 
 /** The first problem of a batch's judges, its field placed in the batch (`requests/3/tests`). */
 function batchProblem(body: JudgeBatchRequest): JudgeRequestProblem | undefined {

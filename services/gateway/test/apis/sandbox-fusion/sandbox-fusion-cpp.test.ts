@@ -1,0 +1,146 @@
+/**
+ * SandboxFusion's `/run_code` with `cpp`, held to the captured samples (fixtures/cpp.json) with a judge that really
+ * compiles (the tests' local judge: g++ on this machine): `compile_result` and `run_result` with their own statuses,
+ * `run_result` null after a compile error or a `compile_timeout`, `TimeLimitExceeded`, an assertion's return code (-6)
+ * and stderr, `c` refused as SandboxFusion refuses it; and a fleet that judges no C++: the 422 naming `language`.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { failedJudgeResult, type JudgeLanguageInfo, type JudgeRequest } from '@sandfleet/protocol'
+import { sandboxFusionCompat } from '../../../src/apis/sandbox-fusion/sandbox-fusion.ts'
+import { assertSameShape, loadCppSamples, runPython } from '../helpers.ts'
+import { localJudge } from '../../helpers/local-judge.ts'
+
+const CPP: JudgeLanguageInfo = { name: 'cpp', aliases: ['c++'], title: 'C++17 (g++)', version: '12.2.0' }
+const judged: JudgeRequest[] = []
+
+async function fusionApp(languages: JudgeLanguageInfo[] = [CPP]): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(sandboxFusionCompat, {
+    execute: runPython,
+    judge: async (r) => {
+      judged.push(r)
+      return await localJudge(r)
+    },
+    judgedLanguages: async () => ({ byName: new Map(languages.map((l) => [l.name, l])) })
+  })
+  return app
+}
+
+let app: FastifyInstance
+before(async () => {
+  app = await fusionApp()
+})
+after(async () => {
+  await app.close()
+})
+
+// timings and the pod differ naturally; the 422's list of languages is the fleet's own
+const LOOSE = new Set(['$.executor_pod_name', '$.detail[0].msg', '$.detail[0].ctx'])
+
+for (const sample of await loadCppSamples('sandboxfusion')) {
+  const request = sample.request as Record<string, unknown>
+  test(`SandboxFusion C++ sample ${String(request.language)} ${JSON.stringify(request).slice(0, 100)} gets the captured shape and values`, async () => {
+    const res = await app.inject({ method: 'POST', url: '/run_code', payload: request })
+    assert.equal(res.statusCode, sample.http_status, res.body)
+    const body = res.json()
+    assertSameShape(body, sample.response, '$', LOOSE)
+    const want = sample.response
+    if (sample.http_status !== 200) {
+      assert.deepEqual(
+        body.detail.map((d: any) => [d.type, d.loc, d.input]),
+        want.detail.map((d: any) => [d.type, d.loc, d.input])
+      )
+      return
+    }
+    assert.equal(body.status, want.status)
+    assert.deepEqual(
+      [body.compile_result?.status, body.compile_result?.return_code === 0],
+      [want.compile_result?.status, want.compile_result?.return_code === 0]
+    )
+    assert.equal(body.run_result === null, want.run_result === null)
+    if (want.run_result !== null) {
+      assert.deepEqual(
+        [body.run_result.status, body.run_result.return_code, body.run_result.stdout],
+        [want.run_result.status, want.run_result.return_code, want.run_result.stdout]
+      )
+      const assertion = /Assertion `.*' failed\./
+      if (assertion.test(want.run_result.stderr))
+        assert.equal(body.run_result.stderr.match(assertion)?.[0], want.run_result.stderr.match(assertion)?.[0])
+    }
+    if (want.compile_result?.stderr) assert.match(body.compile_result.stderr, /error: .*object.* was not declared/)
+  })
+}
+
+test("a cpp program's limits come from run_timeout, compile_timeout and memory_limit_MB; stdin reaches it", async () => {
+  judged.length = 0
+  const res = await app.inject({
+    method: 'POST',
+    url: '/run_code',
+    payload: {
+      language: 'cpp',
+      code: '#include <iostream>\nint main(){std::string s; std::cin >> s; std::cout << s << s;}',
+      stdin: 'ab',
+      run_timeout: 2.5,
+      compile_timeout: 20,
+      memory_limit_MB: 256,
+      files: {},
+      fetch_files: []
+    }
+  })
+  assert.equal(res.json().run_result.stdout, 'abab')
+  assert.deepEqual(
+    [judged[0]?.timeout_ms, judged[0]?.compile_timeout_ms, judged[0]?.memory_mb, judged[0]?.tests],
+    [2500, 20_000, 256, [{ stdin: 'ab' }]]
+  )
+  const files = await app.inject({
+    method: 'POST',
+    url: '/run_code',
+    payload: { language: 'cpp', code: 'int main(){}', files: { 'a.txt': 'eA==' } }
+  })
+  assert.equal(files.statusCode, 422)
+  assert.deepEqual(files.json().detail[0].loc, ['body', 'files'])
+})
+
+test('a fleet that judges no C++ answers cpp 422 naming language, listing what it takes, and runs nothing', async () => {
+  const none = await fusionApp([])
+  try {
+    judged.length = 0
+    const res = await none.inject({
+      method: 'POST',
+      url: '/run_code',
+      payload: { language: 'cpp', code: 'int main(){}' }
+    })
+    assert.equal(res.statusCode, 422)
+    assert.deepEqual(res.json().detail[0].loc, ['body', 'language'])
+    assert.equal(res.json().detail[0].msg, "Input should be 'python' or 'nodejs'")
+    assert.equal(judged.length, 0)
+  } finally {
+    await none.close()
+  }
+})
+
+test("the fleet's verdicts are SandboxError; a runner's refusal is a 422 naming the field it came from", async () => {
+  for (const [verdict, code, message, status, field] of [
+    ['queue_timeout', 'SF_ERR_RUNNER_QUEUE_TIMEOUT', 'waited too long', 200, undefined],
+    ['infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died', 200, undefined],
+    ['invalid_request', 'SF_ERR_RUNNER_LANGUAGE', 'language: cpp is not judged here', 422, 'language'],
+    ['invalid_request', 'SF_ERR_RUNNER_LIMIT', 'compile_timeout_ms: 20000 is over 10000', 422, 'compile_timeout'],
+    ['invalid_request', 'SF_ERR_RUNNER_LIMIT', 'timeout_ms: 20000 is over 10000', 422, 'run_timeout']
+  ] as const) {
+    const one = Fastify()
+    try {
+      await one.register(sandboxFusionCompat, {
+        execute: runPython,
+        judge: async () => failedJudgeResult(verdict, 'cpp', code, message)
+      })
+      const res = await one.inject({ method: 'POST', url: '/run_code', payload: { language: 'cpp', code: 'x' } })
+      assert.equal(res.statusCode, status, message)
+      if (status === 200) assert.deepEqual([res.json().status, res.json().run_result], ['SandboxError', null])
+      else assert.deepEqual(res.json().detail[0].loc, ['body', field])
+    } finally {
+      await one.close()
+    }
+  }
+})
