@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: boot, libc, limits, files, tampering, seccomp, job, judge_job, tiers, census, taint, reuse, reuser, zygote, cleanup, capture, results, judge, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -344,6 +344,10 @@ SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
+# Kinds of job besides the run of a program's code, by name (judge_job.py adds the judge's: a program run by exec, a
+# function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status, report)`.
+KINDS = {}
+
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
 # job process would cost copy-on-write faults in each.
@@ -415,14 +419,15 @@ def finish():
 
 def read_job():
     """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
-    stdin, files, nonce, wait_files); None when the controller is gone."""
+    stdin, files, nonce, wait_files, kind); None when the controller is gone. `kind`: None (the code runs), or (name,
+    spec) of one of KINDS."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
     if payload is None:
         return None
-    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    code, compiled, n, files, nonce, wait_files, kind = marshal.loads(payload)
     stdin = read_exactly(n)
-    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files, kind)
 
 
 def read_exactly(n):
@@ -450,7 +455,7 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*job[:4])
+        status, report = run_kind(*job[:4], job[6])
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -461,6 +466,13 @@ def child():
             pass
         status = 1
     _exit(status)
+
+
+def run_kind(code, compiled, stdin, files, kind, watch=None):
+    """Runs a job of its kind: its code (`kind` None), or one of KINDS with its spec."""
+    if kind is None:
+        return run_job(code, compiled, stdin, files, watch)
+    return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
 
 
 def run_job(code, compiled, stdin, files, watch=None):
@@ -535,6 +547,129 @@ def end_as_script():
     writes out what the standard streams still hold."""
     finish()
     flush_std()
+
+
+# ---------------- sandfleet_sandbox/judge_job.py
+# The judge's kinds of job, in the job process (registered in job.KINDS): a program run by exec (the compiler, named by
+# its argv; or a compiled binary, from a sealed memfd no process can write), a function of the code called with JSON
+# arguments (its return value reported as JSON), and a script given arguments (a Python checker's INPUT OUTPUT ANSWER).
+#
+# Like the rest of the job process, it imports nothing once the zygotes have forked: what it uses is imported here.
+
+import _signal
+import fcntl
+import json
+import os
+import signal
+import sys
+
+
+# memfd_create's flags and the seals of a binary's copy: nothing may write, grow or shrink it, or change its seals.
+MFD_CLOEXEC, MFD_ALLOW_SEALING = 1, 2
+F_ADD_SEALS = 1033
+SEALED = 1 | 2 | 4 | 8  # F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE
+# The signals the interpreter ignores and an exec'd program would inherit ignored: it gets their defaults, as a program
+# a shell starts does (a write to a closed pipe, a file past its size limit, end it).
+DEFAULT_SIGNALS = (int(signal.SIGPIPE), int(signal.SIGXFSZ))
+# The longest return value of a call, as JSON: a longer one is not compared (the test fails).
+RETURN_LIMIT = 1 << 18
+# The call test's harness, run in the job's __main__ after its code: the call, its value kept there.
+HARNESS = compile('__sandfleet_return__ = __sandfleet_call__()', '<judge>', 'exec')
+_json_loads, _json_dumps = json.loads, json.dumps
+
+
+def prepare_process(stdin, files):
+    """What every job process does before its program: stdin on fd 0 (a memfd), the work dir, the request's files.
+    An error report when the files could not all be written (the program does not run), else None."""
+    if stdin:
+        fd = os.memfd_create('stdin', 0)
+        os.write(fd, stdin)
+        os.lseek(fd, 0, 0)
+        os.dup2(fd, 0)
+        os.close(fd)
+    os.chdir(WORKDIR)  # made empty by the controller after the last job
+    try:
+        write_files(WORKDIR, files, PLACES)
+    except (ValueError, OSError) as e:
+        return {'type': type(e).__name__, 'message': 'files: %s' % e}
+    return None
+
+
+def run_exec(code, compiled, stdin, files, spec, watch):
+    """Execs the program of `spec`: `argv` (argv[0] looked up on PATH), or, with `binary`, that binary from a sealed
+    memfd, argv[0] only its name. Returns (127, report) only when the exec failed; a program that runs ends this
+    process with its own status. The report pipe (fd 3) closes at the exec: the program cannot write the report."""
+    argv, binary = list(spec['argv']), spec.get('binary')
+    failure = prepare_process(stdin, files)
+    if failure is not None:
+        return 1, failure
+    try:
+        for sig in DEFAULT_SIGNALS:
+            _signal.signal(sig, _signal.SIG_DFL)
+        _signal.signal(int(signal.SIGTERM), _signal.SIG_DFL)
+        os.set_inheritable(3, False)
+        if binary is None:
+            os.execvp(argv[0], argv)
+        fd = os.memfd_create('main', MFD_CLOEXEC | MFD_ALLOW_SEALING)
+        view = memoryview(binary)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, F_ADD_SEALS, SEALED)
+        os.execve(fd, argv, os.environ)
+    except OSError as e:
+        return 127, {'type': 'ExecFailed', 'message': '%s: %s' % (argv[0], e.strerror or e)}
+    return 127, {'type': 'ExecFailed', 'message': argv[0]}
+
+
+def caller(name, args):
+    """The call of a call test: the function `name` of the job's __main__ (or, LeetCode's way, the method of a fresh
+    `Solution()`), given `args`."""
+
+    def call():
+        main = sys.modules['__main__'].__dict__
+        fn = main.get(name)
+        if fn is None:
+            cls = main.get('Solution')
+            if cls is None:
+                raise NameError('name %r is not defined' % name)
+            fn = getattr(cls(), name)
+        return fn(*args)
+
+    return call
+
+
+def run_call(code, compiled, stdin, files, spec, watch):
+    """Runs the code, then calls its function `spec[0]` with the JSON arguments `spec[1]`; the report carries the return
+    value as JSON (`returned`), or why it has none (`returned_error`: no JSON value, or too long)."""
+    name, args = spec
+    status, report = run_job(code, compiled, stdin, files, watch)
+    if status:
+        return status, report
+    main = sys.modules['__main__'].__dict__
+    main['__sandfleet_call__'] = caller(name, _json_loads(args))
+    status, report = run_job(code, HARNESS, b'', {}, watch)
+    value = main.pop('__sandfleet_return__', None)
+    main.pop('__sandfleet_call__', None)
+    if status:
+        return status, report
+    try:
+        text = _json_dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        return 0, {'returned_error': 'not a JSON value: %s (%s)' % (repr(value)[:1000], e)}
+    if len(text) > RETURN_LIMIT:
+        return 0, {'returned_error': 'a value of %d bytes of JSON, over %d' % (len(text), RETURN_LIMIT)}
+    return 0, {'returned': text}
+
+
+def run_argv(code, compiled, stdin, files, spec, watch):
+    """Runs the code as `python3 main.py ARGS` would: `sys.argv` its path and the arguments `spec`."""
+    sys.argv = [MAIN_FILE, *spec]
+    return run_job(code, compiled, stdin, files, watch)
+
+
+# The judge's kinds, by the names the controller gives them (judge.py).
+JUDGE_KINDS = ('exec', 'call', 'argv')
+KINDS.update(zip(JUDGE_KINDS, (run_exec, run_call, run_argv)))
 
 
 # ---------------- sandfleet_sandbox/tiers.py
@@ -1697,9 +1832,9 @@ def reuse_child():
         job = read_job()
         if job is None:
             _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = job
+        code, compiled, stdin, files, nonce, wait_files, kind = job
         watch.assigned = assigns_attributes(code)
-        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, kind, watch)
         if watch.taint is None:
             if not same_fds(own):
                 watch.mark('descriptors of its own closed or replaced')
@@ -1744,13 +1879,13 @@ def reuse_child():
             _exit(0)
 
 
-def run_in_context(code, compiled, stdin, files, watch):
+def run_in_context(code, compiled, stdin, files, kind, watch):
     """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
     one of them, made fresh as a forked job's first getcontext() makes it."""
     decimal = sys.modules.get('decimal')
     if decimal is not None:
         decimal.setcontext(decimal.Context())
-    return run_job(code, compiled, stdin, files, watch)
+    return run_kind(code, compiled, stdin, files, kind, watch)
 
 
 def prepare(base, stdio, touched, stdin=True):
@@ -2795,6 +2930,229 @@ def ending(job, tier, timed_out, wstatus, done, report, oom_killed):
     )
 
 
+# ---------------- sandfleet_sandbox/judge.py
+# A judge in the sandbox (the `judge` frame): the program compiled once, then run on each test in a fresh process, each
+# run a job of the controller's own (its tier or its reuse process, limits, deadline, capture, sweep and clean-up, as an
+# `exec` job's), each answered as it ends with a `tested` frame; a checker, when the judge has one, run the same way after
+# each test whose program is gone. What the runner compares, it compares outside: the expected outputs never come here
+# (a checker's answers come only with a checker, each written for its run alone, after the program's run).
+#
+# The executor knows nothing of languages: the runner sends the compile step's argv and the binary's run argv; Python
+# alone has a path of its own (the code compiled to bytecode once, here, and each test a fork of its warm zygote, or a
+# run in its reuse process at `reuse`).
+#
+# Frames (docs/executor-protocol.md, "Judging"): `compiled` for each compile step that ran (`binary`, base64, with a
+# compiler's output that the runner may cache), `tested` for each test that ran, then the job's `result` (its status
+# `ok` when the judge ran to its end or its stop; a fleet status when it could not; `retire` as any job's).
+
+import base64
+import time
+import traceback
+
+
+# What a test's result frame is sent with, of the run's result: the rest (files, tier) stays here.
+TESTED_FIELDS = ('status', 'exit_code', 'stdout', 'stderr', 'duration_ms', 'truncated', 'error', 'cpu_ms')
+# The kinds of job of a judge's runs (judge_job.py, in the job process).
+EXEC, CALL, ARGV = JUDGE_KINDS
+# Results that mean the judge cannot go on here: the fleet's (another sandbox may judge it).
+FLEET = ('infra_error', 'queue_timeout')
+
+
+def judge(ctl, frame):
+    """Judges `frame` on controller `ctl`: its result frame, once every test that runs has been answered."""
+    return Judge(ctl, frame).run()
+
+
+class Judge:
+    """One judge frame on the controller: its programs made ready, its tests run, what it answers."""
+
+    def __init__(self, ctl, frame):
+        self.ctl, self.frame, self.id = ctl, frame, frame.get('id')
+        self.t0 = time.perf_counter()
+        wait = frame.get('wait_ms')
+        self.wait_until = None if not isinstance(wait, (int, float)) else self.t0 + wait / 1000
+        self.retire = None  # why the sandbox retires after a run (no more runs here), or None
+        self.cpu_ms = 0.0
+
+    def run(self):
+        frame = self.frame
+        program = self.ready('program', frame['program'])
+        if not isinstance(program, tuple):
+            return self.end(program)
+        checker = None
+        if frame.get('checker') is not None:
+            checker = self.ready('checker', frame['checker'])
+            if not isinstance(checker, tuple):
+                return self.end(checker)
+        answers = frame.get('answers') or []
+        stop_on_failure = frame.get('stop_on_failure') is True
+        for index, test in enumerate(frame.get('tests') or []):
+            if self.retire is not None or self.stopped():
+                break
+            result = self.run_one(self.test_job(program, test, checker is not None))
+            if result['status'] in FLEET:
+                return self.end(result)
+            tested = {'op': 'tested', 'id': self.id, 'index': index}
+            tested.update((k, result.get(k)) for k in TESTED_FIELDS)
+            for key in ('returned', 'returned_error'):
+                if key in result:
+                    tested[key] = result[key]
+            passed = result['status'] == 'ok' and not result['truncated']['stdout']
+            if checker is not None and passed and self.retire is None:
+                checked = self.run_one(self.checker_job(checker, test, result['stdout'], answers[index]))
+                if checked['status'] in FLEET:
+                    return self.end(checked)
+                tested['checker'] = {k: checked.get(k) for k in ('status', 'exit_code', 'stdout', 'stderr', 'error')}
+                passed = checked['status'] == 'ok'
+            self.ctl.send(tested)
+            if stop_on_failure and not passed:
+                break  # what the runner would stop at (a wrong output it compares itself: it asks for the stop)
+        return self.end(None)
+
+    def stopped(self):
+        """Whether the runner asked this judge to stop (its frames read without waiting)."""
+        if self.id not in self.ctl.stops:
+            self.ctl.pump(0)
+        return self.id in self.ctl.stops
+
+    def ready(self, step, spec):
+        """Program `spec` made ready to run: ('python', code object) or ('binary', bytes); or, when it is not, the
+        result that ends the judge (None: a failed compile, already answered with its `compiled` frame)."""
+        if spec['runtime'] == 'python':
+            return self.compile_python(step, spec)
+        if spec.get('binary') is not None:  # the runner's compile cache: compiled before, by the same compiler
+            return 'binary', base64.b64decode(spec['binary'])
+        output = spec['output']
+        result = self.run_one(
+            self.job(
+                timeout_ms=self.frame.get('compile_timeout_ms'),
+                memory_mb=self.frame.get('compile_memory_mb'),
+                files={spec['source']: base64.b64encode(spec['code'].encode()).decode()},
+                fetch_files=[output],
+                kind=(EXEC, {'argv': spec['compile']}),
+            )
+        )
+        if result['status'] in FLEET:
+            return result
+        compiled = {'op': 'compiled', 'id': self.id, 'step': step}
+        compiled.update((k, result.get(k)) for k in TESTED_FIELDS)
+        binary = result['files'].get(output) if result['status'] == 'ok' else None
+        if result['status'] == 'ok' and binary is None:
+            why = (result.get('fetch_errors') or {}).get(output, 'not written')
+            compiled.update(
+                status='error', stderr=result['stderr'] + '\nthe compiler\'s output %s: %s\n' % (output, why)
+            )
+        if binary is not None:
+            compiled['binary'] = binary
+        self.ctl.send(compiled)
+        return ('binary', base64.b64decode(binary)) if binary is not None else None
+
+    def compile_python(self, step, spec):
+        """Python's compile step: to bytecode, here, once for every test (as an `exec` job's code is compiled here)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
+        compiled = {'op': 'compiled', 'id': self.id, 'step': step, 'exit_code': 0, 'stdout': '', 'stderr': ''}
+        try:
+            code = compile(spec['code'], MAIN_FILE, 'exec', dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+            code = None
+            compiled.update(status='error', exit_code=1, stderr=''.join(traceback.format_exception_only(type(e), e)))
+        else:
+            compiled['status'] = 'ok'
+        compiled.update(
+            duration_ms=(time.perf_counter() - t0) * 1000,
+            cpu_ms=round((time.thread_time() - c0) * 1000, 3),
+            truncated={'stdout': False, 'stderr': False},
+            error=None,
+        )
+        self.ctl.send(compiled)
+        return None if code is None else ('python', code)
+
+    def job(self, **fields):
+        """A run of this judge as the controller runs an `exec` job: its id, tenant, output cap, what is left of its
+        wait for a tier."""
+        job = {
+            'id': self.id,
+            'tenant': self.frame.get('tenant'),
+            'code': '',
+            'stdin': '',
+            'files': {},
+            'fetch_files': [],
+            'isolation': 'fork',
+            'max_output_bytes': self.frame.get('max_output_bytes'),
+        }
+        if self.wait_until is not None:
+            job['wait_ms'] = max(0, int((self.wait_until - time.perf_counter()) * 1000))
+        job.update(fields)
+        return job
+
+    def test_job(self, program, test, checked):
+        """The run of the program on one test: Python's code object (its call, for a call test), or the binary."""
+        runtime, what = program
+        limits = {'timeout_ms': self.frame.get('timeout_ms'), 'memory_mb': self.frame.get('memory_mb')}
+        stdin = test.get('stdin') or ''
+        if runtime == 'binary':
+            run = self.frame['program'].get('run') or ['./main']
+            return self.job(stdin=stdin, kind=(EXEC, {'argv': run, 'binary': what}), **limits)
+        call = test.get('call')
+        return self.job(
+            code=self.frame['program']['code'],
+            compiled=what,
+            stdin=stdin,
+            # a checker's answers are written in the work dir beside the reuse process: its program runs forked
+            isolation='fork' if checked else self.frame.get('isolation') or 'fork',
+            kind=None if call is None else (CALL, (call[0], call[1])),
+            **limits,
+        )
+
+    def checker_job(self, checker, test, output, answer):
+        """The checker's run on one test, `checker INPUT OUTPUT ANSWER`: the three files written for it alone, after the
+        program's run was swept."""
+        files = {
+            name: base64.b64encode(text.encode()).decode()
+            for name, text in (('input', test.get('stdin') or ''), ('output', output), ('answer', answer))
+        }
+        limits = {'timeout_ms': self.frame.get('checker_timeout_ms'), 'memory_mb': self.frame.get('memory_mb')}
+        runtime, what = checker
+        if runtime == 'binary':
+            argv = [*(self.frame['checker'].get('run') or ['./checker']), 'input', 'output', 'answer']
+            return self.job(files=files, kind=(EXEC, {'argv': argv, 'binary': what}), **limits)
+        return self.job(
+            code=self.frame['checker']['code'],
+            compiled=what,
+            files=files,
+            kind=(ARGV, ['input', 'output', 'answer']),
+            **limits,
+        )
+
+    def run_one(self, job):
+        """One run, as the controller runs an `exec` job (and, after a reuse process's run, its verdict awaited and the
+        dirs cleaned, as between two jobs); its result frame."""
+        result = self.ctl.run(job)
+        if self.ctl.after_reuse is not None:
+            self.ctl.clean_after_reuse()
+        self.ctl.settle()
+        if result.get('retire'):
+            self.retire = result.get('retire_reason') or 'other'
+        if isinstance(result.get('cpu_ms'), (int, float)):
+            self.cpu_ms += result['cpu_ms']
+        return result
+
+    def end(self, fault):
+        """The judge's result frame: `ok` when it ran to its end or its stop; else the fault that ended it (a fleet
+        status: its tier still warming, the sandbox tampered with)."""
+        if fault is not None:
+            result = dict(fault)
+        else:
+            result = failed(self.frame, 'ok', '', '')
+            result['error'] = None
+        result.update(op='result', id=self.id, duration_ms=(time.perf_counter() - self.t0) * 1000)
+        result['cpu_ms'] = round(self.cpu_ms, 3)
+        if self.retire is not None:
+            result.update(retire=True, retire_reason=result.get('retire_reason') or self.retire)
+        self.ctl.stops.discard(self.id)
+        return result
+
+
 # ---------------- sandfleet_sandbox/controller.py
 
 import base64
@@ -2922,6 +3280,7 @@ class Controller:
         os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
         self.running = None  # the reuse process running the job, if one is
+        self.stops = set()  # the ids of the judges the runner asked to stop (judge.py)
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
@@ -3007,8 +3366,10 @@ class Controller:
             return
         if frame.get('op') == 'shutdown':
             self.closing = True
-        elif frame.get('op') == 'exec':
+        elif frame.get('op') in ('exec', 'judge'):
             self.frames.append(frame)
+        elif frame.get('op') == 'judge_stop':
+            self.stops.add(frame.get('id'))
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -3043,7 +3404,8 @@ class Controller:
         self.tell()
         while not self.closing:
             if self.frames:
-                self.send(self.run(self.frames.pop(0)))
+                frame = self.frames.pop(0)
+                self.send(judge(self, frame) if frame.get('op') == 'judge' else self.run(frame))
                 if self.after_reuse is not None:
                     self.clean_after_reuse()
                 self.settle()  # a reuse process whose verdict came with its job's end
@@ -3379,6 +3741,12 @@ class Controller:
             result['fetch_errors'] = taken.fetch_errors
         if taken.refused is not None:
             result['reuse_refused'] = taken.refused
+        for key in (
+            'returned',
+            'returned_error',
+        ):  # a judge's call test: its function's return value, as JSON, or why not
+            if taken.report is not None and key in taken.report:
+                result[key] = taken.report[key]
         if 'waited_ms' in job:
             result['waited_ms'] = job['waited_ms']
         return result
@@ -3510,7 +3878,10 @@ class Controller:
         twice more, here and in the job process)."""
         code = job.get('code', '')
         stdin = (job.get('stdin') or '').encode()
-        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        compiled = job.get('compiled') or precompile(code)  # a judge's program is compiled once, for all its tests
+        payload = marshal.dumps(
+            (code, compiled, len(stdin), job.get('files') or {}, nonce, wait_files, job.get('kind'))
+        )
         return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):

@@ -37,6 +37,7 @@ from .zygote import Zygote
 from .cleanup import Cleanup, remove_tree, sweep
 from .capture import DEFAULT_OUTPUT_CAP, Capture
 from .results import ending, failed
+from .judge import judge
 
 # How long a job runs before the controller also watches its pipes (a full pipe blocks the job until then).
 PATIENCE_S = float(os.environ.get('SANDFLEET_PIPE_PATIENCE_MS', '20')) / 1000
@@ -149,6 +150,7 @@ class Controller:
         os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
         self.running = None  # the reuse process running the job, if one is
+        self.stops = set()  # the ids of the judges the runner asked to stop (judge.py)
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
@@ -234,8 +236,10 @@ class Controller:
             return
         if frame.get('op') == 'shutdown':
             self.closing = True
-        elif frame.get('op') == 'exec':
+        elif frame.get('op') in ('exec', 'judge'):
             self.frames.append(frame)
+        elif frame.get('op') == 'judge_stop':
+            self.stops.add(frame.get('id'))
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""
@@ -270,7 +274,8 @@ class Controller:
         self.tell()
         while not self.closing:
             if self.frames:
-                self.send(self.run(self.frames.pop(0)))
+                frame = self.frames.pop(0)
+                self.send(judge(self, frame) if frame.get('op') == 'judge' else self.run(frame))
                 if self.after_reuse is not None:
                     self.clean_after_reuse()
                 self.settle()  # a reuse process whose verdict came with its job's end
@@ -606,6 +611,12 @@ class Controller:
             result['fetch_errors'] = taken.fetch_errors
         if taken.refused is not None:
             result['reuse_refused'] = taken.refused
+        for key in (
+            'returned',
+            'returned_error',
+        ):  # a judge's call test: its function's return value, as JSON, or why not
+            if taken.report is not None and key in taken.report:
+                result[key] = taken.report[key]
         if 'waited_ms' in job:
             result['waited_ms'] = job['waited_ms']
         return result
@@ -737,7 +748,10 @@ class Controller:
         twice more, here and in the job process)."""
         code = job.get('code', '')
         stdin = (job.get('stdin') or '').encode()
-        payload = marshal.dumps((code, precompile(code), len(stdin), job.get('files') or {}, nonce, wait_files))
+        compiled = job.get('compiled') or precompile(code)  # a judge's program is compiled once, for all its tests
+        payload = marshal.dumps(
+            (code, compiled, len(stdin), job.get('files') or {}, nonce, wait_files, job.get('kind'))
+        )
         return len(payload).to_bytes(8, 'little') + payload + stdin
 
     def clean_after_reuse(self):

@@ -44,6 +44,10 @@ SCRATCH = [d for d in os.environ.get('SANDFLEET_SCRATCH', '').split(':') if d]  
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
+# Kinds of job besides the run of a program's code, by name (judge_job.py adds the judge's: a program run by exec, a
+# function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status, report)`.
+KINDS = {}
+
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
 # job process would cost copy-on-write faults in each.
@@ -115,14 +119,15 @@ def finish():
 
 def read_job():
     """The next job from the job pipe (fd 4), as the controller writes it (Controller.job_bytes): (code, code object,
-    stdin, files, nonce, wait_files); None when the controller is gone."""
+    stdin, files, nonce, wait_files, kind); None when the controller is gone. `kind`: None (the code runs), or (name,
+    spec) of one of KINDS."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
     if payload is None:
         return None
-    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    code, compiled, n, files, nonce, wait_files, kind = marshal.loads(payload)
     stdin = read_exactly(n)
-    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files, kind)
 
 
 def read_exactly(n):
@@ -150,7 +155,7 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*job[:4])
+        status, report = run_kind(*job[:4], job[6])
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -161,6 +166,13 @@ def child():
             pass
         status = 1
     _exit(status)
+
+
+def run_kind(code, compiled, stdin, files, kind, watch=None):
+    """Runs a job of its kind: its code (`kind` None), or one of KINDS with its spec."""
+    if kind is None:
+        return run_job(code, compiled, stdin, files, watch)
+    return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
 
 
 def run_job(code, compiled, stdin, files, watch=None):

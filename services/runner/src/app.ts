@@ -7,6 +7,8 @@
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
  *   On both, `x-sandfleet-queue-timeout-ms` (`RUNNER_HEADERS.queueTimeoutMs`) is how long the
  *   caller lets the jobs wait for a sandbox; the runner's `queueTimeoutMs` caps it.
+ * - `POST /v1/judge`: a JudgeRequest → a JudgeResult (400 ErrorBody naming the field when it is refused);
+ *   `POST /v1/judge/batch`: `{requests}` → `{results}`, or streamed as `{index, result}` like an execute batch.
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET
  *   /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
@@ -21,6 +23,10 @@ import {
   ErrorBodySchema,
   ExecRequestSchema,
   ExecResultSchema,
+  JudgeBatchRequestSchema,
+  JudgeBatchResponseSchema,
+  JudgeRequestSchema,
+  JudgeResultSchema,
   NDJSON,
   RUNNER_HEADERS,
   RUNNER_PATHS,
@@ -31,7 +37,9 @@ import {
   SessionInfoSchema,
   type BatchRequest,
   type ErrorBody,
-  type ExecRequest
+  type ExecRequest,
+  type JudgeBatchRequest,
+  type JudgeRequest
 } from '@sandfleet/protocol'
 import {
   NdjsonWriter,
@@ -100,6 +108,8 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   installErrorShape(app, edge)
   app.addSchema(ExecRequestSchema)
   app.addSchema(ExecResultSchema)
+  app.addSchema(JudgeRequestSchema)
+  app.addSchema(JudgeResultSchema)
   for (const schema of [SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema]) app.addSchema(schema)
 
   if (runner.config.runnerSecret !== '') {
@@ -166,6 +176,62 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
       void runner
         .runBatch(
           calls,
+          (index, result) => {
+            lines.push({ index, result })
+          },
+          options
+        )
+        .then(() => {
+          lines.end()
+        })
+      return await reply.header('content-type', NDJSON).send(lines.stream)
+    }
+  )
+
+  app.post<{ Body: JudgeRequest }>(
+    RUNNER_PATHS.judge,
+    { schema: { body: JudgeRequestSchema, response: { 200: JudgeResultSchema, ...errorResponses } } },
+    async (request, reply) => {
+      const judge = runner.prepareJudge(request.body)
+      if (judge.problem !== undefined)
+        return await reply.code(400).send(errorBody(judge.problem.code, judge.problem.message, judge.problem.field))
+      const queueTimeoutMs = queueTimeoutOf(request.headers)
+      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      return await runner.runJudge(judge, {
+        signal: callerSignal(reply.raw),
+        queueTimeoutMs,
+        tenant: tenantOf(request.headers)
+      })
+    }
+  )
+
+  app.post<{ Body: JudgeBatchRequest }>(
+    RUNNER_PATHS.judgeBatch,
+    { schema: { body: JudgeBatchRequestSchema, response: { 200: JudgeBatchResponseSchema, ...errorResponses } } },
+    async (request, reply) => {
+      const judges = request.body.requests.map((r) => runner.prepareJudge(r))
+      for (let i = 0; i < judges.length; i++) {
+        const problem = judges[i].problem
+        if (problem !== undefined)
+          return await reply
+            .code(400)
+            .send(
+              errorBody(
+                problem.code,
+                `requests/${i}/${problem.field}: ${problem.message}`,
+                `requests/${i}/${problem.field}`
+              )
+            )
+      }
+      const queueTimeoutMs = queueTimeoutOf(request.headers)
+      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
+      if (!(request.headers.accept ?? '').includes(NDJSON))
+        return { results: await runner.runJudgeBatch(judges, undefined, options) }
+      const lines = new NdjsonWriter()
+      void runner
+        .runJudgeBatch(
+          judges,
           (index, result) => {
             lines.push({ index, result })
           },

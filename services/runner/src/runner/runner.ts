@@ -11,6 +11,7 @@
  * fleet's faults, a user status when the code ran).
  */
 import {
+  JUDGE_LANGUAGES,
   failedJudgeResult,
   failedResult,
   type ExecRequest,
@@ -38,6 +39,7 @@ import type { SessionHost } from '../sessions/session-host.ts'
 import { assemble, release } from './assembly.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
 import { prepareJudge, type PreparedJudge } from '../judge/prepared-judge.ts'
+import { Judges } from '../judge/judges.ts'
 import { languageProblem } from '../requests/request-check.ts'
 import { infoReport, isolationsOf, loadReport } from './reports.ts'
 import { noParts, type RunnerParts } from './runner-parts.ts'
@@ -81,8 +83,8 @@ export class Runner implements RunnerApi {
   readonly #parts: RunnerParts = noParts()
   /** The pools by language (the parts' own map). */
   readonly #pools = this.#parts.pools
-  /** The languages it judges (by name), once started. */
-  readonly #judged = new Set<string>()
+  /** Its judging: the languages, the compile cache, the compilers' versions. */
+  readonly #judges: Judges
   #state: RunnerState = 'starting'
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
@@ -94,6 +96,17 @@ export class Runner implements RunnerApi {
     this.#givenDriver = options.driver
     this.#metrics = new RunnerMetrics(this.id, options.processMetrics === true)
     this.registry = this.#metrics.registry
+    this.#judges = new Judges({
+      drivers: () => new Map([...this.#pools].map(([language, pool]) => [language, pool.driver])),
+      submit: (job, done) => {
+        this.#submit({ job, problem: undefined, requestId: undefined }, undefined, done)
+      },
+      cacheBytes: config.judgeCacheBytes,
+      maxOutputBytes: config.maxJudgeOutputBytes,
+      echoBytes: config.maxOutputBytes,
+      javascriptVersion: `V8 ${process.versions.v8}`
+    })
+    this.#metrics.judges(() => this.#judges.counters())
   }
 
   /** Lifecycle: `starting` until {@link start} resolves, `ready`, `draining` in {@link close}, `closed`. */
@@ -283,7 +296,9 @@ export class Runner implements RunnerApi {
    * to those the runner judges, once: the judge to run, or why it is refused (what the HTTP app answers 400).
    */
   prepareJudge(request: JudgeRequest): PreparedJudge {
-    return prepareJudge(request, this.config, this.#judged)
+    // before start, any language of the table: the judge checks it once the pools are there
+    const judged = this.#pools.size === 0 ? new Set(JUDGE_LANGUAGES) : this.#judges.languages()
+    return prepareJudge(request, this.config, judged)
   }
 
   /** Judges one program against its tests and resolves with its verdict; never rejects. */
@@ -292,14 +307,37 @@ export class Runner implements RunnerApi {
   }
 
   /** Runs one {@link prepareJudge}d judge; a refused one is answered `invalid_request`. Never rejects. */
-  async runJudge(prepared: PreparedJudge, _options?: ExecuteOptions): Promise<JudgeResult> {
-    const problem = prepared.problem ?? {
-      code: 'SF_ERR_RUNNER_LANGUAGE' as const,
-      field: 'language',
-      message: 'this runner judges no language'
+  async runJudge(prepared: PreparedJudge, options?: ExecuteOptions): Promise<JudgeResult> {
+    let result: JudgeResult
+    if (prepared.judge === undefined) {
+      const { code, field, message } = prepared.problem
+      result = this.#failedJudge(prepared, 'invalid_request', code, field === '' ? message : `${field}: ${message}`)
+    } else if (this.#state === 'draining' || this.#state === 'closed') {
+      result = this.#failedJudge(prepared, 'infra_error', 'SF_ERR_RUNNER_DRAINING')
+    } else {
+      if (this.#state === 'starting' && this.#starting !== undefined) await this.#starting.catch(() => {})
+      const judge = prepared.judge
+      const requestId = prepared.requestId
+      // prepared before the pools were there: its languages checked now
+      const judged = this.#judges.languages()
+      const missing = [judge.language, judge.compare.kind === 'checker' ? judge.compare.language : judge.language].find(
+        (language) => !judged.has(language)
+      )
+      result =
+        missing !== undefined
+          ? this.#failedJudge(
+              prepared,
+              'invalid_request',
+              'SF_ERR_RUNNER_LANGUAGE',
+              `this runner does not judge ${missing} (it judges ${[...judged].join(', ')})`
+            )
+          : await this.#judges.run(judge, requestId, (job, done) => {
+              this.#submit({ job, problem: undefined, requestId }, options, done)
+            })
+      if (result.runner === '') result.runner = this.id
     }
-    const { code, field, message } = problem
-    return this.#failedJudge(prepared, 'invalid_request', code, field === '' ? message : `${field}: ${message}`)
+    this.#metrics.judged(result)
+    return result
   }
 
   /** Judges many (one queue budget for all), resolving with the results in request order; never rejects. */
@@ -344,7 +382,14 @@ export class Runner implements RunnerApi {
    * pool, and the Python pool's environment manifest (read by the driver at start-up).
    */
   info(): RunnerInfo {
-    return infoReport(this, this.#parts)
+    const info = infoReport(this, this.#parts)
+    if (this.#pools.size === 0) return info
+    // the compilers' versions are read in a sandbox when first needed: the first report lists them as unknown
+    if (this.#pools.get('python')?.driver.judges === true)
+      this.#judges.probe().catch((err: unknown) => {
+        this.#log.warn({ runner: this.id, err: messageOf(err) }, "the probe of the sandboxes' compilers failed")
+      })
+    return { ...info, judge_languages: this.#judges.info() }
   }
 
   /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */

@@ -74,6 +74,8 @@ export class DockerDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
+  /** The executor judges a whole program in one job (its `judge` frame). */
+  readonly judges = true
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
   /** Warm spares kept once the pool is up. */

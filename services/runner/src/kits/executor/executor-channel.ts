@@ -5,10 +5,11 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES } from '@sandfleet/protocol'
-import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
+import type { DriverEvents, Job, JobWatch, JudgeSink, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
+import { compiledOf, judgeFrame, judgeStopFrame, testedOf } from './judge-frames.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -44,6 +45,8 @@ interface Pending {
   watch: JobWatch | undefined
   askedReuse: boolean
   started: boolean
+  /** A judge's: where its `compiled` and `tested` frames go; whether its stop was sent. */
+  judge?: { sink: JudgeSink; stopped: boolean }
 }
 
 /** The `fetch_errors` of a result frame, when it names any. */
@@ -151,22 +154,29 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
-    const frame = JSON.stringify({
-      op: 'exec',
-      id,
-      code: r.code,
-      stdin: r.stdin,
-      timeout_ms: r.timeout_ms,
-      memory_mb: r.memory_mb,
-      files: r.files,
-      fetch_files: r.fetch_files,
-      max_output_bytes: job.maxOutputBytes,
-      wait_ms: waitLimitMs,
-      isolation: r.isolation,
-      tenant: job.tenant
-    })
+    const frame =
+      job.judge !== undefined
+        ? judgeFrame(id, job, job.judge, waitLimitMs)
+        : JSON.stringify({
+            op: 'exec',
+            id,
+            code: r.code,
+            stdin: r.stdin,
+            timeout_ms: r.timeout_ms,
+            memory_mb: r.memory_mb,
+            files: r.files,
+            fetch_files: r.fetch_files,
+            max_output_bytes: job.maxOutputBytes,
+            wait_ms: waitLimitMs,
+            isolation: r.isolation,
+            tenant: job.tenant
+          })
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
+      if (job.judge !== undefined) {
+        this.pending.judge = { sink: job.judge.sink, stopped: false }
+        job.judge.sink.begin()
+      }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
       if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined)
@@ -245,6 +255,22 @@ export class ExecutorChannel {
             })
         }
         p.resolve(outcome)
+        return
+      }
+      case 'compiled':
+      case 'tested': {
+        // A step of a judge ended: its sink has it, and the next step's time counts from here.
+        const p = this.pending
+        if (p?.judge === undefined || frame.id !== p.id) return
+        p.watch?.progressed?.()
+        if (frame.op === 'compiled') {
+          p.judge.sink.compiled(compiledOf(frame))
+          return
+        }
+        if (p.judge.sink.tested(testedOf(frame)) && !p.judge.stopped) {
+          p.judge.stopped = true
+          this.output.write(judgeStopFrame(p.id) + '\n')
+        }
         return
       }
       case 'retired':
