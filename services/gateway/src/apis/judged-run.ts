@@ -53,7 +53,8 @@ export function isLanguageRefusal(result: JudgeResult): boolean {
 
 /**
  * A judged run as an {@link ExecResult}: the fleet's verdicts and `invalid_request` keep their status; a compile that
- * failed is an `error` whose stderr is the compiler's (its stdout too), taking no run time; the run's verdict is its
+ * failed is an `error` whose stderr is the compiler's (its stdout too; the limit it met when it said nothing), taking
+ * no run time; the run's verdict is its
  * status (`runtime_error` → `error`, `time_limit` → `timeout`, `memory_limit` → `memory`, `output_limit` → `killed`,
  * its stdout cut at the fleet's cap), with its output, exit code and times.
  */
@@ -67,11 +68,13 @@ export function runOf(result: JudgeResult): ExecResult {
       extra
     )
   if (compileFailed(result)) {
-    const message = `the compile step ended ${result.compile.status}`
+    const { status, stderr } = result.compile
+    const message = status === 'error' ? 'the compiler refused the program' : `the compile step ended at its ${status}`
     return {
       ...failedResult('error', 'CompileError', message, extra),
       stdout: result.compile.stdout,
-      stderr: result.compile.stderr,
+      // a compiler stopped at a limit may say nothing: the answer says which limit
+      stderr: status === 'error' || stderr !== '' ? stderr : `${message}\n`,
       exit_code: result.compile.exit_code ?? 1,
       duration_ms: 0
     }
