@@ -1,7 +1,8 @@
 /**
  * {@link SandfleetClient}: the one object a trainer or agent holds to talk to a fleet.
  * Single calls are coalesced into batches, retriable statuses retried within the deadline,
- * and every call resolves with an {@link ExecResult} whose `status` says what happened.
+ * and every call resolves with an {@link ExecResult} whose `status` says what happened; a
+ * judge with a {@link JudgeResult} whose `verdict` does (judge.ts).
  */
 import {
   GRACES,
@@ -12,12 +13,15 @@ import {
   type BatchStreamLine,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
   type Language
 } from '@sandfleet/protocol'
 import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backoff.ts'
 import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
 import { ClientError, CLIENT_ERROR_CODES, abortedError, closedError } from './errors.ts'
+import { Judges } from './judge.ts'
 import { withRetries, type RetryStats } from './retry.ts'
 import { Session } from './session.ts'
 import { isExecResult, resultFromError, resultFromFailure, Transport } from './transport.ts'
@@ -68,6 +72,7 @@ export class SandfleetClient {
   private readonly coalescer: Coalescer | undefined
   private readonly policy: RetryPolicy
   private readonly slackMs: number
+  private readonly judges: Judges
   private stateValue: ClientState = 'open'
 
   /** A client; it connects lazily. Call {@link close} when done. */
@@ -88,6 +93,12 @@ export class SandfleetClient {
       })
     this.policy = { ...DEFAULT_RETRY, ...(options.retry ?? {}) }
     this.slackMs = options.deadlineSlackMs ?? GRACES.clientSlackMs
+    this.judges = new Judges({
+      transport: this.transport,
+      policy: this.policy,
+      stats: this.stats,
+      slackMs: this.slackMs
+    })
   }
 
   /** `open` or `closed`. */
@@ -298,6 +309,31 @@ export class SandfleetClient {
       this.stats.retries += again.length
       pending = again
     }
+  }
+
+  /**
+   * Judges one program against its tests in one sandbox (`POST /v1/judge`). Resolves with its result whatever the
+   * verdict: the fleet's verdicts are retried within the deadline (the judge's own bound, `judgeTimeBoundMs`, plus
+   * `deadlineSlackMs`) and a last one returned, not thrown; rejects only on abort or a closed client.
+   *
+   * @example
+   * ```ts
+   * const r = await client.judge({ language: 'cpp', code, tests: [{ stdin: '1 2', expected: '3' }] })
+   * const reward = r.verdict === 'accepted' ? 1 : 0
+   * ```
+   */
+  async judge(request: JudgeRequest, options: CallOptions = {}): Promise<JudgeResult> {
+    this.checkOpen()
+    return await this.judges.judge(request, options)
+  }
+
+  /**
+   * Judges many programs (`POST /v1/judge/batch`, chunks of at most 1024); results in request order, judges with a
+   * fleet verdict re-sent together.
+   */
+  async judgeBatch(requests: JudgeRequest[], options: CallOptions = {}): Promise<JudgeResult[]> {
+    this.checkOpen()
+    return await this.judges.judgeBatch(requests, options)
   }
 
   /** Opens a session (`POST /v1/sessions`), retrying `overloaded` like any call. */

@@ -1,14 +1,27 @@
 /**
  * A stand-in fleet for tests of code that uses the client (trainers, agents) when no real fleet
  * runs: real HTTP (node:http on 127.0.0.1) implementing the public API — `/v1/execute`,
- * `/v1/execute/batch` (JSON or NDJSON), sessions with 410 — and a {@link FakeBehavior} that
- * decides each answer. {@link pythonBehavior} runs the code with the host's python3, unsandboxed:
- * for tests only, never for untrusted code.
+ * `/v1/execute/batch` (JSON or NDJSON), sessions with 410, `/v1/judge` and `/v1/judge/batch` — and
+ * a {@link FakeBehavior} that decides each answer (a {@link FakeJudgeBehavior} each judge's).
+ * {@link pythonBehavior} runs the code with the host's python3, unsandboxed: for tests only,
+ * never for untrusted code.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import { failedResult, timeoutMsOf, type ErrorBody, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import {
+  JUDGE_VERDICTS,
+  failedJudgeResult,
+  failedResult,
+  timeoutMsOf,
+  type ErrorBody,
+  type ExecRequest,
+  type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type JudgeVerdict
+} from '@sandfleet/protocol'
+import { pythonJudge, type FakeJudgeBehavior } from './fake-judge.ts'
 
 /** A non-2xx answer the behavior wants sent. */
 export interface FakeHttpReply {
@@ -148,12 +161,33 @@ function send(res: ServerResponse, http: number, body: unknown, headers: Record<
   res.end(text)
 }
 
-function isHttpReply(r: ExecResult | FakeHttpReply): r is FakeHttpReply {
+function isHttpReply(r: ExecResult | JudgeResult | FakeHttpReply): r is FakeHttpReply {
   return typeof (r as FakeHttpReply).http === 'number'
 }
 
+const isJudgeVerdict = (status: string): status is JudgeVerdict =>
+  (JUDGE_VERDICTS as readonly string[]).includes(status)
+
+/** Options of {@link startFakeFleet}. */
+export interface FakeFleetOptions {
+  /** Decides each judge's answer (default: Python judged with the host's python3, one run a test). */
+  judge?: FakeJudgeBehavior
+}
+
 /** Starts a fake fleet on 127.0.0.1 (a random port). */
-export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): Promise<FakeFleet> {
+export async function startFakeFleet(
+  behavior: FakeBehavior = pythonBehavior,
+  options: FakeFleetOptions = {}
+): Promise<FakeFleet> {
+  const judgeBehavior =
+    options.judge ??
+    pythonJudge(async (code, stdin, timeoutMs) => {
+      const out = await pythonBehavior(
+        { code, stdin, timeout_ms: timeoutMs },
+        { attempt: 1, history: [], route: 'single' }
+      )
+      return out as ExecResult
+    })
   const seen = new Map<string, number>()
   const sessions = new Map<string, string[]>()
   const log: FakeLogEntry[] = []
@@ -174,6 +208,17 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
       return out
     } catch (err) {
       return failedResult('infra_error', 'SF_ERR_FAKE_BEHAVIOR', String(err))
+    }
+  }
+
+  async function judge(req: JudgeRequest): Promise<JudgeResult | FakeHttpReply> {
+    const key = req.request_id ?? req.code
+    const attempt = (seen.get(key) ?? 0) + 1
+    seen.set(key, attempt)
+    try {
+      return await judgeBehavior(req, { attempt })
+    } catch (err) {
+      return failedJudgeResult('infra_error', req.language ?? 'python', 'SF_ERR_FAKE_BEHAVIOR', String(err))
     }
   }
 
@@ -234,6 +279,35 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
             isHttpReply(o)
               ? failedResult(
                   typeof o.body === 'string' ? 'infra_error' : o.body.status,
+                  'SF_ERR_FAKE_HTTP',
+                  `HTTP ${o.http}`
+                )
+              : o
+          )
+        })
+        return
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/judge') {
+        const out = await judge(body as unknown as JudgeRequest)
+        if (isHttpReply(out)) send(res, out.http, out.body, out.headers)
+        else send(res, 200, out)
+        return
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/judge/batch') {
+        const requests = (body?.requests ?? []) as JudgeRequest[]
+        entry.items = requests.length
+        const outs = await Promise.all(requests.map(async (r) => await judge(r)))
+        const reply = outs.find(isHttpReply)
+        if (reply !== undefined && outs.every(isHttpReply)) {
+          send(res, reply.http, reply.body, reply.headers)
+          return
+        }
+        send(res, 200, {
+          results: outs.map((o, i) =>
+            isHttpReply(o)
+              ? failedJudgeResult(
+                  typeof o.body === 'string' || !isJudgeVerdict(o.body.status) ? 'infra_error' : o.body.status,
+                  requests[i]?.language ?? 'python',
                   'SF_ERR_FAKE_HTTP',
                   `HTTP ${o.http}`
                 )
