@@ -123,7 +123,8 @@ function treeCpuMs(): number {
     } catch {}
   }
   const below = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p))
+      if (p === process.pid) return true
     return false
   }
   let total = 0
