@@ -7,6 +7,7 @@
  * rate, and the ratios the issue sets. Then a burst of mixed submissions at once: every verdict right, none lost.
  */
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Figure, ScenarioResult } from '../report.ts'
 import {
   codeJudge,
@@ -156,26 +157,41 @@ function languageFigures(
   return figures
 }
 
+/** The fleet's verdicts: retried by a caller, as the clients retry them (never a verdict on the program). */
+const FLEET_VERDICTS: ReadonlySet<string> = new Set(['overloaded', 'queue_timeout', 'infra_error'])
+
+/**
+ * One submission of the burst through `/v1/judge`, its fleet verdicts retried as the clients do (backoff from 200 ms,
+ * 8 attempts); undefined when no answer came at all (lost).
+ */
+async function judgeOnce(url: string, body: unknown, retried: { count: number }): Promise<string | undefined> {
+  let verdict: string | undefined
+  for (let attempt = 1; attempt <= 8; attempt++) {
+    try {
+      const res = await request(`${url}/v1/judge`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        headersTimeout: 1_800_000,
+        bodyTimeout: 1_800_000
+      })
+      verdict = res.statusCode === 200 ? ((await res.body.json()) as JudgeResult).verdict : `http_${res.statusCode}`
+    } catch {
+      verdict = undefined
+    }
+    if (verdict !== undefined && !FLEET_VERDICTS.has(verdict) && verdict !== 'http_429') return verdict
+    retried.count++
+    await sleep(Math.min(5000, 200 * 2 ** (attempt - 1)))
+  }
+  return verdict
+}
+
 /** The burst: `count` mixed submissions at once through `/v1/judge`, each verdict checked. */
 async function burstFigures(url: string, count: number, ctx: BenchContext): Promise<Figure[]> {
   const subs = burst(count, `${process.pid} ${Date.now()}`)
+  const retried = { count: 0 }
   const t0 = performance.now()
-  const got = await Promise.all(
-    subs.map(async (s) => {
-      try {
-        const res = await request(`${url}/v1/judge`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(s.request),
-          headersTimeout: 1_800_000,
-          bodyTimeout: 1_800_000
-        })
-        return res.statusCode === 200 ? ((await res.body.json()) as JudgeResult).verdict : `http_${res.statusCode}`
-      } catch {
-        return undefined
-      }
-    })
-  )
+  const got = await Promise.all(subs.map(async (s) => await judgeOnce(url, s.request, retried)))
   const seconds = (performance.now() - t0) / 1000
   const lost = got.filter((v) => v === undefined).length
   const wrong: Record<string, number> = {}
@@ -184,7 +200,9 @@ async function burstFigures(url: string, count: number, ctx: BenchContext): Prom
     if (v !== undefined && v !== want) wrong[`${String(want)}→${v}`] = (wrong[`${String(want)}→${v}`] ?? 0) + 1
   })
   const wrongCount = Object.values(wrong).reduce((a, b) => a + b, 0)
-  ctx.log(`  burst: ${count} submissions in ${seconds.toFixed(1)} s, ${wrongCount} wrong, ${lost} lost`)
+  ctx.log(
+    `  burst: ${count} submissions in ${seconds.toFixed(1)} s, ${wrongCount} wrong, ${lost} lost, ${retried.count} fleet verdicts retried`
+  )
   const kinds = [...new Set(subs.map((s) => s.verdict))].join(', ')
   return [
     {
@@ -200,6 +218,12 @@ async function burstFigures(url: string, count: number, ctx: BenchContext): Prom
       value: lost,
       unit: 'submissions',
       target: { op: '<=', value: 0 }
+    },
+    {
+      scenario: 'judge burst',
+      name: `${count} submissions at once: the fleet's verdicts (queue_timeout, overloaded, 429) retried, as a client retries them`,
+      value: retried.count,
+      unit: 'retries'
     },
     { scenario: 'judge burst', name: `${count} submissions at once: all answered in`, value: seconds, unit: 's' }
   ]
