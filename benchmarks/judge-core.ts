@@ -12,6 +12,12 @@
 //   POST /v1/execute/batch of the same 20 runs with the caller comparing (C++: each run compiles, as a caller of
 //   execute must), both over HTTP to the runner.
 //
+// - stop: 20-test problems wrong on their first test: how many tests a sandbox ran past the failing one before the
+//   runner's stop reached it (sandfleet_runner_judge_tests_past_stop_total), and problems/s against the batch (which
+//   runs all 20).
+// - burst: 240 submissions at once (Python and C++, a mix of verdicts: accepted, wrong answer, runtime error, time
+//   limit, compile error), every verdict checked, none lost.
+//
 // Env: SANDFLEET_BACKEND (process), POOL (the runner's pool size, default its own), ROUNDS (3), PROBLEMS (16 a round
 // for Python, 8 for C++), SAMPLES (20, for cpu, pch and hit), ISOLATION (both: fork and reuse; or one of them).
 import { execFileSync } from 'node:child_process'
@@ -23,7 +29,9 @@ import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfl
 import { Runner, buildRunnerApp, runnerConfig } from '@sandfleet/runner'
 import { CompileCache, compileKeyOf } from '../services/runner/src/judge/compile-cache.ts'
 
-const parts = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp'])
+const parts = new Set(
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp', 'stop', 'burst']
+)
 const backend = (process.env.SANDFLEET_BACKEND ?? 'process') as 'process' | 'docker'
 const rounds = Number(process.env.ROUNDS ?? 3)
 const samples = Number(process.env.SAMPLES ?? 20)
@@ -83,6 +91,7 @@ function abTests(problem: number): Array<{ stdin: string; expected: string }> {
   }))
 }
 const AB_PY = 'a, b = map(int, input().split())\nprint(a + b)\n'
+/** A C++ a+b, its source new each call (a random comment: the compile cache never holds it). */
 const abCpp = (problem: number, first = ''): string =>
   `${first}#include <bits/stdc++.h>\nusing namespace std;\n// problem ${problem} ${process.pid} ${Math.random()}\nint main(){ long long a, b; cin >> a >> b; cout << a + b << "\\n"; }\n`
 
@@ -247,33 +256,40 @@ try {
       const judgeCpu: number[] = []
       const batchCpu: number[] = []
       const verdicts: Array<Record<string, unknown>> = []
-      for (let round = 0; round < rounds; round++) {
-        let seed = round * 1000
-        const judge = await throughput(problems, 8, async (p) => {
-          const tests = abTests(p)
-          const body: JudgeRequest =
-            language === 'python'
-              ? { code: AB_PY, tests, isolation }
-              : { language: 'cpp', code: abCpp(seed + p), tests, compile_timeout_ms: 120_000 }
-          return (await post<JudgeResult>('/v1/judge', body)).verdict
-        })
-        seed += 500
-        const batch = await throughput(problems, 8, async (p) => {
-          const tests = abTests(p)
-          const requests: ExecRequest[] =
-            language === 'python'
-              ? tests.map((t) => ({ code: AB_PY, stdin: t.stdin, isolation }))
-              : tests.map((t) => ({
-                  code: `import subprocess, sys\nopen('main.cpp', 'w').write(${JSON.stringify(abCpp(seed + p))})\nc = subprocess.run(['g++', '-std=c++17', '-O2', '-DONLINE_JUDGE', '-pipe', '-o', 'main', 'main.cpp'])\nif c.returncode: sys.exit(c.returncode)\nr = subprocess.run(['./main'], input=sys.stdin.read(), text=True, capture_output=True)\nsys.stdout.write(r.stdout)\nsys.exit(r.returncode)\n`,
-                  stdin: t.stdin,
-                  timeout_ms: 120_000,
-                  memory_mb: 2048
-                }))
-          return await executeBatchVerdict(
-            requests,
-            tests.map((t) => t.expected)
-          )
-        })
+      // one round of each first, not counted (the tiers, the reuse processes and the cache of the compiler warm)
+      for (let round = -1; round < rounds; round++) {
+        const judgeRound = async (): ReturnType<typeof throughput> =>
+          await throughput(problems, 8, async (p) => {
+            const tests = abTests(p)
+            const body: JudgeRequest =
+              language === 'python'
+                ? { code: AB_PY, tests, isolation }
+                : { language: 'cpp', code: abCpp(p), tests, compile_timeout_ms: 120_000 }
+            return (await post<JudgeResult>('/v1/judge', body)).verdict
+          })
+        const batchRound = async (): ReturnType<typeof throughput> =>
+          await throughput(problems, 8, async (p) => {
+            const tests = abTests(p)
+            const requests: ExecRequest[] =
+              language === 'python'
+                ? tests.map((t) => ({ code: AB_PY, stdin: t.stdin, isolation }))
+                : tests.map((t) => ({
+                    code: `import subprocess, sys\nopen('main.cpp', 'w').write(${JSON.stringify(abCpp(p))})\nc = subprocess.run(['g++', '-std=c++17', '-O2', '-DONLINE_JUDGE', '-pipe', '-o', 'main', 'main.cpp'])\nif c.returncode: sys.exit(c.returncode)\nr = subprocess.run(['./main'], input=sys.stdin.read(), text=True, capture_output=True)\nsys.stdout.write(r.stdout)\nsys.exit(r.returncode)\n`,
+                    stdin: t.stdin,
+                    timeout_ms: 120_000,
+                    memory_mb: 2048
+                  }))
+            return await executeBatchVerdict(
+              requests,
+              tests.map((t) => t.expected)
+            )
+          })
+        // taking turns, and which goes first too
+        const [judge, batch] =
+          round % 2 === 0
+            ? [await judgeRound(), await batchRound()]
+            : await batchRound().then(async (b) => [await judgeRound(), b])
+        if (round < 0) continue
         judged.push(judge.perSecond)
         batched.push(batch.perSecond)
         judgeCpu.push(judge.cpuMsPerProblem)
@@ -291,6 +307,75 @@ try {
         verdicts
       })
     }
+  }
+  if (parts.has('stop')) {
+    const pastStop = async (): Promise<number> => {
+      const m = /^sandfleet_runner_judge_tests_past_stop_total\{[^}]*\} (\S+)$/m.exec(await runner.registry.metrics())
+      return Number(m?.[1] ?? 0)
+    }
+    const problems = Number(process.env.PROBLEMS ?? 16)
+    for (const isolation of levels) {
+      const wrongFirst = (p: number): Array<{ stdin: string; expected: string }> =>
+        abTests(p).map((t, i) => (i === 0 ? { ...t, expected: 'no' } : t))
+      const before = await pastStop()
+      const judge = await throughput(problems, 8, async (p) => {
+        return (await post<JudgeResult>('/v1/judge', { code: AB_PY, tests: wrongFirst(p), isolation })).verdict
+      })
+      const past = (await pastStop()) - before
+      const batch = await throughput(problems, 8, async (p) => {
+        const tests = wrongFirst(p)
+        return await executeBatchVerdict(
+          tests.map((t) => ({ code: AB_PY, stdin: t.stdin, isolation })),
+          tests.map((t) => t.expected)
+        )
+      })
+      print({
+        part: 'python, 20-test problems wrong on their first test: the early stop',
+        isolation,
+        testsRunPastTheFailureAProblem: round3(past / problems),
+        judge: judge.perSecond,
+        executeBatch: batch.perSecond,
+        ratio: round3(judge.perSecond / batch.perSecond),
+        cpuMsPerProblem: { judge: judge.cpuMsPerProblem, executeBatch: batch.cpuMsPerProblem },
+        verdicts: { judge: judge.verdicts, batch: batch.verdicts }
+      })
+    }
+  }
+
+  if (parts.has('burst')) {
+    // 240 submissions at once, each with the verdict it must get; none may be lost or misjudged.
+    const kinds: Array<[JudgeResult['verdict'], (i: number) => JudgeRequest]> = [
+      ['accepted', (i) => ({ code: AB_PY, tests: abTests(i % 4 === 4 ? 0 : 1).slice(0, 10) })],
+      ['wrong_answer', () => ({ code: AB_PY, tests: abTests(4).slice(10) })],
+      ['runtime_error', () => ({ code: 'print(1 // 0)', tests: abTests(0).slice(0, 5) })],
+      ['time_limit', () => ({ code: 'while True: pass', tests: abTests(0).slice(0, 3), timeout_ms: 300 })],
+      ['compile_error', () => ({ code: 'def f(:', tests: abTests(0).slice(0, 5) })],
+      ['accepted', (i) => ({ language: 'cpp', code: abCpp(i % 6), tests: abTests(1).slice(0, 10) })],
+      ['compile_error', () => ({ language: 'cpp', code: 'int main( {', tests: abTests(0).slice(0, 3) })]
+    ]
+    // the C++ sources once, so that the burst's C++ submissions are the compile cache's (6 sources, each 6 times)
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => await runner.judge({ language: 'cpp', code: abCpp(i), tests: [{}] }))
+    )
+    const t0 = performance.now()
+    const all = await Promise.all(
+      Array.from({ length: 240 }, async (_, i) => {
+        const [want, make] = kinds[i % kinds.length]
+        const r = await post<JudgeResult>('/v1/judge', make(i))
+        return { want, got: r.verdict }
+      })
+    )
+    const wrong = all.filter((a) => a.want !== a.got)
+    const counts: Record<string, number> = {}
+    for (const a of all) counts[a.got] = (counts[a.got] ?? 0) + 1
+    print({
+      part: 'burst: 240 submissions at once',
+      seconds: round3((performance.now() - t0) / 1000),
+      answered: all.length,
+      misjudged: wrong.length,
+      verdicts: counts,
+      firstMisjudged: wrong.slice(0, 3)
+    })
   }
 } finally {
   await app.close()

@@ -2959,8 +2959,15 @@ FLEET = ('infra_error', 'queue_timeout')
 
 
 def judge(ctl, frame):
-    """Judges `frame` on controller `ctl`: its result frame, once every test that runs has been answered."""
-    return Judge(ctl, frame).run()
+    """Judges `frame` on controller `ctl`: its result frame, once every test that runs has been answered. A frame this
+    code cannot read (a runner of another version) is answered infra_error, and the sandbox retires."""
+    ctl.judge_control.clear()  # what came after its judge's end is no one's
+    try:
+        return Judge(ctl, frame).run()
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        return failed(
+            frame, 'infra_error', 'JudgeFrame', 'the executor could not read the judge frame: %r' % e, 'other'
+        )
 
 
 class Judge:
@@ -2973,6 +2980,10 @@ class Judge:
         self.wait_until = None if not isinstance(wait, (int, float)) else self.t0 + wait / 1000
         self.retire = None  # why the sandbox retires after a run (no more runs here), or None
         self.cpu_ms = 0.0
+        # The runner's word: its stop; the tests it found passed (`acked`: the highest index, in order). With an
+        # `ack_window` of W, test i starts only once tests up to i - W are acked: the runner compares a test while the
+        # next runs, and a failing test costs at most W - 1 more (0: no acks, the runner only stops).
+        self.stop, self.acked, self.window = False, -1, int(frame.get('ack_window') or 0)
 
     def run(self):
         frame = self.frame
@@ -2987,7 +2998,7 @@ class Judge:
         answers = frame.get('answers') or []
         stop_on_failure = frame.get('stop_on_failure') is True
         for index, test in enumerate(frame.get('tests') or []):
-            if self.retire is not None or self.stopped():
+            if self.retire is not None or self.ctl.closing or not self.may_start(index):
                 break
             result = self.run_one(self.test_job(program, test, checker is not None))
             if result['status'] in FLEET:
@@ -3009,11 +3020,27 @@ class Judge:
                 break  # what the runner would stop at (a wrong output it compares itself: it asks for the stop)
         return self.end(None)
 
-    def stopped(self):
-        """Whether the runner asked this judge to stop (its frames read without waiting)."""
-        if self.id not in self.ctl.stops:
-            self.ctl.pump(0)
-        return self.id in self.ctl.stops
+    def heard(self):
+        """Takes the runner's frames of this judge that came (its acks, its stop)."""
+        for frame in self.ctl.judge_control:
+            if frame.get('id') != self.id:
+                continue
+            if frame.get('op') == 'judge_stop':
+                self.stop = True
+            elif isinstance(frame.get('index'), int):
+                self.acked = max(self.acked, frame['index'])
+        self.ctl.judge_control.clear()
+
+    def may_start(self, index):
+        """Whether test `index` may run: the runner has not stopped the judge, and (with a window) has found every
+        test up to index - window passed; waits for its word as long as it takes (the runner's hard deadline bounds
+        the judge's every step)."""
+        self.ctl.pump(0)
+        self.heard()
+        while not self.stop and not self.ctl.closing and index - self.window > self.acked and self.window > 0:
+            self.ctl.pump(-1)
+            self.heard()
+        return not self.stop
 
     def ready(self, step, spec):
         """Program `spec` made ready to run: ('python', code object) or ('binary', bytes); or, when it is not, the
@@ -3149,7 +3176,7 @@ class Judge:
         result['cpu_ms'] = round(self.cpu_ms, 3)
         if self.retire is not None:
             result.update(retire=True, retire_reason=result.get('retire_reason') or self.retire)
-        self.ctl.stops.discard(self.id)
+        self.ctl.judge_control.clear()
         return result
 
 
@@ -3280,7 +3307,7 @@ class Controller:
         os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
         self.running = None  # the reuse process running the job, if one is
-        self.stops = set()  # the ids of the judges the runner asked to stop (judge.py)
+        self.judge_control = []  # the runner's word on the judge that runs: its acks and its stop (judge.py)
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
@@ -3368,8 +3395,8 @@ class Controller:
             self.closing = True
         elif frame.get('op') in ('exec', 'judge'):
             self.frames.append(frame)
-        elif frame.get('op') == 'judge_stop':
-            self.stops.add(frame.get('id'))
+        elif frame.get('op') in ('judge_ack', 'judge_stop'):
+            self.judge_control.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""

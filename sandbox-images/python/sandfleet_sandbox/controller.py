@@ -150,7 +150,7 @@ class Controller:
         os.set_inheritable(self.chan, False)
         self.buf, self.frames, self.closing, self.told = [], [], False, None  # buf: the chunks of a frame not ended yet
         self.running = None  # the reuse process running the job, if one is
-        self.stops = set()  # the ids of the judges the runner asked to stop (judge.py)
+        self.judge_control = []  # the runner's word on the judge that runs: its acks and its stop (judge.py)
         self.after_reuse = None  # (zygote, reuse process) of the job just answered: its clean-up follows its verdict
         self.last_clean = None  # the reuse process that ran the last job and passed its check since, if one did
         self.broken = None  # why no more job may run here (the runner replaces the sandbox), or None
@@ -238,8 +238,8 @@ class Controller:
             self.closing = True
         elif frame.get('op') in ('exec', 'judge'):
             self.frames.append(frame)
-        elif frame.get('op') == 'judge_stop':
-            self.stops.add(frame.get('id'))
+        elif frame.get('op') in ('judge_ack', 'judge_stop'):
+            self.judge_control.append(frame)
 
     def tell(self):
         """After `ready`: one `tier` frame per tier that finished warming, or died."""

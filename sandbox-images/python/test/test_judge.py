@@ -199,6 +199,36 @@ def test_the_runners_stop_ends_the_judge_before_the_next_test(executor):
     assert 2 <= len(tested) < 20 and result['status'] == 'ok'
 
 
+def test_with_a_window_a_test_waits_for_the_runners_word_on_the_one_before_the_last(executor):
+    frame = {
+        'op': 'judge',
+        'id': 'j',
+        'program': python('print(input())'),
+        'tests': [{'stdin': str(i)} for i in range(6)],
+        'timeout_ms': 5000,
+        'memory_mb': 256,
+        'max_output_bytes': 65536,
+        'ack_window': 2,
+    }
+    executor.send(frame)
+    seen = []
+    while len(seen) < 2:
+        f = executor.read()
+        if f['op'] == 'tested':
+            seen.append(f['index'])
+    assert seen == [0, 1], 'two tests run before any ack'
+    executor.send({'op': 'judge_ack', 'id': 'j', 'index': 0})
+    assert executor.read()['index'] == 2, 'the ack of test 0 lets test 2 run'
+    executor.send({'op': 'judge_stop', 'id': 'j'})
+    rest = []
+    while True:
+        f = executor.read()
+        if f['op'] == 'result':
+            break
+        rest.append(f.get('index'))
+    assert rest == [] and f['status'] == 'ok', 'the stop ends it: no test past the window'
+
+
 def test_a_test_past_its_deadline_is_stopped_and_the_next_runs(executor):
     _, tested, _ = executor.judge(
         {

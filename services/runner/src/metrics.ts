@@ -142,6 +142,15 @@ export class RunnerMetrics {
         this.inc({ result: 'miss' }, c.cache.misses)
       }
     })
+    void new Counter({
+      name: 'sandfleet_runner_judge_tests_past_stop_total',
+      help: "Tests a sandbox ran past a judge's first failing test before the runner's stop reached it (answered skipped)",
+      registers,
+      collect() {
+        this.reset()
+        this.inc(judgeCounters()?.ranPastStop ?? 0)
+      }
+    })
     void new Gauge({
       name: 'sandfleet_runner_judge_compile_cache_bytes',
       help: 'Bytes of compiled programs the compile cache holds',

@@ -51,6 +51,8 @@ interface Probed {
 /** The counters of the judges, for the metrics. */
 export interface JudgeCounters {
   cache: CompileCacheStats
+  /** Tests the sandboxes ran past a judge's first failing test before its stop reached them. */
+  ranPastStop: number
 }
 
 /** What the runner gives its {@link Judges}. */
@@ -72,6 +74,7 @@ export interface JudgesOptions {
 /** The runner's judging; see the module comment. */
 export class Judges {
   readonly cache: CompileCache
+  #ranPastStop = 0
   #probed: Promise<ReadonlyMap<string, Probed>> | undefined
   #found: ReadonlyMap<string, Probed> | undefined
 
@@ -135,7 +138,10 @@ export class Judges {
       versions: compilers,
       maxOutputBytes,
       echoBytes,
-      submit
+      submit,
+      ranPastStop: (tests) => {
+        this.#ranPastStop += tests
+      }
     })
   }
 
@@ -214,7 +220,7 @@ export class Judges {
 
   /** The counters, for the metrics. */
   counters(): JudgeCounters {
-    return { cache: this.cache.stats() }
+    return { cache: this.cache.stats(), ranPastStop: this.#ranPastStop }
   }
 
   #refused(judge: ResolvedJudgeRequest, requestId: string | undefined, message: string): JudgeResult {

@@ -41,6 +41,8 @@ export interface SandboxJudgeContext {
   readonly echoBytes: number
   /** Hands the job to its pool: `done` gets its result once. */
   submit(job: Job, done: (result: ExecResult) => void): void
+  /** Tests the sandbox ran past the first failing one before the stop reached it (`run_all` false), per judge. */
+  ranPastStop?(tests: number): void
 }
 
 /** A program of the judge, and the key its binary is cached under (a compiled language). */
@@ -77,6 +79,8 @@ class Frames implements JudgeSink {
   firstFailure = Infinity
   /** Why the checker says nothing of the program, when it does not. */
   checkerFault: string | undefined
+  /** Tests that ran after the first failing one (the stop's lag: the executor runs on until it reads the stop). */
+  ranPastStop = 0
 
   constructor(
     private readonly judge: ResolvedJudgeRequest,
@@ -89,6 +93,7 @@ class Frames implements JudgeSink {
     this.runs = []
     this.verdicts = []
     this.firstFailure = Infinity
+    this.ranPastStop = 0
   }
 
   compiled(step: JudgeCompiled): void {
@@ -101,6 +106,7 @@ class Frames implements JudgeSink {
   tested(test: JudgeTested): boolean {
     const spec = this.judge.tests[test.index]
     if (spec === undefined) return true
+    if (test.index > this.firstFailure && !this.judge.run_all) this.ranPastStop++
     this.runs[test.index] = test
     const fault = checkerFault(test)
     if (fault !== undefined) {
@@ -223,10 +229,13 @@ export function judgeInSandbox(
     checkerTimeoutMs: checkerTimeoutMs(judge.timeout_ms),
     maxOutputBytes: ctx.maxOutputBytes,
     stopOnFailure: !judge.run_all,
+    // the runner's comparisons pace the sandbox when they can stop it: a failing test costs at most one test more
+    ackWindow: !judge.run_all && checker === undefined && judge.tests.some((t) => t.expected !== undefined) ? 2 : 0,
     sink: frames
   }
   return new Promise((resolve) => {
     ctx.submit(jobOf(judge, work, checker !== undefined), (r) => {
+      if (frames.ranPastStop > 0) ctx.ranPastStop?.(frames.ranPastStop)
       resolve(resultOf(judge, requestId, frames, program.program.binary !== undefined, r, ctx.echoBytes))
     })
   })

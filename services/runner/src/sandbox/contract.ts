@@ -123,6 +123,12 @@ export interface JudgeWork {
   readonly maxOutputBytes: number
   /** Stop after a run that failed (the sandbox's own finding: a non-zero exit, a limit). */
   readonly stopOnFailure: boolean
+  /**
+   * How far the sandbox may run ahead of the runner's comparisons: test i starts once the runner has found tests up to
+   * i - ackWindow passed (each `tested` answered with an ack, or the stop). 0: no acks (the sandbox's own findings, or
+   * every test runs).
+   */
+  readonly ackWindow: number
   readonly sink: JudgeSink
 }
 

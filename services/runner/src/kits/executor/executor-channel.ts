@@ -9,7 +9,7 @@ import type { DriverEvents, Job, JobWatch, JudgeSink, RunOutcome } from '../../s
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
-import { compiledOf, judgeFrame, judgeStopFrame, testedOf } from './judge-frames.ts'
+import { compiledOf, judgeAckFrame, judgeFrame, judgeStopFrame, testedOf } from './judge-frames.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -46,7 +46,7 @@ interface Pending {
   askedReuse: boolean
   started: boolean
   /** A judge's: where its `compiled` and `tested` frames go; whether its stop was sent. */
-  judge?: { sink: JudgeSink; stopped: boolean }
+  judge?: { sink: JudgeSink; stopped: boolean; acks: boolean }
 }
 
 /** The `fetch_errors` of a result frame, when it names any. */
@@ -174,7 +174,7 @@ export class ExecutorChannel {
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
       if (job.judge !== undefined) {
-        this.pending.judge = { sink: job.judge.sink, stopped: false }
+        this.pending.judge = { sink: job.judge.sink, stopped: false, acks: job.judge.ackWindow > 0 }
         job.judge.sink.begin()
       }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
@@ -263,14 +263,22 @@ export class ExecutorChannel {
         const p = this.pending
         if (p?.judge === undefined || frame.id !== p.id) return
         p.watch?.progressed?.()
-        if (frame.op === 'compiled') {
-          p.judge.sink.compiled(compiledOf(frame))
-          return
+        let stop = true
+        try {
+          if (frame.op === 'compiled') {
+            p.judge.sink.compiled(compiledOf(frame))
+            return
+          }
+          stop = p.judge.sink.tested(testedOf(frame))
+        } catch (err) {
+          // the runner's own fault on one frame: the judge stops, its verdict what it had found
+          this.options.onLog?.('error', `a judge's frame could not be taken: ${String(err)}`)
         }
-        if (p.judge.sink.tested(testedOf(frame)) && !p.judge.stopped) {
+        if (p.judge.stopped) return
+        if (stop) {
           p.judge.stopped = true
           this.output.write(judgeStopFrame(p.id) + '\n')
-        }
+        } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, Number(frame.index)) + '\n')
         return
       }
       case 'retired':

@@ -21,6 +21,7 @@ export function judgeFrame(id: string, job: Job, judge: JudgeWork, waitMs: numbe
     checker_timeout_ms: judge.checkerTimeoutMs,
     max_output_bytes: judge.maxOutputBytes,
     stop_on_failure: judge.stopOnFailure,
+    ack_window: judge.ackWindow,
     isolation: job.request.isolation,
     tenant: job.tenant,
     wait_ms: waitMs
@@ -30,6 +31,11 @@ export function judgeFrame(id: string, job: Job, judge: JudgeWork, waitMs: numbe
 /** The `judge_stop` frame of executor job `id`. */
 export function judgeStopFrame(id: string): string {
   return JSON.stringify({ op: 'judge_stop', id })
+}
+
+/** The `judge_ack` frame of executor job `id`: the runner found test `index` passed. */
+export function judgeAckFrame(id: string, index: number): string {
+  return JSON.stringify({ op: 'judge_ack', id, index })
 }
 
 function programFrame(p: JudgeProgram): Record<string, unknown> {
