@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint'
 import prettier from 'eslint-config-prettier'
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/', 'dist/', 'build/', 'coverage/'] },
+  { ignores: ['**/node_modules/', 'dist/', 'build/', 'coverage/', '.cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

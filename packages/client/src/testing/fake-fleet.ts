@@ -14,7 +14,6 @@ import {
   failedJudgeResult,
   failedResult,
   timeoutMsOf,
-  type ErrorBody,
   type ExecRequest,
   type ExecResult,
   type JudgeRequest,
@@ -22,13 +21,9 @@ import {
   type JudgeVerdict
 } from '@sandfleet/protocol'
 import { pythonJudge, type FakeJudgeBehavior } from './fake-judge.ts'
+import { errorReply, type FakeHttpReply } from './fake-reply.ts'
 
-/** A non-2xx answer the behavior wants sent. */
-export interface FakeHttpReply {
-  http: number
-  body: ErrorBody | string
-  headers?: Record<string, string>
-}
+export { errorReply, type FakeHttpReply }
 
 /** Context of one call handed to a {@link FakeBehavior}. */
 export interface FakeCallContext {
@@ -68,17 +63,6 @@ export interface FakeFleet {
   loseSession: (id: string) => void
   /** Stops listening and drops connections. */
   close: () => Promise<void>
-}
-
-/** An {@link ErrorBody} reply. */
-export function errorReply(
-  http: number,
-  status: ErrorBody['status'],
-  code: string,
-  message: string,
-  headers?: Record<string, string>
-): FakeHttpReply {
-  return { http, body: { status, error: { code, message } }, ...(headers ? { headers } : {}) }
 }
 
 /** Runs the code with python3 (unsandboxed; tests only); a session replays its history silently first. */

@@ -16,12 +16,12 @@ import {
   type ResolvedCompare,
   type ResolvedJudgeTest
 } from '@sandfleet/protocol'
-import type { FakeCallContext, FakeHttpReply } from './fake-fleet.ts'
+import type { FakeHttpReply } from './fake-reply.ts'
 
 /** Decides the answer to one judge: a result, or an HTTP error reply. */
 export type FakeJudgeBehavior = (
   req: JudgeRequest,
-  ctx: Pick<FakeCallContext, 'attempt'>
+  ctx: { attempt: number }
 ) => JudgeResult | FakeHttpReply | Promise<JudgeResult | FakeHttpReply>
 
 /** Runs one program; the fake fleet's Python behavior. */
