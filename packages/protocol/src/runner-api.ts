@@ -6,8 +6,9 @@
  */
 import type { ExecRequest, ExecResult } from './exec.ts'
 import type { RunnerInfo } from './info.ts'
+import type { CallContext } from './call-context.ts'
 import type { JudgeRequest, JudgeResult } from './judge.ts'
-import type { RunnerCallOptions, RunnerLoad } from './runner.ts'
+import type { RunnerLoad } from './runner.ts'
 import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
 
 /** A value now (the runner, in its process) or later (a client of a runner elsewhere). */
@@ -31,7 +32,7 @@ export interface RunnerSessionsApi {
   /** The session's info. */
   get(id: string, key: string): Awaitable<SessionInfo>
   /** Runs one cell; resolves with its result for every outcome of the code. */
-  execute(id: string, request: SessionExecRequest, key: string, options?: RunnerCallOptions): Promise<ExecResult>
+  execute(id: string, request: SessionExecRequest, key: string, context?: CallContext): Promise<ExecResult>
   /** Closes the session. */
   close(id: string, key: string): Promise<void>
 }
@@ -43,31 +44,27 @@ export interface RunnerSessionsApi {
  * rejects only when no answer came. Readiness is the load report's `state`.
  */
 export interface RunnerApi {
-  /** Runs one request. */
-  execute(request: ExecRequest, options?: RunnerCallOptions): Promise<ExecResult>
+  /** Runs one request, in `context` (none: the runner's own limits alone). */
+  execute(request: ExecRequest, context?: CallContext): Promise<ExecResult>
   /**
-   * Runs many, one queue budget for all; resolves with the results in request order, and
-   * `onResult` sees each as it finishes.
+   * Runs many in one `context` (one deadline for all); resolves with the results in request
+   * order, and `onResult` sees each as it finishes.
    */
-  executeBatch(
-    requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options?: RunnerCallOptions
-  ): Promise<ExecResult[]>
+  executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, context?: CallContext): Promise<ExecResult[]>
   /**
-   * Judges one program against its tests in one sandbox (`POST /v1/judge`): resolves with its verdict for every
-   * outcome, as `execute` does (a fleet fault is the verdict `overloaded`, `queue_timeout` or `infra_error`; a request
-   * over the runner's limits, or in a language it does not serve, `invalid_request`).
+   * Judges one program against its tests in one sandbox (`POST /v1/judge`), in `context`: resolves with its verdict
+   * for every outcome, as `execute` does (a fleet fault is the verdict `overloaded`, `queue_timeout` or `infra_error`;
+   * a request over the runner's limits, or in a language it does not serve, `invalid_request`).
    */
-  judge(request: JudgeRequest, options?: RunnerCallOptions): Promise<JudgeResult>
+  judge(request: JudgeRequest, context?: CallContext): Promise<JudgeResult>
   /**
-   * Judges many, one queue budget for all (`POST /v1/judge/batch`); resolves with the results in request order, and
-   * `onResult` sees each as it finishes.
+   * Judges many in one `context` (one deadline for all; `POST /v1/judge/batch`); resolves with the results in request
+   * order, and `onResult` sees each as it finishes.
    */
   judgeBatch(
     requests: JudgeRequest[],
     onResult?: JudgeBatchResultListener,
-    options?: RunnerCallOptions
+    context?: CallContext
   ): Promise<JudgeResult[]>
   /** Capacity, load and lifecycle state, to route by (`GET /v1/runner/load`). */
   load(): Awaitable<RunnerLoad>

@@ -73,6 +73,11 @@ export const RUNNER_HEADERS = Object.freeze({
    * job that cannot start in time is answered `queue_timeout` and never runs.
    */
   queueTimeoutMs: 'x-sandfleet-queue-timeout-ms',
+  /**
+   * The id of the request at the gateway's edge (its log lines' `reqId`): the runner's request
+   * takes it as its own id, so one id names the call on both services' lines.
+   */
+  requestId: 'x-sandfleet-request-id',
   /** The caller's key (a digest, never the key itself), to the session API. */
   sessionKey: 'x-sandfleet-key',
   /**
@@ -81,23 +86,3 @@ export const RUNNER_HEADERS = Object.freeze({
    */
   tenant: 'x-sandfleet-tenant'
 })
-
-/**
- * Per-call options of a runner's `execute` and `executeBatch`, the same wherever the runner is
- * (in the process, or over HTTP where `queueTimeoutMs` travels as `RUNNER_HEADERS.queueTimeoutMs`).
- */
-export interface RunnerCallOptions {
-  /** Aborted when the caller went away: a job still waiting for a sandbox is answered without running. */
-  signal?: AbortSignal
-  /**
-   * Longest the job (each item of a batch) may still wait for a sandbox, from this call: the
-   * caller's budget (a gateway sends what is left of its own). The runner's own `queueTimeoutMs`
-   * caps it; a job that cannot start in time is answered `queue_timeout` and never runs.
-   */
-  queueTimeoutMs?: number
-  /**
-   * The tenant the jobs run for (its name; absent: the one tenant of a fleet without keys). A
-   * process reused for several jobs (`isolation: reuse`) runs jobs of one tenant only.
-   */
-  tenant?: string
-}

@@ -99,7 +99,6 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
   })
   const router = new Router(runners, {
     maxAttempts: config.maxAttempts,
-    queueTimeoutMs: config.queueTimeoutMs,
     maxSubBatchItems: config.maxSubBatchItems,
     ...(options.affinity === undefined ? {} : { affinity: options.affinity })
   })
@@ -121,7 +120,13 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
   installRequestMetrics(app, metrics)
   installAuth(app, new KeyTable(keys))
   const quotas = new TenantQuotas(tenants, metrics, config.retryAfterS)
-  installPipeline(app, { limits: config, quotas, admission, retryAfterS: config.retryAfterS })
+  installPipeline(app, {
+    limits: config,
+    quotas,
+    admission,
+    retryAfterS: config.retryAfterS,
+    queueTimeoutMs: config.queueTimeoutMs
+  })
   await app.register(swagger, openApiOptions(tenants.length > 0, APIS))
   const sessions = new FleetSessions(runners)
   const context: ApiContext = { config, router, runners, sessions, schemas }

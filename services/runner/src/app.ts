@@ -5,10 +5,13 @@
  * - `POST /v1/execute`: an ExecRequest → an ExecResult (400 ErrorBody when it is refused).
  * - `POST /v1/execute/batch`: `{requests}` → `{results}` in order; with
  *   `Accept: application/x-ndjson` each result streams as `{index, result}` when it finishes.
- *   On both, `x-sandfleet-queue-timeout-ms` (`RUNNER_HEADERS.queueTimeoutMs`) is how long the
- *   caller lets the jobs wait for a sandbox; the runner's `queueTimeoutMs` caps it.
+ *   On both, the headers of the call's context (`contextOfHeaders` in the protocol): how long
+ *   the caller lets the jobs wait for a sandbox (`RUNNER_HEADERS.queueTimeoutMs`; the runner's
+ *   `queueTimeoutMs` caps it), the tenant they run for, the request's id at the gateway (the
+ *   runner's request takes it as its own, on its log lines).
  * - `POST /v1/judge`: a JudgeRequest → a JudgeResult (400 ErrorBody naming the field when it is refused);
- *   `POST /v1/judge/batch`: `{requests}` → `{results}`, or streamed as `{index, result}` like an execute batch.
+ *   `POST /v1/judge/batch`: `{requests}` → `{results}`, or streamed as `{index, result}` like an execute batch; the
+ *   same headers.
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET
  *   /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
@@ -16,7 +19,7 @@
  * Every error response is the protocol's ErrorBody, naming the field at fault. With the runner's
  * `runnerSecret` set, every route but `/healthz` and `/readyz` asks for it (`auth.ts`).
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import {
   BatchRequestSchema,
   BatchResponseSchema,
@@ -31,11 +34,13 @@ import {
   RUNNER_HEADERS,
   RUNNER_PATHS,
   RunnerInfoSchema,
+  contextOfHeaders,
   RunnerLoadSchema,
   SessionCreateRequestSchema,
   SessionExecRequestSchema,
   SessionInfoSchema,
   type BatchRequest,
+  type CallContext,
   type ErrorBody,
   type ExecRequest,
   type JudgeBatchRequest,
@@ -68,17 +73,13 @@ function errorBody(code: RunnerErrorCode, message?: string, field?: string): Err
   return registryBody(RUNNER_ERRORS, code, message, field)
 }
 
-/** The caller's queue budget from its header: undefined when absent, NaN when it is not whole milliseconds. */
-function queueTimeoutOf(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const raw = headers[RUNNER_HEADERS.queueTimeoutMs]
-  if (raw === undefined) return undefined
-  return typeof raw === 'string' && /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN
-}
-
-/** The tenant a gateway runs the call for (`RUNNER_HEADERS.tenant`), if it said. */
-function tenantOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const raw = headers[RUNNER_HEADERS.tenant]
-  return typeof raw === 'string' && raw !== '' ? raw : undefined
+/**
+ * The call's context from the request's headers, its signal the response's (a caller that goes
+ * away, a gateway past its deadline, takes its jobs still waiting out of the queue: they never
+ * run); undefined when the queue budget is not whole milliseconds.
+ */
+function contextOf(request: FastifyRequest, reply: FastifyReply): CallContext | undefined {
+  return contextOfHeaders(request.headers, callerSignal(reply.raw), request.id)
 }
 
 const BAD_QUEUE_TIMEOUT = errorBody(
@@ -99,6 +100,7 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   const app = Fastify({
     ...(typeof logger?.child === 'function' ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: edge.maxBodyBytes,
+    requestIdHeader: RUNNER_HEADERS.requestId,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler(edge)
@@ -131,17 +133,12 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
       schema: { body: ExecRequestSchema, response: { 200: ExecResultSchema, ...errorResponses } }
     },
     async (request, reply) => {
-      const call = runner.prepare(request.body)
+      const context = contextOf(request, reply)
+      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      const call = runner.prepare(request.body, context)
       if (call.problem !== undefined)
         return await reply.code(400).send(errorBody(call.problem.code, call.problem.message, call.problem.field))
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      // A caller that goes away (a gateway past its deadline) takes its job out of the queue: it never runs.
-      return await runner.run(call, {
-        signal: callerSignal(reply.raw),
-        queueTimeoutMs,
-        tenant: tenantOf(request.headers)
-      })
+      return await runner.run(call)
     }
   )
 
@@ -151,7 +148,9 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
       schema: { body: BatchRequestSchema, response: { 200: BatchResponseSchema, ...errorResponses } }
     },
     async (request, reply) => {
-      const calls = request.body.requests.map((r) => runner.prepare(r))
+      const context = contextOf(request, reply)
+      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      const calls = request.body.requests.map((r) => runner.prepare(r, context))
       for (let i = 0; i < calls.length; i++) {
         const problem = calls[i].problem
         if (problem !== undefined)
@@ -165,22 +164,14 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
               )
             )
       }
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      // A client that goes away cancels what still waits.
-      const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
       const accept = request.headers.accept ?? ''
-      if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls, undefined, options) }
+      if (!accept.includes(NDJSON)) return { results: await runner.runBatch(calls) }
       // Streaming: one line per result as it finishes, the lines ready in one turn written together.
       const lines = new NdjsonWriter()
       void runner
-        .runBatch(
-          calls,
-          (index, result) => {
-            lines.push({ index, result })
-          },
-          options
-        )
+        .runBatch(calls, (index, result) => {
+          lines.push({ index, result })
+        })
         .then(() => {
           lines.end()
         })
@@ -192,16 +183,12 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
     RUNNER_PATHS.judge,
     { schema: { body: JudgeRequestSchema, response: { 200: JudgeResultSchema, ...errorResponses } } },
     async (request, reply) => {
-      const judge = runner.prepareJudge(request.body)
+      const context = contextOf(request, reply)
+      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      const judge = runner.prepareJudge(request.body, context)
       if (judge.problem !== undefined)
         return await reply.code(400).send(errorBody(judge.problem.code, judge.problem.message, judge.problem.field))
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      return await runner.runJudge(judge, {
-        signal: callerSignal(reply.raw),
-        queueTimeoutMs,
-        tenant: tenantOf(request.headers)
-      })
+      return await runner.runJudge(judge)
     }
   )
 
@@ -209,7 +196,9 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
     RUNNER_PATHS.judgeBatch,
     { schema: { body: JudgeBatchRequestSchema, response: { 200: JudgeBatchResponseSchema, ...errorResponses } } },
     async (request, reply) => {
-      const judges = request.body.requests.map((r) => runner.prepareJudge(r))
+      const context = contextOf(request, reply)
+      if (context === undefined) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
+      const judges = request.body.requests.map((r) => runner.prepareJudge(r, context))
       for (let i = 0; i < judges.length; i++) {
         const problem = judges[i].problem
         if (problem !== undefined)
@@ -223,20 +212,12 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
               )
             )
       }
-      const queueTimeoutMs = queueTimeoutOf(request.headers)
-      if (Number.isNaN(queueTimeoutMs)) return await reply.code(400).send(BAD_QUEUE_TIMEOUT)
-      const options = { signal: callerSignal(reply.raw), queueTimeoutMs, tenant: tenantOf(request.headers) }
-      if (!(request.headers.accept ?? '').includes(NDJSON))
-        return { results: await runner.runJudgeBatch(judges, undefined, options) }
+      if (!(request.headers.accept ?? '').includes(NDJSON)) return { results: await runner.runJudgeBatch(judges) }
       const lines = new NdjsonWriter()
       void runner
-        .runJudgeBatch(
-          judges,
-          (index, result) => {
-            lines.push({ index, result })
-          },
-          options
-        )
+        .runJudgeBatch(judges, (index, result) => {
+          lines.push({ index, result })
+        })
         .then(() => {
           lines.end()
         })

@@ -15,13 +15,7 @@
  * await app.close(); await runner.close()     // drain, then close every sandbox
  * ```
  */
-export {
-  Runner,
-  type RunnerOptions,
-  type ExecuteOptions,
-  type PreparedCall,
-  type RequestProblem
-} from './runner/runner.ts'
+export { Runner, type RunnerOptions, type PreparedCall, type RequestProblem } from './runner/runner.ts'
 export { buildRunnerApp, type RunnerAppOptions } from './app.ts'
 export {
   BACKENDS,
@@ -77,6 +71,7 @@ export type {
   ExecutorCommand,
   IsolationReport,
   Job,
+  PooledJob,
   RunOutcome,
   Sandbox,
   SandboxState,

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os'
 import assert from 'node:assert/strict'
 import { parseRunnerConfig, readRunnerConfig, runnerConfig } from '../src/config.ts'
 import { ConfigError } from '../src/errors.ts'
-import { LIMITS } from '@sandfleet/protocol'
+import { LIMITS, NO_CALL_CONTEXT } from '@sandfleet/protocol'
 
 test('config: defaults, then env, then flags; frozen', () => {
   const c = parseRunnerConfig({
@@ -61,7 +61,8 @@ test("isolation: fork by default; a call's level applies unless the runner forbi
   const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const served = new Map()
   const level = (config: ReturnType<typeof runnerConfig>, isolation?: 'fork' | 'reuse'): string | undefined =>
-    prepareCall({ code: 'x', ...(isolation === undefined ? {} : { isolation }) }, config, served).job?.request.isolation
+    prepareCall({ code: 'x', ...(isolation === undefined ? {} : { isolation }) }, NO_CALL_CONTEXT, config, served).job
+      ?.request.isolation
   assert.equal(level(runnerConfig()), 'fork')
   assert.equal(level(runnerConfig(), 'reuse'), 'reuse')
   assert.equal(level(runnerConfig({ isolation: 'reuse' })), 'reuse')
@@ -76,13 +77,18 @@ test("isolation: fork by default; a call's level applies unless the runner forbi
 test("timeout_ms: a call that gives none runs with the contract's default within the runner's maxTimeoutMs", async () => {
   const { prepareCall } = await import('../src/requests/prepared-call.ts')
   const timeout = (config: ReturnType<typeof runnerConfig>, timeoutMs?: number): number | undefined =>
-    prepareCall({ code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) }, config, new Map()).job
-      ?.request.timeout_ms
+    prepareCall(
+      { code: 'x', ...(timeoutMs === undefined ? {} : { timeout_ms: timeoutMs }) },
+      NO_CALL_CONTEXT,
+      config,
+      new Map()
+    ).job?.request.timeout_ms
   assert.equal(timeout(runnerConfig()), LIMITS.defaultTimeoutMs)
   assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 })), 2000)
   assert.equal(timeout(runnerConfig({ maxTimeoutMs: 2000 }), 1500), 1500)
   assert.equal(
-    prepareCall({ code: 'x', timeout_ms: 2001 }, runnerConfig({ maxTimeoutMs: 2000 }), new Map()).problem?.field,
+    prepareCall({ code: 'x', timeout_ms: 2001 }, NO_CALL_CONTEXT, runnerConfig({ maxTimeoutMs: 2000 }), new Map())
+      .problem?.field,
     'timeout_ms'
   )
 })

@@ -3,11 +3,14 @@
  * batch, and for notebook semantics sessions), given by {@link compatPath} from the gateway's
  * router and sessions (tests pass a fake), and the turning of what that path throws into a
  * result. The compat plugins only translate shapes, they never run code themselves; the
- * pipeline has held their calls to the limits, quotas and admission before their handlers run.
+ * pipeline has held their calls to the limits, quotas and admission before their handlers run,
+ * and made the request's call context, which their handlers hand to the path with each call.
  */
 import {
   failedJudgeResult,
   failedResult,
+  withDeadline,
+  type CallContext,
   type ExecRequest,
   type ExecResult,
   type JudgeRequest,
@@ -20,17 +23,23 @@ import {
 import { judgedLanguages, type JudgedLanguages } from '../runners/judged-languages.ts'
 import type { ApiContext } from './api.ts'
 
-/** Runs one request through the fleet. Resolves with a result for every outcome it can name. */
-export type ExecuteFn = (request: ExecRequest) => Promise<ExecResult>
+/**
+ * Runs one request through the fleet, in the context of the request that asks for it. Resolves
+ * with a result for every outcome it can name.
+ */
+export type ExecuteFn = (request: ExecRequest, context: CallContext) => Promise<ExecResult>
 
-/** Runs many requests through the fleet; one result per request, in order. */
-export type ExecuteBatchFn = (requests: ExecRequest[]) => Promise<ExecResult[]>
+/** Runs many requests through the fleet, in the context of the request that asks; one result per request, in order. */
+export type ExecuteBatchFn = (requests: ExecRequest[], context: CallContext) => Promise<ExecResult[]>
 
-/** Judges one program through the fleet (a compiled program's run, too). Resolves with a result for every outcome. */
-export type JudgeFn = (request: JudgeRequest) => Promise<JudgeResult>
+/**
+ * Judges one program through the fleet (a compiled program's run, too), in the context of the request that asks for
+ * it. Resolves with a result for every outcome.
+ */
+export type JudgeFn = (request: JudgeRequest, context: CallContext) => Promise<JudgeResult>
 
-/** Judges many through the fleet; one result per request, in order. */
-export type JudgeBatchFn = (requests: JudgeRequest[]) => Promise<JudgeResult[]>
+/** Judges many through the fleet, in the context of the request that asks; one result per request, in order. */
+export type JudgeBatchFn = (requests: JudgeRequest[], context: CallContext) => Promise<JudgeResult[]>
 
 /** What a compat API needs to run cells in one state (SandboxFusion's /run_jupyter). */
 export interface CompatSessions {
@@ -57,17 +66,24 @@ export interface CompatPath {
   judgedLanguages: () => Promise<JudgedLanguages>
 }
 
-/** The compatible APIs' path through `context`'s router and sessions. */
+/**
+ * The compatible APIs' path through the gateway's router and sessions. A compatible API's call
+ * may be made long after its request came (a code-judge long batch's chunks and tries again), so
+ * each waits for a sandbox the gateway's `queueTimeoutMs` from when it is made, as a call of its
+ * own: the request's context with that deadline.
+ */
 export function compatPath({
   router,
   sessions,
+  config,
   runners
-}: Pick<ApiContext, 'router' | 'sessions' | 'runners'>): CompatPath {
+}: Pick<ApiContext, 'router' | 'sessions' | 'config' | 'runners'>): CompatPath {
+  const sent = (context: CallContext): CallContext => withDeadline(context, performance.now() + config.queueTimeoutMs)
   return {
-    execute: async (request) => await router.execute(request),
-    executeBatch: async (requests) => await router.executeBatch(requests),
-    judge: async (request) => await router.judge(request),
-    judgeBatch: async (requests) => await router.judgeBatch(requests),
+    execute: async (request, context) => await router.execute(request, sent(context)),
+    executeBatch: async (requests, context) => await router.executeBatch(requests, sent(context)),
+    judge: async (request, context) => await router.judge(request, sent(context)),
+    judgeBatch: async (requests, context) => await router.judgeBatch(requests, sent(context)),
     judgedLanguages: judgedLanguages(runners),
     sessionsFor: (key) => ({
       create: async (options) => (await sessions.create(options, key)).session_id,

@@ -1,9 +1,11 @@
 /**
- * The one path every call route takes, whatever its API: parse → limits → quota → admission →
- * router. Parse is Fastify's (the JSON body parser, then the route's own body schema: the
- * protocol's contract for /v1, the imitated service's model for a compatible API); the route's
- * handler is the router's call. Between them one `preHandler` hook runs the three stages on the
- * calls the route declares (route-calls.ts), in this order, each once a request:
+ * The one path every call route takes, whatever its API: parse → context → limits → quota →
+ * admission → router. Parse is Fastify's (the JSON body parser, then the route's own body schema:
+ * the protocol's contract for /v1, the imitated service's model for a compatible API); the
+ * route's handler is the router's call, in the request's call context (call-context.ts: its
+ * deadline, tenant, signal and id, made once, before the other stages). Then one `preHandler`
+ * hook runs the three stages on the calls the route declares (route-calls.ts), in this order,
+ * each once a request:
  *
  * - what the body's schema cannot say (the route's `problem`, a judge's tests given twice), refused
  *   as the schema's refusals are: a 400 naming the field;
@@ -19,6 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
 import type { Admission } from './admission.ts'
+import { installCallContext } from './call-context.ts'
 import { overLimit, type CallLimits, type OverLimit } from './call-limits.ts'
 import type { TenantQuotas } from './quotas.ts'
 import { weightOf, type RouteCalls } from './route-calls.ts'
@@ -30,6 +33,8 @@ export interface PipelineParts {
   admission: Admission
   /** `Retry-After` of an admission refusal, seconds. */
   retryAfterS: number
+  /** How long a request's calls may wait for a sandbox, from when it enters the pipeline (its context's deadline). */
+  queueTimeoutMs: number
 }
 
 /** The gateway's 400 for a call over a limit: its field's path in the body, as the route places it. */
@@ -41,6 +46,7 @@ function limitError(over: OverLimit, declared: Pick<RouteCalls, 'at'>): GatewayE
 /** Installs the stages on `app` (the root instance, before the routes). */
 export function installPipeline(app: FastifyInstance, parts: PipelineParts): void {
   const { limits, quotas, admission, retryAfterS } = parts
+  installCallContext(app, parts.queueTimeoutMs)
 
   /** Takes `weight` of admission until the response closes, or answers the 429 to give. */
   const admit = (request: FastifyRequest, reply: FastifyReply, weight: number): GatewayError | undefined => {

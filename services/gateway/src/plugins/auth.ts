@@ -2,15 +2,14 @@
  * Optional API-key auth: when keys are configured, every route that runs code (the native API's
  * and the compatible APIs', apis/) needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
  * Health, readiness, metrics and docs stay open. The key presented is looked up in constant time
- * ({@link KeyTable}); its tenant is set on the request (`request.tenant`), named on every log
- * line of the request (`tenant`), and is the request's tenant context
- * (`tenants/tenant-context.ts`) for the rest of its handling: every call the request makes to a
- * runner carries it, whichever API the route belongs to.
+ * ({@link KeyTable}); its tenant is set on the request (`request.tenant`, the one place the
+ * gateway holds it) and named on every log line of the request (`tenant`). The pipeline puts its
+ * name into the request's call context (pipeline/call-context.ts), which every call the request
+ * makes to a runner carries, whichever API the route belongs to.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
 import type { KeyTable } from '../tenants/key-table.ts'
-import { tenantContext } from '../tenants/tenant-context.ts'
 import { callerKeyOf, type Tenant } from '../tenants/tenants.ts'
 
 declare module 'fastify' {
@@ -53,7 +52,7 @@ export function installAuth(app: FastifyInstance, keys: KeyTable<Tenant>): void 
     }
     request.tenant = tenant
     request.log = reply.log = request.log.child({ tenant: tenant.name })
-    tenantContext.run(tenant.name, done) // the later hooks and the handler run in it
+    done()
   })
 }
 

@@ -8,10 +8,13 @@ import {
   RUNNER_PATHS,
   RUNNER_SESSION_PATHS,
   JUDGE_VERDICTS,
+  budgetLeft,
+  contextHeaders,
   failedJudgeResult,
   failedResult,
   judgeTimeBoundMs,
   timeoutMsOf,
+  type CallContext,
   type ErrorBody,
   type ExecRequest,
   type ExecResult,
@@ -28,7 +31,7 @@ import {
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { GatewayError, RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -37,8 +40,8 @@ export interface HttpRunnerClientOptions {
   /** Keep-alive connections kept to this runner. */
   connections?: number
   /**
-   * Queue budget of a call that gives none ({@link CallOptions.queueTimeoutMs}); default the protocol's
-   * `QUEUE_TIMEOUT_MS`.
+   * How long a call whose context has no deadline may wait for a sandbox, as far as this client
+   * waits for it (the runner's own `queueTimeoutMs` bounds it); default the protocol's `QUEUE_TIMEOUT_MS`.
    */
   queueTimeoutMs?: number
   /**
@@ -135,27 +138,28 @@ export class HttpRunnerClient implements RunnerClient {
   }
 
   /**
-   * The queue budget sent to the runner, and how long to wait for its answer: every job starts
-   * within the budget or is answered `queue_timeout` at it, and a job that started ends within
-   * its `timeout_ms` and the runner's grace, so the answer comes before budget + longest
-   * `timeout_ms` + grace. A timeout that fired sooner would turn a truthful `queue_timeout`, or a
-   * result, into an `infra_error` of the gateway's own making.
+   * The headers of the call's `context` (what is left of its deadline, sent once in each request,
+   * as gRPC's `grpc-timeout`; its tenant and request id), and how long to wait for the runner's
+   * answer: every job starts by the deadline or is answered `queue_timeout` at it, and a job that
+   * started ends within its `timeout_ms` and the runner's grace, so the answer comes before budget
+   * left + longest `timeout_ms` + grace. A timeout that fired sooner would turn a truthful
+   * `queue_timeout`, or a result, into an `infra_error` of the gateway's own making.
    */
   #deadline(
     requests: readonly ExecRequest[] | readonly JudgeRequest[],
-    options: CallOptions,
+    context: CallContext,
     runMsOf: (request: never) => number = timeoutMsOf
   ): { headers: Record<string, string>; timeout: number } {
-    const budget = Math.max(0, Math.floor(options.queueTimeoutMs ?? this.#queueTimeoutMs))
+    const now = performance.now()
+    const left = budgetLeft(context, now)
+    const budget = Math.floor(left === Infinity ? this.#queueTimeoutMs : left)
     let max = 0
     for (const r of requests) max = Math.max(max, runMsOf(r as never))
-    const headers: Record<string, string> = { [RUNNER_HEADERS.queueTimeoutMs]: String(budget) }
-    if (options.tenant !== undefined) headers[RUNNER_HEADERS.tenant] = options.tenant
-    return { headers, timeout: budget + max + this.graceMs }
+    return { headers: contextHeaders(context, now), timeout: budget + max + this.graceMs }
   }
 
-  async execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    const { headers, timeout } = this.#deadline([request], options)
+  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    const { headers, timeout } = this.#deadline([request], context)
     try {
       const { statusCode, body } = await this.#pool.request({
         method: 'POST',
@@ -164,7 +168,7 @@ export class HttpRunnerClient implements RunnerClient {
         body: JSON.stringify(request),
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: options.signal
+        signal: context.signal
       })
       return toResult(statusCode, await body.json())
     } catch (err) {
@@ -174,22 +178,22 @@ export class HttpRunnerClient implements RunnerClient {
 
   async executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options: CallOptions = {}
+    onResult: BatchResultListener | undefined,
+    context: CallContext
   ): Promise<ExecResult[]> {
     return await this.#batch(
       RUNNER_PATHS.batch,
       requests,
-      this.#deadline(requests, options),
+      this.#deadline(requests, context),
       toResult,
       onResult,
-      options
+      context
     )
   }
 
-  /** One judge: its wait is the queue budget, the judge's own bound (`judgeTimeBoundMs`) and the grace. */
-  async judge(request: JudgeRequest, options: CallOptions = {}): Promise<JudgeResult> {
-    const { headers, timeout } = this.#deadline([request], options, judgeTimeBoundMs)
+  /** One judge: its wait is what is left of its deadline, the judge's own bound (`judgeTimeBoundMs`) and the grace. */
+  async judge(request: JudgeRequest, context: CallContext): Promise<JudgeResult> {
+    const { headers, timeout } = this.#deadline([request], context, judgeTimeBoundMs)
     try {
       const { statusCode, body } = await this.#pool.request({
         method: 'POST',
@@ -198,7 +202,7 @@ export class HttpRunnerClient implements RunnerClient {
         body: JSON.stringify(request),
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: options.signal
+        signal: context.signal
       })
       return toJudgeResult(statusCode, await body.json(), request.language ?? 'python')
     } catch (err) {
@@ -208,16 +212,16 @@ export class HttpRunnerClient implements RunnerClient {
 
   async judgeBatch(
     requests: JudgeRequest[],
-    onResult?: JudgeBatchResultListener,
-    options: CallOptions = {}
+    onResult: JudgeBatchResultListener | undefined,
+    context: CallContext
   ): Promise<JudgeResult[]> {
     return await this.#batch(
       RUNNER_PATHS.judgeBatch,
       requests,
-      this.#deadline(requests, options, judgeTimeBoundMs),
+      this.#deadline(requests, context, judgeTimeBoundMs),
       (statusCode, data, i) => toJudgeResult(statusCode, data, requests[i].language ?? 'python'),
       onResult,
-      options
+      context
     )
   }
 
@@ -231,7 +235,7 @@ export class HttpRunnerClient implements RunnerClient {
     deadline: { headers: Record<string, string>; timeout: number },
     toItem: (statusCode: number, data: unknown, index: number) => Res,
     onResult: ((index: number, result: Res) => void) | undefined,
-    options: CallOptions
+    context: CallContext
   ): Promise<Res[]> {
     const timeout = deadline.timeout
     const results = new Array<Res>(requests.length)
@@ -244,7 +248,7 @@ export class HttpRunnerClient implements RunnerClient {
         // every item starts within the one budget or is answered queue_timeout at it
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: options.signal
+        signal: context.signal
       })
       const type = String(headers['content-type'] ?? '')
       if (statusCode !== 200 || !type.startsWith(NDJSON)) {
@@ -296,14 +300,14 @@ export class HttpRunnerClient implements RunnerClient {
       await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
         [SESSION_KEY_HEADER]: key
       }),
-    execute: async (id: string, request: SessionExecRequest, key: string, options: CallOptions = {}) =>
+    execute: async (id: string, request: SessionExecRequest, key: string, context?: CallContext) =>
       await this.#session<ExecResult>(
         'POST',
         sessionPath(RUNNER_SESSION_PATHS.execute, id),
         request,
         { [SESSION_KEY_HEADER]: key },
         timeoutMsOf(request) + this.graceMs,
-        options.signal
+        context?.signal
       ),
     close: async (id: string, key: string) => {
       await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {

@@ -1,8 +1,10 @@
 /**
  * A {@link RunnerClient} around a runner living in the same process (`sandfleet serve`): calls go
- * straight to it, with no HTTP and no JSON round trip.
+ * straight to it, with no HTTP and no JSON round trip, their context as it is (one process, one
+ * `performance.now()` clock for its deadline).
  */
 import type {
+  CallContext,
   ErrorBody,
   ExecRequest,
   ExecResult,
@@ -14,7 +16,7 @@ import type {
   RunnerLoad
 } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../errors.ts'
-import type { BatchResultListener, CallOptions, RunnerClient, RunnerSessions } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient, RunnerSessions } from './runner-client.ts'
 
 /**
  * What the gateway needs of an in-process runner: the protocol's {@link RunnerApi} and the
@@ -47,28 +49,28 @@ export class InProcessRunnerClient implements RunnerClient {
     this.name = `local:${runner.id}`
   }
 
-  execute(request: ExecRequest, options: CallOptions = {}): Promise<ExecResult> {
-    return this.#runner.execute(request, options)
+  execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    return this.#runner.execute(request, context)
   }
 
   executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    options: CallOptions = {}
+    onResult: BatchResultListener | undefined,
+    context: CallContext
   ): Promise<ExecResult[]> {
-    return this.#runner.executeBatch(requests, onResult, options)
+    return this.#runner.executeBatch(requests, onResult, context)
   }
 
-  judge(request: JudgeRequest, options: CallOptions = {}): Promise<JudgeResult> {
-    return this.#runner.judge(request, options)
+  judge(request: JudgeRequest, context: CallContext): Promise<JudgeResult> {
+    return this.#runner.judge(request, context)
   }
 
   judgeBatch(
     requests: JudgeRequest[],
-    onResult?: JudgeBatchResultListener,
-    options: CallOptions = {}
+    onResult: JudgeBatchResultListener | undefined,
+    context: CallContext
   ): Promise<JudgeResult[]> {
-    return this.#runner.judgeBatch(requests, onResult, options)
+    return this.#runner.judgeBatch(requests, onResult, context)
   }
 
   async load(): Promise<RunnerLoad> {
@@ -93,7 +95,7 @@ export class InProcessRunnerClient implements RunnerClient {
     return {
       create: async (request, key) => await call(() => local.create(request, key)),
       get: async (id, key) => await call(() => local.get(id, key)),
-      execute: async (id, request, key, options) => await call(() => local.execute(id, request, key, options)),
+      execute: async (id, request, key, context) => await call(() => local.execute(id, request, key, context)),
       close: async (id, key) => {
         await call(() => local.close(id, key))
       }

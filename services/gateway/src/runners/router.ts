@@ -6,25 +6,26 @@
  * A judge takes the same path: its fleet verdicts are retried as those statuses are, a verdict on
  * the program never.
  *
- * The deadline of a call: it may wait for a sandbox `queueTimeoutMs` in all, from when the
- * gateway took it. Each attempt (each sub-batch) hands the runner what is left of that budget;
- * the runner starts the job within it or answers `queue_timeout`, and the runner client waits
- * for that answer (budget left + `timeout_ms` + grace; a judge: its `judgeTimeBoundMs`). So every
- * attempt is answered by start + `queueTimeoutMs` + run time + grace, retries included, and the
- * answer is the runner's (`queue_timeout` with its `queue_ms`, or the result), never a timeout of
- * the gateway.
+ * The deadline of a call is its context's (`CallContext.deadline`: the gateway's `queueTimeoutMs`
+ * from when the pipeline took the request): every attempt (every sub-batch) hands the runner the
+ * same context, which says what is left of it; the runner starts the job by then or answers
+ * `queue_timeout`, and the runner client waits for that answer (budget left + `timeout_ms` +
+ * grace; a judge: its `judgeTimeBoundMs`). So every attempt is answered by the deadline + run
+ * time + grace, retries included, and the answer is the runner's (`queue_timeout` with its
+ * `queue_ms`, or the result), never a timeout of the gateway.
  */
 import {
+  budgetLeft,
   failedJudgeResult,
   failedResult,
+  type CallContext,
   type ExecRequest,
   type ExecResult,
   type JudgeRequest,
   type JudgeResult
 } from '@sandfleet/protocol'
 import { GatewayError } from '../errors.ts'
-import { currentTenant } from '../tenants/tenant-context.ts'
-import type { BatchResultListener, CallOptions, RunnerClient } from './runner-client.ts'
+import type { BatchResultListener, RunnerClient } from './runner-client.ts'
 import type { RunnerMember, RunnerSet } from './runner-set.ts'
 
 /** Sees every result a runner gave (each attempt), with the member that gave it: metrics hang here. */
@@ -56,8 +57,6 @@ export type AffinityHook = (request: ExecRequest) => string | undefined
 export interface RouterOptions {
   /** Runners tried for one call, at most. */
   maxAttempts: number
-  /** Longest a call may wait for a sandbox, over all its attempts (see the module comment). */
-  queueTimeoutMs: number
   /** Most items of a batch sent to one runner in one request. */
   maxSubBatchItems: number
   affinity?: AffinityHook
@@ -75,12 +74,12 @@ const NONE_TRIED: ReadonlySet<RunnerMember> = new Set()
 
 /** What the router sends (an execute or a judge): how a runner is asked, and how its answers are read. */
 interface CallKind<Req, Res> {
-  one(client: RunnerClient, request: Req, options: CallOptions): Promise<Res>
+  one(client: RunnerClient, request: Req, context: CallContext): Promise<Res>
   many(
     client: RunnerClient,
     requests: Req[],
     onResult: (index: number, result: Res) => void,
-    options: CallOptions
+    context: CallContext
   ): Promise<Res[]>
   /** The answer's status or verdict. */
   outcome(result: Res): string
@@ -119,8 +118,8 @@ export class Router {
     this.#set = set
     this.#options = options
     this.#exec = {
-      one: async (client, request, o) => await client.execute(request, o),
-      many: async (client, requests, on, o) => await client.executeBatch(requests, on, o),
+      one: async (client, request, context) => await client.execute(request, context),
+      many: async (client, requests, on, context) => await client.executeBatch(requests, on, context),
       outcome: (r) => r.status,
       errorType: (r) => r.error?.type,
       failed: (request, code, message, runner) => {
@@ -134,8 +133,8 @@ export class Router {
       }
     }
     this.#judge = {
-      one: async (client, request, o) => await client.judge(request, o),
-      many: async (client, requests, on, o) => await client.judgeBatch(requests, on, o),
+      one: async (client, request, context) => await client.judge(request, context),
+      many: async (client, requests, on, context) => await client.judgeBatch(requests, on, context),
       outcome: (r) => r.verdict,
       errorType: (r) => r.error?.type,
       failed: (request, code, message, runner) =>
@@ -160,19 +159,6 @@ export class Router {
     this.#judgeObservers.push(observer)
   }
 
-  /** What is left of the queue budget of a call the gateway took at `start` (0: spent). */
-  #budgetLeft(start: number): number {
-    return Math.max(0, start + this.#options.queueTimeoutMs - Date.now())
-  }
-
-  #callOptions(start: number, signal: AbortSignal | undefined): CallOptions {
-    const options: CallOptions = { queueTimeoutMs: this.#budgetLeft(start) }
-    if (signal !== undefined) options.signal = signal
-    const tenant = currentTenant()
-    if (tenant !== undefined) options.tenant = tenant
-    return options
-  }
-
   /** Chooses the member for the next attempt, or undefined (then `pinned` says why). */
   #choose(pinned: string | undefined, tried: ReadonlySet<RunnerMember>): { member?: RunnerMember; pinned?: string } {
     if (pinned !== undefined) {
@@ -184,48 +170,48 @@ export class Router {
   }
 
   /**
-   * Runs one call, retrying infrastructure failures on other runners. `start` (`Date.now()`) is
-   * when the gateway took the call: its queue budget counts from there. Never rejects.
+   * Runs one call in `context`, retrying infrastructure failures on other runners while its
+   * deadline lasts. Never rejects.
    */
-  async execute(request: ExecRequest, signal?: AbortSignal, start = Date.now()): Promise<ExecResult> {
-    return await this.#call(this.#exec, request, signal, start, new Set())
+  async execute(request: ExecRequest, context: CallContext): Promise<ExecResult> {
+    return await this.#call(this.#exec, request, context, new Set())
   }
 
   /** Judges one program on the least loaded runner, retrying the fleet's verdicts as `execute` does. Never rejects. */
-  async judge(request: JudgeRequest, signal?: AbortSignal, start = Date.now()): Promise<JudgeResult> {
-    return await this.#call(this.#judge, request, signal, start, new Set())
+  async judge(request: JudgeRequest, context: CallContext): Promise<JudgeResult> {
+    return await this.#call(this.#judge, request, context, new Set())
   }
 
   /**
    * Runs a batch: items are spread over runners by load (one sub-batch per runner and up to
    * `maxSubBatchItems` items), each result is handed to `onResult` as soon as it is final, and
-   * items that failed at the infrastructure level are retried one by one elsewhere, all within
-   * one queue budget counted from now. Resolves with every result in request order. Never rejects.
+   * items that failed at the infrastructure level are retried one by one elsewhere, all by the
+   * deadline of `context`. Resolves with every result in request order. Never rejects.
    */
   async executeBatch(
     requests: ExecRequest[],
-    onResult?: BatchResultListener,
-    signal?: AbortSignal
+    context: CallContext,
+    onResult?: BatchResultListener
   ): Promise<ExecResult[]> {
-    return await this.#batch(this.#exec, requests, onResult, signal)
+    return await this.#batch(this.#exec, requests, context, onResult)
   }
 
   /** Judges a batch as `executeBatch` runs one: spread by load, fleet verdicts retried, results as they are final. */
   async judgeBatch(
     requests: JudgeRequest[],
-    onResult?: JudgeResultListener,
-    signal?: AbortSignal
+    context: CallContext,
+    onResult?: JudgeResultListener
   ): Promise<JudgeResult[]> {
-    return await this.#batch(this.#judge, requests, onResult, signal)
+    return await this.#batch(this.#judge, requests, context, onResult)
   }
 
   async #call<Req, Res>(
     kind: CallKind<Req, Res>,
     request: Req,
-    signal: AbortSignal | undefined,
-    start: number,
+    context: CallContext,
     tried: Set<RunnerMember>
   ): Promise<Res> {
+    const { signal } = context
     let last: Res | undefined
     const pinnedTo = kind.pinnedOf(request)
     for (let attempt = tried.size + 1; attempt <= this.#options.maxAttempts; attempt++) {
@@ -235,7 +221,7 @@ export class Router {
       member.outstanding++
       let result: Res
       try {
-        result = await kind.one(member.client, request, this.#callOptions(start, signal))
+        result = await kind.one(member.client, request, context)
       } catch (err) {
         if (signal?.aborted !== true) member.up = false
         const { code, message } = thrown(err)
@@ -249,7 +235,7 @@ export class Router {
         !RETRIED.has(kind.outcome(result)) ||
         pinned !== undefined ||
         signal?.aborted === true ||
-        this.#budgetLeft(start) === 0
+        budgetLeft(context) === 0
       )
         return result
       tried.add(member)
@@ -261,10 +247,10 @@ export class Router {
   async #batch<Req, Res>(
     kind: CallKind<Req, Res>,
     requests: Req[],
-    onResult: ((index: number, result: Res) => void) | undefined,
-    signal: AbortSignal | undefined
+    context: CallContext,
+    onResult: ((index: number, result: Res) => void) | undefined
   ): Promise<Res[]> {
-    const start = Date.now()
+    const { signal } = context
     const results = new Array<Res>(requests.length)
     const settle = (i: number, r: Res): void => {
       results[i] = r
@@ -286,17 +272,17 @@ export class Router {
     const retry = (i: number, member: RunnerMember, last: Res): void => {
       const request = requests[i]
       const pinned = kind.pinnedOf(request) !== undefined
-      if (pinned || signal?.aborted === true || this.#budgetLeft(start) === 0 || this.#options.maxAttempts < 2) {
+      if (pinned || signal?.aborted === true || budgetLeft(context) === 0 || this.#options.maxAttempts < 2) {
         settle(i, last)
         return
       }
-      retries.push(this.#call(kind, request, signal, start, new Set([member])).then((r) => settle(i, r)))
+      retries.push(this.#call(kind, request, context, new Set([member])).then((r) => settle(i, r)))
     }
     const sends: Promise<void>[] = []
     for (const [member, indices] of groups) {
       for (let from = 0; from < indices.length; from += this.#options.maxSubBatchItems) {
         const chunk = indices.slice(from, from + this.#options.maxSubBatchItems)
-        sends.push(this.#sendChunk(kind, member, chunk, requests, settle, retry, this.#callOptions(start, signal)))
+        sends.push(this.#sendChunk(kind, member, chunk, requests, settle, retry, context))
       }
     }
     await Promise.all(sends)
@@ -311,9 +297,9 @@ export class Router {
     requests: Req[],
     settle: (i: number, r: Res) => void,
     retry: (i: number, member: RunnerMember, last: Res) => void,
-    options: CallOptions
+    context: CallContext
   ): Promise<void> {
-    const { signal } = options
+    const { signal } = context
     const answered = new Array<boolean>(chunk.length).fill(false)
     try {
       await kind.many(
@@ -329,7 +315,7 @@ export class Router {
           if (RETRIED.has(kind.outcome(result))) retry(i, member, result)
           else settle(i, result)
         },
-        options
+        context
       )
     } catch (err) {
       if (signal?.aborted !== true) member.up = false

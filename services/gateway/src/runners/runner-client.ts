@@ -6,8 +6,10 @@
  */
 import type {
   BatchResultListener,
+  CallContext,
+  ExecRequest,
+  ExecResult,
   RunnerApi,
-  RunnerCallOptions,
   RunnerInfo,
   RunnerLoad,
   RunnerSessionsApi,
@@ -15,12 +17,6 @@ import type {
 } from '@sandfleet/protocol'
 
 export type { BatchResultListener }
-
-/**
- * Per-call options: the protocol's {@link RunnerCallOptions}. A client waits for the runner's
- * `queue_timeout` at `queueTimeoutMs`: it never gives up on a runner before the runner can answer.
- */
-export type CallOptions = RunnerCallOptions
 
 /**
  * The session API of one runner. A refusal (no such session, lost, busy, a limit) rejects with
@@ -34,12 +30,20 @@ export interface RunnerSessions extends RunnerSessionsApi {
 /**
  * One runner as the gateway sees it.
  *
- * `execute` and `executeBatch` resolve with results whenever the runner answered (any status,
- * `infra_error` included); they reject only when no answer came (connection refused or dropped,
- * a response that is not a result), which the router treats like `infra_error`. For a batch,
- * results already delivered to `onResult` before a rejection stand.
+ * `execute` and `executeBatch` run in the call's context, which the gateway always gives: a
+ * client waits for the runner's `queue_timeout` at its deadline, never giving up on a runner
+ * before the runner can answer. They resolve with results whenever the runner answered (any
+ * status, `infra_error` included); they reject only when no answer came (connection refused or
+ * dropped, a response that is not a result), which the router treats like `infra_error`. For a
+ * batch, results already delivered to `onResult` before a rejection stand.
  */
 export interface RunnerClient extends RunnerApi {
+  execute(request: ExecRequest, context: CallContext): Promise<ExecResult>
+  executeBatch(
+    requests: ExecRequest[],
+    onResult: BatchResultListener | undefined,
+    context: CallContext
+  ): Promise<ExecResult[]>
   /** Stable name of this member: its URL, or `local:ID`. */
   readonly name: string
   /**

@@ -15,6 +15,7 @@ import {
   decodeSessionId,
   SESSION_LOST,
   SESSION_NOT_FOUND,
+  type CallContext,
   type ExecResult,
   type SessionCreateRequest,
   type SessionExecRequest,
@@ -77,10 +78,10 @@ export class FleetSessions {
     return await this.#reach(member, () => sessions.get(id, key))
   }
 
-  /** Runs one cell in the session's state, for the key that opened it. */
-  async execute(id: string, request: SessionExecRequest, key: string, signal?: AbortSignal): Promise<ExecResult> {
+  /** Runs one cell in the session's state, for the key that opened it, in the request's `context`. */
+  async execute(id: string, request: SessionExecRequest, key: string, context?: CallContext): Promise<ExecResult> {
     const { member, sessions } = this.#locate(id)
-    return await this.#reach(member, () => sessions.execute(id, request, key, signal === undefined ? {} : { signal }))
+    return await this.#reach(member, () => sessions.execute(id, request, key, context))
   }
 
   /** Closes the session, for the key that opened it. */

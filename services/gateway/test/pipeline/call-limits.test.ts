@@ -69,13 +69,13 @@ function recordingRunner(): RunnerClient & { timeouts: Array<number | undefined>
   return {
     ...echo,
     timeouts,
-    execute: async (r: ExecRequest) => {
+    execute: async (r: ExecRequest, context) => {
       timeouts.push(r.timeout_ms)
-      return await echo.execute(r)
+      return await echo.execute(r, context)
     },
-    executeBatch: async (rs: ExecRequest[], on) => {
+    executeBatch: async (rs: ExecRequest[], on, context) => {
       timeouts.push(...rs.map((r) => r.timeout_ms))
-      return await echo.executeBatch(rs, on)
+      return await echo.executeBatch(rs, on, context)
     },
     sessions:
       sessions === undefined

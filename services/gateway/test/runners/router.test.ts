@@ -16,6 +16,8 @@ interface FakeRunner {
   url: string
   /** `x-sandfleet-queue-timeout-ms` of each execute, in order of arrival. */
   budgets: Array<string | undefined>
+  /** The tenant and request id headers of each execute, in order of arrival. */
+  contexts: Array<{ tenant: unknown; requestId: unknown }>
   close(): Promise<void>
 }
 
@@ -26,6 +28,7 @@ async function fakeRunner(
   answer: () => ExecResult
 ): Promise<FakeRunner> {
   const budgets: Array<string | undefined> = []
+  const contexts: FakeRunner['contexts'] = []
   const load: RunnerLoad = {
     runner: id,
     state: 'ready',
@@ -55,6 +58,7 @@ async function fakeRunner(
       }
       const budget = req.headers[RUNNER_HEADERS.queueTimeoutMs]
       budgets.push(typeof budget === 'string' ? budget : undefined)
+      contexts.push({ tenant: req.headers[RUNNER_HEADERS.tenant], requestId: req.headers[RUNNER_HEADERS.requestId] })
       const items = req.url === '/v1/execute/batch' ? (JSON.parse(body) as { requests: unknown[] }).requests.length : 0
       void sleep(delayMs).then(() => {
         if (res.destroyed) return
@@ -69,6 +73,7 @@ async function fakeRunner(
   return {
     url: `http://127.0.0.1:${port}`,
     budgets,
+    contexts,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) =>
@@ -155,6 +160,33 @@ test("router: a retry on another runner is given only what is left of the call's
       left > 0 && left <= 2600,
       `the retry was given ${left} ms of a 3000 ms budget after 400 ms on the first runner`
     )
+  })
+})
+
+test("router: every attempt of a call carries its request's one context: the tenant of its key and the gateway's request id", async () => {
+  const failing = await fakeRunner('failing', 0, 0, infraError)
+  const healthy = await fakeRunner('healthy', 5, 0, ok) // busier: tried second
+  const key = 'key-of-team-a-0123'
+  await withGateway([failing, healthy], { apiKeys: [key] }, async (gateway) => {
+    const send = async (): Promise<ExecResult> => {
+      const res = await fetch(`${gateway.url}/v1/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ code: 'print(1)' })
+      })
+      assert.equal(res.status, 200)
+      return (await res.json()) as ExecResult
+    }
+    assert.equal((await send()).runner, 'healthy')
+    assert.equal((await send()).runner, 'healthy')
+    const sent = [...failing.contexts, ...healthy.contexts]
+    assert.equal(sent.length, 4, 'two attempts a call')
+    assert.ok(
+      sent.every((c) => c.tenant === 'key-1' && typeof c.requestId === 'string' && c.requestId !== ''),
+      JSON.stringify(sent)
+    )
+    assert.equal(failing.contexts[0].requestId, healthy.contexts[0].requestId, "a retry is the same request's")
+    assert.notEqual(healthy.contexts[0].requestId, healthy.contexts[1].requestId, 'each request its own id')
   })
 })
 

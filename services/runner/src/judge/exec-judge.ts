@@ -12,7 +12,7 @@ import {
   type ResolvedJudgeRequest,
   type TestVerdict
 } from '@sandfleet/protocol'
-import type { Job, JudgeTested } from '../sandbox/contract.ts'
+import type { JudgeTested, PooledJob } from '../sandbox/contract.ts'
 import { testResultOf, testVerdictOf } from './verdicts.ts'
 
 /** What a judge by jobs needs of the runner. */
@@ -22,7 +22,11 @@ export interface ExecJudgeContext {
   /** Most bytes of each given back in the result. */
   readonly echoBytes: number
   /** Hands a job to its language's pool: `done` gets its result once. */
-  submit(job: Job, done: (result: ExecResult) => void): void
+  submit(job: PooledJob, done: (result: ExecResult) => void): void
+  /** The first job's deadline for waiting and the judge's tenant. */
+  readonly place: { readonly startBy: number; readonly tenant: string | undefined }
+  /** How long a later test's job may wait, from when it is handed over (the runner's `queueTimeoutMs`). */
+  readonly queueTimeoutMs: number
 }
 
 const FLEET: ReadonlySet<string> = new Set(['overloaded', 'queue_timeout', 'infra_error'])
@@ -44,9 +48,11 @@ function testedOf(index: number, r: ExecResult): JudgeTested {
   return r.cpu_ms === undefined ? tested : { ...tested, cpu_ms: r.cpu_ms }
 }
 
-/** The job of test `index`. */
-function jobOf(judge: ResolvedJudgeRequest, index: number, maxOutputBytes: number): Job {
+/** The job of test `index`, to start by `startBy`. */
+function jobOf(judge: ResolvedJudgeRequest, index: number, ctx: ExecJudgeContext, startBy: number): PooledJob {
   return {
+    startBy,
+    tenant: ctx.place.tenant,
     request: {
       language: judge.language as Language,
       code: judge.code,
@@ -57,7 +63,7 @@ function jobOf(judge: ResolvedJudgeRequest, index: number, maxOutputBytes: numbe
       fetch_files: [],
       isolation: judge.isolation
     },
-    maxOutputBytes
+    maxOutputBytes: ctx.maxOutputBytes
   }
 }
 
@@ -67,9 +73,12 @@ export async function judgeByJobs(
   requestId: string | undefined,
   ctx: ExecJudgeContext
 ): Promise<JudgeResult> {
+  // The call's deadline holds for the jobs handed over at once (the first, or every one with run_all); a later test's
+  // job waits no longer than any job the runner takes.
   const run = (i: number): Promise<ExecResult> =>
     new Promise((resolve) => {
-      ctx.submit(jobOf(judge, i, ctx.maxOutputBytes), resolve)
+      const startBy = i === 0 || judge.run_all ? ctx.place.startBy : performance.now() + ctx.queueTimeoutMs
+      ctx.submit(jobOf(judge, i, ctx, startBy), resolve)
     })
   const results: Array<ExecResult | undefined> = []
   if (judge.run_all) results.push(...(await Promise.all(judge.tests.map((_, i) => run(i)))))

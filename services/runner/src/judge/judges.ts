@@ -14,7 +14,7 @@ import {
   type ResolvedJudgeRequest
 } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Driver, Job } from '../sandbox/contract.ts'
+import type { Driver, PooledJob } from '../sandbox/contract.ts'
 import { CompileCache, type CompileCacheStats } from './compile-cache.ts'
 import { judgeByJobs } from './exec-judge.ts'
 import { COMPILE_MEMORY_MB, judgeInSandbox } from './sandbox-judge.ts'
@@ -42,6 +42,12 @@ for row in json.loads(sys.stdin.read()):
 print(json.dumps(out))
 `
 
+/** Where a judge's jobs go: the deadline of its first for waiting, and its tenant (its call's context). */
+export interface JudgePlace {
+  readonly startBy: number
+  readonly tenant: string | undefined
+}
+
 /** What a language's probe found in a sandbox. */
 interface Probed {
   version: string
@@ -60,7 +66,9 @@ export interface JudgesOptions {
   /** The pools' drivers by language (after start). */
   drivers: () => ReadonlyMap<Language, Driver>
   /** Hands a job of the runner's own (the probe) to its language's pool: `done` gets its result once. */
-  submit: (job: Job, done: (result: ExecResult) => void) => void
+  submit: (job: PooledJob, done: (result: ExecResult) => void) => void
+  /** The runner's `queueTimeoutMs`: the longest a job of its own, or a judge's later one, may wait. */
+  queueTimeoutMs: number
   /** The compile cache's budget, in bytes. */
   cacheBytes: number
   /** Most bytes kept of each run's stdout and stderr (past it, `output_limit`). */
@@ -104,10 +112,11 @@ export class Judges {
   async run(
     judge: ResolvedJudgeRequest,
     requestId: string | undefined,
-    submit: (job: Job, done: (result: ExecResult) => void) => void
+    place: JudgePlace,
+    submit: (job: PooledJob, done: (result: ExecResult) => void) => void
   ): Promise<JudgeResult> {
     const pool = judge.language === 'javascript' ? 'javascript' : 'python'
-    const { maxOutputBytes, echoBytes } = this.options
+    const { maxOutputBytes, echoBytes, queueTimeoutMs } = this.options
     if (this.options.drivers().get(pool)?.judges !== true) {
       const refusal = judge.tests.some((t) => t.call !== undefined)
         ? 'call tests need a backend whose sandboxes judge (process, docker)'
@@ -115,7 +124,7 @@ export class Judges {
           ? 'a checker needs a backend whose sandboxes judge (process, docker)'
           : undefined
       if (refusal !== undefined) return this.#refused(judge, requestId, refusal)
-      return await judgeByJobs(judge, requestId, { submit, maxOutputBytes, echoBytes })
+      return await judgeByJobs(judge, requestId, { submit, maxOutputBytes, echoBytes, place, queueTimeoutMs })
     }
     // A compiled language's compiler is the sandbox's: its version (the compile cache's key) read there, once.
     const compiled = [judge.language, ...(judge.compare.kind === 'checker' ? [judge.compare.language] : [])].filter(
@@ -139,6 +148,7 @@ export class Judges {
       maxOutputBytes,
       echoBytes,
       submit,
+      place,
       ranPastStop: (tests) => {
         this.#ranPastStop += tests
       }
@@ -172,7 +182,8 @@ export class Judges {
           : undefined
       return { name: r.name, version: r.version, pch, header: r.precompiledHeader }
     })
-    const job: Job = {
+    const job: PooledJob = {
+      startBy: performance.now() + this.options.queueTimeoutMs,
       request: {
         language: 'python',
         code: PROBE,

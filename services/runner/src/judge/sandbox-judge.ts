@@ -17,7 +17,7 @@ import {
   type ResolvedJudgeRequest,
   type TestVerdict
 } from '@sandfleet/protocol'
-import type { Job, JudgeCompiled, JudgeProgram, JudgeSink, JudgeTested, JudgeWork } from '../sandbox/contract.ts'
+import type { JudgeCompiled, JudgeProgram, JudgeSink, JudgeTested, JudgeWork, PooledJob } from '../sandbox/contract.ts'
 import { compileKeyOf, type CompileCache } from './compile-cache.ts'
 import { cachedCompile, checkerFault, compileResultOf, testResultOf, testVerdictOf } from './verdicts.ts'
 
@@ -40,7 +40,9 @@ export interface SandboxJudgeContext {
   /** Most bytes of each run's stdout and stderr given back in the result. */
   readonly echoBytes: number
   /** Hands the job to its pool: `done` gets its result once. */
-  submit(job: Job, done: (result: ExecResult) => void): void
+  submit(job: PooledJob, done: (result: ExecResult) => void): void
+  /** Its deadline for waiting and its tenant. */
+  readonly place: { readonly startBy: number; readonly tenant: string | undefined }
   /** Tests the sandbox ran past the first failing one before the stop reached it (`run_all` false), per judge. */
   ranPastStop?(tests: number): void
 }
@@ -121,12 +123,19 @@ class Frames implements JudgeSink {
 }
 
 /** The job of `judge`: the pool bounds each of its steps by `request.timeout_ms` (see JUDGE_STEP_SLACK_MS). */
-function jobOf(judge: ResolvedJudgeRequest, work: JudgeWork, checker: boolean): Job {
+function jobOf(
+  judge: ResolvedJudgeRequest,
+  work: JudgeWork,
+  checker: boolean,
+  place: SandboxJudgeContext['place']
+): PooledJob {
   const testMs = judge.timeout_ms + (checker ? GRACES.softStopMs + checkerTimeoutMs(judge.timeout_ms) : 0)
   const compileMs = work.program.runtime === 'binary' || checker ? judge.compile_timeout_ms : 0
-  return {
-    request: {
-      language: 'python',
+  return Object.freeze({
+    startBy: place.startBy,
+    tenant: place.tenant,
+    request: Object.freeze({
+      language: 'python' as const,
       code: '',
       stdin: '',
       timeout_ms: Math.max(testMs, compileMs) + JUDGE_STEP_SLACK_MS,
@@ -134,10 +143,10 @@ function jobOf(judge: ResolvedJudgeRequest, work: JudgeWork, checker: boolean): 
       files: {},
       fetch_files: [],
       isolation: judge.isolation
-    },
+    }),
     maxOutputBytes: work.maxOutputBytes,
     judge: work
-  }
+  })
 }
 
 /** The tests' results and the verdict, from the frames of a judge whose job was answered `status`. */
@@ -234,7 +243,7 @@ export function judgeInSandbox(
     sink: frames
   }
   return new Promise((resolve) => {
-    ctx.submit(jobOf(judge, work, checker !== undefined), (r) => {
+    ctx.submit(jobOf(judge, work, checker !== undefined, ctx.place), (r) => {
       if (frames.ranPastStop > 0) ctx.ranPastStop?.(frames.ranPastStop)
       resolve(resultOf(judge, requestId, frames, program.program.binary !== undefined, r, ctx.echoBytes))
     })

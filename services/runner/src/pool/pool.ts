@@ -3,8 +3,8 @@
  * answers with its result. The parts, one file each:
  *
  * - admission (here): a job goes straight to an idle sandbox when one is free and nobody is
- *   waiting; otherwise it waits ({@link WaitingJobs}: bounded → `overloaded`; past its deadline,
- *   `Job.startBy` (the runner's, or set here from {@link RunOptions}) → `queue_timeout`, never
+ *   waiting; otherwise it waits ({@link WaitingJobs}: bounded → `overloaded`; past the
+ *   `startBy` its call was prepared with, `requests/prepared-call.ts` → `queue_timeout`, never
  *   run). When every slot is failing to start, the waiting jobs are answered `infra_error` at
  *   once instead of hanging, and so is every new job until a sandbox comes up.
  * - running (here): a sandbox is replaced after an outcome with `retire` (counted under its
@@ -21,15 +21,14 @@
  * every driver.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { GRACES, type ExecResult, type Language } from '@sandfleet/protocol'
+import { GRACES, NO_CALL_CONTEXT, type CallContext, type ExecResult, type Language } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Driver, Job, RunOutcome } from '../sandbox/contract.ts'
+import type { Driver, PooledJob, RunOutcome } from '../sandbox/contract.ts'
 import { failedOutcome } from '../sandbox/failed-outcome.ts'
 import { codeOf, RUNNER_ERRORS, RunnerError } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { JobDeadline } from './job-deadline.ts'
 import { outcomeResult, poolFailure, sandboxFailure } from './job-results.ts'
-import { startDeadline } from './start-deadline.ts'
 import { SlotSupervisor, type PoolEvents, type ReplaceReason, type Slot } from './slot-supervisor.ts'
 import { WaitingJobs, type Call, type Done } from './waiting-jobs.ts'
 
@@ -59,8 +58,6 @@ export interface PoolOptions {
   maxJobsPerSandbox: number
   /** Jobs that may wait; beyond them a job is answered `overloaded`. */
   maxQueuedJobs: number
-  /** Longest a job may wait for a sandbox. */
-  queueTimeoutMs: number
   /** First retry delay for a sandbox that failed to start; doubles up to `replaceBackoffMaxMs`. */
   replaceBackoffMs: number
   replaceBackoffMaxMs: number
@@ -72,19 +69,6 @@ export interface PoolOptions {
   graceMs?: number
   logger?: Logger
   events?: PoolEvents
-}
-
-/** Per-job options of {@link Pool.run}. */
-export interface RunOptions {
-  /** Echoed in the result. */
-  requestId?: string
-  /** Aborting it answers the job at once while it still waits (`queue_timeout`, SF_ERR_RUNNER_CANCELLED). */
-  signal?: AbortSignal
-  /**
-   * Longest this job may wait for a sandbox from now (the caller's budget, e.g. what is left of
-   * a gateway's), for a job that carries no `startBy`; the pool's `queueTimeoutMs` caps either.
-   */
-  queueTimeoutMs?: number
 }
 
 /** A snapshot of a pool's counters. */
@@ -130,7 +114,7 @@ export class Pool {
   #closing: Promise<void> | undefined
   #onIdle: (() => void) | undefined
   /** Jobs already run once more on a fresh sandbox after theirs was found tampered with. */
-  readonly #rerun = new WeakSet<Job>()
+  readonly #rerun = new WeakSet<PooledJob>()
   /** Past `timeout_ms`, when a job's hard deadline falls: the driver's stop time and the grace. */
   readonly #overrunMs: number
 
@@ -192,12 +176,13 @@ export class Pool {
   }
 
   /**
-   * Runs one job and resolves with its full result; never rejects. A job that cannot start
-   * within its queue timeout (see {@link RunOptions}) is answered `queue_timeout` and never runs.
+   * Runs one job in its call's `context` (its signal: a caller that went away takes it out of
+   * the queue) and resolves with its full result; never rejects. A job that cannot start by its
+   * `startBy` is answered `queue_timeout` and never runs.
    */
-  run(job: Job, options: RunOptions = {}): Promise<ExecResult> {
+  run(job: PooledJob, context: CallContext = NO_CALL_CONTEXT): Promise<ExecResult> {
     return new Promise((resolve) => {
-      this.submit(job, options, resolve)
+      this.submit(job, context, resolve)
     })
   }
 
@@ -205,27 +190,16 @@ export class Pool {
    * {@link run} without a promise: `done` is called once with the full result, synchronously
    * when the job is answered at once (`overloaded`, draining, cancelled). For callers that hand
    * many jobs in at once (a batch), where a promise and its reactions per job cost more than the
-   * queueing itself. The job's `startBy` is set here when it has none, and capped at the pool's
-   * `queueTimeoutMs` from now.
+   * queueing itself.
    */
-  submit(job: Job, options: RunOptions, done: (result: ExecResult) => void): void {
-    const now = performance.now()
-    const startBy = Math.min(
-      job.startBy ?? Infinity,
-      startDeadline(options.queueTimeoutMs, this.#options.queueTimeoutMs, now)
-    )
-    job.startBy = startBy
-    this.#admit(
-      { job: job as Call['job'], requestId: options.requestId, queueTimeoutMs: Math.max(0, startBy - now) },
-      options.signal,
-      done
-    )
+  submit(job: PooledJob, context: CallContext, done: (result: ExecResult) => void): void {
+    this.#admit({ job, context }, context.signal, done)
   }
 
   /** Admission: a job runs now, waits, or is answered at once. */
   #admit(call: Call, signal: AbortSignal | undefined, done: Done): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
-      done(poolFailure(this.#options.runnerId, call.requestId, 'infra_error', 'SF_ERR_RUNNER_DRAINING', 0))
+      done(poolFailure(this.#options.runnerId, call.job.request.request_id, 'infra_error', 'SF_ERR_RUNNER_DRAINING', 0))
       return
     }
     if (this.#idle.length > 0 && this.#waiting.length === 0) {
@@ -236,7 +210,7 @@ export class Pool {
       done(
         poolFailure(
           this.#options.runnerId,
-          call.requestId,
+          call.job.request.request_id,
           'infra_error',
           'SF_ERR_RUNNER_NO_SANDBOX',
           0,
@@ -326,7 +300,7 @@ export class Pool {
     // No named closure per job: under tsx each one costs a defineProperty of its name.
     pending.then(
       (outcome) => {
-        if (deadline.answer()) this.#finish(slot, queueMs, call.requestId, done, outcome, undefined)
+        if (deadline.answer()) this.#finish(slot, queueMs, call.job.request.request_id, done, outcome, undefined)
       },
       (err: unknown) => {
         if (deadline.answer()) this.#rejected(slot, call, queueMs, done, err)
@@ -341,13 +315,18 @@ export class Pool {
   readonly #expired = ({ slot, call, queueMs, done }: Running, deadline: JobDeadline<Running>): void => {
     this.#busy--
     this.#log.warn(
-      { sandbox: slot.sandbox.id, timeoutMs: call.job.request.timeout_ms, overrunMs: this.#overrunMs },
+      {
+        sandbox: slot.sandbox.id,
+        reqId: call.context.requestId,
+        timeoutMs: call.job.request.timeout_ms,
+        overrunMs: this.#overrunMs
+      },
       "sandbox did not answer by its job's hard deadline; replacing it"
     )
     const outcome = failedOutcome('timeout', 'Timeout', deadline.describe(), {
       durationMs: performance.now() - deadline.handedAt
     })
-    const result = outcomeResult(this.#options.runnerId, call.requestId, slot.sandbox.id, queueMs, outcome)
+    const result = outcomeResult(this.#options.runnerId, call.job.request.request_id, slot.sandbox.id, queueMs, outcome)
     this.#retire(slot, 'hung')
     done(result)
   }
@@ -370,7 +349,7 @@ export class Pool {
       this.#admit(call, undefined, done)
       return
     }
-    this.#finish(slot, queueMs, call.requestId, done, undefined, err)
+    this.#finish(slot, queueMs, call.job.request.request_id, done, undefined, err)
   }
 
   #finish(

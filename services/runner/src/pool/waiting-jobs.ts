@@ -4,9 +4,9 @@
  * running: `overloaded` past the bound, `queue_timeout` at its deadline or when its caller went
  * away, `infra_error` when the pool drains or no sandbox can start.
  */
-import type { ExecResult } from '@sandfleet/protocol'
+import type { CallContext, ExecResult } from '@sandfleet/protocol'
 import { messageOf } from '@sandfleet/protocol/http'
-import type { Job } from '../sandbox/contract.ts'
+import type { PooledJob } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, type RunnerErrorCode } from '../errors.ts'
 import { poolFailure } from './job-results.ts'
 import { JobQueue, type Ticket } from './queue.ts'
@@ -15,12 +15,10 @@ import { SignalGroups } from './signal-groups.ts'
 /** Gets a job's result, once. */
 export type Done = (result: ExecResult) => void
 
-/** A job on its way through the pool (its deadline: `job.startBy`, set by then). */
+/** A job on its way through the pool (its deadline: `job.startBy`), in its call's context. */
 export interface Call {
-  job: Job & { startBy: number }
-  requestId: string | undefined
-  /** What was left of its wait when the pool took it, for the message of a `queue_timeout`. */
-  queueTimeoutMs: number
+  readonly job: PooledJob
+  readonly context: CallContext
 }
 
 /** A job waiting in the queue. */
@@ -138,7 +136,7 @@ export class WaitingJobs {
         'queue_timeout',
         'SF_ERR_RUNNER_QUEUE_TIMEOUT',
         performance.now() - w.enqueuedAt,
-        `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${Math.round(w.call.queueTimeoutMs)} ms)`
+        `${RUNNER_ERRORS.SF_ERR_RUNNER_QUEUE_TIMEOUT.message} (queue timeout ${Math.round(w.call.job.startBy - w.enqueuedAt)} ms)`
       )
     )
     this.#options.left()
@@ -156,6 +154,6 @@ export class WaitingJobs {
     queueMs: number,
     message?: string
   ): ExecResult {
-    return poolFailure(this.#options.runnerId, call.requestId, status, code, queueMs, message)
+    return poolFailure(this.#options.runnerId, call.job.request.request_id, status, code, queueMs, message)
   }
 }

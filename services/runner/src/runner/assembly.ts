@@ -59,7 +59,6 @@ function makePool(language: Language, driver: Driver, ctx: AssemblyContext): Poo
     size: Math.min(c.poolSize, driver.maxPoolSize ?? Infinity),
     maxJobsPerSandbox: c.maxJobsPerSandbox,
     maxQueuedJobs: c.maxQueuedJobs,
-    queueTimeoutMs: c.queueTimeoutMs,
     replaceBackoffMs: c.replaceBackoffMs,
     replaceBackoffMaxMs: c.replaceBackoffMaxMs,
     graceMs: c.graceMs,

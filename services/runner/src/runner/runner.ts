@@ -12,8 +12,10 @@
  */
 import {
   JUDGE_LANGUAGES,
+  NO_CALL_CONTEXT,
   failedJudgeResult,
   failedResult,
+  type CallContext,
   type ExecRequest,
   type ExecResult,
   type JudgeBatchResultListener,
@@ -22,19 +24,17 @@ import {
   type Language,
   type RunnerApi,
   type RunnerInfo,
-  type RunnerCallOptions,
   type RunnerLoad,
   type RunnerState
 } from '@sandfleet/protocol'
 import type { Registry } from 'prom-client'
 import { messageOf } from '@sandfleet/protocol/http'
 import type { RunnerConfig } from '../config.ts'
-import type { Driver, IsolationReport, Job } from '../sandbox/contract.ts'
+import type { Driver, IsolationReport, PooledJob } from '../sandbox/contract.ts'
 import { RUNNER_ERRORS, RunnerError, type RunnerErrorCode } from '../errors.ts'
 import { silentLogger, type Logger } from '../logger.ts'
 import { RunnerMetrics } from '../metrics.ts'
 import type { PoolStats } from '../pool/pool.ts'
-import { startDeadline } from '../pool/start-deadline.ts'
 import type { SessionHost } from '../sessions/session-host.ts'
 import { assemble, release } from './assembly.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
@@ -62,12 +62,6 @@ export interface RunnerOptions {
    */
   processMetrics?: boolean
 }
-
-/**
- * Per-call options of {@link Runner.execute}: the protocol's {@link RunnerCallOptions} (an aborted job is answered
- * `queue_timeout`, SF_ERR_RUNNER_CANCELLED).
- */
-export type ExecuteOptions = RunnerCallOptions
 
 /** The runner; see the module comment. Its API to gateways is the protocol's {@link RunnerApi}. */
 export class Runner implements RunnerApi {
@@ -99,8 +93,9 @@ export class Runner implements RunnerApi {
     this.#judges = new Judges({
       drivers: () => new Map([...this.#pools].map(([language, pool]) => [language, pool.driver])),
       submit: (job, done) => {
-        this.#submit({ job, problem: undefined, requestId: undefined }, undefined, done)
+        this.#submit({ job, problem: undefined, requestId: undefined, context: NO_CALL_CONTEXT }, done)
       },
+      queueTimeoutMs: config.queueTimeoutMs,
       cacheBytes: config.judgeCacheBytes,
       maxOutputBytes: config.maxJudgeOutputBytes,
       echoBytes: config.maxOutputBytes,
@@ -162,59 +157,59 @@ export class Runner implements RunnerApi {
 
   /**
    * Checks `request` against the runner's own limits (a field over the configured limits, a
-   * language it does not serve) and resolves its defaults, once: the job to run, or why it is
-   * refused (what the HTTP app answers 400). Schema validation is the caller's (the HTTP app
-   * validates with the protocol's schema). {@link execute} is `run(prepare(request))`.
+   * language it does not serve) and resolves its defaults, once, in the call's `context` (none:
+   * the runner's own `queueTimeoutMs` alone bounds its wait): the complete, frozen job to run, or
+   * why it is refused (what the HTTP app answers 400). Schema validation is the caller's (the
+   * HTTP app validates with the protocol's schema). {@link execute} is `run(prepare(request, context))`.
    */
-  prepare(request: ExecRequest): PreparedCall {
-    return prepareCall(request, this.config, this.#pools)
+  prepare(request: ExecRequest, context: CallContext = NO_CALL_CONTEXT): PreparedCall {
+    return prepareCall(request, context, this.config, this.#pools)
   }
 
   /**
-   * Runs one request and resolves with its result; never rejects. Defaults come from the
-   * contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
+   * Runs one request in `context` and resolves with its result; never rejects (a job whose
+   * caller's signal aborts while it waits is answered `queue_timeout`, SF_ERR_RUNNER_CANCELLED).
+   * Defaults come from the contract; `runner`, `sandbox`, `queue_ms` and `request_id` are filled in.
    */
-  execute(request: ExecRequest, options?: ExecuteOptions): Promise<ExecResult> {
-    return this.run(this.prepare(request), options)
+  execute(request: ExecRequest, context?: CallContext): Promise<ExecResult> {
+    return this.run(this.prepare(request, context))
   }
 
   /** Runs one {@link prepare}d call (once); a refused one is answered `invalid_request`. Never rejects. */
-  run(call: PreparedCall, options?: ExecuteOptions): Promise<ExecResult> {
+  run(call: PreparedCall): Promise<ExecResult> {
     return new Promise((resolve) => {
-      this.#submit(call, options, resolve)
+      this.#submit(call, resolve)
     })
   }
 
   /**
-   * Runs many requests, queued in order; resolves with the results in request order. `onResult`
-   * sees each result as soon as it is ready, with its index (completion order; an item refused
-   * at once, such as one over the runner's limits, is seen before this returns). `options` apply
-   * to every item (one queue timeout for all, counted from this call). Never rejects.
+   * Runs many requests in one `context`, queued in order; resolves with the results in request
+   * order. `onResult` sees each result as soon as it is ready, with its index (completion order;
+   * an item refused at once, such as one over the runner's limits, is seen before this returns).
+   * Never rejects.
    */
   executeBatch(
     requests: ExecRequest[],
     onResult?: (index: number, result: ExecResult) => void,
-    options?: ExecuteOptions
+    context?: CallContext
   ): Promise<ExecResult[]> {
     return this.runBatch(
-      requests.map((request) => this.prepare(request)),
-      onResult,
-      options
+      requests.map((request) => this.prepare(request, context)),
+      onResult
     )
   }
 
   /** {@link executeBatch} of {@link prepare}d calls. */
   runBatch(
     calls: readonly PreparedCall[],
-    onResult?: (index: number, result: ExecResult) => void,
-    options?: ExecuteOptions
+    onResult?: (index: number, result: ExecResult) => void
   ): Promise<ExecResult[]> {
     const results = new Array<ExecResult>(calls.length)
     if (calls.length === 0) return Promise.resolve(results)
     return new Promise((resolve) => {
       let left = calls.length
       for (let i = 0; i < calls.length; i++) {
-        this.#submit(calls[i], options, (result) => {
+        this.#submit(calls[i], (result) => {
           results[i] = result
           if (onResult !== undefined) {
             try {
@@ -231,10 +226,10 @@ export class Runner implements RunnerApi {
 
   /**
    * A call comes in: `done` gets its result once, synchronously when it is refused at once. Its
-   * one deadline for waiting (`job.startBy`: the caller's budget, capped by `queueTimeoutMs`)
-   * is fixed here, so a wait for the runner's start counts against it.
+   * job's deadline for waiting was fixed when it was prepared, so a wait for the runner's start
+   * counts against it.
    */
-  #submit(call: PreparedCall, options: ExecuteOptions | undefined, done: (result: ExecResult) => void): void {
+  #submit(call: PreparedCall, done: (result: ExecResult) => void): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
       done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
       return
@@ -244,13 +239,11 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, field === '' ? message : `${field}: ${message}`))
       return
     }
-    call.job.startBy = startDeadline(options?.queueTimeoutMs, this.config.queueTimeoutMs)
-    if (options?.tenant !== undefined) call.job.tenant = options.tenant
-    this.#dispatch(call, call.job, options?.signal, done)
+    this.#dispatch(call, call.job, done)
   }
 
   /** Hands a call's job to its language's pool, once the runner has started. */
-  #dispatch(call: PreparedCall, job: Job, signal: AbortSignal | undefined, done: (result: ExecResult) => void): void {
+  #dispatch(call: PreparedCall, job: PooledJob, done: (result: ExecResult) => void): void {
     if (this.#state === 'draining' || this.#state === 'closed') {
       done(this.#failed(call, 'infra_error', 'SF_ERR_RUNNER_DRAINING'))
       return
@@ -263,7 +256,7 @@ export class Runner implements RunnerApi {
       }
       this.#starting.then(
         () => {
-          this.#dispatch(call, job, signal, done)
+          this.#dispatch(call, job, done)
         },
         (err: unknown) => {
           done(
@@ -285,7 +278,7 @@ export class Runner implements RunnerApi {
       done(this.#failed(call, 'invalid_request', code, `${field}: ${message}`))
       return
     }
-    pool.submit(job, { requestId: call.requestId, signal }, (result) => {
+    pool.submit(job, call.context, (result) => {
       this.#metrics.record(language, result)
       done(result)
     })
@@ -293,21 +286,22 @@ export class Runner implements RunnerApi {
 
   /**
    * Checks a judge request against the runner's limits and the contract, resolves its defaults and holds its language
-   * to those the runner judges, once: the judge to run, or why it is refused (what the HTTP app answers 400).
+   * to those the runner judges, once, in `context` (its deadline for waiting fixed now): the judge to run, or why it is
+   * refused (what the HTTP app answers 400).
    */
-  prepareJudge(request: JudgeRequest): PreparedJudge {
+  prepareJudge(request: JudgeRequest, context: CallContext = NO_CALL_CONTEXT): PreparedJudge {
     // before start, any language of the table: the judge checks it once the pools are there
     const judged = this.#pools.size === 0 ? new Set(JUDGE_LANGUAGES) : this.#judges.languages()
-    return prepareJudge(request, this.config, judged)
+    return prepareJudge(request, context, this.config, judged)
   }
 
-  /** Judges one program against its tests and resolves with its verdict; never rejects. */
-  judge(request: JudgeRequest, options?: ExecuteOptions): Promise<JudgeResult> {
-    return this.runJudge(this.prepareJudge(request), options)
+  /** Judges one program against its tests in `context` and resolves with its verdict; never rejects. */
+  judge(request: JudgeRequest, context?: CallContext): Promise<JudgeResult> {
+    return this.runJudge(this.prepareJudge(request, context))
   }
 
   /** Runs one {@link prepareJudge}d judge; a refused one is answered `invalid_request`. Never rejects. */
-  async runJudge(prepared: PreparedJudge, options?: ExecuteOptions): Promise<JudgeResult> {
+  async runJudge(prepared: PreparedJudge): Promise<JudgeResult> {
     let result: JudgeResult
     if (prepared.judge === undefined) {
       const { code, field, message } = prepared.problem
@@ -316,8 +310,7 @@ export class Runner implements RunnerApi {
       result = this.#failedJudge(prepared, 'infra_error', 'SF_ERR_RUNNER_DRAINING')
     } else {
       if (this.#state === 'starting' && this.#starting !== undefined) await this.#starting.catch(() => {})
-      const judge = prepared.judge
-      const requestId = prepared.requestId
+      const { judge, requestId, context } = prepared
       // prepared before the pools were there: its languages checked now
       const judged = this.#judges.languages()
       const missing = [judge.language, judge.compare.kind === 'checker' ? judge.compare.language : judge.language].find(
@@ -331,37 +324,37 @@ export class Runner implements RunnerApi {
               'SF_ERR_RUNNER_LANGUAGE',
               `this runner does not judge ${missing} (it judges ${[...judged].join(', ')})`
             )
-          : await this.#judges.run(judge, requestId, (job, done) => {
-              this.#submit({ job, problem: undefined, requestId }, options, done)
-            })
+          : await this.#judges.run(
+              judge,
+              requestId,
+              { startBy: prepared.startBy, tenant: context.tenant },
+              (job, done) => {
+                this.#submit({ job, problem: undefined, requestId, context }, done)
+              }
+            )
       if (result.runner === '') result.runner = this.id
     }
     this.#metrics.judged(result)
     return result
   }
 
-  /** Judges many (one queue budget for all), resolving with the results in request order; never rejects. */
+  /** Judges many in one `context` (one deadline for all); resolves with the results in request order, never rejects. */
   judgeBatch(
     requests: JudgeRequest[],
     onResult?: JudgeBatchResultListener,
-    options?: ExecuteOptions
+    context?: CallContext
   ): Promise<JudgeResult[]> {
     return this.runJudgeBatch(
-      requests.map((request) => this.prepareJudge(request)),
-      onResult,
-      options
+      requests.map((request) => this.prepareJudge(request, context)),
+      onResult
     )
   }
 
   /** {@link judgeBatch} of {@link prepareJudge}d judges. */
-  async runJudgeBatch(
-    prepared: readonly PreparedJudge[],
-    onResult?: JudgeBatchResultListener,
-    options?: ExecuteOptions
-  ): Promise<JudgeResult[]> {
+  async runJudgeBatch(prepared: readonly PreparedJudge[], onResult?: JudgeBatchResultListener): Promise<JudgeResult[]> {
     return await Promise.all(
       prepared.map(async (p, i) => {
-        const result = await this.runJudge(p, options)
+        const result = await this.runJudge(p)
         try {
           onResult?.(i, result)
         } catch (err) {

@@ -132,33 +132,39 @@ export interface JudgeWork {
   readonly sink: JudgeSink
 }
 
-/** One job handed to a sandbox. */
+/**
+ * One job handed to a sandbox. A pool's jobs are made once, complete and frozen, by the runner's
+ * `prepareCall` ({@link PooledJob}); nothing writes into a job afterwards.
+ */
 export interface Job {
   /** The request, defaults applied and validated against the runner's limits. */
-  request: ResolvedExecRequest
+  readonly request: ResolvedExecRequest
   /** Most bytes kept of stdout and of stderr each; the rest is read and dropped, marked truncated. */
-  maxOutputBytes: number
+  readonly maxOutputBytes: number
   /**
    * The job's one deadline for waiting: the latest moment it may start, on the runner's
-   * `performance.now()` clock. Fixed once, when the call reaches the runner (the caller's queue
-   * budget, capped by the runner's `queueTimeoutMs`), it holds in the pool's queue and in the
-   * sandbox, which may keep the job waiting until then (an executor tier still warming); past
-   * it, `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
+   * `performance.now()` clock. Fixed once, when the call is prepared (its context's deadline,
+   * capped by the runner's `queueTimeoutMs`), it holds in the pool's queue and in the sandbox,
+   * which may keep the job waiting until then (an executor tier still warming); past it,
+   * `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
    */
-  startBy?: number
+  readonly startBy?: number
   /**
    * A judge: the sandbox compiles and runs `judge` instead of `request.code` (only a driver that {@link Driver.judges}
    * is given one). `request` then holds what the pool reads of it: its `timeout_ms` bounds each step (a compile, or a
    * test and its check), and the sandbox says, through {@link JobWatch.progressed}, when each one ended.
    */
-  judge?: JudgeWork
+  readonly judge?: JudgeWork
   /**
-   * The tenant the job runs for (the gateway's; absent: the one tenant of a fleet without API
-   * keys). A sandbox never runs jobs of two tenants in one reused process (`isolation: reuse`),
-   * and the pool gives a job to an idle sandbox that last ran its tenant's when it has one.
+   * The tenant the job runs for (its call context's; absent: the one tenant of a fleet without
+   * API keys). A sandbox never runs jobs of two tenants in one reused process (`isolation:
+   * reuse`), and the pool gives a job to an idle sandbox that last ran its tenant's when it has one.
    */
-  tenant?: string
+  readonly tenant?: string
 }
+
+/** A job as a pool takes it: prepared (`requests/prepared-call.ts`), its deadline for waiting fixed. */
+export type PooledJob = Job & { readonly startBy: number }
 
 /** What a sandbox may tell its pool about the job it holds (the pool passes one with each job). */
 export interface JobWatch {

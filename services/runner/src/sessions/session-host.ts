@@ -22,9 +22,11 @@ import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import {
   encodeSessionId,
+  NO_CALL_CONTEXT,
   SESSION_LIMITS,
   SESSION_LOST,
   SESSION_NOT_FOUND,
+  type CallContext,
   type ExecResult,
   type RunnerSessionsApi,
   type SessionCreateRequest,
@@ -231,8 +233,13 @@ export class SessionHost implements RunnerSessionsApi {
    * Runs one cell in the session's state. Resolves with a result for every outcome of the code;
    * throws the runner's 400 for a cell over its limits, and a {@link SessionError} otherwise.
    */
-  async execute(id: string, req: SessionExecRequest, key?: string): Promise<ExecResult> {
-    const call = prepareCall({ ...req, language: 'python' }, this.#opts.config, ANY_LANGUAGE)
+  async execute(
+    id: string,
+    req: SessionExecRequest,
+    key?: string,
+    context: CallContext = NO_CALL_CONTEXT
+  ): Promise<ExecResult> {
+    const call = prepareCall({ ...req, language: 'python' }, context, this.#opts.config, ANY_LANGUAGE)
     if (call.job === undefined)
       throw new RunnerError(call.problem.code, call.problem.message, { field: call.problem.field })
     const held = this.#held(id, key)

@@ -6,11 +6,13 @@
  * (then it rejects); `waits <ms>` → tells the job's watch it waits to start, then ok after ms. Start failures are
  * scripted with `failStarts`; a sandbox found tampered with (the job does not run) with `tamperNext`.
  */
+import type { ResolvedExecRequest } from '@sandfleet/protocol'
 import type {
   Driver,
   IsolationReport,
   Job,
   JobWatch,
+  PooledJob,
   RunOutcome,
   Sandbox,
   SandboxState,
@@ -175,19 +177,28 @@ function waitLeft(job: Job): number | undefined {
   return job.startBy === undefined ? undefined : Math.max(0, Math.round(job.startBy - performance.now()))
 }
 
-/** A job for `code`, defaults applied. */
-export function job(code: string): Job {
-  return {
-    request: {
-      language: 'python',
-      code,
-      stdin: '',
-      timeout_ms: 1000,
-      memory_mb: 256,
-      files: {},
-      fetch_files: [],
-      isolation: 'fork'
-    },
-    maxOutputBytes: 65536
+/** What {@link job} makes differ from its defaults. */
+export interface JobOptions {
+  /** How long it may wait for a sandbox from now (its `startBy`); default 10 s. */
+  waitMs?: number
+  /** Its `timeout_ms`; default 1 s. */
+  timeoutMs?: number
+  /** Its `request_id`, echoed in its result. */
+  requestId?: string
+}
+
+/** A job for `code` as a pool takes it, defaults applied. */
+export function job(code: string, options: JobOptions = {}): PooledJob {
+  const request: ResolvedExecRequest = {
+    language: 'python',
+    code,
+    stdin: '',
+    timeout_ms: options.timeoutMs ?? 1000,
+    memory_mb: 256,
+    files: {},
+    fetch_files: [],
+    isolation: 'fork'
   }
+  if (options.requestId !== undefined) request.request_id = options.requestId
+  return { request, maxOutputBytes: 65536, startBy: performance.now() + (options.waitMs ?? 10_000) }
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { JUDGE_LIMITS, type JudgeRequest } from '@sandfleet/protocol'
+import { JUDGE_LIMITS, NO_CALL_CONTEXT, callContext, type JudgeRequest } from '@sandfleet/protocol'
 import { runnerConfig } from '../../src/config.ts'
 import { prepareJudge } from '../../src/judge/prepared-judge.ts'
 
@@ -9,7 +9,7 @@ const ALL = new Set(['python', 'cpp', 'c'])
 
 /** The field a request is refused at, and the code, or undefined when it is taken. */
 function refusal(request: JudgeRequest, judged: ReadonlySet<string> = ALL): string | undefined {
-  const p = prepareJudge(request, config, judged)
+  const p = prepareJudge(request, NO_CALL_CONTEXT, config, judged)
   return p.problem === undefined ? undefined : `${p.problem.code} ${p.problem.field}`
 }
 
@@ -40,13 +40,29 @@ test('a language, or a checker language, the runner does not judge is refused na
     refusal({ code: 'x', tests: t, compare: { checker: { language: 'c', code: '' } } }, new Set(['python'])),
     'SF_ERR_RUNNER_LANGUAGE compare/checker/language'
   )
-  assert.match(prepareJudge({ code: 'x', tests: t }, config, new Set()).problem?.message ?? '', /judges no language/)
+  assert.match(
+    prepareJudge({ code: 'x', tests: t }, NO_CALL_CONTEXT, config, new Set()).problem?.message ?? '',
+    /judges no language/
+  )
 })
 
 test("a prepared judge carries the contract's defaults and the runner's level, held to fork where reuse is not allowed", () => {
-  const p = prepareJudge({ code: 'x', tests: [{}] }, config, ALL)
+  const p = prepareJudge({ code: 'x', tests: [{}] }, NO_CALL_CONTEXT, config, ALL)
   assert.equal(p.judge?.isolation, 'reuse')
   assert.equal(p.judge?.timeout_ms, JUDGE_LIMITS.defaultTimeoutMs)
   const noReuse = runnerConfig({ allowReuse: false })
-  assert.equal(prepareJudge({ code: 'x', tests: [{}], isolation: 'reuse' }, noReuse, ALL).judge?.isolation, 'fork')
+  assert.equal(
+    prepareJudge({ code: 'x', tests: [{}], isolation: 'reuse' }, NO_CALL_CONTEXT, noReuse, ALL).judge?.isolation,
+    'fork'
+  )
+})
+
+test("a prepared judge keeps its context and its deadline for waiting: the context's, capped by queueTimeoutMs", () => {
+  const t0 = performance.now()
+  const soon = prepareJudge({ code: 'x', tests: [{}] }, callContext({ budgetMs: 50, tenant: 'a' }, t0), config, ALL, t0)
+  assert.equal(soon.startBy, t0 + 50)
+  assert.equal(soon.context.tenant, 'a')
+  const none = prepareJudge({ code: 'x', tests: [{}] }, NO_CALL_CONTEXT, config, ALL, t0)
+  assert.equal(none.startBy, t0 + config.queueTimeoutMs)
+  assert.ok(Object.isFrozen(none))
 })

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { LIMITS } from '@sandfleet/protocol'
+import { LIMITS, callContext } from '@sandfleet/protocol'
 import { Runner } from '../../src/runner/runner.ts'
 import { runnerConfig } from '../../src/config.ts'
 import { ScriptedDriver } from '../helpers/scripted-driver.ts'
@@ -146,7 +146,7 @@ test("runner: a job has one deadline for waiting, from when its call came in: a 
     // `warmed 0` prints the wait its sandbox was left (what an executor gets as wait_ms)
     const [own, budget] = await Promise.all([
       runner.execute({ code: 'warmed 0' }),
-      runner.execute({ code: 'warmed 0' }, { queueTimeoutMs: 5000 })
+      runner.execute({ code: 'warmed 0' }, callContext({ budgetMs: 5000 }))
     ])
     await started
     assert.deepEqual([own.status, budget.status], ['ok', 'ok'])

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyPluginAsync } from 'fastify'
-import { failedResult, JUDGE_LIMITS, LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { failedResult, JUDGE_LIMITS, LIMITS, type CallContext, type ExecResult } from '@sandfleet/protocol'
 import { judgeCall, type Call, type OverLimit } from '../../pipeline/call-limits.ts'
 import type { RouteCalls } from '../../pipeline/route-calls.ts'
 import type { JudgedLanguages } from '../../runners/judged-languages.ts'
@@ -110,11 +110,13 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   describeOnly(app)
   const tags = ['code-judge']
   const limits: SubmissionLimits = { ...CJ_DEFAULT_LIMITS, ...opts.limits }
-  /** Runs one submission: a snippet as an execute, a compiled one as a judge of one test. */
-  const execute = async (sub: Submission): Promise<ExecResult> =>
+  /** Runs one submission in `context`: a snippet as an execute, a compiled one as a judge of one test. */
+  const execute = async (sub: Submission, context: CallContext): Promise<ExecResult> =>
     CJ_SNIPPETS.has(sub.type)
-      ? await settle(async () => await opts.execute(toExecRequest(sub, limits)))
-      : withReason(runOf(await settleJudge(async () => await opts.judge(toJudgeRequest(sub, limits)), sub.type)))
+      ? await settle(async () => await opts.execute(toExecRequest(sub, limits), context))
+      : withReason(
+          runOf(await settleJudge(async () => await opts.judge(toJudgeRequest(sub, limits), context), sub.type))
+        )
   /** The first submission whose type the fleet judges no runner for (its index), or undefined. */
   const unjudged = async (subs: readonly Submission[]): Promise<number | undefined> => {
     if (opts.judgedLanguages === undefined || subs.every((s) => CJ_SNIPPETS.has(s.type))) return undefined
@@ -143,7 +145,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
    * A batch's submissions, the snippets as execute batches and the compiled ones as judge batches (each in chunks of
    * the contract's batch size), at once; one result per submission, in order.
    */
-  const runBatch = async (subs: readonly Submission[]): Promise<ExecResult[]> => {
+  const runBatch = async (subs: readonly Submission[], context: CallContext): Promise<ExecResult[]> => {
     const results: ExecResult[] = subs.map(() => resultOfThrown(new Error('no result')))
     const snippets = subs.flatMap((s, i) => (CJ_SNIPPETS.has(s.type) ? [i] : []))
     const compiled = subs.flatMap((s, i) => (CJ_SNIPPETS.has(s.type) ? [] : [i]))
@@ -169,12 +171,20 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
     await Promise.all([
       ...chunks(
         snippets,
-        async (chunk) => await opts.executeBatch(chunk.map((j) => toExecRequest(subs[j] as Submission, limits))),
+        async (chunk) =>
+          await opts.executeBatch(
+            chunk.map((j) => toExecRequest(subs[j] as Submission, limits)),
+            context
+          ),
         (r) => r
       ),
       ...chunks(
         compiled,
-        async (chunk) => await opts.judgeBatch(chunk.map((j) => toJudgeRequest(subs[j] as Submission, limits))),
+        async (chunk) =>
+          await opts.judgeBatch(
+            chunk.map((j) => toJudgeRequest(subs[j] as Submission, limits)),
+            context
+          ),
         (r) => withReason(runOf(r))
       )
     ])
@@ -211,7 +221,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
         const sub = request.body as Submission
         if ((await unjudged([sub])) !== undefined)
           return await reply.code(UNPROCESSABLE).send(await notJudged(['body', 'type'], sub.type))
-        return shape(sub, await execute(sub), limits.stdoutChars)
+        return shape(sub, await execute(sub, request.callContext), limits.stdoutChars)
       }
     )
 
@@ -246,7 +256,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
           return await reply
             .code(UNPROCESSABLE)
             .send(await notJudged(['body', 'submissions', at, 'type'], batch.submissions[at]?.type ?? ''))
-        const results = await runBatch(batch.submissions)
+        const results = await runBatch(batch.submissions, request.callContext)
         return {
           sub_id: batch.sub_id ?? randomUUID(),
           results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars))
@@ -275,10 +285,11 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
             .code(UNPROCESSABLE)
             .send(await notJudged(['body', 'submissions', at, 'type'], batch.submissions[at]?.type ?? ''))
         const deadline = Date.now() + waitMs
+        const context = request.callContext
         const results = await mapPool(
           batch.submissions,
           concurrency,
-          async (s) => await patiently(async () => await execute(s), deadline)
+          async (s) => await patiently(async () => await execute(s, context), deadline, context.signal)
         )
         return {
           sub_id: batch.sub_id ?? randomUUID(),
@@ -370,13 +381,22 @@ function checkBatch(body: unknown): FastapiErrorItem[] {
 
 /**
  * Runs `fn`, and while the fleet answers busy (`overloaded`, `queue_timeout`) tries again with
- * a growing pause, until `deadline`: a long batch waits for capacity instead of failing.
+ * a growing pause, until `deadline`, or until the caller went away (`signal`): a long batch waits
+ * for capacity instead of failing.
  */
-export async function patiently(fn: () => Promise<ExecResult>, deadline: number): Promise<ExecResult> {
+export async function patiently(
+  fn: () => Promise<ExecResult>,
+  deadline: number,
+  signal?: AbortSignal
+): Promise<ExecResult> {
   let pauseMs = 20
   for (;;) {
     const result = await settle(fn)
-    if ((result.status !== 'overloaded' && result.status !== 'queue_timeout') || Date.now() + pauseMs >= deadline)
+    if (
+      (result.status !== 'overloaded' && result.status !== 'queue_timeout') ||
+      Date.now() + pauseMs >= deadline ||
+      signal?.aborted === true
+    )
       return result
     await sleep(pauseMs)
     pauseMs = Math.min(2_000, pauseMs * 2)

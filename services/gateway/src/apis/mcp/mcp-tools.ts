@@ -19,6 +19,7 @@ import {
   failedJudgeResult,
   judgeRequestProblem,
   timeoutMsOf,
+  type CallContext,
   type JudgeRequest,
   type Language
 } from '@sandfleet/protocol'
@@ -46,17 +47,21 @@ export interface McpOptions {
 }
 
 /**
- * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets. Its
- * `maximum` is said, not checked here: the deployment's limit is the pipeline's limits stage's.
+ * `timeout_ms` as the gateway accepts it: the schema a client sees is the limit it meets, and
+ * gives the default of a call without one (the one place MCP's calls get it, as the route
+ * schemas give /v1's). Its `maximum` is said, not checked here: the deployment's limit is the
+ * pipeline's limits stage's.
  */
-const timeoutSchema = (maxTimeoutMs: number) =>
-  z
+const timeoutSchema = (maxTimeoutMs: number) => {
+  const defaultMs = timeoutMsOf({}, maxTimeoutMs)
+  return z
     .number()
     .int()
     .min(LIMITS.minTimeoutMs)
-    .optional()
+    .default(defaultMs)
     .meta({ maximum: maxTimeoutMs })
-    .describe(`Wall-clock limit, in milliseconds (default ${timeoutMsOf({}, maxTimeoutMs)}, at most ${maxTimeoutMs})`)
+    .describe(`Wall-clock limit, in milliseconds (default ${defaultMs}, at most ${maxTimeoutMs})`)
+}
 
 /** What a session refusal means to the model calling the tool. */
 const SESSION_HINTS: Record<string, string> = {
@@ -75,26 +80,17 @@ function errorResult(err: unknown): CallToolResult {
   }
 }
 
-/** Builds the MCP server with sandfleet's tools. */
-export function buildMcpServer(opts: McpOptions): McpServer {
+/** Builds the MCP server with sandfleet's tools, for one request: its calls run in its `context`. */
+export function buildMcpServer(opts: McpOptions, context: CallContext): McpServer {
   const server = new McpServer({ name: opts.name ?? 'sandfleet', version: opts.version ?? '0.1.0' })
   const maxTimeoutMs = opts.limits?.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const timeout = timeoutSchema(maxTimeoutMs)
-  const defaultTimeoutMs = timeoutMsOf({}, maxTimeoutMs)
   const run =
     (language: Language) =>
-    async (args: {
-      code: string
-      stdin?: string | undefined
-      timeout_ms?: number | undefined
-    }): Promise<CallToolResult> => {
-      const req: Parameters<ExecuteFn>[0] = {
-        language,
-        code: args.code,
-        timeout_ms: args.timeout_ms ?? defaultTimeoutMs
-      }
+    async (args: { code: string; stdin?: string | undefined; timeout_ms: number }): Promise<CallToolResult> => {
+      const req: Parameters<ExecuteFn>[0] = { language, code: args.code, timeout_ms: args.timeout_ms }
       if (args.stdin !== undefined) req.stdin = args.stdin
-      return toToolResult(await settle(() => opts.execute(req)))
+      return toToolResult(await settle(() => opts.execute(req, context)))
     }
   const input = {
     code: z.string().describe('The program'),
@@ -145,9 +141,15 @@ export function buildMcpServer(opts: McpOptions): McpServer {
           .optional()
           .describe('lines (default: trailing whitespace ignored), exact, or tokens'),
         run_all: z.boolean().optional().describe('Run every test (default: stop at the first failing one)'),
-        timeout_ms: timeout.describe(
-          `Wall-clock limit of each test, in milliseconds (default ${Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs)}, at most ${maxTimeoutMs})`
-        )
+        timeout_ms: z
+          .number()
+          .int()
+          .min(LIMITS.minTimeoutMs)
+          .default(Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs))
+          .meta({ maximum: maxTimeoutMs })
+          .describe(
+            `Wall-clock limit of each test, in milliseconds (default ${Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs)}, at most ${maxTimeoutMs})`
+          )
       }
     },
     async (args) => {
@@ -155,7 +157,7 @@ export function buildMcpServer(opts: McpOptions): McpServer {
         language: args.language ?? 'python',
         code: args.code,
         tests: args.tests,
-        timeout_ms: args.timeout_ms ?? Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs),
+        timeout_ms: args.timeout_ms,
         compile_timeout_ms: Math.min(JUDGE_LIMITS.defaultCompileTimeoutMs, maxTimeoutMs)
       }
       if (args.compare !== undefined) request.compare = args.compare
@@ -180,7 +182,7 @@ export function buildMcpServer(opts: McpOptions): McpServer {
             'this gateway judges nothing'
           )
         )
-      return toJudgeToolResult(await settleJudge(async () => await judge(request), language))
+      return toJudgeToolResult(await settleJudge(async () => await judge(request, context), language))
     }
   )
 
@@ -234,9 +236,7 @@ export function buildMcpServer(opts: McpOptions): McpServer {
     async (args) => {
       if (sessions === undefined) return noSessions()
       try {
-        return toToolResult(
-          await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms ?? defaultTimeoutMs })
-        )
+        return toToolResult(await sessions.execute(args.session_id, { code: args.code, timeout_ms: args.timeout_ms }))
       } catch (err) {
         return errorResult(err)
       }

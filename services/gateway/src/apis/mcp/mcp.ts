@@ -189,7 +189,8 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
     async (request, reply) => {
       const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk()
       const server = buildMcpServer(
-        opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) }
+        opts.sessionsFor === undefined ? opts : { ...opts, sessions: opts.sessionsFor(request) },
+        request.callContext
       )
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
       reply.hijack()

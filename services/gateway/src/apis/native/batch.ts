@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { NDJSON, type BatchRequest } from '@sandfleet/protocol'
-import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
+import { NdjsonWriter } from '@sandfleet/protocol/http'
 import type { Router } from '../../runners/router.ts'
 import type { RouteSchemas } from '../../schemas.ts'
 
@@ -37,24 +37,20 @@ export function batchRoute(app: FastifyInstance, router: Router, schemas: RouteS
       }
     },
     async (request, reply) => {
-      const signal = callerSignal(reply.raw)
+      const context = request.callContext
       const accept = request.headers.accept
       if (typeof accept === 'string' && accept.includes(NDJSON)) {
         const lines = new NdjsonWriter()
         void router
-          .executeBatch(
-            request.body.requests,
-            (index, result) => {
-              lines.push({ index, result })
-            },
-            signal
-          )
+          .executeBatch(request.body.requests, context, (index, result) => {
+            lines.push({ index, result })
+          })
           .then(() => {
             lines.end()
           })
         return reply.type(NDJSON).send(lines.stream)
       }
-      const results = await router.executeBatch(request.body.requests, undefined, signal)
+      const results = await router.executeBatch(request.body.requests, context)
       return { results }
     }
   )

@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import type { ExecRequest } from '@sandfleet/protocol'
 import type { Router } from '../../runners/router.ts'
 import type { RouteSchemas } from '../../schemas.ts'
-import { callerSignal } from '@sandfleet/protocol/http'
 
 /**
  * Registers the route. A valid call the pipeline lets through is answered 200 with a result
@@ -22,6 +21,6 @@ export function executeRoute(app: FastifyInstance, router: Router, schemas: Rout
         response: { 200: schemas.execResult, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
       }
     },
-    (request, reply) => router.execute(request.body, callerSignal(reply.raw))
+    (request) => router.execute(request.body, request.callContext)
   )
 }

@@ -13,7 +13,7 @@ import {
   type JudgeRequest,
   type JudgeRequestProblem
 } from '@sandfleet/protocol'
-import { NdjsonWriter, callerSignal } from '@sandfleet/protocol/http'
+import { NdjsonWriter } from '@sandfleet/protocol/http'
 import { judgeCall } from '../../pipeline/call-limits.ts'
 import type { Router } from '../../runners/router.ts'
 import type { RouteSchemas } from '../../schemas.ts'
@@ -46,7 +46,7 @@ export function judgeRoutes(app: FastifyInstance, router: Router, schemas: Route
         response: { 200: schemas.judgeResult, ...errors }
       }
     },
-    async (request, reply) => await router.judge(request.body, callerSignal(reply.raw))
+    async (request) => await router.judge(request.body, request.callContext)
   )
 
   app.post<{ Body: JudgeBatchRequest }>(
@@ -79,18 +79,18 @@ export function judgeRoutes(app: FastifyInstance, router: Router, schemas: Route
       }
     },
     async (request, reply) => {
-      const signal = callerSignal(reply.raw)
+      const context = request.callContext
       const accept = request.headers.accept
       if (typeof accept === 'string' && accept.includes(NDJSON)) {
         const lines = new NdjsonWriter()
         void router
-          .judgeBatch(request.body.requests, (index, result) => lines.push({ index, result }), signal)
+          .judgeBatch(request.body.requests, context, (index, result) => lines.push({ index, result }))
           .then(() => {
             lines.end()
           })
         return reply.type(NDJSON).send(lines.stream)
       }
-      return { results: await router.judgeBatch(request.body.requests, undefined, signal) }
+      return { results: await router.judgeBatch(request.body.requests, context) }
     }
   )
 }

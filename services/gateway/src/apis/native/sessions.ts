@@ -10,7 +10,6 @@ import type { SessionCreateRequest, SessionExecRequest } from '@sandfleet/protoc
 import { callerKey } from '../../plugins/auth.ts'
 import type { RouteSchemas } from '../../schemas.ts'
 import type { FleetSessions } from '../../sessions/fleet-sessions.ts'
-import { callerSignal } from '@sandfleet/protocol/http'
 
 /** Registers the session routes. */
 export function sessionRoutes(app: FastifyInstance, sessions: FleetSessions, schemas: RouteSchemas): void {
@@ -64,8 +63,7 @@ export function sessionRoutes(app: FastifyInstance, sessions: FleetSessions, sch
         response: { 200: schemas.execResult, ...errors }
       }
     },
-    async (request, reply) =>
-      await sessions.execute(request.params.id, request.body, callerKey(request), callerSignal(reply.raw))
+    async (request) => await sessions.execute(request.params.id, request.body, callerKey(request), request.callContext)
   )
 
   app.delete<{ Params: { id: string } }>(

@@ -144,7 +144,10 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
             message: `language ${JSON.stringify(body.language)}: ${body.language}-${body.version} runtime is unknown (this fleet judges no ${compiled} now)`
           })
         const judge = opts.judge
-        const result = await settleJudge(async () => await judge(toJudgeRequest(body, maxTimeoutMs)), compiled)
+        const result = await settleJudge(
+          async () => await judge(toJudgeRequest(body, maxTimeoutMs), request.callContext),
+          compiled
+        )
         if (isLanguageRefusal(result))
           return await reply
             .code(400)
@@ -156,7 +159,7 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
       }
       const language = languageOf(body.language) as Language
       const [result, version] = await Promise.all([
-        settle(async () => await opts.execute(toExecRequest(body, maxTimeoutMs))),
+        settle(async () => await opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext)),
         versionOf(language)
       ])
       const status = faultStatus(result.status)

@@ -164,7 +164,10 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
       if (refused !== undefined) return await reply.code(UNPROCESSABLE).send(refused)
       if (isCompiled(body.language) && opts.judge !== undefined) {
         const judge = opts.judge
-        const judged = await settleJudge(async () => await judge(toJudgeRequest(body, maxTimeoutMs)), body.language)
+        const judged = await settleJudge(
+          async () => await judge(toJudgeRequest(body, maxTimeoutMs), request.callContext),
+          body.language
+        )
         if (judged.verdict === 'invalid_request') {
           const field = isLanguageRefusal(judged) ? 'language' : fieldOf(judged.error?.message ?? '')
           return await reply
@@ -179,7 +182,7 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
         }
         return judgedRunCodeResponse(judged)
       }
-      const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs)))
+      const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext))
       if (result.status === 'invalid_request') {
         const field = fieldOf(result.error?.message ?? '')
         return reply

@@ -8,7 +8,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { failedJudgeResult, type JudgeLanguageInfo, type JudgeRequest } from '@sandfleet/protocol'
+import { installCallContext } from '../../../src/pipeline/call-context.ts'
+import { QUEUE_TIMEOUT_MS, failedJudgeResult, type JudgeLanguageInfo, type JudgeRequest } from '@sandfleet/protocol'
 import { codeJudgeCompat } from '../../../src/apis/code-judge/code-judge.ts'
 import { assertCodeJudgeCpp, loadCppSamples, runPython } from '../helpers.ts'
 import { localJudge } from '../../helpers/local-judge.ts'
@@ -23,6 +24,7 @@ const judge = async (r: JudgeRequest): ReturnType<typeof localJudge> => {
 /** A code-judge app over the local judge; `languages`: what the fleet says it judges. */
 async function codeJudgeApp(languages: JudgeLanguageInfo[] = [CPP], timeoutMs = 2000): Promise<FastifyInstance> {
   const app = Fastify()
+  installCallContext(app, QUEUE_TIMEOUT_MS)
   await app.register(codeJudgeCompat, {
     execute: runPython,
     executeBatch: async (reqs) => await Promise.all(reqs.map(runPython)),
@@ -130,6 +132,7 @@ test("a runner's refusal of a compiled submission is invalid_input with the reas
     ['infra_error', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'internal_error']
   ] as const) {
     const one = Fastify()
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     try {
       const answer = failedJudgeResult(verdict, 'cpp', code, 'code: 9 bytes, over the limit')
       await one.register(codeJudgeCompat, {

@@ -1,7 +1,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { QUEUE_TIMEOUT_MS, failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import { installCallContext } from '../../../src/pipeline/call-context.ts'
 import { codeJudgeCompat, mapPool, patiently } from '../../../src/apis/code-judge/code-judge.ts'
 import { assertSameShape, fleetFault, loadSamples, runPython } from '../helpers.ts'
 import { localJudge } from '../../helpers/local-judge.ts'
@@ -15,6 +16,7 @@ const judging = {
 let app: FastifyInstance
 before(async () => {
   app = Fastify()
+  installCallContext(app, QUEUE_TIMEOUT_MS)
   await app.register(codeJudgeCompat, {
     execute: runPython,
     executeBatch: async (reqs) => await Promise.all(reqs.map(runPython)),
@@ -92,6 +94,7 @@ test("the compat limits default to code-judge's (384 MiB, 10 s) and a deployment
   ] as const) {
     const one = Fastify()
     try {
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: record,
         executeBatch: async (reqs) => await Promise.all(reqs.map(record)),
@@ -201,6 +204,7 @@ for (const [status, reason] of reasons) {
         ...failedResult(status, 'SF_ERR_X', 'why'),
         exit_code: status === 'error' ? 1 : null
       }
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: async () => result,
         executeBatch: async (r) => r.map(() => result),
@@ -238,6 +242,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
         ...failedResult('timeout', 'Timeout', 'the run exceeded timeout_ms=1000'),
         stdout: 'before\n'
       }
+      installCallContext(one, QUEUE_TIMEOUT_MS)
       await one.register(codeJudgeCompat, {
         execute: async () => result,
         executeBatch: async (r) => r.map(() => result),
@@ -269,6 +274,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
   }
   const ok = Fastify()
   try {
+    installCallContext(ok, QUEUE_TIMEOUT_MS)
     await ok.register(codeJudgeCompat, {
       execute: runPython,
       executeBatch: async () => [],
@@ -287,6 +293,7 @@ test("the stdout of a run that timed out ends with the line code-judge's wrapper
 test('a batch whose execution path throws answers internal_error for each item, not a 500', async () => {
   const one = Fastify()
   try {
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     await one.register(codeJudgeCompat, {
       execute: fleetFault('infra_error'),
       executeBatch: async () => {
@@ -319,6 +326,7 @@ test('a batch whose execution path throws answers internal_error for each item, 
 test('GET /status reports the fleet and GET /ping answers "pong" as JSON', async () => {
   const one = Fastify()
   try {
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     await one.register(codeJudgeCompat, {
       execute: runPython,
       executeBatch: async () => [],

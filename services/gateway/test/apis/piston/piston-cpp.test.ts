@@ -7,7 +7,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { JudgeRequest } from '@sandfleet/protocol'
+import { installCallContext } from '../../../src/pipeline/call-context.ts'
+import { QUEUE_TIMEOUT_MS, type JudgeRequest } from '@sandfleet/protocol'
 import { pistonCompat, type PistonOptions } from '../../../src/apis/piston/piston.ts'
 import { runPython } from '../helpers.ts'
 import { localJudge } from '../../helpers/local-judge.ts'
@@ -22,6 +23,7 @@ const withCompilers: PistonOptions['runtimes'] = async () => [
 let app: FastifyInstance
 before(async () => {
   app = Fastify()
+  installCallContext(app, QUEUE_TIMEOUT_MS)
   await app.register(pistonCompat, {
     execute: runPython,
     judge: async (r) => {
@@ -121,6 +123,7 @@ test('/runtimes lists c++ and c with their aliases and the gcc runtime; a fleet 
     ]
   )
   const none = Fastify()
+  installCallContext(none, QUEUE_TIMEOUT_MS)
   try {
     await none.register(pistonCompat, {
       execute: runPython,

@@ -7,7 +7,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { failedJudgeResult, type JudgeLanguageInfo, type JudgeRequest } from '@sandfleet/protocol'
+import { installCallContext } from '../../../src/pipeline/call-context.ts'
+import { QUEUE_TIMEOUT_MS, failedJudgeResult, type JudgeLanguageInfo, type JudgeRequest } from '@sandfleet/protocol'
 import { sandboxFusionCompat } from '../../../src/apis/sandbox-fusion/sandbox-fusion.ts'
 import { assertSandboxFusionCpp, loadCppSamples, runPython } from '../helpers.ts'
 import { localJudge } from '../../helpers/local-judge.ts'
@@ -17,6 +18,7 @@ const judged: JudgeRequest[] = []
 
 async function fusionApp(languages: JudgeLanguageInfo[] = [CPP]): Promise<FastifyInstance> {
   const app = Fastify()
+  installCallContext(app, QUEUE_TIMEOUT_MS)
   await app.register(sandboxFusionCompat, {
     execute: runPython,
     judge: async (r) => {
@@ -102,6 +104,7 @@ test("the fleet's verdicts are SandboxError; a runner's refusal is a 422 naming 
     ['invalid_request', 'SF_ERR_RUNNER_LIMIT', 'timeout_ms: 20000 is over 10000', 422, 'run_timeout']
   ] as const) {
     const one = Fastify()
+    installCallContext(one, QUEUE_TIMEOUT_MS)
     try {
       await one.register(sandboxFusionCompat, {
         execute: runPython,

@@ -8,6 +8,7 @@ import { runnerConfig } from '../../../src/config.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PyodideDriver } from '../../../src/backends/pyodide/pyodide-driver.ts'
 import { Pool } from '../../../src/pool/pool.ts'
+import type { PooledJob } from '../../../src/sandbox/contract.ts'
 import { hostLimits, NON_TEMPORAL_TUNABLE } from '../../../src/backends/pyodide/pyodide-host-limits.ts'
 
 // The pyodide driver's host process: the isolates live in a child of the runner, with their own
@@ -39,18 +40,16 @@ function poolOf(driver: PyodideDriver, size: number): Pool {
     size,
     maxJobsPerSandbox: 0,
     maxQueuedJobs: 100,
-    queueTimeoutMs: 60_000,
     replaceBackoffMs: 50,
     replaceBackoffMaxMs: 500
   })
 }
 
-const job = (
-  code: string,
-  extra: Partial<ExecRequest> = {}
-): { request: ReturnType<typeof resolveExecRequest>; maxOutputBytes: number } => ({
+/** A job for `code` as a pool takes it: it may wait a minute for a sandbox. */
+const job = (code: string, extra: Partial<ExecRequest> = {}): PooledJob => ({
   request: resolveExecRequest({ code, ...extra }),
-  maxOutputBytes: 65536
+  maxOutputBytes: 65536,
+  startBy: performance.now() + 60_000
 })
 
 const drivers: PyodideDriver[] = []
@@ -197,7 +196,6 @@ test("pyodide host: a host that stops answering has its job answered timeout by 
     size: 1,
     maxJobsPerSandbox: 0,
     maxQueuedJobs: 100,
-    queueTimeoutMs: 60_000,
     replaceBackoffMs: 50,
     replaceBackoffMaxMs: 500,
     graceMs: 100
