@@ -142,7 +142,21 @@ export const GatewayInfoSchema = Type.Object(
     backends: Type.Array(Type.String(), { description: 'Distinct backends of the runners that answered' }),
     pythons: Type.Array(Type.String(), {
       description: 'Distinct Python versions of the runners that answered (a mixed fleet shows more than one)'
-    })
+    }),
+    judge_languages: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ description: 'The language, by its name in judge requests' }),
+          aliases: Type.Array(Type.String()),
+          title: Type.String(),
+          versions: Type.Array(Type.String(), {
+            description: "Distinct versions of its compiler or interpreter in the runners' sandboxes"
+          }),
+          runners: Type.Integer({ minimum: 0, description: 'Runners that answered and judge it' })
+        }),
+        { description: 'The languages the runners that answered judge (POST /v1/judge), with their versions' }
+      )
+    )
   },
   { $id: 'GatewayInfo' }
 )

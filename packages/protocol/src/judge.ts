@@ -262,7 +262,20 @@ export const JudgeRequestSchema = Type.Object(
       Type.String({ minLength: 1, maxLength: 128, description: "Caller's id, echoed in the result and the logs" })
     )
   },
-  { $id: 'JudgeRequest', additionalProperties: false }
+  {
+    $id: 'JudgeRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        language: 'python',
+        code: 'a, b = map(int, input().split())\nprint(a + b)\n',
+        tests: [
+          { stdin: '1 2\n', expected: '3\n' },
+          { stdin: '2 2\n', expected: '4\n' }
+        ]
+      }
+    ]
+  }
 )
 
 /** A program and its tests, as the caller sends them. */

@@ -44,6 +44,34 @@ export function notJudging(name: string): Pick<RunnerApi, 'judge' | 'judgeBatch'
   }
 }
 
+/**
+ * A fake runner's judge that answers each judge with `judge` (a scripted verdict, or the tests' local judge), stamped
+ * with the runner's name; a batch answers as each finishes.
+ */
+export function judgingWith(
+  name: string,
+  judge: (r: JudgeRequest) => Promise<JudgeResult>
+): Pick<RunnerApi, 'judge' | 'judgeBatch'> & { judged: JudgeRequest[] } {
+  const judged: JudgeRequest[] = []
+  const one = async (r: JudgeRequest): Promise<JudgeResult> => {
+    judged.push(r)
+    return { ...(await judge(r)), runner: name }
+  }
+  return {
+    judged,
+    judge: one,
+    async judgeBatch(rs, on) {
+      return await Promise.all(
+        rs.map(async (r, i) => {
+          const result = await one(r)
+          on?.(i, result)
+          return result
+        })
+      )
+    }
+  }
+}
+
 /** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
 function echoSessions(name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
   const open = new Map<string, { info: SessionInfo; key: string }>()
