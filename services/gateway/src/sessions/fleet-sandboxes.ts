@@ -1,8 +1,8 @@
 /**
- * Sandboxes across the fleet, as sessions are (fleet-sessions.ts): a sandbox is made on the least loaded runner that
+ * Sandboxes across the fleet, as sessions are (held-on-runner.ts): a sandbox is made on the least loaded runner that
  * holds sandboxes, and its id names that runner, so every later call goes straight there from any gateway replica.
  * A sandbox's list is every runner's, asked at once. A sandbox whose runner left the fleet or stopped answering is
- * lost (410 `SF_ERR_SESSION_LOST`), never made again elsewhere.
+ * lost (410 `SF_ERR_SESSION_LOST`, the fleet's fault), never made again elsewhere.
  *
  * The gateway keeps one thing of a sandbox, and only to save a call: whose sandbox a token opens (the owner's key
  * digest, whose quotas its calls take), for a while after the runner said so. The runner checks the token again on
@@ -10,10 +10,7 @@
  */
 import { createHash } from 'node:crypto'
 import {
-  decodeSessionId,
-  SESSION_LOST,
   type CallContext,
-  SESSION_NOT_FOUND,
   type SandboxAnswer,
   type SandboxAuth,
   type SandboxCall,
@@ -22,24 +19,15 @@ import {
   type SandboxInfo,
   type SandboxStreamCall
 } from '@sandfleet/protocol'
-import { GatewayError, RunnerRefusal } from '../errors.ts'
 import type { RunnerSandboxes } from '../runners/runner-client.ts'
 import type { RunnerMember, RunnerSet } from '../runners/runner-set.ts'
+import { locate, onMember, openOnSome, reach } from './held-on-runner.ts'
 
-/** Codes after which `create` tries the next runner. */
-const TRY_ANOTHER: ReadonlySet<string> = new Set([
-  'SF_ERR_SESSION_LIMIT',
-  'SF_ERR_SESSION_DISABLED',
-  'SF_ERR_SESSION_HOST'
-])
+const sandboxesOf = (member: RunnerMember): RunnerSandboxes | undefined => member.client.sandboxes
 
 /** How long a token's owner is taken as known (ms), and how many are kept at most. */
 const OWNER_TTL_MS = 30_000
 const OWNERS_KEPT = 10_000
-
-function lost(message: string): RunnerRefusal {
-  return new RunnerRefusal(410, { status: 'invalid_request', error: { code: SESSION_LOST, message } })
-}
 
 const digest = (text: string): string => createHash('sha256').update(text).digest('base64url')
 
@@ -54,32 +42,9 @@ export class FleetSandboxes {
 
   /** Makes a sandbox on the least loaded runner that will hold it; its answer holds its token. */
   async create(request: SandboxCreateRequest, key: string): Promise<SandboxInfo> {
-    const tried = new Set<RunnerMember>()
-    let last: unknown
-    for (let member = this.#runners.pick(); member !== undefined; member = this.#runners.pick(tried)) {
-      tried.add(member)
-      const sandboxes = member.client.sandboxes
-      if (sandboxes === undefined) continue
-      try {
-        const info = await this.#on(member, () => sandboxes.create(request, key))
-        if (info.token !== undefined) this.#remember(info.sandbox_id, info.token, info.owner)
-        return info
-      } catch (err) {
-        last = err
-        if (err instanceof RunnerRefusal && TRY_ANOTHER.has(err.code)) continue
-        if (err instanceof GatewayError && err.code === 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE') {
-          member.up = false
-          continue
-        }
-        throw err
-      }
-    }
-    if (last !== undefined) throw last
-    if (tried.size === 0) throw new GatewayError('SF_ERR_GATEWAY_NO_RUNNERS', 'no runner is ready to make a sandbox')
-    throw new RunnerRefusal(501, {
-      status: 'invalid_request',
-      error: { code: 'SF_ERR_SESSION_DISABLED', message: 'no runner of this fleet holds sandboxes' }
-    })
+    const info = await openOnSome(this.#runners, 'sandbox', sandboxesOf, (sandboxes) => sandboxes.create(request, key))
+    if (info.token !== undefined) this.#remember(info.sandbox_id, info.token, info.owner)
+    return info
   }
 
   /** Every sandbox of `key`, from every runner that answers. */
@@ -89,7 +54,7 @@ export class FleetSandboxes {
         const sandboxes = member.client.sandboxes
         if (sandboxes === undefined || !member.up) return []
         try {
-          return await this.#on(member, () => sandboxes.list(key))
+          return await onMember(member, () => sandboxes.list(key))
         } catch {
           return []
         }
@@ -105,8 +70,8 @@ export class FleetSandboxes {
     request: C,
     context?: CallContext
   ): Promise<SandboxAnswer<C>> {
-    const { member, sandboxes } = this.#locate(id)
-    return await this.#reach(member, () => sandboxes.call(id, auth, request, context))
+    const { member, part } = locate(this.#runners, 'sandbox', id, sandboxesOf)
+    return await reach(member, 'sandbox', () => part.call(id, auth, request, context))
   }
 
   /** A streamed call on sandbox `id` (see the protocol's `RunnerSandboxesApi.stream`). */
@@ -117,9 +82,9 @@ export class FleetSandboxes {
     onEvent: (event: SandboxEvent) => void,
     signal?: AbortSignal
   ): Promise<void> {
-    const { member, sandboxes } = this.#locate(id)
+    const { member, part } = locate(this.#runners, 'sandbox', id, sandboxesOf)
     // a process may run for hours: not counted in the runner's load estimate, as a call is
-    await this.#reach(member, () => sandboxes.stream(id, auth, request, onEvent, signal), false)
+    await reach(member, 'sandbox', () => part.stream(id, auth, request, onEvent, signal), false)
   }
 
   /**
@@ -138,42 +103,5 @@ export class FleetSandboxes {
   #remember(id: string, token: string, owner: string): void {
     if (this.#owners.size >= OWNERS_KEPT) this.#owners.delete(this.#owners.keys().next().value as string)
     this.#owners.set(`${id} ${digest(token)}`, { owner, at: performance.now() })
-  }
-
-  #locate(id: string): { member: RunnerMember; sandboxes: RunnerSandboxes } {
-    const decoded = decodeSessionId(id)
-    if (decoded === undefined)
-      throw new RunnerRefusal(404, {
-        status: 'invalid_request',
-        error: { code: SESSION_NOT_FOUND, message: `${JSON.stringify(id)} is not a sandbox id` }
-      })
-    const member = this.#runners.byId(decoded.runner)
-    const sandboxes = member?.client.sandboxes
-    if (member === undefined || sandboxes === undefined)
-      throw lost(`sandbox ${id} lost: runner ${decoded.runner} holding it is no longer in the fleet`)
-    return { member, sandboxes }
-  }
-
-  /** A call on the runner holding a sandbox: no answer at all means the sandbox is lost. */
-  async #reach<T>(member: RunnerMember, call: () => Promise<T>, counted = true): Promise<T> {
-    try {
-      return counted ? await this.#on(member, call) : await call()
-    } catch (err) {
-      if (err instanceof GatewayError && err.code === 'SF_ERR_GATEWAY_RUNNER_UNREACHABLE') {
-        member.up = false
-        throw lost(`sandbox lost: runner ${member.id} holding it did not answer (${err.message})`)
-      }
-      throw err
-    }
-  }
-
-  /** Counts the call in the member's load estimate while it runs. */
-  async #on<T>(member: RunnerMember, call: () => Promise<T>): Promise<T> {
-    member.outstanding++
-    try {
-      return await call()
-    } finally {
-      member.outstanding--
-    }
   }
 }

@@ -8,6 +8,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildGatewayApp, loadGatewayConfig, RunnerRefusal, type RunnerClient } from '@sandfleet/gateway'
 import { encodeSessionId } from '@sandfleet/protocol'
+import { RunnerSet } from '../../src/runners/runner-set.ts'
+import { FleetSandboxes } from '../../src/sessions/fleet-sandboxes.ts'
 import { echoRunner } from '../helpers/fake-runner.ts'
 
 /** A runner whose sessions die before their first cell, as a crashed session host's do (the runner's 410). */
@@ -68,4 +70,23 @@ test("a lost session is the fleet's fault (infra_error) on the native API, /run_
   } finally {
     await app.close()
   }
+})
+
+test("a sandbox whose runner left the fleet is lost as a session is: 410, the fleet's fault", async () => {
+  const runners = new RunnerSet({ clients: [echoRunner('here')] })
+  const sandboxes = new FleetSandboxes(runners)
+  const gone = encodeSessionId('gone', 'n0nce')
+  await assert.rejects(
+    sandboxes.call(gone, { key: 'k' }, { op: 'info' }),
+    (err: unknown) =>
+      err instanceof RunnerRefusal &&
+      err.statusCode === 410 &&
+      err.body.status === 'infra_error' &&
+      err.code === 'SF_ERR_SESSION_LOST' &&
+      /sandbox .* lost: runner gone/.test(err.message)
+  )
+  await assert.rejects(
+    sandboxes.call('not-ours', { key: 'k' }, { op: 'info' }),
+    (err: unknown) => err instanceof RunnerRefusal && err.statusCode === 404 && err.code === 'SF_ERR_SESSION_NOT_FOUND'
+  )
 })
