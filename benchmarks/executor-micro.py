@@ -9,7 +9,9 @@ driver's own CPU. Executors are compared side by side in the same run, interleav
 Usage: python3 benchmarks/executor-micro.py [--jobs 400] [--executors 1,2] [--python /usr/bin/python3]
        [--rounds 2] [--workloads print,sympy] [--isolation fork,reuse] [EXECUTOR.py[@VAR=VALUE] ...]
        (default: sandbox-images/python/executor.py; workloads: print, sympy, fractions, empty-bare, empty-std,
-       empty-sym, empty-sci;
+       empty-sym, empty-sci; and judges, where a job is one `judge` frame of 20 stdin tests, each a run of its own:
+       judge-print (a Python program), judge-cpp (a C++ binary, compiled once by the executor before the rounds and
+       then sent with each judge as the runner's compile cache sends it: needs g++);
        an executor given as PATH@K=V runs with that variable set, e.g. executor.py@SANDFLEET_NO_HUGEPAGES=1)
        Each result splits the executor's CPU and faults per job by role: the controller, the zygotes (their forks and
        loops) and the job processes. Each isolation level given runs beside the others (`reuse`: each job names it).
@@ -33,6 +35,18 @@ WORKLOADS = {
     'empty-sym': 'import sympy',  # the sym tier's own cost (sympy is preloaded: nothing runs)
     'empty-sci': 'import numpy',  # the sci tier's own cost (numpy is preloaded)
 }
+# Judges (issue 43): (runtime, the program, its source file), run on JUDGE_TESTS stdin tests; the judge frame as the
+# runner writes it (services/runner/src/kits/executor/judge-frames.ts), its answers compared here.
+JUDGES = {
+    'judge-print': ('python', 'print(int(input()) * 2)', 'main.py'),
+    'judge-cpp': (
+        'binary',
+        '#include <bits/stdc++.h>\nint main(){long n;std::cin>>n;std::cout<<n*2<<"\\n";}\n',
+        'main.cpp',
+    ),
+}
+JUDGE_TESTS = 20
+CPP = ['g++', '-std=c++17', '-O2', '-DONLINE_JUDGE', '-pipe', '-o', 'main', 'main.cpp']
 TICK = os.sysconf('SC_CLK_TCK')
 SEQ = itertools.count()
 
@@ -137,29 +151,103 @@ class Executor:
             raise RuntimeError('job failed: %r' % r)
         return r
 
+    def judge(self, program, isolation='fork'):
+        """One judge of JUDGE_TESTS tests of `program` (a judge frame's program); its `compiled` frames and result."""
+        self.n += 1
+        job_id = str(self.n)
+        frame = {
+            'op': 'judge',
+            'id': job_id,
+            'program': program,
+            'checker': None,
+            'answers': None,
+            'tests': [{'stdin': '%d\n' % i, 'call': None} for i in range(JUDGE_TESTS)],
+            'timeout_ms': 10000,
+            'memory_mb': 1024,
+            'compile_timeout_ms': 60000,
+            'compile_memory_mb': 2048,
+            'checker_timeout_ms': 10000,
+            'max_output_bytes': 65536,
+            'stop_on_failure': True,
+            'ack_window': 0,
+            'isolation': isolation,
+            'tenant': None,
+            'wait_ms': None,
+        }
+        self.p.stdin.write(json.dumps(frame).encode() + b'\n')
+        self.p.stdin.flush()
+        compiled, tested = [], 0
+        while True:
+            f = json.loads(self.p.stdout.readline())
+            if f.get('id') != job_id:
+                continue
+            if f['op'] == 'compiled':
+                compiled.append(f)
+            elif f['op'] == 'tested':
+                if f['status'] != 'ok' or f['stdout'] != '%d\n' % (2 * f['index']):
+                    raise RuntimeError('test failed: %r' % f)
+                tested += 1
+            elif f['op'] == 'result':
+                if f['status'] != 'ok' or tested != JUDGE_TESTS:
+                    raise RuntimeError('judge failed (%d tests): %r' % (tested, f))
+                return compiled, f
+
     def close(self):
         self.p.stdin.write(b'{"op":"shutdown"}\n')
         self.p.stdin.flush()
         self.p.wait()
 
 
-def measure(python, path, code, executors, jobs, isolation='fork'):
+def judge_program(e, workload):
+    """The judge frame's program of a JUDGES workload, on executor `e`: a binary compiled there once, then sent with
+    each judge (the runner's compile cache)."""
+    runtime, code, source = JUDGES[workload]
+    program = {
+        'runtime': runtime,
+        'source': source,
+        'code': code,
+        'compile': None,
+        'output': None,
+        'run': None,
+        'binary': None,
+    }
+    if runtime == 'python':
+        return program
+    program.update(compile=CPP, output='main', run=['./main'])
+    compiled, _ = e.judge(program)
+    if not compiled or compiled[0]['status'] != 'ok':
+        raise RuntimeError('the program did not compile: %r' % compiled)
+    return dict(program, binary=compiled[0]['binary'])
+
+
+def measure(python, path, workload, executors, jobs, isolation='fork'):
     exs = [Executor(python, path) for _ in range(executors)]
     try:
+        if workload in JUDGES:
+            programs = {e: judge_program(e, workload) for e in exs}
+
+            def job(e, level):
+                return e.judge(programs[e], level)[1]
+
+        else:
+
+            def job(e, level):
+                return e.run(WORKLOADS[workload], level)
+
         for e in exs:
             for _ in range(20):
-                e.run(code, isolation)  # warm: the sci tier, caches, the tier's reuse process
-        if isolation == 'reuse':
+                job(e, isolation)  # warm: the sci tier, caches, the tier's reuse process
+        if isolation == 'reuse' and workload not in JUDGES:
             for e in exs:
                 for _ in range(200):
-                    if e.run(code, isolation).get('isolation') == 'reuse':
+                    if job(e, isolation).get('isolation') == 'reuse':
                         break
                     time.sleep(0.05)
         t0s = [tree_cpu(e.p.pid) for e in exs]
         s0s = [split_cpu(e.p.pid) for e in exs]
         me0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
-        threads = [threading.Thread(target=lambda e=e: [e.run(code, isolation) for _ in range(jobs)]) for e in exs]
+        threads = [threading.Thread(target=lambda e=e: [job(e, isolation) for _ in range(jobs)]) for e in exs]
         for t in threads:
             t.start()
         for t in threads:
@@ -185,7 +273,8 @@ def measure(python, path, code, executors, jobs, isolation='fork'):
             'faults_per_job': round(faults / total, 1),
             'split_cpu_ms_and_faults_per_job': split,
             'driver_cpu_ms_per_job': round(drv / total * 1000, 2),
-            'tier': exs[0].run(code).get('tier'),
+            'tier': None if workload in JUDGES else job(exs[0], 'fork').get('tier'),
+            'runs_per_job': JUDGE_TESTS if workload in JUDGES else 1,
         }
     finally:
         for e in exs:
@@ -226,7 +315,7 @@ def main():
             for rnd in range(a.rounds):
                 for path in paths:
                     for level in a.isolation.split(','):
-                        r = measure(a.python, path, WORKLOADS[w], n, a.jobs, level)
+                        r = measure(a.python, path, w, n, a.jobs, level)
                         print(
                             json.dumps(
                                 {

@@ -149,7 +149,14 @@ test('MCP: the SDK client lists the tools and runs Python, statelessly and in a 
   await client.connect(new StreamableHTTPClientTransport(new URL(`${fleet.url}/mcp`)))
   try {
     const tools = (await client.listTools()).tools.map((t) => t.name).sort()
-    assert.deepEqual(tools, ['close_session', 'create_session', 'run_in_session', 'run_javascript', 'run_python'])
+    assert.deepEqual(tools, [
+      'close_session',
+      'create_session',
+      'judge',
+      'run_in_session',
+      'run_javascript',
+      'run_python'
+    ])
     const run = (await client.callTool({ name: 'run_python', arguments: { code: 'print(6 * 7)' } })) as any
     assert.deepEqual([run.structuredContent.status, run.structuredContent.stdout], ['ok', '42\n'])
     const created = (await client.callTool({ name: 'create_session', arguments: {} })) as any

@@ -9,6 +9,8 @@ import { wrkAvailable } from './wrk.ts'
 import { TARGETS, type TargetName } from './run/targets.ts'
 import { parseThreshold, type Threshold } from './run/thresholds.ts'
 import { RL_STEP_DEFAULTS, WORKLOADS, type RlStepShape, type WorkloadName } from './workloads/calls.ts'
+import type { JudgeBenchOptions } from './scenarios/judge.ts'
+import { JUDGE_BENCH_LANGUAGES, type JudgeBenchLanguage } from './workloads/judge-problems.ts'
 
 /** Parameters of a product run (`step`, `closed`, `open`). */
 export interface RunOptions {
@@ -72,6 +74,8 @@ export interface BenchOptions {
   engine: 'wrk' | 'undici'
   /** The product run's parameters. */
   run: RunOptions
+  /** The judge scenario's parameters. */
+  judge: JudgeBenchOptions
 }
 
 const env = (flag: string): string => `SANDFLEET_BENCH_${flag.replace(/-/g, '_').toUpperCase()}`
@@ -269,6 +273,38 @@ export const BENCH_COMMAND = defineCommand({
       default: 'auto',
       help: 'step/closed/open: auto (a line rewritten on a terminal, else one every 10 s), tty, lines or none'
     },
+    'code-judge-url': {
+      type: 'string',
+      env: env('code-judge-url'),
+      placeholder: 'URL',
+      help: 'judge: a code-judge to compare with, called as rStar2-Agent calls it (a submission a test)'
+    },
+    'sandbox-fusion-url': {
+      type: 'string',
+      env: env('sandbox-fusion-url'),
+      placeholder: 'URL',
+      help: "judge: a SandboxFusion to compare with, called as verl's reward calls it (a /run_code a test)"
+    },
+    problems: {
+      type: 'integer',
+      env: env('problems'),
+      min: 1,
+      default: 16,
+      help: 'judge: problems of 20 tests each system judges a round, per language'
+    },
+    'judge-languages': {
+      type: 'list',
+      env: env('judge-languages'),
+      default: ['python', 'cpp'],
+      help: `judge: the languages judged (${JUDGE_BENCH_LANGUAGES.join(', ')})`
+    },
+    submissions: {
+      type: 'integer',
+      env: env('submissions'),
+      min: 0,
+      default: 240,
+      help: 'judge: mixed submissions sent at once after the rounds, every verdict checked (0: none)'
+    },
     'request-timeout': {
       type: 'number',
       env: env('request-timeout'),
@@ -313,13 +349,30 @@ export function parseBenchArgs(
     python: v.python ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3'),
     json: v.json === true,
     engine: 'undici',
-    run: runOptions(v, problems)
+    run: runOptions(v, problems),
+    judge: judgeOptions(v, problems)
   }
   const engine = v.engine ?? (wrkAvailable() ? 'wrk' : 'undici')
   if (engine === 'wrk' && !wrkAvailable()) problems.push('--engine wrk: wrk is not installed (apt-get install wrk)')
   else options.engine = engine as BenchOptions['engine']
   if (problems.length > 0) throw new Error(`bad benchmark parameters:\n  ${problems.join('\n  ')}`)
   return { options, positionals: parsed?.positionals ?? [], help: parsed?.help ?? false }
+}
+
+/** The judge scenario's options from the parsed values; problems are added to `problems`. */
+function judgeOptions(v: Partial<Record<string, unknown>>, problems: string[]): JudgeBenchOptions {
+  const languages = ((v.judgeLanguages as string[] | undefined) ?? ['python', 'cpp']).filter((l) => {
+    const known = (JUDGE_BENCH_LANGUAGES as readonly string[]).includes(l)
+    if (!known) problems.push(`--judge-languages: ${l} is not one of ${JUDGE_BENCH_LANGUAGES.join(', ')}`)
+    return known
+  }) as JudgeBenchLanguage[]
+  return {
+    codeJudgeUrl: v.codeJudgeUrl as string | undefined,
+    sandboxFusionUrl: v.sandboxFusionUrl as string | undefined,
+    problems: (v.problems as number | undefined) ?? 16,
+    languages,
+    submissions: (v.submissions as number | undefined) ?? 240
+  }
 }
 
 /** The product run's options from the parsed values; problems are added to `problems`. */

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util'
 import { buildGatewayApp, loadGatewayConfig, type GatewayApp, type RunnerClient } from '@sandfleet/gateway'
-import type { ExecResult, RunnerLoad } from '@sandfleet/protocol'
+import { failedJudgeResult, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
 import { gitCommit } from './environment.ts'
 
 const { values } = parseArgs({
@@ -50,10 +50,14 @@ const LOAD: RunnerLoad = {
   busy: 0,
   sessions: 0
 }
+/** This bench judges nothing. */
+const NO_JUDGE = failedJudgeResult('infra_error', 'python', 'SF_ERR_BENCH_NO_JUDGE', 'this fake runner judges nothing')
 const client: RunnerClient = {
   name: 'local',
   execute: async () => ({ ...RESULT }),
   executeBatch: async (requests) => requests.map(() => ({ ...RESULT })),
+  judge: async () => NO_JUDGE,
+  judgeBatch: async (requests) => requests.map(() => NO_JUDGE),
   load: async () => LOAD,
   info: async () => ({
     runner: 'local',

@@ -5,17 +5,16 @@
 #
 # DIR (default $SANDFLEET_ROOTFS_DIR, else /var/cache/sandfleet/rootfs-python) receives a Debian
 # bookworm minbase system with python3 and $python_packages (numpy, sympy, scipy, mpmath,
-# matplotlib) from
-# Debian's packages,
-# the executor at /opt/sandfleet/executor.py and a manifest at /opt/sandfleet/manifest.json
-# (Python and package versions). The same DIR is
+# matplotlib) from Debian's packages, the judge's compilers ($compilers: g++ and gcc, with
+# bits/stdc++.h precompiled by precompile-headers.sh), the executor at /opt/sandfleet/executor.py
+# and a manifest at /opt/sandfleet/manifest.json (Python, package and compiler versions). The same DIR is
 #   - the `process` driver's bubblewrap root (its `rootfsDir` option), and
 #   - the content of the docker image (build-image.sh imports it), so both drivers run the
 #     identical Python environment.
 # The debootstrap step (minutes) runs once: a DIR that holds a complete base is reused, and only
-# the executor and the manifest are refreshed (seconds). Delete DIR, or pass --rebuild, to start
-# over. Needs root, debootstrap and a reachable Debian mirror (taken from apt's own sources
-# unless SANDFLEET_DEBIAN_MIRROR is set).
+# the executor and the manifest are refreshed (seconds); a base built with another package list is
+# built again. Delete DIR, or pass --rebuild, to start over. Needs root, debootstrap and a
+# reachable Debian mirror (taken from apt's own sources unless SANDFLEET_DEBIAN_MIRROR is set).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,7 +25,10 @@ suite=bookworm
 # The sandbox's Python packages, by distribution name: installed from Debian as python3-NAME and
 # listed with their versions in the manifest. Add a package here (see README.md), then --rebuild.
 python_packages="${SANDFLEET_PYTHON_PACKAGES:-numpy sympy scipy mpmath matplotlib}"
-packages="python3$(printf ',python3-%s' $python_packages)"
+# The judge's compilers (the rows of packages/protocol/src/judge-languages.ts that compile): Debian
+# packages, each listed in the manifest's `compilers` by the version its compiler reports.
+compilers="${SANDFLEET_COMPILER_PACKAGES:-g++ gcc}"
+packages="python3$(printf ',python3-%s' $python_packages)$(printf ',%s' $compilers)"
 marker="$dir/.sandfleet-base-complete"
 
 mirror() {
@@ -42,7 +44,8 @@ mirror() {
   echo "$uri"
 }
 
-if [[ $rebuild == 1 || ! -f "$marker" ]]; then
+# The marker holds the package list the base was built with: another list builds it again.
+if [[ $rebuild == 1 || ! -f "$marker" || "$(cat "$marker")" != "$packages" ]]; then
   command -v debootstrap >/dev/null || { echo "build-rootfs: debootstrap is missing (apt-get install debootstrap)" >&2; exit 1; }
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -54,7 +57,9 @@ if [[ $rebuild == 1 || ! -f "$marker" ]]; then
   find "$dir"/usr/share/locale -mindepth 1 -maxdepth 1 ! -name 'C.*' -exec rm -rf {} + 2>/dev/null || true
   # Compile the standard library and the packages once, so a read-only root never needs to.
   chroot "$dir" /usr/bin/python3 -m compileall -q -j 0 /usr/lib/python3 /usr/lib/python3.11 >/dev/null 2>&1 || true
-  touch "$marker"
+  # The judge's precompiled header, once per image (its g++, its flags).
+  bash "$here/precompile-headers.sh" "$dir"
+  echo "$packages" > "$marker"
 fi
 
 # The executor and its work dir (the driver mounts a tmpfs over /work; bubblewrap binds one).
@@ -69,7 +74,7 @@ else
 fi
 
 # The manifest: what the runner reports on /v1/info, read from the interpreter itself (manifest.py, which the process
-# backend also runs in its sandboxes at start-up).
+# backend also runs in its sandboxes at start-up), with the judge's compilers' versions.
 SANDFLEET_PYTHON_PACKAGES="$python_packages" chroot "$dir" /usr/bin/python3 -I - \
   image=sandfleet/python build=debootstrap executor=/opt/sandfleet/executor.py \
   < "$here/manifest.py" > "$dir/opt/sandfleet/manifest.json.tmp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, frames, files, tamper_checks, seccomp, job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, frames, files, tamper_checks, seccomp, job_process, judge_job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, judge_run, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -14,8 +14,9 @@ imports, compiles the code, writes job and code object into that child's pipe an
 fd-level stdout/stderr.
 The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
 their types by frames.py, and out), where a job runs (placement.py), its reuse processes
-(reuse_keeper.py), one run from its watch to its result (job_run.py); this module holds them
-together: the one poll, the zygotes, each frame's handler.
+(reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
+frame to its result (judge_run.py); this module holds them together: the one poll, the zygotes,
+each frame's handler.
 """
 
 # ---------------- sandfleet_sandbox/sandbox_env.py
@@ -126,19 +127,24 @@ def cpu_backstop_s(timeout_ms):
 # (`FrameError`, naming the field): its program answers it, never runs it.
 #
 # A new kind of job is one more frozen type here, its parser in PARSERS, and its handler where the program dispatches
-# (Controller.handlers in the executor).
+# (Controller.handlers in the executor). A judge (`judge`) is one: its program, its checker and its tests each a frozen
+# type of their own; the runner's word on the judge that runs (`judge_ack`, `judge_stop`) are frames of their own types,
+# taken by that judge rather than queued (WORDS). A judge's runs are jobs made here too, not parsed: `JudgeStep`.
 
+import base64
+import binascii
 import collections
 import types
 
 
 class FrameError(ValueError):
     """A frame refused at its parse: `message` says why; `frame_id` is its `id` when it had a usable one (its answer
-    then names it), else None."""
+    then names it), else None; `op` its op when it is one of PARSERS' (parse_frame sets it), else None."""
 
-    def __init__(self, message, frame_id=None):
+    def __init__(self, message, frame_id=None, op=None):
         super().__init__(message)
         self.frame_id = frame_id
+        self.op = op
 
 
 class ExecJob(
@@ -185,7 +191,88 @@ class Shutdown(collections.namedtuple('Shutdown', ())):
     __slots__ = ()
 
 
+class JudgeProgram(
+    collections.namedtuple('JudgeProgram', ('runtime', 'source', 'code', 'compile', 'output', 'run', 'binary'))
+):
+    """A judge's program, or its checker: `runtime` (`python`: compiled to bytecode in the controller; `binary`:
+    compiled by a compiler, each run an exec), `source` (the file its code is written to for the compiler), `code`;
+    for a binary, `compile` (the compiler's argv, a tuple; None when `binary` is given), `output` (the file the compiler
+    writes, fetched back; None with `binary`), `run` (the binary's argv, a tuple) and `binary` (bytes: the runner's
+    compile cache's, nothing is compiled; None: compile it). A Python program has None in all four."""
+
+    __slots__ = ()
+
+
+class JudgeCall(collections.namedtuple('JudgeCall', ('function', 'args'))):
+    """A call test's call: the function (or `Solution()`'s method) named `function`, given the arguments in `args`
+    (a JSON array, as text: decoded in the job process)."""
+
+    __slots__ = ()
+
+
+class JudgeTest(collections.namedtuple('JudgeTest', ('stdin', 'call'))):
+    """One test of a judge: its `stdin`, and `call` (a JudgeCall; None: the program runs, reading stdin)."""
+
+    __slots__ = ()
+
+
+class JudgeJob(
+    collections.namedtuple(
+        'JudgeJob',
+        (
+            'id',
+            'program',
+            'checker',
+            'answers',
+            'tests',
+            'timeout_ms',
+            'memory_mb',
+            'compile_timeout_ms',
+            'compile_memory_mb',
+            'checker_timeout_ms',
+            'max_output_bytes',
+            'stop_on_failure',
+            'ack_window',
+            'isolation',
+            'tenant',
+            'wait_ms',
+        ),
+    )
+):
+    """A `judge` frame: a program judged against its tests (docs/executor-protocol.md, "Judging"). `program` (a
+    JudgeProgram), `checker` (a JudgeProgram, or None: the runner compares), `answers` (each test's expected output,
+    a tuple, for the checker alone; None without one), `tests` (a tuple of JudgeTest), `timeout_ms` and `memory_mb`
+    (each test's), `compile_timeout_ms` and `compile_memory_mb` (each compile's), `checker_timeout_ms` (each check's),
+    `max_output_bytes` (the cap of each run's stdout and stderr), `stop_on_failure` (stop after a run that failed on
+    its own terms), `ack_window` (how many tests may run past the last the runner acked; 0: no acks), `isolation`,
+    `tenant` and `wait_ms` as an ExecJob's."""
+
+    __slots__ = ()
+
+
+class JudgeAck(collections.namedtuple('JudgeAck', ('id', 'index'))):
+    """A `judge_ack` frame: the runner found test `index` of judge `id` passed."""
+
+    __slots__ = ()
+
+
+class JudgeStop(collections.namedtuple('JudgeStop', ('id',))):
+    """A `judge_stop` frame: the runner found a test of judge `id` failed; no more of its tests run."""
+
+    __slots__ = ()
+
+
+class JudgeStep(collections.namedtuple('JudgeStep', ExecJob._fields + ('compiled', 'kind'))):
+    """One run of a judge (a compile, a test, a check), made by the controller from its JudgeJob, not parsed: an
+    ExecJob's fields (placement and the run read them alike; `id` the judge's), plus `compiled` (the code object of a
+    Python program, compiled once for all its tests; None: no Python code runs) and `kind` (how its job process runs
+    it: None, its code; or (name, spec) of one of job_process.KINDS, plain tuples that travel marshalled)."""
+
+    __slots__ = ()
+
+
 ISOLATION_LEVELS = ('fork', 'reuse')
+RUNTIMES = ('python', 'binary')
 
 
 def field(frame, name):
@@ -217,6 +304,36 @@ def count_of(frame, name, least):
     return value
 
 
+def texts_of(frame, name):
+    """A field that is a list of strings, as a tuple."""
+    value = field(frame, name)
+    if type(value) is not list or not all(type(v) is str for v in value):
+        raise FrameError('%s is not a list of strings' % name, frame_id(frame))
+    return tuple(value)
+
+
+def isolation_of(frame):
+    isolation = field(frame, 'isolation')
+    if isolation not in ISOLATION_LEVELS:
+        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
+    return isolation
+
+
+def wait_of(frame):
+    """`wait_ms`: a number of at least 0, or None (no limit)."""
+    wait_ms = field(frame, 'wait_ms')
+    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
+        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
+    return wait_ms
+
+
+def tenant_of(frame):
+    tenant = field(frame, 'tenant')
+    if tenant is not None and type(tenant) is not str:
+        raise FrameError('tenant is not null or a string', frame_id(frame))
+    return tenant
+
+
 def exec_job(frame):
     """An `exec` frame's ExecJob."""
     files = field(frame, 'files')
@@ -225,15 +342,6 @@ def exec_job(frame):
     fetch = field(frame, 'fetch_files')
     if type(fetch) is not list or not all(type(p) is str for p in fetch):
         raise FrameError('fetch_files is not a list of paths', frame_id(frame))
-    isolation = field(frame, 'isolation')
-    if isolation not in ISOLATION_LEVELS:
-        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
-    wait_ms = field(frame, 'wait_ms')
-    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
-        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
-    tenant = field(frame, 'tenant')
-    if tenant is not None and type(tenant) is not str:
-        raise FrameError('tenant is not null or a string', frame_id(frame))
     return ExecJob(
         text_of(frame, 'id'),
         text_of(frame, 'code'),
@@ -243,9 +351,9 @@ def exec_job(frame):
         types.MappingProxyType(files),
         tuple(fetch),
         count_of(frame, 'max_output_bytes', 0),
-        isolation,
-        wait_ms,
-        tenant,
+        isolation_of(frame),
+        wait_of(frame),
+        tenant_of(frame),
     )
 
 
@@ -274,13 +382,150 @@ def cell_options(frame):
     )
 
 
+class Part:
+    """A part of frame `frame` (an object among its fields), read under the name `name` (`program`, `tests[3]`): its
+    fields read as a frame's are, a refusal naming `name.field` and the frame's id."""
+
+    def __init__(self, frame, name, value):
+        if type(value) is not dict:
+            raise FrameError('%s is not an object' % name, frame_id(frame))
+        self.frame, self.name, self.value = frame, name, value
+
+    def named(self, message):
+        return FrameError('%s.%s' % (self.name, message), frame_id(self.frame))
+
+    def __getitem__(self, key):
+        try:
+            return self.value[key]
+        except KeyError:
+            raise FrameError('no %s.%s' % (self.name, key), frame_id(self.frame)) from None
+
+
+def part_field(part, name, check, what):
+    """Field `name` of `part`, `check(value)` true of it; else refused as not `what`."""
+    value = part[name]
+    if not check(value):
+        raise part.named('%s is not %s' % (name, what))
+    return value
+
+
+def is_argv(value):
+    return type(value) is list and len(value) > 0 and all(type(v) is str for v in value)
+
+
+def program_of(frame, name):
+    """Field `name` of a `judge` frame as a JudgeProgram."""
+    part = Part(frame, name, field(frame, name))
+    runtime = part_field(part, 'runtime', lambda v: v in RUNTIMES, 'one of %s' % ', '.join(RUNTIMES))
+    source = part_field(part, 'source', lambda v: type(v) is str, 'a string')
+    code = part_field(part, 'code', lambda v: type(v) is str, 'a string')
+    compile_argv = part_field(part, 'compile', lambda v: v is None or is_argv(v), 'null or a non-empty argv')
+    output = part_field(part, 'output', lambda v: v is None or type(v) is str, 'null or a string')
+    run = part_field(part, 'run', lambda v: v is None or is_argv(v), 'null or a non-empty argv')
+    encoded = part_field(part, 'binary', lambda v: v is None or type(v) is str, 'null or base64 text')
+    binary = None
+    if encoded is not None:
+        try:
+            binary = base64.b64decode(encoded, validate=True)
+        except binascii.Error:
+            raise part.named('binary is not base64 text') from None
+    if runtime == 'python' and (compile_argv, output, run, binary) != (None, None, None, None):
+        raise part.named('compile, output, run and binary are not null for a python program')
+    if runtime == 'binary':
+        if run is None:
+            raise part.named('run is null for a binary program')
+        if binary is None and (compile_argv is None or output is None):
+            raise part.named('compile or output is null for a binary program that comes without its binary')
+    return JudgeProgram(
+        runtime,
+        source,
+        code,
+        None if compile_argv is None else tuple(compile_argv),
+        output,
+        None if run is None else tuple(run),
+        binary,
+    )
+
+
+def test_of(frame, index, value):
+    """Test `index` of a `judge` frame as a JudgeTest."""
+    part = Part(frame, 'tests[%d]' % index, value)
+    stdin = part_field(part, 'stdin', lambda v: type(v) is str, 'a string')
+    call = part_field(
+        part,
+        'call',
+        lambda v: v is None or (type(v) is list and len(v) == 2 and all(type(x) is str for x in v)),
+        'null or [function, arguments as JSON text]',
+    )
+    return JudgeTest(stdin, None if call is None else JudgeCall(call[0], call[1]))
+
+
+def judge_job(frame):
+    """A `judge` frame's JudgeJob."""
+    program = program_of(frame, 'program')
+    checker = None if field(frame, 'checker') is None else program_of(frame, 'checker')
+    tests = field(frame, 'tests')
+    if type(tests) is not list:
+        raise FrameError('tests is not a list', frame_id(frame))
+    tests = tuple(test_of(frame, i, t) for i, t in enumerate(tests))
+    if program.runtime != 'python' and any(t.call is not None for t in tests):
+        raise FrameError('tests: a call test of a program that is not python', frame_id(frame))
+    answers = None
+    if checker is None and field(frame, 'answers') is not None:
+        raise FrameError('answers is not null for a judge without a checker', frame_id(frame))
+    if checker is not None:
+        answers = texts_of(frame, 'answers')
+        if len(answers) != len(tests):
+            raise FrameError('answers is not one string a test', frame_id(frame))
+    stop_on_failure = field(frame, 'stop_on_failure')
+    if type(stop_on_failure) is not bool:
+        raise FrameError('stop_on_failure is not a boolean', frame_id(frame))
+    return JudgeJob(
+        text_of(frame, 'id'),
+        program,
+        checker,
+        answers,
+        tests,
+        count_of(frame, 'timeout_ms', 1),
+        count_of(frame, 'memory_mb', 1),
+        count_of(frame, 'compile_timeout_ms', 1),
+        count_of(frame, 'compile_memory_mb', 1),
+        count_of(frame, 'checker_timeout_ms', 1),
+        count_of(frame, 'max_output_bytes', 0),
+        stop_on_failure,
+        count_of(frame, 'ack_window', 0),
+        isolation_of(frame),
+        tenant_of(frame),
+        wait_of(frame),
+    )
+
+
+def judge_ack(frame):
+    """A `judge_ack` frame's JudgeAck."""
+    return JudgeAck(text_of(frame, 'id'), count_of(frame, 'index', 0))
+
+
+def judge_stop(frame):
+    """A `judge_stop` frame's JudgeStop."""
+    return JudgeStop(text_of(frame, 'id'))
+
+
 def shutdown(frame):
     return SHUTDOWN
 
 
 SHUTDOWN = Shutdown()
 # Each op the runner sends: its frame's parser.
-PARSERS = {'exec': exec_job, 'shutdown': shutdown}
+PARSERS = {
+    'exec': exec_job,
+    'judge': judge_job,
+    'judge_ack': judge_ack,
+    'judge_stop': judge_stop,
+    'shutdown': shutdown,
+}
+# The runner's word on the judge that runs: its frames' types, and their ops (a refused one is that judge's to answer).
+WORDS = (JudgeAck, JudgeStop)
+WORD_OPS = ('judge_ack', 'judge_stop')
 
 
 def parse_frame(frame):
@@ -288,10 +533,14 @@ def parse_frame(frame):
     ops, or not as its op's parser wants it."""
     if type(frame) is not dict:
         raise FrameError('a frame that is not a JSON object')
-    parser = PARSERS.get(frame.get('op'))
+    op = frame.get('op')
+    parser = PARSERS.get(op) if type(op) is str else None
     if parser is None:
-        raise FrameError('a frame of no known op (%.40r)' % (frame.get('op'),), frame_id(frame))
-    return parser(frame)
+        raise FrameError('a frame of no known op (%.40r)' % (op,), frame_id(frame))
+    try:
+        return parser(frame)
+    except FrameError as e:
+        raise FrameError(str(e), e.frame_id, op) from None
 
 
 # ---------------- sandfleet_sandbox/files.py
@@ -550,6 +799,11 @@ SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
+# Kinds of job besides the run of a program's code, by name (judge_job_process.py adds the judge's: a program run by
+# exec, a function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status,
+# report)`.
+KINDS = {}
+
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
 # job process would cost copy-on-write faults in each.
@@ -621,14 +875,15 @@ def finish():
 
 def read_job():
     """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
-    stdin, files, nonce, wait_files); None when the controller is gone."""
+    stdin, files, nonce, wait_files, kind); None when the controller is gone. `kind`: None (the code runs), or (name,
+    spec) of one of KINDS."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
     if payload is None:
         return None
-    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    code, compiled, n, files, nonce, wait_files, kind = marshal.loads(payload)
     stdin = read_exactly(n)
-    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files, kind)
 
 
 def read_exactly(n):
@@ -656,7 +911,8 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*job[:4])
+        code, compiled, stdin, files, _, _, kind = job
+        status, report = run_kind(code, compiled, stdin, files, kind)
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -669,10 +925,17 @@ def child():
     _exit(status)
 
 
-def run_job(code, compiled, stdin, files, watch=None):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
-    exit
-    status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
+def run_kind(code, compiled, stdin, files, kind, watch=None):
+    """Runs a job of its kind: its code (`kind` None), or (name, spec) of one of KINDS."""
+    if kind is None:
+        return run_job(code, compiled, stdin, files, watch)
+    return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
+
+
+def take_input(stdin, files):
+    """What a job process does before its program runs: stdin on fd 0 (a memfd), the work dir its own, the request's
+    files written there. The error report when the files could not all be written (the program does not run), else
+    None."""
     if stdin:
         fd = os.memfd_create('stdin', 0)
         os.write(fd, stdin)
@@ -682,8 +945,18 @@ def run_job(code, compiled, stdin, files, watch=None):
     os.chdir(WORKDIR)  # made empty by the controller after the last job
     try:
         write_files(WORKDIR, files, PLACES)
-    except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
-        return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
+    except (ValueError, OSError) as e:
+        return {'type': type(e).__name__, 'message': 'files: %s' % e}
+    return None
+
+
+def run_job(code, compiled, stdin, files, watch=None):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
+    exit status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code
+    runs."""
+    failure = take_input(stdin, files)
+    if failure is not None:  # the code does not run: the request's files are not all there
+        return 1, failure
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None
@@ -741,6 +1014,119 @@ def end_as_script():
     writes out what the standard streams still hold."""
     finish()
     flush_std()
+
+
+# ---------------- sandfleet_sandbox/judge_job_process.py
+# The judge's kinds of job, inside the job process (registered in job_process.KINDS): a program run by exec (the
+# compiler, named by its argv; or a compiled binary, from a sealed memfd no process can write), a function of the code
+# called with JSON arguments (its return value reported as JSON), and a script given arguments (a Python checker's INPUT
+# OUTPUT ANSWER). The controller's end of a judge is judge_run.py.
+#
+# Like the rest of the job process, it imports nothing once the zygotes have forked: what it uses is imported here.
+
+import _signal
+import fcntl
+import json
+import os
+import signal
+import sys
+
+
+# memfd_create's flags and the seals of a binary's copy: nothing may write, grow or shrink it, or change its seals.
+MFD_CLOEXEC = 1
+MFD_ALLOW_SEALING = 2
+F_ADD_SEALS = 1033
+SEALED = 1 | 2 | 4 | 8  # F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE
+# The signals the interpreter ignores and an exec'd program would inherit ignored: it gets their defaults, as a program
+# a shell starts does (a write to a closed pipe, a file past its size limit, end it).
+DEFAULT_SIGNALS = (int(signal.SIGPIPE), int(signal.SIGXFSZ))
+# The longest return value of a call, as JSON: a longer one is not compared (the test fails).
+RETURN_LIMIT = 1 << 18
+# The call test's harness, run in the job's __main__ after its code: the call, its value kept there.
+HARNESS = compile('__sandfleet_return__ = __sandfleet_call__()', '<judge>', 'exec')
+_json_loads = json.loads
+_json_dumps = json.dumps
+# The judge's kinds, by the names its steps give them (frames.JudgeStep.kind; judge_run.py makes them).
+EXEC = 'exec'
+CALL = 'call'
+ARGV = 'argv'
+
+
+def run_exec(code, compiled, stdin, files, spec, watch):
+    """Execs the program of `spec`, (argv, binary): argv[0] looked up on PATH when `binary` is None, else `binary` run
+    from a sealed memfd, argv[0] only its name. Returns (127, report) only when the exec failed; a program that runs
+    ends this process with its own status. The report pipe (fd 3) closes at the exec: the program cannot write the
+    report."""
+    argv, binary = spec
+    failure = take_input(stdin, files)
+    if failure is not None:
+        return 1, failure
+    try:
+        for sig in DEFAULT_SIGNALS:
+            _signal.signal(sig, _signal.SIG_DFL)
+        _signal.signal(int(signal.SIGTERM), _signal.SIG_DFL)
+        os.set_inheritable(3, False)
+        if binary is None:
+            os.execvp(argv[0], argv)
+        fd = os.memfd_create('main', MFD_CLOEXEC | MFD_ALLOW_SEALING)
+        view = memoryview(binary)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, F_ADD_SEALS, SEALED)
+        os.execve(fd, argv, os.environ)
+    except OSError as e:
+        return 127, {'type': 'ExecFailed', 'message': '%s: %s' % (argv[0], e.strerror or e)}
+    return 127, {'type': 'ExecFailed', 'message': argv[0]}
+
+
+def caller(name, args):
+    """The call of a call test: the function `name` of the job's __main__ (or, LeetCode's way, the method of a fresh
+    `Solution()`), given `args`."""
+
+    def call():
+        main = sys.modules['__main__'].__dict__
+        fn = main.get(name)
+        if fn is None:
+            cls = main.get('Solution')
+            if cls is None:
+                raise NameError('name %r is not defined' % name)
+            fn = getattr(cls(), name)
+        return fn(*args)
+
+    return call
+
+
+def run_call(code, compiled, stdin, files, spec, watch):
+    """Runs the code, then calls its function with the arguments of `spec`, (name, arguments as JSON text); the report
+    carries the return value as JSON (`returned`), or why it has none (`returned_error`: no JSON value, or too
+    long)."""
+    name, args = spec
+    status, report = run_job(code, compiled, stdin, files, watch)
+    if status:
+        return status, report
+    main = sys.modules['__main__'].__dict__
+    main['__sandfleet_call__'] = caller(name, _json_loads(args))
+    status, report = run_job(code, HARNESS, b'', {}, watch)
+    value = main.pop('__sandfleet_return__', None)
+    main.pop('__sandfleet_call__', None)
+    if status:
+        return status, report
+    try:
+        text = _json_dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        return 0, {'returned_error': 'not a JSON value: %s (%s)' % (repr(value)[:1000], e)}
+    if len(text) > RETURN_LIMIT:
+        return 0, {'returned_error': 'a value of %d bytes of JSON, over %d' % (len(text), RETURN_LIMIT)}
+    return 0, {'returned': text}
+
+
+def run_argv(code, compiled, stdin, files, spec, watch):
+    """Runs the code as `python3 main.py ARGS` would: `sys.argv` its path and the arguments `spec` (a tuple)."""
+    sys.argv = [MAIN_FILE, *spec]
+    return run_job(code, compiled, stdin, files, watch)
+
+
+KINDS.update({EXEC: run_exec, CALL: run_call, ARGV: run_argv})
 
 
 # ---------------- sandfleet_sandbox/tiers.py
@@ -1904,9 +2290,9 @@ def reuse_child():
         job = read_job()
         if job is None:
             _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = job
+        code, compiled, stdin, files, nonce, wait_files, kind = job
         watch.assigned = assigns_attributes(code)
-        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, kind, watch)
         if watch.taint is None:
             if not same_fds(own):
                 watch.mark('descriptors of its own closed or replaced')
@@ -1951,13 +2337,13 @@ def reuse_child():
             _exit(0)
 
 
-def run_in_context(code, compiled, stdin, files, watch):
+def run_in_context(code, compiled, stdin, files, kind, watch):
     """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
     one of them, made fresh as a forked job's first getcontext() makes it."""
     decimal = sys.modules.get('decimal')
     if decimal is not None:
         decimal.setcontext(decimal.Context())
-    return run_job(code, compiled, stdin, files, watch)
+    return run_kind(code, compiled, stdin, files, kind, watch)
 
 
 def prepare(base, stdio, touched, stdin=True):
@@ -2973,8 +3359,9 @@ class Capture:
 
 
 # ---------------- sandfleet_sandbox/results.py
-# The result frames the controller answers jobs with: one of a job that did not run (`failed`), and the status, exit
-# code and error of one that did, from what the controller saw of its end (`ending`).
+# The result frames the controller answers jobs with: one of a job that did not run (`failed`; `refused`, a frame
+# refused at its parse), and the status, exit code and error of one that did, from what the controller saw of its end
+# (`ending`).
 
 import os
 import signal
@@ -3000,6 +3387,12 @@ def failed(job_id, status, type_, message, retire_reason=None):
     if retire_reason is not None:
         result['retire_reason'] = retire_reason
     return result
+
+
+def refused(error):
+    """The answer to a frame refused at its parse (a frames.FrameError that names its job: the runner's fault; nothing
+    ran)."""
+    return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
 
 
 def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
@@ -3052,7 +3445,8 @@ def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
 
 # ---------------- sandfleet_sandbox/runner_channel.py
 # The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
-# queued in order for the controller to answer.
+# queued in order for the controller to answer; the runner's word on the judge that runs (its acks, its stop) kept apart
+# for that judge to take.
 #
 # The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
 # /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
@@ -3105,7 +3499,9 @@ def open_channel():
 class RunnerChannel:
     """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
     frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
-    its turn); `closing` once a `shutdown` came or the runner closed its end."""
+    its turn); `words`, the runner's word on the judge that runs (frames.WORDS, and those of their ops refused at their
+    parse), in the order they came, for that judge to take (judge_run.py); `closing` once a `shutdown` came or the
+    runner closed its end."""
 
     def __init__(self):
         self.fd_in, self.fd_out = open_channel()
@@ -3116,6 +3512,7 @@ class RunnerChannel:
         os.set_inheritable(self.fd_in, False)
         os.set_inheritable(self.fd_out, False)
         self.jobs = []
+        self.words = []
         self.closing = False
         self.pieces = []  # the pieces of a frame not ended yet
         self.inbuf = None  # what the channel is read into (allocate: after the zygotes' fork, none of them holds it)
@@ -3156,8 +3553,9 @@ class RunnerChannel:
         return True
 
     def take(self, line):
-        """One frame, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused at its parse
-        queued to be answered (a result naming its id), or logged when it names no job."""
+        """One frame, parsed once into its frozen type: a job queued, a word on the judge that runs kept for it,
+        `shutdown` heeded; a frame refused at its parse queued to be answered (a result naming its id; a refused word:
+        its judge's to answer), or logged when it names no job."""
         if not line.strip():
             return
         try:
@@ -3170,6 +3568,8 @@ class RunnerChannel:
             job = error
         if isinstance(job, Shutdown):
             self.closing = True
+        elif isinstance(job, WORDS) or (isinstance(job, FrameError) and job.op in WORD_OPS):
+            self.words.append(job)
         else:
             self.jobs.append(job)
 
@@ -3428,13 +3828,20 @@ def precompile(code):
 
 
 def job_bytes(job, nonce, wait_files=False):
-    """A job as its job process reads it from its pipe (job_process.read_job): the length of what follows, marshalled:
-    the code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
-    of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
-    has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
-    and in the job process)."""
+    """A job (an ExecJob, or a judge's JudgeStep) as its job process reads it from its pipe (job_process.read_job): the
+    length of what follows, marshalled: the code, its code object (an ExecJob's compiled here: a fresh fork paid ~1 ms
+    of copy-on-write faults in compile(); a JudgeStep's compiled once by its judge), the length of stdin, files, for a
+    reuse process the job's nonce and whether it waits, after the job, until the controller has read the files it asked
+    for back, and its kind (None: its code runs; a JudgeStep's (name, spec): job_process.KINDS); then stdin itself (not
+    marshalled: megabytes would be copied twice more, here and in the job process)."""
     stdin = job.stdin.encode()
-    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    if type(job) is JudgeStep:
+        compiled = job.compiled
+        kind = job.kind
+    else:
+        compiled = precompile(job.code)
+        kind = None
+    payload = marshal.dumps((job.code, compiled, len(stdin), dict(job.files), nonce, wait_files, kind))
     return len(payload).to_bytes(8, 'little') + payload + stdin
 
 
@@ -3860,6 +4267,285 @@ class ReuseKeeper:
                 self.drop(z, r, 'exit', 'the process ended between jobs')
 
 
+# ---------------- sandfleet_sandbox/judge_run.py
+# One judge in the controller (a `judge` frame, a frames.JudgeJob), from its frame to its result: the program compiled
+# once, then run on each test in a fresh process, each run a step of its own (a frames.JudgeStep: its tier or its reuse
+# process, limits, deadline, capture, sweep and clean-up, on the path an `exec` job takes: placement.py, job_run.py), each
+# answered as it ends with a `tested` frame; a checker, when the judge has one, run the same way after each test whose
+# program is gone. What the runner compares, it compares outside: the expected outputs never come here (a checker's
+# answers come only with a checker, each written for its run alone, after the program's run). The job process's end of
+# a step is judge_job_process.py.
+#
+# The executor knows nothing of languages: the runner sends the compile step's argv and the binary's run argv; Python
+# alone has a path of its own (the code compiled to bytecode once, here, and each test a fork of its warm zygote, or a
+# run in its reuse process at `reuse`).
+#
+# Frames (docs/executor-protocol.md, "Judging"): `compiled` for each compile step that ran (`binary`, base64, with a
+# compiler's output that the runner may cache), `tested` for each test that ran, then the job's `result` (its status
+# `ok` when the judge ran to its end or its stop; a fleet status when it could not; `retire` as any job's). The runner's
+# word on the judge (`judge_ack`, `judge_stop`) is read between two tests, from the channel's `words`.
+
+import base64
+import time
+import traceback
+import types
+
+
+# What a step's `compiled` or `tested` frame is sent with, of its result frame (the rest, files and tier, stays here).
+STEP_FIELDS = ('status', 'exit_code', 'stdout', 'stderr', 'duration_ms', 'truncated', 'error')
+# What a `tested` frame tells of the checker's run.
+CHECKER_FIELDS = ('status', 'exit_code', 'stdout', 'stderr', 'error')
+# Results that mean the judge cannot go on here: the fleet's (another sandbox may judge it).
+FLEET = ('infra_error', 'queue_timeout')
+# A checker's files, as its argv names them.
+CHECKER_ARGS = ('input', 'output', 'answer')
+NO_FILES = types.MappingProxyType({})
+
+
+class Halt(Exception):
+    """The judge cannot go on: `result` is the fault that ends it (a fleet status, or a word of the runner's refused at
+    its parse)."""
+
+    def __init__(self, result):
+        super().__init__(result['status'])
+        self.result = result
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def step_frame(op, job_id, result):
+    """A `compiled` or `tested` frame of judge `job_id`: its step's result frame's STEP_FIELDS, and its CPU time when it
+    is known."""
+    frame = {'op': op, 'id': job_id}
+    for key in STEP_FIELDS:
+        frame[key] = result[key]
+    if 'cpu_ms' in result:
+        frame['cpu_ms'] = result['cpu_ms']
+    return frame
+
+
+class Judge:
+    """One judge frame, `job` (a frames.JudgeJob), on the controller's `channel` (frames out; `words`, the runner's word
+    on the judge, in) and its `pump` (one poll round); `run_step(step)` runs one frames.JudgeStep as the controller runs
+    an `exec` job and puts it behind as between two jobs: (its result frame, its job process's report)."""
+
+    def __init__(self, job, channel, pump, run_step):
+        self.job, self.id, self.channel, self.pump, self.run_step = job, job.id, channel, pump, run_step
+        self.t0 = time.perf_counter()
+        self.wait_until = None if job.wait_ms is None else self.t0 + job.wait_ms / 1000
+        self.retire = None  # why the sandbox retires after a run (no more runs here), or None
+        self.cpu_ms = 0.0
+        # The runner's word: its stop; the tests it found passed (`acked`: the highest index, in order). With an
+        # `ack_window` of W, test i starts only once tests up to i - W are acked: the runner compares a test while the
+        # next runs, and a failing test costs at most W - 1 more (0: no acks, the runner only stops).
+        self.stop = False
+        self.acked = -1
+
+    def run(self):
+        """Judges the job: its result frame, once every test that runs has been answered."""
+        try:
+            self.judge()
+        except Halt as halted:
+            return self.end(halted.result)
+        return self.end(None)
+
+    def judge(self):
+        job = self.job
+        program = self.ready('program', job.program)
+        if program is None:
+            return
+        checker = None
+        if job.checker is not None:
+            checker = self.ready('checker', job.checker)
+            if checker is None:
+                return
+        for index, test in enumerate(job.tests):
+            if self.retire is not None or not self.may_start(index):
+                break
+            result, report = self.run_one(self.test_step(program, test, checker is not None))
+            tested = step_frame('tested', self.id, result)
+            tested['index'] = index
+            for key in ('returned', 'returned_error'):  # a call test's value, as JSON, or why it has none
+                if report is not None and key in report and type(report[key]) is str:
+                    tested[key] = report[key]
+            passed = result['status'] == 'ok' and not result['truncated']['stdout']
+            if checker is not None and passed and self.retire is None:
+                checked, _ = self.run_one(self.checker_step(checker, test, result['stdout'], job.answers[index]))
+                tested['checker'] = {key: checked[key] for key in CHECKER_FIELDS}
+                passed = checked['status'] == 'ok'
+            self.channel.send(tested)
+            if job.stop_on_failure and not passed:
+                break  # what the runner would stop at (a wrong output it compares itself: it asks for the stop)
+
+    def heard(self):
+        """Takes the runner's words that came: this judge's acks and its stop; a word of it refused at its parse ends
+        the judge (answered as any refused frame is); words of a judge already answered are no one's."""
+        words = self.channel.words
+        for word in words:
+            if type(word) is FrameError:
+                if word.frame_id == self.id:
+                    words.clear()
+                    raise Halt(refused(word))
+                self.channel.log('error', 'a %s frame refused, of no judge that runs: %s' % (word.op, word))
+            elif word.id != self.id:
+                continue
+            elif type(word) is JudgeStop:
+                self.stop = True
+            else:
+                self.acked = max(self.acked, word.index)
+        words.clear()
+
+    def may_start(self, index):
+        """Whether test `index` may run: the runner has not stopped the judge (nor closed the channel), and (with a
+        window) has found every test up to index - window passed; waits for its word as long as it takes (the runner's
+        hard deadline bounds the judge's every step)."""
+        window = self.job.ack_window
+        channel = self.channel
+        self.pump(0)
+        self.heard()
+        while not self.stop and not channel.closing and window > 0 and index - window > self.acked:
+            self.pump(-1)
+            self.heard()
+        return not self.stop and not channel.closing
+
+    def ready(self, step, program):
+        """`program` (a frames.JudgeProgram) made ready to run: ('python', code object) or ('binary', bytes); None when
+        it did not compile (answered with its `compiled` frame)."""
+        if program.runtime == 'python':
+            return self.compile_python(step, program)
+        if program.binary is not None:  # the runner's compile cache: compiled before, by the same compiler
+            return 'binary', program.binary
+        job = self.job
+        output = program.output
+        result, _ = self.run_one(
+            self.step(
+                '',
+                None,
+                (EXEC, (program.compile, None)),
+                '',
+                types.MappingProxyType({program.source: b64(program.code)}),
+                (output,),
+                job.compile_timeout_ms,
+                job.compile_memory_mb,
+                'fork',
+            )
+        )
+        compiled = step_frame('compiled', self.id, result)
+        compiled['step'] = step
+        binary = result['files'][output] if result['status'] == 'ok' and output in result['files'] else None
+        if result['status'] == 'ok' and binary is None:
+            errors = result['fetch_errors'] if 'fetch_errors' in result else {}
+            why = errors[output] if output in errors else 'not written'
+            compiled['status'] = 'error'
+            compiled['stderr'] = result['stderr'] + '\nthe compiler\'s output %s: %s\n' % (output, why)
+        if binary is not None:
+            compiled['binary'] = binary
+        self.channel.send(compiled)
+        return None if binary is None else ('binary', base64.b64decode(binary))
+
+    def compile_python(self, step, program):
+        """Python's compile step: to bytecode, here, once for every test (as an `exec` job's code is compiled here)."""
+        t0 = time.perf_counter()
+        c0 = time.thread_time()
+        compiled = {'op': 'compiled', 'id': self.id, 'step': step, 'exit_code': 0, 'stdout': '', 'stderr': ''}
+        try:
+            code = compile(program.code, MAIN_FILE, 'exec', dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+            code = None
+            compiled['status'] = 'error'
+            compiled['exit_code'] = 1
+            compiled['stderr'] = ''.join(traceback.format_exception_only(type(e), e))
+        else:
+            compiled['status'] = 'ok'
+        compiled['duration_ms'] = (time.perf_counter() - t0) * 1000
+        compiled['cpu_ms'] = round((time.thread_time() - c0) * 1000, 3)
+        compiled['truncated'] = {'stdout': False, 'stderr': False}
+        compiled['error'] = None
+        self.channel.send(compiled)
+        return None if code is None else ('python', code)
+
+    def step(self, code, compiled, kind, stdin, files, fetch_files, timeout_ms, memory_mb, isolation):
+        """A run of this judge as a frames.JudgeStep: the judge's id, tenant and output cap, what is left of its wait
+        for a tier."""
+        job = self.job
+        wait_ms = None
+        if self.wait_until is not None:
+            wait_ms = max(0, int((self.wait_until - time.perf_counter()) * 1000))
+        return JudgeStep(
+            job.id,
+            code,
+            stdin,
+            timeout_ms,
+            memory_mb,
+            files,
+            fetch_files,
+            job.max_output_bytes,
+            isolation,
+            wait_ms,
+            job.tenant,
+            compiled,
+            kind,
+        )
+
+    def test_step(self, program, test, checked):
+        """The run of the program on one test (a frames.JudgeTest): Python's code object (its call, for a call test),
+        or the binary."""
+        job = self.job
+        runtime, made = program
+        if runtime == 'binary':
+            kind = (EXEC, (job.program.run, made))
+            return self.step('', None, kind, test.stdin, NO_FILES, (), job.timeout_ms, job.memory_mb, 'fork')
+        kind = None if test.call is None else (CALL, (test.call.function, test.call.args))
+        # a checker's answers are written in the work dir beside the reuse process: its program runs forked
+        isolation = 'fork' if checked else job.isolation
+        return self.step(
+            job.program.code, made, kind, test.stdin, NO_FILES, (), job.timeout_ms, job.memory_mb, isolation
+        )
+
+    def checker_step(self, checker, test, output, answer):
+        """The checker's run on one test, `checker INPUT OUTPUT ANSWER`: the three files written for it alone, after the
+        program's run was swept."""
+        job = self.job
+        files = types.MappingProxyType(dict(zip(CHECKER_ARGS, map(b64, (test.stdin, output, answer)))))
+        runtime, made = checker
+        limits = (job.checker_timeout_ms, job.memory_mb, 'fork')
+        if runtime == 'binary':
+            return self.step('', None, (EXEC, (job.checker.run + CHECKER_ARGS, made)), '', files, (), *limits)
+        return self.step(job.checker.code, made, (ARGV, CHECKER_ARGS), '', files, (), *limits)
+
+    def run_one(self, step):
+        """One run, as the controller runs an `exec` job: (its result frame, its job process's report); Halt when the
+        judge cannot go on (a fleet status)."""
+        result, report = self.run_step(step)
+        if result['status'] in FLEET:
+            raise Halt(result)
+        if result['retire']:
+            self.retire = result['retire_reason']
+        if 'cpu_ms' in result:
+            self.cpu_ms += result['cpu_ms']
+        return result, report
+
+    def end(self, fault):
+        """The judge's result frame: `ok` when it ran to its end or its stop; else the fault that ended it (a fleet
+        status: its tier still warming, the sandbox tampered with; a word of the runner's refused)."""
+        if fault is not None:
+            result = dict(fault)
+        else:
+            result = failed(self.id, 'ok', '', '')
+            result['error'] = None
+        result['op'] = 'result'
+        result['id'] = self.id
+        result['duration_ms'] = (time.perf_counter() - self.t0) * 1000
+        result['cpu_ms'] = round(self.cpu_ms, 3)
+        if self.retire is not None:
+            result['retire'] = True
+            if 'retire_reason' not in result:
+                result['retire_reason'] = self.retire
+        return result
+
+
 # ---------------- sandfleet_sandbox/controller.py
 
 import base64
@@ -3886,7 +4572,8 @@ def oom_score_adj(value):
 class Controller:
     """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
-    result frame). A new kind of job: its frozen type in frames.py, its handler here."""
+    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type in
+    frames.py, its handler here; its runs, as a judge's are, through run_job (placement, then job_run's Run)."""
 
     def __init__(self):
         self.channel = RunnerChannel()
@@ -3912,7 +4599,7 @@ class Controller:
             self.poller.register(fd, select.POLLIN)
         self.keeper = ReuseKeeper(self.zygotes, self.channel, self.pump, self.poller, self.by_fd, self.leftovers)
         self.placement = Placement(self.zygotes, self.loaded, self.channel, self.pump, self.poller, self.keeper)
-        self.handlers = {ExecJob: self.run_exec, FrameError: self.refuse}
+        self.handlers = {ExecJob: self.run_exec, JudgeJob: self.run_judge, FrameError: refused}
         self.channel.allocate()
 
     def pump(self, timeout_ms):
@@ -3996,28 +4683,43 @@ class Controller:
         remove_tree(WORKDIR)
 
     def run_exec(self, job):
-        """Runs an `exec` job (a frames.ExecJob) and answers its result frame: on its tier's reuse process when it asks
-        for `reuse` and one is idle and may take this code, else on the tier's spare, forked for it."""
+        """Runs an `exec` job (a frames.ExecJob) and answers its result frame."""
+        result, _ = self.run_job(job)
+        return result
+
+    def run_judge(self, job):
+        """Judges a `judge` job (a frames.JudgeJob) and answers its result frame, its `compiled` and `tested` frames
+        sent as its steps end (judge_run.py)."""
+        return Judge(job, self.channel, self.pump, self.run_step).run()
+
+    def run_step(self, step):
+        """One step of a judge (a frames.JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
+        reuse process's verdict awaited, the dirs cleaned): (its result frame, its job process's report)."""
+        answer = self.run_job(step)
+        if self.keeper.answered is not None:
+            self.keeper.clean_after()
+        self.settle()
+        return answer
+
+    def run_job(self, job):
+        """Runs a job (a frames.ExecJob or JudgeStep) on its tier's reuse process when it asks for `reuse` and one is
+        idle and may take this code, else on the tier's spare, forked for it: (its result frame, the report its job
+        process wrote: a dict, or None)."""
         if self.leftovers.broken is not None:
             reason = self.leftovers.broken + '; the sandbox is replaced'
-            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup')
+            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup'), None
         self.keeper.check_idle(job.tenant)
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         run = self.placement.take_process(job)
         if type(run) is dict:
-            return run  # the job did not run: its result
+            return run, None  # the job did not run: its result
         run.watch(self.pump, self.poller, self.channel)
         r = run.reuser
         if r is not None and r.violation is not None:
             run.capture.unwatch()
-            return self.keeper.violated(run, alive)
+            return self.keeper.violated(run, alive), None
         run.after(self.leftovers, self.keeper, alive)
-        return run.result(self.ooms.killed)
-
-    @staticmethod
-    def refuse(error):
-        """The answer to a frame refused at its parse (a frames.FrameError: the runner's fault; nothing ran)."""
-        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
+        return run.result(self.ooms.killed), run.report
 
 
 def main():

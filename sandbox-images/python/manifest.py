@@ -1,5 +1,6 @@
-"""What a Python sandbox runs, read from its interpreter: the Python version, the base system and the distributions it
-can import, printed as one JSON object (the protocol's SandboxManifest, less what only the caller knows).
+"""What a Python sandbox runs, read from its interpreter: the Python version, the base system, the distributions it
+can import and the judge's compilers it holds, printed as one JSON object (the protocol's SandboxManifest, less what
+only the caller knows).
 
     python3 -I manifest.py                 # every distribution on the interpreter's path
     SANDFLEET_PYTHON_PACKAGES="numpy sympy" python3 -I manifest.py   # only those (the ones installed)
@@ -13,7 +14,12 @@ import importlib.metadata as md
 import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
+
+# The judge's compilers (the compiled rows of packages/protocol/src/judge-languages.ts), listed when on the PATH.
+COMPILERS = ('g++', 'gcc')
 
 
 def version_of(dist, name):
@@ -54,10 +60,26 @@ def os_name():
     return platform.system() or 'unknown'
 
 
+def compilers():
+    """Compiler -> the version it reports (`-dumpfullversion`), for each of COMPILERS found."""
+    out = {}
+    for cc in COMPILERS:
+        path = shutil.which(cc)
+        if path is None:
+            continue
+        try:
+            done = subprocess.run([path, '-dumpfullversion'], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0 and done.stdout.strip():
+            out[cc] = done.stdout.strip()
+    return out
+
+
 def main():
     wanted = {n.lower() for n in os.environ.get('SANDFLEET_PYTHON_PACKAGES', '').split()}
     manifest = dict(arg.split('=', 1) for arg in sys.argv[1:] if '=' in arg)
-    manifest.update(os=os_name(), python=platform.python_version(), packages=packages(wanted))
+    manifest.update(os=os_name(), python=platform.python_version(), packages=packages(wanted), compilers=compilers())
     print(json.dumps(dict(sorted(manifest.items())), indent=2))
 
 

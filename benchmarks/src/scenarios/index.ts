@@ -11,6 +11,7 @@ import { dockerBench } from './docker.ts'
 import { compatOverhead } from './compat.ts'
 import { sessionC1, sessionC16, sessionsIdle } from './sessions.ts'
 import { isolationBench } from './isolation.ts'
+import { judgeBench } from './judge.ts'
 
 /** What `sessions` runs, in this order. */
 export const SESSIONS_SUITE = ['session-c1', 'session-c16', 'sessions-idle', 'compat-overhead'] as const
@@ -50,6 +51,7 @@ const suite = group(SUITE, `every target in one invocation (${SUITE.join(', ')})
 /** Every scenario `npm run bench -- NAME` knows. */
 export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'trivial-c1': trivialC1,
+  judge: judgeBench,
   'trivial-c64': trivialC64,
   batch64,
   'sympy-c64': sympyC64,

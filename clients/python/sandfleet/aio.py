@@ -31,6 +31,17 @@ except ModuleNotFoundError as missing:  # the one dependency: say how to get it
 from ._answers import BAD_RESPONSE, Answer, Attempt, result_from_error, result_from_failure
 from ._coalescer import Coalescer
 from .errors import ClientClosedError
+from .judge import (
+    CallTest,
+    Compare,
+    InputOutput,
+    JudgeRequest,
+    JudgeResult,
+    StdinTest,
+    judge_request,
+    judge_rounds,
+    judge_time_bound_ms,
+)
 from .retry import RetryPolicy, backoff_delay_s, parse_retry_after_s
 from .session import AsyncSession
 from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, exec_request, is_exec_result
@@ -419,6 +430,57 @@ class AsyncClient:
         if not isinstance(index, int) or not 0 <= index < count or not is_exec_result(obj.get('result')):
             return None
         return index, ExecResult.from_json(obj['result'])
+
+    # -- judges -------------------------------------------------------------------------------
+
+    async def judge(
+        self,
+        code: str,
+        *,
+        tests: Optional[Sequence[Union[StdinTest, CallTest]]] = None,
+        input_output: Optional[InputOutput] = None,
+        language: Optional[str] = None,
+        compare: Optional[Compare] = None,
+        run_all: Optional[bool] = None,
+        timeout_ms: Optional[int] = None,
+        memory_mb: Optional[int] = None,
+        compile_timeout_ms: Optional[int] = None,
+        isolation: Optional[Isolation] = None,
+        request_id: Optional[str] = None,
+        deadline_s: Optional[float] = None,
+    ) -> JudgeResult:
+        """Judges one program against its tests in one sandbox (``tests``, or ``input_output`` in the APPS form);
+        the fleet's verdicts are retried within the deadline, a verdict on the program never."""
+        request = judge_request(
+            code,
+            tests=tests,
+            input_output=input_output,
+            language=language,
+            compare=compare,
+            run_all=run_all,
+            timeout_ms=timeout_ms,
+            memory_mb=memory_mb,
+            compile_timeout_ms=compile_timeout_ms,
+            isolation=isolation,
+            request_id=request_id,
+        )
+        return (await self.judge_batch([request], deadline_s=deadline_s, batch=False))[0]
+
+    async def judge_batch(
+        self, requests: Sequence[JudgeRequest], *, deadline_s: Optional[float] = None, batch: bool = True
+    ) -> list[JudgeResult]:
+        """Judges many (``/v1/judge/batch``, chunks of 1024); results in request order, judges with a fleet verdict
+        sent again together."""
+        self._check_open()
+        reqs = list(requests)
+        if not reqs:
+            return []
+        if deadline_s is None:
+            deadline_s = max(judge_time_bound_ms(r) for r in reqs) / 1000 + self.slack_s
+        deadline = asyncio.get_running_loop().time() + deadline_s
+        chunks = [reqs[i : i + MAX_BATCH_ITEMS] for i in range(0, len(reqs), MAX_BATCH_ITEMS)]
+        parts = await asyncio.gather(*(judge_rounds(self, chunk, batch, deadline) for chunk in chunks))
+        return [r for part in parts for r in part]
 
     # -- sessions -----------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any, Coroutine, Iterator, Mapping, Optional, Sequence, TypeVa
 
 from .aio import AsyncClient, RequestLike, RetryStats
 from .errors import ClientClosedError
+from .judge import JudgeRequest, JudgeResult
 from .session import AsyncSession
 from .types import ExecRequest, ExecResult, FileContent, Isolation, Language, SessionInfo
 
@@ -108,6 +109,14 @@ class Client:
                     return
         finally:
             self._run(stream.aclose())
+
+    def judge(self, code: str, **options: Any) -> JudgeResult:
+        """Judges one program against its tests; see :meth:`AsyncClient.judge` (the same keyword arguments)."""
+        return self._run(self._async.judge(code, **options))
+
+    def judge_batch(self, requests: Sequence[JudgeRequest], *, deadline_s: Optional[float] = None) -> list[JudgeResult]:
+        """Judges many; results in request order; see :meth:`AsyncClient.judge_batch`."""
+        return self._run(self._async.judge_batch(requests, deadline_s=deadline_s))
 
     def session(
         self, *, language: Language = 'python', ttl_s: Optional[int] = None, memory_mb: Optional[int] = None

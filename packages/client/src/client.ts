@@ -3,7 +3,7 @@
  * Single calls are coalesced into batches, retriable statuses retried within the deadline (those
  * whose code surely did not run; with `retryMaybeRan`, also those that may have, under the same
  * `request_id`), and every call resolves with an {@link ExecResult} whose `status` says what
- * happened.
+ * happened; a judge with a {@link JudgeResult} whose `verdict` does (judge.ts).
  */
 import { randomUUID } from 'node:crypto'
 import {
@@ -15,12 +15,15 @@ import {
   type BatchStreamLine,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
   type Language
 } from '@sandfleet/protocol'
 import { DEFAULT_RETRY, backoffDelayMs, sleep, type RetryPolicy } from './backoff.ts'
 import type { CallOptions } from './call-options.ts'
 import { Coalescer } from './coalescer.ts'
 import { ClientError, CLIENT_ERROR_CODES, abortedError, closedError } from './errors.ts'
+import { Judges } from './judge.ts'
 import { retriableResult, withRetries, type RetryPredicate, type RetryStats } from './retry.ts'
 import { Session } from './session.ts'
 import { isExecResult, resultFromError, resultFromFailure, Transport } from './transport.ts'
@@ -81,6 +84,7 @@ export class SandfleetClient {
   private readonly slackMs: number
   private readonly retryMaybeRan: boolean
   private readonly retriable: RetryPredicate
+  private readonly judges: Judges
   private stateValue: ClientState = 'open'
 
   /** A client; it connects lazily. Call {@link close} when done. */
@@ -103,6 +107,13 @@ export class SandfleetClient {
     this.slackMs = options.deadlineSlackMs ?? GRACES.clientSlackMs
     this.retryMaybeRan = options.retryMaybeRan === true
     this.retriable = retriableResult(this.retryMaybeRan)
+    this.judges = new Judges({
+      transport: this.transport,
+      policy: this.policy,
+      stats: this.stats,
+      slackMs: this.slackMs,
+      retryMaybeRan: this.retryMaybeRan
+    })
   }
 
   /** `req` as it is sent: with a request_id of its own when retries may repeat a call that ran. */
@@ -330,6 +341,31 @@ export class SandfleetClient {
       this.stats.retries += again.length
       pending = again
     }
+  }
+
+  /**
+   * Judges one program against its tests in one sandbox (`POST /v1/judge`). Resolves with its result whatever the
+   * verdict: the fleet's verdicts are retried within the deadline (the judge's own bound, `judgeTimeBoundMs`, plus
+   * `deadlineSlackMs`) and a last one returned, not thrown; rejects only on abort or a closed client.
+   *
+   * @example
+   * ```ts
+   * const r = await client.judge({ language: 'cpp', code, tests: [{ stdin: '1 2', expected: '3' }] })
+   * const reward = r.verdict === 'accepted' ? 1 : 0
+   * ```
+   */
+  async judge(request: JudgeRequest, options: CallOptions = {}): Promise<JudgeResult> {
+    this.checkOpen()
+    return await this.judges.judge(request, options)
+  }
+
+  /**
+   * Judges many programs (`POST /v1/judge/batch`, chunks of at most 1024); results in request order, judges with a
+   * fleet verdict re-sent together.
+   */
+  async judgeBatch(requests: JudgeRequest[], options: CallOptions = {}): Promise<JudgeResult[]> {
+    this.checkOpen()
+    return await this.judges.judgeBatch(requests, options)
   }
 
   /** Opens a session (`POST /v1/sessions`), retrying `overloaded` like any call. */

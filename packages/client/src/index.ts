@@ -10,6 +10,8 @@
  * const session = await client.createSession({ ttl_s: 300 })
  * await session.execute({ code: 'x = 41' })
  * console.log((await session.execute({ code: 'print(x + 1)' })).stdout)
+ * const judged = await client.judge({ language: 'cpp', code: src, tests: [{ stdin: '1 2', expected: '3' }] })
+ * console.log(judged.verdict, judged.passed, judged.total) // "accepted 1 1"
  * await session.close(); await client.close()
  * ```
  */
@@ -21,3 +23,4 @@ export { DEFAULT_RETRY, backoffDelayMs, parseRetryAfterMs, type RetryPolicy } fr
 export { withRetries, type RetryStats, type RetryPredicate } from './retry.ts'
 export { Limiter } from './limiter.ts'
 export type { Attempt } from './transport.ts'
+export { isJudgeResult } from './judge.ts'

@@ -13,6 +13,25 @@ import { Type, type Static } from '@sinclair/typebox'
 import { LANGUAGES } from './exec.ts'
 import { RUNNER_STATES } from './runner.ts'
 
+/** Schema of {@link JudgeLanguageInfo}. */
+export const JudgeLanguageInfoSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The language, by its name in judge requests' }),
+    aliases: Type.Array(Type.String()),
+    title: Type.String(),
+    version: Type.String({ description: "Its compiler's or interpreter's version, read from the sandbox" }),
+    precompiled_header: Type.Optional(
+      Type.Boolean({
+        description: 'Whether the sandbox holds its precompiled header (bits/stdc++.h), and g++ reads it'
+      })
+    )
+  },
+  { $id: 'JudgeLanguageInfo' }
+)
+
+/** A language a runner judges, with the version its sandboxes run. */
+export type JudgeLanguageInfo = Static<typeof JudgeLanguageInfoSchema>
+
 /** Schema of {@link IsolationReport}. */
 export const IsolationReportSchema = Type.Object(
   {
@@ -46,6 +65,11 @@ export const SandboxManifestSchema = Type.Object(
     python: Type.String({ description: 'Python version, e.g. 3.11.2' }),
     executor: Type.String({ description: 'Path of the program that runs the jobs inside the sandbox' }),
     packages: Type.Record(Type.String(), Type.String(), { description: 'Package → version' }),
+    compilers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'Compiler → version (g++, gcc): what the judge compiles C and C++ with'
+      })
+    ),
     image_id: Type.Optional(Type.String({ description: 'Content id of the image the manifest was read from' })),
     image_ref: Type.Optional(
       Type.String({ description: 'The image reference the runner runs, e.g. sandfleet/python:1' })
@@ -91,7 +115,12 @@ export const RunnerInfoSchema = Type.Object(
     }),
     manifest: Type.Union([SandboxManifestSchema, Type.Null()], {
       description: 'The Python sandbox environment, null when the runner serves no Python'
-    })
+    }),
+    judge_languages: Type.Optional(
+      Type.Array(JudgeLanguageInfoSchema, {
+        description: 'The languages it judges (POST /v1/judge), each with its version as read in its sandboxes'
+      })
+    )
   },
   { $id: 'RunnerInfo' }
 )
@@ -113,7 +142,21 @@ export const GatewayInfoSchema = Type.Object(
     backends: Type.Array(Type.String(), { description: 'Distinct backends of the runners that answered' }),
     pythons: Type.Array(Type.String(), {
       description: 'Distinct Python versions of the runners that answered (a mixed fleet shows more than one)'
-    })
+    }),
+    judge_languages: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ description: 'The language, by its name in judge requests' }),
+          aliases: Type.Array(Type.String()),
+          title: Type.String(),
+          versions: Type.Array(Type.String(), {
+            description: "Distinct versions of its compiler or interpreter in the runners' sandboxes"
+          }),
+          runners: Type.Integer({ minimum: 0, description: 'Runners that answered and judge it' })
+        }),
+        { description: 'The languages the runners that answered judge (POST /v1/judge), with their versions' }
+      )
+    )
   },
   { $id: 'GatewayInfo' }
 )

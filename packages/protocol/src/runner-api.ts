@@ -7,6 +7,7 @@
 import type { ExecRequest, ExecResult } from './exec.ts'
 import type { RunnerInfo } from './info.ts'
 import type { CallContext } from './call-context.ts'
+import type { JudgeRequest, JudgeResult } from './judge.ts'
 import type { RunnerLoad } from './runner.ts'
 import type { SessionCreateRequest, SessionExecRequest, SessionInfo } from './session.ts'
 import type { RunnerSandboxesApi } from './sandbox.ts'
@@ -16,6 +17,9 @@ export type Awaitable<T> = T | Promise<T>
 
 /** Called as each item of a batch finishes, in completion order, with its index in the batch. */
 export type BatchResultListener = (index: number, result: ExecResult) => void
+
+/** Called as each judge of a batch finishes, in completion order, with its index in the batch. */
+export type JudgeBatchResultListener = (index: number, result: JudgeResult) => void
 
 /**
  * A runner's sessions (`maxSessions`), each keyed by the caller's key (a digest of its API key,
@@ -35,7 +39,7 @@ export interface RunnerSessionsApi {
 }
 
 /**
- * One runner as a gateway uses it. `execute` and `executeBatch` answer every outcome of a job as
+ * One runner as a gateway uses it. `execute`, `executeBatch`, `judge` and `judgeBatch` answer every outcome of a job as
  * a result (`invalid_request` over the runner's limits, `overloaded`, `queue_timeout`,
  * `infra_error`, a status of the user's code); the runner itself never rejects them, and a client
  * rejects only when no answer came. Readiness is the load report's `state`.
@@ -48,6 +52,21 @@ export interface RunnerApi {
    * order, and `onResult` sees each as it finishes.
    */
   executeBatch(requests: ExecRequest[], onResult?: BatchResultListener, context?: CallContext): Promise<ExecResult[]>
+  /**
+   * Judges one program against its tests in one sandbox (`POST /v1/judge`), in `context`: resolves with its verdict
+   * for every outcome, as `execute` does (a fleet fault is the verdict `overloaded`, `queue_timeout` or `infra_error`;
+   * a request over the runner's limits, or in a language it does not serve, `invalid_request`).
+   */
+  judge(request: JudgeRequest, context?: CallContext): Promise<JudgeResult>
+  /**
+   * Judges many in one `context` (one deadline for all; `POST /v1/judge/batch`); resolves with the results in request
+   * order, and `onResult` sees each as it finishes.
+   */
+  judgeBatch(
+    requests: JudgeRequest[],
+    onResult?: JudgeBatchResultListener,
+    context?: CallContext
+  ): Promise<JudgeResult[]>
   /** Capacity, load and lifecycle state, to route by (`GET /v1/runner/load`). */
   load(): Awaitable<RunnerLoad>
   /** What it runs: backend, isolation, environment manifest (`GET /v1/info`). */

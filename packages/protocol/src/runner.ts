@@ -62,6 +62,8 @@ export type RunnerLoad = Static<typeof RunnerLoadSchema>
 export const RUNNER_PATHS = Object.freeze({
   execute: '/v1/execute',
   batch: '/v1/execute/batch',
+  judge: '/v1/judge',
+  judgeBatch: '/v1/judge/batch',
   load: '/v1/runner/load',
   info: '/v1/info'
 })

@@ -1,7 +1,8 @@
 /**
  * `@sandfleet/trainer`: agentic RL rollouts on sandfleet. Engine adapters (vLLM / SGLang
  * OpenAI-compatible servers), the multi-turn rollout loop with loss masks, tool-call parsing and
- * result formatting, the math answer reward, GRPO-style algorithms and GRPO-RoC, a
+ * result formatting, the math answer reward, the code reward (a program judged by the fleet against its tests: APPS,
+ * TACO, LiveCodeBench), GRPO-style algorithms and GRPO-RoC, a
  * scheduler over several engines, JSONL export and the `sandfleet rollout` command.
  *
  * @example
@@ -41,6 +42,8 @@ export * from './reward/extract-answer.ts'
 export * from './reward/normalize-answer.ts'
 export * from './reward/answer-forms.ts'
 export * from './reward/math-reward.ts'
+export * from './reward/code-reward.ts'
+export * from './rollout/code-dataset.ts'
 export * from './schedule/pick-engine.ts'
 export * from './schedule/engine-metrics.ts'
 export * from './schedule/kv-scheduler.ts'

@@ -11,8 +11,9 @@ imports, compiles the code, writes job and code object into that child's pipe an
 fd-level stdout/stderr.
 The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
 their types by frames.py, and out), where a job runs (placement.py), its reuse processes
-(reuse_keeper.py), one run from its watch to its result (job_run.py); this module holds them
-together: the one poll, the zygotes, each frame's handler.
+(reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
+frame to its result (judge_run.py); this module holds them together: the one poll, the zygotes,
+each frame's handler.
 """
 import base64
 import os
@@ -20,7 +21,7 @@ import select
 import sys
 
 from .libc import prctl
-from .frames import ExecJob, FrameError
+from .frames import ExecJob, FrameError, JudgeJob
 from .seccomp import add_seccomp
 from .job_process import SCRATCH, WORKDIR
 from .tiers import plan_tiers
@@ -28,11 +29,12 @@ from .reuse_process import TAGS_WORK
 from .reuse_handle import ReuseHandle
 from .zygote_handle import Zygote
 from .cleanup import Cleanup, Leftovers, remove_tree
-from .results import failed
+from .results import failed, refused
 from .runner_channel import RunnerChannel
 from .job_run import OomCount
 from .placement import Placement
 from .reuse_keeper import ReuseKeeper
+from .judge_run import Judge
 from .sandbox_env import SANDBOX_ENV
 
 
@@ -53,7 +55,8 @@ def oom_score_adj(value):
 class Controller:
     """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
-    result frame). A new kind of job: its frozen type in frames.py, its handler here."""
+    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type in
+    frames.py, its handler here; its runs, as a judge's are, through run_job (placement, then job_run's Run)."""
 
     def __init__(self):
         self.channel = RunnerChannel()
@@ -79,7 +82,7 @@ class Controller:
             self.poller.register(fd, select.POLLIN)
         self.keeper = ReuseKeeper(self.zygotes, self.channel, self.pump, self.poller, self.by_fd, self.leftovers)
         self.placement = Placement(self.zygotes, self.loaded, self.channel, self.pump, self.poller, self.keeper)
-        self.handlers = {ExecJob: self.run_exec, FrameError: self.refuse}
+        self.handlers = {ExecJob: self.run_exec, JudgeJob: self.run_judge, FrameError: refused}
         self.channel.allocate()
 
     def pump(self, timeout_ms):
@@ -163,28 +166,43 @@ class Controller:
         remove_tree(WORKDIR)
 
     def run_exec(self, job):
-        """Runs an `exec` job (a frames.ExecJob) and answers its result frame: on its tier's reuse process when it asks
-        for `reuse` and one is idle and may take this code, else on the tier's spare, forked for it."""
+        """Runs an `exec` job (a frames.ExecJob) and answers its result frame."""
+        result, _ = self.run_job(job)
+        return result
+
+    def run_judge(self, job):
+        """Judges a `judge` job (a frames.JudgeJob) and answers its result frame, its `compiled` and `tested` frames
+        sent as its steps end (judge_run.py)."""
+        return Judge(job, self.channel, self.pump, self.run_step).run()
+
+    def run_step(self, step):
+        """One step of a judge (a frames.JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
+        reuse process's verdict awaited, the dirs cleaned): (its result frame, its job process's report)."""
+        answer = self.run_job(step)
+        if self.keeper.answered is not None:
+            self.keeper.clean_after()
+        self.settle()
+        return answer
+
+    def run_job(self, job):
+        """Runs a job (a frames.ExecJob or JudgeStep) on its tier's reuse process when it asks for `reuse` and one is
+        idle and may take this code, else on the tier's spare, forked for it: (its result frame, the report its job
+        process wrote: a dict, or None)."""
         if self.leftovers.broken is not None:
             reason = self.leftovers.broken + '; the sandbox is replaced'
-            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup')
+            return failed(job.id, 'infra_error', 'SandboxTampered', reason, 'cleanup'), None
         self.keeper.check_idle(job.tenant)
         alive = [z for z in self.zygotes.values() if not z.dead]  # one that dies while the job runs retires the sandbox
         run = self.placement.take_process(job)
         if type(run) is dict:
-            return run  # the job did not run: its result
+            return run, None  # the job did not run: its result
         run.watch(self.pump, self.poller, self.channel)
         r = run.reuser
         if r is not None and r.violation is not None:
             run.capture.unwatch()
-            return self.keeper.violated(run, alive)
+            return self.keeper.violated(run, alive), None
         run.after(self.leftovers, self.keeper, alive)
-        return run.result(self.ooms.killed)
-
-    @staticmethod
-    def refuse(error):
-        """The answer to a frame refused at its parse (a frames.FrameError: the runner's fault; nothing ran)."""
-        return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
+        return run.result(self.ooms.killed), run.report
 
 
 def main():

@@ -45,6 +45,11 @@ SCRATCH = [d for d in os.environ.get(SANDBOX_ENV['scratch'], '').split(':') if d
 # Where a request's files may be written and fetched from: the work dir and the scratch dirs that hold files.
 PLACES = [WORKDIR, *(d for d in SCRATCH if d != '/dev/mqueue')]
 
+# Kinds of job besides the run of a program's code, by name (judge_job_process.py adds the judge's: a program run by
+# exec, a function's call, a script given arguments), each `(code, compiled, stdin, files, spec, watch) -> (status,
+# report)`.
+KINDS = {}
+
 # Each job's __main__ namespace and the lines of its source (for tracebacks), made once in each zygote: a job process
 # gets them as its zygote left them (nothing a job did in its own copy reaches its zygote), and making them in each
 # job process would cost copy-on-write faults in each.
@@ -116,14 +121,15 @@ def finish():
 
 def read_job():
     """The next job from the job pipe (fd 4), as the controller writes it (placement.job_bytes): (code, code object,
-    stdin, files, nonce, wait_files); None when the controller is gone."""
+    stdin, files, nonce, wait_files, kind); None when the controller is gone. `kind`: None (the code runs), or (name,
+    spec) of one of KINDS."""
     head = read_exactly(8)
     payload = None if head is None else read_exactly(int.from_bytes(head, 'little'))
     if payload is None:
         return None
-    code, compiled, n, files, nonce, wait_files = marshal.loads(payload)
+    code, compiled, n, files, nonce, wait_files, kind = marshal.loads(payload)
     stdin = read_exactly(n)
-    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files)
+    return None if stdin is None else (code, compiled, stdin, files, nonce, wait_files, kind)
 
 
 def read_exactly(n):
@@ -151,7 +157,8 @@ def child():
     # controller, which checks a spare before giving it a job, never hands a job to a spare about to die.
     handle_sigterm()
     try:
-        status, report = run_job(*job[:4])
+        code, compiled, stdin, files, _, _, kind = job
+        status, report = run_kind(code, compiled, stdin, files, kind)
         if report:
             _write(3, _dumps(report).encode())
         end_as_script()
@@ -164,10 +171,17 @@ def child():
     _exit(status)
 
 
-def run_job(code, compiled, stdin, files, watch=None):
-    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
-    exit
-    status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code runs."""
+def run_kind(code, compiled, stdin, files, kind, watch=None):
+    """Runs a job of its kind: its code (`kind` None), or (name, spec) of one of KINDS."""
+    if kind is None:
+        return run_job(code, compiled, stdin, files, watch)
+    return KINDS[kind[0]](code, compiled, stdin, files, kind[1], watch)
+
+
+def take_input(stdin, files):
+    """What a job process does before its program runs: stdin on fd 0 (a memfd), the work dir its own, the request's
+    files written there. The error report when the files could not all be written (the program does not run), else
+    None."""
     if stdin:
         fd = os.memfd_create('stdin', 0)
         os.write(fd, stdin)
@@ -177,8 +191,18 @@ def run_job(code, compiled, stdin, files, watch=None):
     os.chdir(WORKDIR)  # made empty by the controller after the last job
     try:
         write_files(WORKDIR, files, PLACES)
-    except (ValueError, OSError) as e:  # the code does not run: the request's files are not all there
-        return 1, {'type': type(e).__name__, 'message': 'files: %s' % e}
+    except (ValueError, OSError) as e:
+        return {'type': type(e).__name__, 'message': 'files: %s' % e}
+    return None
+
+
+def run_job(code, compiled, stdin, files, watch=None):
+    """Runs the job's code (`compiled`: its code object, or None when it does not compile) in the fresh __main__: its
+    exit status and, when it did not end well, its error report. `watch` (a reuse process's) is armed while the code
+    runs."""
+    failure = take_input(stdin, files)
+    if failure is not None:  # the code does not run: the request's files are not all there
+        return 1, failure
     SOURCE[:] = code.splitlines(True)
     gc.enable()
     status, report = 0, None

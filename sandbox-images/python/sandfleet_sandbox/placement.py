@@ -10,6 +10,7 @@ import signal
 import time
 
 from .limits import NPROC, address_space, cpu_backstop_s
+from .frames import JudgeStep
 from .tamper_checks import signalled, tampered
 from .job_process import MAIN_FILE
 from .tiers import pick_tier
@@ -33,13 +34,20 @@ def precompile(code):
 
 
 def job_bytes(job, nonce, wait_files=False):
-    """A job as its job process reads it from its pipe (job_process.read_job): the length of what follows, marshalled:
-    the code, its code object (compiled here: a fresh fork paid ~1 ms of copy-on-write faults in compile()), the length
-    of stdin, files and, for a reuse process, the job's nonce and whether it waits, after the job, until the controller
-    has read the files it asked for back; then stdin itself (not marshalled: megabytes would be copied twice more, here
-    and in the job process)."""
+    """A job (an ExecJob, or a judge's JudgeStep) as its job process reads it from its pipe (job_process.read_job): the
+    length of what follows, marshalled: the code, its code object (an ExecJob's compiled here: a fresh fork paid ~1 ms
+    of copy-on-write faults in compile(); a JudgeStep's compiled once by its judge), the length of stdin, files, for a
+    reuse process the job's nonce and whether it waits, after the job, until the controller has read the files it asked
+    for back, and its kind (None: its code runs; a JudgeStep's (name, spec): job_process.KINDS); then stdin itself (not
+    marshalled: megabytes would be copied twice more, here and in the job process)."""
     stdin = job.stdin.encode()
-    payload = marshal.dumps((job.code, precompile(job.code), len(stdin), dict(job.files), nonce, wait_files))
+    if type(job) is JudgeStep:
+        compiled = job.compiled
+        kind = job.kind
+    else:
+        compiled = precompile(job.code)
+        kind = None
+    payload = marshal.dumps((job.code, compiled, len(stdin), dict(job.files), nonce, wait_files, kind))
     return len(payload).to_bytes(8, 'little') + payload + stdin
 
 

@@ -1,5 +1,6 @@
-"""The result frames the controller answers jobs with: one of a job that did not run (`failed`), and the status, exit
-code and error of one that did, from what the controller saw of its end (`ending`)."""
+"""The result frames the controller answers jobs with: one of a job that did not run (`failed`; `refused`, a frame
+refused at its parse), and the status, exit code and error of one that did, from what the controller saw of its end
+(`ending`)."""
 import os
 import signal
 
@@ -24,6 +25,12 @@ def failed(job_id, status, type_, message, retire_reason=None):
     if retire_reason is not None:
         result['retire_reason'] = retire_reason
     return result
+
+
+def refused(error):
+    """The answer to a frame refused at its parse (a frames.FrameError that names its job: the runner's fault; nothing
+    ran)."""
+    return failed(error.frame_id, 'infra_error', 'BadFrame', 'the executor refused the job\'s frame: %s' % error)
 
 
 def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):

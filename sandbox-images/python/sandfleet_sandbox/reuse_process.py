@@ -47,6 +47,7 @@ from .job_process import (
     read_exactly,
     read_job,
     run_job,
+    run_kind,
 )
 
 # Audit events that mean a job reached what the check cannot see, or that it ends as only a fork can (a thread or a
@@ -745,9 +746,9 @@ def reuse_child():
         job = read_job()
         if job is None:
             _exit(0)  # the controller is gone
-        code, compiled, stdin, files, nonce, wait_files = job
+        code, compiled, stdin, files, nonce, wait_files, kind = job
         watch.assigned = assigns_attributes(code)
-        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, watch)
+        status, report = context.copy().run(run_in_context, code, compiled, stdin, files, kind, watch)
         if watch.taint is None:
             if not same_fds(own):
                 watch.mark('descriptors of its own closed or replaced')
@@ -792,13 +793,13 @@ def reuse_child():
             _exit(0)
 
 
-def run_in_context(code, compiled, stdin, files, watch):
+def run_in_context(code, compiled, stdin, files, kind, watch):
     """A job in its own copy of the baseline's context: the context variables it sets go with it. decimal's context is
     one of them, made fresh as a forked job's first getcontext() makes it."""
     decimal = sys.modules.get('decimal')
     if decimal is not None:
         decimal.setcontext(decimal.Context())
-    return run_job(code, compiled, stdin, files, watch)
+    return run_kind(code, compiled, stdin, files, kind, watch)
 
 
 def prepare(base, stdio, touched, stdin=True):

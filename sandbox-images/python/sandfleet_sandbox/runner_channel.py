@@ -1,5 +1,6 @@
 """The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
-queued in order for the controller to answer.
+queued in order for the controller to answer; the runner's word on the judge that runs (its acks, its stop) kept apart
+for that judge to take.
 
 The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
 /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
@@ -10,7 +11,7 @@ import os
 import socket
 import stat
 
-from .frames import FrameError, Shutdown, parse_frame
+from .frames import WORD_OPS, WORDS, FrameError, Shutdown, parse_frame
 from .sandbox_env import SANDBOX_ENV
 
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
@@ -54,7 +55,9 @@ def open_channel():
 class RunnerChannel:
     """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
     frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
-    its turn); `closing` once a `shutdown` came or the runner closed its end."""
+    its turn); `words`, the runner's word on the judge that runs (frames.WORDS, and those of their ops refused at their
+    parse), in the order they came, for that judge to take (judge_run.py); `closing` once a `shutdown` came or the
+    runner closed its end."""
 
     def __init__(self):
         self.fd_in, self.fd_out = open_channel()
@@ -65,6 +68,7 @@ class RunnerChannel:
         os.set_inheritable(self.fd_in, False)
         os.set_inheritable(self.fd_out, False)
         self.jobs = []
+        self.words = []
         self.closing = False
         self.pieces = []  # the pieces of a frame not ended yet
         self.inbuf = None  # what the channel is read into (allocate: after the zygotes' fork, none of them holds it)
@@ -105,8 +109,9 @@ class RunnerChannel:
         return True
 
     def take(self, line):
-        """One frame, parsed once into its frozen type: a job queued, `shutdown` heeded; a frame refused at its parse
-        queued to be answered (a result naming its id), or logged when it names no job."""
+        """One frame, parsed once into its frozen type: a job queued, a word on the judge that runs kept for it,
+        `shutdown` heeded; a frame refused at its parse queued to be answered (a result naming its id; a refused word:
+        its judge's to answer), or logged when it names no job."""
         if not line.strip():
             return
         try:
@@ -119,5 +124,7 @@ class RunnerChannel:
             job = error
         if isinstance(job, Shutdown):
             self.closing = True
+        elif isinstance(job, WORDS) or (isinstance(job, FrameError) and job.op in WORD_OPS):
+            self.words.append(job)
         else:
             self.jobs.append(job)

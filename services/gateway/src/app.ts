@@ -108,6 +108,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<GatewayA
   })
   const metrics = new GatewayMetrics(runners, options.component === undefined ? {} : { component: options.component })
   router.observe(metrics.record)
+  router.observeJudges(metrics.recordJudge)
   const admission = new Admission(
     config.maxInFlight,
     config.admissionMemoryMb > 0 ? config.admissionMemoryMb * 2 ** 20 : undefined

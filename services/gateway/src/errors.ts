@@ -84,12 +84,6 @@ export const GATEWAY_ERRORS = Object.freeze({
     status: 'infra_error',
     message: 'The caller went away before the call finished'
   },
-  SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE: {
-    statusCode: 200,
-    status: 'infra_error',
-    message:
-      'A code-judge submission of a type code-judge accepts and sandfleet does not run (`cpp`): that item is answered `internal_error`, unrun, and the others of its batch run'
-  },
   SF_ERR_GATEWAY_INTERNAL: {
     statusCode: 500,
     status: 'infra_error',

@@ -17,7 +17,7 @@ import {
   type HistogramChild
 } from '@sandfleet/metrics'
 import gatewayPackage from '../package.json' with { type: 'json' }
-import type { ExecRequest, ExecResult } from '@sandfleet/protocol'
+import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfleet/protocol'
 import type { QuotaReason, TenantQuota } from './tenants/tenant-quota.ts'
 import type { RunnerMember, RunnerSet } from './runners/runner-set.ts'
 
@@ -65,6 +65,8 @@ export class GatewayMetrics {
   readonly runDuration: Histogram<'language'>
   readonly queueWait: Histogram<'language'>
   readonly retries: Counter<'status'>
+  readonly judges: Counter<'verdict' | 'language' | 'backend'>
+  readonly judgeTests: Counter<'verdict' | 'language'>
   readonly rejected: Counter<'reason'>
   readonly inFlight: Gauge
   readonly httpRequests: Counter<'route' | 'method' | 'status_code'>
@@ -80,6 +82,9 @@ export class GatewayMetrics {
   readonly #children = new Map<string, LanguageChildren>()
   /** Route template → method → its children. */
   readonly #routes = new Map<string, Map<string, RouteChildren>>()
+  /** `verdict language backend` → its judge counter child; `verdict language` → its test counter child. */
+  readonly #judgeChildren = new Map<string, CounterChild>()
+  readonly #testChildren = new Map<string, CounterChild>()
 
   constructor(set: RunnerSet, options: GatewayMetricsOptions = {}) {
     const registers = [this.registry]
@@ -125,6 +130,18 @@ export class GatewayMetrics {
       name: 'sandfleet_gateway_retries_total',
       help: 'Attempts on another runner after an infrastructure failure, by the status the retry got',
       labelNames: ['status'] as const,
+      registers
+    })
+    this.judges = new Counter({
+      name: 'sandfleet_gateway_judges_total',
+      help: 'Runner answers to judges by verdict, language and backend (each attempt of a retried judge counts)',
+      labelNames: ['verdict', 'language', 'backend'] as const,
+      registers
+    })
+    this.judgeTests = new Counter({
+      name: 'sandfleet_gateway_judge_tests_total',
+      help: 'Tests of judged programs by their verdict (skipped: not run, an earlier test failed) and language',
+      labelNames: ['verdict', 'language'] as const,
       registers
     })
     this.rejected = new Counter({
@@ -249,6 +266,30 @@ export class GatewayMetrics {
     if (result.runner !== '') {
       children.runDuration.observe(result.duration_ms / 1000)
       children.queueWait.observe(result.queue_ms / 1000)
+    }
+  }
+
+  /** Router observer of judges: counts one runner answer by its verdict, and its tests by theirs. */
+  readonly recordJudge = (
+    result: JudgeResult,
+    request: JudgeRequest,
+    member: RunnerMember | undefined,
+    attempt: number
+  ): void => {
+    const language = result.language !== '' ? result.language : (request.language ?? 'python')
+    const backend = member?.load?.backend ?? 'none'
+    const key = `${result.verdict} ${language} ${backend}`
+    let judges = this.#judgeChildren.get(key)
+    if (judges === undefined)
+      this.#judgeChildren.set(key, (judges = counterChild(this.judges, { verdict: result.verdict, language, backend })))
+    judges.inc()
+    if (attempt > 1) this.retries.inc({ status: result.verdict })
+    for (const test of result.tests) {
+      const testKey = `${test.verdict} ${language}`
+      let tests = this.#testChildren.get(testKey)
+      if (tests === undefined)
+        this.#testChildren.set(testKey, (tests = counterChild(this.judgeTests, { verdict: test.verdict, language })))
+      tests.inc()
     }
   }
 

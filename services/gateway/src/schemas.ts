@@ -13,6 +13,12 @@ import {
   ExecRequestSchema,
   ExecResultSchema,
   GatewayInfoSchema,
+  JUDGE_LIMITS,
+  JudgeBatchRequestSchema,
+  JudgeBatchResponseSchema,
+  JudgeBatchStreamLineSchema,
+  JudgeRequestSchema,
+  JudgeResultSchema,
   RunnerLoadSchema,
   SessionCreateRequestSchema,
   SessionExecRequestSchema,
@@ -53,6 +59,11 @@ export interface RouteSchemas {
   sessionCreate: Json
   sessionExec: Json
   sessionInfo: Json
+  judgeRequest: Json
+  judgeResult: Json
+  judgeBatchRequest: Json
+  judgeBatchResponse: Json
+  judgeBatchStreamLine: Json
 }
 
 /** `field` with the deployment's limit on it said in its description. */
@@ -80,13 +91,50 @@ function deploymentFields(schema: Json, limits: RouteLimits): Json {
   return schema
 }
 
+/**
+ * A judge request's schema with the deployment's limits said on its fields; its time limits default to the contract's
+ * (a test 4 s, the compile 10 s), or `maxTimeoutMs` when that is less.
+ */
+function judgeFields(schema: Json, limits: RouteLimits): Json {
+  const props = schema.properties as Record<string, Json>
+  props.code = said(props.code as Json, `${limits.maxCodeBytes} UTF-8 bytes (maxCodeBytes)`)
+  const timeLimit = (field: Json, contract: number): Json => ({
+    ...said(field, `${limits.maxTimeoutMs} (maxTimeoutMs)`),
+    default: Math.min(contract, limits.maxTimeoutMs)
+  })
+  props.timeout_ms = timeLimit(props.timeout_ms as Json, JUDGE_LIMITS.defaultTimeoutMs)
+  props.compile_timeout_ms = timeLimit(props.compile_timeout_ms as Json, JUDGE_LIMITS.defaultCompileTimeoutMs)
+  props.memory_mb = {
+    ...said(props.memory_mb as Json, `${limits.maxMemoryMb} (maxMemoryMb)`),
+    default: Math.min(JUDGE_LIMITS.defaultMemoryMb, limits.maxMemoryMb)
+  }
+  // a default inside a union is never applied (ajv's strict mode refuses it): a stdin left out is the runner's ''
+  for (const form of ((props.tests as Json).items as Json).anyOf as Json[]) {
+    const stdin = (form.properties as Record<string, Json>).stdin
+    if (stdin !== undefined) delete stdin.default
+  }
+  return schema
+}
+
 /** Builds the route schemas for these settings. */
 export function routeSchemas(limits: RouteLimits): RouteSchemas {
   const execRequest = deploymentFields(plain(ExecRequestSchema), limits)
   const batchRequest = plain(BatchRequestSchema)
   const props = batchRequest.properties as Record<string, Json>
   props.requests = said({ ...props.requests, items: execRequest }, `${limits.maxBatchItems} items (maxBatchItems)`)
+  const judgeRequest = judgeFields(plain(JudgeRequestSchema), limits)
+  const judgeBatchRequest = plain(JudgeBatchRequestSchema)
+  const judgeProps = judgeBatchRequest.properties as Record<string, Json>
+  judgeProps.requests = said(
+    { ...judgeProps.requests, items: judgeRequest },
+    `${limits.maxBatchItems} items (maxBatchItems)`
+  )
   return {
+    judgeRequest,
+    judgeResult: plain(JudgeResultSchema),
+    judgeBatchRequest,
+    judgeBatchResponse: plain(JudgeBatchResponseSchema),
+    judgeBatchStreamLine: plain(JudgeBatchStreamLineSchema),
     sessionCreate: deploymentFields(plain(SessionCreateRequestSchema), limits),
     sessionExec: deploymentFields(plain(SessionExecRequestSchema), limits),
     sessionInfo: plain(SessionInfoSchema),

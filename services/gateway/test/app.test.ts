@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
-import { fakeInfo } from './helpers/fake-runner.ts'
+import { fakeInfo, notJudging } from './helpers/fake-runner.ts'
 
 function fakeClient(name: string, answer: (r: ExecRequest) => ExecResult): RunnerClient & { calls: number } {
   const load: RunnerLoad = {
@@ -33,6 +33,7 @@ function fakeClient(name: string, answer: (r: ExecRequest) => ExecResult): Runne
       out.forEach((r, i) => on?.(i, r))
       return out
     },
+    ...notJudging(name),
     async load() {
       return load
     },

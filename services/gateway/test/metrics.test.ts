@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { buildGatewayApp, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
-import { fakeInfo } from './helpers/fake-runner.ts'
+import { fakeInfo, notJudging } from './helpers/fake-runner.ts'
 
 /**
  * A runner answering `error` for code `raise`, `queue_timeout` (it never ran) for `late`, else `ok`, taking 2 ms and
@@ -48,6 +48,7 @@ function runner(name: string, backend: string): RunnerClient {
       out.forEach((r, i) => on?.(i, r))
       return out
     },
+    ...notJudging(name),
     async load() {
       return load
     },

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startGateway, loadGatewayConfig, type RunnerClient } from '@sandfleet/gateway'
 import type { RunnerLoad } from '@sandfleet/protocol'
-import { fakeInfo } from './helpers/fake-runner.ts'
+import { fakeInfo, notJudging } from './helpers/fake-runner.ts'
 
 /** A free port on 127.0.0.1 (listened on and released). */
 async function freePort(): Promise<number> {
@@ -89,6 +89,7 @@ test('with `after`, /readyz is 200 as soon as the gateway listens (the loads are
     executeBatch: async () => {
       throw new Error('not called')
     },
+    ...notJudging('local'),
     load: async () => load(),
     info: async () => fakeInfo(load()),
     close: async () => {}

@@ -9,6 +9,9 @@
  *   the caller lets the jobs wait for a sandbox (`RUNNER_HEADERS.queueTimeoutMs`; the runner's
  *   `queueTimeoutMs` caps it), the tenant they run for, the request's id at the gateway (the
  *   runner's request takes it as its own, on its log lines).
+ * - `POST /v1/judge`: a JudgeRequest → a JudgeResult (400 ErrorBody naming the field when it is refused);
+ *   `POST /v1/judge/batch`: `{requests}` → `{results}`, or streamed as `{index, result}` like an execute batch; the
+ *   same headers.
  * - `GET /v1/runner/load` (RunnerLoad), `GET /v1/info` (RunnerInfo: backend, isolation, manifest), `GET /healthz`, `GET
  *   /readyz`, `GET /metrics`.
  * - the session API (`sessions/session-routes.ts`).
@@ -23,6 +26,10 @@ import {
   ErrorBodySchema,
   ExecRequestSchema,
   ExecResultSchema,
+  JudgeBatchRequestSchema,
+  JudgeBatchResponseSchema,
+  JudgeRequestSchema,
+  JudgeResultSchema,
   NDJSON,
   RUNNER_HEADERS,
   RUNNER_PATHS,
@@ -35,7 +42,9 @@ import {
   type BatchRequest,
   type CallContext,
   type ErrorBody,
-  type ExecRequest
+  type ExecRequest,
+  type JudgeBatchRequest,
+  type JudgeRequest
 } from '@sandfleet/protocol'
 import {
   NdjsonWriter,
@@ -54,7 +63,7 @@ import { sessionRoutes } from './sessions/session-routes.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The context of the request's calls, from its headers (on `/v1/execute` and `/v1/execute/batch`). */
+    /** The context of the request's calls, from its headers (on `/v1/execute`, `/v1/judge` and their batches). */
     callContext: CallContext
   }
 }
@@ -113,6 +122,8 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
   installErrorShape(app, edge)
   app.addSchema(ExecRequestSchema)
   app.addSchema(ExecResultSchema)
+  app.addSchema(JudgeRequestSchema)
+  app.addSchema(JudgeResultSchema)
   for (const schema of [SessionCreateRequestSchema, SessionExecRequestSchema, SessionInfoSchema]) app.addSchema(schema)
 
   if (runner.config.runnerSecret !== '') {
@@ -180,6 +191,56 @@ export function buildRunnerApp(runner: Runner, options: RunnerAppOptions = {}): 
       const lines = new NdjsonWriter()
       void runner
         .runBatch(calls, (index, result) => {
+          lines.push({ index, result })
+        })
+        .then(() => {
+          lines.end()
+        })
+      return await reply.header('content-type', NDJSON).send(lines.stream)
+    }
+  )
+
+  app.post<{ Body: JudgeRequest }>(
+    RUNNER_PATHS.judge,
+    {
+      schema: { body: JudgeRequestSchema, response: { 200: JudgeResultSchema, ...errorResponses } },
+      preHandler: withContext
+    },
+    async (request, reply) => {
+      const context = request.callContext
+      const judge = runner.prepareJudge(request.body, context)
+      if (judge.problem !== undefined)
+        return await reply.code(400).send(errorBody(judge.problem.code, judge.problem.message, judge.problem.field))
+      return await runner.runJudge(judge)
+    }
+  )
+
+  app.post<{ Body: JudgeBatchRequest }>(
+    RUNNER_PATHS.judgeBatch,
+    {
+      schema: { body: JudgeBatchRequestSchema, response: { 200: JudgeBatchResponseSchema, ...errorResponses } },
+      preHandler: withContext
+    },
+    async (request, reply) => {
+      const context = request.callContext
+      const judges = request.body.requests.map((r) => runner.prepareJudge(r, context))
+      for (let i = 0; i < judges.length; i++) {
+        const problem = judges[i].problem
+        if (problem !== undefined)
+          return await reply
+            .code(400)
+            .send(
+              errorBody(
+                problem.code,
+                `requests/${i}/${problem.field}: ${problem.message}`,
+                `requests/${i}/${problem.field}`
+              )
+            )
+      }
+      if (!(request.headers.accept ?? '').includes(NDJSON)) return { results: await runner.runJudgeBatch(judges) }
+      const lines = new NdjsonWriter()
+      void runner
+        .runJudgeBatch(judges, (index, result) => {
           lines.push({ index, result })
         })
         .then(() => {

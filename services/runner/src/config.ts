@@ -80,6 +80,16 @@ export const RunnerConfigSchema = Type.Object(
       64 * 1024 * 1024,
       'Bytes kept of stdout and of stderr each; the rest is dropped and marked truncated'
     ),
+    maxJudgeOutputBytes: int(
+      0,
+      256 * 1024 * 1024,
+      "Bytes kept of each judged test's stdout and stderr: a test that prints more is output_limit (the result gives back maxOutputBytes of each)"
+    ),
+    judgeCacheBytes: int(
+      0,
+      64 * 1024 * 1024 * 1024,
+      'Bytes of compiled programs the compile cache keeps (least recently used dropped first; 0: none kept)'
+    ),
     graceMs: int(
       0,
       600_000,
@@ -163,6 +173,8 @@ export function runnerConfigDefaults(): Static<typeof RunnerConfigSchema> {
     maxCodeBytes: 1024 * 1024,
     maxBodyBytes: 32 * 1024 * 1024,
     maxOutputBytes: 64 * 1024,
+    maxJudgeOutputBytes: 8 * 1024 * 1024,
+    judgeCacheBytes: 256 * 1024 * 1024,
     graceMs: GRACES.sandboxMs,
     freezeMs: 1000,
     replayCalls: 4096,

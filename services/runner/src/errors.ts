@@ -108,6 +108,12 @@ export const RUNNER_ERRORS = Object.freeze({
     status: 'invalid_request',
     message: 'This runner does not serve the language'
   },
+  SF_ERR_RUNNER_CHECKER: {
+    statusCode: 400,
+    status: 'invalid_request',
+    message:
+      "The judge's checker did not compile, or did not end with an exit status (timed out, killed): nothing is said of the program"
+  },
   SF_ERR_RUNNER_NOT_FOUND: { statusCode: 404, status: 'invalid_request', message: 'No such route' },
   SF_ERR_RUNNER_METHOD_NOT_ALLOWED: {
     statusCode: 405,

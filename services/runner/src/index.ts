@@ -85,3 +85,4 @@ export {
   type SessionHostCommand,
   type SessionHostOptions
 } from './sessions/session-host.ts'
+export { CompileCache, compileKeyOf, type CompileCacheStats, type CompileKey } from './judge/compile-cache.ts'

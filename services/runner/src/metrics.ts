@@ -16,7 +16,8 @@ import {
   type HistogramChild
 } from '@sandfleet/metrics'
 import runnerPackage from '../package.json' with { type: 'json' }
-import { STATUSES, type ExecResult, type Language, type Status } from '@sandfleet/protocol'
+import { STATUSES, type ExecResult, type JudgeResult, type Language, type Status } from '@sandfleet/protocol'
+import type { JudgeCounters } from './judge/judges.ts'
 import type { ReuseEvent } from './sandbox/contract.ts'
 import type { Pool, ReplaceReason } from './pool/pool.ts'
 import type { StallCause } from './pool/slot-supervisor.ts'
@@ -43,8 +44,12 @@ export class RunnerMetrics {
   readonly #replayed: Counter<string>
   readonly #reuseJobs: Counter<string>
   readonly #reuseRetirements: Counter<string>
+  readonly #judges: Counter<string>
+  readonly #judgeTests: Counter<string>
+  readonly #judgeSeconds: Histogram<string>
   readonly #bound = new Map<Language, Bound>()
   #pools: readonly Pool[] = []
+  #judgeCounters: (() => JudgeCounters) | undefined
 
   /** `processMetrics`: also export `sandfleet_build_info` and the process/Node.js defaults (once per process). */
   constructor(runnerId: string, processMetrics = false) {
@@ -119,6 +124,65 @@ export class RunnerMetrics {
       labelNames: ['reason'],
       registers
     })
+    this.#judges = new Counter({
+      name: 'sandfleet_runner_judges_total',
+      help: 'Judges answered (POST /v1/judge), by verdict and language',
+      labelNames: ['verdict', 'language'],
+      registers
+    })
+    this.#judgeTests = new Counter({
+      name: 'sandfleet_runner_judge_tests_total',
+      help: "Judged tests, by their verdict (skipped: not run, after the judge's first failing test) and language",
+      labelNames: ['verdict', 'language'],
+      registers
+    })
+    this.#judgeSeconds = new Histogram({
+      name: 'sandfleet_runner_judge_duration_seconds',
+      help: 'How long a judge ran in its sandbox: its compile and its tests',
+      labelNames: ['language'],
+      buckets: SECONDS,
+      registers
+    })
+    const judgeCounters = (): JudgeCounters | undefined => this.#judgeCounters?.()
+    void new Counter({
+      name: 'sandfleet_runner_judge_compile_cache_total',
+      help: "The compile cache's lookups: hit (the binary shipped to the sandbox, nothing compiled) or miss",
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const c = judgeCounters()
+        this.reset()
+        if (c === undefined) return
+        this.inc({ result: 'hit' }, c.cache.hits)
+        this.inc({ result: 'miss' }, c.cache.misses)
+      }
+    })
+    void new Counter({
+      name: 'sandfleet_runner_judge_tests_past_stop_total',
+      help: "Tests a sandbox ran past a judge's first failing test before the runner's stop reached it (answered skipped)",
+      registers,
+      collect() {
+        this.reset()
+        this.inc(judgeCounters()?.ranPastStop ?? 0)
+      }
+    })
+    void new Gauge({
+      name: 'sandfleet_runner_judge_compile_cache_bytes',
+      help: 'Bytes of compiled programs the compile cache holds',
+      registers,
+      collect() {
+        this.set(judgeCounters()?.cache.bytes ?? 0)
+      }
+    })
+    void new Counter({
+      name: 'sandfleet_runner_judge_compile_cache_evictions_total',
+      help: 'Compiled programs the compile cache dropped to stay within judgeCacheBytes',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(judgeCounters()?.cache.evictions ?? 0)
+      }
+    })
     const pools = (): readonly Pool[] => this.#pools
     const gauge = (name: string, help: string, read: (s: ReturnType<Pool['stats']>) => number): void => {
       void new Gauge({
@@ -168,6 +232,21 @@ export class RunnerMetrics {
     bound.executions.get(result.status)?.inc()
     if (result.sandbox !== '') bound.duration.observe(result.duration_ms / 1000)
     bound.queueWait.observe(result.queue_ms / 1000)
+  }
+
+  /** Where the judges' counters are read when scraped (the compile cache's). */
+  judges(read: () => JudgeCounters): void {
+    this.#judgeCounters = read
+  }
+
+  /** Counts one answered judge and its tests. */
+  judged(result: JudgeResult): void {
+    const language = result.language
+    this.#judges.inc({ verdict: result.verdict, language })
+    const counts = new Map<string, number>()
+    for (const t of result.tests) counts.set(t.verdict, (counts.get(t.verdict) ?? 0) + 1)
+    for (const [verdict, n] of counts) this.#judgeTests.inc({ verdict, language }, n)
+    if (result.sandbox !== '') this.#judgeSeconds.observe({ language }, result.duration_ms / 1000)
   }
 
   /** Pool event: a replacement is ready. */

@@ -1,21 +1,28 @@
 /**
  * A stand-in fleet for tests of code that uses the client (trainers, agents) when no real fleet
  * runs: real HTTP (node:http on 127.0.0.1) implementing the public API — `/v1/execute`,
- * `/v1/execute/batch` (JSON or NDJSON), sessions with 410 — and a {@link FakeBehavior} that
- * decides each answer. {@link pythonBehavior} runs the code with the host's python3, unsandboxed:
- * for tests only, never for untrusted code.
+ * `/v1/execute/batch` (JSON or NDJSON), sessions with 410, `/v1/judge` and `/v1/judge/batch` — and
+ * a {@link FakeBehavior} that decides each answer (a {@link FakeJudgeBehavior} each judge's).
+ * {@link pythonBehavior} runs the code with the host's python3, unsandboxed: for tests only,
+ * never for untrusted code.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
 import {
   GATEWAY_HEADERS,
+  JUDGE_VERDICTS,
+  failedJudgeResult,
   failedResult,
   timeoutMsOf,
-  type ErrorBody,
   type ExecRequest,
-  type ExecResult
+  type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type JudgeVerdict
 } from '@sandfleet/protocol'
+import { pythonJudge, type FakeJudgeBehavior } from './fake-judge.ts'
+import { errorReply, type FakeHttpReply } from './fake-reply.ts'
 
 /** An item of a batch the behavior answered with an HTTP error: refused before it ran. */
 function refusedItem(reply: FakeHttpReply): ExecResult {
@@ -25,12 +32,16 @@ function refusedItem(reply: FakeHttpReply): ExecResult {
   return result
 }
 
-/** A non-2xx answer the behavior wants sent. */
-export interface FakeHttpReply {
-  http: number
-  body: ErrorBody | string
-  headers?: Record<string, string>
+/** A judge of a batch the behavior answered with an HTTP error: refused before it ran, as {@link refusedItem}. */
+function refusedJudge(reply: FakeHttpReply, language: string): JudgeResult {
+  const status = typeof reply.body === 'string' ? 'infra_error' : reply.body.status
+  const verdict = isJudgeVerdict(status) ? status : 'infra_error'
+  const result = failedJudgeResult(verdict, language, 'SF_ERR_FAKE_HTTP', `HTTP ${reply.http}`)
+  if (verdict === 'overloaded' || verdict === 'queue_timeout' || verdict === 'infra_error') result.maybe_ran = false
+  return result
 }
+
+export { errorReply, type FakeHttpReply }
 
 /** Context of one call handed to a {@link FakeBehavior}. */
 export interface FakeCallContext {
@@ -72,17 +83,6 @@ export interface FakeFleet {
   loseSession: (id: string) => void
   /** Stops listening and drops connections. */
   close: () => Promise<void>
-}
-
-/** An {@link ErrorBody} reply. */
-export function errorReply(
-  http: number,
-  status: ErrorBody['status'],
-  code: string,
-  message: string,
-  headers?: Record<string, string>
-): FakeHttpReply {
-  return { http, body: { status, error: { code, message } }, ...(headers ? { headers } : {}) }
 }
 
 /** Runs the code with python3 (unsandboxed; tests only); a session replays its history silently first. */
@@ -165,12 +165,33 @@ function send(res: ServerResponse, http: number, body: unknown, headers: Record<
   res.end(text)
 }
 
-function isHttpReply(r: ExecResult | FakeHttpReply): r is FakeHttpReply {
+function isHttpReply(r: ExecResult | JudgeResult | FakeHttpReply): r is FakeHttpReply {
   return typeof (r as FakeHttpReply).http === 'number'
 }
 
+const isJudgeVerdict = (status: string): status is JudgeVerdict =>
+  (JUDGE_VERDICTS as readonly string[]).includes(status)
+
+/** Options of {@link startFakeFleet}. */
+export interface FakeFleetOptions {
+  /** Decides each judge's answer (default: Python judged with the host's python3, one run a test). */
+  judge?: FakeJudgeBehavior
+}
+
 /** Starts a fake fleet on 127.0.0.1 (a random port). */
-export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): Promise<FakeFleet> {
+export async function startFakeFleet(
+  behavior: FakeBehavior = pythonBehavior,
+  options: FakeFleetOptions = {}
+): Promise<FakeFleet> {
+  const judgeBehavior =
+    options.judge ??
+    pythonJudge(async (code, stdin, timeoutMs) => {
+      const out = await pythonBehavior(
+        { code, stdin, timeout_ms: timeoutMs },
+        { attempt: 1, history: [], route: 'single' }
+      )
+      return out as ExecResult
+    })
   const seen = new Map<string, number>()
   const sessions = new Map<string, string[]>()
   const log: FakeLogEntry[] = []
@@ -191,6 +212,17 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
       return out
     } catch (err) {
       return failedResult('infra_error', 'SF_ERR_FAKE_BEHAVIOR', String(err))
+    }
+  }
+
+  async function judge(req: JudgeRequest): Promise<JudgeResult | FakeHttpReply> {
+    const key = req.request_id ?? req.code
+    const attempt = (seen.get(key) ?? 0) + 1
+    seen.set(key, attempt)
+    try {
+      return await judgeBehavior(req, { attempt })
+    } catch (err) {
+      return failedJudgeResult('infra_error', req.language ?? 'python', 'SF_ERR_FAKE_BEHAVIOR', String(err))
     }
   }
 
@@ -244,6 +276,26 @@ export async function startFakeFleet(behavior: FakeBehavior = pythonBehavior): P
         }
         send(res, 200, {
           results: outs.map((o) => (isHttpReply(o) ? refusedItem(o) : o))
+        })
+        return
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/judge') {
+        const out = await judge(body as unknown as JudgeRequest)
+        if (isHttpReply(out)) send(res, out.http, out.body, out.headers)
+        else send(res, 200, out)
+        return
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/judge/batch') {
+        const requests = (body?.requests ?? []) as JudgeRequest[]
+        entry.items = requests.length
+        const outs = await Promise.all(requests.map(async (r) => await judge(r)))
+        const reply = outs.find(isHttpReply)
+        if (reply !== undefined && outs.every(isHttpReply)) {
+          send(res, reply.http, reply.body, reply.headers)
+          return
+        }
+        send(res, 200, {
+          results: outs.map((o, i) => (isHttpReply(o) ? refusedJudge(o, requests[i]?.language ?? 'python') : o))
         })
         return
       }

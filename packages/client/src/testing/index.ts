@@ -20,5 +20,7 @@ export {
   type FakeBehavior,
   type FakeCallContext,
   type FakeHttpReply,
-  type FakeLogEntry
+  type FakeLogEntry,
+  type FakeFleetOptions
 } from './fake-fleet.ts'
+export { pythonJudge, type FakeJudgeBehavior, type RunPython } from './fake-judge.ts'

@@ -232,6 +232,16 @@ export const ROLLOUT_COMMAND = defineCommand({
       placeholder: 'N',
       help: 're-runs of one rollout after fleet faults before it is dropped (default 2)'
     },
+    'partial-reward': {
+      type: 'boolean',
+      help: 'code problems: reward tests passed over total (default: 1 when every test passes, else 0)'
+    },
+    'judge-timeout-ms': {
+      type: 'integer',
+      min: 1,
+      placeholder: 'MS',
+      help: "code problems: each test's time limit when the problem gives none (default the judge's 4000)"
+    },
     overlong: { type: 'string', placeholder: 'MAX,CACHE', help: 'DAPO overlong penalty on the reward' },
     'drop-equal-groups': { type: 'boolean', help: 'reject groups with equal rewards before RoC (rstar2: on)' },
     sessions: { type: 'boolean', help: 'each episode keeps its Python state across turns in a fleet session' },
@@ -407,6 +417,9 @@ export async function rolloutCommand(
       writeAll: values.writeAll === true,
       ...(values.sessions ? { sessions: { client: fleet } } : {}),
       ...(overlong ? { overlong } : {}),
+      // code problems (items with tests) are judged by the fleet
+      judge: fleet,
+      codeReward: defined({ partial: values.partialReward, timeoutMs: values.judgeTimeoutMs }),
       dropEqualRewardGroups: values.dropEqualGroups === true || preset?.dropEqualRewardGroups === true,
       ...algorithm,
       episode: {

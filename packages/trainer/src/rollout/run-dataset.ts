@@ -1,10 +1,12 @@
 /**
  * {@link runDataset}: a dataset through engine and fleet, GRPO-style. Each item gets `n` rollouts
- * ({@link runEpisode}, `concurrency` at once over the whole dataset), a math reward, groups whose
+ * ({@link runEpisode}, `concurrency` at once over the whole dataset), a math reward (a code reward
+ * for an item with tests: its program judged by the fleet), groups whose
  * rewards are all equal are rejected (optional), GRPO-RoC keeps `keep` of each group, and the kept
  * ones get group advantages; every record goes to `onRecord` as its group finishes, and a
  * {@link RolloutSummary} comes back. An episode whose tool call met a fleet fault (`overloaded`,
- * `queue_timeout`, `infra_error`) is re-run or dropped, never scored: the model did nothing wrong.
+ * `queue_timeout`, `infra_error`) is re-run or dropped, never scored: the model did nothing wrong;
+ * a program the fleet failed to judge is judged again, then dropped, the same way.
  */
 import { Limiter } from '@sandfleet/client'
 import { isRetriable } from '@sandfleet/protocol'
@@ -21,7 +23,9 @@ import { seededRandom } from '../algo/seeded-random.ts'
 import type { ChatMessage } from '../engine/engine.ts'
 import { TRAINER_ERROR_CODES, TrainerError } from '../errors.ts'
 import { toolStatistics, trajectoryRecord, type TrajectoryRecord } from '../export/jsonl.ts'
+import { codeReward, type CodeRewardOptions, type CodeTests, type Judge } from '../reward/code-reward.ts'
 import { mathReward } from '../reward/math-reward.ts'
+import { codeTestsOf } from './code-dataset.ts'
 import { EpisodeSession, type SessionOpener } from './episode-session.ts'
 import { runEpisode, type EpisodeOptions } from './run-episode.ts'
 import { modelText, toRocRollout, type Trajectory } from './trajectory.ts'
@@ -31,12 +35,26 @@ export interface DatasetItem {
   messages: ChatMessage[]
   /** The reference answer, when the item has one. */
   reference: string | null
+  /** A code problem's tests (its reward is the fleet's judge of the program), when the item has them. */
+  tests?: CodeTests
+}
+
+/** A rollout's reward: `fleetFault` or `unscored` say it could not be scored (it is judged again, or left out). */
+export interface RewardOutcome {
+  reward: number
+  answer: string | null
+  /** The fleet failed to score it (a judge's fleet verdict): judge again, then leave the rollout out. */
+  fleetFault?: boolean
+  /** Why it cannot be scored (a dataset's tests the fleet refused): the rollout is left out. */
+  unscored?: string
 }
 
 /**
  * Reads one JSONL line: `messages` (chat) or `prompt` / `question` / `problem` (text), and
- * `answer` / `reference` / `ground_truth` / `solution`; `systemPrompt` goes first when given, and
- * each user turn is put into `userTemplate` (its `{problem}` replaced by the turn's text) when given.
+ * `answer` / `reference` / `ground_truth` / `solution`, or a code problem's tests
+ * (code-dataset.ts: APPS/TACO's `input_output`, LiveCodeBench's test cases, `tests`);
+ * `systemPrompt` goes first when given, and each user turn is put into `userTemplate` (its
+ * `{problem}` replaced by the turn's text) when given.
  */
 export function parseDatasetLine(
   line: string,
@@ -72,6 +90,8 @@ export function parseDatasetLine(
     )
   if (systemPrompt !== undefined && messages[0]?.role !== 'system')
     messages = [{ role: 'system', content: systemPrompt }, ...messages]
+  const tests = codeTestsOf(v, lineNo)
+  if (tests !== undefined) return { messages, reference: null, tests }
   const ref = [v.answer, v.reference, v.ground_truth, v.solution].find(
     (x) => typeof x === 'string' || typeof x === 'number'
   )
@@ -129,8 +149,15 @@ export interface RunDatasetOptions {
   episode: Omit<EpisodeOptions, 'prompt'>
   /** Give each episode its own fleet session (Python state kept across its turns), opened through this client. */
   sessions?: { client: SessionOpener; ttl_s?: number }
-  /** Reward of a trajectory (default: {@link mathReward} of the model's text against the reference). */
-  reward?: (t: Trajectory, item: DatasetItem) => { reward: number; answer: string | null }
+  /**
+   * Reward of a trajectory (default: {@link codeReward} of the model's program for an item with tests, through
+   * `judge`; else {@link mathReward} of the model's text against the reference).
+   */
+  reward?: (t: Trajectory, item: DatasetItem) => RewardOutcome | Promise<RewardOutcome>
+  /** The fleet's judge of code items (a `SandfleetClient`); needed when an item has tests and `reward` is not given. */
+  judge?: Judge
+  /** The code reward's options: `partial` (tests passed over total), `timeoutMs` (a test's, when none is given). */
+  codeReward?: CodeRewardOptions
   /** Receives every record (kept ones, and the others when `writeAll`). */
   onRecord: (r: TrajectoryRecord) => Promise<void> | void
   /** Also hand over the rollouts RoC did not keep (with `kept: false`). */
@@ -158,6 +185,12 @@ export interface RolloutSummary {
   fleet_fault_reruns: number
   /** Episodes left out because a tool call met a fleet fault (policy `drop`, or re-runs used up). */
   fleet_fault_dropped: number
+  /** Rewards the fleet failed to give (a judge's fleet verdict after the client's retries), each judged again. */
+  reward_fleet_faults: number
+  /** Rollouts left out because they could not be scored (a dataset's tests the fleet refused). */
+  unscored: number
+  /** Why the first rollout left out unscored was (the fleet's message). */
+  first_unscored: string | null
   /** Mean correctness reward over all rollouts (before any overlong penalty). */
   accuracy: number
   /** Unbiased pass@k over items with a reference, for k = 1 and k = n. */
@@ -200,13 +233,30 @@ export async function runDataset(options: RunDatasetOptions): Promise<RolloutSum
   }
   const downsample = keep < n // n keeps all: no RoC
   if (downsample) checkRocOptions(rocOptions) // before any rollout runs
+  const judge = options.judge
+  if (options.reward === undefined && judge === undefined && items.some((i) => i.tests !== undefined))
+    throw new TrainerError(
+      TRAINER_ERROR_CODES.BAD_INPUT,
+      'the dataset has code problems (tests): their reward needs the fleet as a judge (runDataset judge)',
+      400
+    )
   const reward =
     options.reward ??
-    ((t: Trajectory, item: DatasetItem) => {
+    (async (t: Trajectory, item: DatasetItem): Promise<RewardOutcome> => {
+      if (item.tests !== undefined) {
+        const r = await codeReward(judge as Judge, modelText(t), item.tests, options.codeReward ?? {})
+        return {
+          reward: r.reward,
+          answer: r.code ?? null,
+          fleetFault: r.fleetFault,
+          ...(r.unscored === undefined ? {} : { unscored: r.unscored })
+        }
+      }
       if (item.reference === null) return { reward: 0, answer: null }
       const r = mathReward(modelText(t), item.reference)
       return { reward: r.reward, answer: r.answer ?? null }
     })
+  const scorable = (item: DatasetItem): boolean => item.reference !== null || item.tests !== undefined
   const progress: RolloutProgress = { done: 0, total: items.length * n, correct: 0, failed: 0 }
   // only the figures of each rollout are kept for the summary, not its tokens
   const all: Array<{
@@ -224,6 +274,9 @@ export async function runDataset(options: RunDatasetOptions): Promise<RolloutSum
   let dropped = 0
   let reruns = 0
   let faultDropped = 0
+  let rewardFaults = 0
+  let unscored = 0
+  let firstUnscored: string | null = null
   const maxReruns = options.fleetFaults === 'drop' ? 0 : (options.maxReruns ?? 2)
   let firstError: string | null = null
   let writing = Promise.resolve()
@@ -270,7 +323,21 @@ export async function runDataset(options: RunDatasetOptions): Promise<RolloutSum
                     prompt: item.messages
                   })
                 }
-                const r = reward(t, item)
+                let r = await reward(t, item)
+                // a reward the fleet failed to give is asked again, then the rollout left out: never scored 0
+                for (let again = 0; r.fleetFault === true; again++) {
+                  rewardFaults++
+                  if (again >= maxReruns) break
+                  r = await reward(t, item)
+                }
+                if (r.fleetFault === true || r.unscored !== undefined) {
+                  if (r.fleetFault === true) faultDropped++
+                  else unscored++
+                  firstUnscored ??= r.unscored ?? 'the fleet could not judge it'
+                  progress.done++
+                  options.onProgress?.({ ...progress })
+                  return undefined
+                }
                 progress.done++
                 if (r.reward > 0) progress.correct++
                 options.onProgress?.({ ...progress })
@@ -307,7 +374,7 @@ export async function runDataset(options: RunDatasetOptions): Promise<RolloutSum
           stop: r.t.stopReason
         })
       }
-      if (item.reference !== null && ok.length > 0) {
+      if (scorable(item) && ok.length > 0) {
         const c = ok.filter((r) => r.correct > 0).length
         passes[1].push(passAtK(ok.length, c, 1))
         passes[n].push(passAtK(ok.length, c, Math.min(n, ok.length)))
@@ -370,6 +437,9 @@ export async function runDataset(options: RunDatasetOptions): Promise<RolloutSum
     groups_dropped: dropped,
     fleet_fault_reruns: reruns,
     fleet_fault_dropped: faultDropped,
+    reward_fleet_faults: rewardFaults,
+    unscored,
+    first_unscored: firstUnscored,
     accuracy: mean(all.map((r) => r.reward)),
     pass_at_k: Object.fromEntries(Object.entries(passes).map(([k, xs]) => [k, mean(xs)])),
     tool_calls: all.reduce((a, r) => a + r.calls, 0),

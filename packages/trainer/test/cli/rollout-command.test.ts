@@ -317,3 +317,58 @@ test('sandfleet rollout --roc-mode deterministic --roc-error-count substring: th
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('sandfleet rollout judges code problems (APPS form) through the fleet; --partial-reward scores tests passed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-rollout-code-'))
+  // the model writes a sum, right for the first problem, right on one test of two for the second
+  const engine = await startScriptedEngine(() => '```python\na, b = map(int, input().split())\nprint(a + b)\n```')
+  const fleet = await startFakeFleet()
+  const dataset = join(dir, 'code.jsonl')
+  const problem = (question: string, pairs: Array<[string, string]>): string =>
+    JSON.stringify({
+      question,
+      input_output: JSON.stringify({ inputs: pairs.map((p) => p[0]), outputs: pairs.map((p) => p[1]) })
+    })
+  writeFileSync(
+    dataset,
+    `${problem('Add two numbers.', [
+      ['1 2\n', '3\n'],
+      ['5 6\n', '11\n']
+    ])}\n${problem('Multiply two numbers.', [
+      ['2 2\n', '4\n'],
+      ['2 3\n', '6\n']
+    ])}\n`
+  )
+  const run = async (...flags: string[]) =>
+    await rolloutCommand(
+      [
+        '--engine',
+        engine.url,
+        '--model',
+        'm',
+        '--dataset',
+        dataset,
+        '--fleet',
+        fleet.url,
+        '--n',
+        '2',
+        '--out',
+        join(dir, 'o.jsonl'),
+        '--no-progress',
+        ...flags
+      ],
+      { stdout: () => {}, stderr: { write: () => {}, isTTY: false }, env: {} }
+    )
+  try {
+    const all = await run()
+    assert.equal(all?.accuracy, 0.5, 'the first problem passes, the second does not')
+    assert.deepEqual(all?.pass_at_k, { 1: 0.5, 2: 0.5 })
+    const partial = await run('--partial-reward')
+    assert.equal(partial?.accuracy, 0.75, 'one test of two of the second problem')
+    assert.equal(fleet.log.filter((e) => e.path === '/v1/judge').length, 8)
+  } finally {
+    await engine.close()
+    await fleet.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

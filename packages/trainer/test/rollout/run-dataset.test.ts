@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { SandfleetClient } from '@sandfleet/client'
-import { startFakeFleet } from '@sandfleet/client/testing'
+import { pythonJudge, startFakeFleet } from '@sandfleet/client/testing'
+import { failedJudgeResult } from '@sandfleet/protocol'
 import { CompletionsEngine, runDataset, type TrajectoryRecord } from '@sandfleet/trainer'
 import { startScriptedEngine } from '@sandfleet/trainer'
 
@@ -282,6 +283,115 @@ test('runDataset: the error-count rule reaches RoC; deterministic guards larger 
   } finally {
     await client.close()
     await engine.close()
+    await fleet.close()
+    await server.close()
+  }
+})
+
+test('runDataset judges code problems through the fleet: 1 for all tests passed, a judge fault asked again or left out', async () => {
+  // the model: a right program for "add", a wrong one for "mul", a program the fleet never manages to judge for "flaky"
+  const server = await startScriptedEngine((ctx) =>
+    ctx.prompt.includes('add')
+      ? 'Here:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```'
+      : ctx.prompt.includes('flaky')
+        ? '```python\n# flaky\nprint(0)\n```'
+        : '```python\na, b = map(int, input().split())\nprint(a + b)\n```'
+  )
+  let faults = 0
+  const python = pythonJudge(async (code, stdin) => {
+    const [a, b] = stdin.split(' ').map(Number)
+    return {
+      status: 'ok',
+      stdout: `${code.includes('a + b') ? (a ?? 0) + (b ?? 0) : 0}\n`,
+      stderr: '',
+      exit_code: 0,
+      duration_ms: 1,
+      queue_ms: 0,
+      truncated: { stdout: false, stderr: false },
+      error: null,
+      files: {},
+      runner: 'fake',
+      sandbox: 'f'
+    }
+  })
+  const fleet = await startFakeFleet(undefined, {
+    judge: async (req, ctx) => {
+      if (req.code.includes('# flaky')) {
+        faults++
+        return failedJudgeResult('infra_error', 'python', 'SF_ERR_RUNNER_SANDBOX_FAILED', 'the sandbox died')
+      }
+      return await python(req, ctx)
+    }
+  })
+  const engine = new CompletionsEngine({ url: server.url, model: 'm' })
+  const client = new SandfleetClient({ url: fleet.url, retry: { maxAttempts: 1 } })
+  const io = (pairs: Array<[string, string]>) => ({
+    input_output: { inputs: pairs.map((p) => p[0]), outputs: pairs.map((p) => p[1]) }
+  })
+  const items = [
+    {
+      messages: [{ role: 'user' as const, content: 'add' }],
+      reference: null,
+      tests: io([
+        ['1 2', '3'],
+        ['2 2', '4']
+      ])
+    },
+    {
+      messages: [{ role: 'user' as const, content: 'mul' }],
+      reference: null,
+      tests: io([
+        ['2 2', '4'],
+        ['2 3', '6']
+      ])
+    },
+    { messages: [{ role: 'user' as const, content: 'flaky' }], reference: null, tests: io([['1 1', '2']]) }
+  ]
+  try {
+    const records: TrajectoryRecord[] = []
+    const summary = await runDataset({
+      items,
+      n: 2,
+      keep: 2,
+      episode: { engine, fleet: client },
+      judge: client,
+      maxReruns: 1,
+      onRecord: (r) => {
+        records.push(r)
+      }
+    })
+    assert.deepEqual(
+      records.map((r) => [r.group, r.reward]).sort(),
+      [
+        [0, 1],
+        [0, 1],
+        [1, 0],
+        [1, 0]
+      ],
+      'the wrong program scores 0; the unjudged ones are not scored at all'
+    )
+    assert.equal(records[0]?.answer?.includes('print(a + b)'), true, 'the judged program is the answer')
+    assert.equal(summary.rollouts, 4)
+    assert.equal(summary.fleet_fault_dropped, 2)
+    assert.equal(summary.reward_fleet_faults, 4, 'each of the two judged twice')
+    assert.equal(faults, 4)
+    assert.match(summary.first_unscored ?? '', /^infra_error: /)
+    const partial = await runDataset({
+      items: [items[1] as (typeof items)[number]],
+      n: 1,
+      keep: 1,
+      episode: { engine, fleet: client },
+      judge: client,
+      codeReward: { partial: true },
+      onRecord: () => {}
+    })
+    assert.equal(partial.accuracy, 0.5, 'the sum passes the test 2 2 → 4 of two')
+    await assert.rejects(
+      runDataset({ items, n: 1, keep: 1, episode: { engine, fleet: client }, onRecord: () => {} }),
+      /needs the fleet as a judge/
+    )
+  } finally {
+    await client.close()
     await fleet.close()
     await server.close()
   }

@@ -7,15 +7,20 @@
  * and made the request's call context, which their handlers hand to the path with each call.
  */
 import {
+  failedJudgeResult,
   failedResult,
   withDeadline,
   type CallContext,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type JudgeVerdict,
   type Language,
   type Status,
   STATUSES
 } from '@sandfleet/protocol'
+import { judgedLanguages, type JudgedLanguages } from '../runners/judged-languages.ts'
 import type { ApiContext } from './api.ts'
 
 /**
@@ -26,6 +31,15 @@ export type ExecuteFn = (request: ExecRequest, context: CallContext) => Promise<
 
 /** Runs many requests through the fleet, in the context of the request that asks; one result per request, in order. */
 export type ExecuteBatchFn = (requests: ExecRequest[], context: CallContext) => Promise<ExecResult[]>
+
+/**
+ * Judges one program through the fleet (a compiled program's run, too), in the context of the request that asks for
+ * it. Resolves with a result for every outcome.
+ */
+export type JudgeFn = (request: JudgeRequest, context: CallContext) => Promise<JudgeResult>
+
+/** Judges many through the fleet, in the context of the request that asks; one result per request, in order. */
+export type JudgeBatchFn = (requests: JudgeRequest[], context: CallContext) => Promise<JudgeResult[]>
 
 /** What a compat API needs to run cells in one state (SandboxFusion's /run_jupyter). */
 export interface CompatSessions {
@@ -46,6 +60,10 @@ export interface CompatPath {
   executeBatch: ExecuteBatchFn
   /** Sessions as a caller sees them (bound to its API key's digest, `callerKey`; '' for none). */
   sessionsFor: (key: string) => CompatSessions
+  judge: JudgeFn
+  judgeBatch: JudgeBatchFn
+  /** The languages the fleet judges now, with their versions (asked of the runners at most every 30 s). */
+  judgedLanguages: () => Promise<JudgedLanguages>
 }
 
 /**
@@ -57,12 +75,16 @@ export interface CompatPath {
 export function compatPath({
   router,
   sessions,
-  config
-}: Pick<ApiContext, 'router' | 'sessions' | 'config'>): CompatPath {
+  config,
+  runners
+}: Pick<ApiContext, 'router' | 'sessions' | 'config' | 'runners'>): CompatPath {
   const sent = (context: CallContext): CallContext => withDeadline(context, performance.now() + config.queueTimeoutMs)
   return {
     execute: async (request, context) => await router.execute(request, sent(context)),
     executeBatch: async (requests, context) => await router.executeBatch(requests, sent(context)),
+    judge: async (request, context) => await router.judge(request, sent(context)),
+    judgeBatch: async (requests, context) => await router.judgeBatch(requests, sent(context)),
+    judgedLanguages: judgedLanguages(runners),
     sessionsFor: (key) => ({
       create: async (options) => (await sessions.create(options, key)).session_id,
       execute: async (id, cell) => await sessions.execute(id, cell, key),
@@ -105,6 +127,21 @@ export function resultOfThrown(err: unknown): ExecResult {
     typeof code === 'string' ? code : 'SF_ERR_GATEWAY_INTERNAL',
     typeof message === 'string' ? message : String(err)
   )
+}
+
+/** Runs a judge `fn` and turns a rejection into the fleet's verdict (as {@link resultOfThrown} does an execute's). */
+export async function settleJudge(fn: () => Promise<JudgeResult>, language: string): Promise<JudgeResult> {
+  try {
+    return await fn()
+  } catch (err) {
+    const r = resultOfThrown(err)
+    return failedJudgeResult(
+      r.status as JudgeVerdict,
+      language,
+      r.error?.type ?? 'SF_ERR_GATEWAY_INTERNAL',
+      r.error?.message ?? ''
+    )
+  }
 }
 
 /** Runs `fn` and turns a rejection into a result (see {@link resultOfThrown}). */

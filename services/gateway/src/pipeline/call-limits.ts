@@ -9,7 +9,7 @@
  * (not base64, a path that names no writable place: the protocol's `fileFieldsProblem`), so that
  * every API answers that mistake as the caller's, in its own shape, before anything runs.
  */
-import { fileFieldsProblem, type ExecRequest } from '@sandfleet/protocol'
+import { fileFieldsProblem, type ExecRequest, type JudgeRequest } from '@sandfleet/protocol'
 import type { GatewayConfig } from '../config.ts'
 
 /** The limits a deployment configures on its calls. */
@@ -17,20 +17,29 @@ export type CallLimits = Pick<GatewayConfig, 'maxCodeBytes' | 'maxTimeoutMs' | '
 
 /**
  * What a route's body asks the fleet for, as far as the limits see it: an `ExecRequest`'s limited
- * and decoded fields (a session cell has no `memory_mb`, a session's creation no `code`). A field
- * that is not of its type is left to the route's parse stage and not checked here.
+ * and decoded fields (a session cell has no `memory_mb`, a session's creation no `code`), and a judge's own: its
+ * compile step's time limit and its checker's code (held to `maxTimeoutMs` and `maxCodeBytes` as
+ * the program's are). A field that is not of its type is left to the route's parse stage and not
+ * checked here.
  */
-export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb' | 'files'>>
+export type Call = Partial<Pick<ExecRequest, 'code' | 'timeout_ms' | 'memory_mb' | 'files'>> &
+  Partial<Pick<JudgeRequest, 'compile_timeout_ms'>> & {
+    /** A judge's checker (`compare.checker.code`): untrusted code run beside the program. */
+    checker_code?: string
+  }
+
+/** The fields of a {@link Call} the limits name, as their paths in a request's body. */
+export type LimitedField = 'code' | 'timeout_ms' | 'memory_mb' | 'compile_timeout_ms' | 'compare/checker/code'
 
 /** A call over a limit: which call (its index in the route's calls), the field, and why. */
 export interface OverLimit {
   /** The call's index in what the route declared; `undefined` when the calls together are too many. */
   index: number | undefined
   /**
-   * The `ExecRequest` field at fault (`code`, `timeout_ms`, `memory_mb`, `files/PATH` for a file a sandbox could not
-   * decode), or `requests` for too many calls.
+   * The field at fault (`code`, `timeout_ms`, `memory_mb`, `files/PATH` for a file a sandbox could not decode; a
+   * judge's `compile_timeout_ms`, `compare/checker/code`), or `requests` for too many calls.
    */
-  field: 'code' | 'timeout_ms' | 'memory_mb' | 'requests' | `files/${string}`
+  field: LimitedField | 'requests' | `files/${string}`
   /** Says the value, the limit, and the setting that holds it. */
   message: string
 }
@@ -54,22 +63,36 @@ export function overLimit(calls: readonly Call[], limits: CallLimits, batch = fa
   return undefined
 }
 
-function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
-  const { code, timeout_ms: timeoutMs, memory_mb: memoryMb } = call
+/** `code` (named `field`) over `maxCodeBytes`, or undefined. */
+function codeOverLimit(
+  code: unknown,
+  field: 'code' | 'compare/checker/code',
+  limits: CallLimits
+): Omit<OverLimit, 'index'> | undefined {
   // a UTF-16 unit is at most 3 UTF-8 bytes: a short string is within the limit without counting
-  if (typeof code === 'string' && code.length * 3 > limits.maxCodeBytes) {
-    const bytes = Buffer.byteLength(code)
-    if (bytes > limits.maxCodeBytes)
-      return {
-        field: 'code',
-        message: `code is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
-      }
+  if (typeof code !== 'string' || code.length * 3 <= limits.maxCodeBytes) return undefined
+  const bytes = Buffer.byteLength(code)
+  if (bytes <= limits.maxCodeBytes) return undefined
+  return {
+    field,
+    message: `${field === 'code' ? 'code' : 'the checker'} is ${bytes} bytes, over this deployment's limit of ${limits.maxCodeBytes} bytes (maxCodeBytes, --max-code-bytes)`
   }
-  if (typeof timeoutMs === 'number' && timeoutMs > limits.maxTimeoutMs) {
-    return {
-      field: 'timeout_ms',
-      message: `timeout_ms ${timeoutMs} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)`
-    }
+}
+
+function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'> | undefined {
+  const { timeout_ms: timeoutMs, memory_mb: memoryMb, compile_timeout_ms: compileMs } = call
+  const code =
+    codeOverLimit(call.code, 'code', limits) ?? codeOverLimit(call.checker_code, 'compare/checker/code', limits)
+  if (code !== undefined) return code
+  for (const [field, ms] of [
+    ['timeout_ms', timeoutMs],
+    ['compile_timeout_ms', compileMs]
+  ] as const) {
+    if (typeof ms === 'number' && ms > limits.maxTimeoutMs)
+      return {
+        field,
+        message: `${field} ${ms} is over this deployment's limit of ${limits.maxTimeoutMs} (maxTimeoutMs, --max-timeout-ms)`
+      }
   }
   if (typeof memoryMb === 'number' && memoryMb > limits.maxMemoryMb) {
     return {
@@ -80,4 +103,17 @@ function callOverLimit(call: Call, limits: CallLimits): Omit<OverLimit, 'index'>
   const undecodable = call.files === undefined ? undefined : fileFieldsProblem(call)
   if (undecodable !== undefined) return { field: undecodable.field as `files/${string}`, message: undecodable.message }
   return undefined
+}
+
+/** What the limits stage holds a judge to: its program, its checker, its time and memory limits. */
+export function judgeCall(request: JudgeRequest): Call {
+  const call: Call = {
+    code: request.code,
+    timeout_ms: request.timeout_ms,
+    memory_mb: request.memory_mb,
+    compile_timeout_ms: request.compile_timeout_ms
+  }
+  const compare = request.compare
+  if (typeof compare === 'object' && compare !== null && 'checker' in compare) call.checker_code = compare.checker.code
+  return call
 }

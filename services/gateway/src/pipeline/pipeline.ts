@@ -7,6 +7,8 @@
  * hook runs the three stages on the calls the route declares (route-calls.ts), in this order,
  * each once a request:
  *
+ * - what the body's schema cannot say (the route's `problem`, a judge's tests given twice), refused
+ *   as the schema's refusals are: a 400 naming the field;
  * - limits: every call held to the deployment's limits (call-limits.ts), refused naming its
  *   field (a 400 ErrorBody, or the route's own answer: a compatible API's 422, MCP's tool error);
  * - quota: the tenant's in-flight and rate quotas take the request's weight (quotas.ts);
@@ -67,6 +69,15 @@ export function installPipeline(app: FastifyInstance, parts: PipelineParts): voi
       return
     }
     const body: unknown = request.body
+    const problem = declared.problem?.(body)
+    if (problem !== undefined) {
+      done(
+        new GatewayError('SF_ERR_GATEWAY_INVALID_REQUEST', `${problem.field}: ${problem.message}`, {
+          field: problem.field
+        })
+      )
+      return
+    }
     const calls = declared.of(body)
     const over = overLimit(calls, limits, declared.batch === true)
     if (over !== undefined) {

@@ -52,6 +52,12 @@ export interface RouteCalls<Body = any> {
   batch?: boolean
   /** Where call `index` is in the body (its field's path is this, then `/field`); default: the body itself. */
   at?: (index: number) => string
+  /**
+   * What the route's body schema cannot say about `body`, checked before the limits (the last step of the parse stage):
+   * the field at fault, as its path in the body, and why (a judge with both `tests` and `input_output`). Answered as
+   * the gateway's 400 ErrorBody naming the field.
+   */
+  problem?: (body: Body) => { field: string; message: string } | undefined
   /** Answers a call over a limit in the API's shape; default: the gateway's 400 ErrorBody naming the field. */
   refuse?: (over: OverLimit, body: Body) => Refusal
 }

@@ -5,7 +5,7 @@
  * listed with `up: false` and why.
  */
 import type { FastifyInstance } from 'fastify'
-import { RUNNER_PATHS, type GatewayInfo } from '@sandfleet/protocol'
+import { RUNNER_PATHS, type GatewayInfo, type RunnerInfo } from '@sandfleet/protocol'
 import type { RunnerSet } from '../runners/runner-set.ts'
 import type { RouteSchemas } from '../schemas.ts'
 
@@ -24,8 +24,27 @@ export async function gatewayInfo(set: RunnerSet): Promise<GatewayInfo> {
   return {
     runners,
     backends: [...new Set(answered.map((i) => i.backend))].sort(),
-    pythons: [...new Set(answered.flatMap((i) => (i.manifest === null ? [] : [i.manifest.python])))].sort()
+    pythons: [...new Set(answered.flatMap((i) => (i.manifest === null ? [] : [i.manifest.python])))].sort(),
+    judge_languages: judgeLanguages(answered)
   }
+}
+
+/** The languages judged by any of `infos`, in the order the runners list them, each with its distinct versions. */
+export function judgeLanguages(infos: readonly RunnerInfo[]): NonNullable<GatewayInfo['judge_languages']> {
+  const byName = new Map<string, NonNullable<GatewayInfo['judge_languages']>[number]>()
+  for (const info of infos) {
+    for (const l of info.judge_languages ?? []) {
+      let entry = byName.get(l.name)
+      if (entry === undefined)
+        byName.set(
+          l.name,
+          (entry = { name: l.name, aliases: [...l.aliases], title: l.title, versions: [], runners: 0 })
+        )
+      entry.runners++
+      if (!entry.versions.includes(l.version)) entry.versions = [...entry.versions, l.version].sort()
+    }
+  }
+  return [...byName.values()]
 }
 
 /** Registers the route. */
@@ -36,7 +55,7 @@ export function infoRoute(app: FastifyInstance, set: RunnerSet, schemas: RouteSc
       schema: {
         operationId: 'info',
         summary:
-          "What the fleet runs: each runner's backend, isolation and sandbox environment (Python and package versions)",
+          "What the fleet runs: each runner's backend, isolation and sandbox environment (Python and package versions), and the languages it judges with their versions",
         tags: ['operations'],
         response: { 200: schemas.gatewayInfo, '4xx': schemas.errorBody, '5xx': schemas.errorBody }
       }

@@ -8,15 +8,22 @@ import {
   RUNNER_HEADERS,
   RUNNER_PATHS,
   RUNNER_SESSION_PATHS,
+  JUDGE_VERDICTS,
   budgetLeft,
   contextHeaders,
+  failedJudgeResult,
   failedResult,
   isRetriable,
+  judgeTimeBoundMs,
   timeoutMsOf,
   type CallContext,
   type ErrorBody,
   type ExecRequest,
   type ExecResult,
+  type JudgeBatchResultListener,
+  type JudgeRequest,
+  type JudgeResult,
+  type JudgeVerdict,
   type RunnerInfo,
   type RunnerLoad,
   type SessionCreateRequest,
@@ -82,6 +89,27 @@ function toResult(statusCode: number, data: unknown): ExecResult {
   throw new GatewayError('SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', `runner answered HTTP ${statusCode} without a result`)
 }
 
+function isJudgeResult(v: unknown): v is JudgeResult {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as JudgeResult).verdict === 'string' &&
+    Array.isArray((v as JudgeResult).tests)
+  )
+}
+
+const VERDICTS: ReadonlySet<string> = new Set(JUDGE_VERDICTS)
+
+/** Turns any runner answer to a judge (its result, or an ErrorBody for a refused call) into a judge result. */
+function toJudgeResult(statusCode: number, data: unknown, language: string): JudgeResult {
+  if (isJudgeResult(data)) return data
+  const refused = toResult(statusCode, data)
+  const verdict = (VERDICTS.has(refused.status) ? refused.status : 'infra_error') as JudgeVerdict
+  const result = failedJudgeResult(verdict, language, refused.error?.type ?? '', refused.error?.message ?? '')
+  if (refused.maybe_ran !== undefined) result.maybe_ran = refused.maybe_ran
+  return result
+}
+
 function unreachable(name: string, err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
   const message = err instanceof Error ? err.message : String(err)
@@ -140,12 +168,16 @@ export class HttpRunnerClient implements RunnerClient {
    * left + longest `timeout_ms` + grace. A timeout that fired sooner would turn a truthful
    * `queue_timeout`, or a result, into an `infra_error` of the gateway's own making.
    */
-  #deadline(requests: ExecRequest[], context: CallContext): { headers: Record<string, string>; timeout: number } {
+  #deadline(
+    requests: readonly ExecRequest[] | readonly JudgeRequest[],
+    context: CallContext,
+    runMsOf: (request: never) => number = timeoutMsOf
+  ): { headers: Record<string, string>; timeout: number } {
     const now = performance.now()
     const left = budgetLeft(context, now)
     const budget = Math.floor(left === Infinity ? this.#queueTimeoutMs : left)
     let max = 0
-    for (const r of requests) max = Math.max(max, timeoutMsOf(r))
+    for (const r of requests) max = Math.max(max, runMsOf(r as never))
     return { headers: contextHeaders(context, now), timeout: budget + max + this.graceMs }
   }
 
@@ -172,13 +204,68 @@ export class HttpRunnerClient implements RunnerClient {
     onResult: BatchResultListener | undefined,
     context: CallContext
   ): Promise<ExecResult[]> {
-    const deadline = this.#deadline(requests, context)
+    return await this.#batch(
+      RUNNER_PATHS.batch,
+      requests,
+      this.#deadline(requests, context),
+      toResult,
+      onResult,
+      context
+    )
+  }
+
+  /** One judge: its wait is what is left of its deadline, the judge's own bound (`judgeTimeBoundMs`) and the grace. */
+  async judge(request: JudgeRequest, context: CallContext): Promise<JudgeResult> {
+    const { headers, timeout } = this.#deadline([request], context, judgeTimeBoundMs)
+    try {
+      // a request of its own, as an execute's: a judge that never left is known
+      const { statusCode, body } = await requestJson(this.#pool, {
+        method: 'POST',
+        path: RUNNER_PATHS.judge,
+        headers: { ...this.#jsonHeaders, ...headers },
+        body: JSON.stringify(request),
+        timeoutMs: timeout,
+        ...(context.signal === undefined ? {} : { signal: context.signal })
+      })
+      return toJudgeResult(statusCode, body, request.language ?? 'python')
+    } catch (err) {
+      throw unreachable(this.name, err)
+    }
+  }
+
+  async judgeBatch(
+    requests: JudgeRequest[],
+    onResult: JudgeBatchResultListener | undefined,
+    context: CallContext
+  ): Promise<JudgeResult[]> {
+    return await this.#batch(
+      RUNNER_PATHS.judgeBatch,
+      requests,
+      this.#deadline(requests, context, judgeTimeBoundMs),
+      (statusCode, data, i) => toJudgeResult(statusCode, data, requests[i].language ?? 'python'),
+      onResult,
+      context
+    )
+  }
+
+  /**
+   * A batch (of executes or judges) streamed back as NDJSON: each item's answer as it comes, made a result by `toItem`;
+   * a batch the runner refused whole gives every item that refusal.
+   */
+  async #batch<Req, Res>(
+    path: string,
+    requests: Req[],
+    deadline: { headers: Record<string, string>; timeout: number },
+    toItem: (statusCode: number, data: unknown, index: number) => Res,
+    onResult: ((index: number, result: Res) => void) | undefined,
+    context: CallContext
+  ): Promise<Res[]> {
     const timeout = deadline.timeout
-    const results = new Array<ExecResult>(requests.length)
+    const results = new Array<Res>(requests.length)
     try {
       const { statusCode, headers, body } = await this.#pool.request({
         method: 'POST',
-        path: RUNNER_PATHS.batch,
+        path,
         headers: { ...this.#ndjsonHeaders, ...deadline.headers },
         body: JSON.stringify({ requests }),
         // every item starts within the one budget or is answered queue_timeout at it
@@ -191,16 +278,15 @@ export class HttpRunnerClient implements RunnerClient {
         const data = (await body.json()) as { results?: unknown[] }
         if (statusCode === 200 && Array.isArray(data.results) && data.results.length === requests.length) {
           data.results.forEach((r, i) => {
-            results[i] = toResult(200, r)
+            results[i] = toItem(200, r, i)
             onResult?.(i, results[i])
           })
           return results
         }
         // the whole batch was refused (overloaded, invalid): every item gets that answer
-        const refused = toResult(statusCode, data)
         for (let i = 0; i < requests.length; i++) {
-          results[i] = refused
-          onResult?.(i, refused)
+          results[i] = toItem(statusCode, data, i)
+          onResult?.(i, results[i])
         }
         return results
       }
@@ -213,7 +299,7 @@ export class HttpRunnerClient implements RunnerClient {
             `runner ${this.name} streamed a bad batch index ${index}`
           )
         }
-        results[index] = toResult(200, result)
+        results[index] = toItem(200, result, index)
         seen++
         onResult?.(index, results[index])
       })

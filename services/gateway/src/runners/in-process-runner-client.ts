@@ -8,6 +8,9 @@ import type {
   ErrorBody,
   ExecRequest,
   ExecResult,
+  JudgeBatchResultListener,
+  JudgeRequest,
+  JudgeResult,
   RunnerApi,
   RunnerInfo,
   RunnerLoad
@@ -56,6 +59,18 @@ export class InProcessRunnerClient implements RunnerClient {
     context: CallContext
   ): Promise<ExecResult[]> {
     return this.#runner.executeBatch(requests, onResult, context)
+  }
+
+  judge(request: JudgeRequest, context: CallContext): Promise<JudgeResult> {
+    return this.#runner.judge(request, context)
+  }
+
+  judgeBatch(
+    requests: JudgeRequest[],
+    onResult: JudgeBatchResultListener | undefined,
+    context: CallContext
+  ): Promise<JudgeResult[]> {
+    return this.#runner.judgeBatch(requests, onResult, context)
   }
 
   async load(): Promise<RunnerLoad> {

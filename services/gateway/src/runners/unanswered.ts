@@ -53,7 +53,7 @@ function codeIn(err: unknown, codes: ReadonlySet<string>): boolean {
 }
 
 /** The result of `request`, which `member`'s runner did not answer because of `err`. */
-export function unanswered(err: unknown, member: RunnerMember, request: ExecRequest): Unanswered {
+export function unanswered(err: unknown, member: RunnerMember, request: Pick<ExecRequest, 'request_id'>): Unanswered {
   const message = err instanceof Error ? err.message : String(err)
   const extra: Partial<ExecResult> = { runner: member.id }
   if (request.request_id !== undefined) extra.request_id = request.request_id

@@ -25,6 +25,15 @@ export async function loadSamples(name: 'sandboxfusion' | 'code-judge'): Promise
   return JSON.parse(await readFile(new URL(`./fixtures/${name}.json`, import.meta.url), 'utf8')) as Sample[]
 }
 
+/** Loads the captured C and C++ samples of one service (fixtures/cpp.json). */
+export async function loadCppSamples(service: 'sandboxfusion' | 'code-judge'): Promise<Sample[]> {
+  const all = JSON.parse(await readFile(new URL('./fixtures/cpp.json', import.meta.url), 'utf8')) as Record<
+    string,
+    Sample[]
+  >
+  return all[service] ?? []
+}
+
 /** Runs a Python request in a plain `python3` child (tests only), answering an ExecResult. */
 export async function runPython(request: ExecRequest): Promise<ExecResult> {
   const req = resolveExecRequest(request)
@@ -112,4 +121,60 @@ export function assertSameShape(
     assert.deepEqual(Object.keys(a).sort(), Object.keys(e).sort(), `${path}: keys`)
     for (const k of Object.keys(e)) assertSameShape(a[k], e[k], `${path}.${k}`, loose)
   }
+}
+
+/** A compiler error's or an assertion's words, the paths and quotes that differ naturally set aside. */
+function messageWords(text: string): string {
+  return (text.match(/(error: .*|Assertion `.*' failed\.)/)?.[0] ?? text).replace(/‘|’/g, "'")
+}
+
+/**
+ * Asserts a code-judge answer to a captured C++ sample has the sample's shape and values: `success`, `run_success`,
+ * `reason`, stdout, a compile error's `cost` 0, and the words of a compiler's error or an assertion in stderr.
+ */
+export function assertCodeJudgeCpp(body: any, sample: Sample): void {
+  assertSameShape(body, sample.response)
+  const pairs: Array<[any, any]> = Array.isArray(sample.response.results)
+    ? sample.response.results.map((w: any, i: number) => [body.results[i], w])
+    : [[body, sample.response]]
+  for (const [got, want] of pairs) {
+    assert.deepEqual([got.success, got.run_success, got.reason], [want.success, want.run_success, want.reason])
+    if ('stdout' in want) assert.equal(got.stdout, want.stdout)
+    if (want.cost === 0) assert.equal(got.cost, 0, 'a compile error costs no run time')
+    if ('stderr' in want && want.stderr !== '') assert.equal(messageWords(got.stderr), messageWords(want.stderr))
+  }
+}
+
+/**
+ * Asserts a SandboxFusion answer to a captured C or C++ sample has the sample's shape and values: the status, the
+ * compile step's status and success, `run_result` present or null, the run's status, return code and stdout, an
+ * assertion's message, a compiler's error; a 422's items.
+ */
+export function assertSandboxFusionCpp(body: any, sample: Sample): void {
+  // the pod differs; a 422's list of languages is the fleet's own
+  assertSameShape(body, sample.response, '$', new Set(['$.executor_pod_name', '$.detail[0].msg', '$.detail[0].ctx']))
+  const want = sample.response
+  if (sample.http_status !== 200) {
+    assert.deepEqual(
+      body.detail.map((d: any) => [d.type, d.loc, d.input]),
+      want.detail.map((d: any) => [d.type, d.loc, d.input])
+    )
+    return
+  }
+  assert.equal(body.status, want.status)
+  assert.deepEqual(
+    [body.compile_result?.status, body.compile_result?.return_code === 0],
+    [want.compile_result?.status, want.compile_result?.return_code === 0]
+  )
+  assert.equal(body.run_result === null, want.run_result === null)
+  if (want.run_result !== null) {
+    assert.deepEqual(
+      [body.run_result.status, body.run_result.return_code, body.run_result.stdout],
+      [want.run_result.status, want.run_result.return_code, want.run_result.stdout]
+    )
+    if (want.run_result.stderr !== '')
+      assert.equal(messageWords(body.run_result.stderr), messageWords(want.run_result.stderr))
+  }
+  if (want.compile_result?.stderr)
+    assert.equal(messageWords(body.compile_result.stderr), messageWords(want.compile_result.stderr))
 }

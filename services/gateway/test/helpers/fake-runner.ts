@@ -5,13 +5,72 @@
 import { RunnerRefusal, type RunnerClient, type RunnerSessions } from '@sandfleet/gateway'
 import {
   encodeSessionId,
+  failedJudgeResult,
   failedResult,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type RunnerApi,
   type RunnerInfo,
   type RunnerLoad,
   type SessionInfo
 } from '@sandfleet/protocol'
+
+/**
+ * A fake runner's judge: every judge answered `infra_error` (SF_ERR_TEST_NO_JUDGE), for gateway tests that judge
+ * nothing.
+ */
+export function notJudging(name: string): Pick<RunnerApi, 'judge' | 'judgeBatch'> {
+  const answer = (r: JudgeRequest): JudgeResult =>
+    failedJudgeResult(
+      'infra_error',
+      r.language ?? 'python',
+      'SF_ERR_TEST_NO_JUDGE',
+      'this fake runner judges nothing',
+      {
+        runner: name
+      }
+    )
+  return {
+    async judge(r) {
+      return answer(r)
+    },
+    async judgeBatch(rs, on) {
+      const out = rs.map(answer)
+      out.forEach((r, i) => on?.(i, r))
+      return out
+    }
+  }
+}
+
+/**
+ * A fake runner's judge that answers each judge with `judge` (a scripted verdict, or the tests' local judge), stamped
+ * with the runner's name; a batch answers as each finishes.
+ */
+export function judgingWith(
+  name: string,
+  judge: (r: JudgeRequest) => Promise<JudgeResult>
+): Pick<RunnerApi, 'judge' | 'judgeBatch'> & { judged: JudgeRequest[] } {
+  const judged: JudgeRequest[] = []
+  const one = async (r: JudgeRequest): Promise<JudgeResult> => {
+    judged.push(r)
+    return { ...(await judge(r)), runner: name }
+  }
+  return {
+    judged,
+    judge: one,
+    async judgeBatch(rs, on) {
+      return await Promise.all(
+        rs.map(async (r, i) => {
+          const result = await one(r)
+          on?.(i, result)
+          return result
+        })
+      )
+    }
+  }
+}
 
 /** In-memory sessions (each cell echoed like a job), refusing an unknown id or another key's as the runner does. */
 function echoSessions(name: string, answer: (r: ExecRequest) => ExecResult): RunnerSessions {
@@ -114,6 +173,7 @@ export function echoRunner(name = 'echo'): RunnerClient & { calls: number } {
     async info() {
       return fakeInfo(load)
     },
+    ...notJudging(name),
     sessions: echoSessions(name, answer),
     async close() {}
   }

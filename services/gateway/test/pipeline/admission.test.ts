@@ -10,7 +10,7 @@ import {
   type RunnerClient
 } from '@sandfleet/gateway'
 import { failedResult, type ExecRequest, type ExecResult, type RunnerLoad } from '@sandfleet/protocol'
-import { fakeInfo } from '../helpers/fake-runner.ts'
+import { fakeInfo, notJudging } from '../helpers/fake-runner.ts'
 
 /** A runner whose calls are held until `release()`. */
 function heldClient(): RunnerClient & { started: number; release: () => void } {
@@ -60,6 +60,7 @@ function heldClient(): RunnerClient & { started: number; release: () => void } {
         return out
       })
     },
+    ...notJudging('held'),
     async load() {
       return load
     },

@@ -47,6 +47,20 @@ test('overLimit: code in UTF-8 bytes, timeout_ms and memory_mb against the deplo
   )
 })
 
+test("overLimit: a judge's compile time limit and its checker's code are held as the program's are", () => {
+  assert.deepEqual(overLimit([{ code: 'x', compile_timeout_ms: 3001 }], LIMITS), {
+    index: 0,
+    field: 'compile_timeout_ms',
+    message: "compile_timeout_ms 3001 is over this deployment's limit of 3000 (maxTimeoutMs, --max-timeout-ms)"
+  })
+  assert.deepEqual(overLimit([{ code: 'x', checker_code: 'y'.repeat(11) }], LIMITS), {
+    index: 0,
+    field: 'compare/checker/code',
+    message: "the checker is 11 bytes, over this deployment's limit of 10 bytes (maxCodeBytes, --max-code-bytes)"
+  })
+  assert.equal(overLimit([{ code: 'x', checker_code: 'y', compile_timeout_ms: 3000 }], LIMITS), undefined)
+})
+
 /** The echo runner, keeping the timeout of every call and cell it is given. */
 function recordingRunner(): RunnerClient & { timeouts: Array<number | undefined> } {
   const echo = echoRunner('limits')

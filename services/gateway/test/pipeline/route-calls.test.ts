@@ -45,6 +45,9 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
   const sub = { type: 'python', solution: 'print(1)' }
   assert.equal(weight('POST /v1/execute', { code: 'x' }), 1)
   assert.equal(weight('POST /v1/execute/batch', { requests: [{ code: 'a' }, { code: 'b' }, { code: 'c' }] }), 3)
+  const checked = { code: 'a', tests: [{ stdin: '' }], compare: { checker: { language: 'cpp', code: 'c' } } }
+  assert.equal(weight('POST /v1/judge', checked), 1, 'a judge is one call, its checker with it')
+  assert.equal(weight('POST /v1/judge/batch', { requests: [checked, checked] }), 2)
   assert.equal(weight('POST /v1/sessions', undefined), 1, 'opening a session is one call')
   assert.equal(weight('POST /v1/sessions/:id/execute', { code: 'x' }), 1)
   assert.equal(weight('POST /run_code', { code: 'x', language: 'python' }), 1)
@@ -73,6 +76,8 @@ test('each API declares its call routes: a batch weighs its items, a notebook on
     'POST /run_jupyter',
     'POST /v1/execute',
     'POST /v1/execute/batch',
+    'POST /v1/judge',
+    'POST /v1/judge/batch',
     'POST /v1/sessions',
     'POST /v1/sessions/:id/execute'
   ]
@@ -100,9 +105,38 @@ test('the calls an API declares are what the limits see: an MCP tool call that r
         method: 'tools/call',
         params: { name: 'run_python', arguments: { code: 'x', timeout_ms: 5 } }
       },
-      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'close_session', arguments: { session_id: 's' } } }
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'close_session', arguments: { session_id: 's' } }
+      },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'judge', arguments: { code: 'j', tests: [] } } }
     ]),
-    [{ code: 'x', timeout_ms: 5 }, {}]
+    [
+      { code: 'x', timeout_ms: 5 },
+      {},
+      { code: 'j', timeout_ms: undefined, memory_mb: undefined, compile_timeout_ms: undefined }
+    ]
+  )
+  const cpp = { type: 'cpp', solution: 'int main(){}' }
+  assert.deepEqual(
+    (declared.get('POST /run') as RouteCalls).of(cpp),
+    [{ code: 'int main(){}', timeout_ms: 10_000, memory_mb: 384, compile_timeout_ms: 10_000 }],
+    'a cpp submission is held to the limits with its compile step'
+  )
+  const native = declared.get('POST /v1/judge') as RouteCalls
+  assert.deepEqual(
+    native.of({
+      code: 'p',
+      tests: [{ stdin: '' }],
+      timeout_ms: 5,
+      compile_timeout_ms: 6,
+      memory_mb: 7,
+      compare: { checker: { language: 'c', code: 'c' } }
+    }),
+    [{ code: 'p', timeout_ms: 5, compile_timeout_ms: 6, memory_mb: 7, checker_code: 'c' }],
+    "a judge's program, its checker and its limits"
   )
   const judge = declared.get('POST /judge') as RouteCalls
   assert.deepEqual(judge.of({ type: 'python', solution: 'print(1)' }), [

@@ -56,6 +56,12 @@ export class JobDeadline<T> implements JobWatch {
     this.#moveTo(performance.now() + this.job.request.timeout_ms + this.overrunMs)
   }
 
+  /** A step of a judge ended: its next step's time counts from here (never earlier than it did). */
+  progressed(): void {
+    if (this.#answered) return
+    this.#moveTo(performance.now() + this.job.request.timeout_ms + this.overrunMs)
+  }
+
   #moveTo(endsAt: number): void {
     if (endsAt <= this.#endsAt) return
     this.#endsAt = endsAt

@@ -11,11 +11,16 @@
  * fleet's faults, a user status when the code ran).
  */
 import {
+  JUDGE_LANGUAGES,
   NO_CALL_CONTEXT,
+  failedJudgeResult,
   failedResult,
   type CallContext,
   type ExecRequest,
   type ExecResult,
+  type JudgeBatchResultListener,
+  type JudgeRequest,
+  type JudgeResult,
   type Language,
   type RunnerApi,
   type RunnerInfo,
@@ -35,6 +40,8 @@ import type { SessionSandboxes } from '../sessions/session-sandboxes.ts'
 import { assemble, release } from './assembly.ts'
 import { CallMemory, requestDigest } from './call-memory.ts'
 import { prepareCall, type PreparedCall } from '../requests/prepared-call.ts'
+import { prepareJudge, type PreparedJudge } from '../judge/prepared-judge.ts'
+import { Judges } from '../judge/judges.ts'
 import { languageProblem } from '../requests/request-check.ts'
 import { infoReport, isolationOf, isolationsOf, loadReport } from './reports.ts'
 import { noParts, type RunnerParts } from './runner-parts.ts'
@@ -74,6 +81,8 @@ export class Runner implements RunnerApi {
   readonly #parts: RunnerParts = noParts()
   /** The pools by language (the parts' own map). */
   readonly #pools = this.#parts.pools
+  /** Its judging: the languages, the compile cache, the compilers' versions. */
+  readonly #judges: Judges
   #state: RunnerState = 'starting'
   #starting: Promise<void> | undefined
   #closing: Promise<void> | undefined
@@ -86,6 +95,18 @@ export class Runner implements RunnerApi {
     this.#metrics = new RunnerMetrics(this.id, options.processMetrics === true)
     this.#memory = new CallMemory({ maxCalls: config.replayCalls, windowMs: config.replayWindowS * 1000 })
     this.registry = this.#metrics.registry
+    this.#judges = new Judges({
+      drivers: () => new Map([...this.#pools].map(([language, pool]) => [language, pool.driver])),
+      submit: (job, done) => {
+        this.#submit({ job, problem: undefined, requestId: undefined, context: NO_CALL_CONTEXT }, done)
+      },
+      queueTimeoutMs: config.queueTimeoutMs,
+      cacheBytes: config.judgeCacheBytes,
+      maxOutputBytes: config.maxJudgeOutputBytes,
+      echoBytes: config.maxOutputBytes,
+      javascriptVersion: `V8 ${process.versions.v8}`
+    })
+    this.#metrics.judges(() => this.#judges.counters())
   }
 
   /** Lifecycle: `starting` until {@link start} resolves, `ready`, `draining` in {@link close}, `closed`. */
@@ -289,6 +310,87 @@ export class Runner implements RunnerApi {
     })
   }
 
+  /**
+   * Checks a judge request against the runner's limits and the contract, resolves its defaults and holds its language
+   * to those the runner judges, once, in `context` (its deadline for waiting fixed now): the judge to run, or why it is
+   * refused (what the HTTP app answers 400).
+   */
+  prepareJudge(request: JudgeRequest, context: CallContext = NO_CALL_CONTEXT): PreparedJudge {
+    // before start, any language of the table: the judge checks it once the pools are there
+    const judged = this.#pools.size === 0 ? new Set(JUDGE_LANGUAGES) : this.#judges.languages()
+    return prepareJudge(request, context, this.config, judged)
+  }
+
+  /** Judges one program against its tests in `context` and resolves with its verdict; never rejects. */
+  judge(request: JudgeRequest, context?: CallContext): Promise<JudgeResult> {
+    return this.runJudge(this.prepareJudge(request, context))
+  }
+
+  /** Runs one {@link prepareJudge}d judge; a refused one is answered `invalid_request`. Never rejects. */
+  async runJudge(prepared: PreparedJudge): Promise<JudgeResult> {
+    let result: JudgeResult
+    if (prepared.judge === undefined) {
+      const { code, field, message } = prepared.problem
+      result = this.#failedJudge(prepared, 'invalid_request', code, field === '' ? message : `${field}: ${message}`)
+    } else if (this.#state === 'draining' || this.#state === 'closed') {
+      result = this.#failedJudge(prepared, 'infra_error', 'SF_ERR_RUNNER_DRAINING')
+    } else {
+      if (this.#state === 'starting' && this.#starting !== undefined) await this.#starting.catch(() => {})
+      const { judge, requestId, context } = prepared
+      // prepared before the pools were there: its languages checked now
+      const judged = this.#judges.languages()
+      const missing = [judge.language, judge.compare.kind === 'checker' ? judge.compare.language : judge.language].find(
+        (language) => !judged.has(language)
+      )
+      result =
+        missing !== undefined
+          ? this.#failedJudge(
+              prepared,
+              'invalid_request',
+              'SF_ERR_RUNNER_LANGUAGE',
+              `this runner does not judge ${missing} (it judges ${[...judged].join(', ')})`
+            )
+          : await this.#judges.run(
+              judge,
+              requestId,
+              { startBy: prepared.startBy, tenant: context.tenant },
+              (job, done) => {
+                this.#submit({ job, problem: undefined, requestId, context }, done)
+              }
+            )
+      if (result.runner === '') result.runner = this.id
+    }
+    this.#metrics.judged(result)
+    return result
+  }
+
+  /** Judges many in one `context` (one deadline for all); resolves with the results in request order, never rejects. */
+  judgeBatch(
+    requests: JudgeRequest[],
+    onResult?: JudgeBatchResultListener,
+    context?: CallContext
+  ): Promise<JudgeResult[]> {
+    return this.runJudgeBatch(
+      requests.map((request) => this.prepareJudge(request, context)),
+      onResult
+    )
+  }
+
+  /** {@link judgeBatch} of {@link prepareJudge}d judges. */
+  async runJudgeBatch(prepared: readonly PreparedJudge[], onResult?: JudgeBatchResultListener): Promise<JudgeResult[]> {
+    return await Promise.all(
+      prepared.map(async (p, i) => {
+        const result = await this.runJudge(p)
+        try {
+          onResult?.(i, result)
+        } catch (err) {
+          this.#log.error({ runner: this.id, err: messageOf(err) }, 'judge batch onResult callback threw')
+        }
+        return result
+      })
+    )
+  }
+
   /** The load report gateways route by (`GET /v1/runner/load`). */
   load(): RunnerLoad {
     return loadReport(this, this.#parts)
@@ -299,7 +401,14 @@ export class Runner implements RunnerApi {
    * pool, and the Python pool's environment manifest (read by the driver at start-up).
    */
   info(): RunnerInfo {
-    return infoReport(this, this.#parts)
+    const info = infoReport(this, this.#parts)
+    if (this.#pools.size === 0) return info
+    // the compilers' versions are read in a sandbox when first needed: the first report lists them as unknown
+    if (this.#pools.get('python')?.driver.judges === true)
+      this.#judges.probe().catch((err: unknown) => {
+        this.#log.warn({ runner: this.id, err: messageOf(err) }, "the probe of the sandboxes' compilers failed")
+      })
+    return { ...info, judge_languages: this.#judges.info() }
   }
 
   /** Counters of each pool (warm, busy, starting, queued, replacements, time to replace). */
@@ -338,6 +447,22 @@ export class Runner implements RunnerApi {
     this.#state = 'draining'
     await release(this.#parts, { runnerId: this.id, logger: this.#log }, this.config.drainTimeoutMs)
     this.#state = 'closed'
+  }
+
+  #failedJudge(
+    prepared: PreparedJudge,
+    verdict: JudgeResult['verdict'],
+    code: RunnerErrorCode,
+    message?: string
+  ): JudgeResult {
+    const language = prepared.judge?.language ?? 'python'
+    const result = failedJudgeResult(verdict, language, code, message ?? RUNNER_ERRORS[code].message, {
+      runner: this.id
+    })
+    // refused before any pool took it: nothing ran
+    if (verdict !== 'invalid_request') result.maybe_ran = false
+    if (prepared.requestId !== undefined) result.request_id = prepared.requestId
+    return result
   }
 
   /** The answer of a call the runner refused before any pool took it: nothing ran. */

@@ -62,6 +62,91 @@ export const SANDBOX_HOSTNAME = 'sandbox'
 export type SandboxState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed'
 
 /**
+ * One program of a judge as a sandbox that judges runs it (the runner sends each language's argv: the executor knows
+ * nothing of languages but Python's).
+ */
+export interface JudgeProgram {
+  /** `python`: compiled to bytecode in the sandbox, each test a fork; `binary`: compiled once, each test an exec. */
+  readonly runtime: 'python' | 'binary'
+  /** The file the code is written to for its compiler. */
+  readonly source: string
+  readonly code: string
+  /** The compiler's argv (a binary not in the compile cache). */
+  readonly compile?: readonly string[]
+  /** The file the compiler writes. */
+  readonly output?: string
+  /** How each run execs the binary (argv[0] names it). */
+  readonly run?: readonly string[]
+  /** The compile cache's bytes: the sandbox runs them and compiles nothing. */
+  readonly binary?: Buffer
+}
+
+/** What the sandbox says of one run of a judge (a compile step, or a test). */
+export interface JudgeRun {
+  /** As a job's: `ok`, `error` (a non-zero exit, a Python exception), `timeout`, `memory`, `killed` (a signal). */
+  readonly status: 'ok' | 'error' | 'timeout' | 'memory' | 'killed'
+  readonly exit_code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly duration_ms: number
+  readonly cpu_ms?: number
+  readonly truncated: { stdout: boolean; stderr: boolean }
+  readonly error: ExecResult['error']
+}
+
+/** A compile step that ran in the sandbox; `binary`: what its compiler wrote, when it succeeded. */
+export interface JudgeCompiled extends JudgeRun {
+  readonly step: 'program' | 'checker'
+  readonly binary?: Buffer
+}
+
+/** A test that ran in the sandbox. */
+export interface JudgeTested extends JudgeRun {
+  readonly index: number
+  /** A call test: the function's return value, as JSON text. */
+  readonly returned?: string
+  /** A call test whose value is not JSON (or too long): why. */
+  readonly returned_error?: string
+  /** The checker's run on this test, when the judge has a checker. */
+  readonly checker?: Pick<JudgeRun, 'status' | 'exit_code' | 'stdout' | 'stderr' | 'error'>
+}
+
+/** Where a sandbox sends what a judge's runs produced, as each ends. */
+export interface JudgeSink {
+  /** The judge starts in a sandbox (again, from the start, when the pool gives it to another). */
+  begin(): void
+  compiled(step: JudgeCompiled): void
+  /** A test ended; true when the judge should stop before its next test (the runner found it failed). */
+  tested(test: JudgeTested): boolean
+}
+
+/** A judge's work in a sandbox that judges ({@link Driver.judges}): compile once, then each test in a fresh process. */
+export interface JudgeWork {
+  readonly program: JudgeProgram
+  readonly checker?: JudgeProgram
+  /** The expected output of each test, for the checker (sent only with one). */
+  readonly answers?: readonly string[]
+  /** Each test's stdin, and a call test's function and arguments (JSON). */
+  readonly tests: ReadonlyArray<{ readonly stdin: string; readonly call?: readonly [string, string] }>
+  readonly timeoutMs: number
+  readonly memoryMb: number
+  readonly compileTimeoutMs: number
+  readonly compileMemoryMb: number
+  readonly checkerTimeoutMs: number
+  /** Most bytes kept of each run's stdout and stderr; a test past it is `output_limit`. */
+  readonly maxOutputBytes: number
+  /** Stop after a run that failed (the sandbox's own finding: a non-zero exit, a limit). */
+  readonly stopOnFailure: boolean
+  /**
+   * How far the sandbox may run ahead of the runner's comparisons: test i starts once the runner has found tests up to
+   * i - ackWindow passed (each `tested` answered with an ack, or the stop). 0: no acks (the sandbox's own findings, or
+   * every test runs).
+   */
+  readonly ackWindow: number
+  readonly sink: JudgeSink
+}
+
+/**
  * One job handed to a sandbox. A pool's jobs are made once, complete and frozen, by the runner's
  * `prepareCall` ({@link PooledJob}); nothing writes into a job afterwards.
  */
@@ -78,6 +163,12 @@ export interface Job {
    * `queue_timeout`, never run. Absent (a job made outside a pool): the sandbox's own limit.
    */
   readonly startBy?: number
+  /**
+   * A judge: the sandbox compiles and runs `judge` instead of `request.code` (only a driver that {@link Driver.judges}
+   * is given one). `request` then holds what the pool reads of it: its `timeout_ms` bounds each step (a compile, or a
+   * test and its check), and the sandbox says, through {@link JobWatch.progressed}, when each one ended.
+   */
+  readonly judge?: JudgeWork
   /**
    * The tenant the job runs for (its call context's; absent: the one tenant of a fleet without
    * API keys). A sandbox never runs jobs of two tenants in one reused process (`isolation:
@@ -100,6 +191,11 @@ export interface JobWatch {
    * when the sandbox says such a job reached the process that runs it only now.
    */
   delivered?(): void
+  /**
+   * A step of a judge ended (a compile, a test): the job's hard deadline counts its next step's time from here (never
+   * earlier than it did).
+   */
+  progressed?(): void
 }
 
 /** What one run produced: the user-code part of an {@link ExecResult}. */
@@ -260,6 +356,11 @@ export interface Driver {
    * runner adds the line it makes (`lifeLine`) to {@link describe}'s report. Absent: the report says nothing of it.
    */
   readonly life?: SandboxLife
+  /**
+   * Whether its sandboxes judge a whole program in one job ({@link Job.judge}: the executor's `judge` frame). Absent:
+   * a judge of its language runs one job a test, compared by the runner.
+   */
+  readonly judges?: boolean
   /** Makes a sandbox, not yet started. */
   createSandbox(id: string): Sandbox
   describe(): IsolationReport

@@ -10,7 +10,11 @@
  * | overloaded, queue_timeout | false | queue_timeout |
  * | infra_error | false | internal_error |
  * | invalid_request (a configured limit) | false | invalid_input |
- * | (a `cpp` submission: not run) | false | internal_error |
+ *
+ * A `cpp` submission is compiled and run once in a sandbox (a judge of one test: judged-run.ts); a
+ * compile that failed is `run_success` false, `reason` '', the compiler's message in `stderr` and
+ * `cost` 0, as code-judge answers it. When no runner judges C++ the request is code-judge's 422
+ * naming `type`, never an `internal_error`.
  *
  * `success` is `run_success` and, when `expected_output` is given, stdout equal to it (both
  * stripped of surrounding whitespace). `cost` is the run time in seconds. The stdout of a run
@@ -18,8 +22,9 @@
  * cut at `stdoutChars` characters (code-judge's 1,000 by default), and the cut is said in stderr.
  */
 import { randomUUID } from 'node:crypto'
-import { failedResult, type ExecRequest, type ExecResult } from '@sandfleet/protocol'
+import type { ExecRequest, ExecResult, JudgeRequest } from '@sandfleet/protocol'
 import { truncationNote } from '../compat.ts'
+import { runAsJudge } from '../judged-run.ts'
 import type { ModelSpec } from '../fastapi/fastapi-errors.ts'
 import type { JudgeResult, REASONS, RunResult } from './code-judge-schemas.ts'
 
@@ -37,8 +42,11 @@ export type Reason = (typeof REASONS)[number]
 /** Submission `type`s code-judge accepts. */
 export const CJ_TYPES = ['python', 'cpp'] as const
 
-/** The submission `type`s sandfleet runs; another valid `type` is answered `internal_error`, unrun. */
-export const CJ_RUNNABLE: ReadonlySet<string> = new Set(['python'])
+/** The submission `type`s run as a snippet (`/v1/execute`); the others are compiled (a judge of one test). */
+export const CJ_SNIPPETS: ReadonlySet<string> = new Set(['python'])
+
+/** The judge's language of a compiled submission `type`. */
+export const CJ_COMPILED: Readonly<Record<string, string>> = Object.freeze({ cpp: 'cpp' })
 
 /** The model of one submission. */
 export const SUBMISSION_MODEL: ModelSpec = Object.freeze({
@@ -47,7 +55,7 @@ export const SUBMISSION_MODEL: ModelSpec = Object.freeze({
     kind: 'literal',
     values: CJ_TYPES,
     required: true,
-    description: 'python (cpp is accepted and answered internal_error, unrun)'
+    description: 'python, or cpp (C++17, g++: compiled once, then run; a 422 naming type when the fleet judges no C++)'
   },
   solution: { kind: 'string', required: true, description: 'The program' },
   input: { kind: 'string', nullable: true, description: 'Standard input' },
@@ -85,6 +93,8 @@ export interface BatchSubmission {
 export interface SubmissionLimits {
   timeoutMs: number
   memoryMb: number
+  /** A `cpp` submission's compile step (default the judge's 10 s). */
+  compileTimeoutMs?: number
   /** Longest stdout a result carries, in characters (code-judge cuts at 1,000). */
   stdoutChars: number
 }
@@ -108,6 +118,18 @@ export function toExecRequest(sub: Submission, limits: SubmissionLimits): ExecRe
   return req
 }
 
+/** A compiled submission (`cpp`) → the judge of one test that compiles and runs it. */
+export function toJudgeRequest(sub: Submission, limits: SubmissionLimits): JudgeRequest {
+  return runAsJudge({
+    language: CJ_COMPILED[sub.type] ?? sub.type,
+    code: sub.solution,
+    stdin: typeof sub.input === 'string' ? sub.input : '',
+    timeout_ms: limits.timeoutMs,
+    memory_mb: limits.memoryMb,
+    compile_timeout_ms: limits.compileTimeoutMs
+  })
+}
+
 /** The reason code-judge gives for a sandfleet status. */
 export function reasonOf(status: ExecResult['status']): Reason {
   switch (status) {
@@ -128,14 +150,6 @@ export function reasonOf(status: ExecResult['status']): Reason {
 /** code-judge's output comparison: equal once surrounding whitespace is stripped. */
 export function outputMatches(stdout: string, expected: string): boolean {
   return stdout.trim() === expected.trim()
-}
-
-/**
- * A submission sandfleet does not run (`cpp`): its result, `internal_error`, as code-judge answers what it cannot run.
- */
-export function unrunnableResult(sub: Submission): ExecResult {
-  const message = `sandfleet runs python submissions only; this ${sub.type} submission was not run`
-  return failedResult('infra_error', 'SF_ERR_GATEWAY_UNSUPPORTED_LANGUAGE', message, { stderr: message + '\n' })
 }
 
 /** `text` cut to `chars` characters (whole code points): the cut text and whether it was cut. */

@@ -13,29 +13,44 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyPluginAsync } from 'fastify'
-import { failedResult, LIMITS, type CallContext, type ExecResult } from '@sandfleet/protocol'
-import type { OverLimit } from '../../pipeline/call-limits.ts'
+import { failedResult, JUDGE_LIMITS, LIMITS, type CallContext, type ExecResult } from '@sandfleet/protocol'
+import { judgeCall, type Call, type OverLimit } from '../../pipeline/call-limits.ts'
 import type { RouteCalls } from '../../pipeline/route-calls.ts'
+import type { JudgedLanguages } from '../../runners/judged-languages.ts'
 import type { Api } from '../api.ts'
-import { compatPath, resultOfThrown, settle, type ExecuteBatchFn, type ExecuteFn } from '../compat.ts'
+import {
+  compatPath,
+  resultOfThrown,
+  settle,
+  settleJudge,
+  type ExecuteBatchFn,
+  type ExecuteFn,
+  type JudgeBatchFn,
+  type JudgeFn
+} from '../compat.ts'
 import {
   installFastapiErrorHandler,
+  literalError,
   modelBody,
   modelSchema,
   validateModel,
+  UNPROCESSABLE,
   type FastapiErrorItem
 } from '../fastapi/fastapi-errors.ts'
+import { fleetJudges, runOf } from '../judged-run.ts'
 import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
 import { batchResultSchema, CodeJudgeStatusSchema, JudgeResultSchema, RunResultSchema } from './code-judge-schemas.ts'
 import {
   BATCH_MODEL,
+  CJ_COMPILED,
   CJ_DEFAULT_LIMITS,
-  CJ_RUNNABLE,
+  CJ_SNIPPETS,
+  CJ_TYPES,
   SUBMISSION_MODEL,
   toExecRequest,
+  toJudgeRequest,
   toJudgeResult,
   toRunResult,
-  unrunnableResult,
   type BatchSubmission,
   type JudgeResult,
   type Submission,
@@ -46,6 +61,11 @@ import {
 export interface CodeJudgeOptions {
   execute: ExecuteFn
   executeBatch: ExecuteBatchFn
+  /** The fleet's judge, which compiles and runs a `cpp` submission. */
+  judge: JudgeFn
+  judgeBatch: JudgeBatchFn
+  /** The languages the fleet judges (default: unknown; a `cpp` submission is sent and the fleet answers for itself). */
+  judgedLanguages?: () => Promise<JudgedLanguages>
   /** `GET /status`: jobs waiting and sandboxes that can run at once, across the fleet. */
   status: () => { queue: number; num_workers: number } | Promise<{ queue: number; num_workers: number }>
   /** Limits of every submission (default code-judge's: 10 s, 384 MiB, stdout cut at 1,000 characters). */
@@ -74,9 +94,14 @@ const modeSummaries: Readonly<Record<Mode, string>> = {
   judge: 'judge a submission against expected_output, without its output'
 }
 
-/** Runs a submission sandfleet can run; answers one it cannot (`cpp`) without running it. */
-async function runOne(sub: Submission, run: (sub: Submission) => Promise<ExecResult>): Promise<ExecResult> {
-  return CJ_RUNNABLE.has(sub.type) ? await settle(async () => await run(sub)) : unrunnableResult(sub)
+/**
+ * A compiled run's result as code-judge answers it: a refusal of the fleet (a runner's limit) says why in stderr, as
+ * code-judge's results have no error field.
+ */
+function withReason(result: ExecResult): ExecResult {
+  return result.status === 'invalid_request' && result.stderr === ''
+    ? { ...result, stderr: `${result.error?.message ?? 'invalid input'}\n` }
+    : result
 }
 
 /** The code-judge routes as a Fastify plugin. */
@@ -85,16 +110,85 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
   describeOnly(app)
   const tags = ['code-judge']
   const limits: SubmissionLimits = { ...CJ_DEFAULT_LIMITS, ...opts.limits }
+  /** Runs one submission in `context`: a snippet as an execute, a compiled one as a judge of one test. */
   const execute = async (sub: Submission, context: CallContext): Promise<ExecResult> =>
-    await opts.execute(toExecRequest(sub, limits), context)
+    CJ_SNIPPETS.has(sub.type)
+      ? await settle(async () => await opts.execute(toExecRequest(sub, limits), context))
+      : withReason(
+          runOf(await settleJudge(async () => await opts.judge(toJudgeRequest(sub, limits), context), sub.type))
+        )
+  /** The first submission whose type the fleet judges no runner for (its index), or undefined. */
+  const unjudged = async (subs: readonly Submission[]): Promise<number | undefined> => {
+    if (opts.judgedLanguages === undefined || subs.every((s) => CJ_SNIPPETS.has(s.type))) return undefined
+    const languages = await opts.judgedLanguages()
+    const i = subs.findIndex((s) => !CJ_SNIPPETS.has(s.type) && !fleetJudges(languages, CJ_COMPILED[s.type] ?? s.type))
+    return i < 0 ? undefined : i
+  }
+  /** code-judge's 422 for a submission type the fleet has no runner for, at `loc`. */
+  const notJudged = async (loc: Array<string | number>, type: string): Promise<ReturnType<typeof literalError>> => {
+    const languages = opts.judgedLanguages === undefined ? { byName: undefined } : await opts.judgedLanguages()
+    const served = CJ_TYPES.filter((t) => CJ_SNIPPETS.has(t) || fleetJudges(languages, CJ_COMPILED[t] ?? t))
+    return literalError(loc, served, type)
+  }
+  /** A submission's call, as the limits stage sees it. */
+  const callOf = (sub: Submission): Call =>
+    CJ_SNIPPETS.has(sub.type) ? toExecRequest(sub, limits) : judgeCall(toJudgeRequest(sub, limits))
   const waitMs = opts.longBatchWaitMs ?? 3_600_000
   const concurrency = Math.max(1, opts.longBatchConcurrency ?? 64)
   // code-judge's results have no error field: the reason is said in stderr
   const refused = (over: OverLimit): ExecResult =>
     failedResult('invalid_request', 'SF_ERR_GATEWAY_INVALID_REQUEST', over.message, { stderr: `${over.message}\n` })
-  const oneCall: RouteCalls<Submission> = { of: (sub) => [toExecRequest(sub, limits)] }
-  const batchCalls: RouteCalls<BatchSubmission> = {
-    of: (batch) => batch.submissions.map((sub) => toExecRequest(sub, limits))
+  const oneCall: RouteCalls<Submission> = { of: (sub) => [callOf(sub)] }
+  const batchCalls: RouteCalls<BatchSubmission> = { of: (batch) => batch.submissions.map(callOf) }
+
+  /**
+   * A batch's submissions, the snippets as execute batches and the compiled ones as judge batches (each in chunks of
+   * the contract's batch size), at once; one result per submission, in order.
+   */
+  const runBatch = async (subs: readonly Submission[], context: CallContext): Promise<ExecResult[]> => {
+    const results: ExecResult[] = subs.map(() => resultOfThrown(new Error('no result')))
+    const snippets = subs.flatMap((s, i) => (CJ_SNIPPETS.has(s.type) ? [i] : []))
+    const compiled = subs.flatMap((s, i) => (CJ_SNIPPETS.has(s.type) ? [] : [i]))
+    const chunks = <T>(indices: number[], run: (chunk: number[]) => Promise<T[]>, read: (r: T) => ExecResult) => {
+      const sends: Array<Promise<void>> = []
+      for (let i = 0; i < indices.length; i += LIMITS.maxBatchItems) {
+        const chunk = indices.slice(i, i + LIMITS.maxBatchItems)
+        sends.push(
+          run(chunk).then(
+            (got) => {
+              chunk.forEach((j, k) => {
+                if (got[k] !== undefined) results[j] = read(got[k] as T)
+              })
+            },
+            (err: unknown) => {
+              for (const j of chunk) results[j] = resultOfThrown(err)
+            }
+          )
+        )
+      }
+      return sends
+    }
+    await Promise.all([
+      ...chunks(
+        snippets,
+        async (chunk) =>
+          await opts.executeBatch(
+            chunk.map((j) => toExecRequest(subs[j] as Submission, limits)),
+            context
+          ),
+        (r) => r
+      ),
+      ...chunks(
+        compiled,
+        async (chunk) =>
+          await opts.judgeBatch(
+            chunk.map((j) => toJudgeRequest(subs[j] as Submission, limits)),
+            context
+          ),
+        (r) => withReason(runOf(r))
+      )
+    ])
+    return results
   }
 
   for (const mode of ['run', 'judge'] as const) {
@@ -123,9 +217,11 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
           response: { 200: one, ...FASTAPI_ERRORS }
         }
       },
-      async (request) => {
+      async (request, reply) => {
         const sub = request.body as Submission
-        return shape(sub, await runOne(sub, async (s) => await execute(s, request.callContext)), limits.stdoutChars)
+        if ((await unjudged([sub])) !== undefined)
+          return await reply.code(UNPROCESSABLE).send(await notJudged(['body', 'type'], sub.type))
+        return shape(sub, await execute(sub, request.callContext), limits.stdoutChars)
       }
     )
 
@@ -153,27 +249,14 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
           response: { 200: many, ...FASTAPI_ERRORS }
         }
       },
-      async (request) => {
+      async (request, reply) => {
         const batch = request.body as BatchSubmission
-        const results: ExecResult[] = batch.submissions.map((s) =>
-          CJ_RUNNABLE.has(s.type) ? resultOfThrown(new Error('no result')) : unrunnableResult(s)
-        )
-        const runnable = batch.submissions.flatMap((s, i) => (CJ_RUNNABLE.has(s.type) ? [i] : []))
-        for (let i = 0; i < runnable.length; i += LIMITS.maxBatchItems) {
-          const chunk = runnable.slice(i, i + LIMITS.maxBatchItems)
-          let got: ExecResult[]
-          try {
-            got = await opts.executeBatch(
-              chunk.map((j) => toExecRequest(batch.submissions[j] as Submission, limits)),
-              request.callContext
-            )
-          } catch (err) {
-            got = chunk.map(() => resultOfThrown(err))
-          }
-          chunk.forEach((j, k) => {
-            if (got[k] !== undefined) results[j] = got[k] as ExecResult
-          })
-        }
+        const at = await unjudged(batch.submissions)
+        if (at !== undefined)
+          return await reply
+            .code(UNPROCESSABLE)
+            .send(await notJudged(['body', 'submissions', at, 'type'], batch.submissions[at]?.type ?? ''))
+        const results = await runBatch(batch.submissions, request.callContext)
         return {
           sub_id: batch.sub_id ?? randomUUID(),
           results: batch.submissions.map((s, i) => shape(s, results[i] as ExecResult, limits.stdoutChars))
@@ -194,18 +277,19 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
           response: { 200: many, ...FASTAPI_ERRORS }
         }
       },
-      async (request) => {
+      async (request, reply) => {
         const batch = request.body as BatchSubmission
+        const at = await unjudged(batch.submissions)
+        if (at !== undefined)
+          return await reply
+            .code(UNPROCESSABLE)
+            .send(await notJudged(['body', 'submissions', at, 'type'], batch.submissions[at]?.type ?? ''))
         const deadline = Date.now() + waitMs
         const context = request.callContext
         const results = await mapPool(
           batch.submissions,
           concurrency,
-          async (s) =>
-            await runOne(
-              s,
-              async (sub) => await patiently(async () => await execute(sub, context), deadline, context.signal)
-            )
+          async (s) => await patiently(async () => await execute(s, context), deadline, context.signal)
         )
         return {
           sub_id: batch.sub_id ?? randomUUID(),
@@ -253,7 +337,7 @@ export const codeJudgeCompat: FastifyPluginAsync<CodeJudgeOptions> = async (app,
 
 /** code-judge on the gateway's pipeline: its workers are the fleet's Python sandboxes. */
 const routes: Api['routes'] = async (app, context) => {
-  const { execute, executeBatch } = compatPath(context)
+  const { execute, executeBatch, judge, judgeBatch, judgedLanguages } = compatPath(context)
   const { config, runners } = context
   // code-judge's workers run Python: the JavaScript pools are not counted
   const status = (): { queue: number; num_workers: number } => {
@@ -270,9 +354,18 @@ const routes: Api['routes'] = async (app, context) => {
   const limits = {
     timeoutMs: config.codeJudgeTimeoutMs,
     memoryMb: config.codeJudgeMemoryMb,
-    stdoutChars: config.codeJudgeStdoutChars
+    stdoutChars: config.codeJudgeStdoutChars,
+    compileTimeoutMs: Math.min(JUDGE_LIMITS.defaultCompileTimeoutMs, config.maxTimeoutMs)
   }
-  await app.register(codeJudgeCompat, { execute, executeBatch, status, limits })
+  await app.register(codeJudgeCompat, {
+    execute,
+    executeBatch,
+    judge,
+    judgeBatch,
+    judgedLanguages,
+    status,
+    limits
+  })
 }
 
 /** A batch's 422 items: the batch's model, then each submission's. */

@@ -229,6 +229,15 @@ export function valueError(field: string, message: string, input: unknown): Fast
 }
 
 /**
+ * The 422 body for a literal the model takes but the fleet does not serve now (a language no runner judges): pydantic's
+ * `literal_error` at `loc`, listing the values the fleet does take.
+ */
+export function literalError(loc: Array<string | number>, values: readonly string[], input: unknown): FastapiErrorBody {
+  const expected = expectedList(values)
+  return { detail: [{ type: 'literal_error', loc, msg: `Input should be ${expected}`, input, ctx: { expected } }] }
+}
+
+/**
  * Answers errors raised before a compat handler runs (a body that is not JSON, an empty body)
  * with FastAPI's 422 shape; other errors keep their status with a `detail` string, as FastAPI's
  * HTTPException does. Install it inside the compat plugin's own (encapsulated) context.

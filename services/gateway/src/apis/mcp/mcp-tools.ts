@@ -1,6 +1,7 @@
 /**
  * The MCP tools of `/mcp` (mcp.ts): `run_python` and `run_javascript` (stateless),
- * `create_session`, `run_in_session`, `close_session`, on the official `@modelcontextprotocol/sdk`.
+ * `create_session`, `run_in_session`, `close_session`, and `judge` (a program against its tests), on
+ * the official `@modelcontextprotocol/sdk`.
  * Every tool result carries `status`, `stdout` and `stderr` (as structured content and as text;
  * the structured content also `exit_code`, `duration_ms`, `cpu_ms` when measured, `error`);
  * a status other than `ok` is marked `isError`. mcp.ts imports this module (and the SDK, with
@@ -10,14 +11,27 @@ import type { FastifyRequest } from 'fastify'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { LIMITS, SESSION_LIMITS, timeoutMsOf, type CallContext, type Language } from '@sandfleet/protocol'
-import { resultOfThrown, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
+import {
+  JUDGE_LANGUAGE_NAMES,
+  JUDGE_LIMITS,
+  LIMITS,
+  SESSION_LIMITS,
+  failedJudgeResult,
+  judgeRequestProblem,
+  timeoutMsOf,
+  type CallContext,
+  type JudgeRequest,
+  type Language
+} from '@sandfleet/protocol'
+import { resultOfThrown, settle, settleJudge, type CompatSessions, type ExecuteFn, type JudgeFn } from '../compat.ts'
 import { RunnerRefusal } from '../../errors.ts'
-import { toToolResult } from './tool-results.ts'
+import { toJudgeToolResult, toToolResult } from './tool-results.ts'
 
 /** Options of the `/mcp` plugin (`mcpCompat`, mcp.ts). */
 export interface McpOptions {
   execute: ExecuteFn
+  /** The fleet's judge (the `judge` tool); without it the tool answers an error result. */
+  judge?: JudgeFn
   /** Sessions; without them the session tools answer an error result. */
   sessions?: CompatSessions
   /** Sessions as the caller of one request sees them (bound to its API key); wins over `sessions`. */
@@ -99,6 +113,78 @@ export function buildMcpServer(opts: McpOptions, context: CallContext): McpServe
       inputSchema: input
     },
     run('javascript')
+  )
+
+  const judge = opts.judge
+  server.registerTool(
+    'judge',
+    {
+      description:
+        "Judge a program against its tests in one sandbox (compiled once, each test a fresh process, the output compared outside it). Returns the verdict (accepted, wrong_answer, time_limit, memory_limit, runtime_error, compile_error, output_limit), tests passed of total, and the first failing test's output.",
+      inputSchema: {
+        language: z
+          .enum(JUDGE_LANGUAGE_NAMES as [string, ...string[]])
+          .optional()
+          .describe('python (default), cpp, c or javascript, or an alias (c++, py3, …)'),
+        code: z.string().describe('The program: it reads stdin and prints'),
+        tests: z
+          .array(
+            z.object({
+              stdin: z.string().optional().describe('Standard input of this test'),
+              expected: z.string().optional().describe('What it must print (absent: it must only end well)')
+            })
+          )
+          .min(1)
+          .max(JUDGE_LIMITS.maxTests)
+          .describe('The tests, in order'),
+        compare: z
+          .enum(['lines', 'exact', 'tokens'])
+          .optional()
+          .describe('lines (default: trailing whitespace ignored), exact, or tokens'),
+        run_all: z.boolean().optional().describe('Run every test (default: stop at the first failing one)'),
+        timeout_ms: z
+          .number()
+          .int()
+          .min(LIMITS.minTimeoutMs)
+          .default(Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs))
+          .meta({ maximum: maxTimeoutMs })
+          .describe(
+            `Wall-clock limit of each test, in milliseconds (default ${Math.min(JUDGE_LIMITS.defaultTimeoutMs, maxTimeoutMs)}, at most ${maxTimeoutMs})`
+          )
+      }
+    },
+    async (args) => {
+      const request: JudgeRequest = {
+        language: args.language ?? 'python',
+        code: args.code,
+        tests: args.tests,
+        timeout_ms: args.timeout_ms,
+        compile_timeout_ms: Math.min(JUDGE_LIMITS.defaultCompileTimeoutMs, maxTimeoutMs)
+      }
+      if (args.compare !== undefined) request.compare = args.compare
+      if (args.run_all !== undefined) request.run_all = args.run_all
+      const language = request.language as string
+      const problem = judgeRequestProblem(request)
+      if (problem !== undefined)
+        return toJudgeToolResult(
+          failedJudgeResult(
+            'invalid_request',
+            language,
+            'SF_ERR_GATEWAY_INVALID_REQUEST',
+            `${problem.field}: ${problem.message}`
+          )
+        )
+      if (judge === undefined)
+        return toJudgeToolResult(
+          failedJudgeResult(
+            'invalid_request',
+            language,
+            'SF_ERR_GATEWAY_INVALID_REQUEST',
+            'this gateway judges nothing'
+          )
+        )
+      return toJudgeToolResult(await settleJudge(async () => await judge(request, context), language))
+    }
   )
 
   const sessions = opts.sessions

@@ -17,7 +17,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { ErrorBodySchema, failedResult } from '@sandfleet/protocol'
 import { callerKey } from '../../plugins/auth.ts'
-import type { Call, OverLimit } from '../../pipeline/call-limits.ts'
+import { judgeCall, type Call, type OverLimit } from '../../pipeline/call-limits.ts'
 import type { Refusal, RouteCalls } from '../../pipeline/route-calls.ts'
 import { plain } from '../../schemas.ts'
 import type { Api } from '../api.ts'
@@ -103,7 +103,13 @@ const isToolCall = (m: Message): boolean => m?.method === 'tools/call'
 /** The call of one `tools/call` message: its arguments when its tool runs code, nothing to hold otherwise. */
 function callOf(m: Message): Call {
   const args = m?.params?.arguments
-  if (!CODE_TOOLS.has(m?.params?.name as string) || typeof args !== 'object' || args === null) return {}
+  if (typeof args !== 'object' || args === null) return {}
+  // the judge tool's program, and its time limit (its compile step's is the deployment's own, within it)
+  if (m?.params?.name === 'judge') {
+    const { code, timeout_ms: timeoutMs } = args as Record<string, unknown>
+    return judgeCall({ code: code as string, timeout_ms: timeoutMs as number })
+  }
+  if (!CODE_TOOLS.has(m?.params?.name as string)) return {}
   const { code, timeout_ms: timeoutMs } = args as Record<string, unknown>
   return { code: code as string, timeout_ms: timeoutMs as number }
 }
@@ -138,9 +144,10 @@ const mcpCalls: RouteCalls<unknown> = {
 
 /** MCP on the gateway's pipeline: a caller's sessions are those of its API key. */
 const routes: Api['routes'] = async (app, context) => {
-  const { execute, sessionsFor } = compatPath(context)
+  const { execute, judge, sessionsFor } = compatPath(context)
   await app.register(mcpCompat, {
     execute,
+    judge,
     sessionsFor: (request) => sessionsFor(callerKey(request)),
     limits: { maxTimeoutMs: context.config.maxTimeoutMs }
   })
@@ -156,7 +163,7 @@ export const mcpCompat: FastifyPluginAsync<McpOptions> = async (app, opts) => {
       schema: {
         operationId: 'mcpMessage',
         summary:
-          'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session',
+          'MCP (streamable HTTP, stateless): a JSON-RPC message or a batch of them; the tools run_python, run_javascript, create_session, run_in_session, close_session, judge',
         description:
           "Send Accept: application/json, text/event-stream. A tool's outcome is in its result (isError for any status but ok), never in the HTTP status.",
         tags,

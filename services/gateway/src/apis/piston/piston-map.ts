@@ -15,6 +15,10 @@
  *
  * The first file is the program; the others are written beside it. Times are milliseconds,
  * memory limits bytes (-1: the fleet's default).
+ *
+ * `c++` and `c` (Piston's gcc runtime) are compiled once in a sandbox and run (a judge of one test:
+ * judged-run.ts): the answer has Piston's `compile` stage beside `run`, and when the compile failed
+ * `run` repeats it, as Piston answers. Their program is one file and takes no `args`.
  */
 import {
   base64Problem,
@@ -22,10 +26,13 @@ import {
   LIMITS,
   type ExecRequest,
   type ExecResult,
+  type JudgeRequest,
+  type JudgeResult,
   type Language
 } from '@sandfleet/protocol'
-import type { Call } from '../../pipeline/call-limits.ts'
+import { judgeCall, type Call } from '../../pipeline/call-limits.ts'
 import { truncationNote } from '../compat.ts'
+import { compileFailed, runAsJudge, runOf } from '../judged-run.ts'
 import type { PistonResult, PistonRun } from './piston-schemas.ts'
 
 /** Each language sandfleet runs, by every name a Piston client may give it. */
@@ -50,6 +57,27 @@ const byName: ReadonlyMap<string, Language> = new Map(
 /** The language a Piston `language` names, or `undefined` when sandfleet runs none of that name. */
 export function languageOf(name: string): Language | undefined {
   return byName.get(name.toLowerCase())
+}
+
+/** Piston's compiled languages (its gcc runtime) the fleet judges, each with its aliases and the judge's language. */
+export const PISTON_COMPILED: Readonly<Record<string, { aliases: readonly string[]; judge: string }>> = Object.freeze({
+  'c++': { aliases: ['cpp', 'g++'], judge: 'cpp' },
+  c: { aliases: ['gcc'], judge: 'c' }
+})
+
+/** The runtime Piston names its compiled languages' entries by. */
+export const PISTON_COMPILED_RUNTIME = 'gcc'
+
+const compiledByName: ReadonlyMap<string, string> = new Map(
+  Object.entries(PISTON_COMPILED).flatMap(([language, { aliases }]) => [
+    [language, language],
+    ...aliases.map((a) => [a, language] as [string, string])
+  ])
+)
+
+/** The compiled language (`c++`, `c`) a Piston `language` names, or `undefined`. */
+export function compiledOf(name: string): string | undefined {
+  return compiledByName.get(name.toLowerCase())
 }
 
 /** Piston's default `run_timeout`, ms. */
@@ -124,8 +152,14 @@ export function problemOf(body: unknown): string | undefined {
       return `${field} must be -1 (no limit of the call's own) or an integer of bytes from ${minBytes} to ${LIMITS.maxMemoryMb * 2 ** 20}`
   }
   const language = b.language
-  if (languageOf(language) === undefined)
-    return `language ${JSON.stringify(language)}: ${language}-${b.version} runtime is unknown (this fleet runs ${Object.keys(PISTON_ALIASES).join(', ')})`
+  const compiled = compiledOf(language)
+  if (languageOf(language) === undefined && compiled === undefined)
+    return `language ${JSON.stringify(language)}: ${language}-${b.version} runtime is unknown (this fleet runs ${[...Object.keys(PISTON_ALIASES), ...Object.keys(PISTON_COMPILED)].join(', ')})`
+  if (compiled !== undefined) {
+    if (((b.args as unknown[] | undefined)?.length ?? 0) > 0)
+      return `args: a ${compiled} program runs with no command line on this fleet`
+    if ((b.files as unknown[]).length > 1) return `files: a ${compiled} program is one file on this fleet`
+  }
   if (b.args !== undefined && (b.args as unknown[]).length > 0 && languageOf(language) === 'javascript')
     return 'args: javascript runs in a V8 isolate, which has no command line'
   return undefined
@@ -168,14 +202,32 @@ function limitsOf(req: PistonRequest, maxTimeoutMs: number): Pick<ExecRequest, '
   return limits
 }
 
-/** What the limits stage holds a request to: its program and its run's limits. */
+/** What the limits stage holds a request to: its program and its run's limits (a compiled one's compile step too). */
 export function callOf(req: PistonRequest, maxTimeoutMs: number): Call {
+  if (compiledOf(req.language) !== undefined) return judgeCall(toJudgeRequest(req, maxTimeoutMs))
   return { code: programOf(req), ...limitsOf(req, maxTimeoutMs) }
+}
+
+/** Piston's default `compile_timeout`, ms. */
+export const PISTON_COMPILE_TIMEOUT_MS = 10_000
+
+/** A request of a compiled language → the judge of one test that compiles and runs it. */
+export function toJudgeRequest(req: PistonRequest, maxTimeoutMs: number): JudgeRequest {
+  const language = compiledOf(req.language) as string
+  return runAsJudge({
+    language: PISTON_COMPILED[language]?.judge ?? language,
+    code: programOf(req),
+    stdin: req.stdin,
+    ...limitsOf(req, maxTimeoutMs),
+    compile_timeout_ms: req.compile_timeout ?? Math.min(PISTON_COMPILE_TIMEOUT_MS, maxTimeoutMs)
+  })
 }
 
 /** The Piston field each limited `ExecRequest` field came from. */
 export const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
   code: 'files[0].content',
+  compile_timeout_ms: 'compile_timeout',
+  'compare/checker/code': 'files[0].content',
   timeout_ms: 'run_timeout',
   memory_mb: 'run_memory_limit'
 })
@@ -252,4 +304,46 @@ export function faultStatus(status: ExecResult['status']): number | undefined {
 /** A sandfleet result → Piston's answer: the run, with the language and version it ran as. */
 export function toPistonResult(language: Language, version: string, result: ExecResult): PistonResult {
   return { language, version, run: toRun(result) }
+}
+
+/** A compile step as Piston's `compile` stage: code 0, or the compiler's code and status RE; TO past its limit. */
+function toCompile(result: JudgeResult): PistonRun | undefined {
+  const compile = result.compile
+  if (compile === null) return undefined
+  const status: ExecResult['status'] =
+    compile.status === 'ok'
+      ? 'ok'
+      : compile.status === 'time_limit'
+        ? 'timeout'
+        : compile.status === 'memory_limit'
+          ? 'memory'
+          : compile.status === 'output_limit'
+            ? 'killed'
+            : 'error'
+  return toRun({
+    status,
+    stdout: compile.stdout,
+    stderr: compile.stderr,
+    exit_code: compile.exit_code ?? (compile.status === 'ok' ? 0 : null),
+    duration_ms: compile.duration_ms,
+    queue_ms: 0,
+    truncated: { stdout: false, stderr: false },
+    error: null,
+    files: {},
+    runner: result.runner,
+    sandbox: result.sandbox,
+    ...(compile.cpu_ms === undefined ? {} : { cpu_ms: compile.cpu_ms })
+  })
+}
+
+/**
+ * A judged run of a compiled program → Piston's answer: its `compile` stage and its `run`; when the compile failed,
+ * `run` repeats the compile stage, as Piston answers it.
+ */
+export function judgedPistonResult(language: string, version: string, result: JudgeResult): PistonResult {
+  const compile = toCompile(result)
+  if (compileFailed(result) && compile !== undefined) return { language, version, compile, run: compile }
+  const answer: PistonResult = { language, version, run: toRun(runOf(result)) }
+  if (compile !== undefined) answer.compile = compile
+  return answer
 }

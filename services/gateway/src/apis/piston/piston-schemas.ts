@@ -11,7 +11,9 @@ const nullableString = (description: string): TUnion<[TString, TNull]> =>
 /** Schema of a `POST /api/v2/execute` body. */
 export const PistonRequestSchema = Type.Object(
   {
-    language: Type.String({ description: 'python (py, py3, python3) or javascript (js, node-js, node)' }),
+    language: Type.String({
+      description: 'python (py, py3, python3), javascript (js, node-js, node), c++ (cpp, g++) or c (gcc)'
+    }),
     version: Type.String({
       description: 'Any version (a semver, or *): the fleet runs the one it has and says which in the answer'
     }),
@@ -30,7 +32,7 @@ export const PistonRequestSchema = Type.Object(
       Type.Array(Type.String(), { description: "The program's command line (sys.argv[1:]; python only)" })
     ),
     compile_timeout: Type.Optional(
-      Type.Integer({ description: 'Accepted and unused: python and javascript are not compiled' })
+      Type.Integer({ description: 'ms the compile step of c++ and c may take (default 10000); unused for the others' })
     ),
     run_timeout: Type.Optional(
       Type.Integer({ description: "ms (default Piston's 3000, at most the deployment's maxTimeoutMs)" })
@@ -65,21 +67,31 @@ export const PistonResultSchema = Type.Object(
   {
     language: Type.String({ description: 'The language it ran as' }),
     version: Type.String({ description: 'The version the fleet ran' }),
+    compile: Type.Optional(PistonRunSchema),
     run: PistonRunSchema
   },
-  { title: 'PistonResult', additionalProperties: false }
+  {
+    title: 'PistonResult',
+    additionalProperties: false,
+    description:
+      'c++ and c have the compile stage in compile (status RE and the messages in stderr when it failed, and then run repeats it, as Piston answers)'
+  }
 )
 
-/** A `POST /api/v2/execute` answer (no `compile`: python and javascript are interpreted). */
+/** A `POST /api/v2/execute` answer (`compile` for c++ and c; python and javascript are interpreted). */
 export type PistonResult = Static<typeof PistonResultSchema>
 
 /** Schema of one `GET /api/v2/runtimes` item. */
 export const PistonRuntimeSchema = Type.Object(
   {
     language: Type.String(),
-    version: Type.String({ description: "The version the fleet runs (its runners' Python, when they report it)" }),
+    version: Type.String({
+      description: "The version the fleet runs (its runners' Python, their g++ and gcc, when they report them)"
+    }),
     aliases: Type.Array(Type.String()),
-    runtime: Type.String({ description: 'What runs it: cpython, or v8 (an isolate: no Node API)' })
+    runtime: Type.String({
+      description: 'What runs it: cpython, v8 (an isolate: no Node API), or gcc (c++ and c, compiled in the sandbox)'
+    })
   },
   { title: 'PistonRuntime', additionalProperties: false }
 )

@@ -10,29 +10,36 @@
  * await app.register(pistonCompat, { execute, runtimes: async () => [{ language: 'python', version: '3.11.2' }] })
  * ```
  */
-import type { FastifyError, FastifyPluginAsync } from 'fastify'
-import { LIMITS, type Language } from '@sandfleet/protocol'
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify'
+import { LIMITS, type ExecResult, type Language } from '@sandfleet/protocol'
 import type { RouteCalls } from '../../pipeline/route-calls.ts'
+import type { JudgedLanguages } from '../../runners/judged-languages.ts'
 import type { RunnerSet } from '../../runners/runner-set.ts'
 import type { Api } from '../api.ts'
-import { compatPath, settle, type ExecuteFn } from '../compat.ts'
+import { compatPath, settle, settleJudge, type ExecuteFn, type JudgeFn } from '../compat.ts'
+import { isLanguageRefusal, runOf } from '../judged-run.ts'
 import {
   callOf,
+  compiledOf,
   faultStatus,
   FIELD_OF,
+  judgedPistonResult,
   languageOf,
   PISTON_ALIASES,
+  PISTON_COMPILED,
+  PISTON_COMPILED_RUNTIME,
   PISTON_RUNTIMES,
   problemOf,
   toExecRequest,
+  toJudgeRequest,
   toPistonResult,
   type PistonRequest
 } from './piston-map.ts'
 import { PISTON_ERRORS, PistonRequestSchema, PistonResultSchema, PistonRuntimeSchema } from './piston-schemas.ts'
 
-/** A language the fleet runs and the version it runs. */
+/** A language the fleet runs (Piston's name: python, javascript, c++, c) and the version it runs. */
 export interface FleetRuntime {
-  language: Language
+  language: Language | keyof typeof PISTON_COMPILED
   version: string
 }
 
@@ -40,7 +47,9 @@ export interface FleetRuntime {
 export interface PistonOptions {
   /** The gateway's execution path (routing, retries; its pipeline has admitted the request). */
   execute: ExecuteFn
-  /** The languages the fleet runs now, with their versions. */
+  /** The fleet's judge, which compiles and runs c++ and c (without it, those are unknown runtimes). */
+  judge?: JudgeFn
+  /** The languages the fleet runs now, with their versions (c++ and c when it judges them). */
   runtimes: () => Promise<FleetRuntime[]>
   /**
    * The deployment's longest call (default: the contract's); an absent `run_timeout` is Piston's 3 s or this, whichever
@@ -95,8 +104,15 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
       payload: { message: `${FIELD_OF[over.field] ?? over.field}: ${over.message}` }
     })
   }
-  const versionOf = async (language: Language): Promise<string> =>
-    (await opts.runtimes()).find((r) => r.language === language)?.version ?? UNREPORTED_VERSIONS[language]
+  const versionOf = async (language: FleetRuntime['language']): Promise<string | undefined> =>
+    (await opts.runtimes()).find((r) => r.language === language)?.version ?? UNREPORTED_VERSIONS[language as Language]
+  /** Answers a fleet fault or refusal in Piston's shape. */
+  const fault = async (reply: FastifyReply, status: number, result: ExecResult): Promise<FastifyReply> => {
+    if (status === 503) void reply.header('retry-after', String(BUSY_RETRY_AFTER_S))
+    return await reply
+      .code(status)
+      .send({ message: `${result.status}: ${result.error?.message ?? 'the fleet could not run it'}` })
+  }
 
   app.post(
     '/api/v2/execute',
@@ -120,17 +136,35 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
     },
     async (request, reply) => {
       const body = request.body as PistonRequest
+      const compiled = compiledOf(body.language)
+      if (compiled !== undefined) {
+        const version = opts.judge === undefined ? undefined : await versionOf(compiled as FleetRuntime['language'])
+        if (opts.judge === undefined || version === undefined)
+          return await reply.code(400).send({
+            message: `language ${JSON.stringify(body.language)}: ${body.language}-${body.version} runtime is unknown (this fleet judges no ${compiled} now)`
+          })
+        const judge = opts.judge
+        const result = await settleJudge(
+          async () => await judge(toJudgeRequest(body, maxTimeoutMs), request.callContext),
+          compiled
+        )
+        if (isLanguageRefusal(result))
+          return await reply
+            .code(400)
+            .send({ message: `language ${JSON.stringify(body.language)}: ${result.error?.message ?? ''}` })
+        const run = runOf(result)
+        const status = faultStatus(run.status)
+        if (status !== undefined) return await fault(reply, status, run)
+        return judgedPistonResult(compiled, version, result)
+      }
       const language = languageOf(body.language) as Language
       const [result, version] = await Promise.all([
         settle(async () => await opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext)),
         versionOf(language)
       ])
-      const fault = faultStatus(result.status)
-      if (fault === undefined) return toPistonResult(language, version, result)
-      if (fault === 503) void reply.header('retry-after', String(BUSY_RETRY_AFTER_S))
-      return await reply
-        .code(fault)
-        .send({ message: `${result.status}: ${result.error?.message ?? 'the fleet could not run it'}` })
+      const status = faultStatus(result.status)
+      if (status === undefined) return toPistonResult(language, version ?? UNREPORTED_VERSIONS[language], result)
+      return await fault(reply, status, result)
     }
   )
 
@@ -148,21 +182,30 @@ export const pistonCompat: FastifyPluginAsync<PistonOptions> = async (app, opts)
       }
     },
     async () =>
-      (await opts.runtimes()).map(({ language, version }) => ({
-        language,
-        version,
-        aliases: [...PISTON_ALIASES[language]],
-        runtime: PISTON_RUNTIMES[language]
-      }))
+      (await opts.runtimes()).map(({ language, version }) => {
+        const compiled = PISTON_COMPILED[language]
+        return compiled === undefined
+          ? {
+              language,
+              version,
+              aliases: [...PISTON_ALIASES[language as Language]],
+              runtime: PISTON_RUNTIMES[language as Language]
+            }
+          : { language, version, aliases: [...compiled.aliases], runtime: PISTON_COMPILED_RUNTIME }
+      })
   )
 }
 
 /**
  * The languages `runners` serve (those their load reports name; both before any report), and
  * Python's version as the routable runners' sandbox manifests report it (in a mixed fleet, the
- * first in sort order, as /v1/info lists them), asked of all at once at most every {@link VERSION_TTL_MS}.
+ * first in sort order, as /v1/info lists them), asked of all at once at most every {@link VERSION_TTL_MS};
+ * then c++ and c when `judged` says the fleet judges them, with their compilers' versions.
  */
-export function fleetRuntimes(runners: Pick<RunnerSet, 'members'>): () => Promise<FleetRuntime[]> {
+export function fleetRuntimes(
+  runners: Pick<RunnerSet, 'members'>,
+  judged?: () => Promise<JudgedLanguages>
+): () => Promise<FleetRuntime[]> {
   let python: { at: number; version: Promise<string | undefined> } | undefined
   const askPython = async (): Promise<string | undefined> => {
     const pythons = await Promise.all(
@@ -185,20 +228,26 @@ export function fleetRuntimes(runners: Pick<RunnerSet, 'members'>): () => Promis
     const languages = (Object.keys(PISTON_ALIASES) as Language[]).filter(
       (l) => reported.length === 0 || reported.includes(l)
     )
-    const pythonVersion = await python.version
-    return languages.map((language) => ({
+    const [pythonVersion, judges] = await Promise.all([python.version, judged?.()])
+    const interpreted: FleetRuntime[] = languages.map((language) => ({
       language,
       version: language === 'python' ? (pythonVersion ?? UNREPORTED_VERSIONS.python) : UNREPORTED_VERSIONS[language]
     }))
+    const compiled = Object.entries(PISTON_COMPILED).flatMap(([language, { judge }]): FleetRuntime[] => {
+      const info = judges?.byName?.get(judge)
+      return info === undefined ? [] : [{ language: language as FleetRuntime['language'], version: info.version }]
+    })
+    return [...interpreted, ...compiled]
   }
 }
 
 /** Piston on the gateway's pipeline. */
 const routes: Api['routes'] = async (app, context) => {
-  const { execute } = compatPath(context)
+  const { execute, judge, judgedLanguages } = compatPath(context)
   await app.register(pistonCompat, {
     execute,
-    runtimes: fleetRuntimes(context.runners),
+    judge,
+    runtimes: fleetRuntimes(context.runners, judgedLanguages),
     maxTimeoutMs: context.config.maxTimeoutMs
   })
 }

@@ -10,10 +10,29 @@
  * | memory, killed | Failed | Finished | the exit code, or -9 (SIGKILL) when none |
  * | overloaded, queue_timeout, infra_error | SandboxError | (`run_result` null) | |
  * | invalid_request | HTTP 422 `detail` | | |
+ *
+ * A compiled language (`cpp`, and any other of SandboxFusion's list the judge has a row for) is a
+ * judge of one test (judged-run.ts): `compile_result` is the compile step (`Finished` with the
+ * compiler's return code, `TimeLimitExceeded` past `compile_timeout`), `run_result` the run, null
+ * when the compile failed; a run killed by a signal has its return code as -N (an assertion's
+ * SIGABRT: -6).
  */
-import { fileFieldsProblem, LIMITS, type ExecRequest, type ExecResult, type Language } from '@sandfleet/protocol'
+import {
+  fileFieldsProblem,
+  isRetriableVerdict,
+  judgeLanguageRow,
+  JUDGE_LIMITS,
+  LIMITS,
+  type ExecRequest,
+  type ExecResult,
+  type JudgeCompileResult,
+  type JudgeRequest,
+  type JudgeResult,
+  type Language
+} from '@sandfleet/protocol'
 import { toNumber, type ModelSpec } from '../fastapi/fastapi-errors.ts'
 import { truncationNote } from '../compat.ts'
+import { compileFailed, runAsJudge, signalReturnCode, testRun } from '../judged-run.ts'
 import type { CommandRunResult, JupyterCell, RunCodeResponse } from './sandbox-fusion-schemas.ts'
 
 export type { CommandRunResult, JupyterCell, RunCodeResponse, RunJupyterResponse } from './sandbox-fusion-schemas.ts'
@@ -24,18 +43,37 @@ export const SF_LANGUAGES: Readonly<Record<string, Language>> = Object.freeze({
   nodejs: 'javascript'
 })
 
+/**
+ * SandboxFusion `language` values of compiled languages, by the judge's language of each: those its list shares with
+ * the judge's table (the fleet compiles them once, then runs them).
+ */
+export const SF_COMPILED: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(
+    (['cpp', 'go', 'java', 'rust'] as const).flatMap((l) => (judgeLanguageRow(l) === undefined ? [] : [[l, l]]))
+  )
+)
+
+/** Every `language` `/run_code` takes (its 422 lists them). */
+export const SF_RUN_LANGUAGES: readonly string[] = Object.freeze([
+  ...Object.keys(SF_LANGUAGES),
+  ...Object.keys(SF_COMPILED)
+])
+
+/** SandboxFusion's default `compile_timeout`, seconds. */
+export const SF_COMPILE_TIMEOUT_S = 10
+
 /** The request model of `POST /run_code` (fields we do not use are accepted and ignored). */
 export const RUN_CODE_MODEL: ModelSpec = Object.freeze({
   code: { kind: 'string', required: true, description: 'The program' },
   language: {
     kind: 'literal',
-    values: Object.keys(SF_LANGUAGES),
+    values: SF_RUN_LANGUAGES,
     required: true,
-    description: 'python, or nodejs (JavaScript in an isolate)'
+    description: `python, nodejs (JavaScript in an isolate), or a compiled language (${Object.keys(SF_COMPILED).join(', ')}: compiled once, then run; a 422 naming language when the fleet judges none of it)`
   },
   compile_timeout: {
     kind: 'number',
-    description: 'Seconds; accepted and unused (Python and JavaScript are not compiled)'
+    description: `Seconds the compile step may take (default ${SF_COMPILE_TIMEOUT_S}); unused for python and nodejs`
   },
   run_timeout: { kind: 'number', description: 'Seconds (default 10)' },
   memory_limit_MB: { kind: 'integer', description: "MiB; -1 or absent: the deployment's default" },
@@ -127,6 +165,89 @@ export function toExecRequest(body: RunCodeRequest, maxTimeoutMs: number = LIMIT
   }
   if (body.fetch_files !== undefined && body.fetch_files.length > 0) req.fetch_files = body.fetch_files
   return req
+}
+
+/** True when `/run_code`'s `language` is compiled (a judge of one test), not run as a snippet. */
+export function isCompiled(language: string): boolean {
+  return SF_COMPILED[language] !== undefined
+}
+
+/**
+ * A validated `/run_code` body of a compiled language → the judge of one test that compiles and runs it: `run_timeout`
+ * and `compile_timeout` (SandboxFusion's 10 s each, or `maxTimeoutMs` when less), `memory_limit_MB`, `stdin`.
+ */
+export function toJudgeRequest(body: RunCodeRequest, maxTimeoutMs: number = LIMITS.maxTimeoutMs): JudgeRequest {
+  const run = {
+    language: SF_COMPILED[body.language] ?? body.language,
+    code: body.code,
+    stdin: typeof body.stdin === 'string' ? body.stdin : '',
+    timeout_ms: secondsToMs(body.run_timeout, Math.min(SF_DEFAULTS.runTimeoutS, maxTimeoutMs / 1000)),
+    compile_timeout_ms: secondsToMs(
+      body.compile_timeout,
+      Math.min(SF_COMPILE_TIMEOUT_S, JUDGE_LIMITS.defaultCompileTimeoutMs / 1000, maxTimeoutMs / 1000)
+    ),
+    memory_mb: memoryMb(body.memory_limit_MB)
+  }
+  return runAsJudge(run)
+}
+
+/** The `compile_result` of a compile step. */
+export function toCompileResult(compile: JudgeCompileResult): CommandRunResult {
+  const limited = compile.status === 'time_limit'
+  return {
+    status: limited ? 'TimeLimitExceeded' : 'Finished',
+    execution_time: compile.duration_ms / 1000,
+    return_code: limited ? null : (compile.exit_code ?? (compile.status === 'ok' ? 0 : -9)),
+    stdout: compile.stdout,
+    stderr: compile.stderr
+  }
+}
+
+/**
+ * A judged run of a compiled program → SandboxFusion's `RunCodeResponse`: the compile step and the run each with their
+ * own status; the run null when the compile failed; the fleet's verdicts `SandboxError`.
+ */
+export function judgedRunCodeResponse(result: JudgeResult): RunCodeResponse {
+  const pod = result.runner === '' ? null : result.runner
+  if (isRetriableVerdict(result.verdict) || result.verdict === 'invalid_request')
+    return {
+      status: 'SandboxError',
+      message: `${result.verdict}: ${result.error?.message ?? 'the fleet could not run the code'}`,
+      compile_result: null,
+      run_result: null,
+      executor_pod_name: pod,
+      files: {}
+    }
+  const compile = result.compile === null ? null : toCompileResult(result.compile)
+  const test = testRun(result)
+  if (compileFailed(result) || test === undefined)
+    return {
+      status: 'Failed',
+      message: '',
+      compile_result: compile,
+      run_result: null,
+      executor_pod_name: pod,
+      files: {}
+    }
+  const limited = test.verdict === 'time_limit'
+  const code = limited ? null : (test.exit_code ?? signalReturnCode(test.signal) ?? -9)
+  const run: CommandRunResult = {
+    status: limited ? 'TimeLimitExceeded' : 'Finished',
+    execution_time: test.duration_ms / 1000,
+    return_code: code,
+    stdout: test.stdout,
+    stderr:
+      test.stderr +
+      truncationNote({ truncated: test.truncated ?? { stdout: test.verdict === 'output_limit', stderr: false } })
+  }
+  return {
+    status: test.verdict === 'accepted' && code === 0 ? 'Success' : 'Failed',
+    message: '',
+    compile_result: compile,
+    run_result: run,
+    executor_pod_name: pod,
+    files: {}
+  }
 }
 
 /**

@@ -38,10 +38,11 @@ export const RunCodeResponseSchema = Type.Object(
     status: RunStatusSchema,
     message: Type.String(),
     compile_result: Nullable(CommandRunResultSchema, {
-      description: 'Always null: Python and JavaScript are not compiled'
+      description:
+        "A compiled language's compile step (Finished with the compiler's return code, TimeLimitExceeded past compile_timeout); null for python and nodejs, which are not compiled"
     }),
     run_result: Nullable(CommandRunResultSchema, {
-      description: 'null when the fleet could not run the code (SandboxError)'
+      description: 'null when the fleet could not run the code (SandboxError), or the compile step failed'
     }),
     executor_pod_name: Nullable(Type.String(), { description: 'The runner that ran it' }),
     files: FilesSchema

@@ -13,26 +13,36 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { LIMITS, SESSION_LIMITS, type ExecResult } from '@sandfleet/protocol'
+import { judgeCall } from '../../pipeline/call-limits.ts'
+import type { JudgedLanguages } from '../../runners/judged-languages.ts'
 import type { Api } from '../api.ts'
-import { compatPath, settle, type CompatSessions, type ExecuteFn } from '../compat.ts'
+import { compatPath, settle, settleJudge, type CompatSessions, type ExecuteFn, type JudgeFn } from '../compat.ts'
 import {
   installFastapiErrorHandler,
+  literalError,
   modelBody,
   modelSchema,
   toNumber,
   UNPROCESSABLE,
   validateModel,
   valueError,
+  type FastapiErrorBody,
   type FastapiErrorItem
 } from '../fastapi/fastapi-errors.ts'
 import { describeOnly, FASTAPI_ERRORS } from '../fastapi/fastapi-schemas.ts'
+import { fleetJudges, isLanguageRefusal } from '../judged-run.ts'
 import {
+  isCompiled,
   isSandboxError,
+  judgedRunCodeResponse,
   RUN_CODE_MODEL,
   RUN_JUPYTER_MODEL,
+  SF_COMPILED,
   SF_DEFAULTS,
+  SF_LANGUAGES,
   secondsToMs,
   toExecRequest,
+  toJudgeRequest,
   toJupyterCell,
   toRunCodeResponse,
   type JupyterCell,
@@ -47,6 +57,10 @@ import { RunCodeResponseSchema, RunJupyterResponseSchema } from './sandbox-fusio
 export interface SandboxFusionOptions {
   /** The gateway's execution path (routing, retries; its pipeline has admitted the request). */
   execute: ExecuteFn
+  /** The fleet's judge, which compiles and runs a compiled language's program (without it, those are a 422). */
+  judge?: JudgeFn
+  /** The languages the fleet judges (default: unknown; the fleet answers for itself). */
+  judgedLanguages?: () => Promise<JudgedLanguages>
   /** Sessions, for `/run_jupyter`; without them the route answers `SandboxError`. */
   sessions?: CompatSessions
   /**
@@ -62,6 +76,9 @@ export interface SandboxFusionOptions {
  * runner's).
  */
 const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
+  language: 'language',
+  compile_timeout_ms: 'compile_timeout',
+  'compare/checker/code': 'code',
   timeout_ms: 'run_timeout',
   memory_mb: 'memory_limit_MB',
   code: 'code',
@@ -72,13 +89,22 @@ const FIELD_OF: Readonly<Record<string, string>> = Object.freeze({
 
 /**
  * A body of `model` whose files a sandbox can all decode (each path in its writable places, each
- * content base64), or the 422 items saying why not: the caller's mistake, before anything runs.
+ * content base64), or the 422 items saying why not: the caller's mistake, before anything runs; a compiled program
+ * takes no files (it is judged in a work dir of its own).
  */
 function checkBody(model: Parameters<typeof validateModel>[1]): (body: unknown) => FastapiErrorItem[] {
   return (body) => {
     const detail = validateModel(body, model)
     if (detail.length > 0) return detail
-    const file = undecodableFile(body as RunCodeRequest)
+    const run = body as RunCodeRequest
+    if (typeof run.language === 'string' && isCompiled(run.language)) {
+      for (const field of ['files', 'fetch_files'] as const) {
+        const value = run[field]
+        if (value != null && Object.keys(value).length > 0)
+          return valueError(field, `${field} are not offered for ${run.language} programs on this fleet`, value).detail
+      }
+    }
+    const file = undecodableFile(run)
     return file === undefined ? [] : valueError('files', file.message, file.path).detail
   }
 }
@@ -89,6 +115,18 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
   describeOnly(app)
   const maxTimeoutMs = opts.maxTimeoutMs ?? LIMITS.maxTimeoutMs
   const tags = ['SandboxFusion']
+  /** The 422 of a compiled `language` the fleet judges no runner for (or has no judge for), listing what it takes. */
+  const unjudged = async (language: string): Promise<FastapiErrorBody | undefined> => {
+    if (!isCompiled(language)) return undefined
+    const languages = opts.judgedLanguages === undefined ? { byName: undefined } : await opts.judgedLanguages()
+    const judges = (l: string): boolean => opts.judge !== undefined && fleetJudges(languages, SF_COMPILED[l] ?? l)
+    if (judges(language)) return undefined
+    return literalError(
+      ['body', 'language'],
+      [...Object.keys(SF_LANGUAGES), ...Object.keys(SF_COMPILED).filter(judges)],
+      language
+    )
+  }
 
   app.post(
     '/run_code',
@@ -96,7 +134,11 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
       preValidation: modelBody(checkBody(RUN_CODE_MODEL)),
       config: {
         calls: {
-          of: (body: RunCodeRequest) => [toExecRequest(body, maxTimeoutMs)],
+          of: (body: RunCodeRequest) => [
+            isCompiled(body.language)
+              ? judgeCall(toJudgeRequest(body, maxTimeoutMs))
+              : toExecRequest(body, maxTimeoutMs)
+          ],
           refuse: (over, body: RunCodeRequest) => {
             const field = over.field.startsWith('files/') ? 'files' : (FIELD_OF[over.field] ?? 'code')
             return {
@@ -119,9 +161,31 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
     },
     async (request, reply) => {
       const body = request.body as RunCodeRequest
+      const refused = await unjudged(body.language)
+      if (refused !== undefined) return await reply.code(UNPROCESSABLE).send(refused)
+      if (isCompiled(body.language) && opts.judge !== undefined) {
+        const judge = opts.judge
+        const judged = await settleJudge(
+          async () => await judge(toJudgeRequest(body, maxTimeoutMs), request.callContext),
+          body.language
+        )
+        if (judged.verdict === 'invalid_request') {
+          const field = isLanguageRefusal(judged) ? 'language' : fieldOf(judged.error?.message ?? '')
+          return await reply
+            .code(UNPROCESSABLE)
+            .send(
+              valueError(
+                field,
+                judged.error?.message ?? 'invalid request',
+                (body as unknown as Record<string, unknown>)[field] ?? null
+              )
+            )
+        }
+        return judgedRunCodeResponse(judged)
+      }
       const result = await settle(() => opts.execute(toExecRequest(body, maxTimeoutMs), request.callContext))
       if (result.status === 'invalid_request') {
-        const field = fieldOf(result)
+        const field = fieldOf(result.error?.message ?? '')
         return reply
           .code(UNPROCESSABLE)
           .send(
@@ -176,20 +240,27 @@ export const sandboxFusionCompat: FastifyPluginAsync<SandboxFusionOptions> = asy
 
 /** SandboxFusion on the gateway's pipeline. */
 const routes: Api['routes'] = async (app, context) => {
-  const { execute, sessionsFor } = compatPath(context)
+  const { execute, judge, judgedLanguages, sessionsFor } = compatPath(context)
   // /run_jupyter opens and closes its session within one request: no caller can reach it
   await app.register(sandboxFusionCompat, {
     execute,
+    judge,
+    judgedLanguages,
     sessions: sessionsFor(''),
     maxTimeoutMs: context.config.maxTimeoutMs
   })
 }
 
-/** The `/run_code` field a fleet refusal names (its message names the `ExecRequest` field). */
-function fieldOf(result: ExecResult): string {
-  const message = result.error?.message ?? ''
-  for (const [ours, theirs] of Object.entries(FIELD_OF)) if (message.includes(ours)) return theirs
-  return 'code'
+/**
+ * The `/run_code` field a fleet refusal names (its message names the request's field: `field: why`, or the field
+ * within it); the longest name that matches wins (`compile_timeout_ms` over `timeout_ms`).
+ */
+function fieldOf(message: string): string {
+  const named = message.split(':')[0]?.trim() ?? ''
+  if (FIELD_OF[named] !== undefined) return FIELD_OF[named] as string
+  const matches = Object.keys(FIELD_OF).filter((ours) => message.includes(ours))
+  const longest = matches.sort((a, b) => b.length - a.length)[0]
+  return longest === undefined ? 'code' : (FIELD_OF[longest] as string)
 }
 
 function sandboxError(message: string, cells: JupyterCell[] = []): RunJupyterResponse {

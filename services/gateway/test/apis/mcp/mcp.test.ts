@@ -7,6 +7,7 @@ import { LIMITS, failedResult, type ExecResult } from '@sandfleet/protocol'
 import { mcpCompat } from '../../../src/apis/mcp/mcp.ts'
 import type { CompatSessions } from '../../../src/apis/compat.ts'
 import { runPython } from '../helpers.ts'
+import { localJudge } from '../../helpers/local-judge.ts'
 
 /** Sessions that keep each session's cells and replay them (enough to show state across calls). */
 function replaySessions(): CompatSessions {
@@ -53,7 +54,7 @@ before(async () => {
     req.language === 'javascript'
       ? { ...failedResult('ok', '', ''), error: null, exit_code: 0, stdout: 'js\n', cpu_ms: 0.25 }
       : await runPython(req)
-  await app.register(mcpCompat, { execute, sessions: replaySessions() })
+  await app.register(mcpCompat, { execute, judge: localJudge, sessions: replaySessions() })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   client = new Client({ name: 'sandfleet-test', version: '0.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`)))
@@ -63,11 +64,12 @@ after(async () => {
   await app.close()
 })
 
-test('the SDK client lists the five tools over real HTTP', async () => {
+test('the SDK client lists the six tools over real HTTP', async () => {
   const { tools } = await client.listTools()
   assert.deepEqual(tools.map((t) => t.name).sort(), [
     'close_session',
     'create_session',
+    'judge',
     'run_in_session',
     'run_javascript',
     'run_python'
@@ -211,4 +213,39 @@ test("a tool call without timeout_ms gets the default within the gateway's large
     await client2.close()
     await wide.close()
   }
+})
+
+test('judge answers the verdict, tests passed of total and the first failing test; only a refusal is an error', async () => {
+  const tests = [
+    { stdin: '1 2\n', expected: '3\n' },
+    { stdin: '2 2\n', expected: '5\n' },
+    { stdin: '3 3\n', expected: '6\n' }
+  ]
+  const cpp = '#include <iostream>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b<<"\\n";}'
+  const wrong = await client.callTool({ name: 'judge', arguments: { language: 'cpp', code: cpp, tests } })
+  const s = wrong.structuredContent as any
+  assert.deepEqual([s.verdict, s.passed, s.total, s.compile.status], ['wrong_answer', 1, 3, 'ok'])
+  assert.deepEqual(
+    s.tests.map((t: any) => t.verdict),
+    ['accepted', 'wrong_answer', 'skipped']
+  )
+  assert.equal(wrong.isError, false, "a verdict on the program is the tool's answer, not its failure")
+  assert.match(
+    (wrong.content as any)[0].text,
+    /verdict: wrong_answer \(1\/3 tests passed\)\ntest 2: wrong_answer\nstdout:\n4/
+  )
+  const all = await client.callTool({
+    name: 'judge',
+    arguments: { code: 'a, b = map(int, input().split())\nprint(a + b)', tests, run_all: true }
+  })
+  assert.deepEqual([(all.structuredContent as any).verdict, (all.structuredContent as any).passed], ['wrong_answer', 2])
+  const broken = await client.callTool({ name: 'judge', arguments: { language: 'c', code: 'int main( {', tests } })
+  assert.equal((broken.structuredContent as any).verdict, 'compile_error')
+  assert.match((broken.content as any)[0].text, /compile: error\n.*error/s)
+  const refused = await client.callTool({
+    name: 'judge',
+    arguments: { language: 'javascript', code: 'print(1)', tests: [{ stdin: '' }] }
+  })
+  assert.equal(refused.isError, true, 'a language the fleet does not judge is refused')
+  assert.match((refused.content as any)[0].text, /error: SF_ERR_RUNNER_LANGUAGE: language/)
 })

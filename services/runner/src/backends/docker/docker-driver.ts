@@ -81,6 +81,8 @@ export class DockerDriver implements Driver {
     keeps: ['timeout', 'memory', 'killed'],
     retires: [...EXECUTOR_RETIRES, 'oom', 'max_jobs', 'exhausted']
   }
+  /** The executor judges a whole program in one job (its `judge` frame). */
+  readonly judges = true
   /** The resolved, frozen options (defaults applied). */
   readonly options: Readonly<DockerDriverOptions>
   /** Warm spares kept once the pool is up. */

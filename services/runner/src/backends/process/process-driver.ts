@@ -48,6 +48,8 @@ export class ProcessDriver implements Driver {
   readonly languages: readonly Language[] = ['python']
   /** The executor's own stop: SIGTERM at `timeout_ms`, SIGKILL `EXECUTOR_SOFT_STOP_MS` later. */
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
+  /** The executor judges a whole program in one job (its `judge` frame). */
+  readonly judges = true
   private readonly executor: string
   /** The runner's cgroups, when the host offers them (opened by {@link check}). */
   private cgroups: CgroupHost | undefined

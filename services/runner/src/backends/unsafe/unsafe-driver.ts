@@ -28,6 +28,8 @@ export class UnsafeDriver implements Driver {
   readonly stopMs = EXECUTOR_SOFT_STOP_MS
   /** Every job end is survived; the executor's reasons. */
   readonly life: SandboxLife = { noun: 'executor', keeps: ['timeout', 'memory', 'killed'], retires: EXECUTOR_RETIRES }
+  /** The executor judges a whole program in one job (its `judge` frame). */
+  readonly judges = true
   private readonly executor: string
   #manifest: SandboxManifest | undefined
 

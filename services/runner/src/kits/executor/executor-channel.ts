@@ -5,10 +5,11 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { GRACES, type ResolvedExecRequest } from '@sandfleet/protocol'
-import type { DriverEvents, Job, JobWatch, RunOutcome } from '../../sandbox/contract.ts'
+import type { DriverEvents, Job, JobWatch, JudgeSink, RunOutcome } from '../../sandbox/contract.ts'
 import { failedOutcome } from '../../sandbox/failed-outcome.ts'
 import { retireReasonOf, type RetireReason } from '../../sandbox/retire-reasons.ts'
 import type { RunnerErrorCode } from '../../errors.ts'
+import { compiledOf, judgeAckFrame, judgeFrame, judgeStopFrame, testedOf } from './judge-frames.ts'
 
 /**
  * The executor's soft stop: SIGTERM at `timeout_ms`, SIGKILL this much later. The drivers hand it
@@ -64,6 +65,26 @@ export interface ExecFrame extends Pick<
   tenant: string | null
 }
 
+/** The `exec` frame of `job` as executor job `id`; `waitMs`: what is left of its wait. */
+function execFrame(id: string, job: Job, waitMs: number | null): string {
+  const r = job.request
+  const frame: ExecFrame = {
+    op: 'exec',
+    id,
+    code: r.code,
+    stdin: r.stdin,
+    timeout_ms: r.timeout_ms,
+    memory_mb: r.memory_mb,
+    files: r.files,
+    fetch_files: r.fetch_files,
+    max_output_bytes: job.maxOutputBytes,
+    isolation: r.isolation,
+    wait_ms: waitMs,
+    tenant: job.tenant ?? null
+  }
+  return JSON.stringify(frame)
+}
+
 /** Options of an {@link ExecutorChannel}. */
 export interface ExecutorChannelOptions {
   /** Receives the executor's `log` frames. */
@@ -78,6 +99,8 @@ interface Pending {
   watch: JobWatch | undefined
   askedReuse: boolean
   started: boolean
+  /** A judge's: where its `compiled` and `tested` frames go; whether its stop was sent. */
+  judge?: { sink: JudgeSink; stopped: boolean; acks: boolean }
 }
 
 /** The `fetch_errors` of a result frame, when it names any. */
@@ -174,9 +197,11 @@ export class ExecutorChannel {
   }
 
   /**
-   * Sends one `exec` and resolves on its result, or `killed` when the executor ends first (see the
-   * protocol's deadlines: the executor stops the job at `timeout_ms`; the hard deadline is the
-   * pool's, told through `watch` when the job waits for a tier still warming).
+   * Sends one `exec` (a job with `judge`: one `judge` frame, its `compiled` and `tested` frames
+   * to its sink as they come, each answered with an ack or the stop) and resolves on its result,
+   * or `killed` when the executor ends first (see the protocol's deadlines: the executor stops the
+   * job at `timeout_ms`; the hard deadline is the pool's, told through `watch` when the job waits
+   * for a tier still warming, and moved by each step of a judge).
    */
   async run(job: Job, watch?: JobWatch): Promise<RunOutcome> {
     if (this.isClosed)
@@ -186,23 +211,14 @@ export class ExecutorChannel {
     const id = String(++this.seq)
     // The executor is another process (another clock): it gets what is left of the job's wait.
     const waitLimitMs = job.startBy === undefined ? null : Math.max(0, Math.round(job.startBy - performance.now()))
-    const exec: ExecFrame = {
-      op: 'exec',
-      id,
-      code: r.code,
-      stdin: r.stdin,
-      timeout_ms: r.timeout_ms,
-      memory_mb: r.memory_mb,
-      files: r.files,
-      fetch_files: r.fetch_files,
-      max_output_bytes: job.maxOutputBytes,
-      isolation: r.isolation,
-      wait_ms: waitLimitMs,
-      tenant: job.tenant ?? null
-    }
-    const frame = JSON.stringify(exec)
+    const frame =
+      job.judge !== undefined ? judgeFrame(id, job, job.judge, waitLimitMs) : execFrame(id, job, waitLimitMs)
     return await new Promise<RunOutcome>((resolve) => {
       this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
+      if (job.judge !== undefined) {
+        this.pending.judge = { sink: job.judge.sink, stopped: false, acks: job.judge.ackWindow > 0 }
+        job.judge.sink.begin()
+      }
       // A frame past the stream's buffer (a large stdin, files) leaves over many turns of the event
       // loop: the job's deadline counts from when all of it is out (JobWatch.delivered).
       if (frame.length < this.output.writableHighWaterMark || watch?.delivered === undefined)
@@ -281,6 +297,30 @@ export class ExecutorChannel {
             })
         }
         p.resolve(outcome)
+        return
+      }
+      case 'compiled':
+      case 'tested': {
+        // A step of a judge ended: its sink has it, and the next step's time counts from here.
+        const p = this.pending
+        if (p?.judge === undefined || frame.id !== p.id) return
+        p.watch?.progressed?.()
+        let stop = true
+        try {
+          if (frame.op === 'compiled') {
+            p.judge.sink.compiled(compiledOf(frame))
+            return
+          }
+          stop = p.judge.sink.tested(testedOf(frame))
+        } catch (err) {
+          // the runner's own fault on one frame: the judge stops, its verdict what it had found
+          this.options.onLog?.('error', `a judge's frame could not be taken: ${String(err)}`)
+        }
+        if (p.judge.stopped) return
+        if (stop) {
+          p.judge.stopped = true
+          this.output.write(judgeStopFrame(p.id) + '\n')
+        } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, Number(frame.index)) + '\n')
         return
       }
       case 'retired':

@@ -1,8 +1,8 @@
 /**
  * The Python environment a sandbox runs, read from the sandbox itself: `manifest.py` (sandbox-images/python) run once,
  * at start-up, by the command of a sandbox of the backend's own kind (the same bubblewrap, root and interpreter as its
- * executor), its JSON on stdout. What the process and unsafe backends report on /v1/info; the docker image holds the
- * same program's output, written when it was built.
+ * executor), its JSON on stdout, the judge's compilers it finds among it. What the process and unsafe backends report
+ * on /v1/info; the docker image holds the same program's output, written when it was built.
  */
 import type { SandboxManifest } from '@sandfleet/protocol'
 import type { ExecutorCommand } from '../../sandbox/contract.ts'
@@ -53,8 +53,10 @@ export async function probeManifest(
   } catch {
     throw new Error('manifest.py in a sandbox printed no JSON')
   }
-  const { python, os, packages } = (read ?? {}) as Partial<SandboxManifest>
+  const { python, os, packages, compilers } = (read ?? {}) as Partial<SandboxManifest>
   if (typeof python !== 'string' || typeof os !== 'string' || typeof packages !== 'object' || packages === null)
     throw new Error('manifest.py in a sandbox printed no python, os and packages')
-  return { ...fields, os, python, packages }
+  // the judge's compilers, when the sandbox holds any (an older manifest.py lists none)
+  const hasCompilers = typeof compilers === 'object' && compilers !== null && Object.keys(compilers).length > 0
+  return { ...fields, os, python, packages, ...(hasCompilers ? { compilers } : {}) }
 }
