@@ -105,6 +105,12 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
 SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
+# A job process runs this much nicer than its sandbox's controller and zygotes (its zygote sets it as it forks one): a
+# job that keeps its sandbox's CPU quota busy (a fork bomb) still leaves the controller the time to stop it at its
+# deadline and answer. The kernel holds it: a lower nice value takes CAP_SYS_NICE or an RLIMIT_NICE, and a job has
+# neither; a higher one the tamper checks see.
+JOB_NICE = 10
+JOB_PRIORITY = min(19, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICE)
 
 
 def address_space(pages, memory_mb):
@@ -653,6 +659,8 @@ def scheduling(pid=0):
 
 
 START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
+# A job process's scheduling: the sandbox's start, nicer (limits.JOB_NICE; its zygote sets it as it forks one).
+SPARE_SCHEDULING = (JOB_PRIORITY, *START[1][1:])
 # A spare job process as its zygote forked it: the sandbox's start, with the limits every zygote sets on itself.
 SPARE_LIMITS = tuple(
     {resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
@@ -665,11 +673,12 @@ SPARE_LIMITS = tuple(
 PER_JOB_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)
 
 
-def tampered(pid, reused=False):
-    """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
-    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
-    (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
-    if scheduling(pid) != START[1]:
+def tampered(pid, reused=False, expected=SPARE_SCHEDULING):
+    """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not `expected` (a
+    zygote's: START's): an earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for
+    it. A reuse process (`reused`) may hold the soft limits of its last job, and the processes' limit the controller
+    set."""
+    if scheduling(pid) != expected:
         return True
     now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
     if not reused:
@@ -707,7 +716,7 @@ def zygote_tampered(z):
     once it is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits
     are then a spare's (a spare gets its job's own from the controller)."""
     try:
-        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
+        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid, expected=START[1]))
     except (OSError, ValueError, IndexError):
         return True
 
@@ -2270,6 +2279,8 @@ def reuse_child():
     `V{nonce, retire}` (the check's verdict: null, or [what, detail]), `T<event>` (tainted), `E{report}` (a tainted
     job's error report: it ends as a forked one, by its exit status)."""
     os.setsid()
+    # as its zygote sets it (limits.JOB_NICE), before the baseline reads it: whichever of the two comes first
+    os.setpriority(os.PRIO_PROCESS, 0, JOB_PRIORITY)
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     null = os.open('/dev/null', os.O_RDWR)
     stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up
@@ -2892,13 +2903,15 @@ def zygote(sock, tier, controller):
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
-    fork, pidfd_open, closerange, killpg, wait4, close = (
+    fork, pidfd_open, closerange, killpg, wait4, close, setpriority, PRIO_PROCESS = (
         os.fork,
         os.pidfd_open,
         os.closerange,
         os.killpg,
         os.wait4,
         os.close,
+        os.setpriority,
+        os.PRIO_PROCESS,
     )
     ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
@@ -2926,6 +2939,7 @@ def zygote(sock, tier, controller):
                         reuse_child() if reuse else child()
                     finally:
                         _exit(70)
+                setpriority(PRIO_PROCESS, pid, JOB_PRIORITY)  # before the controller sees it (limits.JOB_NICE)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
                 if reuse:

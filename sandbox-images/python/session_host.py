@@ -110,6 +110,12 @@ PAGE = os.sysconf('SC_PAGE_SIZE')
 # handler of its own runs (it may print, clean up and exit); what it wrote comes back, with status timeout. The runner's
 # drivers set it from GRACES.softStopMs.
 SOFT_STOP_S = float(os.environ.get(SANDBOX_ENV['soft_stop_ms'], '500')) / 1000
+# A job process runs this much nicer than its sandbox's controller and zygotes (its zygote sets it as it forks one): a
+# job that keeps its sandbox's CPU quota busy (a fork bomb) still leaves the controller the time to stop it at its
+# deadline and answer. The kernel holds it: a lower nice value takes CAP_SYS_NICE or an RLIMIT_NICE, and a job has
+# neither; a higher one the tamper checks see.
+JOB_NICE = 10
+JOB_PRIORITY = min(19, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICE)
 
 
 def address_space(pages, memory_mb):

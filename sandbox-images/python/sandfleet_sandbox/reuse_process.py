@@ -31,7 +31,7 @@ import resource
 import sys
 import types
 
-from .limits import NPROC, PAGE
+from .limits import JOB_PRIORITY, NPROC, PAGE
 from .tamper_checks import PER_JOB_RLIMITS, RLIMITS, threads
 from .reuse_c_state import c_state
 from .reuse_denylist import assigns_attributes, static_taint
@@ -726,6 +726,8 @@ def reuse_child():
     `V{nonce, retire}` (the check's verdict: null, or [what, detail]), `T<event>` (tainted), `E{report}` (a tainted
     job's error report: it ends as a forked one, by its exit status)."""
     os.setsid()
+    # as its zygote sets it (limits.JOB_NICE), before the baseline reads it: whichever of the two comes first
+    os.setpriority(os.PRIO_PROCESS, 0, JOB_PRIORITY)
     os.closerange(5, 1 << 20)  # the zygote's socket and the pidfds of its other children
     null = os.open('/dev/null', os.O_RDWR)
     stdio = [os.dup(fd) for fd in (0, 1, 2)]  # fd 0 as its zygote left it; fds 1 and 2, put back after the clean-up

@@ -8,7 +8,7 @@ import itertools
 import os
 import resource
 
-from .limits import FSIZE, NOFILE, NPROC
+from .limits import FSIZE, NOFILE, NPROC, JOB_PRIORITY
 
 RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith('RLIMIT_'))
 
@@ -25,6 +25,8 @@ def scheduling(pid=0):
 
 
 START = (tuple(map(resource.getrlimit, RLIMITS)), scheduling())
+# A job process's scheduling: the sandbox's start, nicer (limits.JOB_NICE; its zygote sets it as it forks one).
+SPARE_SCHEDULING = (JOB_PRIORITY, *START[1][1:])
 # A spare job process as its zygote forked it: the sandbox's start, with the limits every zygote sets on itself.
 SPARE_LIMITS = tuple(
     {resource.RLIMIT_NOFILE: (NOFILE, NOFILE), resource.RLIMIT_FSIZE: (FSIZE, FSIZE)}.get(r, lim)
@@ -37,11 +39,12 @@ SPARE_LIMITS = tuple(
 PER_JOB_RLIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)
 
 
-def tampered(pid, reused=False):
-    """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not START's: an
-    earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for it. A reuse process
-    (`reused`) may hold the soft limits of its last job, and the processes' limit the controller set."""
-    if scheduling(pid) != START[1]:
+def tampered(pid, reused=False, expected=SPARE_SCHEDULING):
+    """True when the rlimits of spare job process `pid` are not SPARE_LIMITS or its scheduling is not `expected` (a
+    zygote's: START's): an earlier job changed them. Read from outside (prlimit), so the process itself runs nothing for
+    it. A reuse process (`reused`) may hold the soft limits of its last job, and the processes' limit the controller
+    set."""
+    if scheduling(pid) != expected:
         return True
     now = tuple(map(resource.prlimit, itertools.repeat(pid, len(RLIMITS)), RLIMITS))
     if not reused:
@@ -79,7 +82,7 @@ def zygote_tampered(z):
     once it is warm, a job changed its limits or scheduling: every job process it forks would inherit them. Its limits
     are then a spare's (a spare gets its job's own from the controller)."""
     try:
-        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid))
+        return int(os.pread(z.statm, 64, 0).split()[0]) == 0 or (z.warm and tampered(z.pid, expected=START[1]))
     except (OSError, ValueError, IndexError):
         return True
 

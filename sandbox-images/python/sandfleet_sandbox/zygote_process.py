@@ -17,7 +17,7 @@ import sys
 import time
 
 from .libc import LIBC, prctl
-from .limits import FSIZE, NOFILE
+from .limits import FSIZE, JOB_PRIORITY, NOFILE
 from .job_process import _exit, child, fresh_main
 from .reuse_process import TAGS_WORK, reuse_child, take_baseline
 from .tiers import SCI, STD, SYM
@@ -215,13 +215,15 @@ def zygote(sock, tier, controller):
     # Every page this loop writes is copied once per fork (the spare shares them all): it touches few objects, bound
     # here once, next to each other.
     poll, register, unregister, recvmsg, send = poller.poll, poller.register, poller.unregister, sock.recvmsg, sock.send
-    fork, pidfd_open, closerange, killpg, wait4, close = (
+    fork, pidfd_open, closerange, killpg, wait4, close, setpriority, PRIO_PROCESS = (
         os.fork,
         os.pidfd_open,
         os.closerange,
         os.killpg,
         os.wait4,
         os.close,
+        os.setpriority,
+        os.PRIO_PROCESS,
     )
     ready = b''  # the announcement of a spare forked while a job ran, sent with that job's end
     while True:
@@ -249,6 +251,7 @@ def zygote(sock, tier, controller):
                         reuse_child() if reuse else child()
                     finally:
                         _exit(70)
+                setpriority(PRIO_PROCESS, pid, JOB_PRIORITY)  # before the controller sees it (limits.JOB_NICE)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
                 if reuse:

@@ -9,7 +9,7 @@ import type { DockerContainer } from './docker-container.ts'
 import { DockerDriverError, type DockerDriverOptions } from './docker-engine.ts'
 
 /** How long the engine may take to say a container's process count. */
-const PIDS_WAIT_MS = 1000
+const PIDS_WAIT_MS = 3000
 /** A container holding at least this share of its process limit fills it (the executor's own processes count too). */
 const PIDS_FULL = 0.9
 
