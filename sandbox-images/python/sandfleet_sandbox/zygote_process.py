@@ -251,7 +251,10 @@ def zygote(sock, tier, controller):
                         reuse_child() if reuse else child()
                     finally:
                         _exit(70)
-                setpriority(PRIO_PROCESS, pid, JOB_PRIORITY)  # before the controller sees it (limits.JOB_NICE)
+                try:
+                    setpriority(PRIO_PROCESS, pid, JOB_PRIORITY)  # before the controller sees it (limits.JOB_NICE)
+                except OSError:
+                    pass  # it died at once: its exit is reported as any child's (its pidfd)
                 pidfd = pidfd_open(pid)
                 closerange(1, 5)
                 if reuse:
