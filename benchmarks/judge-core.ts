@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks'
 import { request } from 'undici'
 import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfleet/protocol'
 import { CompileCache, Runner, buildRunnerApp, compileKeyOf, runnerConfig } from '@sandfleet/runner'
+import { sameLines } from './src/workloads/judge-problems.ts'
 
 const parts = new Set(
   process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['cpu', 'pch', 'hit', 'python', 'cpp', 'stop', 'burst']
@@ -93,18 +94,6 @@ const AB_PY = 'a, b = map(int, input().split())\nprint(a + b)\n'
 /** A C++ a+b, its source new each call (a random comment: the compile cache never holds it). */
 const abCpp = (problem: number, first = ''): string =>
   `${first}#include <bits/stdc++.h>\nusing namespace std;\n// problem ${problem} ${process.pid} ${Math.random()}\nint main(){ long long a, b; cin >> a >> b; cout << a + b << "\\n"; }\n`
-
-/** `lines` as the caller of execute compares: trailing whitespace and blank lines ignored. */
-const sameLines = (a: string, b: string): boolean => {
-  const norm = (t: string): string =>
-    t
-      .replace(/\r\n/g, '\n')
-      .split('\n')
-      .map((l) => l.replace(/\s+$/, ''))
-      .join('\n')
-      .replace(/\n+$/, '')
-  return norm(a) === norm(b)
-}
 
 /** How a caller of execute judges a problem: the 20 runs in one batch, stopping at nothing, compared here. */
 async function executeBatchVerdict(requests: ExecRequest[], expected: string[]): Promise<string> {

@@ -4,6 +4,7 @@
  * compile cache, and the verdicts counted. The runner hands it the way to its pools (`submit`).
  */
 import {
+  failedJudgeResult,
   JUDGE_LANGUAGE_TABLE,
   compileArgv,
   judgeLanguageRow,
@@ -247,19 +248,7 @@ function failed(
   type: string,
   message: string
 ): JudgeResult {
-  const result: JudgeResult = {
-    verdict,
-    passed: 0,
-    total: judge.tests.length,
-    language: judge.language,
-    compile: null,
-    tests: [],
-    error: { type, message },
-    duration_ms: 0,
-    queue_ms: 0,
-    runner: '',
-    sandbox: ''
-  }
+  const result = failedJudgeResult(verdict, judge.language, type, message, { total: judge.tests.length })
   if (verdict !== 'invalid_request') result.maybe_ran = false
   if (requestId !== undefined) result.request_id = requestId
   return result
