@@ -17,7 +17,6 @@ import {
   judgeTimeBoundMs,
   timeoutMsOf,
   type CallContext,
-  type ErrorBody,
   type ExecRequest,
   type ExecResult,
   type JudgeBatchResultListener,
@@ -32,10 +31,11 @@ import {
   type Status
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
-import { GatewayError, RunnerRefusal } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import { httpRunnerSandboxes } from './http-runner-sandboxes.ts'
 import type { BatchResultListener, RunnerClient, RunnerSandboxes, RunnerSessions } from './runner-client.ts'
 import { requestJson } from './runner-request.ts'
+import { callRunnerJson, idPath, unreachable } from './runner-json.ts'
 
 const SESSION_KEY_HEADER = RUNNER_HEADERS.sessionKey
 
@@ -108,16 +108,6 @@ function toJudgeResult(statusCode: number, data: unknown, language: string): Jud
   const result = failedJudgeResult(verdict, language, refused.error?.type ?? '', refused.error?.message ?? '')
   if (refused.maybe_ran !== undefined) result.maybe_ran = refused.maybe_ran
   return result
-}
-
-function unreachable(name: string, err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err
-  const message = err instanceof Error ? err.message : String(err)
-  return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
-}
-
-function sessionPath(template: string, id: string): string {
-  return template.replace(':id', encodeURIComponent(id))
 }
 
 /** Talks to one runner at `baseUrl` (`http://10.0.0.5:8081`). */
@@ -320,20 +310,20 @@ export class HttpRunnerClient implements RunnerClient {
     create: async (request: SessionCreateRequest, key: string) =>
       await this.#session<SessionInfo>('POST', RUNNER_SESSION_PATHS.create, request, { [SESSION_KEY_HEADER]: key }),
     get: async (id: string, key: string) =>
-      await this.#session<SessionInfo>('GET', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
+      await this.#session<SessionInfo>('GET', idPath(RUNNER_SESSION_PATHS.one, id), undefined, {
         [SESSION_KEY_HEADER]: key
       }),
     execute: async (id: string, request: SessionExecRequest, key: string, context?: CallContext) =>
       await this.#session<ExecResult>(
         'POST',
-        sessionPath(RUNNER_SESSION_PATHS.execute, id),
+        idPath(RUNNER_SESSION_PATHS.execute, id),
         request,
         { [SESSION_KEY_HEADER]: key },
         timeoutMsOf(request) + this.graceMs,
         context?.signal
       ),
     close: async (id: string, key: string) => {
-      await this.#session<null>('DELETE', sessionPath(RUNNER_SESSION_PATHS.one, id), undefined, {
+      await this.#session<null>('DELETE', idPath(RUNNER_SESSION_PATHS.one, id), undefined, {
         [SESSION_KEY_HEADER]: key
       })
     }
@@ -347,31 +337,14 @@ export class HttpRunnerClient implements RunnerClient {
     timeout = 30_000,
     signal?: AbortSignal
   ): Promise<T> {
-    let statusCode: number
-    let data: unknown
-    try {
-      const res = await this.#pool.request({
-        method,
-        path,
-        headers: { ...(body === undefined ? this.#headers : this.#jsonHeaders), ...headers },
-        body: body === undefined ? null : JSON.stringify(body),
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal
-      })
-      statusCode = res.statusCode
-      const text = await res.body.text()
-      data = text === '' ? null : JSON.parse(text)
-    } catch (err) {
-      throw unreachable(this.name, err)
-    }
-    if (statusCode >= 200 && statusCode < 300) return data as T
-    const refusal = data as ErrorBody | null
-    if (typeof refusal?.error?.code === 'string') throw new RunnerRefusal(statusCode, refusal)
-    throw new GatewayError(
-      'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
-      `runner ${this.name} answered HTTP ${statusCode} to ${method} ${path} without an error body`
-    )
+    return await callRunnerJson<T>(this.#pool, this.name, {
+      method,
+      path,
+      body,
+      headers: { ...this.#headers, ...headers },
+      timeoutMs: timeout,
+      signal
+    })
   }
 
   /** The runner's load report, on the probe's own connection (a liveness signal: see `RunnerSet`). */

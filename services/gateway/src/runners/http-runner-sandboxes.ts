@@ -15,8 +15,9 @@ import {
   type SandboxInfo
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
-import { GatewayError, RunnerRefusal } from '../errors.ts'
+import { RunnerRefusal } from '../errors.ts'
 import type { RunnerSandboxes } from './runner-client.ts'
+import { callRunnerJson, idPath, refusal, unreachable } from './runner-json.ts'
 
 /** What the sandbox calls share with their client. */
 export interface HttpSandboxesOptions {
@@ -38,24 +39,6 @@ function authHeaders(auth: SandboxAuth): Record<string, string> {
     : { [AUTH_HEADER]: 'token', [SANDBOX_TOKEN_HEADER]: auth.token }
 }
 
-function unreachable(name: string, err: unknown): GatewayError {
-  if (err instanceof GatewayError || err instanceof RunnerRefusal) return err as GatewayError
-  const message = err instanceof Error ? err.message : String(err)
-  return new GatewayError('SF_ERR_GATEWAY_RUNNER_UNREACHABLE', `runner ${name}: ${message}`, { cause: err })
-}
-
-/** A refusal of the runner's, or a bad response. */
-function refused(name: string, statusCode: number, data: unknown, what: string): Error {
-  const body = data as ErrorBody | null
-  if (typeof body?.error?.code === 'string') return new RunnerRefusal(statusCode, body)
-  return new GatewayError(
-    'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE',
-    `runner ${name} answered HTTP ${statusCode} to ${what} without an error body`
-  )
-}
-
-const pathOf = (template: string, id: string): string => template.replace(':id', encodeURIComponent(id))
-
 /** The sandboxes of the runner behind `options.pool`. */
 export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandboxes {
   const { pool, name, headers, graceMs } = options
@@ -66,30 +49,10 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
     path: string,
     body: unknown,
     extra: Record<string, string>,
-    timeout: number,
+    timeoutMs: number,
     signal?: AbortSignal
-  ): Promise<T> => {
-    let statusCode: number
-    let data: unknown
-    try {
-      const res = await pool.request({
-        method,
-        path,
-        headers: { ...(body === undefined ? headers : json), ...extra },
-        body: body === undefined ? null : JSON.stringify(body),
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal
-      })
-      statusCode = res.statusCode
-      const text = await res.body.text()
-      data = text === '' ? null : JSON.parse(text)
-    } catch (err) {
-      throw unreachable(name, err)
-    }
-    if (statusCode >= 200 && statusCode < 300) return data as T
-    throw refused(name, statusCode, data, `${method} ${path}`)
-  }
+  ): Promise<T> =>
+    await callRunnerJson<T>(pool, name, { method, path, body, headers: { ...headers, ...extra }, timeoutMs, signal })
 
   return {
     create: async (req, key) =>
@@ -98,11 +61,11 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
       await request<SandboxInfo[]>('GET', RUNNER_SANDBOX_PATHS.all, undefined, authHeaders({ key }), 10_000),
     call: async (id, auth, call, context) => {
       const run = call.op === 'run' ? (call.timeout_ms ?? options.maxRunMs) : 30_000
-      const path = pathOf(RUNNER_SANDBOX_PATHS.call, id)
+      const path = idPath(RUNNER_SANDBOX_PATHS.call, id)
       return await request('POST', path, call, authHeaders(auth), run + graceMs, context?.signal)
     },
     stream: async (id, auth, call, onEvent, signal) => {
-      const path = pathOf(RUNNER_SANDBOX_PATHS.stream, id)
+      const path = idPath(RUNNER_SANDBOX_PATHS.stream, id)
       let res: Awaited<ReturnType<Pool['request']>>
       try {
         res = await pool.request({
@@ -124,7 +87,7 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
         try {
           data = text === '' ? null : JSON.parse(text)
         } catch {}
-        throw refused(name, res.statusCode, data, `POST ${path}`)
+        throw refusal(name, res.statusCode, data, `POST ${path}`)
       }
       try {
         await readNdjson(res.body, (line) => {

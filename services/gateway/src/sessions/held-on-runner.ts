@@ -21,7 +21,7 @@ const TRY_ANOTHER: ReadonlySet<string> = new Set([
 ])
 
 /** One the fleet lost: 410 (it is gone), and the fleet's fault (`infra_error`), never the caller's. */
-export function lostRefusal(message: string): RunnerRefusal {
+function lostRefusal(message: string): RunnerRefusal {
   return new RunnerRefusal(410, { status: 'infra_error', error: { code: SESSION_LOST, message } })
 }
 
