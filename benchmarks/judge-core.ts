@@ -10,7 +10,9 @@
 //   of the compile step (the key's hash and the lookup).
 // - python, cpp: problems/s of 20-test problems, 8 in flight, every 5th wrong on its last test: POST /v1/judge against
 //   POST /v1/execute/batch of the same 20 runs with the caller comparing (C++: each run compiles, as a caller of
-//   execute must), both over HTTP to the runner.
+//   execute must), both over HTTP to the runner. Python's rounds also measure the floor under a fresh process a test
+//   (20 forks of a bare interpreter whose children exit at once: benchmarks/fork-cost.py) and set the issue's targets
+//   beside it as CPU a problem.
 //
 // - stop: 20-test problems wrong on their first test: how many tests a sandbox ran past the failing one before the
 //   runner's stop reached it (sandfleet_runner_judge_tests_past_stop_total), and problems/s against the batch (which
@@ -23,6 +25,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import os from 'node:os'
+import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { request } from 'undici'
 import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfleet/protocol'
@@ -85,7 +88,7 @@ const post = async <T>(path: string, body: unknown): Promise<T> => {
 
 /** 20 tests of a+b: every 5th problem's last expected output is wrong. */
 function abTests(problem: number): Array<{ stdin: string; expected: string }> {
-  return Array.from({ length: 20 }, (_, i) => ({
+  return Array.from({ length: TESTS }, (_, i) => ({
     stdin: `${i} ${problem}\n`,
     expected: `${i + problem + (problem % 5 === 4 && i === 19 ? 1 : 0)}\n`
   }))
@@ -104,6 +107,46 @@ async function executeBatchVerdict(requests: ExecRequest[], expected: string[]):
     if (!sameLines(r.stdout, expected[i])) return 'wrong_answer'
   }
   return 'accepted'
+}
+
+/** Tests a problem. */
+const TESTS = 20
+/** code-judge's Python problems/s on this machine, as issue 43 measured it, and the multiple the issue asks of us. */
+const CODE_JUDGE_PER_S = 6.97
+const CODE_JUDGE_MULTIPLE = 15
+
+/**
+ * The floor under a fresh Python process a test, on this machine now: the CPU of one fork of a bare interpreter (no
+ * module of ours, nothing preloaded), its child exiting at once, and its reaping (benchmarks/fork-cost.py), in ms.
+ */
+function processFloorMs(): number {
+  const out = execFileSync(
+    'python3',
+    ['-I', fileURLToPath(new URL('./fork-cost.py', import.meta.url)), '--forks', '1000', '--mib', '0', '--touch', '0'],
+    {
+      encoding: 'utf8'
+    }
+  )
+  return (JSON.parse(out.trim().split('\n')[0]) as { cpu_us_per_fork: number }).cpu_us_per_fork / 1000
+}
+
+/**
+ * The Python targets of issue 43 as CPU a problem, beside the floor: 2× our batch needs a judge at half the batch's
+ * CPU; 15× code-judge needs 15 × 6.97 problems/s, which this machine's cores give only at `cores × 1000 / (that)` ms a
+ * problem, fully used. `floorShare`: the part of each target the floor alone takes (near 1 or more: not reachable
+ * with a fresh process a test).
+ */
+function floorFigures(floorMs: number, batchMs: number, judgeMs: number): Record<string, number> {
+  const twiceBatch = batchMs / 2
+  const fifteenCodeJudge = (os.cpus().length * 1000) / (CODE_JUDGE_PER_S * CODE_JUDGE_MULTIPLE)
+  return {
+    cpuMsPerProblem: round3(floorMs),
+    judgeOverFloor: round3(judgeMs / floorMs),
+    twiceBatchNeedsMs: round3(twiceBatch),
+    fifteenCodeJudgeNeedsMs: round3(fifteenCodeJudge),
+    floorShareOfTwiceBatch: round3(floorMs / twiceBatch),
+    floorShareOfFifteenCodeJudge: round3(floorMs / fifteenCodeJudge)
+  }
 }
 
 /** CPU ms of this process and every process below it (the runner, its sandboxes, their jobs), alive or reaped. */
@@ -243,6 +286,7 @@ try {
       const batched: number[] = []
       const judgeCpu: number[] = []
       const batchCpu: number[] = []
+      const floorCpu: number[] = []
       const verdicts: Array<Record<string, unknown>> = []
       // one round of each first, not counted (the tiers, the reuse processes and the cache of the compiler warm)
       for (let round = -1; round < rounds; round++) {
@@ -278,6 +322,7 @@ try {
             ? [await judgeRound(), await batchRound()]
             : await batchRound().then(async (b) => [await judgeRound(), b])
         if (round < 0) continue
+        if (language === 'python') floorCpu.push(processFloorMs() * TESTS)
         judged.push(judge.perSecond)
         batched.push(batch.perSecond)
         judgeCpu.push(judge.cpuMsPerProblem)
@@ -292,6 +337,9 @@ try {
         ratio: round3(median(judged) / median(batched)),
         cpuMsPerProblem: { judge: judgeCpu, executeBatch: batchCpu },
         cpuRatio: round3(median(batchCpu) / median(judgeCpu)),
+        ...(language === 'python' && isolation === 'fork'
+          ? { floor: floorFigures(median(floorCpu), median(batchCpu), median(judgeCpu)) }
+          : {}),
         verdicts
       })
     }
