@@ -12,6 +12,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { CallContext } from './call-context.ts'
+import type { ErrorBody } from './errors.ts'
 import type { ExecResult } from './exec.ts'
 
 /** Bounds of sandboxes (a deployment may configure tighter ones). */
@@ -205,6 +206,13 @@ export type SandboxEvent =
   | { event: 'start'; pid: number }
   | { event: 'stdout' | 'stderr'; data: string }
   | { event: 'end'; exit_code: number; exited: boolean; status: string }
+
+/**
+ * The last line of a streamed call refused after its first event (its HTTP status is already sent): the ErrorBody
+ * the runner would have answered before the stream began, and that answer's HTTP status in `http_status`, so the
+ * refusal blames the same party either way (a lost session: 410 `infra_error`).
+ */
+export type SandboxStreamRefusal = ErrorBody & { http_status: number }
 
 /**
  * One runner's sandboxes. A refusal throws, or rejects, with an error carrying its `code` and `statusCode`

@@ -9,10 +9,12 @@ import {
   RUNNER_SANDBOX_PATHS,
   SANDBOX_AUTH_HEADER as AUTH_HEADER,
   SANDBOX_TOKEN_HEADER,
+  STATUSES,
   type ErrorBody,
   type SandboxAuth,
   type SandboxEvent,
-  type SandboxInfo
+  type SandboxInfo,
+  type SandboxStreamRefusal
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
 import { RunnerRefusal } from '../errors.ts'
@@ -37,6 +39,25 @@ function authHeaders(auth: SandboxAuth): Record<string, string> {
   return auth.token === undefined
     ? { [AUTH_HEADER]: 'token' }
     : { [AUTH_HEADER]: 'token', [SANDBOX_TOKEN_HEADER]: auth.token }
+}
+
+const STATUS_SET: ReadonlySet<string> = new Set(STATUSES)
+
+/** A stream's refusal line as a runner of any age writes it: an older one writes only its `error`. */
+type StreamRefusalLine = Partial<SandboxStreamRefusal> & { error: ErrorBody['error'] }
+
+/**
+ * The refusal a stream's last line stands for: its HTTP status and ErrorBody, as had it come before the first event
+ * (a lost session: 410 `infra_error`, the fleet's). A line without them, from a runner older than
+ * {@link SandboxStreamRefusal}, is blamed on the caller as it was then: 410 `invalid_request`.
+ */
+function streamRefusal(line: StreamRefusalLine): RunnerRefusal {
+  const { http_status: statusCode, status, error } = line
+  const isRefusal =
+    typeof statusCode === 'number' && Number.isInteger(statusCode) && statusCode >= 400 && statusCode < 600
+  if (isRefusal && status !== undefined && STATUS_SET.has(status))
+    return new RunnerRefusal(statusCode, { status, error })
+  return new RunnerRefusal(410, { status: 'invalid_request', error })
 }
 
 /** The sandboxes of the runner behind `options.pool`. */
@@ -91,8 +112,8 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
       }
       try {
         await readNdjson(res.body, (line) => {
-          const event = line as SandboxEvent | { error: ErrorBody['error'] }
-          if ('error' in event) throw new RunnerRefusal(410, { status: 'invalid_request', error: event.error })
+          const event = line as SandboxEvent | StreamRefusalLine
+          if ('error' in event) throw streamRefusal(event)
           onEvent(event)
         })
       } catch (err) {

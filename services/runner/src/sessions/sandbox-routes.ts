@@ -5,7 +5,8 @@
  * - `GET /v1/sandboxes` → the caller's key's SandboxInfo[]
  * - `POST /v1/sandboxes/:id/call` (a SandboxCall) → its answer
  * - `POST /v1/sandboxes/:id/stream` (a SandboxStreamCall) → NDJSON: one SandboxEvent a line; a refusal after the
- *   first event is a last line `{"error": ErrorBody.error}`
+ *   first event is a last line {@link SandboxStreamRefusal}: the ErrorBody it would have answered before the first
+ *   event, and that answer's HTTP status in `http_status`
  *
  * Who calls: `x-sandfleet-sandbox-auth: key` and the key digest in `x-sandfleet-key` (as sessions), or
  * `x-sandfleet-sandbox-auth: token` and the sandbox's token in `x-sandfleet-sandbox-token` (absent: no token). A
@@ -23,10 +24,11 @@ import {
   type SandboxAuth,
   type SandboxCall,
   type SandboxCreateRequest,
-  type SandboxStreamCall
+  type SandboxStreamCall,
+  type SandboxStreamRefusal
 } from '@sandfleet/protocol'
 import { callerSignal, NdjsonWriter, RegisteredError } from '@sandfleet/protocol/http'
-import { SessionError } from '../errors.ts'
+import { RunnerError, SessionError } from '../errors.ts'
 import type { SessionSandboxes } from './session-sandboxes.ts'
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
@@ -49,6 +51,15 @@ async function answer<T>(reply: FastifyReply, work: () => Promise<T> | T): Promi
     if (err instanceof RegisteredError) return await reply.code(err.statusCode).send(err.toBody())
     throw err
   }
+}
+
+/**
+ * The last line of a stream refused after its first event: what the refusal would have answered before the stream
+ * began (an error of no registry: the edge's 500 `SF_ERR_RUNNER_INTERNAL`).
+ */
+export function streamRefusal(err: unknown): SandboxStreamRefusal {
+  const error = err instanceof RegisteredError ? err : new RunnerError('SF_ERR_RUNNER_INTERNAL', 'internal error')
+  return { http_status: error.statusCode, ...error.toBody() }
 }
 
 const OP = { type: 'object', required: ['op'], properties: { op: { type: 'string', maxLength: 64 } } }
@@ -125,7 +136,8 @@ export function sandboxRoutes(app: FastifyInstance, sandboxes: () => SessionSand
               (err: unknown) => {
                 if (!started) reject(err)
                 else {
-                  lines.push({ error: err instanceof RegisteredError ? err.toBody().error : { message: String(err) } })
+                  if (!(err instanceof RegisteredError)) request.log.error({ err }, 'sandbox stream failed')
+                  lines.push(streamRefusal(err))
                   lines.end()
                 }
               }
