@@ -472,10 +472,15 @@ export const JudgeCompileResultSchema = Type.Object(
     exit_code: Type.Union([Type.Integer(), Type.Null()], {
       description: "The compiler's exit code; null when it was stopped, or did not run (cached)"
     }),
-    duration_ms: Type.Number({ description: 'How long the compile took (0 when cached)' }),
-    cpu_ms: Type.Optional(Type.Number({ minimum: 0, description: "The compiler's CPU time, user + system" })),
+    duration_ms: Type.Number({
+      description: 'How long the compile took (cached: the compile that made the binary, which did not run again)'
+    }),
+    cpu_ms: Type.Optional(
+      Type.Number({ minimum: 0, description: "The compiler's CPU time, user + system (cached: as for duration_ms)" })
+    ),
     cached: Type.Boolean({
-      description: "True when the binary came from the runner's compile cache: the same source compiled before"
+      description:
+        "True when the runner's compile cache answered: the same source compiled before. Its status is the one a compile under this compile_timeout_ms would end with: time_limit when the compile that made the binary took longer"
     })
   },
   { $id: 'JudgeCompileResult', additionalProperties: false }

@@ -2,7 +2,10 @@
  * One judge in a sandbox that judges (an executor's: process, docker, unsafe): the job that carries it (its programs,
  * binaries from the compile cache where it has them, each test's stdin or call; a checker's answers only with a
  * checker), the sink that takes each run's frame as it ends (its verdict found here, the stop asked for at the first
- * failing test unless `run_all`, a compiler's output kept in the cache) and, once the job is answered, the result.
+ * failing test unless `run_all`, a compiler's output kept in the cache, with what its compile cost) and, once the job
+ * is answered, the result. A cached binary whose compile took longer than the request's `compile_timeout_ms` is not
+ * shipped: the judge is answered as that compile under that limit would end, without a job when nothing else would
+ * compile first.
  */
 import {
   mayHaveRun,
@@ -19,8 +22,15 @@ import {
   type TestVerdict
 } from '@sandfleet/protocol'
 import type { JudgeCompiled, JudgeProgram, JudgeSink, JudgeTested, JudgeWork, PooledJob } from '../sandbox/contract.ts'
-import { compileKeyOf, type CompileCache } from './compile-cache.ts'
-import { cachedCompile, checkerFault, compileResultOf, testResultOf, testVerdictOf } from './verdicts.ts'
+import { compileKeyOf, type CachedCompile, type CompileCache } from './compile-cache.ts'
+import {
+  cachedCompile,
+  checkerFault,
+  compileResultOf,
+  pastCompileLimit,
+  testResultOf,
+  testVerdictOf
+} from './verdicts.ts'
 
 /**
  * Past a step's own limit (a compile, or a test and its check), what the sandbox may take before the step's frame
@@ -48,19 +58,24 @@ export interface SandboxJudgeContext {
   ranPastStop?(tests: number): void
 }
 
-/** A program of the judge, and the key its binary is cached under (a compiled language). */
+/** A program of the judge, the key its binary is cached under (a compiled language), and the cache's entry of it. */
 interface Ready {
   program: JudgeProgram
   key?: string
+  /** The cache's entry, when it holds one (its binary is shipped only when its compile fits the request's limit). */
+  cached?: CachedCompile
 }
 
-/** The program in `code` of `row`, with the cache's binary when it holds one. */
-function programOf(row: JudgeLanguageRow, code: string, ctx: SandboxJudgeContext): Ready {
+/**
+ * The program in `code` of `row`, with the cache's binary when it holds one whose compile took no longer than
+ * `compileTimeoutMs` (one that took longer is left out: a compile under this limit would not have made it).
+ */
+function programOf(row: JudgeLanguageRow, code: string, ctx: SandboxJudgeContext, compileTimeoutMs: number): Ready {
   const argv = compileArgv(row)
   if (row.runtime === 'python' || argv === undefined)
     return { program: { runtime: 'python', source: row.source, code } }
   const key = compileKeyOf({ language: row.name, version: ctx.versions.get(row.name) ?? '', argv, source: code })
-  const binary = ctx.cache.get(key)
+  const cached = ctx.cache.get(key)
   const program: JudgeProgram = {
     runtime: 'binary',
     source: row.source,
@@ -69,7 +84,9 @@ function programOf(row: JudgeLanguageRow, code: string, ctx: SandboxJudgeContext
     output: row.compile?.output,
     run: row.run
   }
-  return { program: binary === undefined ? program : { ...program, binary }, key }
+  if (cached === undefined) return { program, key }
+  if (pastCompileLimit(cached, compileTimeoutMs)) return { program, key, cached }
+  return { program: { ...program, binary: cached.binary }, key, cached }
 }
 
 /** What the sandbox said of a judge, as its frames came (reset when the judge starts again elsewhere). */
@@ -103,7 +120,13 @@ class Frames implements JudgeSink {
     if (step.step === 'checker') this.checker = step
     else this.compile = step
     const key = this.keys[step.step]
-    if (step.status === 'ok' && step.binary !== undefined && key !== undefined) this.cache.set(key, step.binary)
+    if (step.status === 'ok' && step.binary !== undefined && key !== undefined)
+      this.cache.set(
+        key,
+        step.cpu_ms === undefined
+          ? { binary: step.binary, duration_ms: step.duration_ms }
+          : { binary: step.binary, duration_ms: step.duration_ms, cpu_ms: step.cpu_ms }
+      )
   }
 
   tested(test: JudgeTested): boolean {
@@ -212,12 +235,14 @@ export function judgeInSandbox(
   ctx: SandboxJudgeContext
 ): Promise<JudgeResult> {
   const row = judgeLanguageRow(judge.language) as JudgeLanguageRow
-  const program = programOf(row, judge.code, ctx)
+  const program = programOf(row, judge.code, ctx, judge.compile_timeout_ms)
   const checkerRow = judge.compare.kind === 'checker' ? judgeLanguageRow(judge.compare.language) : undefined
   const checker =
     checkerRow !== undefined && judge.compare.kind === 'checker'
-      ? programOf(checkerRow, judge.compare.code, ctx)
+      ? programOf(checkerRow, judge.compare.code, ctx, judge.compile_timeout_ms)
       : undefined
+  const answered = cachedPastLimit(judge, requestId, program, checker)
+  if (answered !== undefined) return Promise.resolve(answered)
   const frames = new Frames(judge, ctx.cache, { program: program.key, checker: checker?.key })
   const work: JudgeWork = {
     program: program.program,
@@ -246,20 +271,14 @@ export function judgeInSandbox(
   return new Promise((resolve) => {
     ctx.submit(jobOf(judge, work, checker !== undefined, ctx.place), (r) => {
       if (frames.ranPastStop > 0) ctx.ranPastStop?.(frames.ranPastStop)
-      resolve(resultOf(judge, requestId, frames, program.program.binary !== undefined, r, ctx.echoBytes))
+      const shipped = program.program.binary !== undefined ? program.cached : undefined
+      resolve(resultOf(judge, requestId, frames, shipped, r, ctx.echoBytes))
     })
   })
 }
 
-/** The judge's result, from its job's result `r` and the frames its sandbox sent. */
-function resultOf(
-  judge: ResolvedJudgeRequest,
-  requestId: string | undefined,
-  frames: Frames,
-  cached: boolean,
-  r: ExecResult,
-  echoBytes: number
-): JudgeResult {
+/** The result's fields before its verdict: what the job `r` (none: no job ran) says of where and how long. */
+function baseOf(judge: ResolvedJudgeRequest, requestId: string | undefined, r?: ExecResult): JudgeResult {
   const base: JudgeResult = {
     verdict: 'accepted',
     passed: 0,
@@ -267,12 +286,88 @@ function resultOf(
     language: judge.language,
     compile: null,
     tests: [],
-    duration_ms: r.duration_ms,
-    queue_ms: r.queue_ms,
-    runner: r.runner,
-    sandbox: r.sandbox
+    duration_ms: r?.duration_ms ?? 0,
+    queue_ms: r?.queue_ms ?? 0,
+    runner: r?.runner ?? '',
+    sandbox: r?.sandbox ?? ''
   }
   if (requestId !== undefined) base.request_id = requestId
+  return base
+}
+
+/** Why a cached compile's result is not `ok`: the compile that made it took longer than this judge's limit. */
+function pastLimitNote(c: JudgeCompileResult, judge: ResolvedJudgeRequest): string {
+  return c.cached && c.status === 'time_limit'
+    ? ` (the compile of this source took ${Math.round(c.duration_ms)} ms, past compile_timeout_ms=${judge.compile_timeout_ms})`
+    : ''
+}
+
+/**
+ * The judge's result when a compile step did not end well (`compile`: the program's, `checker`: the checker's, when
+ * they were compiled or came from the cache); undefined when both did.
+ */
+function compileFailure(
+  base: JudgeResult,
+  judge: ResolvedJudgeRequest,
+  compile: JudgeCompileResult | null,
+  checker: JudgeCompileResult | undefined
+): JudgeResult | undefined {
+  const skipped = judge.tests.map(() => ({ verdict: 'skipped' as const }))
+  if (compile !== null && compile.status !== 'ok')
+    return {
+      ...base,
+      verdict: 'compile_error',
+      compile,
+      tests: skipped,
+      error: {
+        type: 'CompileError',
+        message: `the compile step ended ${compile.status}${pastLimitNote(compile, judge)}`
+      }
+    }
+  if (checker !== undefined && checker.status !== 'ok')
+    return {
+      ...base,
+      verdict: 'invalid_request',
+      compile,
+      tests: skipped,
+      error: {
+        type: 'SF_ERR_RUNNER_CHECKER',
+        message: `the checker did not compile (${checker.status})${pastLimitNote(checker, judge)}: ${checker.stderr.slice(0, 2000)}`
+      }
+    }
+  return undefined
+}
+
+/**
+ * The judge's result, answered with no job, when the cache holds a binary whose compile took longer than the judge's
+ * `compile_timeout_ms` and no compile would come before that one's: the program's, or the checker's after a program the
+ * cache gave (a checker's after a program to compile is compiled again in the sandbox, as on a cold cache).
+ */
+function cachedPastLimit(
+  judge: ResolvedJudgeRequest,
+  requestId: string | undefined,
+  program: Ready,
+  checker: Ready | undefined
+): JudgeResult | undefined {
+  const limit = judge.compile_timeout_ms
+  const compile = program.cached === undefined ? null : cachedCompile(program.cached, limit)
+  if (compile?.status === 'ok' && checker?.cached !== undefined && pastCompileLimit(checker.cached, limit))
+    return compileFailure(baseOf(judge, requestId), judge, compile, cachedCompile(checker.cached, limit))
+  return compile?.status === 'time_limit'
+    ? compileFailure(baseOf(judge, requestId), judge, compile, undefined)
+    : undefined
+}
+
+/** The judge's result, from its job's result `r`, the frames its sandbox sent and the cache's entry it shipped. */
+function resultOf(
+  judge: ResolvedJudgeRequest,
+  requestId: string | undefined,
+  frames: Frames,
+  shipped: CachedCompile | undefined,
+  r: ExecResult,
+  echoBytes: number
+): JudgeResult {
+  const base = baseOf(judge, requestId, r)
   // A fault of the fleet (never the program's): the job never ran, or its executor went away while it ran.
   if (r.status === 'overloaded' || r.status === 'queue_timeout' || r.status === 'infra_error' || r.status === 'killed')
     return {
@@ -283,26 +378,17 @@ function resultOf(
       maybe_ran: r.status === 'killed' ? true : mayHaveRun(r)
     }
   const compile: JudgeCompileResult | null =
-    frames.compile !== undefined ? compileResultOf(frames.compile) : cached ? cachedCompile() : null
-  const skipped = judge.tests.map(() => ({ verdict: 'skipped' as const }))
-  if (compile !== null && compile.status !== 'ok')
-    return {
+    frames.compile !== undefined
+      ? compileResultOf(frames.compile)
+      : shipped !== undefined
+        ? cachedCompile(shipped, judge.compile_timeout_ms)
+        : null
+  const checker = frames.checker !== undefined ? compileResultOf(frames.checker) : undefined
+  return (
+    compileFailure(base, judge, compile, checker) ?? {
       ...base,
-      verdict: 'compile_error',
       compile,
-      tests: skipped,
-      error: { type: 'CompileError', message: `the compile step ended ${compile.status}` }
+      ...verdictOf(judge, frames, r.status, echoBytes)
     }
-  if (frames.checker !== undefined && frames.checker.status !== 'ok')
-    return {
-      ...base,
-      verdict: 'invalid_request',
-      compile,
-      tests: skipped,
-      error: {
-        type: 'SF_ERR_RUNNER_CHECKER',
-        message: `the checker did not compile (${compileResultOf(frames.checker).status}): ${frames.checker.stderr.slice(0, 2000)}`
-      }
-    }
-  return { ...base, compile, ...verdictOf(judge, frames, r.status, echoBytes) }
+  )
 }

@@ -12,6 +12,7 @@ import type {
   TestVerdict
 } from '@sandfleet/protocol'
 import type { JudgeRun, JudgeTested } from '../sandbox/contract.ts'
+import type { CachedCompile } from './compile-cache.ts'
 import { meetsExpected } from './compare.ts'
 
 /** What a C++ program that ran out of memory says as it dies (its allocation threw, nothing caught it). */
@@ -47,9 +48,32 @@ export function compileResultOf(run: JudgeRun): JudgeCompileResult {
   return result
 }
 
-/** A compile step the compile cache answered: nothing ran. */
-export function cachedCompile(): JudgeCompileResult {
-  return { status: 'ok', stdout: '', stderr: '', exit_code: null, duration_ms: 0, cached: true }
+/**
+ * A compile step the compile cache answered (nothing ran), with what the compile that made its binary cost: `ok`, or
+ * `time_limit` when that compile took longer than `compileTimeoutMs` (what a compile of it under that limit would end).
+ */
+export function cachedCompile(cost: CompileCost, compileTimeoutMs: number): JudgeCompileResult {
+  const result: JudgeCompileResult = {
+    status: pastCompileLimit(cost, compileTimeoutMs) ? 'time_limit' : 'ok',
+    stdout: '',
+    stderr: '',
+    exit_code: null,
+    duration_ms: cost.duration_ms,
+    cached: true
+  }
+  if (cost.cpu_ms !== undefined) result.cpu_ms = cost.cpu_ms
+  return result
+}
+
+/** What a compile cost, as the compile cache keeps it. */
+export type CompileCost = Pick<CachedCompile, 'duration_ms' | 'cpu_ms'>
+
+/**
+ * Whether a compile that cost `cost` would not fit in `compileTimeoutMs`: its wall time past it (the executor stops a
+ * compile at its wall deadline; its CPU limit is only a backstop past that).
+ */
+export function pastCompileLimit(cost: CompileCost, compileTimeoutMs: number): boolean {
+  return cost.duration_ms > compileTimeoutMs
 }
 
 /** The verdict of a run whose limits or exit say it failed, whatever it printed; undefined when it ended well. */

@@ -52,16 +52,37 @@ async function corpus(config: RunnerConfigInput): Promise<void> {
   try {
     for (const isolation of ['fork', 'reuse'] as const)
       await Promise.all(PYTHON_CASES.map(async (c) => await check(runner, c, isolation)))
-    await Promise.all(COMPILED_CASES.map(async (c) => await check(runner, c)))
-    // The compile cache: the same source again is shipped, not compiled; a new one is compiled.
+    const compiled = await Promise.all(COMPILED_CASES.map(async (c) => await check(runner, c)))
+    // The compile cache: the same source again is shipped, not compiled, with what its compile cost; a new one is
+    // compiled.
     const again = await check(runner, COMPILED_CASES[0])
     assert.equal(again.compile?.cached, true)
-    assert.equal(again.compile?.duration_ms, 0)
+    const coldMs = compiled.filter((r) => r.compile?.cached === false).map((r) => r.compile?.duration_ms)
+    assert.ok(
+      coldMs.includes(again.compile?.duration_ms),
+      `the duration of a compile of it: ${again.compile?.duration_ms}`
+    )
     const other = await runner.judge({
       ...COMPILED_CASES[0].request,
       code: `${String(COMPILED_CASES[0].request.code)}\n`
     })
     assert.equal(other.compile?.cached, false)
+    // A compile_timeout_ms its cached compile would not fit in: the verdict a cold cache gives, a compile time limit.
+    const late = await runner.judge({ ...COMPILED_CASES[0].request, compile_timeout_ms: 1 })
+    const cold = await runner.judge({
+      ...COMPILED_CASES[0].request,
+      code: `${String(COMPILED_CASES[0].request.code)}\n\n`,
+      compile_timeout_ms: 1
+    })
+    for (const [r, cached] of [
+      [late, true],
+      [cold, false]
+    ] as const) {
+      assert.equal(r.verdict, 'compile_error', JSON.stringify(r))
+      assert.equal(r.compile?.status, 'time_limit')
+      assert.equal(r.compile?.cached, cached)
+    }
+    assert.equal(late.compile?.duration_ms, again.compile?.duration_ms)
     const metrics = await runner.registry.metrics()
     assert.match(metrics, /sandfleet_runner_judge_compile_cache_total\{result="hit"[^}]*\} [1-9]/)
     assert.match(metrics, /sandfleet_runner_judges_total\{verdict="compile_error",language="cpp"[^}]*\} [1-9]/)
