@@ -202,7 +202,10 @@ async function judgeOn(fleet: TestFleet): Promise<void> {
   })
   assert.deepEqual([broken.body.compile.status, broken.body.run], ['RE', broken.body.compile])
   const runtimes = (await (await fetch(`${fleet.url}/api/v2/runtimes`)).json()) as Array<Record<string, string>>
-  assert.match(runtimes.find((r) => r.language === 'c++')?.version ?? '', /^\d+\.\d+/, JSON.stringify(runtimes))
+  assert.ok(runtimes.some((r) => r.language === 'c++'))
+  // what Piston's clients expect: a bare semver-like version (javascript's is the one the fleet does not report)
+  for (const r of runtimes.filter((r) => r.language !== 'javascript'))
+    assert.match(r.version, /^\d+(\.\d+)+$/, JSON.stringify(runtimes))
 
   // MCP's judge tool
   const client = new Client({ name: 'judge-fleet-test', version: '0.0.0' })
@@ -226,6 +229,8 @@ async function judgeOn(fleet: TestFleet): Promise<void> {
   }
   const cpp = info.judge_languages.find((l) => l.name === 'cpp')
   assert.match(cpp?.versions[0] ?? '', /^\d+\.\d+/, JSON.stringify(info.judge_languages))
+  for (const l of info.judge_languages)
+    for (const v of l.versions) assert.match(v, /^\d+(\.\d+)+$/, `${l.name}: a bare version number`)
   assert.ok(info.judge_languages.some((l) => l.name === 'c'))
 }
 

@@ -19,7 +19,10 @@ export const JudgeLanguageInfoSchema = Type.Object(
     name: Type.String({ description: 'The language, by its name in judge requests' }),
     aliases: Type.Array(Type.String()),
     title: Type.String(),
-    version: Type.String({ description: "Its compiler's or interpreter's version, read from the sandbox" }),
+    version: Type.String({
+      description:
+        "Its compiler's or interpreter's version number, bare (3.11.2, 12.2.0; javascript: the runner's V8's), read from the sandbox; unknown until the runner has read it"
+    }),
     precompiled_header: Type.Optional(
       Type.Boolean({
         description: 'Whether the sandbox holds its precompiled header (bits/stdc++.h), and g++ reads it'

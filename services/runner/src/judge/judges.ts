@@ -20,7 +20,10 @@ import { CompileCache, type CompileCacheStats } from './compile-cache.ts'
 import { judgeByJobs } from './exec-judge.ts'
 import { COMPILE_MEMORY_MB, judgeInSandbox } from './sandbox-judge.ts'
 
-/** The probe of a sandbox's languages: each row's version command, and whether g++ reads its precompiled header. */
+/**
+ * The probe of a sandbox's languages: each row's version command (the first line it prints; the runner keeps its
+ * version number, {@link versionNumberOf}), and whether g++ reads its precompiled header.
+ */
 const PROBE = `import json, subprocess, sys
 out = {}
 for row in json.loads(sys.stdin.read()):
@@ -51,8 +54,17 @@ export interface JudgePlace {
 
 /** What a language's probe found in a sandbox. */
 interface Probed {
+  /** Its version number, bare (`3.11.2`, `12.2.0`). */
   version: string
   pch?: boolean
+}
+
+/**
+ * The version number in what a version command printed, bare: `Python 3.11.2` → `3.11.2`, `12.2.0` → `12.2.0`, V8's
+ * `11.3.244.8-node.38` → `11.3.244.8`; undefined when it holds none.
+ */
+export function versionNumberOf(text: string): string | undefined {
+  return /\d+(?:\.\d+)*/.exec(text)?.[0]
 }
 
 /** The counters of the judges, for the metrics. */
@@ -76,7 +88,7 @@ export interface JudgesOptions {
   maxOutputBytes: number
   /** Most bytes of each given back. */
   echoBytes: number
-  /** The runner's version of javascript (its V8's). */
+  /** The runner's version of javascript: its V8's (`process.versions.v8`; its number is reported). */
   javascriptVersion: string
 }
 
@@ -203,12 +215,18 @@ export class Judges {
     if (result.status !== 'ok')
       throw new Error(`the probe of the sandbox's compilers ended ${result.status}: ${result.error?.message ?? ''}`)
     const found = JSON.parse(result.stdout) as Record<string, Probed>
-    return new Map(Object.entries(found))
+    // a language whose version command printed no version number is not taken as found
+    return new Map(
+      Object.entries(found).flatMap(([name, p]): Array<[string, Probed]> => {
+        const version = versionNumberOf(p.version)
+        return version === undefined ? [] : [[name, { ...p, version }]]
+      })
+    )
   }
 
   /**
-   * The languages judged, with their versions: javascript's the runner's own, the others' as the probe read them in a
-   * sandbox (`unknown` until it has; a language the probe did not find is left out).
+   * The languages judged, with their versions, each a bare number: javascript's the runner's own V8's, the others' as
+   * the probe read them in a sandbox (`unknown` until it has; a language the probe did not find is left out).
    */
   info(): JudgeLanguageInfo[] {
     const out: JudgeLanguageInfo[] = []
@@ -216,7 +234,9 @@ export class Judges {
     for (const row of JUDGE_LANGUAGE_TABLE) {
       if (!judged.has(row.name)) continue
       const probed =
-        row.runtime === 'javascript' ? { version: this.options.javascriptVersion } : this.#found?.get(row.name)
+        row.runtime === 'javascript'
+          ? { version: versionNumberOf(this.options.javascriptVersion) ?? 'unknown' }
+          : this.#found?.get(row.name)
       if (probed === undefined && this.#found !== undefined) continue
       const info: JudgeLanguageInfo = {
         name: row.name,

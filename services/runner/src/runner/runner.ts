@@ -104,7 +104,7 @@ export class Runner implements RunnerApi {
       cacheBytes: config.judgeCacheBytes,
       maxOutputBytes: config.maxJudgeOutputBytes,
       echoBytes: config.maxOutputBytes,
-      javascriptVersion: `V8 ${process.versions.v8}`
+      javascriptVersion: process.versions.v8
     })
     this.#metrics.judges(() => this.#judges.counters())
   }

@@ -94,6 +94,7 @@ async function corpus(config: RunnerConfigInput): Promise<void> {
       languages?.some((l) => /^cpp \d+\.\d+/.test(l)),
       `info lists cpp with its version: ${String(languages)}`
     )
+    for (const l of languages ?? []) assert.match(l, /^[a-z]+ \d+(\.\d+)+$/, 'each version a bare version number')
   } finally {
     await runner.close()
   }
