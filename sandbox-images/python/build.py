@@ -10,11 +10,15 @@ Each program is its modules joined in the order ENTRIES gives: a module's docstr
 last module's docstring is the program's. Deterministic (the sources alone decide the output), standard library only.
 Refused, so that the joined file runs as the modules do: a relative import
 anywhere but at a module's top, of a module that does not come earlier in the program, or of a name that module
-does not define; a top-level name defined by two modules of one program; a top-level name of the builtins.
+does not define; a top-level name defined by two modules of one program; a top-level name of the builtins; a global
+name the joined program reads and neither defines, imports nor has as a builtin. Refused, so that a program carries
+only what it runs: a module none of whose names the program reaches from its top level (its `main()`) by name (the
+session host never judges: the judge's modules, judge_frames among them, are the executor's alone).
 """
 import ast
 import builtins
 import os
+import symtable
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +31,7 @@ ENTRIES = {
         'libc',
         'limits',
         'frames',
+        'judge_frames',
         'files',
         'tamper_checks',
         'seccomp',
@@ -77,6 +82,50 @@ def defined(tree):
                     + [s for h in getattr(n, 'handlers', []) for s in h.body]
                 )
     return names
+
+
+def reached(tree):
+    """The top-level names a joined program's `tree` reaches: those its top-level statements other than definitions
+    read, then those each reached definition reads, by name (an attribute's name counts as its name: more is reached,
+    never less)."""
+    definitions = {}
+    roots = set()
+    for node in tree.body:
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        read |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definitions.setdefault(node.name, set()).update(read)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                definitions.setdefault(name, set()).update(read)
+        elif not isinstance(node, (ast.Import, ast.ImportFrom)):
+            roots |= read
+    live, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        if name not in live and name in definitions:
+            live.add(name)
+            todo.extend(definitions[name])
+    return live | roots
+
+
+def unbound(text, name):
+    """The global names program `text` reads that it neither binds at its top level (nor by `global` in a function)
+    nor imports, and that are no builtins: what would raise NameError when run."""
+    top = symtable.symtable(text, name, 'exec')
+    bound = set(dir(builtins)) | {'__file__', '__builtins__'}
+    tables, read = [top], set()
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if table is top or symbol.is_declared_global():
+                if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace():
+                    bound.add(symbol.get_name())
+            if symbol.is_referenced() and (table is top or symbol.is_global()):
+                read.add(symbol.get_name())
+    return read - bound
 
 
 def build(name, entries=ENTRIES, root=HERE):
@@ -145,7 +194,15 @@ def build(name, entries=ENTRIES, root=HERE):
         '# Edit those and run the build; a test fails while this file is not what the build makes of them.\n'
         % (PACKAGE, ', '.join(modules))
     )
-    return header + '"""' + last_doc + '\n"""\n\n' + '\n\n'.join(parts) + "\n\nif __name__ == '__main__':\n    main()\n"
+    text = header + '"""' + last_doc + '\n"""\n\n' + '\n\n'.join(parts) + "\n\nif __name__ == '__main__':\n    main()\n"
+    missing = unbound(text, name)
+    if missing:
+        raise BuildError('%s reads %s, which it neither defines nor imports' % (name, ', '.join(sorted(missing))))
+    live = reached(ast.parse(text, name))
+    for mod in modules:
+        if seen[mod] and not seen[mod] & live:
+            raise BuildError('%s: none of the names %s.%s defines is reached from its main()' % (name, PACKAGE, mod))
+    return text
 
 
 def main(argv):

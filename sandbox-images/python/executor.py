@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, frames, files, tamper_checks, seccomp, job_process, judge_job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, judge_run, controller.
+# Built by sandbox-images/python/build.py from sandfleet_sandbox/: sandbox_env, boot, libc, limits, frames, judge_frames, files, tamper_checks, seccomp, job_process, judge_job_process, tiers, reuse_c_state, reuse_denylist, reuse_process, reuse_handle, zygote_process, zygote_handle, cleanup, capture, results, runner_channel, job_run, placement, reuse_keeper, judge_run, controller.
 # Edit those and run the build; a test fails while this file is not what the build makes of them.
 """sandfleet executor: NDJSON frames on stdin/stdout; jobs forked ahead of time from warm zygotes.
 
@@ -13,8 +13,8 @@ waiting on a pipe for its job; the controller picks the cheapest tier that has w
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
 The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
-their types by frames.py, and out), where a job runs (placement.py), its reuse processes
-(reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
+their types by frames.py and judge_frames.py, and out), where a job runs (placement.py), its reuse
+processes (reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
 frame to its result (judge_run.py); this module holds them together: the one poll, the zygotes,
 each frame's handler.
 """
@@ -125,20 +125,19 @@ def cpu_backstop_s(timeout_ms):
 
 
 # ---------------- sandfleet_sandbox/frames.py
-# The runner's frames, parsed once where they come in: each kind a frozen type, its fields as the runner resolved them.
+# The runner's frames that both programs take (the executor's `exec` jobs, the session host's cells and their
+# `cell` options), parsed once where they come in: each kind a frozen type, its fields as the runner resolved them; and
+# the readers of a frame's fields that every parser uses (the judge's, judge_frames.py, the executor's alone).
 #
 # The runner sends every field of a job, its defaults applied once, on its side (resolveExecRequest and the runner's
 # settings; services/runner/src/kits/executor/executor-channel.ts writes the frames): nothing here defaults a field, and
 # nothing after the parse reads a frame's dict. A frame that is not as docs/executor-protocol.md says is refused here
 # (`FrameError`, naming the field): its program answers it, never runs it.
 #
-# A new kind of job is one more frozen type here, its parser in PARSERS, and its handler where the program dispatches
-# (Controller.handlers in the executor). A judge (`judge`) is one: its program, its checker and its tests each a frozen
-# type of their own; the runner's word on the judge that runs (`judge_ack`, `judge_stop`) are frames of their own types,
-# taken by that judge rather than queued (WORDS). A judge's runs are jobs made here too, not parsed: `JudgeStep`.
+# A new kind of job is one more frozen type and its parser (here when both programs take it, else in a module of the
+# program that does), its parser in the executor's table of ops (runner_channel.PARSERS), and its handler where the
+# program dispatches (Controller.handlers in the executor).
 
-import base64
-import binascii
 import collections
 import types
 
@@ -191,10 +190,118 @@ class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forg
     __slots__ = ()
 
 
-class Shutdown(collections.namedtuple('Shutdown', ())):
-    """A `shutdown` frame: kill every job, exit."""
+ISOLATION_LEVELS = ('fork', 'reuse')
 
-    __slots__ = ()
+
+def field(frame, name):
+    """Field `name` of frame `frame`; FrameError when it has none."""
+    try:
+        return frame[name]
+    except KeyError:
+        raise FrameError('no %s' % name, frame_id(frame)) from None
+
+
+def frame_id(frame):
+    """A frame's `id` when it is a string, else None (a refusal then names no job)."""
+    value = frame.get('id')
+    return value if type(value) is str else None
+
+
+def text_of(frame, name):
+    value = field(frame, name)
+    if type(value) is not str:
+        raise FrameError('%s is not a string' % name, frame_id(frame))
+    return value
+
+
+def count_of(frame, name, least):
+    """An integer field of at least `least` (a bool is not one)."""
+    value = field(frame, name)
+    if type(value) is not int or value < least:
+        raise FrameError('%s is not an integer of at least %d' % (name, least), frame_id(frame))
+    return value
+
+
+def isolation_of(frame):
+    isolation = field(frame, 'isolation')
+    if isolation not in ISOLATION_LEVELS:
+        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
+    return isolation
+
+
+def wait_of(frame):
+    """`wait_ms`: a number of at least 0, or None (no limit)."""
+    wait_ms = field(frame, 'wait_ms')
+    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
+        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
+    return wait_ms
+
+
+def tenant_of(frame):
+    tenant = field(frame, 'tenant')
+    if tenant is not None and type(tenant) is not str:
+        raise FrameError('tenant is not null or a string', frame_id(frame))
+    return tenant
+
+
+def exec_job(frame):
+    """An `exec` frame's ExecJob."""
+    files = field(frame, 'files')
+    if type(files) is not dict or not all(type(k) is str and type(v) is str for k, v in files.items()):
+        raise FrameError('files is not an object of path to base64 text', frame_id(frame))
+    fetch = field(frame, 'fetch_files')
+    if type(fetch) is not list or not all(type(p) is str for p in fetch):
+        raise FrameError('fetch_files is not a list of paths', frame_id(frame))
+    return ExecJob(
+        text_of(frame, 'id'),
+        text_of(frame, 'code'),
+        text_of(frame, 'stdin'),
+        count_of(frame, 'timeout_ms', 1),
+        count_of(frame, 'memory_mb', 1),
+        types.MappingProxyType(files),
+        tuple(fetch),
+        count_of(frame, 'max_output_bytes', 0),
+        isolation_of(frame),
+        wait_of(frame),
+        tenant_of(frame),
+    )
+
+
+def optional_text(frame, name):
+    """A field that is a string or null (None)."""
+    value = field(frame, name)
+    if value is not None and type(value) is not str:
+        raise FrameError('%s is not null or a string' % name, frame_id(frame))
+    return value
+
+
+def cell_options(frame):
+    """A `cell` frame's CellOptions."""
+    forget = field(frame, 'forget')
+    if type(forget) is not list or not all(type(k) is str for k in forget):
+        raise FrameError('forget is not a list of context keys', frame_id(frame))
+    env = field(frame, 'env')
+    if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
+        raise FrameError('env is not an object of names to strings', frame_id(frame))
+    return CellOptions(
+        optional_text(frame, 'context'),
+        optional_text(frame, 'cwd'),
+        tuple(forget),
+        types.MappingProxyType(env),
+        optional_text(frame, 'main_key'),
+    )
+
+
+# ---------------- sandfleet_sandbox/judge_frames.py
+# A judge's frames, parsed once where they come in (the executor's alone: the session host never judges): `judge`
+# (its program, its checker and its tests each a frozen type of their own), and the runner's word on the judge that runs
+# (`judge_ack`, `judge_stop`), taken by that judge rather than queued (runner_channel.WORDS). A judge's runs are jobs
+# made here too, not parsed: `JudgeStep`. Fields are read as frames.py reads them, and refused as it refuses them.
+
+import base64
+import binascii
+import collections
+
 
 
 class JudgeProgram(
@@ -277,37 +384,7 @@ class JudgeStep(collections.namedtuple('JudgeStep', ExecJob._fields + ('compiled
     __slots__ = ()
 
 
-ISOLATION_LEVELS = ('fork', 'reuse')
 RUNTIMES = ('python', 'binary')
-
-
-def field(frame, name):
-    """Field `name` of frame `frame`; FrameError when it has none."""
-    try:
-        return frame[name]
-    except KeyError:
-        raise FrameError('no %s' % name, frame_id(frame)) from None
-
-
-def frame_id(frame):
-    """A frame's `id` when it is a string, else None (a refusal then names no job)."""
-    value = frame.get('id')
-    return value if type(value) is str else None
-
-
-def text_of(frame, name):
-    value = field(frame, name)
-    if type(value) is not str:
-        raise FrameError('%s is not a string' % name, frame_id(frame))
-    return value
-
-
-def count_of(frame, name, least):
-    """An integer field of at least `least` (a bool is not one)."""
-    value = field(frame, name)
-    if type(value) is not int or value < least:
-        raise FrameError('%s is not an integer of at least %d' % (name, least), frame_id(frame))
-    return value
 
 
 def texts_of(frame, name):
@@ -316,76 +393,6 @@ def texts_of(frame, name):
     if type(value) is not list or not all(type(v) is str for v in value):
         raise FrameError('%s is not a list of strings' % name, frame_id(frame))
     return tuple(value)
-
-
-def isolation_of(frame):
-    isolation = field(frame, 'isolation')
-    if isolation not in ISOLATION_LEVELS:
-        raise FrameError('isolation is not one of %s' % ', '.join(ISOLATION_LEVELS), frame_id(frame))
-    return isolation
-
-
-def wait_of(frame):
-    """`wait_ms`: a number of at least 0, or None (no limit)."""
-    wait_ms = field(frame, 'wait_ms')
-    if wait_ms is not None and (type(wait_ms) not in (int, float) or not wait_ms >= 0):
-        raise FrameError('wait_ms is not null or a number of at least 0', frame_id(frame))
-    return wait_ms
-
-
-def tenant_of(frame):
-    tenant = field(frame, 'tenant')
-    if tenant is not None and type(tenant) is not str:
-        raise FrameError('tenant is not null or a string', frame_id(frame))
-    return tenant
-
-
-def exec_job(frame):
-    """An `exec` frame's ExecJob."""
-    files = field(frame, 'files')
-    if type(files) is not dict or not all(type(k) is str and type(v) is str for k, v in files.items()):
-        raise FrameError('files is not an object of path to base64 text', frame_id(frame))
-    fetch = field(frame, 'fetch_files')
-    if type(fetch) is not list or not all(type(p) is str for p in fetch):
-        raise FrameError('fetch_files is not a list of paths', frame_id(frame))
-    return ExecJob(
-        text_of(frame, 'id'),
-        text_of(frame, 'code'),
-        text_of(frame, 'stdin'),
-        count_of(frame, 'timeout_ms', 1),
-        count_of(frame, 'memory_mb', 1),
-        types.MappingProxyType(files),
-        tuple(fetch),
-        count_of(frame, 'max_output_bytes', 0),
-        isolation_of(frame),
-        wait_of(frame),
-        tenant_of(frame),
-    )
-
-
-def optional_text(frame, name):
-    """A field that is a string or null (None)."""
-    value = field(frame, name)
-    if value is not None and type(value) is not str:
-        raise FrameError('%s is not null or a string' % name, frame_id(frame))
-    return value
-
-
-def cell_options(frame):
-    """A `cell` frame's CellOptions."""
-    forget = field(frame, 'forget')
-    if type(forget) is not list or not all(type(k) is str for k in forget):
-        raise FrameError('forget is not a list of context keys', frame_id(frame))
-    env = field(frame, 'env')
-    if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
-        raise FrameError('env is not an object of names to strings', frame_id(frame))
-    return CellOptions(
-        optional_text(frame, 'context'),
-        optional_text(frame, 'cwd'),
-        tuple(forget),
-        types.MappingProxyType(env),
-        optional_text(frame, 'main_key'),
-    )
 
 
 class Part:
@@ -514,39 +521,6 @@ def judge_ack(frame):
 def judge_stop(frame):
     """A `judge_stop` frame's JudgeStop."""
     return JudgeStop(text_of(frame, 'id'))
-
-
-def shutdown(frame):
-    return SHUTDOWN
-
-
-SHUTDOWN = Shutdown()
-# Each op the runner sends: its frame's parser.
-PARSERS = {
-    'exec': exec_job,
-    'judge': judge_job,
-    'judge_ack': judge_ack,
-    'judge_stop': judge_stop,
-    'shutdown': shutdown,
-}
-# The runner's word on the judge that runs: its frames' types, and their ops (a refused one is that judge's to answer).
-WORDS = (JudgeAck, JudgeStop)
-WORD_OPS = ('judge_ack', 'judge_stop')
-
-
-def parse_frame(frame):
-    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
-    ops, or not as its op's parser wants it."""
-    if type(frame) is not dict:
-        raise FrameError('a frame that is not a JSON object')
-    op = frame.get('op')
-    parser = PARSERS.get(op) if type(op) is str else None
-    if parser is None:
-        raise FrameError('a frame of no known op (%.40r)' % (op,), frame_id(frame))
-    try:
-        return parser(frame)
-    except FrameError as e:
-        raise FrameError(str(e), e.frame_id, op) from None
 
 
 # ---------------- sandfleet_sandbox/files.py
@@ -1055,7 +1029,7 @@ RETURN_LIMIT = 1 << 18
 HARNESS = compile('__sandfleet_return__ = __sandfleet_call__()', '<judge>', 'exec')
 _json_loads = json.loads
 _json_dumps = json.dumps
-# The judge's kinds, by the names its steps give them (frames.JudgeStep.kind; judge_run.py makes them).
+# The judge's kinds, by the names its steps give them (judge_frames.JudgeStep.kind; judge_run.py makes them).
 EXEC = 'exec'
 CALL = 'call'
 ARGV = 'argv'
@@ -3461,13 +3435,14 @@ def ending(timeout_ms, tier, timed_out, wstatus, done, report, oom_killed):
 
 
 # ---------------- sandfleet_sandbox/runner_channel.py
-# The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
-# queued in order for the controller to answer; the runner's word on the judge that runs (its acks, its stop) kept apart
-# for that judge to take.
+# The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once, by its op's
+# parser (PARSERS: frames.py, judge_frames.py), and queued in order for the controller to answer; the runner's word on
+# the judge that runs (its acks, its stop) kept apart for that judge to take.
 #
 # The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
 # /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
 
+import collections
 import fcntl
 import json
 import os
@@ -3482,6 +3457,45 @@ CHANNEL_READ = 1 << 20
 BIG_BUFFER = 1 << 20
 PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
 F_SETPIPE_SZ = 1031
+
+
+class Shutdown(collections.namedtuple('Shutdown', ())):
+    """A `shutdown` frame: kill every job, exit."""
+
+    __slots__ = ()
+
+
+def shutdown(frame):
+    return SHUTDOWN
+
+
+SHUTDOWN = Shutdown()
+# Each op the runner sends: its frame's parser.
+PARSERS = {
+    'exec': exec_job,
+    'judge': judge_job,
+    'judge_ack': judge_ack,
+    'judge_stop': judge_stop,
+    'shutdown': shutdown,
+}
+# The runner's word on the judge that runs: its frames' types, and their ops (a refused one is that judge's to answer).
+WORDS = (JudgeAck, JudgeStop)
+WORD_OPS = ('judge_ack', 'judge_stop')
+
+
+def parse_frame(frame):
+    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
+    ops, or not as its op's parser wants it."""
+    if type(frame) is not dict:
+        raise FrameError('a frame that is not a JSON object')
+    op = frame.get('op')
+    parser = PARSERS.get(op) if type(op) is str else None
+    if parser is None:
+        raise FrameError('a frame of no known op (%.40r)' % (op,), frame_id(frame))
+    try:
+        return parser(frame)
+    except FrameError as e:
+        raise FrameError(str(e), e.frame_id, op) from None
 
 
 def grow_pipe(fd, size):
@@ -3516,7 +3530,7 @@ def open_channel():
 class RunnerChannel:
     """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
     frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
-    its turn); `words`, the runner's word on the judge that runs (frames.WORDS, and those of their ops refused at their
+    its turn); `words`, the runner's word on the judge that runs (WORDS, and those of their ops refused at their
     parse), in the order they came, for that judge to take (judge_run.py); `closing` once a `shutdown` came or the
     runner closed its end."""
 
@@ -4285,8 +4299,8 @@ class ReuseKeeper:
 
 
 # ---------------- sandfleet_sandbox/judge_run.py
-# One judge in the controller (a `judge` frame, a frames.JudgeJob), from its frame to its result: the program compiled
-# once, then run on each test in a fresh process, each run a step of its own (a frames.JudgeStep: its tier or its reuse
+# One judge in the controller (a `judge` frame, a JudgeJob), from its frame to its result: the program compiled
+# once, then run on each test in a fresh process, each run a step of its own (a JudgeStep: its tier or its reuse
 # process, limits, deadline, capture, sweep and clean-up, on the path an `exec` job takes: placement.py, job_run.py), each
 # answered as it ends with a `tested` frame; a checker, when the judge has one, run the same way after each test whose
 # program is gone. What the runner compares, it compares outside: the expected outputs never come here (a checker's
@@ -4344,8 +4358,8 @@ def step_frame(op, job_id, result):
 
 
 class Judge:
-    """One judge frame, `job` (a frames.JudgeJob), on the controller's `channel` (frames out; `words`, the runner's word
-    on the judge, in) and its `pump` (one poll round); `run_step(step)` runs one frames.JudgeStep as the controller runs
+    """One judge frame, `job` (a JudgeJob), on the controller's `channel` (frames out; `words`, the runner's word
+    on the judge, in) and its `pump` (one poll round); `run_step(step)` runs one JudgeStep as the controller runs
     an `exec` job and puts it behind as between two jobs: (its result frame, its job process's report)."""
 
     def __init__(self, job, channel, pump, run_step):
@@ -4428,7 +4442,7 @@ class Judge:
         return not self.stop and not channel.closing
 
     def ready(self, step, program):
-        """`program` (a frames.JudgeProgram) made ready to run: ('python', code object) or ('binary', bytes); None when
+        """`program` (a JudgeProgram) made ready to run: ('python', code object) or ('binary', bytes); None when
         it did not compile (answered with its `compiled` frame)."""
         if program.runtime == 'python':
             return self.compile_python(step, program)
@@ -4484,7 +4498,7 @@ class Judge:
         return None if code is None else ('python', code)
 
     def step(self, code, compiled, kind, stdin, files, fetch_files, timeout_ms, memory_mb, isolation):
-        """A run of this judge as a frames.JudgeStep: the judge's id, tenant and output cap, what is left of its wait
+        """A run of this judge as a JudgeStep: the judge's id, tenant and output cap, what is left of its wait
         for a tier."""
         job = self.job
         wait_ms = None
@@ -4507,7 +4521,7 @@ class Judge:
         )
 
     def test_step(self, program, test, checked):
-        """The run of the program on one test (a frames.JudgeTest): Python's code object (its call, for a call test),
+        """The run of the program on one test (a JudgeTest): Python's code object (its call, for a call test),
         or the binary."""
         job = self.job
         runtime, made = program
@@ -4589,8 +4603,9 @@ def oom_score_adj(value):
 class Controller:
     """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
-    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type in
-    frames.py, its handler here; its runs, as a judge's are, through run_job (placement, then job_run's Run)."""
+    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type and its
+    parser (runner_channel.PARSERS), its handler here; its runs, as a judge's are, through run_job (placement, then
+    job_run's Run)."""
 
     def __init__(self):
         self.channel = RunnerChannel()
@@ -4705,12 +4720,12 @@ class Controller:
         return result
 
     def run_judge(self, job):
-        """Judges a `judge` job (a frames.JudgeJob) and answers its result frame, its `compiled` and `tested` frames
+        """Judges a `judge` job (a JudgeJob) and answers its result frame, its `compiled` and `tested` frames
         sent as its steps end (judge_run.py)."""
         return Judge(job, self.channel, self.pump, self.run_step).run()
 
     def run_step(self, step):
-        """One step of a judge (a frames.JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
+        """One step of a judge (a JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
         reuse process's verdict awaited, the dirs cleaned): (its result frame, its job process's report)."""
         answer = self.run_job(step)
         if self.keeper.answered is not None:

@@ -10,8 +10,8 @@ waiting on a pipe for its job; the controller picks the cheapest tier that has w
 imports, compiles the code, writes job and code object into that child's pipe and drains its
 fd-level stdout/stderr.
 The controller's parts: the runner's channel (runner_channel.py: frames in, parsed once into
-their types by frames.py, and out), where a job runs (placement.py), its reuse processes
-(reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
+their types by frames.py and judge_frames.py, and out), where a job runs (placement.py), its reuse
+processes (reuse_keeper.py), one run from its watch to its result (job_run.py), a judge's runs from its
 frame to its result (judge_run.py); this module holds them together: the one poll, the zygotes,
 each frame's handler.
 """
@@ -21,7 +21,8 @@ import select
 import sys
 
 from .libc import prctl
-from .frames import ExecJob, FrameError, JudgeJob
+from .frames import ExecJob, FrameError
+from .judge_frames import JudgeJob
 from .seccomp import add_seccomp
 from .job_process import SCRATCH, WORKDIR
 from .tiers import plan_tiers
@@ -55,8 +56,9 @@ def oom_score_adj(value):
 class Controller:
     """The executor's controller: the runner's `channel`, the `zygotes` (tier name → zygote_handle.Zygote), its one poll
     (`pump`), and for each kind of frame its handler (`handlers`: the frame's type → the method that answers it with a
-    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type in
-    frames.py, its handler here; its runs, as a judge's are, through run_job (placement, then job_run's Run)."""
+    result frame: an `exec` job, a judge, a frame refused at its parse). A new kind of job: its frozen type and its
+    parser (runner_channel.PARSERS), its handler here; its runs, as a judge's are, through run_job (placement, then
+    job_run's Run)."""
 
     def __init__(self):
         self.channel = RunnerChannel()
@@ -171,12 +173,12 @@ class Controller:
         return result
 
     def run_judge(self, job):
-        """Judges a `judge` job (a frames.JudgeJob) and answers its result frame, its `compiled` and `tested` frames
+        """Judges a `judge` job (a JudgeJob) and answers its result frame, its `compiled` and `tested` frames
         sent as its steps end (judge_run.py)."""
         return Judge(job, self.channel, self.pump, self.run_step).run()
 
     def run_step(self, step):
-        """One step of a judge (a frames.JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
+        """One step of a judge (a JudgeStep) run as an `exec` job is, then put behind as between two jobs (a
         reuse process's verdict awaited, the dirs cleaned): (its result frame, its job process's report)."""
         answer = self.run_job(step)
         if self.keeper.answered is not None:

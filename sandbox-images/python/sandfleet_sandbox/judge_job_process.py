@@ -28,7 +28,7 @@ RETURN_LIMIT = 1 << 18
 HARNESS = compile('__sandfleet_return__ = __sandfleet_call__()', '<judge>', 'exec')
 _json_loads = json.loads
 _json_dumps = json.dumps
-# The judge's kinds, by the names its steps give them (frames.JudgeStep.kind; judge_run.py makes them).
+# The judge's kinds, by the names its steps give them (judge_frames.JudgeStep.kind; judge_run.py makes them).
 EXEC = 'exec'
 CALL = 'call'
 ARGV = 'argv'

@@ -1,5 +1,5 @@
-"""One judge in the controller (a `judge` frame, a frames.JudgeJob), from its frame to its result: the program compiled
-once, then run on each test in a fresh process, each run a step of its own (a frames.JudgeStep: its tier or its reuse
+"""One judge in the controller (a `judge` frame, a JudgeJob), from its frame to its result: the program compiled
+once, then run on each test in a fresh process, each run a step of its own (a JudgeStep: its tier or its reuse
 process, limits, deadline, capture, sweep and clean-up, on the path an `exec` job takes: placement.py, job_run.py), each
 answered as it ends with a `tested` frame; a checker, when the judge has one, run the same way after each test whose
 program is gone. What the runner compares, it compares outside: the expected outputs never come here (a checker's
@@ -20,7 +20,8 @@ import time
 import traceback
 import types
 
-from .frames import FrameError, JudgeStep, JudgeStop
+from .frames import FrameError
+from .judge_frames import JudgeStep, JudgeStop
 from .job_process import MAIN_FILE
 from .judge_job_process import ARGV, CALL, EXEC
 from .results import failed, refused
@@ -61,8 +62,8 @@ def step_frame(op, job_id, result):
 
 
 class Judge:
-    """One judge frame, `job` (a frames.JudgeJob), on the controller's `channel` (frames out; `words`, the runner's word
-    on the judge, in) and its `pump` (one poll round); `run_step(step)` runs one frames.JudgeStep as the controller runs
+    """One judge frame, `job` (a JudgeJob), on the controller's `channel` (frames out; `words`, the runner's word
+    on the judge, in) and its `pump` (one poll round); `run_step(step)` runs one JudgeStep as the controller runs
     an `exec` job and puts it behind as between two jobs: (its result frame, its job process's report)."""
 
     def __init__(self, job, channel, pump, run_step):
@@ -145,7 +146,7 @@ class Judge:
         return not self.stop and not channel.closing
 
     def ready(self, step, program):
-        """`program` (a frames.JudgeProgram) made ready to run: ('python', code object) or ('binary', bytes); None when
+        """`program` (a JudgeProgram) made ready to run: ('python', code object) or ('binary', bytes); None when
         it did not compile (answered with its `compiled` frame)."""
         if program.runtime == 'python':
             return self.compile_python(step, program)
@@ -201,7 +202,7 @@ class Judge:
         return None if code is None else ('python', code)
 
     def step(self, code, compiled, kind, stdin, files, fetch_files, timeout_ms, memory_mb, isolation):
-        """A run of this judge as a frames.JudgeStep: the judge's id, tenant and output cap, what is left of its wait
+        """A run of this judge as a JudgeStep: the judge's id, tenant and output cap, what is left of its wait
         for a tier."""
         job = self.job
         wait_ms = None
@@ -224,7 +225,7 @@ class Judge:
         )
 
     def test_step(self, program, test, checked):
-        """The run of the program on one test (a frames.JudgeTest): Python's code object (its call, for a call test),
+        """The run of the program on one test (a JudgeTest): Python's code object (its call, for a call test),
         or the binary."""
         job = self.job
         runtime, made = program

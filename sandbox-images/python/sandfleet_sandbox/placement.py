@@ -10,7 +10,7 @@ import signal
 import time
 
 from .limits import NPROC, address_space, cpu_backstop_s
-from .frames import JudgeStep
+from .judge_frames import JudgeStep
 from .tamper_checks import signalled, tampered
 from .job_process import MAIN_FILE
 from .tiers import pick_tier

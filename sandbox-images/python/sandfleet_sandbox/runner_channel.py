@@ -1,17 +1,19 @@
-"""The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once (frames.py) and
-queued in order for the controller to answer; the runner's word on the judge that runs (its acks, its stop) kept apart
-for that judge to take.
+"""The controller's end of the runner's channel: NDJSON frames in and out, each frame in parsed once, by its op's
+parser (PARSERS: frames.py, judge_frames.py), and queued in order for the controller to answer; the runner's word on
+the judge that runs (its acks, its stop) kept apart for that judge to take.
 
 The channel is a private dup of the executor's fds 0 and 1 (or the runner's Unix socket): fds 0, 1 and 2 point at
 /dev/null once it is open, and no other process holds it, so nothing a job writes can reach it.
 """
+import collections
 import fcntl
 import json
 import os
 import socket
 import stat
 
-from .frames import WORD_OPS, WORDS, FrameError, Shutdown, parse_frame
+from .frames import FrameError, exec_job, frame_id
+from .judge_frames import JudgeAck, JudgeStop, judge_ack, judge_job, judge_stop
 from .sandbox_env import SANDBOX_ENV
 
 # The most the controller reads of the runner's channel at once (a frame of megabytes comes in few reads), and the
@@ -21,6 +23,45 @@ CHANNEL_READ = 1 << 20
 BIG_BUFFER = 1 << 20
 PIPE_BYTES = 65536  # a pipe's default capacity (Linux)
 F_SETPIPE_SZ = 1031
+
+
+class Shutdown(collections.namedtuple('Shutdown', ())):
+    """A `shutdown` frame: kill every job, exit."""
+
+    __slots__ = ()
+
+
+def shutdown(frame):
+    return SHUTDOWN
+
+
+SHUTDOWN = Shutdown()
+# Each op the runner sends: its frame's parser.
+PARSERS = {
+    'exec': exec_job,
+    'judge': judge_job,
+    'judge_ack': judge_ack,
+    'judge_stop': judge_stop,
+    'shutdown': shutdown,
+}
+# The runner's word on the judge that runs: its frames' types, and their ops (a refused one is that judge's to answer).
+WORDS = (JudgeAck, JudgeStop)
+WORD_OPS = ('judge_ack', 'judge_stop')
+
+
+def parse_frame(frame):
+    """A decoded frame (what json.loads made of a line) as its frozen type; FrameError when it is not one of PARSERS'
+    ops, or not as its op's parser wants it."""
+    if type(frame) is not dict:
+        raise FrameError('a frame that is not a JSON object')
+    op = frame.get('op')
+    parser = PARSERS.get(op) if type(op) is str else None
+    if parser is None:
+        raise FrameError('a frame of no known op (%.40r)' % (op,), frame_id(frame))
+    try:
+        return parser(frame)
+    except FrameError as e:
+        raise FrameError(str(e), e.frame_id, op) from None
 
 
 def grow_pipe(fd, size):
@@ -55,7 +96,7 @@ def open_channel():
 class RunnerChannel:
     """The runner's channel as the controller holds it: `fd_in` (polled by the controller), `send`; `jobs`, the typed
     frames still to answer, in the order they came (a FrameError among them: a frame refused at its parse, answered in
-    its turn); `words`, the runner's word on the judge that runs (frames.WORDS, and those of their ops refused at their
+    its turn); `words`, the runner's word on the judge that runs (WORDS, and those of their ops refused at their
     parse), in the order they came, for that judge to take (judge_run.py); `closing` once a `shutdown` came or the
     runner closed its end."""
 

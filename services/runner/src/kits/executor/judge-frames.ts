@@ -4,7 +4,7 @@
  * runs, and the `judge_ack` and `judge_stop` the runner sends as it compares. The executor channel speaks them. Like
  * the `exec` frame (`ExecFrame`), every field of a frame the runner writes is present, null where it has no value: the
  * executor parses each once into its frozen type (`JudgeJob`, `JudgeAck`, `JudgeStop` in
- * sandbox-images/python/sandfleet_sandbox/frames.py) and refuses one without a field (`BadFrame`).
+ * sandbox-images/python/sandfleet_sandbox/judge_frames.py) and refuses one without a field (`BadFrame`).
  */
 import type { IsolationLevel } from '@sandfleet/protocol'
 import type { Job, JudgeCompiled, JudgeProgram, JudgeRun, JudgeTested, JudgeWork } from '../../sandbox/contract.ts'

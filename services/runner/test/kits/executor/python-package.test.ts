@@ -1,7 +1,7 @@
 /**
  * The sandbox's Python package (sandbox-images/python/sandfleet_sandbox/) from `npm test`: its pytest
  * suite, which also fails while executor.py or session_host.py is not what build.py makes of the
- * package; and the exec and judge frames, the twins of the executor's parse (frames.py).
+ * package; and the exec and judge frames, the twins of the executor's parse (runner_channel.parse_frame).
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -57,7 +57,7 @@ test("the exec frames the runner's channel writes parse as the executor's frozen
     PYTHON,
     [
       '-c',
-      'import json, sys\nfrom sandfleet_sandbox.frames import parse_frame\n' +
+      'import json, sys\nfrom sandfleet_sandbox.runner_channel import parse_frame\n' +
         'for line in sys.stdin: print(json.dumps(parse_frame(json.loads(line))._asdict(), default=dict))'
     ],
     { cwd: PYTHON_IMAGE_DIR, input: written.join('\n') + '\n', encoding: 'utf8' }
@@ -149,7 +149,7 @@ test("the judge frames the runner's channel writes parse as the executor's froze
     PYTHON,
     [
       '-c',
-      'import base64, json, sys\nfrom sandfleet_sandbox.frames import parse_frame\n' +
+      'import base64, json, sys\nfrom sandfleet_sandbox.runner_channel import parse_frame\n' +
         'def plain(v):\n' +
         '    if isinstance(v, bytes): return base64.b64encode(v).decode()\n' +
         '    if hasattr(v, "_asdict"): return {k: plain(x) for k, x in v._asdict().items()}\n' +
