@@ -10,9 +10,9 @@
 //   of the compile step (the key's hash and the lookup).
 // - python, cpp: problems/s of 20-test problems, 8 in flight, every 5th wrong on its last test: POST /v1/judge against
 //   POST /v1/execute/batch of the same 20 runs with the caller comparing (C++: each run compiles, as a caller of
-//   execute must), both over HTTP to the runner. Python's rounds also measure the floor under a fresh process a test
-//   (20 forks of a bare interpreter whose children exit at once: benchmarks/fork-cost.py) and set the issue's targets
-//   beside it as CPU a problem.
+//   execute must), both over HTTP to the runner. Python's rounds at fork also measure the floor under a fresh process
+//   a test (the same 20 tests, each run in a fork of the sandboxes' bare interpreter: benchmarks/judge-floor.py) and
+//   set the issue's targets beside it as CPU a problem.
 //
 // - stop: 20-test problems wrong on their first test: how many tests a sandbox ran past the failing one before the
 //   runner's stop reached it (sandfleet_runner_judge_tests_past_stop_total), and problems/s against the batch (which
@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { request } from 'undici'
 import type { ExecRequest, ExecResult, JudgeRequest, JudgeResult } from '@sandfleet/protocol'
-import { CompileCache, Runner, buildRunnerApp, compileKeyOf, runnerConfig } from '@sandfleet/runner'
+import { CompileCache, Runner, SANDBOX_PATH, buildRunnerApp, compileKeyOf, runnerConfig } from '@sandfleet/runner'
 import { sameLines } from './src/workloads/judge-problems.ts'
 
 const parts = new Set(
@@ -116,25 +116,24 @@ const CODE_JUDGE_PER_S = 6.97
 const CODE_JUDGE_MULTIPLE = 15
 
 /**
- * The floor under a fresh Python process a test, on this machine now: the CPU of one fork of a bare interpreter (no
- * module of ours, nothing preloaded), its child exiting at once, and its reaping (benchmarks/fork-cost.py), in ms.
+ * The floor under a fresh Python process a test, on this machine now (benchmarks/judge-floor.py): the CPU of a
+ * test run in a fork of the sandboxes' bare interpreter (`python3` on their PATH, nothing preloaded) on its stdin, its
+ * output read through a pipe; no limits, isolation or report. In ms.
  */
 function processFloorMs(): number {
-  const out = execFileSync(
-    'python3',
-    ['-I', fileURLToPath(new URL('./fork-cost.py', import.meta.url)), '--forks', '1000', '--mib', '0', '--touch', '0'],
-    {
-      encoding: 'utf8'
-    }
-  )
-  return (JSON.parse(out.trim().split('\n')[0]) as { cpu_us_per_fork: number }).cpu_us_per_fork / 1000
+  const script = fileURLToPath(new URL('./judge-floor.py', import.meta.url))
+  const out = execFileSync('python3', ['-I', script, '--tests', '1000', '--code', AB_PY], {
+    encoding: 'utf8',
+    env: { PATH: SANDBOX_PATH }
+  })
+  return (JSON.parse(out) as { cpu_ms_per_test: number }).cpu_ms_per_test
 }
 
 /**
  * The Python targets of issue 43 as CPU a problem, beside the floor: 2× our batch needs a judge at half the batch's
  * CPU; 15× code-judge needs 15 × 6.97 problems/s, which this machine's cores give only at `cores × 1000 / (that)` ms a
- * problem, fully used. `floorShare`: the part of each target the floor alone takes (near 1 or more: not reachable
- * with a fresh process a test).
+ * problem, fully used. `floorShare`: the part of each target the floor alone takes (what is left of it is all a judge
+ * may add to a bare fork and run: limits, isolation, capture, its report and compare).
  */
 function floorFigures(floorMs: number, batchMs: number, judgeMs: number): Record<string, number> {
   const twiceBatch = batchMs / 2
