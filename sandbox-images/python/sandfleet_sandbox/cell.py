@@ -80,9 +80,10 @@ def open_figures():
     return shown
 
 
-def run_code(code, g, n, main_key=None):
+def run_code(code, g, n, main_key=None, traceback_to_stderr=True):
     """Runs one cell in globals g; returns (status, exit_code, error, display). With `main_key`, the display of the
-    cell's value (not those of its figures) carries that key."""
+    cell's value (not those of its figures) carries that key. An exception's traceback is its error's, and written to
+    stderr too unless `traceback_to_stderr` is False (a streamed cell: a kernel reports it once, as its error)."""
     name = "<cell %d>" % n
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     try:
@@ -115,14 +116,16 @@ def run_code(code, g, n, main_key=None):
         while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell"):
             tb = tb.tb_next
         text = "".join(traceback.format_exception(type(e), e, tb))
-        sys.stderr.write(text)
+        if traceback_to_stderr:
+            sys.stderr.write(text)
         return "error", 1, {"type": type(e).__name__, "message": str(e), "traceback": text}, open_figures()
 
 
-def run_cell(job, g, n, res_w, workdir, places, main_key=None):
+def run_cell(job, g, n, res_w, workdir, places, main_key=None, stream=False):
     """In R: runs the cell (`job`, its frames.ExecJob; fd 1/2 already on the output pipes), then writes the result to
     res_w. The request's files are written and read back relative to the session's work dir `workdir` (whatever the
-    cells made the current one), each in one of `places`; `main_key` marks its value's display (run_code)."""
+    cells made the current one), each in one of `places`; `main_key` marks its value's display (run_code); `stream`:
+    its output goes to the runner as it comes, an exception's traceback only in its error (run_code)."""
     data = job.stdin
     if data:
         fd = os.memfd_create("stdin")
@@ -143,7 +146,7 @@ def run_cell(job, g, n, res_w, workdir, places, main_key=None):
         status, code, error, display = "error", 1, {"type": type(e).__name__, "message": str(e)}, []
         print("%s: %s" % (type(e).__name__, e), file=sys.stderr)
     else:
-        status, code, error, display = run_code(job.code, g, n, main_key)
+        status, code, error, display = run_code(job.code, g, n, main_key, not stream)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -53,12 +53,13 @@ class ExecJob(
     __slots__ = ()
 
 
-class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forget', 'env', 'main_key'))):
+class CellOptions(collections.namedtuple('CellOptions', ('context', 'cwd', 'forget', 'env', 'main_key', 'stream'))):
     """A `cell` frame, which a session's runner sends just before a cell's `exec` (a sandbox's run): the code context
     it runs in (`context`: a key of the session's own, its globals made fresh the first time; None: the session's
     own), `cwd` (a new context's working directory, or None), `forget` (context keys dropped first, a tuple), `env`
-    (set for this cell only, a read-only mapping) and `main_key` (the display key that marks its value's display, or
-    None)."""
+    (set for this cell only, a read-only mapping), `main_key` (the display key that marks its value's display, or
+    None) and `stream` (True: its output is sent as it comes, in `output` frames before its result, and an exception's
+    traceback is its result's error alone, not written to its stderr)."""
 
     __slots__ = ()
 
@@ -156,10 +157,14 @@ def cell_options(frame):
     env = field(frame, 'env')
     if type(env) is not dict or not all(type(k) is str and type(v) is str for k, v in env.items()):
         raise FrameError('env is not an object of names to strings', frame_id(frame))
+    stream = field(frame, 'stream')
+    if type(stream) is not bool:
+        raise FrameError('stream is not a boolean', frame_id(frame))
     return CellOptions(
         optional_text(frame, 'context'),
         optional_text(frame, 'cwd'),
         tuple(forget),
         types.MappingProxyType(env),
         optional_text(frame, 'main_key'),
+        stream,
     )

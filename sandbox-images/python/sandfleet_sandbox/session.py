@@ -1,5 +1,6 @@
 """One session's processes: S holds the state and the connection, R (forked ahead of time) runs the next cell; a cell
 that ends hands the session over to R, one that times out or dies is killed and S stays the session."""
+import codecs
 import os
 import select
 import signal
@@ -16,13 +17,74 @@ PR_SET_PDEATHSIG = 1
 # when a frame comes): a session busy with cells keeps R ready, an idle one costs one process less.
 SPARE_IDLE_S = float(os.environ.get(SANDBOX_KNOBS["session_spare_idle_s"], "10"))
 _prctl = LIBC.prctl
+# A streamed cell's output is sent at most this often, or once this much of it waits: a print loop makes few frames.
+STREAM_FLUSH_S = 0.03
+STREAM_FLUSH_BYTES = 65536
 
 
-def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
+class OutputStream:
+    """A streamed cell's output as S keeps it (within the cap), sent to the runner as `output` frames in the order it
+    was read (`{"op": "output", "id", "stream": "stdout" | "stderr", "text"}`), coalesced: sent once its oldest byte
+    waited STREAM_FLUSH_S, or once STREAM_FLUSH_BYTES wait. Each stream is decoded as UTF-8 across its chunks (a
+    character split between two reads is sent whole)."""
+
+    def __init__(self, wfile, frame_id, names):
+        self.wfile, self.frame_id, self.names = wfile, frame_id, names
+        self.decoders = {fd: codecs.getincrementaldecoder("utf-8")("replace") for fd in names}
+        self.pending = []  # [fd, bytearray], runs of one stream in the order they were read
+        self.size = 0
+        self.since = None
+
+    def take(self, fd, data):
+        if not data:
+            return
+        if self.pending and self.pending[-1][0] == fd:
+            self.pending[-1][1] += data
+        else:
+            self.pending.append([fd, bytearray(data)])
+        self.size += len(data)
+        if self.since is None:
+            self.since = time.monotonic()
+
+    def due(self):
+        """Seconds until what waits is sent (0: now); None when nothing waits."""
+        if self.since is None:
+            return None
+        if self.size >= STREAM_FLUSH_BYTES:
+            return 0
+        return max(0, self.since + STREAM_FLUSH_S - time.monotonic())
+
+    def flush(self, final=False):
+        """Sends what waits; `final`: the cell is over, each decoder's rest too."""
+        frames = []
+        for fd, data in self.pending:
+            text = self.decoders[fd].decode(bytes(data))
+            if text:
+                frames.append(self.frame(fd, text))
+        if final:
+            for fd, decoder in self.decoders.items():
+                text = decoder.decode(b"", True)
+                if text:
+                    frames.append(self.frame(fd, text))
+        self.pending, self.size, self.since = [], 0, None
+        if frames:
+            self.wfile.write("".join(frames).encode())
+            self.wfile.flush()
+
+    def frame(self, fd, text):
+        return '{"op": "output", "id": %s, "stream": "%s", "text": %s}\n' % (
+            _dumps(self.frame_id),
+            self.names[fd],
+            _dumps(text),
+        )
+
+
+def drain(fds, capped, deadline, cap, last, bufs=None, cut=None, stream=None):
     """Reads fds until EOF on all or the deadline; keeps at most cap bytes of each fd in capped.
     Once `last` (the result pipe) is at EOF the cell is over: what the others hold now is read,
     and a process the cell left running with them open is not waited for. `bufs` and `cut`: what
-    an earlier drain of the same fds read, to go on with."""
+    an earlier drain of the same fds read, to go on with. `stream` (an OutputStream): what is kept
+    of the capped fds is also sent as it comes."""
     bufs = bufs if bufs is not None else {fd: bytearray() for fd in fds}
     cut = cut if cut is not None else {fd: False for fd in fds}
     open_fds = list(fds)
@@ -32,7 +94,14 @@ def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
         left = 0 if done else deadline - time.monotonic()
         if left <= 0 and not done:
             return bufs, cut, True
-        ready, _, _ = select.select(open_fds, [], [], left)
+        due = None if stream is None else stream.due()
+        if due is not None and due < left:
+            ready, _, _ = select.select(open_fds, [], [], due)
+            if not ready:
+                stream.flush()
+                continue
+        else:
+            ready, _, _ = select.select(open_fds, [], [], left)
         if done:
             sweeps += 1
             if not ready or sweeps > 64:  # a process left behind may write for ever: take what is there
@@ -49,8 +118,12 @@ def drain(fds, capped, deadline, cap, last, bufs=None, cut=None):
             room = cap - len(bufs[fd])
             if room > 0:
                 bufs[fd] += chunk[:room]
+                if stream is not None:
+                    stream.take(fd, chunk[:room])
             if len(chunk) > room:
                 cut[fd] = True
+        if stream is not None and stream.due() == 0:
+            stream.flush()
     return bufs, cut, False
 
 
@@ -104,18 +177,24 @@ class Session:
         if not line:
             os._exit(0)
         options = None
+        stream = False
         try:
             frame = _loads(line)
             if type(frame) is dict and frame.get("op") == "cell":  # the cell's options, then its exec frame
                 exec_line = self.rfile.readline()
                 options = cell_options(frame)
+                stream = options.stream
                 frame = _loads(exec_line) if exec_line else None
             if type(frame) is not dict or frame.get("op") != "exec":
                 os._exit(0)  # `close`: the session ends
             job = exec_job(frame)
         except ValueError as e:  # not JSON, or a FrameError: refused, answered, the session as it was
             job, refused = None, e if isinstance(e, FrameError) else FrameError("a frame that is not JSON")
-        head = [1000, 0, refused.frame_id] if job is None else [job.timeout_ms, job.max_output_bytes, job.id]
+        head = (
+            [1000, 0, refused.frame_id, False]
+            if job is None
+            else [job.timeout_ms, job.max_output_bytes, job.id, stream]
+        )
         write_all(ctl_w, (_dumps(head) + "\n").encode())
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
@@ -162,7 +241,7 @@ class Session:
             saved[name] = os.environ.get(name)
             os.environ[name] = value
         try:
-            run_cell(job, g, self.n, res_w, self.workdir, self.places, options.main_key)
+            run_cell(job, g, self.n, res_w, self.workdir, self.places, options.main_key, options.stream)
         finally:
             for name, value in saved.items():
                 if value is None:
@@ -190,16 +269,20 @@ class Session:
             select.select([self.rfile.fileno()], [], [])  # the next frame (or the end) forks the next R
             return
         started = time.monotonic()
-        timeout_ms, cap, frame_id = _loads(head)
-        bufs, cut, timed_out = drain([out_r, err_r, res_r], (out_r, err_r), started + timeout_ms / 1000, cap, res_r)
+        timeout_ms, cap, frame_id, streamed = _loads(head)
+        stream = OutputStream(self.wfile, frame_id, {out_r: "stdout", err_r: "stderr"}) if streamed else None
+        fds, capped = [out_r, err_r, res_r], (out_r, err_r)
+        bufs, cut, timed_out = drain(fds, capped, started + timeout_ms / 1000, cap, res_r, stream=stream)
         if timed_out:  # the soft stop: a handler of the cell's own may print and end; what it writes is kept
             try:
                 os.killpg(pid, signal.SIGTERM)
             except OSError:
                 pass
-            drain([out_r, err_r, res_r], (out_r, err_r), time.monotonic() + SOFT_STOP_S, cap, res_r, bufs, cut)
+            drain(fds, capped, time.monotonic() + SOFT_STOP_S, cap, res_r, bufs, cut, stream)
         for fd in (out_r, err_r, res_r):
             os.close(fd)
+        if stream is not None:  # every output frame before the result's
+            stream.flush(True)
         raw = bytes(bufs[res_r]) if not timed_out else b""
         head = result_head(bufs[out_r], bufs[err_r], cut[out_r], cut[err_r], started)
         if raw.startswith(b"{") and raw.endswith(b"}"):
@@ -265,7 +348,7 @@ def warm_supervisor():
         os.close(w)
         fds.append(r)
     a, b, r = fds
-    _loads('[10000, 1048576, ""]')
+    _loads('[10000, 1048576, "", false]')
     started = time.monotonic()
     bufs, cut, _ = drain(fds, (a, b), started + 1, 1 << 20, r)
     for fd in fds:

@@ -39,7 +39,7 @@ import { runnerConfig, type RunnerConfig } from '../config.ts'
 import { RunnerError, SessionError } from '../errors.ts'
 import { SHIPPED_SESSION_HOST } from '../kits/executor/python-image.ts'
 import { killGroup, spawnCommand } from '../kits/executor/spawn.ts'
-import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel } from '../kits/executor/executor-channel.ts'
+import { EXECUTOR_SOFT_STOP_MS, ExecutorChannel, type OutputListener } from '../kits/executor/executor-channel.ts'
 import { sandboxEnv } from '../kits/executor/sandbox-env.ts'
 import type { FreezeWatch } from '../pool/freeze-watch.ts'
 import { JobDeadline } from '../pool/job-deadline.ts'
@@ -131,14 +131,15 @@ interface Held {
 }
 
 /** A cell's options as the session reads them (frames.py's `cell`): every field, null where it has none. */
-function cellFrame(cell: CellOptions): object {
+function cellFrame(cell: CellOptions, stream: boolean): object {
   return {
     op: 'cell',
     context: cell.context ?? null,
     cwd: cell.cwd ?? null,
     forget: cell.forget ?? [],
     env: cell.env ?? {},
-    main_key: cell.main_key ?? null
+    main_key: cell.main_key ?? null,
+    stream
   }
 }
 
@@ -300,14 +301,19 @@ export class SessionHost implements RunnerSessionsApi {
     return await this.#execute(id, req, key, context)
   }
 
-  /** Runs one cell of a sandbox's session (its caller checked already) with its options (see {@link CellOptions}). */
+  /**
+   * Runs one cell of a sandbox's session (its caller checked already) with its options (see {@link CellOptions}).
+   * With `output`, the cell streams: `output` takes its stdout and stderr as the session reads them (within the cap,
+   * in chunks), before it resolves; an exception's traceback is then its error alone, not in its stderr.
+   */
   async executeCell(
     id: string,
     req: SessionExecRequest,
     cell: CellOptions,
-    context: CallContext = NO_CALL_CONTEXT
+    context: CallContext = NO_CALL_CONTEXT,
+    output?: OutputListener
   ): Promise<ExecResult> {
-    return await this.#execute(id, req, undefined, context, cell)
+    return await this.#execute(id, req, undefined, context, cell, output)
   }
 
   async #execute(
@@ -315,7 +321,8 @@ export class SessionHost implements RunnerSessionsApi {
     req: SessionExecRequest,
     key: string | undefined,
     context: CallContext,
-    cell?: CellOptions
+    cell?: CellOptions,
+    output?: OutputListener
   ): Promise<ExecResult> {
     const call = prepareCall({ ...req, language: 'python' }, context, this.#opts.config, ANY_LANGUAGE)
     if (call.job === undefined)
@@ -329,8 +336,8 @@ export class SessionHost implements RunnerSessionsApi {
       const job = { ...call.job, request: { ...call.job.request, memory_mb: held.info.memory_mb } }
       const deadline = new JobDeadline(held, job, this.#overrunMs, cutOff)
       // the cell's options go just before its frame (session.py reads them first)
-      if (cell !== undefined) held.socket.write(JSON.stringify(cellFrame(cell)) + '\n')
-      const outcome = await held.channel.run(job, deadline)
+      if (cell !== undefined) held.socket.write(JSON.stringify(cellFrame(cell, output !== undefined)) + '\n')
+      const outcome = await held.channel.run(job, deadline, output)
       if (!deadline.answer() || (outcome.status === 'killed' && held.channel.closed))
         throw new SessionError(SESSION_LOST, `session ${id} lost: its process died`)
       if (outcome.pid !== undefined) held.pid = outcome.pid

@@ -93,9 +93,13 @@ export interface ExecutorChannelOptions {
   events?: DriverEvents
 }
 
+/** Where a streamed cell's output goes as it comes (a session's `output` frames): its stream, its text. */
+export type OutputListener = (stream: 'stdout' | 'stderr', text: string) => void
+
 interface Pending {
   id: string
   resolve: (o: RunOutcome) => void
+  output: OutputListener | undefined
   watch: JobWatch | undefined
   askedReuse: boolean
   started: boolean
@@ -201,9 +205,10 @@ export class ExecutorChannel {
    * to its sink as they come, each answered with an ack or the stop) and resolves on its result,
    * or `killed` when the executor ends first (see the protocol's deadlines: the executor stops the
    * job at `timeout_ms`; the hard deadline is the pool's, told through `watch` when the job waits
-   * for a tier still warming, and moved by each step of a judge).
+   * for a tier still warming, and moved by each step of a judge). `output` takes the job's `output` frames, which a
+   * session sends for a cell asked to stream.
    */
-  async run(job: Job, watch?: JobWatch): Promise<RunOutcome> {
+  async run(job: Job, watch?: JobWatch, output?: OutputListener): Promise<RunOutcome> {
     if (this.isClosed)
       return failedOutcome('killed', 'SF_ERR_EXECUTOR_CLOSED', 'the executor is gone', { retire: 'exited' })
     if (this.pending !== undefined) throw new Error('ExecutorChannel.run: a job is already running')
@@ -214,7 +219,7 @@ export class ExecutorChannel {
     const frame =
       job.judge !== undefined ? judgeFrame(id, job, job.judge, waitLimitMs) : execFrame(id, job, waitLimitMs)
     return await new Promise<RunOutcome>((resolve) => {
-      this.pending = { id, resolve, watch, askedReuse: r.isolation === 'reuse', started: false }
+      this.pending = { id, resolve, output, watch, askedReuse: r.isolation === 'reuse', started: false }
       if (job.judge !== undefined) {
         this.pending.judge = { sink: job.judge.sink, stopped: false, acks: job.judge.ackWindow > 0 }
         job.judge.sink.begin()
@@ -321,6 +326,18 @@ export class ExecutorChannel {
           p.judge.stopped = true
           this.output.write(judgeStopFrame(p.id) + '\n')
         } else if (p.judge.acks) this.output.write(judgeAckFrame(p.id, Number(frame.index)) + '\n')
+        return
+      }
+      case 'output': {
+        const p = this.pending
+        if (p === undefined || frame.id !== p.id || typeof frame.text !== 'string') return
+        if (frame.stream !== 'stdout' && frame.stream !== 'stderr') return
+        try {
+          p.output?.(frame.stream, frame.text)
+        } catch (err) {
+          // the listener's own fault (a caller gone): the job runs on, its result whole
+          this.options.onLog?.('error', `a cell's output could not be taken: ${String(err)}`)
+        }
         return
       }
       case 'retired':
