@@ -31,6 +31,50 @@ async function eventually(check: () => Promise<boolean>, what: string, ms = 30_0
   }
 }
 
+/**
+ * A cell's output reaches `onStdout` and `onStderr` while the cell runs: it prints, then waits for a file that this
+ * test writes only once `onStdout` had the first line (were the output held to the run's end, the cell would give up
+ * waiting and print "no go"), then prints again and raises. The order of what happened is asserted, never how long
+ * it took.
+ */
+async function streamedRun(sbx: Sandbox): Promise<void> {
+  const go = '/home/user/go-streamed'
+  const seen: string[] = []
+  let wrote: Promise<unknown> = Promise.resolve()
+  const cell = [
+    'import os, sys, time',
+    'print("a", flush=True)',
+    'deadline = time.monotonic() + 30',
+    `while not os.path.exists(${JSON.stringify(go)}) and time.monotonic() < deadline:`,
+    '    time.sleep(0.01)',
+    'sys.stderr.write("to stderr\\n")',
+    `print("b" if os.path.exists(${JSON.stringify(go)}) else "no go")`,
+    'raise ValueError("at the end")'
+  ].join('\n')
+  const execution = await sbx.runCode(cell, {
+    onStdout: (out) => {
+      seen.push(`stdout ${out.line}`)
+      if (out.line === 'a\n') wrote = sbx.files.write(go, '')
+    },
+    onStderr: (out) => void seen.push(`stderr ${out.line}`),
+    onError: (error) => void seen.push(`error ${error.name}`)
+  })
+  seen.push('resolved')
+  await wrote
+  // stdout and stderr are two pipes: each keeps its order, not their order between them
+  assert.equal(seen[0], 'stdout a\n', 'the first line came before the cell went on')
+  assert.deepEqual(
+    seen.filter((e) => e.startsWith('stdout')),
+    ['stdout a\n', 'stdout b\n']
+  )
+  assert.deepEqual(seen.slice(-2), ['error ValueError', 'resolved'])
+  assert.ok(seen.includes('stderr to stderr\n'), seen.join(', '))
+  assert.deepEqual(execution.logs.stdout, ['a\n', 'b\n'])
+  assert.deepEqual(execution.logs.stderr, ['to stderr\n'], 'the traceback is the error alone')
+  assert.equal(execution.error?.name, 'ValueError')
+  assert.match(execution.error?.traceback ?? '', /at the end/)
+}
+
 /** A sandbox's whole life through the SDK: every call the issue lists, in order. */
 async function wholeLife(): Promise<void> {
   const sbx = await Sandbox.create({ timeoutMs: 120_000, metadata: { suite: 'sdk' }, envs: { GREETING: 'hello' } })
@@ -51,6 +95,7 @@ async function wholeLife(): Promise<void> {
     assert.equal(failed.error?.value, "'missing'")
     assert.match(failed.error?.traceback ?? '', /line 2, in f/)
     assert.equal((await sbx.runCode('x')).text, '21', 'the exception left the state as it was')
+    await streamedRun(sbx)
 
     // files: text and 1 MiB of binary, round trip; the code sees them
     await sbx.files.write('/home/user/notes.txt', 'a text file\n')
@@ -253,6 +298,7 @@ test('a sandbox whose runner died answers as gone, never as a fresh sandbox', as
     useFleet(fleet.url)
     const sbx = await Sandbox.create({ timeoutMs: 60_000 })
     assert.equal((await sbx.runCode('y = 5\ny')).text, '5')
+    await streamedRun(sbx) // over the runner's HTTP API
     await fleet.runners[0]?.close()
     await assert.rejects(sbx.runCode('y'), (e: Error) => e.name === 'TimeoutError')
     assert.equal(await sbx.isRunning(), false)

@@ -188,8 +188,8 @@ export const TOKENLESS_OPS: ReadonlySet<SandboxOp> = new Set([
   'context_remove'
 ])
 
-/** A streamed call: a process started, or one running met again. */
-export type SandboxStreamCall =
+/** A process's streamed call: a process started, or one running met again. */
+export type SandboxProcessCall =
   | {
       op: 'start'
       cmd: string
@@ -201,7 +201,10 @@ export type SandboxStreamCall =
     }
   | { op: 'connect'; pid: number }
 
-/** An event of a streamed call: the process's pid, its output (base64), how it ended. */
+/** A streamed call: a process's, or a run of code whose output comes as the code writes it. */
+export type SandboxStreamCall = SandboxProcessCall | SandboxCalls['run']['request']
+
+/** An event of a process's streamed call: the process's pid, its output (base64), how it ended. */
 export type SandboxEvent =
   | { event: 'start'; pid: number }
   | { event: 'stdout' | 'stderr'; data: string }
@@ -213,6 +216,22 @@ export type SandboxEvent =
  * refusal blames the same party either way (a lost session: 410 `infra_error`).
  */
 export type SandboxStreamRefusal = ErrorBody & { http_status: number }
+
+/**
+ * An event of a streamed run: it started (`execution_count`: its context's runs, this one included); its output as
+ * the code writes it (what the run's output cap keeps, coalesced into chunks, in the order it was written; an
+ * exception's traceback is the run's error, not its stderr); then the whole run, last (its result's `stdout` and
+ * `stderr` hold what came in `output` events, `truncated` says whether the cap cut them).
+ */
+export type SandboxRunEvent =
+  | { event: 'running'; execution_count: number }
+  | { event: 'output'; stream: 'stdout' | 'stderr'; text: string }
+  | { event: 'ran'; run: SandboxRun }
+
+/** The events of streamed call `C`. */
+export type SandboxStreamEvent<C extends SandboxStreamCall> = C extends SandboxProcessCall
+  ? SandboxEvent
+  : SandboxRunEvent
 
 /**
  * One runner's sandboxes. A refusal throws, or rejects, with an error carrying its `code` and `statusCode`
@@ -231,14 +250,15 @@ export interface RunnerSandboxesApi {
     context?: CallContext
   ): Promise<SandboxAnswer<C>>
   /**
-   * A streamed call on sandbox `id`: `onEvent` sees its events in order; resolves after its `end` (or when `signal`
-   * aborts: the process runs on). Rejects before the first event when refused.
+   * A streamed call on sandbox `id`: `onEvent` sees its events in order; resolves after a process's `end` (or when
+   * `signal` aborts: the process runs on), or after a run's `ran` (`signal` aborts: the caller went away, as a
+   * call's). Rejects before the first event when refused.
    */
-  stream(
+  stream<C extends SandboxStreamCall>(
     id: string,
     auth: SandboxAuth,
-    request: SandboxStreamCall,
-    onEvent: (event: SandboxEvent) => void,
+    request: C,
+    onEvent: (event: SandboxStreamEvent<C>) => void,
     signal?: AbortSignal
   ): Promise<void>
 }
@@ -249,7 +269,10 @@ export const RUNNER_SANDBOX_PATHS = Object.freeze({
   all: '/v1/sandboxes',
   /** POST: one call (a {@link SandboxCall} body). */
   call: '/v1/sandboxes/:id/call',
-  /** POST: a streamed call (a {@link SandboxStreamCall} body), answered in NDJSON events. */
+  /**
+   * POST: a streamed call (a {@link SandboxStreamCall} body), answered in NDJSON events; a refusal after the first is
+   * a last line {@link SandboxStreamRefusal}.
+   */
   stream: '/v1/sandboxes/:id/stream'
 })
 

@@ -1,7 +1,8 @@
 /**
  * A runner's sandboxes over its internal HTTP API (`RUNNER_SANDBOX_PATHS`), on the {@link HttpRunnerClient}'s
  * keep-alive pool. A refusal rejects with a {@link RunnerRefusal} (the runner's status and ErrorBody); no answer at
- * all with `SF_ERR_GATEWAY_RUNNER_UNREACHABLE`. A streamed call reads the runner's NDJSON events as they come.
+ * all with `SF_ERR_GATEWAY_RUNNER_UNREACHABLE`. A streamed call reads the runner's NDJSON events as they come; a
+ * refusal in its stream rejects with the status the runner gave it.
  */
 import type { Pool } from 'undici'
 import {
@@ -12,8 +13,8 @@ import {
   STATUSES,
   type ErrorBody,
   type SandboxAuth,
-  type SandboxEvent,
   type SandboxInfo,
+  type SandboxStreamEvent,
   type SandboxStreamRefusal
 } from '@sandfleet/protocol'
 import { readNdjson } from '@sandfleet/protocol/http'
@@ -87,6 +88,8 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
     },
     stream: async (id, auth, call, onEvent, signal) => {
       const path = idPath(RUNNER_SANDBOX_PATHS.stream, id)
+      // a run's first event comes when it has its turn, its last by its deadline; a process runs as long as it runs
+      const runMs = call.op === 'run' ? (call.timeout_ms ?? options.maxRunMs) + graceMs : undefined
       let res: Awaited<ReturnType<Pool['request']>>
       try {
         res = await pool.request({
@@ -94,8 +97,8 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
           path,
           headers: { ...json, ...authHeaders(auth) },
           body: JSON.stringify(call),
-          headersTimeout: 30_000,
-          bodyTimeout: 0, // a process runs as long as it runs
+          headersTimeout: runMs ?? 30_000,
+          bodyTimeout: runMs ?? 0,
           signal
         })
       } catch (err) {
@@ -112,7 +115,7 @@ export function httpRunnerSandboxes(options: HttpSandboxesOptions): RunnerSandbo
       }
       try {
         await readNdjson(res.body, (line) => {
-          const event = line as SandboxEvent | StreamRefusalLine
+          const event = line as SandboxStreamEvent<typeof call> | StreamRefusalLine
           if ('error' in event) throw streamRefusal(event)
           onEvent(event)
         })

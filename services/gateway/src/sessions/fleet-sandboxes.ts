@@ -15,9 +15,9 @@ import {
   type SandboxAuth,
   type SandboxCall,
   type SandboxCreateRequest,
-  type SandboxEvent,
   type SandboxInfo,
-  type SandboxStreamCall
+  type SandboxStreamCall,
+  type SandboxStreamEvent
 } from '@sandfleet/protocol'
 import type { RunnerSandboxes } from '../runners/runner-client.ts'
 import type { RunnerMember, RunnerSet } from '../runners/runner-set.ts'
@@ -75,16 +75,17 @@ export class FleetSandboxes {
   }
 
   /** A streamed call on sandbox `id` (see the protocol's `RunnerSandboxesApi.stream`). */
-  async stream(
+  async stream<C extends SandboxStreamCall>(
     id: string,
     auth: SandboxAuth,
-    request: SandboxStreamCall,
-    onEvent: (event: SandboxEvent) => void,
+    request: C,
+    onEvent: (event: SandboxStreamEvent<C>) => void,
     signal?: AbortSignal
   ): Promise<void> {
     const { member, part } = locate(this.#runners, 'sandbox', id, sandboxesOf)
-    // a process may run for hours: not counted in the runner's load estimate, as a call is
-    await reach(member, 'sandbox', () => part.stream(id, auth, request, onEvent, signal), false)
+    // a process may run for hours: not counted in the runner's load estimate; a run is, as a call is
+    const counted = request.op === 'run'
+    await reach(member, 'sandbox', () => part.stream(id, auth, request, onEvent, signal), counted)
   }
 
   /**

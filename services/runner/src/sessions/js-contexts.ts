@@ -85,8 +85,11 @@ export class JsContexts {
     return this.#unavailable
   }
 
-  /** Runs `code` in the context `key` (made on its first run), within `timeoutMs`. */
-  async run(key: string, code: string, timeoutMs: number, runner: string): Promise<JsRun> {
+  /**
+   * Runs `code` in the context `key` (made on its first run), within `timeoutMs`. `streamed`: its caller sends its
+   * output as a stream, and a thrown value's stack is its error alone, not in its stderr.
+   */
+  async run(key: string, code: string, timeoutMs: number, runner: string, streamed = false): Promise<JsRun> {
     const held = this.#held(key)
     const started = performance.now()
     let value: IvmModule.Reference | undefined
@@ -114,7 +117,8 @@ export class JsContexts {
     const drained = JSON.parse(held.drain.applySync(undefined, [])) as { stdout: string; stderr: string }
     const [stdout, cutOut] = cut(drained.stdout)
     const [stderr0, cutErr] = cut(drained.stderr)
-    const stderr = error === null ? stderr0 : `${stderr0}${error.traceback ?? `${error.type}: ${error.message}`}\n`
+    const stderr =
+      error === null || streamed ? stderr0 : `${stderr0}${error.traceback ?? `${error.type}: ${error.message}`}\n`
     return {
       result: {
         status,

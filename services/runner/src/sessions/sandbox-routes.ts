@@ -4,9 +4,9 @@
  * - `POST /v1/sandboxes` (SandboxCreateRequest) → 201 SandboxInfo (with its token)
  * - `GET /v1/sandboxes` → the caller's key's SandboxInfo[]
  * - `POST /v1/sandboxes/:id/call` (a SandboxCall) → its answer
- * - `POST /v1/sandboxes/:id/stream` (a SandboxStreamCall) → NDJSON: one SandboxEvent a line; a refusal after the
- *   first event is a last line {@link SandboxStreamRefusal}: the ErrorBody it would have answered before the first
- *   event, and that answer's HTTP status in `http_status`
+ * - `POST /v1/sandboxes/:id/stream` (a SandboxStreamCall) → NDJSON: one event a line (a process's SandboxEvent, a
+ *   run's SandboxRunEvent); a refusal after the first event is a last line {@link SandboxStreamRefusal}: the
+ *   ErrorBody it would have answered before the first event, and that answer's HTTP status in `http_status`
  *
  * Who calls: `x-sandfleet-sandbox-auth: key` and the key digest in `x-sandfleet-key` (as sessions), or
  * `x-sandfleet-sandbox-auth: token` and the sandbox's token in `x-sandfleet-sandbox-token` (absent: no token). A

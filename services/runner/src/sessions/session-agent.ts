@@ -8,7 +8,7 @@
  * session's processes died with it.
  */
 import type { Socket } from 'node:net'
-import { SESSION_LOST, type SandboxEvent, type SandboxStreamCall } from '@sandfleet/protocol'
+import { SESSION_LOST, type SandboxEvent, type SandboxProcessCall } from '@sandfleet/protocol'
 import { SandboxError, SessionError, type SandboxErrorCode } from '../errors.ts'
 
 /** The agent's kinds of refusal, as the runner's codes. */
@@ -73,7 +73,7 @@ export class AgentChannel {
    * aborts (the agent stops sending; the process runs on). Rejects before the first event when refused.
    */
   async stream(
-    request: SandboxStreamCall,
+    request: SandboxProcessCall,
     onEvent: (event: SandboxEvent) => void,
     signal?: AbortSignal
   ): Promise<void> {

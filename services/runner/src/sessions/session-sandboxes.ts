@@ -14,6 +14,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import {
   AGENT_OPS,
+  callContext,
   NO_CALL_CONTEXT,
   SANDBOX_TOKEN,
   SESSION_LIMITS,
@@ -33,12 +34,17 @@ import {
   type SandboxInfo,
   type SandboxOp,
   type SandboxRun,
+  type SandboxRunEvent,
   type SandboxStreamCall,
+  type SandboxStreamEvent,
   type SessionInfo
 } from '@sandfleet/protocol'
 import { SandboxError, SessionError } from '../errors.ts'
 import { JsContexts } from './js-contexts.ts'
 import type { SessionHost } from './session-host.ts'
+
+/** A streamed run's events, as {@link SessionSandboxes} makes them. */
+type RunEvents = (event: SandboxRunEvent) => void
 
 /** A sandbox's home: its working directory and HOME, a private place of its session's (where the sandbox has it). */
 export const SANDBOX_HOME = '/home/user'
@@ -149,15 +155,23 @@ export class SessionSandboxes implements RunnerSandboxesApi {
     return (await this.#own(sandbox, call, 'key' in auth, context)) as SandboxAnswer<C>
   }
 
-  async stream(
+  async stream<C extends SandboxStreamCall>(
     id: string,
     auth: SandboxAuth,
-    request: SandboxStreamCall,
-    onEvent: (event: SandboxEvent) => void,
+    request: C,
+    onEvent: (event: SandboxStreamEvent<C>) => void,
     signal?: AbortSignal
   ): Promise<void> {
-    this.#authorize(id, auth, request.op as SandboxOp)
-    await this.#host.agentOf(id).stream(request, onEvent, signal)
+    const call: SandboxStreamCall = request
+    const sandbox = this.#authorize(id, auth, call.op as SandboxOp)
+    if (call.op !== 'run') {
+      await this.#host.agentOf(id).stream(call, onEvent as (event: SandboxEvent) => void, signal)
+      return
+    }
+    const events = onEvent as RunEvents
+    const context = callContext({ signal })
+    const run = await this.#turn(sandbox, async () => await this.#run(sandbox, call, context, events))
+    events({ event: 'ran', run })
   }
 
   /** Closes every JavaScript context (the runner's close; the sessions end with the host). */
@@ -226,16 +240,28 @@ export class SessionSandboxes implements RunnerSandboxesApi {
     return await mine
   }
 
-  async #run(sandbox: Sandbox, call: SandboxCalls['run']['request'], callContext: CallContext): Promise<SandboxRun> {
+  /**
+   * One run; with `events`, streamed: `running` once it has its turn and its context, then its output as it comes
+   * (a JavaScript context's when its run ends: the isolate holds it till then); `ran` is its caller's to send.
+   */
+  async #run(
+    sandbox: Sandbox,
+    call: SandboxCalls['run']['request'],
+    callContext: CallContext,
+    events?: RunEvents
+  ): Promise<SandboxRun> {
     const context =
       call.context !== undefined
         ? this.#context(sandbox, call.context)
         : this.#defaultContext(sandbox, call.language ?? 'python')
     const timeout = call.timeout_ms ?? this.#opts.maxTimeoutMs
     context.runs++
+    events?.({ event: 'running', execution_count: context.runs })
     if (context.language === 'javascript') {
-      const result = await this.#js.run(context.key, call.code, timeout, this.#opts.runnerId)
-      return { ...result, execution_count: context.runs }
+      const ran = await this.#js.run(context.key, call.code, timeout, this.#opts.runnerId, events !== undefined)
+      for (const stream of ['stdout', 'stderr'] as const)
+        if (ran.result[stream] !== '') events?.({ event: 'output', stream, text: ran.result[stream] })
+      return { ...ran, execution_count: context.runs }
     }
     const forget = sandbox.forget.splice(0)
     const result = await this.#host.executeCell(
@@ -248,7 +274,8 @@ export class SessionSandboxes implements RunnerSandboxesApi {
         ...(forget.length > 0 ? { forget } : {}),
         ...(call.env === undefined ? {} : { env: call.env })
       },
-      callContext
+      callContext,
+      events === undefined ? undefined : (stream, text) => events({ event: 'output', stream, text })
     )
     const results: SandboxDisplay[] = (result.display ?? []).map((item) => {
       const { [MAIN_KEY]: main, ...data } = item

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import type { SandboxEvent, SandboxInfo } from '@sandfleet/protocol'
+import type { SandboxEvent, SandboxInfo, SandboxRunEvent } from '@sandfleet/protocol'
 import { Runner } from '../../src/runner/runner.ts'
 import { runnerConfig } from '../../src/config.ts'
 import type { SessionSandboxes } from '../../src/sessions/session-sandboxes.ts'
@@ -69,6 +69,70 @@ test('a sandbox runs code in its contexts, its home is /home/user, its env is se
     (e: { code?: string }) => e.code === 'SF_ERR_SANDBOX_TOKEN'
   )
   await sandboxes.call(box.sandbox_id, { key: 'k1' }, { op: 'kill' })
+})
+
+test("a streamed run's output comes as the code prints it, before the run ends; its traceback is its error's alone", async () => {
+  const box = await make()
+  const token = box.token ?? ''
+  // the cell prints, then waits for a go (a file of its sandbox) that this test writes only once it saw what the cell
+  // printed first
+  const go = '/home/user/go'
+  const events: SandboxRunEvent[] = []
+  let sawFirst: () => void = () => {}
+  const first = new Promise<void>((resolve) => (sawFirst = resolve))
+  const cell = [
+    'import os, time',
+    'print("a", flush=True)',
+    'deadline = time.monotonic() + 15',
+    `while not os.path.exists(${JSON.stringify(go)}) and time.monotonic() < deadline:`,
+    '    time.sleep(0.01)',
+    `print("b" if os.path.exists(${JSON.stringify(go)}) else "no go")`,
+    '{}["missing"]'
+  ].join('\n')
+  const ran = sandboxes.stream(box.sandbox_id, { token }, { op: 'run', code: cell }, (e) => {
+    events.push(e)
+    if (e.event === 'output') sawFirst()
+  })
+  await first
+  await sandboxes.call(box.sandbox_id, { token }, { op: 'write', path: go, data: '' })
+  await ran
+  const kinds = events.map((e) => e.event)
+  assert.equal(kinds[0], 'running')
+  assert.equal(kinds.at(-1), 'ran', 'the run comes last')
+  const out = events.map((e) => (e.event === 'output' && e.stream === 'stdout' ? e.text : '')).join('')
+  assert.equal(out, 'a\nb\n', 'the cell waited for the go: its first line came while it ran')
+  const last = events.at(-1)
+  assert.ok(last?.event === 'ran')
+  assert.equal(last.run.result.stdout, out, "the run's result keeps what was streamed")
+  assert.equal(last.run.result.error?.type, 'KeyError')
+  assert.match(last.run.result.error?.traceback ?? '', /KeyError/)
+  assert.doesNotMatch(last.run.result.stderr, /Traceback/, 'a streamed traceback is not also stderr')
+  const running = events[0]
+  assert.ok(running?.event === 'running')
+  assert.equal(running.execution_count, last.run.execution_count)
+
+  // a JavaScript context's output comes as events too (when its run ends), its thrown stack its error alone
+  const js: SandboxRunEvent[] = []
+  await sandboxes.stream(
+    box.sandbox_id,
+    { token },
+    { op: 'run', language: 'javascript', code: 'console.log("x"); console.error("y"); throw new Error("z")' },
+    (e) => js.push(e)
+  )
+  const texts = js.flatMap((e) => (e.event === 'output' ? [`${e.stream}:${e.text}`] : []))
+  assert.deepEqual(texts, ['stdout:x\n', 'stderr:y\n'])
+  const jsRan = js.at(-1)
+  assert.ok(jsRan?.event === 'ran')
+  assert.equal(jsRan.run.result.error?.message, 'z')
+  assert.equal(jsRan.run.result.stderr, 'y\n')
+
+  // a context that is not there is refused before any event
+  const none: SandboxRunEvent[] = []
+  await assert.rejects(
+    sandboxes.stream(box.sandbox_id, { token }, { op: 'run', code: '1', context: 'nope' }, (e) => none.push(e)),
+    (err: Error & { code?: string }) => err.code === 'SF_ERR_SANDBOX_CONTEXT_NOT_FOUND'
+  )
+  assert.deepEqual(none, [])
 })
 
 test('files round trip inside the sandbox: text, 1 MiB binary, list, stat, mkdir, move, remove; only its own places are writable', async () => {

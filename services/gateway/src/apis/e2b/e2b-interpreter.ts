@@ -1,22 +1,17 @@
 /**
  * The code interpreter of an E2B sandbox (port 49999): `POST /execute` runs code in a code context of the sandbox
- * and answers E2B's stream of lines (`number_of_executions`, `stdout`, `stderr`, each `result` with its formats,
- * `error` with name, value and traceback, `end_of_execution`); `/contexts` makes, lists, restarts and removes code
- * contexts (`python`, `javascript`). Bad input is FastAPI's 422 (the interpreter is a FastAPI server); its other
- * refusals are plain text, as its own are.
- *
- * A run's lines are written when it ends; one that takes longer than {@link HEAD_AFTER_MS} gets its answer's head
- * then, and a keep-alive line every {@link KEEPALIVE_MS} (so no client or proxy between takes it for idle).
+ * and answers E2B's stream of lines as the run goes (`e2b-execution.ts`: its output as it is printed, its results,
+ * error and end when it ends); `/contexts` makes, lists, restarts and removes code contexts (`python`,
+ * `javascript`). Bad input is FastAPI's 422 (the interpreter is a FastAPI server); its other refusals are plain text,
+ * as its own are.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { ContextLanguage, SandboxRun } from '@sandfleet/protocol'
 import type { FleetSandboxes } from '../../sessions/fleet-sandboxes.ts'
 import { modelBody, validateModel, type ModelSpec } from '../fastapi/fastapi-errors.ts'
+import { ExecutionAnswer } from './e2b-execution.ts'
 import { answerRefusal, envOf, sandboxRef, type SandboxServer } from './e2b-sandbox-url.ts'
 import { INTERPRETER_PORT } from './e2b-shapes.ts'
-
-const HEAD_AFTER_MS = 500
-const KEEPALIVE_MS = 30_000
 
 const EXECUTE: ModelSpec = {
   code: { kind: 'string', required: true },
@@ -29,20 +24,6 @@ const CONTEXT: ModelSpec = {
   cwd: { kind: 'string', nullable: true }
 }
 
-/** A display's MIME types as the fields of E2B's result. */
-const FORMATS: Readonly<Record<string, string>> = Object.freeze({
-  'text/plain': 'text',
-  'text/html': 'html',
-  'text/markdown': 'markdown',
-  'image/svg+xml': 'svg',
-  'image/png': 'png',
-  'image/jpeg': 'jpeg',
-  'application/pdf': 'pdf',
-  'text/latex': 'latex',
-  'application/json': 'json',
-  'application/javascript': 'javascript'
-})
-
 /** A language as the interpreter names it (`js` is `javascript`); undefined for one sandfleet does not run. */
 export function languageOf(language: string | null | undefined): ContextLanguage | undefined {
   const l = (language ?? 'python').trim().toLowerCase()
@@ -50,55 +31,6 @@ export function languageOf(language: string | null | undefined): ContextLanguage
   if (l === 'javascript' || l === 'js') return 'javascript'
   return undefined
 }
-
-/** One display as E2B's result line. */
-function resultLine(data: Record<string, string>, main: boolean): Record<string, unknown> {
-  const line: Record<string, unknown> = { type: 'result' }
-  const extra: Record<string, string> = {}
-  for (const [mime, value] of Object.entries(data)) {
-    const field = FORMATS[mime]
-    if (field === undefined) extra[mime] = value
-    else if (field === 'json') {
-      try {
-        line.json = JSON.parse(value)
-      } catch {
-        line.json = value
-      }
-    } else line[field] = value
-  }
-  // a string's repr, shown as the interpreter shows its text: without the quotes
-  const text = line.text
-  if (typeof text === 'string' && text.length >= 2 && text.startsWith("'") && text.endsWith("'"))
-    line.text = text.slice(1, -1)
-  if (Object.keys(extra).length > 0) line.extra = extra
-  line.is_main_result = main
-  return line
-}
-
-/** The lines of a run, as the interpreter streams them. */
-export function executionLines(run: SandboxRun): Array<Record<string, unknown>> {
-  const { result } = run
-  const at = new Date().toISOString()
-  const lines: Array<Record<string, unknown>> = [{ type: 'number_of_executions', execution_count: run.execution_count }]
-  let stderr = result.stderr
-  const traceback = result.error?.traceback
-  // the traceback is the error line's, not stderr's (a kernel reports it once)
-  if (traceback !== undefined && traceback !== '' && stderr.endsWith(traceback))
-    stderr = stderr.slice(0, -traceback.length)
-  if (result.stdout !== '') lines.push({ type: 'stdout', text: result.stdout, timestamp: at })
-  if (stderr !== '') lines.push({ type: 'stderr', text: stderr, timestamp: at })
-  for (const { data, main } of run.results) lines.push(resultLine(data, main))
-  if (result.status !== 'ok' && result.error !== null) {
-    const name =
-      result.status === 'timeout' ? 'TimeoutError' : result.status === 'memory' ? 'MemoryError' : result.error.type
-    lines.push({ type: 'error', name, value: result.error.message, traceback: traceback ?? '' })
-  }
-  lines.push({ type: 'end_of_execution' })
-  return lines
-}
-
-/** A fleet status that is not the code's: the interpreter's 503 (retriable). */
-const FLEET = new Set(['overloaded', 'queue_timeout', 'infra_error', 'invalid_request'])
 
 /** Registers the interpreter's routes on the sandbox URL. */
 export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxes, maxTimeoutMs: number): void {
@@ -133,18 +65,10 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
           `language ${JSON.stringify(body.language)} is not one sandfleet runs: python, javascript`
         )
       const { id, auth } = sandboxRef(request)
-      let headSent = false
-      let keepalive: NodeJS.Timeout | undefined
-      const sendHead = (): void => {
-        if (headSent || reply.raw.writableEnded) return
-        headSent = true
-        reply.hijack()
-        reply.raw.writeHead(200, { 'content-type': 'application/x-ndjson' })
-        keepalive = setInterval(() => reply.raw.write('{"type": "keepalive"}\n'), KEEPALIVE_MS).unref()
-      }
-      const slow = setTimeout(sendHead, HEAD_AFTER_MS)
+      const answer = new ExecutionAnswer(reply)
+      let run: SandboxRun | undefined
       try {
-        const run = await sandboxes.call(
+        await sandboxes.stream(
           id,
           auth,
           {
@@ -154,31 +78,26 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
             ...(env === undefined ? {} : { env }),
             timeout_ms: maxTimeoutMs
           },
-          request.callContext
+          (event) => {
+            if (event.event === 'ran') run = event.run
+            else answer.event(event)
+          },
+          request.callContext.signal
         )
-        if (!headSent && FLEET.has(run.result.status))
-          return plain(reply, 503, `${run.result.status}: ${run.result.error?.message ?? 'the fleet could not run it'}`)
-        const lines = executionLines(run)
-          .map((l) => JSON.stringify(l) + '\n')
-          .join('')
-        // a run that ended before its head went: one answer, through Fastify (its hooks, its metrics)
-        if (!headSent) return await reply.code(200).type('application/x-ndjson').send(lines)
-        reply.raw.end(lines)
-        return reply
       } catch (err) {
-        if (!headSent) {
-          const code = (err as { code?: unknown }).code
-          if (code === 'SF_ERR_SANDBOX_CONTEXT_NOT_FOUND')
-            return plain(reply, 404, `Context ${String(body.context_id)} not found`)
-          return answerRefusal(request, reply, err)
-        }
-        const value = err instanceof Error ? err.message : String(err)
-        reply.raw.end(JSON.stringify({ type: 'error', name: 'SandboxError', value, traceback: '' }) + '\n')
-        return reply
-      } finally {
-        clearTimeout(slow)
-        clearInterval(keepalive)
+        if (answer.started) return answer.failed(err instanceof Error ? err.message : String(err))
+        answer.abandon()
+        if ((err as { code?: unknown }).code === 'SF_ERR_SANDBOX_CONTEXT_NOT_FOUND')
+          return plain(reply, 404, `Context ${String(body.context_id)} not found`)
+        return answerRefusal(request, reply, err)
       }
+      // no run: its caller went away (the stream stopped with its signal)
+      if (run === undefined) {
+        if (answer.started) return answer.failed('the run was abandoned: its caller went away')
+        answer.abandon()
+        return plain(reply, 503, 'the run was abandoned: its caller went away')
+      }
+      return await answer.ended(run, (code, text) => plain(reply, code, text))
     }
   )
 

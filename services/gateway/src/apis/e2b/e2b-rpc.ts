@@ -6,7 +6,7 @@
  * `unimplemented`. A process runs in the sandbox's namespaces (the session's agent); a signal goes to its group.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { SandboxCall, SandboxEntry, SandboxEvent, SandboxStreamCall } from '@sandfleet/protocol'
+import type { SandboxCall, SandboxEntry, SandboxEvent, SandboxProcessCall } from '@sandfleet/protocol'
 import { RunnerRefusal } from '../../errors.ts'
 import type { FleetSandboxes } from '../../sessions/fleet-sandboxes.ts'
 import { ConnectError, ConnectStream, unenvelope, type ConnectCode } from './connect-rpc.ts'
@@ -173,7 +173,7 @@ async function streamCallOf(
   m: Message,
   sandboxes: FleetSandboxes,
   maxCodeBytes: number
-): Promise<SandboxStreamCall> {
+): Promise<SandboxProcessCall> {
   if (method === 'process.Process/Connect') return { op: 'connect', pid: await pidOf(ref, m, sandboxes) }
   if (m.pty !== undefined && m.pty !== null) throw new ConnectError('unimplemented', 'a PTY is not supported')
   const p = (m.process ?? {}) as { cmd?: unknown; args?: unknown; envs?: unknown; cwd?: unknown }
