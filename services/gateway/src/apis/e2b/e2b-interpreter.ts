@@ -41,6 +41,9 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
   })
   const plain = (reply: FastifyReply, code: number, text: string): FastifyReply =>
     reply.code(code).type('text/plain; charset=utf-8').send(text)
+  /** The refusal of a language `languageOf` does not know. */
+  const unknownLanguage = (reply: FastifyReply, given: string | null | undefined): FastifyReply =>
+    plain(reply, 400, `language ${JSON.stringify(given)} is not one sandfleet runs: python, javascript`)
 
   app.post(
     '/execute',
@@ -58,12 +61,7 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
       if (typeof body.context_id === 'string' && typeof body.language === 'string')
         return plain(reply, 400, 'Only one of context_id or language can be provided')
       const language = languageOf(body.language)
-      if (language === undefined)
-        return plain(
-          reply,
-          400,
-          `language ${JSON.stringify(body.language)} is not one sandfleet runs: python, javascript`
-        )
+      if (language === undefined) return unknownLanguage(reply, body.language)
       const { id, auth } = sandboxRef(request)
       const answer = new ExecutionAnswer(reply)
       let run: SandboxRun | undefined
@@ -111,12 +109,7 @@ export function interpreterRoutes(app: FastifyInstance, sandboxes: FleetSandboxe
     async (request, reply) => {
       const body = (request.body ?? {}) as { language?: string | null; cwd?: string | null }
       const language = languageOf(body.language)
-      if (language === undefined)
-        return plain(
-          reply,
-          400,
-          `language ${JSON.stringify(body.language)} is not one sandfleet runs: python, javascript`
-        )
+      if (language === undefined) return unknownLanguage(reply, body.language)
       const { id, auth } = sandboxRef(request)
       try {
         return await sandboxes.call(id, auth, {
