@@ -12,7 +12,7 @@
  * `x-sandfleet-sandbox-auth: token` and the sandbox's token in `x-sandfleet-sandbox-token` (absent: no token). A
  * refusal is its HTTP status with an ErrorBody (`SF_ERR_SESSION_…`, `SF_ERR_SANDBOX_…`).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
   NDJSON,
   callContext,
@@ -30,6 +30,7 @@ import {
 import { callerSignal, NdjsonWriter, RegisteredError } from '@sandfleet/protocol/http'
 import { RunnerError, SessionError } from '../errors.ts'
 import type { SessionSandboxes } from './session-sandboxes.ts'
+import { answer } from './session-routes.ts'
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name]
@@ -43,15 +44,6 @@ function authOf(request: FastifyRequest): SandboxAuth {
 }
 
 const keyOf = (request: FastifyRequest): string => header(request, RUNNER_HEADERS.sessionKey) ?? ''
-
-async function answer<T>(reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
-  try {
-    return await work()
-  } catch (err) {
-    if (err instanceof RegisteredError) return await reply.code(err.statusCode).send(err.toBody())
-    throw err
-  }
-}
 
 /**
  * The last line of a stream refused after its first event: what the refusal would have answered before the stream

@@ -38,7 +38,11 @@ function keyOf(headers: Record<string, string | string[] | undefined>): string {
   return typeof key === 'string' ? key : ''
 }
 
-async function answer<T>(reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
+/**
+ * What `work` answers; a refusal it throws (a RegisteredError: SessionError, SandboxError, …) as its HTTP status and
+ * ErrorBody. Anything else goes on to the edge's error handler. The session and sandbox routes both answer so.
+ */
+export async function answer<T>(reply: FastifyReply, work: () => Promise<T> | T): Promise<T | FastifyReply> {
   try {
     return await work()
   } catch (err) {
