@@ -8,11 +8,13 @@ import {
   failedResult,
   isRetriableVerdict,
   judgeLanguageRow,
+  type CompileStatus,
   type ExecResult,
   type JudgeCompileResult,
   type JudgeRequest,
   type JudgeResult,
-  type JudgeTestResult
+  type JudgeTestResult,
+  type TestVerdict
 } from '@sandfleet/protocol'
 import type { JudgedLanguages } from '../runners/judged-languages.ts'
 
@@ -51,6 +53,24 @@ export function isLanguageRefusal(result: JudgeResult): boolean {
   return result.verdict === 'invalid_request' && result.error?.type === 'SF_ERR_RUNNER_LANGUAGE'
 }
 
+/** An ExecResult's status for each judge step outcome it is not `error` for. */
+const STEP_STATUS: Readonly<Partial<Record<TestVerdict | CompileStatus, ExecResult['status']>>> = Object.freeze({
+  accepted: 'ok',
+  wrong_answer: 'ok',
+  ok: 'ok',
+  time_limit: 'timeout',
+  memory_limit: 'memory',
+  output_limit: 'killed'
+})
+
+/**
+ * A judge step's outcome (a test's verdict, a compile's status) as an {@link ExecResult}'s status: a program that ran
+ * to its end is `ok` (its output judged or not), a limit the status of that limit, anything else `error`.
+ */
+export function execStatusOf(outcome: TestVerdict | CompileStatus): ExecResult['status'] {
+  return STEP_STATUS[outcome] ?? 'error'
+}
+
 /**
  * A judged run as an {@link ExecResult}: the fleet's verdicts and `invalid_request` keep their status; a compile that
  * failed is an `error` whose stderr is the compiler's (its stdout too; the limit it met when it said nothing), taking
@@ -82,16 +102,7 @@ export function runOf(result: JudgeResult): ExecResult {
   const test = testRun(result)
   if (test === undefined)
     return failedResult('infra_error', 'SF_ERR_GATEWAY_RUNNER_BAD_RESPONSE', 'the judge answered no run', extra)
-  const status: ExecResult['status'] =
-    test.verdict === 'accepted' || test.verdict === 'wrong_answer'
-      ? 'ok'
-      : test.verdict === 'time_limit'
-        ? 'timeout'
-        : test.verdict === 'memory_limit'
-          ? 'memory'
-          : test.verdict === 'output_limit'
-            ? 'killed'
-            : 'error'
+  const status = execStatusOf(test.verdict)
   const exec: ExecResult = {
     status,
     stdout: test.stdout,

@@ -32,7 +32,7 @@ import {
 } from '@sandfleet/protocol'
 import { judgeCall, type Call } from '../../pipeline/call-limits.ts'
 import { truncationNote } from '../compat.ts'
-import { compileFailed, runAsJudge, runOf } from '../judged-run.ts'
+import { compileFailed, execStatusOf, runAsJudge, runOf } from '../judged-run.ts'
 import type { PistonResult, PistonRun } from './piston-schemas.ts'
 
 /** Each language sandfleet runs, by every name a Piston client may give it. */
@@ -310,18 +310,8 @@ export function toPistonResult(language: Language, version: string, result: Exec
 function toCompile(result: JudgeResult): PistonRun | undefined {
   const compile = result.compile
   if (compile === null) return undefined
-  const status: ExecResult['status'] =
-    compile.status === 'ok'
-      ? 'ok'
-      : compile.status === 'time_limit'
-        ? 'timeout'
-        : compile.status === 'memory_limit'
-          ? 'memory'
-          : compile.status === 'output_limit'
-            ? 'killed'
-            : 'error'
   return toRun({
-    status,
+    status: execStatusOf(compile.status),
     stdout: compile.stdout,
     stderr: compile.stderr,
     exit_code: compile.exit_code ?? (compile.status === 'ok' ? 0 : null),
